@@ -1,0 +1,45 @@
+# Everything the project needs is installed by this Makefile: only Go is assumed.
+GO          ?= go
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+BENCHSTAT   := golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
+BIN         := bin/converse
+BENCH       ?= .
+COUNT       ?= 6
+
+.PHONY: all build test vet staticcheck race fmt-check demo bench benchstat cover clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) ./cmd/converse
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet ./...
+
+staticcheck:
+	$(GO) run $(STATICCHECK) ./...
+
+race:
+	$(GO) test -race -count=1 ./...
+
+# test is what CI runs: formatting, vet, staticcheck and every test under the race detector.
+test: fmt-check vet staticcheck race
+
+# demo replays a recorded tool-use conversation offline: no AWS account needed.
+demo: build
+	./$(BIN) -replay testdata/demo.json -v "What time is it, and what is 10 + 10?"
+
+bench:
+	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -count $(COUNT) ./... | tee bench.txt
+	$(GO) run $(BENCHSTAT) bench.txt
+
+cover:
+	$(GO) test -count=1 -coverprofile=cover.out ./...
+	$(GO) tool cover -func=cover.out | tail -1
+
+clean:
+	rm -rf bin bench.txt cover.out
