@@ -1,0 +1,353 @@
+package converse
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+
+	"github.com/tooluse/bedrock/converse/internal/models"
+	"github.com/tooluse/bedrock/tools"
+)
+
+// DefaultMaxTurns is the number of model calls one Send may make when
+// Options.MaxTurns is zero.
+const DefaultMaxTurns = 10
+
+// Client is the part of *bedrockruntime.Client that a Conversation uses.
+type Client interface {
+	Converse(ctx context.Context, params *bedrockruntime.ConverseInput, optFns ...func(*bedrockruntime.Options)) (*bedrockruntime.ConverseOutput, error)
+	ConverseStream(ctx context.Context, params *bedrockruntime.ConverseStreamInput, optFns ...func(*bedrockruntime.Options)) (*bedrockruntime.ConverseStreamOutput, error)
+}
+
+var _ Client = (*bedrockruntime.Client)(nil)
+
+// StatusMode says whether tool results carry the status field.
+type StatusMode int
+
+const (
+	// StatusAuto sends status to the model families documented to accept it
+	// (Anthropic Claude 3 and later, Amazon Nova), read from the model ID,
+	// inference profile or ARN, and leaves it out for the others, some of
+	// which reject it.
+	StatusAuto StatusMode = iota
+	// StatusAlways always sends status.
+	StatusAlways
+	// StatusNever never sends status; error results still start with "Error:".
+	StatusNever
+)
+
+// Options configure a Conversation. The zero value is usable.
+type Options struct {
+	// System is the system prompt.
+	System []types.SystemContentBlock
+	// InferenceConfig sets max tokens, temperature, top-p and stop sequences.
+	InferenceConfig *types.InferenceConfiguration
+	// AdditionalModelRequestFields passes model-specific fields, such as
+	// Claude's reasoning configuration.
+	AdditionalModelRequestFields document.Interface
+	// ToolChoice forces the first turn of each Send to use a tool
+	// (&types.ToolChoiceMemberAny{}) or a named tool; later turns of the same
+	// Send leave the choice to the model, so a forced choice cannot loop.
+	ToolChoice types.ToolChoice
+	// MaxTurns bounds the model calls one Send makes; 0 means
+	// DefaultMaxTurns.
+	MaxTurns int
+	// ToolConcurrency bounds the tool calls of a turn that run at once; 0
+	// means DefaultConcurrency, 1 runs them one after another.
+	ToolConcurrency int
+	// ToolTimeout bounds each tool call unless the tool sets its own; 0
+	// means DefaultToolTimeout.
+	ToolTimeout time.Duration
+	// ToolStatus says whether tool results carry the status field.
+	ToolStatus StatusMode
+	// JSONResults answers tool calls with json content blocks instead of
+	// text, for models that accept them.
+	JSONResults bool
+	// Stream uses ConverseStream, so text reaches OnEvent as it is
+	// generated. For model families that do not support tool use while
+	// streaming, turns fall back to Converse with a Fallback event.
+	Stream bool
+	// EarlyToolStart (with Stream) starts each call of a speculative tool
+	// (tools.WithSpeculative) as soon as its block is complete, while the
+	// model is still streaming. If the turn then does not end in tool_use,
+	// the early results are discarded. Use it only for tools without side
+	// effects.
+	EarlyToolStart bool
+	// Logger receives recovered tool panics and fallbacks; nil discards.
+	Logger *slog.Logger
+	// OnEvent, if set, observes the conversation; see Event.
+	OnEvent func(Event)
+}
+
+// Result is the outcome of one Send.
+type Result struct {
+	// Message is the last assistant message and Text its text.
+	Message types.Message
+	Text    string
+	// StopReason is why the model stopped. end_turn and stop_sequence are a
+	// normal end; max_tokens (outside a tool call), guardrail_intervened,
+	// content_filtered and unknown reasons are passed through.
+	StopReason types.StopReason
+	// Turns counts the model calls made, and Usage sums their tokens.
+	Turns int
+	Usage Usage
+	// History is the whole conversation, this Send included. After an
+	// error it holds what was attempted and may end mid-exchange; the
+	// Conversation itself keeps only valid history.
+	History []types.Message
+}
+
+// Conversation is a chat with a model that can call tools. It keeps the
+// history, so each Send continues the conversation. Its methods are safe for
+// concurrent use; Sends are serialized.
+type Conversation struct {
+	client  Client
+	modelID string
+	tools   *tools.Registry
+	opts    Options
+	model   models.Model
+
+	mu      sync.Mutex
+	history []types.Message
+	eventMu sync.Mutex
+}
+
+// New starts a conversation with the model modelID (a model ID, inference
+// profile or ARN) through client, usually a *bedrockruntime.Client, offering
+// the tools of reg (which may be nil).
+func New(client Client, modelID string, reg *tools.Registry, optFns ...func(*Options)) *Conversation {
+	c := &Conversation{client: client, modelID: modelID, tools: reg, model: models.Parse(modelID)}
+	for _, fn := range optFns {
+		fn(&c.opts)
+	}
+	return c
+}
+
+// Run is a one-shot conversation: New, then Send of prompt.
+func Run(ctx context.Context, client Client, modelID string, reg *tools.Registry, prompt string, optFns ...func(*Options)) (*Result, error) {
+	return New(client, modelID, reg, optFns...).Send(ctx, prompt)
+}
+
+// History returns a copy of the conversation so far. It is always a valid
+// Bedrock conversation: empty, or ending with an assistant message that asks
+// for no tool.
+func (c *Conversation) History() []types.Message {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.history)
+}
+
+// Send adds a user message holding text and runs the conversation until the
+// model stops asking for tools; see SendMessage.
+func (c *Conversation) Send(ctx context.Context, text string) (*Result, error) {
+	return c.SendMessage(ctx, types.Message{
+		Role:    types.ConversationRoleUser,
+		Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: text}},
+	})
+}
+
+// SendMessage adds msg, a user message, and calls the model; while it stops
+// with tool_use, runs the requested tools, sends all their results back in
+// one user message and calls it again.
+//
+// Failed tool calls are not errors: the model gets an error result and may
+// adjust. The error is for the caller: a Bedrock API error (wrapped with the
+// turn, still usable with errors.As, e.g. *types.ThrottlingException),
+// cancellation, ErrMaxTurns, ErrMaxTokens, ErrMalformedToolUse,
+// ErrMalformedModelOutput, ErrContextWindowExceeded and ErrStreamTruncated.
+// On error the Result, when not nil, holds what was done, and the
+// Conversation's history is left as it was before the call.
+func (c *Conversation) SendMessage(ctx context.Context, msg types.Message) (*Result, error) {
+	if msg.Role == "" {
+		msg.Role = types.ConversationRoleUser
+	}
+	if msg.Role != types.ConversationRoleUser {
+		return nil, fmt.Errorf("converse: SendMessage wants a user message, not %q", msg.Role)
+	}
+	cfg, err := ToolConfig(c.tools, c.opts.ToolChoice)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+
+	exec := c.executor()
+	history := append(slices.Clip(c.history), msg)
+	res := &Result{}
+	for turn := 1; ; turn++ {
+		t, err := c.turn(ctx, turn, exec, history, turnConfig(cfg, turn))
+		if err != nil {
+			res.History = history
+			return res, fmt.Errorf("converse: turn %d: %w", turn, err)
+		}
+		reply := echo(t.message)
+		history = append(history, reply)
+		res.Message, res.Text, res.StopReason = reply, textOf(reply), t.stop
+		res.Turns, res.Usage, res.History = turn, res.Usage.Add(t.usage), slices.Clip(history)
+		c.emit(TurnEnd{Turn: turn, StopReason: t.stop, Usage: t.usage})
+
+		if err := stopError(t.stop, reply); err != nil {
+			t.discard()
+			return res, fmt.Errorf("converse: turn %d: %w", turn, err)
+		}
+		if t.stop != types.StopReasonToolUse || !hasToolUse(reply) {
+			t.discard()
+			c.history = history
+			return res, nil
+		}
+		if turn >= c.maxTurns() {
+			t.discard()
+			return res, fmt.Errorf("converse: turn %d: %w (%d model calls): raise Options.MaxTurns", turn, ErrMaxTurns, c.maxTurns())
+		}
+		calls := t.calls
+		if calls == nil {
+			calls = toolCalls(reply.Content)
+		}
+		results := exec.execute(ctx, turn, calls, t.started)
+		t.discard() // releases the early calls' context; they are done
+		history = append(history, types.Message{Role: types.ConversationRoleUser, Content: results})
+		res.History = slices.Clip(history)
+		if err := ctx.Err(); err != nil {
+			return res, fmt.Errorf("converse: turn %d: %w", turn, err)
+		}
+	}
+}
+
+// stopError maps the stop reasons that end a Send with an error.
+func stopError(stop types.StopReason, reply types.Message) error {
+	switch stop {
+	case types.StopReasonMaxTokens:
+		if hasToolUse(reply) {
+			return fmt.Errorf("%w: the cut-off call was not run; raise the max tokens of the inference configuration", ErrMaxTokens)
+		}
+	case types.StopReasonMalformedToolUse:
+		return ErrMalformedToolUse
+	case types.StopReasonMalformedModelOutput:
+		return ErrMalformedModelOutput
+	case types.StopReasonModelContextWindowExceeded:
+		return ErrContextWindowExceeded
+	}
+	return nil
+}
+
+// turnConfig drops a forced tool choice after the first turn, so that the
+// model can answer once it has its results.
+func turnConfig(cfg *types.ToolConfiguration, turn int) *types.ToolConfiguration {
+	if cfg == nil || cfg.ToolChoice == nil || turn == 1 {
+		return cfg
+	}
+	if _, auto := cfg.ToolChoice.(*types.ToolChoiceMemberAuto); auto {
+		return cfg
+	}
+	return &types.ToolConfiguration{Tools: cfg.Tools}
+}
+
+// turnResult is one model call's answer.
+type turnResult struct {
+	message types.Message
+	stop    types.StopReason
+	usage   Usage
+	calls   []toolCall          // the tool calls, when decoded while streaming
+	started map[string]*pending // calls started early while streaming
+	cancel  context.CancelFunc  // stops the early calls
+}
+
+// discard abandons calls started early in a turn that did not end in
+// tool_use.
+func (t *turnResult) discard() {
+	if t.cancel != nil {
+		t.cancel()
+	}
+}
+
+// turn makes one model call.
+func (c *Conversation) turn(ctx context.Context, n int, exec *Executor, history []types.Message, cfg *types.ToolConfiguration) (*turnResult, error) {
+	if c.opts.Stream {
+		if cfg == nil || c.model.SupportsStreamingToolUse() {
+			return c.streamTurn(ctx, n, exec, history, cfg)
+		}
+		reason := fmt.Sprintf("model %s does not support tool use in streaming mode; using Converse", c.modelID)
+		c.logger().Info("converse: "+reason, "turn", n)
+		c.emit(Fallback{Turn: n, Reason: reason})
+	}
+	out, err := c.client.Converse(ctx, &bedrockruntime.ConverseInput{
+		ModelId:                      aws.String(c.modelID),
+		Messages:                     history,
+		System:                       c.opts.System,
+		InferenceConfig:              c.opts.InferenceConfig,
+		AdditionalModelRequestFields: c.opts.AdditionalModelRequestFields,
+		ToolConfig:                   cfg,
+	})
+	if err != nil {
+		return nil, err
+	}
+	msg, ok := out.Output.(*types.ConverseOutputMemberMessage)
+	if !ok {
+		return nil, errors.New("the response holds no message")
+	}
+	for _, b := range msg.Value.Content {
+		if t, ok := b.(*types.ContentBlockMemberText); ok {
+			c.emit(Text{Turn: n, Text: t.Value})
+		}
+	}
+	return &turnResult{message: msg.Value, stop: out.StopReason, usage: usageOf(out.Usage)}, nil
+}
+
+// executor builds the Executor for one Send.
+func (c *Conversation) executor() *Executor {
+	e := &Executor{
+		Tools:       c.tools,
+		Concurrency: c.opts.ToolConcurrency,
+		Timeout:     c.opts.ToolTimeout,
+		JSONContent: c.opts.JSONResults,
+		Logger:      c.opts.Logger,
+		OmitStatus:  !c.sendStatus(),
+	}
+	if c.opts.OnEvent != nil {
+		e.OnEvent = c.emit
+	}
+	return e
+}
+
+func (c *Conversation) sendStatus() bool {
+	switch c.opts.ToolStatus {
+	case StatusAlways:
+		return true
+	case StatusNever:
+		return false
+	}
+	return c.model.SupportsToolStatus()
+}
+
+func (c *Conversation) maxTurns() int {
+	if c.opts.MaxTurns <= 0 {
+		return DefaultMaxTurns
+	}
+	return c.opts.MaxTurns
+}
+
+func (c *Conversation) logger() *slog.Logger {
+	if c.opts.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return c.opts.Logger
+}
+
+// emit hands ev to OnEvent, one call at a time.
+func (c *Conversation) emit(ev Event) {
+	if c.opts.OnEvent == nil {
+		return
+	}
+	c.eventMu.Lock()
+	defer c.eventMu.Unlock()
+	c.opts.OnEvent(ev)
+}

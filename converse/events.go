@@ -1,0 +1,62 @@
+package converse
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+)
+
+// Event is something that happened in a conversation, handed to
+// Options.OnEvent. It is one of Text, ToolStart, ToolEnd, TurnEnd and
+// Fallback. Calls to OnEvent are never concurrent, and come in the order the
+// things happened.
+type Event interface{ event() }
+
+// Text is assistant text. Without streaming it is the whole text of one text
+// block; with streaming it is each delta as it arrives.
+type Text struct {
+	Turn int
+	Text string
+}
+
+// ToolStart is a tool call about to run.
+type ToolStart struct {
+	Turn  int
+	ID    string // toolUseId
+	Name  string
+	Input json.RawMessage
+}
+
+// ToolEnd is a tool call that has been answered, successfully or not.
+type ToolEnd struct {
+	Turn     int
+	ID       string // toolUseId
+	Name     string
+	Input    json.RawMessage
+	Output   json.RawMessage // the JSON output; nil when Err is set
+	Err      error           // why the call failed; see ErrUnknownTool and friends
+	Status   types.ToolResultStatus
+	Duration time.Duration
+}
+
+// TurnEnd is a model call that has completed.
+type TurnEnd struct {
+	Turn       int
+	StopReason types.StopReason
+	Usage      Usage
+}
+
+// Fallback reports that a streaming conversation made a turn with Converse
+// instead of ConverseStream, because the model does not support tool use
+// while streaming.
+type Fallback struct {
+	Turn   int
+	Reason string
+}
+
+func (Text) event()      {}
+func (ToolStart) event() {}
+func (ToolEnd) event()   {}
+func (TurnEnd) event()   {}
+func (Fallback) event()  {}

@@ -1,0 +1,313 @@
+package converse
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/tooluse/bedrock/tools"
+)
+
+// Defaults used where an Executor or Options field is zero.
+const (
+	DefaultConcurrency = 8
+	DefaultToolTimeout = time.Minute
+)
+
+// Executor runs the tool calls of one assistant turn and answers each of
+// them with a toolResult block. The zero value is ready to use, but with no
+// tools every call is answered as an unknown tool.
+//
+// Every failure of a call (unknown tool, input that is not an object or fails
+// the tool's schema, the tool's own error, a panic, a timeout, cancellation,
+// output that cannot be encoded as JSON) becomes an error result for that
+// call only; the other calls still run. Failures are data for the model, not
+// Go errors.
+type Executor struct {
+	// Tools is the registry the calls are looked up in.
+	Tools *tools.Registry
+	// Concurrency bounds how many calls of one turn run at once;
+	// 0 means DefaultConcurrency and 1 runs the calls one after another.
+	Concurrency int
+	// Timeout bounds each call, unless the tool sets its own
+	// (tools.WithTimeout); 0 means DefaultToolTimeout.
+	Timeout time.Duration
+	// OmitStatus leaves the status field out of the results, for model
+	// families that reject it. Error results still start with "Error:".
+	OmitStatus bool
+	// JSONContent answers with json content blocks instead of text blocks.
+	// A json block must hold an object, so other values are wrapped as
+	// {"result": value}. Error results are always text.
+	JSONContent bool
+	// Logger receives the stacks of recovered panics; nil discards them.
+	Logger *slog.Logger
+	// OnEvent, if set, receives a ToolStart and a ToolEnd event for every
+	// call. Calls to it are serialized.
+	OnEvent func(Event)
+
+	eventMu sync.Mutex
+}
+
+// Execute answers every toolUse block in content, the content of an
+// assistant message, and returns the toolResult blocks for the next user
+// message: one per toolUse, with the same toolUseId, in the order of the
+// toolUse blocks. Other blocks are ignored; no toolUse blocks gives no
+// results. When ctx is cancelled, calls not yet finished are answered with
+// error results.
+func (e *Executor) Execute(ctx context.Context, content []types.ContentBlock) []types.ContentBlock {
+	return e.execute(ctx, 0, toolCalls(content), nil)
+}
+
+// toolCall is one toolUse block, decoded.
+type toolCall struct {
+	id, name string
+	input    json.RawMessage
+	inputErr error // the input document could not be read
+}
+
+// outcome is what running a call produced.
+type outcome struct {
+	output   json.RawMessage
+	err      error
+	duration time.Duration
+}
+
+// toolCalls picks the toolUse blocks out of an assistant message.
+func toolCalls(content []types.ContentBlock) []toolCall {
+	var calls []toolCall
+	for _, b := range content {
+		tu, ok := b.(*types.ContentBlockMemberToolUse)
+		if !ok {
+			continue
+		}
+		c := toolCall{id: aws.ToString(tu.Value.ToolUseId), name: aws.ToString(tu.Value.Name)}
+		c.input, c.inputErr = documentJSON(tu.Value.Input)
+		calls = append(calls, c)
+	}
+	return calls
+}
+
+// documentJSON returns the JSON of a smithy document. MarshalSmithyDocument
+// works for the documents the SDK decodes and for lazy documents alike,
+// unlike UnmarshalSmithyDocument (aws-sdk-go-v2 issue 3288).
+func documentJSON(d document.Interface) (json.RawMessage, error) {
+	if d == nil {
+		return json.RawMessage("{}"), nil
+	}
+	b, err := d.MarshalSmithyDocument()
+	if err != nil {
+		return nil, fmt.Errorf("%w: cannot read the input document: %v", tools.ErrInvalidInput, err)
+	}
+	return b, nil
+}
+
+// execute runs calls with bounded concurrency. started holds calls already
+// running (streaming's early start), keyed by toolUseId.
+func (e *Executor) execute(ctx context.Context, turn int, calls []toolCall, started map[string]*pending) []types.ContentBlock {
+	results := make([]types.ContentBlock, len(calls))
+	seen := make(map[string]bool, len(calls))
+	var g errgroup.Group
+	g.SetLimit(e.concurrency())
+	for i, c := range calls {
+		if seen[c.id] {
+			err := fmt.Errorf("%w: %q was already answered in this turn", ErrDuplicateID, c.id)
+			results[i] = e.finish(turn, c, outcome{err: err})
+			continue
+		}
+		seen[c.id] = true
+		if p := started[c.id]; p != nil {
+			g.Go(func() error {
+				<-p.done
+				results[i] = e.finish(turn, c, p.out)
+				return nil
+			})
+			continue
+		}
+		g.Go(func() error {
+			results[i] = e.finish(turn, c, e.run(ctx, turn, c))
+			return nil
+		})
+	}
+	_ = g.Wait() // the goroutines never fail: failures are results
+	return results
+}
+
+// pending is a call started ahead of the end of its turn.
+type pending struct {
+	done chan struct{}
+	out  outcome
+}
+
+// start runs c in the background and returns its pending outcome.
+func (e *Executor) start(ctx context.Context, turn int, c toolCall) *pending {
+	p := &pending{done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		p.out = e.run(ctx, turn, c)
+	}()
+	return p
+}
+
+// run looks the tool up and calls it with its timeout, never longer: a tool
+// that ignores its context is left behind, and its call answered as timed
+// out.
+func (e *Executor) run(ctx context.Context, turn int, c toolCall) outcome {
+	e.emit(ToolStart{Turn: turn, ID: c.id, Name: c.name, Input: c.input})
+	begin := time.Now()
+	out := e.call(ctx, c)
+	out.duration = time.Since(begin)
+	return out
+}
+
+func (e *Executor) call(ctx context.Context, c toolCall) outcome {
+	if c.inputErr != nil {
+		return outcome{err: c.inputErr}
+	}
+	tool, ok := e.lookup(c.name)
+	if !ok {
+		return outcome{err: fmt.Errorf("%w %q; available tools: %s", ErrUnknownTool, c.name, e.available())}
+	}
+	if err := ctx.Err(); err != nil {
+		return outcome{err: fmt.Errorf("tool %q was cancelled: %w", c.name, err)}
+	}
+	timeout := tool.Timeout()
+	if timeout <= 0 {
+		timeout = e.timeout()
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	done := make(chan outcome, 1)
+	go func() { done <- e.invoke(ctx, tool, c.input) }()
+	select {
+	case out := <-done:
+		if out.err == nil || ctx.Err() == nil {
+			return out
+		}
+		// The tool gave up because its context ended: say why in our words.
+	case <-ctx.Done():
+	}
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return outcome{err: fmt.Errorf("tool %q timed out after %v: %w", c.name, timeout, ctx.Err())}
+	}
+	return outcome{err: fmt.Errorf("tool %q was cancelled: %w", c.name, ctx.Err())}
+}
+
+// invoke calls the tool, recovering a panic, and encodes its output.
+func (e *Executor) invoke(ctx context.Context, tool *tools.Tool, input json.RawMessage) (out outcome) {
+	defer func() {
+		if v := recover(); v != nil {
+			e.logger().Error("converse: tool panicked", "tool", tool.Name(), "panic", v, "stack", string(debug.Stack()))
+			out = outcome{err: fmt.Errorf("%w: tool %q: %v", ErrToolPanic, tool.Name(), v)}
+		}
+	}()
+	v, err := tool.Call(ctx, input)
+	if err != nil {
+		return outcome{err: err}
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return outcome{err: fmt.Errorf("%w: tool %q: %v", ErrToolOutput, tool.Name(), err)}
+	}
+	return outcome{output: b}
+}
+
+// finish turns an outcome into a toolResult block and reports it.
+func (e *Executor) finish(turn int, c toolCall, out outcome) types.ContentBlock {
+	status := types.ToolResultStatusSuccess
+	var content types.ToolResultContentBlock
+	switch {
+	case out.err != nil:
+		status = types.ToolResultStatusError
+		content = &types.ToolResultContentBlockMemberText{Value: errorText(out.err)}
+	case e.JSONContent:
+		content = &types.ToolResultContentBlockMemberJson{Value: jsonObject(out.output)}
+	default:
+		content = &types.ToolResultContentBlockMemberText{Value: string(out.output)}
+	}
+	e.emit(ToolEnd{Turn: turn, ID: c.id, Name: c.name, Input: c.input, Output: out.output,
+		Err: out.err, Status: status, Duration: out.duration})
+	block := types.ToolResultBlock{ToolUseId: aws.String(c.id), Content: []types.ToolResultContentBlock{content}}
+	if !e.OmitStatus {
+		block.Status = status
+	}
+	return &types.ContentBlockMemberToolResult{Value: block}
+}
+
+// errorText is the text of an error result: never empty, always starting
+// with "Error:", as Bedrock rejects error results without content.
+func errorText(err error) string {
+	msg := strings.TrimSpace(err.Error())
+	if msg == "" {
+		msg = "the tool failed without saying why"
+	}
+	return "Error: " + msg
+}
+
+// jsonObject makes a document of a JSON value, wrapping a non-object as
+// {"result": value} because a json content block must be an object.
+func jsonObject(raw json.RawMessage) document.Interface {
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		v = string(raw)
+	}
+	if m, ok := v.(map[string]any); ok {
+		return document.NewLazyDocument(m)
+	}
+	return document.NewLazyDocument(map[string]any{"result": v})
+}
+
+func (e *Executor) lookup(name string) (*tools.Tool, bool) {
+	if e.Tools == nil {
+		return nil, false
+	}
+	return e.Tools.Lookup(name)
+}
+
+func (e *Executor) available() string {
+	if e.Tools == nil || e.Tools.Len() == 0 {
+		return "(none)"
+	}
+	return strings.Join(e.Tools.Names(), ", ")
+}
+
+func (e *Executor) concurrency() int {
+	if e.Concurrency <= 0 {
+		return DefaultConcurrency
+	}
+	return e.Concurrency
+}
+
+func (e *Executor) timeout() time.Duration {
+	if e.Timeout <= 0 {
+		return DefaultToolTimeout
+	}
+	return e.Timeout
+}
+
+func (e *Executor) logger() *slog.Logger {
+	if e.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return e.Logger
+}
+
+// emit hands an event to OnEvent; calls are serialized by eventMu.
+func (e *Executor) emit(ev Event) {
+	if e.OnEvent != nil {
+		e.eventMu.Lock()
+		defer e.eventMu.Unlock()
+		e.OnEvent(ev)
+	}
+}

@@ -1,0 +1,413 @@
+package converse_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"math"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tooluse/bedrock/converse"
+	"github.com/tooluse/bedrock/tools"
+)
+
+type addIn struct {
+	A float64 `json:"a"`
+	B float64 `json:"b"`
+}
+
+// testTools is a registry of tools that succeed and fail in every way, and
+// counts how often "add" really ran.
+func testTools(t testing.TB, calls *atomic.Int32) *tools.Registry {
+	t.Helper()
+	mk := func(tool *tools.Tool, err error) *tools.Tool {
+		t.Helper()
+		require.NoError(t, err)
+		return tool
+	}
+	reg, err := tools.NewRegistry(
+		mk(tools.New("add", "Adds a and b.", func(_ context.Context, in addIn) (float64, error) {
+			if calls != nil {
+				calls.Add(1)
+			}
+			return in.A + in.B, nil
+		})),
+		mk(tools.New("fail", "Always fails.", func(context.Context, struct{}) (string, error) {
+			return "", errors.New("boom: the disk is full")
+		})),
+		mk(tools.New("panic", "Always panics.", func(context.Context, struct{}) (string, error) {
+			panic("kaboom")
+		})),
+		mk(tools.New("hang", "Waits for its context.", func(ctx context.Context, _ struct{}) (string, error) {
+			<-ctx.Done()
+			return "", ctx.Err()
+		}, tools.WithTimeout(50*time.Millisecond))),
+		mk(tools.New("stubborn", "Ignores its context.", func(context.Context, struct{}) (string, error) {
+			time.Sleep(2 * time.Second)
+			return "late", nil
+		}, tools.WithTimeout(50*time.Millisecond))),
+		mk(tools.New("nan", "Returns NaN.", func(context.Context, struct{}) (float64, error) {
+			return math.NaN(), nil
+		})),
+		mk(tools.New("chan", "Returns a channel.", func(context.Context, struct{}) (chan int, error) {
+			return make(chan int), nil
+		})),
+		mk(tools.NewRaw("echo", "Echoes its input.", json.RawMessage(`{"type":"object"}`),
+			func(_ context.Context, in json.RawMessage) (any, error) { return in, nil })),
+		mk(tools.New("greet", "Says hello.", func(context.Context, struct{}) (string, error) {
+			return "hello", nil
+		})),
+	)
+	require.NoError(t, err)
+	return reg
+}
+
+func toolUse(id, name string, input any) types.ContentBlock {
+	return &types.ContentBlockMemberToolUse{Value: types.ToolUseBlock{
+		ToolUseId: aws.String(id), Name: aws.String(name), Input: document.NewLazyDocument(input),
+	}}
+}
+
+func text(s string) types.ContentBlock { return &types.ContentBlockMemberText{Value: s} }
+
+type result struct {
+	ID, Text string
+	Status   types.ToolResultStatus
+}
+
+func results(t testing.TB, blocks []types.ContentBlock) []result {
+	t.Helper()
+	var out []result
+	for _, b := range blocks {
+		tr, ok := b.(*types.ContentBlockMemberToolResult)
+		require.True(t, ok, "not a toolResult: %T", b)
+		require.Len(t, tr.Value.Content, 1)
+		txt, ok := tr.Value.Content[0].(*types.ToolResultContentBlockMemberText)
+		require.True(t, ok, "not text: %T", tr.Value.Content[0])
+		out = append(out, result{ID: aws.ToString(tr.Value.ToolUseId), Text: txt.Value, Status: tr.Value.Status})
+	}
+	return out
+}
+
+func TestExecute(t *testing.T) {
+	ab := map[string]any{"a": 10, "b": 10}
+	tests := []struct {
+		name    string
+		content []types.ContentBlock
+		want    []result
+		// wantContains checks error texts by substring, per result.
+		wantContains []string
+		addCalls     int32
+	}{
+		{name: "no tool use", content: []types.ContentBlock{text("Hello")}},
+		{name: "nil content"},
+		{
+			name:     "text around one call",
+			content:  []types.ContentBlock{text("Let me add."), toolUse("t1", "add", ab), text("...")},
+			want:     []result{{"t1", "20", "success"}},
+			addCalls: 1,
+		},
+		{
+			name: "two calls answered by id, in order",
+			content: []types.ContentBlock{text("Two sums."),
+				toolUse("AB3", "add", map[string]any{"a": 10, "b": 10}),
+				toolUse("PO9", "add", map[string]any{"a": 30, "b": 30})},
+			want:     []result{{"AB3", "20", "success"}, {"PO9", "60", "success"}},
+			addCalls: 2,
+		},
+		{
+			name:     "ids with dots and colons",
+			content:  []types.ContentBlock{toolUse("functions.add:0", "add", ab), toolUse("functions.add:1", "add", ab)},
+			want:     []result{{"functions.add:0", "20", "success"}, {"functions.add:1", "20", "success"}},
+			addCalls: 2,
+		},
+		{
+			name:         "unknown tool names itself and the available ones",
+			content:      []types.ContentBlock{toolUse("u1", "weather", map[string]any{})},
+			wantContains: []string{`unknown tool "weather"; available tools: add, fail, panic`},
+		},
+		{
+			name:         "input not an object",
+			content:      []types.ContentBlock{toolUse("i1", "add", []any{1, 2})},
+			wantContains: []string{"not a JSON object"},
+		},
+		{
+			name:         "input failing the schema is not run",
+			content:      []types.ContentBlock{toolUse("s1", "add", map[string]any{"a": "ten"})},
+			wantContains: []string{`"a"`},
+		},
+		{
+			name:         "the tool's own error",
+			content:      []types.ContentBlock{toolUse("f1", "fail", map[string]any{})},
+			wantContains: []string{"boom: the disk is full"},
+		},
+		{
+			name:         "panic",
+			content:      []types.ContentBlock{toolUse("p1", "panic", map[string]any{})},
+			wantContains: []string{`tool panicked: tool "panic": kaboom`},
+		},
+		{
+			name:         "timeout of a tool that honours its context",
+			content:      []types.ContentBlock{toolUse("h1", "hang", map[string]any{})},
+			wantContains: []string{`tool "hang" timed out after 50ms`},
+		},
+		{
+			name:         "timeout of a tool that ignores its context",
+			content:      []types.ContentBlock{toolUse("h2", "stubborn", map[string]any{})},
+			wantContains: []string{`tool "stubborn" timed out after 50ms`},
+		},
+		{
+			name:         "NaN output",
+			content:      []types.ContentBlock{toolUse("n1", "nan", map[string]any{})},
+			wantContains: []string{`tool output is not JSON: tool "nan": json: unsupported value: NaN`},
+		},
+		{
+			name:         "channel output",
+			content:      []types.ContentBlock{toolUse("c1", "chan", map[string]any{})},
+			wantContains: []string{`tool output is not JSON: tool "chan": json: unsupported type: chan int`},
+		},
+		{
+			name:         "repeated id is answered once; the repeat is an error",
+			content:      []types.ContentBlock{toolUse("d1", "add", ab), toolUse("d1", "add", ab)},
+			wantContains: []string{"", `duplicate toolUseId: "d1"`},
+			addCalls:     1,
+		},
+		{
+			name: "one failure does not stop the others",
+			content: []types.ContentBlock{toolUse("m1", "fail", map[string]any{}), toolUse("m2", "add", ab),
+				toolUse("m3", "panic", map[string]any{}), toolUse("m4", "echo", map[string]any{"x": 1})},
+			wantContains: []string{"boom", "", "kaboom", ""},
+			addCalls:     1,
+		},
+		{
+			name:    "raw JSON output is passed through",
+			content: []types.ContentBlock{toolUse("e1", "echo", map[string]any{"x": []any{1, "y"}})},
+			want:    []result{{"e1", `{"x":[1,"y"]}`, "success"}},
+		},
+		{
+			name:    "missing input is an empty object",
+			content: []types.ContentBlock{&types.ContentBlockMemberToolUse{Value: types.ToolUseBlock{ToolUseId: aws.String("g1"), Name: aws.String("greet")}}},
+			want:    []result{{"g1", `"hello"`, "success"}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var calls atomic.Int32
+			e := &converse.Executor{Tools: testTools(t, &calls)}
+			got := results(t, e.Execute(context.Background(), tt.content))
+			assert.Equal(t, tt.addCalls, calls.Load(), "times add ran")
+			if tt.wantContains == nil {
+				assert.Equal(t, tt.want, got)
+				return
+			}
+			require.Len(t, got, len(tt.wantContains))
+			for i, want := range tt.wantContains {
+				if want == "" {
+					assert.Equal(t, types.ToolResultStatusSuccess, got[i].Status, got[i].Text)
+					continue
+				}
+				assert.Equal(t, types.ToolResultStatusError, got[i].Status)
+				assert.True(t, strings.HasPrefix(got[i].Text, "Error: "), got[i].Text)
+				assert.Contains(t, got[i].Text, want)
+			}
+		})
+	}
+}
+
+func TestExecutePanicStackGoesToLoggerNotModel(t *testing.T) {
+	var logs bytes.Buffer
+	e := &converse.Executor{Tools: testTools(t, nil), Logger: slog.New(slog.NewTextHandler(&logs, nil))}
+	got := results(t, e.Execute(context.Background(), []types.ContentBlock{toolUse("p", "panic", map[string]any{})}))
+	require.Len(t, got, 1)
+	assert.NotContains(t, got[0].Text, "goroutine")
+	assert.Contains(t, logs.String(), "kaboom")
+	assert.Contains(t, logs.String(), "goroutine")
+}
+
+func TestExecuteCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	e := &converse.Executor{Tools: testTools(t, nil), Timeout: time.Minute}
+	time.AfterFunc(20*time.Millisecond, cancel)
+	hang, err := tools.New("wait", "Waits.", func(ctx context.Context, _ struct{}) (int, error) {
+		<-ctx.Done()
+		return 0, ctx.Err()
+	})
+	require.NoError(t, err)
+	require.NoError(t, e.Tools.Add(hang))
+	got := results(t, e.Execute(ctx, []types.ContentBlock{toolUse("w1", "wait", map[string]any{}), toolUse("w2", "wait", map[string]any{})}))
+	require.Len(t, got, 2)
+	for _, r := range got {
+		assert.Equal(t, types.ToolResultStatusError, r.Status)
+		assert.Contains(t, r.Text, `tool "wait" was cancelled`)
+	}
+	// Calls that start after cancellation do not run at all.
+	var calls atomic.Int32
+	e.Tools = testTools(t, &calls)
+	got = results(t, e.Execute(ctx, []types.ContentBlock{toolUse("a", "add", map[string]any{"a": 1, "b": 2})}))
+	assert.Contains(t, got[0].Text, "cancelled")
+	assert.Zero(t, calls.Load())
+}
+
+func TestExecuteOmitStatus(t *testing.T) {
+	e := &converse.Executor{Tools: testTools(t, nil), OmitStatus: true}
+	got := results(t, e.Execute(context.Background(), []types.ContentBlock{
+		toolUse("a", "add", map[string]any{"a": 1, "b": 2}), toolUse("f", "fail", map[string]any{})}))
+	assert.Equal(t, []result{{"a", "3", ""}, {"f", "Error: boom: the disk is full", ""}}, got)
+}
+
+func TestExecuteJSONContent(t *testing.T) {
+	e := &converse.Executor{Tools: testTools(t, nil), JSONContent: true}
+	blocks := e.Execute(context.Background(), []types.ContentBlock{
+		toolUse("obj", "echo", map[string]any{"x": 1}),
+		toolUse("num", "add", map[string]any{"a": 1, "b": 2}),
+		toolUse("err", "fail", map[string]any{}),
+	})
+	require.Len(t, blocks, 3)
+	want := []string{`{"x":1}`, `{"result":3}`}
+	for i, w := range want {
+		tr := blocks[i].(*types.ContentBlockMemberToolResult)
+		j, ok := tr.Value.Content[0].(*types.ToolResultContentBlockMemberJson)
+		require.True(t, ok, "%T", tr.Value.Content[0])
+		b, err := j.Value.MarshalSmithyDocument()
+		require.NoError(t, err)
+		assert.JSONEq(t, w, string(b))
+	}
+	tr := blocks[2].(*types.ContentBlockMemberToolResult)
+	assert.IsType(t, &types.ToolResultContentBlockMemberText{}, tr.Value.Content[0], "errors stay text")
+	assert.Equal(t, types.ToolResultStatusError, tr.Value.Status)
+}
+
+func TestExecuteEvents(t *testing.T) {
+	var events []converse.Event
+	e := &converse.Executor{Tools: testTools(t, nil), OnEvent: func(ev converse.Event) { events = append(events, ev) }}
+	e.Execute(context.Background(), []types.ContentBlock{
+		toolUse("a", "add", map[string]any{"a": 1, "b": 2}), toolUse("f", "fail", map[string]any{})})
+	var starts, ends []string
+	for _, ev := range events {
+		switch ev := ev.(type) {
+		case converse.ToolStart:
+			starts = append(starts, ev.ID)
+		case converse.ToolEnd:
+			ends = append(ends, ev.ID)
+			if ev.ID == "a" {
+				assert.JSONEq(t, "3", string(ev.Output))
+				assert.NoError(t, ev.Err)
+				assert.JSONEq(t, `{"a":1,"b":2}`, string(ev.Input))
+			} else {
+				assert.Nil(t, ev.Output)
+				assert.ErrorContains(t, ev.Err, "boom")
+				assert.Equal(t, types.ToolResultStatusError, ev.Status)
+			}
+		}
+	}
+	assert.ElementsMatch(t, []string{"a", "f"}, starts)
+	assert.ElementsMatch(t, []string{"a", "f"}, ends)
+}
+
+func TestExecuteErrorsAreTestable(t *testing.T) {
+	var mu sync.Mutex
+	errs := map[string]error{}
+	e := &converse.Executor{Tools: testTools(t, nil), OnEvent: func(ev converse.Event) {
+		if end, ok := ev.(converse.ToolEnd); ok {
+			mu.Lock()
+			errs[end.ID] = end.Err
+			mu.Unlock()
+		}
+	}}
+	e.Execute(context.Background(), []types.ContentBlock{
+		toolUse("unknown", "nope", map[string]any{}),
+		toolUse("input", "add", map[string]any{"a": "x"}),
+		toolUse("panic", "panic", map[string]any{}),
+		toolUse("output", "nan", map[string]any{}),
+		toolUse("timeout", "hang", map[string]any{}),
+	})
+	assert.ErrorIs(t, errs["unknown"], converse.ErrUnknownTool)
+	assert.ErrorIs(t, errs["input"], tools.ErrInvalidInput)
+	var ie *tools.InputError
+	assert.ErrorAs(t, errs["input"], &ie)
+	assert.ErrorIs(t, errs["panic"], converse.ErrToolPanic)
+	assert.ErrorIs(t, errs["output"], converse.ErrToolOutput)
+	assert.ErrorIs(t, errs["timeout"], context.DeadlineExceeded)
+}
+
+// TestExecuteConcurrencyLimit proves the bound with a high-water mark: every
+// call waits until the limit is reached once, so the mark must equal the
+// limit exactly, without sleeps.
+func TestExecuteConcurrencyLimit(t *testing.T) {
+	for _, limit := range []int{1, 2, 4, 8} {
+		t.Run("", func(t *testing.T) {
+			var active, high atomic.Int32
+			reached := make(chan struct{})
+			var once sync.Once
+			tool, err := tools.New("work", "Works.", func(ctx context.Context, _ struct{}) (int, error) {
+				n := active.Add(1)
+				defer active.Add(-1)
+				for {
+					h := high.Load()
+					if n <= h || high.CompareAndSwap(h, n) {
+						break
+					}
+				}
+				if n == int32(limit) {
+					once.Do(func() { close(reached) })
+				}
+				select {
+				case <-reached:
+				case <-ctx.Done():
+				}
+				return int(n), nil
+			})
+			require.NoError(t, err)
+			reg, err := tools.NewRegistry(tool)
+			require.NoError(t, err)
+			var content []types.ContentBlock
+			for i := range 20 {
+				content = append(content, toolUse(string(rune('a'+i)), "work", map[string]any{}))
+			}
+			e := &converse.Executor{Tools: reg, Concurrency: limit, Timeout: 10 * time.Second}
+			for _, r := range results(t, e.Execute(context.Background(), content)) {
+				assert.Equal(t, types.ToolResultStatusSuccess, r.Status, r.Text)
+			}
+			assert.Equal(t, int32(limit), high.Load())
+		})
+	}
+}
+
+// TestExecuteRunsCallsConcurrently: 8 calls of 200 ms must not take 1.6 s.
+func TestExecuteRunsCallsConcurrently(t *testing.T) {
+	slow, err := tools.New("slow", "Sleeps 200 ms.", func(ctx context.Context, _ struct{}) (string, error) {
+		select {
+		case <-time.After(200 * time.Millisecond):
+			return "done", nil
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	})
+	require.NoError(t, err)
+	reg, err := tools.NewRegistry(slow)
+	require.NoError(t, err)
+	var content []types.ContentBlock
+	for i := range 8 {
+		content = append(content, toolUse(string(rune('a'+i)), "slow", map[string]any{}))
+	}
+	begin := time.Now()
+	got := results(t, (&converse.Executor{Tools: reg}).Execute(context.Background(), content))
+	elapsed := time.Since(begin)
+	require.Len(t, got, 8)
+	for _, r := range got {
+		assert.Equal(t, `"done"`, r.Text)
+	}
+	assert.Less(t, elapsed, 1200*time.Millisecond, "8 calls of 200 ms ran one after another")
+}

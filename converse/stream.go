@@ -1,0 +1,258 @@
+package converse
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+
+	"github.com/tooluse/bedrock/tools"
+)
+
+// streamTurn makes one model call with ConverseStream: text deltas go to
+// OnEvent as they arrive, and the events are assembled into the message
+// Converse would have returned.
+func (c *Conversation) streamTurn(ctx context.Context, n int, exec *Executor, history []types.Message, cfg *types.ToolConfiguration) (*turnResult, error) {
+	streamCtx, closeStream := context.WithCancel(ctx)
+	defer closeStream()
+	out, err := c.client.ConverseStream(streamCtx, &bedrockruntime.ConverseStreamInput{
+		ModelId:                      aws.String(c.modelID),
+		Messages:                     history,
+		System:                       c.opts.System,
+		InferenceConfig:              c.opts.InferenceConfig,
+		AdditionalModelRequestFields: c.opts.AdditionalModelRequestFields,
+		ToolConfig:                   cfg,
+	})
+	if err != nil {
+		return nil, err
+	}
+	stream := out.GetStream()
+	defer stream.Close()
+
+	t := &turnResult{}
+	var asm assembler
+	var early *earlyStarter
+	if c.opts.EarlyToolStart {
+		early = newEarlyStarter(ctx, n, exec)
+		t.started, t.cancel = early.started, early.cancel
+	}
+	stopped := false
+	for {
+		var ev types.ConverseStreamOutput
+		var ok bool
+		select {
+		case ev, ok = <-stream.Events():
+		case <-ctx.Done():
+			t.discard()
+			return nil, ctx.Err()
+		}
+		if !ok {
+			break
+		}
+		switch e := ev.(type) {
+		case *types.ConverseStreamOutputMemberContentBlockStart:
+			asm.start(e.Value.ContentBlockIndex, e.Value.Start)
+		case *types.ConverseStreamOutputMemberContentBlockDelta:
+			if text := asm.delta(e.Value.ContentBlockIndex, e.Value.Delta); text != "" {
+				c.emit(Text{Turn: n, Text: text})
+			}
+		case *types.ConverseStreamOutputMemberContentBlockStop:
+			if call, ok := asm.stop(e.Value.ContentBlockIndex); ok && early != nil {
+				early.maybeStart(call)
+			}
+		case *types.ConverseStreamOutputMemberMessageStop:
+			t.stop, stopped = e.Value.StopReason, true
+		case *types.ConverseStreamOutputMemberMetadata:
+			t.usage = usageOf(e.Value.Usage)
+		}
+	}
+	if err := stream.Err(); err != nil {
+		t.discard()
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		t.discard()
+		return nil, err
+	}
+	if !stopped {
+		t.discard()
+		return nil, ErrStreamTruncated
+	}
+	t.message, t.calls = asm.message()
+	return t, nil
+}
+
+// earlyStarter starts speculative tool calls while the model still streams.
+type earlyStarter struct {
+	ctx     context.Context
+	cancel  context.CancelFunc
+	turn    int
+	exec    *Executor
+	started map[string]*pending
+}
+
+func newEarlyStarter(ctx context.Context, turn int, exec *Executor) *earlyStarter {
+	ctx, cancel := context.WithCancel(ctx)
+	return &earlyStarter{ctx: ctx, cancel: cancel, turn: turn, exec: exec, started: map[string]*pending{}}
+}
+
+func (s *earlyStarter) maybeStart(c toolCall) {
+	if c.inputErr != nil || s.started[c.id] != nil {
+		return
+	}
+	if tool, ok := s.exec.lookup(c.name); ok && tool.Speculative() {
+		s.started[c.id] = s.exec.start(s.ctx, s.turn, c)
+	}
+}
+
+// assembler builds a message from ConverseStream events, indexed by
+// contentBlockIndex.
+type assembler struct {
+	blocks map[int32]*blockBuilder
+}
+
+type blockBuilder struct {
+	text      strings.Builder
+	toolUse   *types.ToolUseBlockStart
+	input     strings.Builder
+	reasoning bool
+	thought   strings.Builder
+	signature string
+	redacted  []byte
+	citations []types.Citation
+}
+
+func (a *assembler) block(index *int32) *blockBuilder {
+	if a.blocks == nil {
+		a.blocks = map[int32]*blockBuilder{}
+	}
+	i := aws.ToInt32(index)
+	b := a.blocks[i]
+	if b == nil {
+		b = &blockBuilder{}
+		a.blocks[i] = b
+	}
+	return b
+}
+
+func (a *assembler) start(index *int32, start types.ContentBlockStart) {
+	b := a.block(index)
+	if tu, ok := start.(*types.ContentBlockStartMemberToolUse); ok {
+		v := tu.Value
+		b.toolUse = &v
+	}
+}
+
+// delta adds a delta to its block and returns the text it carries, if any.
+func (a *assembler) delta(index *int32, d types.ContentBlockDelta) string {
+	b := a.block(index)
+	switch d := d.(type) {
+	case *types.ContentBlockDeltaMemberText:
+		b.text.WriteString(d.Value)
+		return d.Value
+	case *types.ContentBlockDeltaMemberToolUse:
+		b.input.WriteString(aws.ToString(d.Value.Input))
+	case *types.ContentBlockDeltaMemberReasoningContent:
+		b.reasoning = true
+		switch r := d.Value.(type) {
+		case *types.ReasoningContentBlockDeltaMemberText:
+			b.thought.WriteString(r.Value)
+		case *types.ReasoningContentBlockDeltaMemberSignature:
+			b.signature += r.Value
+		case *types.ReasoningContentBlockDeltaMemberRedactedContent:
+			b.redacted = append(b.redacted, r.Value...)
+		}
+	case *types.ContentBlockDeltaMemberCitation:
+		cit := types.Citation{Location: d.Value.Location, Source: d.Value.Source, Title: d.Value.Title}
+		for _, sc := range d.Value.SourceContent {
+			cit.SourceContent = append(cit.SourceContent, &types.CitationSourceContentMemberText{Value: aws.ToString(sc.Text)})
+		}
+		b.citations = append(b.citations, cit)
+	}
+	return ""
+}
+
+// stop completes a block; for a toolUse block it returns the call.
+func (a *assembler) stop(index *int32) (toolCall, bool) {
+	b := a.block(index)
+	if b.toolUse == nil {
+		return toolCall{}, false
+	}
+	return b.call(), true
+}
+
+// call decodes a toolUse block's streamed input. Empty input, as sent for
+// tools without arguments, is {}; input that is not JSON is an error for
+// the call, never silently {}.
+func (b *blockBuilder) call() toolCall {
+	c := toolCall{id: aws.ToString(b.toolUse.ToolUseId), name: aws.ToString(b.toolUse.Name)}
+	raw := strings.TrimSpace(b.input.String())
+	switch {
+	case raw == "":
+		c.input = json.RawMessage("{}")
+	case !json.Valid([]byte(raw)):
+		c.input = json.RawMessage("{}")
+		c.inputErr = fmt.Errorf("%w: the streamed input is not valid JSON: %.200q", tools.ErrInvalidInput, raw)
+	default:
+		c.input = json.RawMessage(raw)
+	}
+	return c
+}
+
+// message returns the assembled message and its tool calls.
+func (a *assembler) message() (types.Message, []toolCall) {
+	msg := types.Message{Role: types.ConversationRoleAssistant}
+	var calls []toolCall
+	indexes := make([]int32, 0, len(a.blocks))
+	for i := range a.blocks {
+		indexes = append(indexes, i)
+	}
+	slices.Sort(indexes)
+	for _, i := range indexes {
+		b := a.blocks[i]
+		switch {
+		case b.toolUse != nil:
+			c := b.call()
+			calls = append(calls, c)
+			msg.Content = append(msg.Content, &types.ContentBlockMemberToolUse{Value: types.ToolUseBlock{
+				ToolUseId: b.toolUse.ToolUseId,
+				Name:      b.toolUse.Name,
+				Type:      b.toolUse.Type,
+				Input:     inputDocument(c.input),
+			}})
+		case b.reasoning && b.redacted != nil:
+			msg.Content = append(msg.Content, &types.ContentBlockMemberReasoningContent{
+				Value: &types.ReasoningContentBlockMemberRedactedContent{Value: b.redacted}})
+		case b.reasoning:
+			rt := types.ReasoningTextBlock{Text: aws.String(b.thought.String())}
+			if b.signature != "" {
+				rt.Signature = aws.String(b.signature)
+			}
+			msg.Content = append(msg.Content, &types.ContentBlockMemberReasoningContent{
+				Value: &types.ReasoningContentBlockMemberReasoningText{Value: rt}})
+		case b.citations != nil:
+			msg.Content = append(msg.Content, &types.ContentBlockMemberCitationsContent{Value: types.CitationsContentBlock{
+				Content:   []types.CitationGeneratedContent{&types.CitationGeneratedContentMemberText{Value: b.text.String()}},
+				Citations: b.citations,
+			}})
+		default:
+			msg.Content = append(msg.Content, &types.ContentBlockMemberText{Value: b.text.String()})
+		}
+	}
+	return msg, calls
+}
+
+// inputDocument makes the document of a tool input for the history.
+func inputDocument(raw json.RawMessage) document.Interface {
+	var v map[string]any
+	if err := json.Unmarshal(raw, &v); err != nil || v == nil {
+		v = map[string]any{}
+	}
+	return document.NewLazyDocument(v)
+}

@@ -1,0 +1,43 @@
+package converse
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+
+	"github.com/tooluse/bedrock/tools"
+)
+
+// ToolConfig describes the tools of reg to the model: one tool spec per
+// tool, in registration order, with its input schema as a JSON document.
+// choice may be nil (the model decides), or one of &types.ToolChoiceMemberAuto,
+// &types.ToolChoiceMemberAny and &types.ToolChoiceMemberTool (a named tool).
+// An empty or nil registry gives nil: Bedrock rejects a toolConfig with no
+// tools.
+func ToolConfig(reg *tools.Registry, choice types.ToolChoice) (*types.ToolConfiguration, error) {
+	if reg == nil || reg.Len() == 0 {
+		return nil, nil
+	}
+	ts := reg.Tools()
+	cfg := &types.ToolConfiguration{Tools: make([]types.Tool, 0, len(ts)), ToolChoice: choice}
+	for _, t := range ts {
+		var schema map[string]any
+		if err := json.Unmarshal(t.InputSchema(), &schema); err != nil {
+			return nil, fmt.Errorf("converse: tool %q: input schema: %w", t.Name(), err)
+		}
+		cfg.Tools = append(cfg.Tools, &types.ToolMemberToolSpec{Value: types.ToolSpecification{
+			Name:        aws.String(t.Name()),
+			Description: aws.String(t.Description()),
+			InputSchema: &types.ToolInputSchemaMemberJson{Value: document.NewLazyDocument(schema)},
+		}})
+	}
+	if tc, ok := choice.(*types.ToolChoiceMemberTool); ok {
+		if _, found := reg.Lookup(aws.ToString(tc.Value.Name)); !found {
+			return nil, fmt.Errorf("converse: tool choice names %q, which is not in the registry", aws.ToString(tc.Value.Name))
+		}
+	}
+	return cfg, nil
+}
