@@ -1,0 +1,174 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+const (
+	defaultCommandTimeout = 30 * time.Second
+	maxStdout             = 1 << 20 // bytes of standard output a command may write
+	stderrTail            = 2 << 10 // bytes of standard error kept for an ExitError
+	// waitDelay bounds the wait for the pipes to close once the program has
+	// exited or been killed: a process that left the program's process
+	// group may still hold them.
+	waitDelay = 2 * time.Second
+)
+
+// Command makes a tool that runs an external program for each call. argv[0]
+// is the program (looked up in PATH if it has no slash) and argv[1:] its
+// arguments, passed exactly as given: no shell is involved, and the model's
+// input never reaches the arguments or the environment. The program inherits
+// the environment and working directory of the current process.
+//
+// The input, a JSON object validated against schema (see [NewRaw]), is
+// written to the program's standard input, followed by a newline. If the
+// program exits with status 0, its standard output is the result: a
+// [json.RawMessage] if it is valid JSON, otherwise the text as a string, both
+// trimmed of surrounding white space. A non-zero exit is an [*ExitError]. If
+// standard output exceeds 1 MiB, the program is killed and the error wraps
+// [ErrOutputTooLarge].
+//
+// Each call has a timeout, 30 seconds unless set with [WithTimeout]. When it
+// expires or ctx ends, the program is killed (on Unix, with every process in
+// its process group) and the error wraps ctx.Err() or
+// [context.DeadlineExceeded].
+func Command(name, description string, schema json.RawMessage, argv []string, opts ...Option) (*Tool, error) {
+	if len(argv) == 0 || argv[0] == "" {
+		return nil, invalid(name, "empty command")
+	}
+	c := &command{name: name, argv: slices.Clone(argv), timeout: collect(opts).timeout}
+	if c.timeout == 0 {
+		c.timeout = defaultCommandTimeout
+	}
+	return NewRaw(name, description, schema, c.run, append(slices.Clip(opts), WithTimeout(c.timeout))...)
+}
+
+type command struct {
+	name    string
+	argv    []string
+	timeout time.Duration
+}
+
+func (c *command) run(ctx context.Context, input json.RawMessage) (any, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	// runCtx also ends when standard output overflows, which kills the program.
+	runCtx, abort := context.WithCancelCause(ctx)
+	defer abort(nil)
+
+	cmd := exec.CommandContext(runCtx, c.argv[0], c.argv[1:]...)
+	cmd.Stdin = bytes.NewReader(slices.Concat(input, []byte("\n")))
+	stdout := &cappedBuffer{limit: maxStdout, overflow: func() { abort(ErrOutputTooLarge) }}
+	stderr := &tailBuffer{size: stderrTail}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	cmd.WaitDelay = waitDelay
+	killGroupOnCancel(cmd)
+
+	err := cmd.Run()
+	switch {
+	case stdout.overflowed():
+		return nil, fmt.Errorf("tools: tool %q: standard output exceeds %d bytes: %w", c.name, maxStdout, ErrOutputTooLarge)
+	case err == nil:
+		return commandResult(stdout.bytes()), nil
+	case ctx.Err() != nil:
+		return nil, fmt.Errorf("tools: tool %q: killed: %w", c.name, ctx.Err())
+	}
+	var exitErr *exec.ExitError
+	if errors.As(err, &exitErr) {
+		return nil, &ExitError{Code: exitErr.ExitCode(), Stderr: stderr.String()}
+	}
+	if errors.Is(err, exec.ErrWaitDelay) {
+		return nil, fmt.Errorf("tools: tool %q: the program exited but a process it started kept its output open: %w", c.name, err)
+	}
+	return nil, fmt.Errorf("tools: tool %q: %w", c.name, err)
+}
+
+// commandResult returns valid JSON as it is, so that a program can return
+// structured results, and anything else as text.
+func commandResult(stdout []byte) any {
+	out := bytes.TrimSpace(stdout)
+	if json.Valid(out) {
+		return json.RawMessage(out)
+	}
+	return string(out)
+}
+
+// cappedBuffer collects up to limit bytes. The write that would exceed the
+// limit fails, which stops exec's copying, and calls overflow once.
+type cappedBuffer struct {
+	limit    int
+	overflow func()
+
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	over bool
+}
+
+func (b *cappedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.over || b.buf.Len()+len(p) > b.limit {
+		if !b.over {
+			b.over = true
+			b.overflow()
+		}
+		return 0, ErrOutputTooLarge
+	}
+	return b.buf.Write(p)
+}
+
+func (b *cappedBuffer) overflowed() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.over
+}
+
+func (b *cappedBuffer) bytes() []byte {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Bytes()
+}
+
+// tailBuffer keeps the last size bytes written to it.
+type tailBuffer struct {
+	size int
+
+	mu        sync.Mutex
+	buf       []byte
+	truncated bool
+}
+
+func (b *tailBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf = append(b.buf, p...)
+	if over := len(b.buf) - b.size; over > 0 {
+		b.buf = b.buf[:copy(b.buf, b.buf[over:])]
+		b.truncated = true
+	}
+	return len(p), nil
+}
+
+// String returns the tail as text, marked with "..." if the start was cut.
+func (b *tailBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	tail, mark := b.buf, ""
+	if b.truncated {
+		mark = "..."
+		for len(tail) > 0 && !utf8.RuneStart(tail[0]) { // the cut may split a character
+			tail = tail[1:]
+		}
+	}
+	return mark + strings.TrimSpace(strings.ToValidUTF8(string(tail), "\uFFFD"))
+}

@@ -1,0 +1,62 @@
+// Package tools defines the tools a model can call through the Amazon Bedrock
+// Converse API, and a registry to hold them. It knows nothing of Bedrock: the
+// converse package turns a [Registry] into a tool configuration and runs the
+// calls the model asks for.
+//
+// # Tools
+//
+// A [Tool] is a name, a description, a JSON Schema for its input (always an
+// object) and a function. Tools are made only by constructors, are immutable
+// and are safe for concurrent use. Every [Tool.Call] checks that the input is
+// a JSON object, fills in the defaults the schema declares, and validates the
+// input against the schema before the function runs; an input that fails
+// comes back as an [*InputError] whose text says which properties are wrong
+// and why, so that a model can correct its next call.
+//
+// # Typed tools
+//
+// [New] infers the schema from a Go type with github.com/google/jsonschema-go:
+// json tags name the properties, omitempty or omitzero makes one optional, and
+// a `jsonschema:"..."` tag describes it. The validated input is decoded into
+// that type before the function sees it:
+//
+//	type weatherInput struct {
+//		City  string `json:"city" jsonschema:"the city to report on"`
+//		Units string `json:"units,omitempty" jsonschema:"metric or imperial"`
+//	}
+//	weather, err := tools.New("get_weather", "Reports the weather in a city.",
+//		func(ctx context.Context, in weatherInput) (string, error) { ... })
+//
+// [NewRaw] takes an explicit schema instead, for tools defined at run time,
+// and hands the function the validated input as JSON.
+//
+// # Registry
+//
+// A [Registry] holds tools by name in registration order. There is no global
+// registry: build one with [NewRegistry] or use the zero value, and pass it
+// where it is needed. [Registry.Add] rejects invalid tools and duplicate names,
+// all or nothing.
+//
+// # Built-ins
+//
+// [CurrentDatetime] reports the time in a strftime format and [Calculator]
+// does arithmetic on two numbers; [Builtins] returns both.
+//
+// # Command tools
+//
+// [Command] runs an external program for each call. The program is started
+// directly, never through a shell, with the arguments given at construction;
+// the model's input reaches it only on standard input, as a JSON object. Its
+// standard output is the result. A non-zero exit is an [*ExitError] carrying
+// the end of standard error. On Unix the program runs in its own process
+// group, and the whole group is killed when the call's context ends or the
+// tool's timeout (30 seconds unless set with [WithTimeout]) expires.
+//
+// # Errors
+//
+// A Go error from [Tool.Call] means the call failed; the caller (usually the
+// converse package) reports it to the model as a failed tool result. Use
+// [errors.Is] with [ErrInvalidInput] or [ErrOutputTooLarge], or [errors.As]
+// with [*InputError] or [*ExitError], to tell the cases apart. Constructors
+// and [Registry.Add] return errors wrapping [ErrInvalidTool] or [ErrDuplicate].
+package tools

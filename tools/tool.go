@@ -1,0 +1,250 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// namePattern is the tool name rule of the Bedrock Converse API.
+const namePattern = `^[a-zA-Z0-9_-]{1,64}$`
+
+var nameRE = regexp.MustCompile(namePattern)
+
+// Tool is a function the model can call: a name, a description, a JSON Schema
+// for its input (always an object) and the function itself.
+//
+// Only [New], [NewRaw], [Command] and the built-ins make Tools. A Tool is
+// immutable and safe for concurrent use.
+type Tool struct {
+	name        string
+	description string
+	schema      json.RawMessage // the input schema as sent to the model
+	resolved    *jsonschema.Resolved
+	run         func(ctx context.Context, input json.RawMessage) (any, error)
+	timeout     time.Duration
+	speculative bool
+	err         error // why a built-in could not be made; see builtin
+}
+
+// Option configures a tool made by [New], [NewRaw] or [Command].
+type Option func(*options)
+
+type options struct {
+	timeout     time.Duration
+	speculative bool
+}
+
+func collect(opts []Option) options {
+	var o options
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&o)
+		}
+	}
+	return o
+}
+
+// WithTimeout sets the time a call may take. For [New] and [NewRaw] tools it
+// is advice to the executor, which applies it; [Command] tools apply it
+// themselves. Zero means the default; a negative timeout is an error.
+func WithTimeout(d time.Duration) Option {
+	return func(o *options) { o.timeout = d }
+}
+
+// WithSpeculative marks a tool as safe to start before the model's turn is
+// complete: it has no side effects, so a call that turns out to be unwanted
+// costs only the work.
+func WithSpeculative() Option {
+	return func(o *options) { o.speculative = true }
+}
+
+// New makes a tool whose input schema is inferred from In with
+// github.com/google/jsonschema-go: json tags name the properties, omitempty or
+// omitzero makes one optional, and a `jsonschema:"..."` tag describes it.
+// In must be a struct or a map with string keys. Structs accept no properties
+// beyond their fields.
+//
+// Each call checks and validates the input (see [Tool.Call]), decodes it into
+// an In, with the schema's defaults filled in, and calls fn. The Out that fn
+// returns is the result; it should encode as JSON.
+func New[In, Out any](name, description string, fn func(context.Context, In) (Out, error), opts ...Option) (*Tool, error) {
+	if err := checkIdentity(name, description); err != nil {
+		return nil, err
+	}
+	if fn == nil {
+		return nil, invalid(name, "nil function")
+	}
+	schema, err := jsonschema.For[In](nil)
+	if err != nil {
+		return nil, invalid(name, "input type: %v", err)
+	}
+	return newTyped(name, description, schema, fn, opts)
+}
+
+// newTyped makes a typed tool from a schema for In that the caller may have
+// refined (the built-ins add enums and defaults).
+func newTyped[In, Out any](name, description string, schema *jsonschema.Schema, fn func(context.Context, In) (Out, error), opts []Option) (*Tool, error) {
+	run := func(ctx context.Context, input json.RawMessage) (any, error) {
+		var in In
+		if err := json.Unmarshal(input, &in); err != nil {
+			return nil, &InputError{Tool: name, Reason: err.Error()}
+		}
+		out, err := fn(ctx, in)
+		if err != nil {
+			return nil, err
+		}
+		return out, nil
+	}
+	return build(name, description, schema, nil, run, opts)
+}
+
+// NewRaw makes a tool from an explicit JSON Schema, for tools defined at run
+// time. The schema must declare "type": "object".
+//
+// Each call checks and validates the input (see [Tool.Call]) and passes fn the
+// input object as JSON, with the schema's defaults filled in.
+func NewRaw(name, description string, schema json.RawMessage, fn func(ctx context.Context, input json.RawMessage) (any, error), opts ...Option) (*Tool, error) {
+	if err := checkIdentity(name, description); err != nil {
+		return nil, err
+	}
+	if fn == nil {
+		return nil, invalid(name, "nil function")
+	}
+	var s jsonschema.Schema
+	if err := json.Unmarshal(schema, &s); err != nil {
+		return nil, invalid(name, "input schema: %v", err)
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, schema); err != nil {
+		return nil, invalid(name, "input schema: %v", err)
+	}
+	return build(name, description, &s, compact.Bytes(), fn, opts)
+}
+
+// build resolves the schema and assembles the tool. raw is the schema's JSON,
+// or nil to marshal it from schema.
+func build(name, description string, schema *jsonschema.Schema, raw json.RawMessage, run func(context.Context, json.RawMessage) (any, error), opts []Option) (*Tool, error) {
+	o := collect(opts)
+	if o.timeout < 0 {
+		return nil, invalid(name, "negative timeout %v", o.timeout)
+	}
+	if err := checkObjectSchema(name, schema); err != nil {
+		return nil, err
+	}
+	resolved, err := schema.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
+	if err != nil {
+		return nil, invalid(name, "input schema: %v", err)
+	}
+	if raw == nil {
+		if raw, err = json.Marshal(schema); err != nil {
+			return nil, invalid(name, "input schema: %v", err)
+		}
+	}
+	return &Tool{
+		name:        name,
+		description: description,
+		schema:      raw,
+		resolved:    resolved,
+		run:         run,
+		timeout:     o.timeout,
+		speculative: o.speculative,
+	}, nil
+}
+
+// checkIdentity checks what the Converse API requires of a tool's name and
+// description.
+func checkIdentity(name, description string) error {
+	if !nameRE.MatchString(name) {
+		return invalid(name, "name must match %s", namePattern)
+	}
+	if strings.TrimSpace(description) == "" {
+		return invalid(name, "empty description")
+	}
+	return nil
+}
+
+// checkObjectSchema insists on "type": "object" itself: a schema that only
+// lists properties would also accept arrays and strings.
+func checkObjectSchema(name string, s *jsonschema.Schema) error {
+	if s.Type != "object" {
+		got := s.Type
+		if len(s.Types) > 0 {
+			got = strings.Join(s.Types, ", ")
+		}
+		if got == "" {
+			got = "none"
+		}
+		return invalid(name, `input schema: type must be "object", got %s`, got)
+	}
+	return nil
+}
+
+// check re-checks a tool before it is registered, to catch tools that were
+// not made by a constructor.
+func (t *Tool) check() error {
+	if t == nil {
+		return fmt.Errorf("%w: nil", ErrInvalidTool)
+	}
+	if t.err != nil {
+		return t.err
+	}
+	if err := checkIdentity(t.name, t.description); err != nil {
+		return err
+	}
+	if t.resolved == nil || t.run == nil {
+		return invalid(t.name, "not made by New, NewRaw or Command")
+	}
+	return checkObjectSchema(t.name, t.resolved.Schema())
+}
+
+// Name returns the tool's name, unique within a [Registry].
+func (t *Tool) Name() string { return t.name }
+
+// Description returns the description the model reads to decide when to call
+// the tool.
+func (t *Tool) Description() string { return t.description }
+
+// InputSchema returns the JSON Schema of the tool's input, an object schema.
+// The caller owns the returned copy.
+func (t *Tool) InputSchema() json.RawMessage { return bytes.Clone(t.schema) }
+
+// Timeout returns the time a call may take, set with [WithTimeout]. Zero means
+// the executor's default. [Command] tools default to 30 seconds and apply the
+// timeout themselves.
+func (t *Tool) Timeout() time.Duration { return t.timeout }
+
+// Speculative reports whether the tool was made with [WithSpeculative]: it
+// has no side effects and may start before the model's turn is complete.
+func (t *Tool) Speculative() bool { return t.speculative }
+
+// Call runs the tool with the model's input. The input must be a JSON object;
+// an empty input counts as {}, since a model streaming a call without
+// arguments may send no input at all. Call fills in the defaults the schema
+// declares and validates the input before it runs the function, which is not
+// called if the input fails. Input errors are [*InputError] values (wrapping
+// [ErrInvalidInput]); other errors come from the function or, for [Command]
+// tools, from running the program.
+//
+// Call does not recover panics in the function, and applies no timeout except
+// the one a [Command] tool applies itself.
+func (t *Tool) Call(ctx context.Context, input json.RawMessage) (any, error) {
+	if t == nil || t.run == nil {
+		if t != nil && t.err != nil {
+			return nil, t.err
+		}
+		return nil, errors.New("tools: call of a tool not made by New, NewRaw or Command")
+	}
+	obj, err := t.prepare(input)
+	if err != nil {
+		return nil, err
+	}
+	return t.run(ctx, obj)
+}
