@@ -1,0 +1,76 @@
+package models
+
+import "testing"
+
+func TestParse(t *testing.T) {
+	tests := []struct {
+		id   string
+		want Model
+	}{
+		{"anthropic.claude-3-5-sonnet-20240620-v1:0", Model{"anthropic", "claude-3-5-sonnet-20240620-v1:0"}},
+		{"us.anthropic.claude-3-5-haiku-20241022-v1:0", Model{"anthropic", "claude-3-5-haiku-20241022-v1:0"}},
+		{"us-gov.anthropic.claude-3-haiku-20240307-v1:0", Model{"anthropic", "claude-3-haiku-20240307-v1:0"}},
+		{"eu.meta.llama3-2-3b-instruct-v1:0", Model{"meta", "llama3-2-3b-instruct-v1:0"}},
+		{"apac.amazon.nova-lite-v1:0", Model{"amazon", "nova-lite-v1:0"}},
+		{"global.anthropic.claude-sonnet-4-20250514-v1:0", Model{"anthropic", "claude-sonnet-4-20250514-v1:0"}},
+		{"jp.anthropic.claude-sonnet-4-5-20250929-v1:0", Model{"anthropic", "claude-sonnet-4-5-20250929-v1:0"}},
+		{"au.anthropic.claude-haiku-4-5-20251001-v1:0", Model{"anthropic", "claude-haiku-4-5-20251001-v1:0"}},
+		{"ca.amazon.nova-pro-v1:0", Model{"amazon", "nova-pro-v1:0"}},
+		{"arn:aws:bedrock:us-east-1::foundation-model/mistral.mistral-large-2402-v1:0", Model{"mistral", "mistral-large-2402-v1:0"}},
+		{"arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.meta.llama3-1-8b-instruct-v1:0", Model{"meta", "llama3-1-8b-instruct-v1:0"}},
+		{"arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/abc123", Model{}},
+		{"arn:aws:bedrock:us-east-1", Model{}},
+		{"", Model{}},
+		{"nodots", Model{}},
+		{"Anthropic.Claude-3-Opus-20240229-v1:0", Model{"anthropic", "claude-3-opus-20240229-v1:0"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.id, func(t *testing.T) {
+			if got := Parse(tt.id); got != tt.want {
+				t.Errorf("Parse(%q) = %+v, want %+v", tt.id, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestCapabilities(t *testing.T) {
+	tests := []struct {
+		id                             string
+		status, rejectsText, streaming bool
+	}{
+		{"anthropic.claude-3-5-sonnet-20240620-v1:0", true, false, true},
+		{"anthropic.claude-3-haiku-20240307-v1:0", true, false, true},
+		{"us.anthropic.claude-sonnet-4-20250514-v1:0", true, false, true},
+		{"anthropic.claude-opus-4-1-20250805-v1:0", true, false, true},
+		{"anthropic.claude-haiku-4-5-20251001-v1:0", true, false, true},
+		{"anthropic.claude-lyric-7-20300101-v1:0", true, false, true},
+		{"anthropic.claude-v2:1", false, false, true},
+		{"anthropic.claude-instant-v1", false, false, true},
+		{"amazon.nova-pro-v1:0", true, false, true},
+		{"amazon.titan-text-premier-v1:0", false, false, true},
+		{"meta.llama3-1-70b-instruct-v1:0", false, true, false},
+		{"mistral.mistral-large-2407-v1:0", false, true, false},
+		{"writer.palmyra-x5-v1:0", false, true, false},
+		{"deepseek.r1-v1:0", false, false, false},
+		{"deepseek.v3-v1:0", false, false, true},
+		{"cohere.command-r-plus-v1:0", false, false, true},
+		{"cohere.command-text-v14", false, false, false},
+		{"cohere.command-light-text-v14", false, false, false},
+		{"ai21.jamba-1-5-large-v1:0", false, false, true},
+		{"arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/abc123", false, false, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.id, func(t *testing.T) {
+			m := Parse(tt.id)
+			if got := m.SupportsToolStatus(); got != tt.status {
+				t.Errorf("SupportsToolStatus() = %v, want %v", got, tt.status)
+			}
+			if got := m.RejectsTextWithToolResults(); got != tt.rejectsText {
+				t.Errorf("RejectsTextWithToolResults() = %v, want %v", got, tt.rejectsText)
+			}
+			if got := m.SupportsStreamingToolUse(); got != tt.streaming {
+				t.Errorf("SupportsStreamingToolUse() = %v, want %v", got, tt.streaming)
+			}
+		})
+	}
+}
