@@ -1,0 +1,99 @@
+package bedrocktest
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+)
+
+// Validation returns a 400 ValidationException, Bedrock's answer to a
+// request that breaks its rules. The SDK returns it as
+// *types.ValidationException.
+func Validation(msg string) *Error {
+	return &Error{Status: http.StatusBadRequest, Type: "ValidationException", Message: msg}
+}
+
+// Throttling returns a 429 ThrottlingException with Bedrock's message. The
+// SDK's default retryer retries it.
+func Throttling() *Error {
+	return &Error{
+		Status:  http.StatusTooManyRequests,
+		Type:    "ThrottlingException",
+		Message: "Too many requests, please wait before trying again.",
+	}
+}
+
+// AccessDenied returns a 403 AccessDeniedException.
+func AccessDenied(msg string) *Error {
+	return &Error{Status: http.StatusForbidden, Type: "AccessDeniedException", Message: msg}
+}
+
+// ResourceNotFound returns a 404 ResourceNotFoundException, as for an
+// unknown model ID.
+func ResourceNotFound(msg string) *Error {
+	return &Error{Status: http.StatusNotFound, Type: "ResourceNotFoundException", Message: msg}
+}
+
+// ModelTimeout returns a 408 ModelTimeoutException.
+func ModelTimeout() *Error {
+	return &Error{
+		Status:  http.StatusRequestTimeout,
+		Type:    "ModelTimeoutException",
+		Message: "Model has timed out in processing the request. Try your request again.",
+	}
+}
+
+// ModelNotReady returns a 429 ModelNotReadyException. The SDK retries it.
+func ModelNotReady() *Error {
+	return &Error{
+		Status:  http.StatusTooManyRequests,
+		Type:    "ModelNotReadyException",
+		Message: "Model is not ready for inference. Wait and try your request again.",
+	}
+}
+
+// InternalServer returns a 500 InternalServerException. The SDK retries it.
+func InternalServer() *Error {
+	return &Error{
+		Status:  http.StatusInternalServerError,
+		Type:    "InternalServerException",
+		Message: "The server encountered an internal error while processing the request.",
+	}
+}
+
+// ServiceUnavailable returns a 503 ServiceUnavailableException. The SDK
+// retries it.
+func ServiceUnavailable() *Error {
+	return &Error{
+		Status:  http.StatusServiceUnavailable,
+		Type:    "ServiceUnavailableException",
+		Message: "Bedrock is unable to process your request.",
+	}
+}
+
+// internalf is the 500 the server answers when the test setup is wrong
+// (a nil Reply, an exhausted Script); its message says what went wrong.
+func internalf(format string, args ...any) *Error {
+	return &Error{
+		Status:  http.StatusInternalServerError,
+		Type:    "InternalServerException",
+		Message: "bedrocktest: " + fmt.Sprintf(format, args...),
+	}
+}
+
+// writeError answers in Bedrock's error form: the status, the error type in
+// X-Amzn-ErrorType (where the SDK's restJson1 decoder looks first) and a
+// JSON body {"message": ...}.
+func writeError(w http.ResponseWriter, e *Error) {
+	status := e.Status
+	if status == 0 {
+		status = http.StatusBadRequest
+	}
+	body, _ := json.Marshal(struct {
+		Message string `json:"message"`
+	}{e.Message})
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Amzn-Errortype", e.Type)
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}

@@ -1,0 +1,131 @@
+package bedrocktest
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	smithy "github.com/aws/smithy-go"
+)
+
+func converseInput() *bedrockruntime.ConverseInput {
+	return &bedrockruntime.ConverseInput{ModelId: aws.String(testModel), Messages: []types.Message{userText("hi")}}
+}
+
+func TestErrorsAsSDKTypes(t *testing.T) {
+	tests := []struct {
+		e      *Error
+		status int
+		as     func(error) bool
+	}{
+		{Validation("bad input"), 400, func(err error) bool { var e *types.ValidationException; return errors.As(err, &e) }},
+		{Throttling(), 429, func(err error) bool { var e *types.ThrottlingException; return errors.As(err, &e) }},
+		{AccessDenied("no access"), 403, func(err error) bool { var e *types.AccessDeniedException; return errors.As(err, &e) }},
+		{ResourceNotFound("no such model"), 404, func(err error) bool { var e *types.ResourceNotFoundException; return errors.As(err, &e) }},
+		{ModelTimeout(), 408, func(err error) bool { var e *types.ModelTimeoutException; return errors.As(err, &e) }},
+		{ModelNotReady(), 429, func(err error) bool { var e *types.ModelNotReadyException; return errors.As(err, &e) }},
+		{InternalServer(), 500, func(err error) bool { var e *types.InternalServerException; return errors.As(err, &e) }},
+		{ServiceUnavailable(), 503, func(err error) bool { var e *types.ServiceUnavailableException; return errors.As(err, &e) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.e.Type, func(t *testing.T) {
+			srv := NewServer(Fail(2, tt.e, Script()))
+			defer srv.Close()
+			_, err := srv.Client(noRetry).Converse(context.Background(), converseInput())
+			must.Error(t, err)
+			expect.True(t, tt.as(err), "typed error", err)
+			var api smithy.APIError
+			must.ErrorAs(t, err, &api)
+			expect.Equal(t, tt.e.Type, api.ErrorCode())
+			expect.Equal(t, tt.e.Message, api.ErrorMessage())
+			var re *awshttp.ResponseError
+			must.ErrorAs(t, err, &re)
+			expect.Equal(t, tt.status, re.HTTPStatusCode())
+
+			// The same error ends a ConverseStream call before any event.
+			_, err = srv.Client(noRetry).ConverseStream(context.Background(), streamInput(userText("hi")))
+			expect.True(t, tt.as(err), "typed error from ConverseStream", err)
+		})
+	}
+}
+
+func TestThrottledThenSuccess(t *testing.T) {
+	// The SDK's standard retryer makes 3 attempts: two throttles, then the
+	// answer.
+	srv := NewServer(Throttle(2, Script(Text("finally"))))
+	defer srv.Close()
+	out, err := srv.Client().Converse(context.Background(), converseInput())
+	must.NoError(t, err)
+	expect.Equal(t, "finally", out.Output.(*types.ConverseOutputMemberMessage).Value.Content[0].(*types.ContentBlockMemberText).Value)
+	expect.Len(t, srv.Requests(), 3)
+}
+
+func TestThrottledBeyondRetries(t *testing.T) {
+	srv := NewServer(Throttle(2, Script(Text("unreached"))))
+	defer srv.Close()
+	// Two attempts, no waiting between them: both throttled.
+	client := srv.Client(func(o *bedrockruntime.Options) {
+		o.Retryer = retry.NewStandard(func(so *retry.StandardOptions) {
+			so.MaxAttempts = 2
+			so.Backoff = retry.BackoffDelayerFunc(func(int, error) (time.Duration, error) { return 0, nil })
+		})
+	})
+	_, err := client.Converse(context.Background(), converseInput())
+	var te *types.ThrottlingException
+	must.ErrorAs(t, err, &te)
+	expect.Equal(t, "Too many requests, please wait before trying again.", te.ErrorMessage())
+	var me *retry.MaxAttemptsError
+	expect.ErrorAs(t, err, &me)
+	expect.Len(t, srv.Requests(), 2)
+}
+
+func TestDelayAndClientTimeout(t *testing.T) {
+	srv := NewServer(Delay(5*time.Second, Script(Text("too late"))))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := srv.Client(noRetry).Converse(ctx, converseInput())
+	must.Error(t, err)
+	expect.True(t, errors.Is(err, context.DeadlineExceeded), "deadline exceeded", err)
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("call took %v after a 100ms deadline", d)
+	}
+}
+
+func TestDelayServes(t *testing.T) {
+	srv := NewServer(Delay(20*time.Millisecond, Script(Text("later"))))
+	defer srv.Close()
+	start := time.Now()
+	_, err := srv.Client().Converse(context.Background(), converseInput())
+	must.NoError(t, err)
+	expect.True(t, time.Since(start) >= 20*time.Millisecond, "delayed")
+}
+
+func TestErrorHeaderForm(t *testing.T) {
+	rec := &headerRecorder{header: http.Header{}}
+	writeError(rec, ModelTimeout())
+	expect.Equal(t, 408, rec.status)
+	expect.Equal(t, "ModelTimeoutException", rec.header.Get("X-Amzn-ErrorType"))
+	expect.Equal(t, `{"message":"Model has timed out in processing the request. Try your request again."}`, string(rec.body))
+}
+
+type headerRecorder struct {
+	header http.Header
+	status int
+	body   []byte
+}
+
+func (r *headerRecorder) Header() http.Header { return r.header }
+func (r *headerRecorder) WriteHeader(s int)   { r.status = s }
+func (r *headerRecorder) Write(b []byte) (int, error) {
+	r.body = append(r.body, b...)
+	return len(b), nil
+}

@@ -1,0 +1,107 @@
+package bedrocktest
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	smithy "github.com/aws/smithy-go"
+)
+
+func TestStreamCutAfter(t *testing.T) {
+	reply := Text("a long answer that will not arrive whole")
+	reply.CutAfter = 3
+	s := streamOnce(t, reply)
+	// The client sees the 3 whole events, then the Events channel closes.
+	// The SDK's event stream decoder takes the unexpected EOF in the cut
+	// frame for the end of the stream, so Err reports nothing: a client
+	// must notice the missing messageStop itself.
+	expect.Len(t, s.events, 3)
+	expect.Equal(t, types.StopReason(""), s.stop)
+	expect.Equal(t, nil, s.err)
+}
+
+func TestStreamCutAfterLastEvent(t *testing.T) {
+	reply := Text("hi")
+	reply.CutAfter = 100
+	s := streamOnce(t, reply)
+	expect.Equal(t, types.StopReasonEndTurn, s.stop)
+	expect.Equal(t, nil, s.err)
+}
+
+func TestStreamDropMessageStop(t *testing.T) {
+	reply := Text("unfinished")
+	reply.DropMessageStop = true
+	s := streamOnce(t, reply)
+	must.NoError(t, s.err)
+	expect.Equal(t, "unfinished", s.texts[0])
+	expect.Equal(t, types.StopReason(""), s.stop)
+	expect.True(t, s.usage == nil, "no metadata")
+	_, last := s.events[len(s.events)-1].(*types.ConverseStreamOutputMemberContentBlockStop)
+	expect.True(t, last, "the stream ends after the last block")
+}
+
+func TestStreamExceptions(t *testing.T) {
+	tests := []struct {
+		typ string
+		as  func(error) bool
+	}{
+		{"modelStreamErrorException", func(err error) bool { var e *types.ModelStreamErrorException; return errors.As(err, &e) }},
+		{"throttlingException", func(err error) bool { var e *types.ThrottlingException; return errors.As(err, &e) }},
+		{"internalServerException", func(err error) bool { var e *types.InternalServerException; return errors.As(err, &e) }},
+		{"serviceUnavailableException", func(err error) bool { var e *types.ServiceUnavailableException; return errors.As(err, &e) }},
+		{"validationException", func(err error) bool { var e *types.ValidationException; return errors.As(err, &e) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.typ, func(t *testing.T) {
+			reply := Text("partial answer")
+			reply.Exception = &Exception{Type: tt.typ, Message: "stream broke"}
+			reply.ExceptionAfter = 2
+			srv := NewServer(Script(reply))
+			defer srv.Close()
+			s := converseStream(t, srv.Client(), streamInput(userText("hi")))
+			expect.Len(t, s.events, 2)
+			must.Error(t, s.err)
+			expect.True(t, tt.as(s.err), "typed error", s.err)
+			var api smithy.APIError
+			must.ErrorAs(t, s.err, &api)
+			expect.Equal(t, "stream broke", api.ErrorMessage())
+		})
+	}
+}
+
+func TestStreamUnmodeledException(t *testing.T) {
+	reply := Text("x")
+	reply.Exception = &Exception{Type: "somethingNewException", Message: "new"}
+	s := streamOnce(t, reply)
+	expect.Len(t, s.events, 0)
+	var api smithy.APIError
+	must.ErrorAs(t, s.err, &api)
+	expect.Equal(t, "somethingNewException", api.ErrorCode())
+	expect.Equal(t, "new", api.ErrorMessage())
+}
+
+func TestStreamCancel(t *testing.T) {
+	reply := Text("a slow answer, one piece at a time, for a long while")
+	reply.Interval = time.Second
+	srv := NewServer(Script(reply))
+	defer srv.Close()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	out, err := srv.Client().ConverseStream(ctx, streamInput(userText("hi")))
+	must.NoError(t, err)
+	stream := out.GetStream()
+	defer stream.Close()
+	<-stream.Events() // messageStart
+	cancel()
+	start := time.Now()
+	for range stream.Events() {
+	}
+	if d := time.Since(start); d > 500*time.Millisecond {
+		t.Errorf("stream closed %v after cancel", d)
+	}
+	expect.True(t, stream.Err() == nil || errors.Is(stream.Err(), context.Canceled), "err after cancel", stream.Err())
+}

@@ -1,0 +1,221 @@
+package bedrocktest_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/tooluse/bedrock/converse/bedrocktest"
+)
+
+var updateRecordingGolden = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// sampleRecording holds one exchange of every kind the format knows, with
+// bodies as compact as on the wire.
+func sampleRecording() *bedrocktest.Recording {
+	raw := func(s string) json.RawMessage { return json.RawMessage(s) }
+	return &bedrocktest.Recording{
+		Version: 1,
+		Exchanges: []bedrocktest.Exchange{
+			{
+				Operation: bedrocktest.OpConverse,
+				ModelID:   "anthropic.claude-3-5-haiku-20241022-v1:0",
+				Request:   raw(`{"messages":[{"role":"user","content":[{"text":"What is 2 < 3 & 4 > 1?"}]}],"toolConfig":{"tools":[{"toolSpec":{"name":"calc","inputSchema":{"json":{"type":"object"}}}}]}}`),
+				Status:    200,
+				Response:  raw(`{"output":{"message":{"role":"assistant","content":[{"toolUse":{"toolUseId":"tooluse_1","name":"calc","input":{"expr":"2<3"}}}]}},"stopReason":"tool_use","usage":{"inputTokens":12,"outputTokens":7,"totalTokens":19},"metrics":{"latencyMs":105}}`),
+			},
+			{
+				Operation: bedrocktest.OpConverseStream,
+				ModelID:   "arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.anthropic.claude-3-5-haiku-20241022-v1:0",
+				Request:   raw(`{"messages":[{"role":"user","content":[{"text":"Hi"}]}]}`),
+				Status:    200,
+				Events: []bedrocktest.Event{
+					{Type: "messageStart", Payload: raw(`{"p":"abc","role":"assistant"}`)},
+					{Type: "contentBlockDelta", Payload: raw(`{"contentBlockIndex":0,"delta":{"text":"Hel\u006co"},"p":"ab"}`)},
+					{Type: "contentBlockStop", Payload: raw(`{"contentBlockIndex":0,"p":"a"}`)},
+					{Type: "modelStreamErrorException", Payload: raw(`{"message":"the model stopped","originalStatusCode":500}`)},
+				},
+			},
+			{
+				Operation: bedrocktest.OpConverse,
+				ModelID:   "anthropic.claude-3-5-haiku-20241022-v1:0",
+				Request:   raw(`{"messages":[{"role":"user","content":[{"text":"Again"}]}]}`),
+				Status:    429,
+				ErrorType: "ThrottlingException",
+				Response:  raw(`{"message":"Too many requests, please wait before trying again."}`),
+			},
+			{
+				Operation: bedrocktest.OpConverseStream,
+				ModelID:   "anthropic.claude-3-5-haiku-20241022-v1:0",
+				Request:   raw(`{"messages":[{"role":"user","content":[{"text":"Again"}]}]}`),
+				Status:    502,
+				Response:  raw(`"<html>Bad Gateway</html>"`),
+			},
+		},
+	}
+}
+
+func TestRecordingGolden(t *testing.T) {
+	golden := filepath.Join("testdata", "recording.json")
+	rec := sampleRecording()
+
+	var buf bytes.Buffer
+	n, err := rec.WriteTo(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != int64(buf.Len()) {
+		t.Errorf("WriteTo returned %d, wrote %d bytes", n, buf.Len())
+	}
+	if *updateRecordingGolden {
+		if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if buf.String() != string(want) {
+		t.Errorf("WriteTo differs from %s (run go test -update if the change is intended):\n%s", golden, buf.String())
+	}
+	if !bytes.Contains(want, []byte("2 < 3 & 4 > 1")) {
+		t.Error("recorded text is HTML-escaped")
+	}
+
+	loaded, err := bedrocktest.LoadRecording(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(loaded, rec) {
+		t.Errorf("LoadRecording did not give back the compact bodies:\ngot  %+v\nwant %+v", loaded, rec)
+	}
+
+	// Saving a loaded recording writes the same bytes.
+	if again := savedBytes(t, loaded); string(again) != string(want) {
+		t.Errorf("Save after LoadRecording differs from the golden file:\n%s", again)
+	}
+}
+
+// savedBytes saves a Recording or a Recorder's recording to a file and
+// returns what the file holds.
+func savedBytes(t *testing.T, s interface{ Save(path string) error }) []byte {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "saved.json")
+	if err := s.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestRecordingWriteToDefaults(t *testing.T) {
+	var buf bytes.Buffer
+	if _, err := (&bedrocktest.Recording{}).WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if want := "{\n  \"version\": 1,\n  \"exchanges\": []\n}\n"; buf.String() != want {
+		t.Errorf("empty recording written as %q, want %q", buf.String(), want)
+	}
+	rec, err := bedrocktest.ReadRecording(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.Exchanges) != 0 {
+		t.Errorf("exchanges = %v, want none", rec.Exchanges)
+	}
+}
+
+func TestRecordingRejectsMalformed(t *testing.T) {
+	const ok = `{"operation":"Converse","modelId":"m","request":{},"status":200,"response":{}}`
+	const okStream = `{"operation":"ConverseStream","modelId":"m","request":{},"status":200,"events":[{"type":"messageStart","payload":{}}]}`
+	tests := []struct {
+		name, file, want string
+	}{
+		{"not JSON", `{"version":1,`, "bedrocktest: recording: unexpected EOF"},
+		{"trailing data", `{"version":1,"exchanges":[]} {}`, "data after"},
+		{"unknown version", `{"version":2,"exchanges":[]}`, "unsupported version 2 (want 1)"},
+		{"no version", `{"exchanges":[]}`, "unsupported version 0"},
+		{"unknown field", `{"version":1,"exchanges":[{"operation":"Converse","headers":{}}]}`, `unknown field "headers"`},
+		{"unknown operation", `{"version":1,"exchanges":[` + ok + `,{"operation":"InvokeModel","modelId":"m","request":{},"status":200}]}`,
+			`exchange 2: unknown operation "InvokeModel"`},
+		{"no model", `{"version":1,"exchanges":[{"operation":"Converse","request":{},"status":200,"response":{}}]}`, "exchange 1: no modelId"},
+		{"no request", `{"version":1,"exchanges":[{"operation":"Converse","modelId":"m","status":200,"response":{}}]}`, "exchange 1: no request body"},
+		{"request not object", `{"version":1,"exchanges":[{"operation":"Converse","modelId":"m","request":[],"status":200,"response":{}}]}`,
+			"exchange 1: request body is not a JSON object"},
+		{"no status", `{"version":1,"exchanges":[{"operation":"Converse","modelId":"m","request":{},"response":{}}]}`, "exchange 1: no status"},
+		{"bad status", `{"version":1,"exchanges":[{"operation":"Converse","modelId":"m","request":{},"status":700}]}`,
+			"exchange 1: status 700 is not an HTTP response status"},
+		{"converse without response", `{"version":1,"exchanges":[{"operation":"Converse","modelId":"m","request":{},"status":200}]}`,
+			"exchange 1: a successful Converse exchange has no response body"},
+		{"converse with events", `{"version":1,"exchanges":[{"operation":"Converse","modelId":"m","request":{},"status":200,"response":{},"events":[{"type":"messageStart","payload":{}}]}]}`,
+			"exchange 1: a Converse exchange has events"},
+		{"stream without events", `{"version":1,"exchanges":[` + okStream + `,{"operation":"ConverseStream","modelId":"m","request":{},"status":200}]}`,
+			"exchange 2: stream has no events and is not an error"},
+		{"stream with response", `{"version":1,"exchanges":[{"operation":"ConverseStream","modelId":"m","request":{},"status":200,"response":{},"events":[{"type":"messageStart","payload":{}}]}]}`,
+			"exchange 1: a successful ConverseStream exchange has a response body"},
+		{"event without type", `{"version":1,"exchanges":[{"operation":"ConverseStream","modelId":"m","request":{},"status":200,"events":[{"type":"messageStart","payload":{}},{"payload":{}}]}]}`,
+			"exchange 1: event 2: no type"},
+		{"exception not last", `{"version":1,"exchanges":[{"operation":"ConverseStream","modelId":"m","request":{},"status":200,"events":[{"type":"throttlingException","payload":{}},{"type":"messageStop","payload":{}}]}]}`,
+			"exchange 1: event 1: exception throttlingException is not the last event"},
+		{"error with events", `{"version":1,"exchanges":[{"operation":"ConverseStream","modelId":"m","request":{},"status":400,"events":[{"type":"messageStart","payload":{}}]}]}`,
+			"exchange 1: error response (status 400) has events"},
+		{"error type on success", `{"version":1,"exchanges":[{"operation":"Converse","modelId":"m","request":{},"status":200,"errorType":"ValidationException","response":{}}]}`,
+			`exchange 1: errorType "ValidationException" on a successful response`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := bedrocktest.ReadRecording(strings.NewReader(tt.file))
+			if err == nil {
+				t.Fatal("ReadRecording accepted it")
+			}
+			if !strings.HasPrefix(err.Error(), "bedrocktest: recording: ") || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %q, want it to start with %q and hold %q", err, "bedrocktest: recording: ", tt.want)
+			}
+		})
+	}
+}
+
+func TestLoadRecordingNamesFileAndExchange(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bad.json")
+	bad := `{"version":1,"exchanges":[{"operation":"Converse","modelId":"m","request":{},"status":200,"response":{}},` +
+		`{"operation":"ConverseStream","modelId":"m","request":{},"status":200}]}`
+	if err := os.WriteFile(path, []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	_, err := bedrocktest.LoadRecording(path)
+	if want := "bedrocktest: recording " + path + ": exchange 2: stream has no events and is not an error"; err == nil || err.Error() != want {
+		t.Errorf("error %v, want %q", err, want)
+	}
+	_, err = bedrocktest.LoadRecording(filepath.Join(t.TempDir(), "missing.json"))
+	if !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("error %v, want one wrapping os.ErrNotExist", err)
+	}
+}
+
+func TestSaveRefusesInvalidRecording(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "out.json")
+	rec := &bedrocktest.Recording{Exchanges: []bedrocktest.Exchange{{Operation: bedrocktest.OpConverse, ModelID: "m", Status: 200}}}
+	err := rec.Save(path)
+	if want := "bedrocktest: save recording: exchange 1: no request body"; err == nil || err.Error() != want {
+		t.Errorf("error %v, want %q", err, want)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Save left a file behind: %v", err)
+	}
+
+	var nilRec *bedrocktest.Recording
+	if _, err := nilRec.WriteTo(&bytes.Buffer{}); err == nil {
+		t.Error("WriteTo of a nil recording succeeded")
+	}
+}

@@ -1,0 +1,333 @@
+package bedrocktest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestRequestDiff(t *testing.T) {
+	const model = "anthropic.claude-3-5-haiku-20241022-v1:0"
+	tests := []struct {
+		name      string
+		wantModel string // model for want; model if empty
+		want, got string
+		ignore    []string
+		diff      []string
+	}{
+		{
+			name: "same",
+			want: `{"messages":[{"role":"user","content":[{"text":"Hi"}]}]}`,
+			got:  `{"messages":[{"role":"user","content":[{"text":"Hi"}]}]}`,
+		},
+		{
+			name: "key order and spacing do not matter",
+			want: `{"inferenceConfig":{"maxTokens":100,"temperature":0.5},"messages":[]}`,
+			got:  "{ \"messages\": [],\n \"inferenceConfig\": {\"temperature\": 0.50, \"maxTokens\": 1e2} }",
+		},
+		{
+			name:      "model",
+			wantModel: "other-model",
+			want:      `{}`, got: `{}`,
+			diff: []string{`modelId: want "other-model", got "` + model + `"`},
+		},
+		{
+			name: "changed value",
+			want: `{"messages":[{"role":"user","content":[{"text":"What time is it?"}]}]}`,
+			got:  `{"messages":[{"role":"user","content":[{"text":"What time?"}]}]}`,
+			diff: []string{`messages[0].content[0].text: want "What time is it?", got "What time?"`},
+		},
+		{
+			name: "missing and extra keys",
+			want: `{"system":[{"text":"Be brief."}],"messages":[]}`,
+			got:  `{"messages":[],"toolConfig":{"tools":[]}}`,
+			diff: []string{
+				`system: want [{"text":"Be brief."}], got nothing`,
+				`toolConfig: want nothing, got {"tools":[]}`,
+			},
+		},
+		{
+			name: "array lengths",
+			want: `{"messages":[{"role":"user"},{"role":"assistant"}]}`,
+			got:  `{"messages":[{"role":"user"},{"role":"assistant"},{"role":"user"}]}`,
+			diff: []string{`messages[2]: want nothing, got {"role":"user"}`},
+		},
+		{
+			name: "type change and odd key",
+			want: `{"toolConfig":{"tools":[{"toolSpec":{"inputSchema":{"json":{"properties":{"time zone":{"type":"string"}}}}}}]},"n":1}`,
+			got:  `{"toolConfig":{"tools":[{"toolSpec":{"inputSchema":{"json":{"properties":{"time zone":["string"]}}}}}]},"n":"1"}`,
+			diff: []string{
+				`n: want 1, got "1"`,
+				`toolConfig.tools[0].toolSpec.inputSchema.json.properties["time zone"]: want {"type":"string"}, got ["string"]`,
+			},
+		},
+		{
+			name: "long values are cut",
+			want: `{"t":"` + strings.Repeat("a", 100) + `"}`,
+			got:  `{"t":"b"}`,
+			diff: []string{`t: want "` + strings.Repeat("a", 58) + `…, got "b"`},
+		},
+		{
+			name: "whole bodies",
+			want: `{}`, got: `[]`,
+			diff: []string{`body: want {}, got []`},
+		},
+		{
+			name: "not JSON",
+			want: `{}`, got: `{"messages":`,
+			diff: []string{`body: the request body is not JSON: unexpected EOF`},
+		},
+		{
+			name: "at most ten lines",
+			want: `{"a":[1,2,3,4,5,6,7,8,9,10,11,12]}`,
+			got:  `{"a":[0,0,0,0,0,0,0,0,0,0,0,0]}`,
+			diff: []string{
+				"a[0]: want 1, got 0", "a[1]: want 2, got 0", "a[2]: want 3, got 0",
+				"a[3]: want 4, got 0", "a[4]: want 5, got 0", "a[5]: want 6, got 0",
+				"a[6]: want 7, got 0", "a[7]: want 8, got 0", "a[8]: want 9, got 0",
+				"… and 3 more differences",
+			},
+		},
+		{
+			name:   "ignored tool result",
+			want:   replayToolBody("get_current_datetime", "2025-01-01T10:00:00Z", "ok"),
+			got:    replayToolBody("get_current_datetime", "2025-06-30T17:42:09Z", "ok"),
+			ignore: []string{"get_current_datetime"},
+		},
+		{
+			name:   "ignored tool result still compares its id",
+			want:   replayToolBody("get_current_datetime", "2025-01-01T10:00:00Z", "ok"),
+			got:    strings.Replace(replayToolBody("get_current_datetime", "later", "ok"), `"toolUseId":"tu1"}}]},{"role":"user"`, `"toolUseId":"tu1"}}]},{"role":"user"`, 1),
+			ignore: []string{"get_current_datetime"},
+		},
+		{
+			name:   "other tools are compared",
+			want:   replayToolBody("calculator", "20", "ok"),
+			got:    replayToolBody("calculator", "21", "ok"),
+			ignore: []string{"get_current_datetime"},
+			diff:   []string{`messages[2].content[0].toolResult.content[0].text: want "20", got "21"`},
+		},
+		{
+			name: "tool results compared without the option",
+			want: replayToolBody("get_current_datetime", "10:00", "ok"),
+			got:  replayToolBody("get_current_datetime", "11:00", "ok"),
+			diff: []string{`messages[2].content[0].toolResult.content[0].text: want "10:00", got "11:00"`},
+		},
+		{
+			name:   "a toolUse in a user message does not count",
+			want:   `{"messages":[{"role":"user","content":[{"toolUse":{"toolUseId":"x","name":"clock"}},{"toolResult":{"toolUseId":"x","content":[{"text":"1"}]}}]}]}`,
+			got:    `{"messages":[{"role":"user","content":[{"toolUse":{"toolUseId":"x","name":"clock"}},{"toolResult":{"toolUseId":"x","content":[{"text":"2"}]}}]}]}`,
+			ignore: []string{"clock"},
+			diff:   []string{`messages[0].content[1].toolResult.content[0].text: want "1", got "2"`},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			wantModel := tt.wantModel
+			if wantModel == "" {
+				wantModel = model
+			}
+			ignore := make(map[string]bool)
+			for _, n := range tt.ignore {
+				ignore[n] = true
+			}
+			got := requestDiff(wantModel, []byte(tt.want), model, []byte(tt.got), ignore)
+			if !reflect.DeepEqual(got, tt.diff) && !(len(got) == 0 && len(tt.diff) == 0) {
+				t.Errorf("diff:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(tt.diff, "\n  "))
+			}
+		})
+	}
+}
+
+// replayToolBody is a request body in which the assistant called tool and
+// the user answered with result.
+func replayToolBody(tool, result, status string) string {
+	return `{"messages":[` +
+		`{"role":"user","content":[{"text":"Go"}]},` +
+		`{"role":"assistant","content":[{"toolUse":{"toolUseId":"tu1","name":"` + tool + `","input":{}}}]},` +
+		`{"role":"user","content":[{"toolResult":{"toolUseId":"tu1","content":[{"text":"` + result + `"}],"status":"` + status + `"}}]}` +
+		`]}`
+}
+
+// replayFixture has a Converse exchange, a stream that ends in an exception
+// and a recorded error.
+func replayFixture() *Recording {
+	return &Recording{Version: 1, Exchanges: []Exchange{
+		{
+			Operation: OpConverse, ModelID: "m1",
+			Request:  json.RawMessage(replayToolBody("get_current_datetime", "2025-01-01T10:00:00Z", "success")),
+			Status:   200,
+			Response: json.RawMessage(`{"output":{"message":{"role":"assistant","content":[{"text":"It is ten."}]}},"stopReason":"end_turn"}`),
+		},
+		{
+			Operation: OpConverseStream, ModelID: "m1",
+			Request: json.RawMessage(`{"messages":[{"role":"user","content":[{"text":"Stream"}]}]}`),
+			Status:  200,
+			Events: []Event{
+				{Type: "messageStart", Payload: json.RawMessage(`{"role":"assistant"}`)},
+				{Type: "contentBlockStop", Payload: json.RawMessage(`null`)},
+				{Type: "modelStreamErrorException", Payload: json.RawMessage(`{"message":"stream broke"}`)},
+			},
+		},
+		{
+			Operation: OpConverse, ModelID: "m1",
+			Request:   json.RawMessage(`{"messages":[]}`),
+			Status:    429,
+			ErrorType: "ThrottlingException",
+			Response:  json.RawMessage(`{"message":"Too many requests, please wait before trying again."}`),
+		},
+	}}
+}
+
+// replayRequests are requests matching replayFixture, as a server builds
+// them (only the fields Replay reads).
+func replayRequests() []*Request {
+	rec := replayFixture()
+	reqs := make([]*Request, len(rec.Exchanges))
+	for i, x := range rec.Exchanges {
+		reqs[i] = &Request{Operation: x.Operation, ModelID: x.ModelID, Body: []byte(x.Request)}
+	}
+	return reqs
+}
+
+func wantReplayError(t *testing.T, err error, status int, typ, message string) {
+	t.Helper()
+	var e *Error
+	if !errors.As(err, &e) {
+		t.Fatalf("error %v, want an *Error", err)
+	}
+	if e.Status != status || e.Type != typ || !strings.HasPrefix(e.Message, message) {
+		t.Errorf("error %d %s %q, want %d %s %q…", e.Status, e.Type, e.Message, status, typ, message)
+	}
+}
+
+func TestReplayServesInOrder(t *testing.T) {
+	ctx := context.Background()
+	rec := replayFixture()
+	h := Replay(rec, Strict())
+	reqs := replayRequests()
+	rec.Exchanges[0].Response[2] = 'X' // Replay works on a copy
+
+	reply, err := h.ServeConverse(ctx, reqs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := replayFixture().Exchanges[0].Response; string(reply.Raw) != string(want) {
+		t.Errorf("Raw = %s, want %s", reply.Raw, want)
+	}
+
+	reply, err = h.ServeConverse(ctx, reqs[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantEvents := []Event{
+		{Type: "messageStart", Payload: json.RawMessage(`{"role":"assistant"}`)},
+		{Type: "contentBlockStop", Payload: nil},
+	}
+	if !reflect.DeepEqual(reply.Events, wantEvents) {
+		t.Errorf("Events = %+v, want %+v", reply.Events, wantEvents)
+	}
+	if want := (&Exception{Type: "modelStreamErrorException", Message: "stream broke"}); !reflect.DeepEqual(reply.Exception, want) || reply.ExceptionAfter != 2 {
+		t.Errorf("Exception = %+v after %d, want %+v after 2", reply.Exception, reply.ExceptionAfter, want)
+	}
+
+	_, err = h.ServeConverse(ctx, reqs[2])
+	wantReplayError(t, err, 429, "ThrottlingException", "Too many requests, please wait before trying again.")
+
+	_, err = h.ServeConverse(ctx, reqs[2])
+	wantReplayError(t, err, 400, "ValidationException", "bedrocktest: replay: request 4 but the recording has 3 exchanges")
+}
+
+func TestReplayStreamOfOnlyAnException(t *testing.T) {
+	h := Replay(&Recording{Version: 1, Exchanges: []Exchange{{
+		Operation: OpConverseStream, ModelID: "m", Request: json.RawMessage(`{}`), Status: 200,
+		Events: []Event{{Type: "throttlingException", Payload: json.RawMessage(`{"message":"slow down"}`)}},
+	}}})
+	reply, err := h.ServeConverse(context.Background(), &Request{Operation: OpConverseStream, ModelID: "m", Body: []byte(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reply.Events == nil || len(reply.Events) != 0 || reply.Exception == nil || reply.Exception.Message != "slow down" {
+		t.Errorf("reply %+v, want no events (but a non-nil slice) and the exception", reply)
+	}
+}
+
+func TestReplayOperationMismatch(t *testing.T) {
+	h := Replay(replayFixture())
+	req := replayRequests()[0]
+	req.Operation = OpConverseStream
+	_, err := h.ServeConverse(context.Background(), req)
+	wantReplayError(t, err, 400, "ValidationException",
+		"bedrocktest: replay: request 1 is ConverseStream but exchange 1 of the recording is Converse")
+}
+
+func TestReplayStrict(t *testing.T) {
+	ctx := context.Background()
+	changed := replayRequests()[0]
+	changed.Body = []byte(replayToolBody("get_current_datetime", "2025-06-30T17:42:09Z", "success"))
+	changed.ModelID = "m2"
+
+	// Without Strict anything goes.
+	if _, err := Replay(replayFixture()).ServeConverse(ctx, changed); err != nil {
+		t.Errorf("lenient replay: %v", err)
+	}
+
+	_, err := Replay(replayFixture(), Strict()).ServeConverse(ctx, changed)
+	wantReplayError(t, err, 400, "ValidationException", "bedrocktest: replay: request 1 differs from the recording:\n"+
+		`  modelId: want "m1", got "m2"`+"\n"+
+		`  messages[2].content[0].toolResult.content[0].text: want "2025-01-01T10:00:00Z", got "2025-06-30T17:42:09Z"`)
+
+	// IgnoreToolResults implies Strict and leaves the time out.
+	_, err = Replay(replayFixture(), IgnoreToolResults("get_current_datetime")).ServeConverse(ctx, changed)
+	wantReplayError(t, err, 400, "ValidationException", "bedrocktest: replay: request 1 differs from the recording:\n"+
+		`  modelId: want "m1", got "m2"`)
+	var e *Error
+	if errors.As(err, &e) && strings.Contains(e.Message, "toolResult") {
+		t.Errorf("the ignored tool result is in the diff: %s", e.Message)
+	}
+
+	changed.ModelID = "m1"
+	if _, err := Replay(replayFixture(), IgnoreToolResults("get_current_datetime")).ServeConverse(ctx, changed); err != nil {
+		t.Errorf("IgnoreToolResults: %v", err)
+	}
+}
+
+func TestReplayExchangeUsedUpByError(t *testing.T) {
+	ctx := context.Background()
+	h := Replay(replayFixture(), Strict())
+	bad := replayRequests()[0]
+	bad.Body = []byte(`{"messages":[]}`)
+	if _, err := h.ServeConverse(ctx, bad); err == nil {
+		t.Fatal("a differing request was served")
+	}
+	if _, err := h.ServeConverse(ctx, replayRequests()[1]); err != nil {
+		t.Errorf("the next request did not get the next exchange: %v", err)
+	}
+}
+
+func TestReplayInvalidExchange(t *testing.T) {
+	h := Replay(&Recording{Version: 1, Exchanges: []Exchange{{Operation: OpConverse, ModelID: "m", Request: json.RawMessage(`{}`), Status: 200}}})
+	_, err := h.ServeConverse(context.Background(), &Request{Operation: OpConverse, ModelID: "m", Body: []byte(`{}`)})
+	wantReplayError(t, err, 400, "ValidationException",
+		"bedrocktest: replay: exchange 1 of the recording: a successful Converse exchange has no response body")
+
+	_, err = Replay(nil).ServeConverse(context.Background(), &Request{Operation: OpConverse})
+	wantReplayError(t, err, 400, "ValidationException", "bedrocktest: replay: request 1 but the recording has 0 exchanges")
+}
+
+func TestRecordedMessage(t *testing.T) {
+	for body, want := range map[string]string{
+		`{"message":"a"}`:            "a",
+		`{"Message":"b"}`:            "b",
+		`"<html>Bad Gateway</html>"`: "<html>Bad Gateway</html>",
+		`{"other":1}`:                `{"other":1}`,
+		``:                           ``,
+	} {
+		if got := recordedMessage(json.RawMessage(body)); got != want {
+			t.Errorf("recordedMessage(%s) = %q, want %q", body, got, want)
+		}
+	}
+}

@@ -1,0 +1,236 @@
+package bedrocktest
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+
+	"github.com/tooluse/bedrock/converse/internal/wire"
+)
+
+// Server is a Bedrock runtime endpoint on loopback that answers Converse and
+// ConverseStream calls with a Handler. Point the real SDK client at it with
+// Client, or with Config when building the client yourself.
+type Server struct {
+	// URL is the base URL of the server, of the form http://127.0.0.1:port.
+	URL string
+
+	handler Handler
+	lenient bool
+	srv     *httptest.Server
+	http    *http.Client
+	nextID  atomic.Int64
+
+	mu   sync.Mutex
+	reqs []*Request
+}
+
+// Option configures a Server.
+type Option func(*Server)
+
+// WithLenient turns off the checks of Bedrock's request rules, so the
+// Handler sees every request that decodes, valid or not.
+func WithLenient() Option {
+	return func(s *Server) { s.lenient = true }
+}
+
+// NewServer starts a Server answering with h. The caller must Close it.
+func NewServer(h Handler, opts ...Option) *Server {
+	s := &Server{handler: h}
+	for _, opt := range opts {
+		opt(s)
+	}
+	s.srv = httptest.NewServer(http.HandlerFunc(s.serveHTTP))
+	s.URL = s.srv.URL
+
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	s.http = &http.Client{Transport: plainBodyTransport{transport}}
+	return s
+}
+
+// Close shuts the server down, waiting for calls in flight, and closes the
+// idle connections of the clients it made.
+func (s *Server) Close() {
+	s.srv.Close()
+	s.http.CloseIdleConnections()
+}
+
+// Requests returns the requests received so far, in order, including those
+// rejected by validation. The slice is a copy; the Requests are shared.
+func (s *Server) Requests() []*Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]*Request(nil), s.reqs...)
+}
+
+// HTTPClient returns the HTTP client used by Client and Config. Its
+// transport hides io.WriterTo on request bodies: the SDK closes a request
+// body as soon as the response starts, and a transport still copying that
+// body through WriterTo on a fast loopback connection then drops the
+// connection ("use of closed network connection"), failing a stream now and
+// then on a client that made a Converse call before.
+func (s *Server) HTTPClient() *http.Client {
+	return s.http
+}
+
+// Config returns an aws.Config aimed at the server: region us-east-1,
+// static credentials, BaseEndpoint set to URL and the server's HTTP client.
+// The retryer is left to the SDK's default.
+func (s *Server) Config() aws.Config {
+	return aws.Config{
+		Region:       "us-east-1",
+		Credentials:  credentials.NewStaticCredentialsProvider("AKIDBEDROCKTEST", "bedrocktest-secret", ""),
+		HTTPClient:   s.http,
+		BaseEndpoint: aws.String(s.URL),
+	}
+}
+
+// Client returns a real bedrockruntime client talking to the server (see
+// Config). Options such as a retryer are changed with optFns:
+//
+//	client := srv.Client(func(o *bedrockruntime.Options) {
+//		o.Retryer = retry.AddWithMaxAttempts(o.Retryer, 1)
+//	})
+func (s *Server) Client(optFns ...func(*bedrockruntime.Options)) *bedrockruntime.Client {
+	return bedrockruntime.NewFromConfig(s.Config(), optFns...)
+}
+
+// plainBodyTransport passes request bodies to its base transport behind a
+// wrapper that has Read and Close only (see Server.HTTPClient).
+type plainBodyTransport struct {
+	base *http.Transport
+}
+
+type plainBody struct{ io.ReadCloser }
+
+func (t plainBodyTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Body != nil && r.Body != http.NoBody {
+		r = r.Clone(r.Context())
+		r.Body = plainBody{r.Body}
+	}
+	return t.base.RoundTrip(r)
+}
+
+// CloseIdleConnections lets http.Client.CloseIdleConnections reach the base.
+func (t plainBodyTransport) CloseIdleConnections() {
+	t.base.CloseIdleConnections()
+}
+
+// route reads the operation and model ID from a request path of the form
+// /model/{modelId}/converse or /model/{modelId}/converse-stream, where the
+// model ID is path-escaped (an ARN's '/' arrives as %2F).
+func route(r *http.Request) (op, modelID string, ok bool) {
+	if r.Method != http.MethodPost {
+		return "", "", false
+	}
+	rest, found := strings.CutPrefix(r.URL.EscapedPath(), "/model/")
+	if !found {
+		return "", "", false
+	}
+	escaped, suffix, found := strings.Cut(rest, "/")
+	switch {
+	case !found || escaped == "":
+		return "", "", false
+	case suffix == "converse":
+		op = OpConverse
+	case suffix == "converse-stream":
+		op = OpConverseStream
+	default:
+		return "", "", false
+	}
+	id, err := url.PathUnescape(escaped)
+	if err != nil {
+		return "", "", false
+	}
+	return op, id, true
+}
+
+func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("X-Amzn-Requestid", fmt.Sprintf("bedrocktest-%d", s.nextID.Add(1)))
+	op, modelID, ok := route(r)
+	if !ok {
+		writeError(w, &Error{
+			Status:  http.StatusNotFound,
+			Type:    "UnknownOperationException",
+			Message: fmt.Sprintf("bedrocktest: no operation at %s %s", r.Method, r.URL.Path),
+		})
+		return
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return // the client is gone
+	}
+	req := &Request{Operation: op, ModelID: modelID, Body: body}
+	in, decodeErr := wire.DecodeConverseInput(body)
+	if decodeErr == nil {
+		req.Messages = in.Messages
+		req.System = in.System
+		req.ToolConfig = in.ToolConfig
+		req.InferenceConfig = in.InferenceConfig
+	}
+	s.mu.Lock()
+	s.reqs = append(s.reqs, req)
+	s.mu.Unlock()
+
+	if decodeErr != nil {
+		writeError(w, Validation("Malformed input request, please reformat your input and try again."))
+		return
+	}
+	if !s.lenient {
+		if e := Validate(req); e != nil {
+			writeError(w, e)
+			return
+		}
+	}
+
+	reply, err := s.handler.ServeConverse(r.Context(), req)
+	if err != nil {
+		var e *Error
+		if !errors.As(err, &e) {
+			e = &Error{Status: http.StatusInternalServerError, Type: "InternalServerException", Message: err.Error()}
+		}
+		writeError(w, e)
+		return
+	}
+	if reply == nil {
+		writeError(w, internalf("handler returned a nil Reply"))
+		return
+	}
+	if op == OpConverse {
+		s.writeConverse(w, reply)
+		return
+	}
+	s.writeStream(w, r, reply)
+}
+
+func (s *Server) writeConverse(w http.ResponseWriter, reply *Reply) {
+	var body []byte
+	switch {
+	case reply.Raw != nil:
+		body = reply.Raw
+	case reply.Output != nil:
+		var err error
+		if body, err = wire.EncodeConverseOutput(reply.Output); err != nil {
+			writeError(w, internalf("%v", err))
+			return
+		}
+	default:
+		writeError(w, internalf("Reply to Converse has neither Output nor Raw"))
+		return
+	}
+	w.Header().Set("Content-Type", wire.ContentTypeJSON)
+	w.Header().Set("Content-Length", fmt.Sprint(len(body)))
+	w.WriteHeader(http.StatusOK)
+	_, _ = io.Copy(w, bytes.NewReader(body))
+}

@@ -1,0 +1,234 @@
+package bedrocktest
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+)
+
+const testModel = "anthropic.claude-3-5-sonnet-20240620-v1:0"
+
+func userText(text string) types.Message {
+	return types.Message{Role: types.ConversationRoleUser, Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: text}}}
+}
+
+func weatherTools() *types.ToolConfiguration {
+	return &types.ToolConfiguration{Tools: []types.Tool{&types.ToolMemberToolSpec{Value: types.ToolSpecification{
+		Name: aws.String("get_weather"),
+		InputSchema: &types.ToolInputSchemaMemberJson{Value: document.NewLazyDocument(map[string]any{
+			"type":       "object",
+			"properties": map[string]any{"city": map[string]any{"type": "string"}},
+		})},
+	}}}}
+}
+
+func TestConverseText(t *testing.T) {
+	srv := NewServer(Script(Text("Hello there")))
+	defer srv.Close()
+
+	out, err := srv.Client().Converse(context.Background(), &bedrockruntime.ConverseInput{
+		ModelId:  aws.String(testModel),
+		Messages: []types.Message{userText("hi")},
+		System:   []types.SystemContentBlock{&types.SystemContentBlockMemberText{Value: "be brief"}},
+		InferenceConfig: &types.InferenceConfiguration{
+			MaxTokens: aws.Int32(100),
+		},
+	})
+	must.NoError(t, err)
+	expect.Equal(t, types.StopReasonEndTurn, out.StopReason)
+	msg := out.Output.(*types.ConverseOutputMemberMessage).Value
+	expect.Equal(t, types.ConversationRoleAssistant, msg.Role)
+	must.Len(t, msg.Content, 1)
+	expect.Equal(t, "Hello there", msg.Content[0].(*types.ContentBlockMemberText).Value)
+	expect.Equal(t, int32(15), aws.ToInt32(out.Usage.TotalTokens))
+	expect.Equal(t, int64(100), aws.ToInt64(out.Metrics.LatencyMs))
+
+	reqs := srv.Requests()
+	must.Len(t, reqs, 1)
+	expect.Equal(t, OpConverse, reqs[0].Operation)
+	expect.Equal(t, testModel, reqs[0].ModelID)
+	must.Len(t, reqs[0].Messages, 1)
+	expect.Equal(t, "hi", reqs[0].Messages[0].Content[0].(*types.ContentBlockMemberText).Value)
+	expect.Equal(t, "be brief", reqs[0].System[0].(*types.SystemContentBlockMemberText).Value)
+	expect.Equal(t, int32(100), aws.ToInt32(reqs[0].InferenceConfig.MaxTokens))
+	expect.Contains(t, string(reqs[0].Body), `"messages"`)
+}
+
+func TestConverseModelIDEscaped(t *testing.T) {
+	ids := []string{
+		"us.anthropic.claude-3-5-haiku-20241022-v1:0",
+		"arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.anthropic.claude-3-5-haiku-20241022-v1:0",
+		"arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/a1b2c3",
+	}
+	for _, id := range ids {
+		t.Run(id, func(t *testing.T) {
+			srv := NewServer(Script(Text("ok")))
+			defer srv.Close()
+			_, err := srv.Client().Converse(context.Background(), &bedrockruntime.ConverseInput{
+				ModelId:  aws.String(id),
+				Messages: []types.Message{userText("hi")},
+			})
+			must.NoError(t, err)
+			expect.Equal(t, id, srv.Requests()[0].ModelID)
+		})
+	}
+}
+
+func TestToolUseRoundTrip(t *testing.T) {
+	srv := NewServer(Script(
+		ToolUse("Let me check.", Call{ID: "tooluse_1", Name: "get_weather", Input: map[string]any{"city": "Paris"}}),
+		Text("It is sunny in Paris."),
+	))
+	defer srv.Close()
+	client := srv.Client()
+	ctx := context.Background()
+
+	history := []types.Message{userText("Weather in Paris?")}
+	out, err := client.Converse(ctx, &bedrockruntime.ConverseInput{
+		ModelId: aws.String(testModel), Messages: history, ToolConfig: weatherTools(),
+	})
+	must.NoError(t, err)
+	expect.Equal(t, types.StopReasonToolUse, out.StopReason)
+	msg := out.Output.(*types.ConverseOutputMemberMessage).Value
+	must.Len(t, msg.Content, 2)
+	expect.Equal(t, "Let me check.", msg.Content[0].(*types.ContentBlockMemberText).Value)
+	tu := msg.Content[1].(*types.ContentBlockMemberToolUse).Value
+	expect.Equal(t, "tooluse_1", aws.ToString(tu.ToolUseId))
+	expect.Equal(t, "get_weather", aws.ToString(tu.Name))
+	expect.Equal(t, types.ToolUseType("tool_use"), tu.Type, "Bedrock marks client tool uses")
+	var input struct{ City string }
+	must.NoError(t, tu.Input.UnmarshalSmithyDocument(&input))
+	expect.Equal(t, "Paris", input.City)
+
+	// Echoing the block with its type is what Bedrock rejects.
+	_, err = client.Converse(ctx, &bedrockruntime.ConverseInput{
+		ModelId:    aws.String(testModel),
+		Messages:   append(history, msg, toolResultMessage("tooluse_1", "sunny")),
+		ToolConfig: weatherTools(),
+	})
+	var ve *types.ValidationException
+	must.ErrorAs(t, err, &ve)
+	expect.Contains(t, ve.ErrorMessage(), "toolUse.type")
+
+	tu.Type = ""
+	msg.Content[1] = &types.ContentBlockMemberToolUse{Value: tu}
+	history = append(history, msg, toolResultMessage("tooluse_1", "sunny"))
+	out, err = client.Converse(ctx, &bedrockruntime.ConverseInput{
+		ModelId: aws.String(testModel), Messages: history, ToolConfig: weatherTools(),
+	})
+	must.NoError(t, err)
+	expect.Equal(t, types.StopReasonEndTurn, out.StopReason)
+
+	reqs := srv.Requests()
+	must.Len(t, reqs, 3)
+	last := reqs[2].Messages
+	must.Len(t, last, 3)
+	tr := last[2].Content[0].(*types.ContentBlockMemberToolResult).Value
+	expect.Equal(t, "tooluse_1", aws.ToString(tr.ToolUseId))
+	expect.Equal(t, "sunny", tr.Content[0].(*types.ToolResultContentBlockMemberText).Value)
+}
+
+func toolResultMessage(id, text string) types.Message {
+	return types.Message{Role: types.ConversationRoleUser, Content: []types.ContentBlock{
+		&types.ContentBlockMemberToolResult{Value: types.ToolResultBlock{
+			ToolUseId: aws.String(id),
+			Content:   []types.ToolResultContentBlock{&types.ToolResultContentBlockMemberText{Value: text}},
+		}},
+	}}
+}
+
+func TestBadRoute(t *testing.T) {
+	srv := NewServer(Script())
+	defer srv.Close()
+	for _, path := range []string{"/model/x/invoke", "/foo", "/model//converse"} {
+		resp, err := srv.HTTPClient().Post(srv.URL+path, "application/json", strings.NewReader("{}"))
+		must.NoError(t, err)
+		resp.Body.Close()
+		expect.Equal(t, http.StatusNotFound, resp.StatusCode, path)
+		expect.Equal(t, "UnknownOperationException", resp.Header.Get("X-Amzn-ErrorType"), path)
+	}
+}
+
+func TestMalformedBody(t *testing.T) {
+	srv := NewServer(Script())
+	defer srv.Close()
+	resp, err := srv.HTTPClient().Post(srv.URL+"/model/m/converse", "application/json", strings.NewReader("{not json"))
+	must.NoError(t, err)
+	resp.Body.Close()
+	expect.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	expect.Equal(t, "ValidationException", resp.Header.Get("X-Amzn-ErrorType"))
+}
+
+func TestScriptExhausted(t *testing.T) {
+	srv := NewServer(Script())
+	defer srv.Close()
+	_, err := srv.Client(noRetry).Converse(context.Background(), &bedrockruntime.ConverseInput{
+		ModelId: aws.String(testModel), Messages: []types.Message{userText("hi")},
+	})
+	var ie *types.InternalServerException
+	must.ErrorAs(t, err, &ie)
+	expect.Contains(t, ie.ErrorMessage(), "script exhausted")
+}
+
+func noRetry(o *bedrockruntime.Options) {
+	o.Retryer = aws.NopRetryer{}
+}
+
+func TestHandlerErrorIsInternal(t *testing.T) {
+	srv := NewServer(HandlerFunc(func(ctx context.Context, req *Request) (*Reply, error) {
+		return nil, errors.New("boom")
+	}))
+	defer srv.Close()
+	_, err := srv.Client(noRetry).Converse(context.Background(), &bedrockruntime.ConverseInput{
+		ModelId: aws.String(testModel), Messages: []types.Message{userText("hi")},
+	})
+	var ie *types.InternalServerException
+	must.ErrorAs(t, err, &ie)
+	expect.Equal(t, "boom", ie.ErrorMessage())
+}
+
+func TestRawReply(t *testing.T) {
+	raw := []byte(`{"metrics":{"latencyMs":3},"output":{"message":{"content":[{"text":"recorded"}],"role":"assistant"}},"stopReason":"end_turn","usage":{"inputTokens":1,"outputTokens":1,"totalTokens":2}}`)
+	srv := NewServer(Script(&Reply{Raw: raw}, &Reply{Raw: raw}))
+	defer srv.Close()
+	out, err := srv.Client().Converse(context.Background(), converseInput())
+	must.NoError(t, err)
+	expect.Equal(t, "recorded", out.Output.(*types.ConverseOutputMemberMessage).Value.Content[0].(*types.ContentBlockMemberText).Value)
+	expect.Equal(t, int64(3), aws.ToInt64(out.Metrics.LatencyMs))
+
+	// A recorded Converse body can answer a stream too.
+	s := converseStream(t, srv.Client(), streamInput(userText("hi")))
+	must.NoError(t, s.err)
+	expect.Equal(t, "recorded", s.texts[0])
+	expect.Equal(t, types.StopReasonEndTurn, s.stop)
+}
+
+// TestStreamsAfterConverseOnOneClient guards the loopback trap the server's
+// HTTP client works around (see Server.HTTPClient): streams following
+// Converse calls on the same client must not lose their connection.
+func TestStreamsAfterConverseOnOneClient(t *testing.T) {
+	const rounds = 200
+	replies := make([]*Reply, 0, 2*rounds)
+	for range rounds {
+		replies = append(replies, Text("plain"), Text("streamed"))
+	}
+	srv := NewServer(Script(replies...))
+	defer srv.Close()
+	client := srv.Client(noRetry)
+	for i := range rounds {
+		if _, err := client.Converse(context.Background(), converseInput()); err != nil {
+			t.Fatalf("round %d: Converse: %v", i, err)
+		}
+		s := converseStream(t, client, streamInput(userText("hi")))
+		if s.err != nil || s.texts[0] != "streamed" {
+			t.Fatalf("round %d: stream %q, %v", i, s.texts[0], s.err)
+		}
+	}
+}

@@ -1,0 +1,220 @@
+package bedrocktest
+
+import (
+	"bytes"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+
+	"github.com/tooluse/bedrock/converse/internal/models"
+)
+
+// Validate checks req against the rules Bedrock enforces on a Converse or
+// ConverseStream request, and returns the 400 ValidationException Bedrock
+// would answer, with Bedrock's wording, or nil. A Server applies it to every
+// request unless WithLenient is set; it is exported so that a test can check
+// a history without a server.
+//
+// The rules are those a tool-use loop can break: the shape of the
+// conversation (starts with a user message, alternates roles, no empty
+// content or blank text), tool blocks only with a toolConfig, each toolUse
+// answered by exactly one toolResult in the next message, toolUse blocks
+// sent back without "type":"tool_use", tool names and schemas, and the
+// quirks of model families (see the models package): the toolResult status
+// field, text beside tool results, tools in streaming mode.
+func Validate(req *Request) *Error {
+	m := models.Parse(req.ModelID)
+	if e := validateToolConfig(req.ToolConfig); e != nil {
+		return e
+	}
+	if req.Operation == OpConverseStream && req.ToolConfig != nil && !m.SupportsStreamingToolUse() {
+		return Validation("This model doesn't support tool use in streaming mode.")
+	}
+	msgs := req.Messages
+	if len(msgs) == 0 || msgs[0].Role != types.ConversationRoleUser {
+		return Validation("A conversation must start with a user message. Try again with a conversation that starts with a user message.")
+	}
+	for i := 1; i < len(msgs); i++ {
+		if msgs[i].Role == msgs[i-1].Role {
+			return Validation("A conversation must alternate between user and assistant roles. Make sure the conversation alternates between user and assistant roles and try again.")
+		}
+	}
+	if req.ToolConfig == nil && hasToolBlocks(msgs) {
+		return Validation("The toolConfig field must be defined when using toolUse and toolResult content blocks.")
+	}
+	for n, msg := range msgs {
+		if e := validateMessage(m, n, msg); e != nil {
+			return e
+		}
+		var prev types.Message
+		if n > 0 {
+			prev = msgs[n-1]
+		}
+		if e := validateToolResults(n, prev, msg); e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+// toolNamePattern is the constraint on ToolSpecification.name.
+const toolNamePattern = `^[a-zA-Z0-9_-]{1,64}$`
+
+var toolName = regexp.MustCompile(toolNamePattern)
+
+func validateToolConfig(tc *types.ToolConfiguration) *Error {
+	if tc == nil {
+		return nil
+	}
+	if len(tc.Tools) == 0 {
+		return Validation("1 validation error detected: Value '[]' at 'toolConfig.tools' failed to satisfy constraint: Member must have length greater than or equal to 1")
+	}
+	seen := map[string]bool{}
+	for i, tool := range tc.Tools {
+		spec, ok := tool.(*types.ToolMemberToolSpec)
+		if !ok {
+			continue
+		}
+		name := aws.ToString(spec.Value.Name)
+		if !toolName.MatchString(name) {
+			// Coral's constraint messages count list members from 1.
+			return Validation(fmt.Sprintf("1 validation error detected: Value '%s' at 'toolConfig.tools.%d.member.toolSpec.name' failed to satisfy constraint: Member must satisfy regular expression pattern: %s", name, i+1, toolNamePattern))
+		}
+		if seen[name] {
+			return Validation(fmt.Sprintf("The toolConfig field contains more than one tool named %s. Tool names must be unique.", name))
+		}
+		seen[name] = true
+		schema, ok := spec.Value.InputSchema.(*types.ToolInputSchemaMemberJson)
+		if !ok || !isObject(schema.Value) {
+			return Validation(fmt.Sprintf("The value at toolConfig.tools.%d.toolSpec.inputSchema.json must be a JSON object.", i))
+		}
+	}
+	return nil
+}
+
+func hasToolBlocks(msgs []types.Message) bool {
+	for _, msg := range msgs {
+		for _, b := range msg.Content {
+			switch b.(type) {
+			case *types.ContentBlockMemberToolUse, *types.ContentBlockMemberToolResult:
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// validateMessage checks the blocks of messages[n] one by one.
+func validateMessage(m models.Model, n int, msg types.Message) *Error {
+	if len(msg.Content) == 0 {
+		return Validation(fmt.Sprintf("The content field in the Message object at messages.%d is empty. Add a ContentBlock object to the content field and try again.", n))
+	}
+	var results, others int
+	for i, block := range msg.Content {
+		switch b := block.(type) {
+		case *types.ContentBlockMemberText:
+			others++
+			if strings.TrimSpace(b.Value) == "" {
+				return Validation(fmt.Sprintf("The text field in the ContentBlock object at messages.%d.content.%d is blank. Add text to the text field, and try again.", n, i))
+			}
+		case *types.ContentBlockMemberToolUse:
+			others++
+			if t := b.Value.Type; t != "" && t != types.ToolUseTypeServerToolUse {
+				return Validation(fmt.Sprintf("1 validation error detected: Value '%s' at 'messages.%d.member.content.%d.member.toolUse.type' failed to satisfy constraint: Member must satisfy enum value set: [server_tool_use]", t, n+1, i+1))
+			}
+		case *types.ContentBlockMemberToolResult:
+			results++
+			if e := validateToolResult(m, n, i, b.Value); e != nil {
+				return e
+			}
+		case *types.ContentBlockMemberCachePoint:
+			// a marker, not conversation content
+		default:
+			others++
+		}
+	}
+	if results > 0 && others > 0 && m.RejectsTextWithToolResults() {
+		return Validation("Conversation blocks and tool result blocks cannot be provided in the same turn.")
+	}
+	return nil
+}
+
+func validateToolResult(m models.Model, n, i int, r types.ToolResultBlock) *Error {
+	if r.Status != "" && !m.SupportsToolStatus() {
+		return Validation("This model doesn't support the status field. Remove status and try again.")
+	}
+	if r.Status == types.ToolResultStatusError && len(r.Content) == 0 {
+		return Validation(fmt.Sprintf("The content field at messages.%d.content.%d.toolResult cannot be empty when status value is error.", n, i))
+	}
+	for k, c := range r.Content {
+		switch v := c.(type) {
+		case *types.ToolResultContentBlockMemberText:
+			if strings.TrimSpace(v.Value) == "" {
+				return Validation(fmt.Sprintf("The text field in the ToolResultContentBlock object at messages.%d.content.%d.toolResult.content.%d is blank. Add text to the text field, and try again.", n, i, k))
+			}
+		case *types.ToolResultContentBlockMemberJson:
+			if !isObject(v.Value) {
+				return Validation(fmt.Sprintf("The json field in the ToolResultContentBlock object at messages.%d.content.%d.toolResult.content.%d must be a JSON object.", n, i, k))
+			}
+		}
+	}
+	return nil
+}
+
+// validateToolResults checks that messages[n] answers every toolUse of
+// messages[n-1] with exactly one toolResult, and nothing else.
+func validateToolResults(n int, prev, msg types.Message) *Error {
+	var uses []string
+	used := map[string]bool{}
+	for _, b := range prev.Content {
+		if tu, ok := b.(*types.ContentBlockMemberToolUse); ok && prev.Role == types.ConversationRoleAssistant {
+			id := aws.ToString(tu.Value.ToolUseId)
+			uses = append(uses, id)
+			used[id] = true
+		}
+	}
+	answered := map[string]bool{}
+	results := 0
+	for i, b := range msg.Content {
+		tr, ok := b.(*types.ContentBlockMemberToolResult)
+		if !ok {
+			continue
+		}
+		results++
+		if results > len(uses) {
+			return Validation(fmt.Sprintf("The number of toolResult blocks at messages.%d.content exceeds the number of toolUse blocks of previous turn.", n))
+		}
+		id := aws.ToString(tr.Value.ToolUseId)
+		if !used[id] {
+			return Validation(fmt.Sprintf("The toolUseId %s of the toolResult block at messages.%d.content.%d does not match any toolUse block of previous turn.", id, n, i))
+		}
+		answered[id] = true
+	}
+	var missing []string
+	for _, id := range uses {
+		if !answered[id] {
+			missing = append(missing, id)
+		}
+	}
+	if len(missing) > 0 {
+		return Validation(fmt.Sprintf("Expected toolResult blocks at messages.%d.content for the following Ids: %s", n, strings.Join(missing, ", ")))
+	}
+	return nil
+}
+
+// isObject reports whether a document holds a JSON object.
+func isObject(d document.Interface) bool {
+	if d == nil {
+		return false
+	}
+	b, err := d.MarshalSmithyDocument()
+	if err != nil {
+		return false
+	}
+	b = bytes.TrimSpace(b)
+	return len(b) > 0 && b[0] == '{'
+}
