@@ -55,7 +55,7 @@ func testTools(t testing.TB, calls *atomic.Int32) *tools.Registry {
 			return "", ctx.Err()
 		}, tools.WithTimeout(50*time.Millisecond))),
 		mk(tools.New("stubborn", "Ignores its context.", func(context.Context, struct{}) (string, error) {
-			time.Sleep(2 * time.Second)
+			time.Sleep(300 * time.Millisecond)
 			return "late", nil
 		}, tools.WithTimeout(50*time.Millisecond))),
 		mk(tools.New("nan", "Returns NaN.", func(context.Context, struct{}) (float64, error) {

@@ -1,0 +1,376 @@
+package converse_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tooluse/bedrock/converse"
+	"github.com/tooluse/bedrock/converse/bedrocktest"
+	"github.com/tooluse/bedrock/tools"
+)
+
+const claude = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
+
+// serve starts an offline Bedrock and returns it with a real SDK client.
+func serve(t *testing.T, h bedrocktest.Handler, opts ...bedrocktest.Option) (*bedrocktest.Server, *bedrockruntime.Client) {
+	t.Helper()
+	srv := bedrocktest.NewServer(h, opts...)
+	t.Cleanup(srv.Close)
+	return srv, srv.Client()
+}
+
+func calculator(t *testing.T) *tools.Registry {
+	t.Helper()
+	reg, err := tools.NewRegistry(tools.Calculator())
+	require.NoError(t, err)
+	return reg
+}
+
+// assertValid sends the conversation's history once more to a strict
+// bedrocktest server: it fails the way Bedrock would if the history were
+// not a valid conversation.
+func assertValid(t *testing.T, c *converse.Conversation, model string) {
+	t.Helper()
+	h := c.History()
+	if len(h) == 0 {
+		return
+	}
+	h = append(h, types.Message{Role: types.ConversationRoleUser, Content: []types.ContentBlock{text("and now?")}})
+	srv, client := serve(t, bedrocktest.Script(bedrocktest.Text("ok")))
+	reg := calculator(t)
+	cfg, err := converse.ToolConfig(reg, nil)
+	require.NoError(t, err)
+	_, err = client.Converse(context.Background(), &bedrockruntime.ConverseInput{ModelId: aws.String(model), Messages: h, ToolConfig: cfg})
+	require.NoError(t, err, "history is not a valid Bedrock conversation")
+	require.Len(t, srv.Requests(), 1)
+}
+
+func TestRunWithoutTools(t *testing.T) {
+	srv, client := serve(t, bedrocktest.Script(bedrocktest.Text("Hello!")))
+	res, err := converse.Run(context.Background(), client, claude, nil, "Hi")
+	require.NoError(t, err)
+	assert.Equal(t, "Hello!", res.Text)
+	assert.Equal(t, types.StopReasonEndTurn, res.StopReason)
+	assert.Equal(t, 1, res.Turns)
+	assert.Equal(t, converse.Usage{InputTokens: 10, OutputTokens: 5, TotalTokens: 15}, res.Usage)
+	assert.Len(t, res.History, 2)
+	req := srv.Requests()[0]
+	assert.Nil(t, req.ToolConfig, "no tools, no toolConfig")
+	assert.Equal(t, claude, req.ModelID)
+}
+
+func TestTwoCalculatorsAnsweredByID(t *testing.T) {
+	srv, client := serve(t, bedrocktest.Script(
+		bedrocktest.ToolUse("I'll add both.",
+			bedrocktest.Call{ID: "AB3", Name: "calculator", Input: map[string]any{"a": 10, "b": 10}},
+			bedrocktest.Call{ID: "PO9", Name: "calculator", Input: map[string]any{"a": 30, "b": 30}}),
+		bedrocktest.Text("10+10 is 20 and 30+30 is 60."),
+	))
+	c := converse.New(client, claude, calculator(t))
+	res, err := c.Send(context.Background(), "What are 10+10 and 30+30?")
+	require.NoError(t, err)
+	assert.Equal(t, "10+10 is 20 and 30+30 is 60.", res.Text)
+	assert.Equal(t, 2, res.Turns)
+	assert.Equal(t, converse.Usage{InputTokens: 20, OutputTokens: 10, TotalTokens: 30}, res.Usage, "usage is summed over turns")
+	require.Len(t, res.History, 4)
+
+	reqs := srv.Requests()
+	require.Len(t, reqs, 2)
+	assert.Equal(t, reqs[0].ToolConfig, reqs[1].ToolConfig, "the same toolConfig on every turn")
+	results := reqs[1].Messages[2]
+	assert.Equal(t, types.ConversationRoleUser, results.Role)
+	got := map[string]string{}
+	for _, r := range resultsOf(t, results) {
+		assert.Equal(t, types.ToolResultStatusSuccess, r.Status)
+		got[r.ID] = r.Text
+	}
+	assert.Equal(t, map[string]string{"AB3": "20", "PO9": "60"}, got)
+	assertValid(t, c, claude)
+}
+
+func resultsOf(t *testing.T, msg types.Message) []result {
+	t.Helper()
+	return results(t, msg.Content)
+}
+
+func TestMultiTurnChat(t *testing.T) {
+	srv, client := serve(t, bedrocktest.Script(
+		bedrocktest.Text("Hi, I'm Claude."),
+		bedrocktest.ToolUse("", bedrocktest.Call{ID: "t1", Name: "calculator", Input: map[string]any{"a": 2, "b": 3}}),
+		bedrocktest.Text("5."),
+	))
+	c := converse.New(client, claude, calculator(t))
+	_, err := c.Send(context.Background(), "Hello")
+	require.NoError(t, err)
+	res, err := c.Send(context.Background(), "What is 2+3?")
+	require.NoError(t, err)
+	assert.Equal(t, "5.", res.Text)
+	assert.Len(t, c.History(), 6)
+	reqs := srv.Requests()
+	require.Len(t, reqs, 3)
+	assert.Len(t, reqs[1].Messages, 3, "the second Send continues the history")
+	assert.Len(t, reqs[2].Messages, 5)
+	assertValid(t, c, claude)
+}
+
+func TestStopReasons(t *testing.T) {
+	toolUse := types.ContentBlock(&types.ContentBlockMemberToolUse{Value: types.ToolUseBlock{
+		ToolUseId: aws.String("cut"), Name: aws.String("calculator"), Input: nil}})
+	tests := []struct {
+		stop    types.StopReason
+		blocks  []types.ContentBlock
+		wantErr error
+	}{
+		{stop: types.StopReasonEndTurn},
+		{stop: types.StopReasonStopSequence},
+		{stop: types.StopReasonMaxTokens},
+		{stop: types.StopReasonMaxTokens, blocks: []types.ContentBlock{text("Let me"), toolUse}, wantErr: converse.ErrMaxTokens},
+		{stop: types.StopReasonGuardrailIntervened},
+		{stop: types.StopReasonContentFiltered},
+		{stop: types.StopReasonMalformedToolUse, wantErr: converse.ErrMalformedToolUse},
+		{stop: types.StopReasonMalformedModelOutput, wantErr: converse.ErrMalformedModelOutput},
+		{stop: types.StopReasonModelContextWindowExceeded, wantErr: converse.ErrContextWindowExceeded},
+		{stop: "some_future_reason"},
+	}
+	for _, tt := range tests {
+		name := string(tt.stop)
+		if tt.blocks != nil {
+			name += " inside a tool call"
+		}
+		t.Run(name, func(t *testing.T) {
+			blocks := tt.blocks
+			if blocks == nil {
+				blocks = []types.ContentBlock{text("partial answer")}
+			}
+			_, client := serve(t, bedrocktest.Script(bedrocktest.Output(tt.stop, blocks...)))
+			var ran atomic.Int32
+			calc, err := tools.New("calculator", "Counts calls.", func(context.Context, struct{}) (int, error) {
+				ran.Add(1)
+				return 0, nil
+			})
+			require.NoError(t, err)
+			reg, err := tools.NewRegistry(calc)
+			require.NoError(t, err)
+			c := converse.New(client, claude, reg)
+			res, err := c.Send(context.Background(), "Go")
+			require.NotNil(t, res)
+			assert.Equal(t, tt.stop, res.StopReason)
+			assert.Zero(t, ran.Load(), "no tool runs")
+			if tt.wantErr == nil {
+				require.NoError(t, err)
+				assert.Equal(t, "partial answer", res.Text)
+				assert.Len(t, c.History(), 2)
+				return
+			}
+			require.ErrorIs(t, err, tt.wantErr)
+			assert.Contains(t, err.Error(), "converse: turn 1: ")
+			if tt.wantErr == converse.ErrMaxTokens {
+				assert.Contains(t, err.Error(), "max tokens")
+			}
+			assert.Empty(t, c.History(), "history is left valid")
+		})
+	}
+}
+
+func TestTurnLimit(t *testing.T) {
+	ask := func(id string) *bedrocktest.Reply {
+		return bedrocktest.ToolUse("again", bedrocktest.Call{ID: id, Name: "calculator", Input: map[string]any{"a": 1, "b": 1}})
+	}
+	srv, client := serve(t, bedrocktest.Script(bedrocktest.Text("first"), ask("a"), ask("b"), ask("c"), bedrocktest.Text("done")))
+	c := converse.New(client, claude, calculator(t), func(o *converse.Options) { o.MaxTurns = 3 })
+	_, err := c.Send(context.Background(), "hello")
+	require.NoError(t, err)
+	res, err := c.Send(context.Background(), "loop")
+	require.ErrorIs(t, err, converse.ErrMaxTurns)
+	assert.Contains(t, err.Error(), "converse: turn 3: ")
+	assert.Contains(t, err.Error(), "MaxTurns")
+	assert.Equal(t, 3, res.Turns)
+	assert.Len(t, srv.Requests(), 4)
+	assert.Len(t, c.History(), 2, "the failed Send left the history as it was")
+	assertValid(t, c, claude)
+	res, err = c.Send(context.Background(), "stop now")
+	require.NoError(t, err, "the conversation goes on")
+	assert.Equal(t, "done", res.Text)
+}
+
+func TestAPIErrorsAreWrappedAndTyped(t *testing.T) {
+	tests := []struct {
+		err    *bedrocktest.Error
+		target any
+	}{
+		{bedrocktest.AccessDenied("You don't have access to the model with the specified model ID."), new(*types.AccessDeniedException)},
+		{bedrocktest.Validation("The provided model identifier is invalid."), new(*types.ValidationException)},
+		{bedrocktest.ResourceNotFound("Model not found."), new(*types.ResourceNotFoundException)},
+		{bedrocktest.Throttling(), new(*types.ThrottlingException)},
+		{bedrocktest.ServiceUnavailable(), new(*types.ServiceUnavailableException)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.err.Type, func(t *testing.T) {
+			srv := bedrocktest.NewServer(bedrocktest.Script(
+				bedrocktest.ToolUse("", bedrocktest.Call{ID: "x", Name: "calculator", Input: map[string]any{"a": 1, "b": 1}}),
+				&bedrocktest.Reply{}))
+			defer srv.Close()
+			failing := bedrocktest.HandlerFunc(func(ctx context.Context, r *bedrocktest.Request) (*bedrocktest.Reply, error) {
+				if len(r.Messages) > 1 {
+					return nil, tt.err
+				}
+				return bedrocktest.ToolUse("", bedrocktest.Call{ID: "x", Name: "calculator", Input: map[string]any{"a": 1, "b": 1}}), nil
+			})
+			_, client := serve(t, failing)
+			client = bedrockruntime.New(client.Options(), func(o *bedrockruntime.Options) { o.Retryer = aws.NopRetryer{} })
+			c := converse.New(client, claude, calculator(t))
+			res, err := c.Send(context.Background(), "hi")
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "converse: turn 2: ")
+			assert.True(t, errors.As(err, tt.target), "%v is not a %T", err, tt.target)
+			assert.Equal(t, 1, res.Turns)
+			assert.Len(t, res.History, 3, "the attempted history is reported")
+			assert.Empty(t, c.History())
+		})
+	}
+}
+
+func TestThrottledCallSucceedsAfterRetries(t *testing.T) {
+	srv, client := serve(t, bedrocktest.Throttle(2, bedrocktest.Script(bedrocktest.Text("made it"))))
+	res, err := converse.Run(context.Background(), client, claude, nil, "hi")
+	require.NoError(t, err)
+	assert.Equal(t, "made it", res.Text)
+	assert.Len(t, srv.Requests(), 3, "two throttled attempts, then success")
+}
+
+func TestToolStatusByModelFamily(t *testing.T) {
+	tests := []struct {
+		model      string
+		mode       converse.StatusMode
+		wantStatus bool
+	}{
+		{claude, converse.StatusAuto, true},
+		{"arn:aws:bedrock:us-east-1::foundation-model/anthropic.claude-3-haiku-20240307-v1:0", converse.StatusAuto, true},
+		{"eu.amazon.nova-pro-v1:0", converse.StatusAuto, true},
+		{"meta.llama3-1-70b-instruct-v1:0", converse.StatusAuto, false},
+		{"mistral.mistral-large-2407-v1:0", converse.StatusAuto, false},
+		{"cohere.command-r-plus-v1:0", converse.StatusAuto, false},
+		{claude, converse.StatusNever, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.model, func(t *testing.T) {
+			srv, client := serve(t, bedrocktest.Script(
+				bedrocktest.ToolUse("Adding.", bedrocktest.Call{ID: "functions.calculator:0", Name: "calculator", Input: map[string]any{"a": 1, "b": 0, "operation": "divide"}}),
+				bedrocktest.Text("Cannot divide by zero."),
+			))
+			res, err := converse.Run(context.Background(), client, tt.model, calculator(t), "1/0?",
+				func(o *converse.Options) { o.ToolStatus = tt.mode })
+			require.NoError(t, err, "the server enforces Bedrock's rules for this family")
+			assert.Equal(t, "Cannot divide by zero.", res.Text)
+			r := resultsOf(t, srv.Requests()[1].Messages[2])[0]
+			assert.Equal(t, "functions.calculator:0", r.ID)
+			assert.True(t, strings.HasPrefix(r.Text, "Error: "), r.Text)
+			if tt.wantStatus {
+				assert.Equal(t, types.ToolResultStatusError, r.Status)
+			} else {
+				assert.Empty(t, r.Status)
+			}
+		})
+	}
+}
+
+func TestEvents(t *testing.T) {
+	_, client := serve(t, bedrocktest.Script(
+		bedrocktest.ToolUse("Adding.", bedrocktest.Call{ID: "t1", Name: "calculator", Input: map[string]any{"a": 1, "b": 2}}),
+		bedrocktest.Text("3."),
+	))
+	var mu sync.Mutex
+	var got []string
+	_, err := converse.Run(context.Background(), client, claude, calculator(t), "1+2?", func(o *converse.Options) {
+		o.OnEvent = func(ev converse.Event) {
+			mu.Lock()
+			defer mu.Unlock()
+			switch ev := ev.(type) {
+			case converse.Text:
+				got = append(got, "text "+ev.Text)
+			case converse.ToolStart:
+				got = append(got, "start "+ev.Name+" "+ev.ID+" "+string(ev.Input))
+			case converse.ToolEnd:
+				got = append(got, "end "+ev.ID+" "+string(ev.Status)+" "+string(ev.Output))
+				assert.Positive(t, ev.Duration)
+			case converse.TurnEnd:
+				got = append(got, "turn "+string(ev.StopReason))
+				assert.Equal(t, 15, ev.Usage.TotalTokens)
+			}
+		}
+	})
+	require.NoError(t, err)
+	assert.Equal(t, []string{
+		"text Adding.", "turn tool_use",
+		`start calculator t1 {"a":1,"b":2}`, "end t1 success 3",
+		"text 3.", "turn end_turn",
+	}, got)
+}
+
+func TestForcedToolChoiceOnlyOnFirstTurn(t *testing.T) {
+	srv, client := serve(t, bedrocktest.Script(
+		bedrocktest.ToolUse("", bedrocktest.Call{ID: "t1", Name: "calculator", Input: map[string]any{"a": 1, "b": 2}}),
+		bedrocktest.Text("3."),
+	))
+	_, err := converse.Run(context.Background(), client, claude, calculator(t), "1+2?", func(o *converse.Options) {
+		o.ToolChoice = &types.ToolChoiceMemberAny{}
+	})
+	require.NoError(t, err)
+	reqs := srv.Requests()
+	assert.IsType(t, &types.ToolChoiceMemberAny{}, reqs[0].ToolConfig.ToolChoice)
+	assert.Nil(t, reqs[1].ToolConfig.ToolChoice)
+	assert.Len(t, reqs[1].ToolConfig.Tools, 1)
+}
+
+func TestJSONResults(t *testing.T) {
+	srv, client := serve(t, bedrocktest.Script(
+		bedrocktest.ToolUse("", bedrocktest.Call{ID: "t1", Name: "calculator", Input: map[string]any{"a": 1, "b": 2}}),
+		bedrocktest.Text("3."),
+	))
+	_, err := converse.Run(context.Background(), client, claude, calculator(t), "1+2?", func(o *converse.Options) { o.JSONResults = true })
+	require.NoError(t, err)
+	tr := srv.Requests()[1].Messages[2].Content[0].(*types.ContentBlockMemberToolResult)
+	j, ok := tr.Value.Content[0].(*types.ToolResultContentBlockMemberJson)
+	require.True(t, ok, "%T", tr.Value.Content[0])
+	b, err := j.Value.MarshalSmithyDocument()
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"result":3}`, string(b))
+}
+
+func TestCancellation(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	block, err := tools.New("block", "Blocks until cancelled.", func(ctx context.Context, _ struct{}) (int, error) {
+		cancel()
+		<-ctx.Done()
+		return 0, ctx.Err()
+	})
+	require.NoError(t, err)
+	reg, err := tools.NewRegistry(block)
+	require.NoError(t, err)
+	_, client := serve(t, bedrocktest.Script(bedrocktest.ToolUse("", bedrocktest.Call{ID: "b", Name: "block", Input: map[string]any{}})))
+	c := converse.New(client, claude, reg)
+	_, err = c.Send(ctx, "go")
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Empty(t, c.History())
+}
+
+func TestTextIsNeverMixedWithToolResults(t *testing.T) {
+	// Mistral rejects text next to tool results; bedrocktest enforces it.
+	_, client := serve(t, bedrocktest.Script(
+		bedrocktest.ToolUse("Let me compute.", bedrocktest.Call{ID: "a1", Name: "calculator", Input: map[string]any{"a": 1, "b": 2}}),
+		bedrocktest.Text("3."),
+	))
+	res, err := converse.Run(context.Background(), client, "mistral.mistral-large-2407-v1:0", calculator(t), "1+2?")
+	require.NoError(t, err)
+	assert.Equal(t, "3.", res.Text)
+}
