@@ -1,0 +1,363 @@
+package converse_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tooluse/bedrock/converse"
+	"github.com/tooluse/bedrock/converse/bedrocktest"
+	"github.com/tooluse/bedrock/tools"
+)
+
+func streaming(o *converse.Options) { o.Stream = true }
+
+// reasoningReply is a turn with signed reasoning, text and two tool calls.
+func reasoningReply() *bedrocktest.Reply {
+	return bedrocktest.Output(types.StopReasonToolUse,
+		&types.ContentBlockMemberReasoningContent{Value: &types.ReasoningContentBlockMemberReasoningText{Value: types.ReasoningTextBlock{
+			Text: aws.String("The user wants two sums; I can run both at once."), Signature: aws.String("EqQBCkgIARABGAIiQL1signature=="),
+		}}},
+		text("I'll add both pairs."),
+		&types.ContentBlockMemberToolUse{Value: types.ToolUseBlock{ToolUseId: aws.String("AB3"), Name: aws.String("calculator"),
+			Input: documentOf(map[string]any{"a": 10, "b": 10})}},
+		&types.ContentBlockMemberToolUse{Value: types.ToolUseBlock{ToolUseId: aws.String("PO9"), Name: aws.String("calculator"),
+			Input: documentOf(map[string]any{"a": 30, "b": 30, "operation": "add"})}},
+	)
+}
+
+// TestStreamAssemblesWhatConverseReturns runs one script with Converse and
+// with ConverseStream (text and tool input in 3-rune deltas): the histories
+// must be the same on the wire.
+func TestStreamAssemblesWhatConverseReturns(t *testing.T) {
+	history := func(opt func(*converse.Options)) ([]byte, []*bedrocktest.Request) {
+		first := reasoningReply()
+		first.Chunk = 3
+		srv, client := serve(t, bedrocktest.Script(first, bedrocktest.Text("Both are done: 20 and 60.")))
+		res, err := converse.Run(context.Background(), client, claude, calculator(t), "10+10 and 30+30?", opt)
+		require.NoError(t, err)
+		assert.Equal(t, "Both are done: 20 and 60.", res.Text)
+		assert.Equal(t, 2, res.Turns)
+		assert.Equal(t, 30, res.Usage.TotalTokens)
+		b, err := converse.MarshalMessages(res.History)
+		require.NoError(t, err)
+		return b, srv.Requests()
+	}
+	plain, _ := history(func(*converse.Options) {})
+	streamed, reqs := history(streaming)
+	assert.JSONEq(t, string(plain), string(streamed))
+	assert.Equal(t, bedrocktest.OpConverseStream, reqs[0].Operation)
+	// The reasoning block, with its signature, went back unchanged.
+	reasoning := reqs[1].Messages[1].Content[0].(*types.ContentBlockMemberReasoningContent)
+	rt := reasoning.Value.(*types.ReasoningContentBlockMemberReasoningText).Value
+	assert.Equal(t, "EqQBCkgIARABGAIiQL1signature==", aws.ToString(rt.Signature))
+	got := map[string]string{}
+	for _, r := range resultsOf(t, reqs[1].Messages[2]) {
+		got[r.ID] = r.Text
+	}
+	assert.Equal(t, map[string]string{"AB3": "20", "PO9": "60"}, got)
+}
+
+func TestStreamTextDeltasArriveAsGenerated(t *testing.T) {
+	reply := bedrocktest.Text("Streaming text arrives piece by piece, long before the turn ends.")
+	reply.Chunk = 8
+	reply.Interval = 40 * time.Millisecond
+	_, client := serve(t, bedrocktest.Script(reply))
+
+	begin := time.Now()
+	var first time.Duration
+	var deltas []string
+	res, err := converse.Run(context.Background(), client, claude, nil, "Hi", streaming, func(o *converse.Options) {
+		o.OnEvent = func(ev converse.Event) {
+			if tx, ok := ev.(converse.Text); ok {
+				if deltas == nil {
+					first = time.Since(begin)
+				}
+				deltas = append(deltas, tx.Text)
+			}
+		}
+	})
+	total := time.Since(begin)
+	require.NoError(t, err)
+	assert.Greater(t, len(deltas), 5)
+	assert.Equal(t, res.Text, fmt.Sprint(joined(deltas)))
+	// About ten more events follow the first delta, 40 ms apart: the first
+	// delta must not wait for them.
+	assert.Less(t, first, total-200*time.Millisecond, "first delta at %v of %v", first, total)
+}
+
+func joined(parts []string) string {
+	s := ""
+	for _, p := range parts {
+		s += p
+	}
+	return s
+}
+
+func TestStreamTruncatedNeverRunsTools(t *testing.T) {
+	tests := []struct {
+		name  string
+		shape func(*bedrocktest.Reply)
+	}{
+		{"cut mid-frame", func(r *bedrocktest.Reply) { r.CutAfter = 6 }},
+		{"cut after the last tool block", func(r *bedrocktest.Reply) { r.DropMessageStop = true }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			reply := bedrocktest.ToolUse("Adding.", bedrocktest.Call{ID: "t1", Name: "calculator", Input: map[string]any{"a": 1, "b": 2}})
+			tt.shape(reply)
+			_, client := serve(t, bedrocktest.Script(reply))
+			var ran atomic.Int32
+			c := converse.New(client, claude, countingCalculator(t, &ran), streaming)
+			_, err := c.Send(context.Background(), "1+2?")
+			require.ErrorIs(t, err, converse.ErrStreamTruncated)
+			assert.Contains(t, err.Error(), "converse: turn 1: ")
+			assert.Zero(t, ran.Load(), "no tool call from a truncated turn")
+			assert.Empty(t, c.History())
+		})
+	}
+}
+
+func countingCalculator(t *testing.T, ran *atomic.Int32) *tools.Registry {
+	t.Helper()
+	calc, err := tools.New("calculator", "Adds.", func(_ context.Context, in addIn) (float64, error) {
+		ran.Add(1)
+		return in.A + in.B, nil
+	}, tools.WithSpeculative())
+	require.NoError(t, err)
+	reg, err := tools.NewRegistry(calc)
+	require.NoError(t, err)
+	return reg
+}
+
+func TestStreamExceptionsAreTyped(t *testing.T) {
+	tests := []struct {
+		exception string
+		target    any
+	}{
+		{"modelStreamErrorException", new(*types.ModelStreamErrorException)},
+		{"throttlingException", new(*types.ThrottlingException)},
+		{"internalServerException", new(*types.InternalServerException)},
+		{"serviceUnavailableException", new(*types.ServiceUnavailableException)},
+		{"validationException", new(*types.ValidationException)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.exception, func(t *testing.T) {
+			reply := bedrocktest.Text("This answer will be interrupted.")
+			reply.Exception = &bedrocktest.Exception{Type: tt.exception, Message: "boom"}
+			reply.ExceptionAfter = 3
+			_, client := serve(t, bedrocktest.Script(reply))
+			_, err := converse.Run(context.Background(), client, claude, nil, "Hi", streaming)
+			require.Error(t, err)
+			assert.True(t, errors.As(err, tt.target), "%v", err)
+			assert.Contains(t, err.Error(), "converse: turn 1: ")
+		})
+	}
+}
+
+func TestStreamCancellationClosesPromptly(t *testing.T) {
+	reply := bedrocktest.Text("A slow answer that would take many seconds to stream in full.")
+	reply.Interval = 500 * time.Millisecond
+	_, client := serve(t, bedrocktest.Script(reply))
+	ctx, cancel := context.WithCancel(context.Background())
+	var once sync.Once
+	begin := time.Now()
+	_, err := converse.Run(ctx, client, claude, nil, "Hi", streaming, func(o *converse.Options) {
+		o.OnEvent = func(ev converse.Event) {
+			if _, ok := ev.(converse.Text); ok {
+				once.Do(cancel)
+			}
+		}
+	})
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Less(t, time.Since(begin), 3*time.Second, "cancellation waited for the stream")
+}
+
+func TestStreamFallsBackForModelsWithoutStreamingTools(t *testing.T) {
+	srv, client := serve(t, bedrocktest.Script(
+		bedrocktest.ToolUse("", bedrocktest.Call{ID: "t1", Name: "calculator", Input: map[string]any{"a": 1, "b": 2}}),
+		bedrocktest.Text("3."),
+	))
+	var fallbacks []converse.Fallback
+	res, err := converse.Run(context.Background(), client, "us.meta.llama3-1-70b-instruct-v1:0", calculator(t), "1+2?", streaming,
+		func(o *converse.Options) {
+			o.OnEvent = func(ev converse.Event) {
+				if f, ok := ev.(converse.Fallback); ok {
+					fallbacks = append(fallbacks, f)
+				}
+			}
+		})
+	require.NoError(t, err)
+	assert.Equal(t, "3.", res.Text)
+	require.Len(t, fallbacks, 2)
+	assert.Contains(t, fallbacks[0].Reason, "does not support tool use in streaming mode")
+	for _, r := range srv.Requests() {
+		assert.Equal(t, bedrocktest.OpConverse, r.Operation)
+	}
+}
+
+// streamEvents builds a stream by hand, for inputs the server's own
+// chunking would not produce.
+func streamEvents(t *testing.T, stop types.StopReason, toolInput ...string) []bedrocktest.Event {
+	t.Helper()
+	ev := func(typ string, payload any) bedrocktest.Event {
+		b, err := json.Marshal(payload)
+		require.NoError(t, err)
+		return bedrocktest.Event{Type: typ, Payload: b}
+	}
+	events := []bedrocktest.Event{
+		ev("messageStart", map[string]any{"role": "assistant", "p": "abc"}),
+		ev("contentBlockStart", map[string]any{"contentBlockIndex": 0, "start": map[string]any{"toolUse": map[string]any{"toolUseId": "t1", "name": "calculator"}}}),
+	}
+	for _, in := range toolInput {
+		events = append(events, ev("contentBlockDelta", map[string]any{"contentBlockIndex": 0, "delta": map[string]any{"toolUse": map[string]any{"input": in}}, "p": "abcdefgh"}))
+	}
+	return append(events,
+		ev("contentBlockStop", map[string]any{"contentBlockIndex": 0}),
+		ev("messageStop", map[string]any{"stopReason": string(stop)}),
+		ev("metadata", map[string]any{"usage": map[string]any{"inputTokens": 10, "outputTokens": 5, "totalTokens": 15}, "metrics": map[string]any{"latencyMs": 100}}),
+	)
+}
+
+func TestStreamToolInput(t *testing.T) {
+	tests := []struct {
+		name      string
+		fragments []string
+		wantRan   bool
+		wantText  string
+	}{
+		{"fragments with an empty first one, as Claude sends", []string{"", `{"a": 1`, `, "b"`, `: 2}`}, true, "3"},
+		{"one fragment, as Nova sends", []string{`{"a":1,"b":2}`}, true, "3"},
+		{"no arguments: only empty fragments mean {}", []string{"", ""}, false, `missing required`},
+		{"input that is not JSON is an error, not {}", []string{`{"a": 1, "b"`}, false, "not valid JSON"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv, client := serve(t, bedrocktest.Script(
+				&bedrocktest.Reply{Events: streamEvents(t, types.StopReasonToolUse, tt.fragments...)},
+				bedrocktest.Text("ok"),
+			))
+			var ran atomic.Int32
+			_, err := converse.Run(context.Background(), client, claude, countingCalculator(t, &ran), "1+2?", streaming)
+			require.NoError(t, err)
+			assert.Equal(t, tt.wantRan, ran.Load() == 1)
+			r := resultsOf(t, srv.Requests()[1].Messages[2])[0]
+			assert.Contains(t, r.Text, tt.wantText)
+		})
+	}
+}
+
+func TestStreamEmptyInputIsAnEmptyObject(t *testing.T) {
+	srv, client := serve(t, bedrocktest.Script(
+		&bedrocktest.Reply{Events: streamEvents(t, types.StopReasonToolUse, "")},
+		bedrocktest.Text("ok"),
+	))
+	noArgs, err := tools.New("calculator", "Takes no arguments.", func(context.Context, struct{}) (string, error) { return "pong", nil })
+	require.NoError(t, err)
+	reg, err := tools.NewRegistry(noArgs)
+	require.NoError(t, err)
+	_, err = converse.Run(context.Background(), client, claude, reg, "ping", streaming)
+	require.NoError(t, err)
+	assert.Equal(t, `"pong"`, resultsOf(t, srv.Requests()[1].Messages[2])[0].Text)
+	echoed := srv.Requests()[1].Messages[1].Content[0].(*types.ContentBlockMemberToolUse)
+	b, err := echoed.Value.Input.MarshalSmithyDocument()
+	require.NoError(t, err)
+	assert.JSONEq(t, `{}`, string(b))
+}
+
+// TestEarlyToolStartOverlapsTheStream: with EarlyToolStart a speculative
+// call starts when its block is complete, while the rest of the turn is
+// still streaming.
+func TestEarlyToolStartOverlapsTheStream(t *testing.T) {
+	first := bedrocktest.Output(types.StopReasonToolUse,
+		&types.ContentBlockMemberToolUse{Value: types.ToolUseBlock{ToolUseId: aws.String("t1"), Name: aws.String("slow"), Input: documentOf(map[string]any{})}},
+		text("While that runs, here is a long explanation that keeps the stream busy for a while."),
+	)
+	first.Interval = 20 * time.Millisecond
+	_, client := serve(t, bedrocktest.Script(first, bedrocktest.Text("done")))
+	var started, streamEnded time.Time
+	var mu sync.Mutex
+	slow, err := tools.New("slow", "Takes 300 ms.", func(ctx context.Context, _ struct{}) (string, error) {
+		mu.Lock()
+		started = time.Now()
+		mu.Unlock()
+		time.Sleep(300 * time.Millisecond)
+		return "ok", nil
+	}, tools.WithSpeculative())
+	require.NoError(t, err)
+	reg, err := tools.NewRegistry(slow)
+	require.NoError(t, err)
+	_, err = converse.Run(context.Background(), client, claude, reg, "go", streaming, func(o *converse.Options) {
+		o.EarlyToolStart = true
+		o.OnEvent = func(ev converse.Event) {
+			if te, ok := ev.(converse.TurnEnd); ok && te.Turn == 1 {
+				mu.Lock()
+				streamEnded = time.Now()
+				mu.Unlock()
+			}
+		}
+	})
+	require.NoError(t, err)
+	assert.True(t, started.Before(streamEnded.Add(-200*time.Millisecond)),
+		"the tool started %v before the stream ended", streamEnded.Sub(started))
+}
+
+func TestEarlyResultsDiscardedWhenTheTurnFails(t *testing.T) {
+	// The call is complete first; text keeps the stream going, then it breaks.
+	reply := bedrocktest.Output(types.StopReasonToolUse,
+		&types.ContentBlockMemberToolUse{Value: types.ToolUseBlock{ToolUseId: aws.String("t1"), Name: aws.String("wait"), Input: documentOf(map[string]any{})}},
+		text("More text streams while the call runs."))
+	reply.DropMessageStop = true
+	reply.Interval = 20 * time.Millisecond
+	_, client := serve(t, bedrocktest.Script(reply))
+	cancelled := make(chan struct{})
+	wait, err := tools.New("wait", "Waits for its context.", func(ctx context.Context, _ struct{}) (string, error) {
+		<-ctx.Done()
+		close(cancelled)
+		return "", ctx.Err()
+	}, tools.WithSpeculative())
+	require.NoError(t, err)
+	reg, err := tools.NewRegistry(wait)
+	require.NoError(t, err)
+	c := converse.New(client, claude, reg, streaming, func(o *converse.Options) { o.EarlyToolStart = true })
+	_, err = c.Send(context.Background(), "go")
+	require.ErrorIs(t, err, converse.ErrStreamTruncated)
+	select {
+	case <-cancelled:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the early call was not cancelled")
+	}
+	assert.Empty(t, c.History())
+}
+
+func TestEarlyStartSkipsToolsNotMarkedSpeculative(t *testing.T) {
+	first := bedrocktest.ToolUse("", bedrocktest.Call{ID: "t1", Name: "add", Input: map[string]any{"a": 1, "b": 2}})
+	_, client := serve(t, bedrocktest.Script(first, bedrocktest.Text("3")))
+	var starts []int
+	_, err := converse.Run(context.Background(), client, claude, testTools(t, nil), "1+2", streaming, func(o *converse.Options) {
+		o.EarlyToolStart = true
+		o.OnEvent = func(ev converse.Event) {
+			switch ev := ev.(type) {
+			case converse.ToolStart:
+				starts = append(starts, 0)
+			case converse.TurnEnd:
+				starts = append(starts, ev.Turn)
+			}
+		}
+	})
+	require.NoError(t, err)
+	assert.Equal(t, []int{1, 0, 2}, starts, "a non-speculative tool starts after its turn ends")
+}
+
+func documentOf(v map[string]any) document.Interface { return document.NewLazyDocument(v) }
