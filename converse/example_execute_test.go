@@ -42,5 +42,5 @@ func ExampleExecutor() {
 	// Output:
 	// AB3 success 20
 	// PO9 success 60
-	// ZZ1 error Error: tools: calculator: division by zero
+	// ZZ1 error Error: division by zero
 }

@@ -63,14 +63,14 @@ func Calculator() *Tool {
 			r = in.A * in.B
 		case "divide":
 			if in.B == 0 {
-				return 0, errors.New("tools: calculator: division by zero")
+				return 0, errors.New("division by zero")
 			}
 			r = in.A / in.B
 		default: // the schema's enum keeps this out
 			return 0, &InputError{Tool: "calculator", Reason: `property "operation": unknown operation ` + in.Operation}
 		}
 		if math.IsInf(r, 0) || math.IsNaN(r) {
-			return 0, errors.New("tools: calculator: the result is too large for a float64")
+			return 0, errors.New("the result is too large to represent")
 		}
 		return r, nil
 	}

@@ -94,7 +94,7 @@ func ExampleCalculator() {
 	// Output:
 	// 20
 	// 3.5
-	// error: tools: calculator: division by zero
+	// error: division by zero
 	// error: invalid input: property "operation": want one of [add subtract multiply divide], got power
 }
 
