@@ -201,7 +201,7 @@ func (c *Conversation) SendMessage(ctx context.Context, msg types.Message) (*Res
 		}
 		if t.stop != types.StopReasonToolUse || !hasToolUse(reply) {
 			t.discard()
-			c.history = history
+			c.commit(history)
 			return res, nil
 		}
 		if turn >= c.maxTurns() {
@@ -219,6 +219,27 @@ func (c *Conversation) SendMessage(ctx context.Context, msg types.Message) (*Res
 		if err := ctx.Err(); err != nil {
 			return res, fmt.Errorf("converse: turn %d: %w", turn, err)
 		}
+	}
+}
+
+// commit keeps history as the conversation's, in a form Bedrock accepts as
+// the start of the next request: toolUse blocks of a final answer (a turn
+// that did not end in tool_use) are dropped, as nothing answers them, and a
+// final answer left with no content is not kept at all, as Bedrock rejects
+// empty messages; the history then stays as it was before the Send.
+func (c *Conversation) commit(history []types.Message) {
+	last := &history[len(history)-1]
+	if hasToolUse(*last) {
+		final := types.Message{Role: last.Role}
+		for _, b := range last.Content {
+			if _, ok := b.(*types.ContentBlockMemberToolUse); !ok {
+				final.Content = append(final.Content, b)
+			}
+		}
+		*last = final
+	}
+	if len(last.Content) > 0 {
+		c.history = history
 	}
 }
 

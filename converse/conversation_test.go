@@ -374,3 +374,31 @@ func TestTextIsNeverMixedWithToolResults(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "3.", res.Text)
 }
+
+// TestHistoryStaysValidAfterOddAnswers: answers that Bedrock itself sends
+// but would reject if echoed as they are.
+func TestHistoryStaysValidAfterOddAnswers(t *testing.T) {
+	strayToolUse := &types.ContentBlockMemberToolUse{Value: types.ToolUseBlock{
+		ToolUseId: aws.String("stray"), Name: aws.String("calculator"), Input: documentOf(map[string]any{"a": 1, "b": 1})}}
+	tests := []struct {
+		name        string
+		reply       *bedrocktest.Reply
+		wantHistory int
+	}{
+		{"blank text before a tool call", bedrocktest.Output(types.StopReasonToolUse, text("\n\n"),
+			&types.ContentBlockMemberToolUse{Value: types.ToolUseBlock{ToolUseId: aws.String("t1"), Name: aws.String("calculator"),
+				Input: documentOf(map[string]any{"a": 1, "b": 1})}}), 4},
+		{"a tool call in a final answer", bedrocktest.Output(types.StopReasonEndTurn, text("Done."), strayToolUse), 2},
+		{"a filtered answer with no content", bedrocktest.Output(types.StopReasonContentFiltered), 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, client := serve(t, bedrocktest.Script(tt.reply, bedrocktest.Text("Finally.")))
+			c := converse.New(client, claude, calculator(t))
+			_, err := c.Send(context.Background(), "go")
+			require.NoError(t, err)
+			assert.Len(t, c.History(), tt.wantHistory)
+			assertValid(t, c, claude)
+		})
+	}
+}

@@ -10,19 +10,27 @@ import (
 // echo prepares an assistant message from a response for the history. A
 // toolUse block keeps only toolUseId, name and input: responses carry an
 // undocumented type "tool_use" that Bedrock rejects when echoed back (type is
-// kept for server_tool_use). Everything else, reasoningContent with its
-// signature included, is echoed unchanged.
+// kept for server_tool_use). Blank text blocks, which Bedrock rejects in a
+// request, are dropped. Everything else, reasoningContent with its signature
+// included, is echoed unchanged.
 func echo(msg types.Message) types.Message {
-	out := types.Message{Role: types.ConversationRoleAssistant, Content: make([]types.ContentBlock, len(msg.Content))}
-	for i, b := range msg.Content {
-		if tu, ok := b.(*types.ContentBlockMemberToolUse); ok && tu.Value.Type != types.ToolUseTypeServerToolUse {
-			b = &types.ContentBlockMemberToolUse{Value: types.ToolUseBlock{
-				ToolUseId: tu.Value.ToolUseId,
-				Name:      tu.Value.Name,
-				Input:     tu.Value.Input,
-			}}
+	out := types.Message{Role: types.ConversationRoleAssistant, Content: make([]types.ContentBlock, 0, len(msg.Content))}
+	for _, b := range msg.Content {
+		switch v := b.(type) {
+		case *types.ContentBlockMemberToolUse:
+			if v.Value.Type != types.ToolUseTypeServerToolUse {
+				b = &types.ContentBlockMemberToolUse{Value: types.ToolUseBlock{
+					ToolUseId: v.Value.ToolUseId,
+					Name:      v.Value.Name,
+					Input:     v.Value.Input,
+				}}
+			}
+		case *types.ContentBlockMemberText:
+			if strings.TrimSpace(v.Value) == "" {
+				continue
+			}
 		}
-		out.Content[i] = b
+		out.Content = append(out.Content, b)
 	}
 	return out
 }
