@@ -1,0 +1,228 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+
+	"github.com/tooluse/bedrock/converse/bedrocktest"
+)
+
+// loop is a model that never stops asking for the time.
+func loop() bedrocktest.Handler {
+	return bedrocktest.HandlerFunc(func(_ context.Context, req *bedrocktest.Request) (*bedrocktest.Reply, error) {
+		id := fmt.Sprintf("tooluse_%d", len(req.Messages))
+		return bedrocktest.ToolUse("", bedrocktest.Call{ID: id, Name: "get_current_datetime"}), nil
+	})
+}
+
+// cutToolCall is a reply that runs out of tokens in the middle of a call.
+func cutToolCall() *bedrocktest.Reply {
+	return bedrocktest.Output(types.StopReasonMaxTokens,
+		&types.ContentBlockMemberText{Value: "Let me calculate"},
+		&types.ContentBlockMemberToolUse{Value: types.ToolUseBlock{
+			ToolUseId: aws.String("tooluse_cut"), Name: aws.String("calculator"),
+			Input: document.NewLazyDocument(map[string]any{"a": 1}),
+		}})
+}
+
+// TestFailures checks the exit status and the one line that explains each
+// failure, in-process.
+func TestFailures(t *testing.T) {
+	tests := []struct {
+		name    string
+		handler bedrocktest.Handler
+		args    []string
+		want    []string
+	}{
+		{"access denied", bedrocktest.Fail(1, bedrocktest.AccessDenied("You don't have access to the model with the specified model ID."), nil),
+			[]string{"-region", "eu-west-3"},
+			[]string{"access denied to model " + defaultModel + " in region eu-west-3", "You don't have access", "enable access to this model", "Model access"}},
+		{"unknown model", bedrocktest.Fail(1, bedrocktest.Validation("The provided model identifier is invalid."), nil),
+			[]string{"-model", "anthropic.claude-9"},
+			[]string{"Bedrock rejected the request: The provided model identifier is invalid.", "model anthropic.claude-9", "check the model ID"}},
+		{"model not found", bedrocktest.Fail(1, bedrocktest.ResourceNotFound("Model not found."), nil),
+			[]string{"-model", "anthropic.claude-9"},
+			[]string{"model anthropic.claude-9 not found in region us-east-1: Model not found.", "list-foundation-models"}},
+		{"on-demand", bedrocktest.Fail(1, bedrocktest.Validation("Invocation of model ID anthropic.claude-sonnet-4-20250514-v1:0 with on-demand throughput isn’t supported."), nil),
+			[]string{"-model", "anthropic.claude-sonnet-4-20250514-v1:0"},
+			[]string{"on-demand throughput", "-model us.anthropic.claude-sonnet-4-20250514-v1:0"}},
+		{"validation", bedrocktest.Fail(1, bedrocktest.Validation("messages.0.content: too long"), nil), nil,
+			[]string{"converse: Bedrock rejected the request: messages.0.content: too long\n"}},
+		{"throttled", bedrocktest.Fail(1, bedrocktest.Throttling(), nil), nil,
+			[]string{"throttled", "AWS_MAX_ATTEMPTS"}},
+		{"bad credentials", bedrocktest.Fail(1, &bedrocktest.Error{Status: 403, Type: "UnrecognizedClientException", Message: "The security token included in the request is invalid."}, nil), nil,
+			[]string{"did not accept the credentials", "security token"}},
+		{"turn limit", loop(), []string{"-max-turns", "2"},
+			[]string{"turn limit reached", "after 2 model calls", "raise -max-turns"}},
+		{"max tokens in a tool call", bedrocktest.Script(cutToolCall()), []string{"-max-tokens", "50"},
+			[]string{"ran out of output tokens (max_tokens) in the middle of a tool call", "raise -max-tokens (now 50)"}},
+		{"broken stream", bedrocktest.Script(&bedrocktest.Reply{Output: bedrocktest.Text("Hello there").Output, DropMessageStop: true}), []string{"-stream"},
+			[]string{"stream broke off", "leave out -stream"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("AWS_MAX_ATTEMPTS", "1")
+			srv := newServer(t, tt.handler)
+			args := append([]string{"-endpoint", srv.URL}, tt.args...)
+			out := runInProcess(t, nil, append(args, "Hello")...)
+			if out.code != 1 {
+				t.Errorf("exit status %d, want 1", out.code)
+			}
+			mustContain(t, "stderr", out.stderr, tt.want...)
+			if lines := strings.Count(out.stderr, "\n"); lines != 1 {
+				t.Errorf("stderr has %d lines, want 1:\n%s", lines, out.stderr)
+			}
+		})
+	}
+}
+
+// TestCutAnswer: an answer cut off at max_tokens outside a tool call is not
+// a failure, but it is said.
+func TestCutAnswer(t *testing.T) {
+	srv := newServer(t, bedrocktest.Script(bedrocktest.Output(types.StopReasonMaxTokens, &types.ContentBlockMemberText{Value: "The answer is"})))
+	out := runInProcess(t, nil, "-endpoint", srv.URL, "Hello")
+	if out.code != 0 || out.stdout != "The answer is\n" {
+		t.Errorf("exit %d, stdout %q", out.code, out.stdout)
+	}
+	mustContain(t, "stderr", out.stderr, "cut off", "raise -max-tokens (now the model's default)")
+}
+
+func TestUsageErrors(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing.json")
+	bad := filepath.Join(dir, "bad.json")
+	os.WriteFile(bad, []byte(`{"version": 1, "exchanges": [{"operation": "Talk"}]}`), 0o644)
+	tests := []struct {
+		name  string
+		stdin string
+		args  []string
+		want  string
+	}{
+		{"unknown flag", "", []string{"-frobnicate", "hi"}, "flag provided but not defined: -frobnicate"},
+		{"bad number", "", []string{"-max-tokens", "lots", "hi"}, `invalid value "lots" for flag -max-tokens`},
+		{"negative max tokens", "", []string{"-max-tokens", "-1", "hi"}, "-max-tokens -1"},
+		{"zero turns", "", []string{"-max-turns", "0", "hi"}, "-max-turns 0: want at least 1"},
+		{"temperature", "", []string{"-temperature", "7", "hi"}, "-temperature 7"},
+		{"empty model", "", []string{"-model", " ", "hi"}, "-model: empty model ID"},
+		{"endpoint", "", []string{"-endpoint", "localhost:8080", "hi"}, `-endpoint "localhost:8080"`},
+		{"replay and endpoint", "", []string{"-replay", bad, "-endpoint", "http://127.0.0.1:1", "hi"}, "-replay and -endpoint cannot be used together"},
+		{"lenient alone", "", []string{"-replay-lenient", "hi"}, "-replay-lenient needs -replay"},
+		{"record over replay", "", []string{"-replay", bad, "-record", bad, "hi"}, "-record and -replay name the same file"},
+		{"missing manifest", "", []string{"-tools", missing, "hi"}, "-tools: open " + missing},
+		{"missing recording", "", []string{"-replay", missing, "hi"}, "-replay: recording: open " + missing},
+		{"bad recording", "", []string{"-replay", bad, "hi"}, "-replay: recording " + bad + ": "},
+		{"no prompt", " \n", nil, "no prompt"},
+		{"empty prompt", "", []string{""}, "empty prompt"},
+		{"missing profile", "", []string{"-profile", "nosuch", "hi"}, `profile "nosuch"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := runInProcess(t, strings.NewReader(tt.stdin), tt.args...)
+			if out.code != 2 {
+				t.Errorf("exit status %d, want 2; stderr:\n%s", out.code, out.stderr)
+			}
+			mustContain(t, "stderr", out.stderr, "converse: "+tt.want)
+		})
+	}
+}
+
+func TestHelp(t *testing.T) {
+	t.Parallel()
+	out := runBinary(t, testEnv(t), nil, "-h")
+	if out.code != 0 {
+		t.Errorf("exit status %d, want 0", out.code)
+	}
+	mustContain(t, "usage", out.stdout, "usage: converse [flags] [prompt ...]", "-max-turns N", "-replay file", "Exit status")
+}
+
+// TestExitStatus checks the exit status of the process itself.
+func TestExitStatus(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t, bedrocktest.Fail(1, bedrocktest.AccessDenied("no"), multiply()))
+	if out := runBinary(t, testEnv(t), nil, "-endpoint", srv.URL, "hi"); out.code != 1 {
+		t.Errorf("access denied: exit %d, want 1", out.code)
+	}
+	if out := runBinary(t, testEnv(t), nil, "-endpoint", srv.URL, "hi"); out.code != 0 {
+		t.Errorf("success: exit %d, want 0; stderr:\n%s", out.code, out.stderr)
+	}
+	if out := runBinary(t, testEnv(t), nil, "-max-turns", "x", "hi"); out.code != 2 {
+		t.Errorf("bad flag: exit %d, want 2", out.code)
+	}
+}
+
+// TestNoCredentials: with nothing configured, converse fails at once and
+// says how to configure credentials.
+func TestNoCredentials(t *testing.T) {
+	t.Parallel()
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "AWS_EC2_METADATA_DISABLED=true"}
+	start := time.Now()
+	out := runBinary(t, env, nil, "What time is it?")
+	if out.code != 1 {
+		t.Errorf("exit status %d, want 1", out.code)
+	}
+	mustContain(t, "stderr", out.stderr, "converse: no AWS credentials found", "AWS_ACCESS_KEY_ID", "-profile", "aws configure")
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("took %v to find no credentials", d)
+	}
+}
+
+// TestProfile: -profile takes credentials and region from the shared files.
+func TestProfile(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	os.MkdirAll(filepath.Join(home, ".aws"), 0o700)
+	os.WriteFile(filepath.Join(home, ".aws", "config"), []byte("[profile dev]\nregion = ap-southeast-2\n"), 0o600)
+	os.WriteFile(filepath.Join(home, ".aws", "credentials"), []byte("[dev]\naws_access_key_id = "+fakeKeyID+"\naws_secret_access_key = "+fakeSecret+"\n"), 0o600)
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "AWS_EC2_METADATA_DISABLED=true"}
+
+	srv := newServer(t, bedrocktest.Script(bedrocktest.Text("Hi.")))
+	out := runBinary(t, env, nil, "-profile", "dev", "-endpoint", srv.URL, "-v", "hi")
+	if out.code != 0 || out.stdout != "Hi.\n" {
+		t.Fatalf("exit %d, stdout %q, stderr:\n%s", out.code, out.stdout, out.stderr)
+	}
+	mustContain(t, "stderr", out.stderr, "in region ap-southeast-2")
+
+	out = runBinary(t, env, nil, "-endpoint", srv.URL, "hi")
+	if out.code != 1 || !strings.Contains(out.stderr, "no AWS credentials") {
+		t.Errorf("without -profile: exit %d, stderr:\n%s", out.code, out.stderr)
+	}
+}
+
+// TestJSONFailure: with -json, a failure still gives the JSON object, with
+// the error and what was done before it.
+func TestJSONFailure(t *testing.T) {
+	srv := newServer(t, loop())
+	out := runInProcess(t, nil, "-endpoint", srv.URL, "-json", "-max-turns", "1", "Hello")
+	if out.code != 1 {
+		t.Errorf("exit status %d, want 1", out.code)
+	}
+	var got jsonResult
+	if err := json.Unmarshal([]byte(out.stdout), &got); err != nil {
+		t.Fatalf("stdout is not JSON (%v):\n%s", err, out.stdout)
+	}
+	if !strings.Contains(got.Error, "turn limit reached") || got.Turns != 1 || got.StopReason != "tool_use" {
+		t.Errorf("got %+v", got)
+	}
+	mustContain(t, "stderr", out.stderr, "converse: turn limit reached")
+}
+
+func TestUnreachableEndpoint(t *testing.T) {
+	t.Setenv("AWS_MAX_ATTEMPTS", "1")
+	srv := newServer(t, bedrocktest.Script())
+	srv.Close() // nothing listens there any more
+	out := runInProcess(t, nil, "-endpoint", srv.URL, "Hello")
+	if out.code != 1 {
+		t.Errorf("exit status %d, want 1", out.code)
+	}
+	mustContain(t, "stderr", out.stderr, "converse: cannot reach Bedrock at "+srv.URL+" (-endpoint)")
+}

@@ -1,0 +1,161 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/tooluse/bedrock/converse"
+)
+
+// defaultModel is the model used without -model or BEDROCK_MODEL_ID: the US
+// cross-region inference profile of Claude Sonnet 4.5.
+const defaultModel = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
+
+// defaultRegion is used when neither -region, AWS_REGION nor the profile
+// names one: the home of defaultModel's US inference profile.
+const defaultRegion = "us-east-1"
+
+// settings are the parsed command line.
+type settings struct {
+	model         string
+	region        string
+	profile       string
+	endpoint      string
+	system        string
+	maxTokens     int
+	temperature   float64
+	maxTurns      int
+	toolsFile     string
+	noBuiltins    bool
+	stream        bool
+	record        string
+	replay        string
+	replayLenient bool
+	json          bool
+	verbose       bool
+
+	set    map[string]bool // the flags given on the command line
+	prompt []string        // the arguments after the flags
+}
+
+// parseFlags parses the command line. -h prints the usage on stdout and
+// returns flag.ErrHelp; any other mistake is a usageError.
+func parseFlags(args []string, stdout io.Writer) (*settings, error) {
+	s := &settings{set: map[string]bool{}}
+	fs := flag.NewFlagSet("converse", flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // errors are reported once, by report
+	fs.StringVar(&s.model, "model", "", "model `ID`, inference profile or ARN (default $BEDROCK_MODEL_ID, else "+defaultModel+")")
+	fs.StringVar(&s.region, "region", "", "AWS `region` (default from AWS_REGION or the profile, else "+defaultRegion+")")
+	fs.StringVar(&s.profile, "profile", "", "AWS shared config `profile` (default $AWS_PROFILE)")
+	fs.StringVar(&s.endpoint, "endpoint", "", "custom Bedrock Runtime endpoint `URL` (a VPC endpoint or a local server)")
+	fs.StringVar(&s.system, "system", "", "system prompt `text`")
+	fs.IntVar(&s.maxTokens, "max-tokens", 0, "limit each model call to `N` output tokens (default: the model's limit)")
+	fs.Float64Var(&s.temperature, "temperature", 0, "sampling temperature `X` (default: the model's)")
+	fs.IntVar(&s.maxTurns, "max-turns", converse.DefaultMaxTurns, "allow `N` model calls per prompt")
+	fs.StringVar(&s.toolsFile, "tools", "", "tool manifest `file` (JSON); its tools join the built-ins")
+	fs.BoolVar(&s.noBuiltins, "no-builtins", false, "leave out the built-in tools get_current_datetime and calculator")
+	fs.BoolVar(&s.stream, "stream", false, "use ConverseStream: text appears as it is generated")
+	fs.StringVar(&s.record, "record", "", "write the model calls to `file` as a recording")
+	fs.StringVar(&s.replay, "replay", "", "offline: answer the model calls from the recording `file`")
+	fs.BoolVar(&s.replayLenient, "replay-lenient", false, "with -replay, serve the recorded answers without comparing the requests")
+	fs.BoolVar(&s.json, "json", false, "print one JSON object per prompt: text, stop reason, turns, usage, history")
+	fs.BoolVar(&s.verbose, "v", false, "trace model turns and tool calls on standard error")
+
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			printUsage(stdout, fs)
+			return nil, err
+		}
+		return nil, usagef("%v (run converse -h for usage)", err)
+	}
+	fs.Visit(func(f *flag.Flag) { s.set[f.Name] = true })
+	s.prompt = fs.Args()
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// check rejects values and combinations that cannot work.
+func (s *settings) check() error {
+	switch {
+	case s.set["model"] && strings.TrimSpace(s.model) == "":
+		return usagef("-model: empty model ID")
+	case s.maxTokens < 0 || s.maxTokens > math.MaxInt32:
+		return usagef("-max-tokens %d: want a positive number", s.maxTokens)
+	case s.set["temperature"] && !(s.temperature >= 0 && s.temperature <= 2):
+		return usagef("-temperature %v: want a number from 0 to 2", s.temperature)
+	case s.maxTurns < 1:
+		return usagef("-max-turns %d: want at least 1", s.maxTurns)
+	case s.replay != "" && s.endpoint != "":
+		return usagef("-replay and -endpoint cannot be used together: a replay is its own endpoint")
+	case s.replayLenient && s.replay == "":
+		return usagef("-replay-lenient needs -replay")
+	case s.replay != "" && s.record != "" && sameFile(s.replay, s.record):
+		return usagef("-record and -replay name the same file %s", s.record)
+	}
+	if s.endpoint != "" {
+		u, err := url.Parse(s.endpoint)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return usagef("-endpoint %q: want an http or https URL such as https://bedrock-runtime.us-east-1.amazonaws.com", s.endpoint)
+		}
+	}
+	return nil
+}
+
+// modelID picks the model: -model, else the recording's first model when
+// replaying, else $BEDROCK_MODEL_ID, else defaultModel.
+func (s *settings) modelID(firstRecorded string) string {
+	switch {
+	case s.set["model"]:
+		return strings.TrimSpace(s.model)
+	case firstRecorded != "":
+		return firstRecorded
+	}
+	if id := strings.TrimSpace(os.Getenv("BEDROCK_MODEL_ID")); id != "" {
+		return id
+	}
+	return defaultModel
+}
+
+func sameFile(a, b string) bool {
+	if fa, err := os.Stat(a); err == nil {
+		if fb, err := os.Stat(b); err == nil {
+			return os.SameFile(fa, fb)
+		}
+	}
+	return filepath.Clean(a) == filepath.Clean(b)
+}
+
+func printUsage(w io.Writer, fs *flag.FlagSet) {
+	fmt.Fprint(w, `usage: converse [flags] [prompt ...]
+
+Converse holds a tool-use conversation with a model on Amazon Bedrock. The
+prompt is the arguments joined by spaces; without any, it is read from
+standard input, and when standard input is a terminal, converse chats: each
+line is a message, and the conversation is kept. The model's text goes to
+standard output as it arrives; diagnostics go to standard error.
+
+Flags:
+`)
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fmt.Fprint(w, `
+Exit status: 0 when the model finished, 1 for failures, 2 for usage errors.
+
+Examples:
+  converse "What time is it?"
+  converse -tools mytools.json -v "Echo hello"
+  converse -record chat.json "What is 2 + 2?" && converse -replay chat.json "What is 2 + 2?"
+  converse -replay testdata/demo.json -v "What time is it, and what is 10 + 10?"
+
+The manual: go doc github.com/tooluse/bedrock/cmd/converse
+`)
+}

@@ -1,0 +1,146 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	"github.com/aws/smithy-go"
+
+	"github.com/tooluse/bedrock/converse"
+)
+
+// failure is an error as the user reads it: one line saying what went wrong
+// and, where it helps, what to do. It wraps the cause for errors.Is and As.
+type failure struct {
+	msg string
+	err error
+}
+
+func (f *failure) Error() string { return f.msg }
+func (f *failure) Unwrap() error { return f.err }
+
+func failf(err error, format string, args ...any) error {
+	return &failure{msg: fmt.Sprintf(format, args...), err: err}
+}
+
+// where says what the hints need to know of the call that failed.
+type where struct {
+	model     string
+	region    string
+	endpoint  string // -endpoint, if set
+	replay    string // -replay, if set
+	maxTurns  int
+	maxTokens int // 0: the model's default
+}
+
+// noCredentials is the failure of finding no AWS credentials.
+func noCredentials(err error) error {
+	detail := " (" + firstLine(err) + ")"
+	if strings.Contains(err.Error(), "no EC2 IMDS role found") {
+		detail = "" // the end of the default chain: nothing is configured
+	}
+	return failf(err, "no AWS credentials found%s: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, "+
+		"or pick a profile of ~/.aws/config with -profile or AWS_PROFILE (\"aws configure\", or \"aws sso login\" for SSO); "+
+		"or try converse offline with -replay", detail)
+}
+
+// explain turns an error of a conversation into a failure with a hint.
+func explain(err error, w where) error {
+	if err == nil {
+		return nil
+	}
+	var (
+		denied   *types.AccessDeniedException
+		notFound *types.ResourceNotFoundException
+		invalid  *types.ValidationException
+		throttle *types.ThrottlingException
+		quota    *types.ServiceQuotaExceededException
+		netErr   *net.OpError
+		api      smithy.APIError
+	)
+	switch {
+	case errors.Is(err, context.Canceled):
+		return failf(err, "interrupted")
+	case errors.Is(err, converse.ErrMaxTurns):
+		return failf(err, "turn limit reached: the model still wanted tools after %d model calls (-max-turns %d); raise -max-turns", w.maxTurns, w.maxTurns)
+	case errors.Is(err, converse.ErrMaxTokens):
+		return failf(err, "the model ran out of output tokens (max_tokens) in the middle of a tool call, which was not run; raise -max-tokens (now %s)", tokens(w.maxTokens))
+	case errors.Is(err, converse.ErrStreamTruncated):
+		return failf(err, "the response stream broke off before the model finished (no messageStop); try again, or leave out -stream")
+	case errors.As(err, &denied):
+		return failf(err, "access denied to model %s in region %s: %s; enable access to this model in the Amazon Bedrock console (Model access) for %s, "+
+			"and check that your IAM identity may call bedrock:InvokeModel", w.model, w.region, apiMessage(denied), w.region)
+	case errors.As(err, &notFound):
+		return failf(err, "model %s not found in region %s: %s; check the model ID and the region "+
+			"(aws bedrock list-foundation-models, aws bedrock list-inference-profiles)", w.model, w.region, apiMessage(notFound))
+	case errors.As(err, &invalid):
+		return explainValidation(invalid, w)
+	case errors.As(err, &throttle):
+		return throttled(err, throttle)
+	case errors.As(err, &quota):
+		return throttled(err, quota)
+	case errors.As(err, &api):
+		switch api.ErrorCode() {
+		case "UnrecognizedClientException", "InvalidSignatureException", "ExpiredTokenException":
+			return failf(err, "AWS did not accept the credentials (%s: %s); check them, or refresh them (\"aws sso login\")", api.ErrorCode(), apiMessage(api))
+		}
+		return failf(err, "Bedrock error %s: %s", api.ErrorCode(), apiMessage(api))
+	case errors.As(err, &netErr):
+		return failf(err, "cannot reach Bedrock%s: %v", endpointNote(w), netErr)
+	}
+	return failf(err, "%s", strings.TrimPrefix(err.Error(), "converse: "))
+}
+
+// explainValidation shows Bedrock's message as it is, with a hint for the
+// messages whose cause is not obvious.
+func explainValidation(e *types.ValidationException, w where) error {
+	msg := apiMessage(e)
+	switch {
+	case strings.HasPrefix(msg, "bedrocktest: replay:"):
+		return failf(e, "%s\nthe replay of %s answers only the requests that were recorded: the same prompts, flags and tools; "+
+			"-replay-lenient serves the recorded answers without comparing", strings.TrimPrefix(msg, "bedrocktest: "), w.replay)
+	case strings.Contains(msg, "model identifier is invalid"):
+		return failf(e, "Bedrock rejected the request: %s (model %s, region %s); check the model ID "+
+			"(aws bedrock list-foundation-models, aws bedrock list-inference-profiles)", msg, w.model, w.region)
+	case strings.Contains(msg, "on-demand throughput"):
+		return failf(e, "Bedrock rejected the request: %s; this model is reached through an inference profile: "+
+			"prefix the model ID with the geography, e.g. -model us.%s", msg, w.model)
+	}
+	return failf(e, "Bedrock rejected the request: %s", msg)
+}
+
+func throttled(err error, api smithy.APIError) error {
+	return failf(err, "Bedrock throttled the calls even after retries: %s; wait and try again, "+
+		"allow more retries with AWS_MAX_ATTEMPTS, or ask for a higher quota", apiMessage(api))
+}
+
+func apiMessage(e smithy.APIError) string {
+	if m := e.ErrorMessage(); m != "" {
+		return m
+	}
+	return e.ErrorCode()
+}
+
+func tokens(n int) string {
+	if n == 0 {
+		return "the model's default"
+	}
+	return fmt.Sprint(n)
+}
+
+func endpointNote(w where) string {
+	if w.endpoint != "" {
+		return " at " + w.endpoint + " (-endpoint)"
+	}
+	return " in region " + w.region
+}
+
+// firstLine shortens the SDK's long credential errors to their first line.
+func firstLine(err error) string {
+	s, _, _ := strings.Cut(err.Error(), "\n")
+	return s
+}

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(report(os.Stderr, err))
+}
+
+// report prints err, if any, as one line on w and returns the exit status:
+// 0 for no error, 2 for a usage error, 1 for anything else.
+func report(w io.Writer, err error) int {
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintf(w, "converse: %v\n", err)
+	if isUsage(err) {
+		return 2
+	}
+	return 1
+}
+
+// usageError is a mistake in how converse was called: a bad flag, a
+// manifest or recording that cannot be used. It exits with status 2.
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+// usagef returns a usageError; format may use %w.
+func usagef(format string, args ...any) error {
+	return &usageError{fmt.Errorf(format, args...)}
+}
+
+func isUsage(err error) bool {
+	var ue *usageError
+	return errors.As(err, &ue)
+}

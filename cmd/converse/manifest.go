@@ -1,0 +1,159 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/tooluse/bedrock/tools"
+)
+
+// defaultToolTimeout bounds a manifest tool's call when it sets no timeout.
+const defaultToolTimeout = 30 * time.Second
+
+// manifest is the JSON file of the -tools flag.
+type manifest struct {
+	Tools []manifestTool `json:"tools"`
+}
+
+// manifestTool is a tool that runs a program; see the package doc.
+type manifestTool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"inputSchema"`
+	Command     []string        `json:"command"`
+	Timeout     string          `json:"timeout"`
+}
+
+// loadManifest reads the manifest at path and makes its tools. taken holds
+// the names already in use (the built-ins). Every problem is a usageError
+// naming the file and, where there is one, the tool.
+func loadManifest(path string, taken []string) ([]*tools.Tool, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, usagef("-tools: %w", err)
+	}
+	ts, err := parseManifest(data, filepath.Dir(path), taken)
+	if err != nil {
+		return nil, usagef("manifest %s: %w", path, err)
+	}
+	return ts, nil
+}
+
+// parseManifest makes the tools of a manifest; relative program paths are
+// taken from dir, the manifest's directory.
+func parseManifest(data []byte, dir string, taken []string) ([]*tools.Tool, error) {
+	var m manifest
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&m); err != nil {
+		return nil, jsonError(data, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("data after the manifest's JSON object")
+	}
+	if len(m.Tools) == 0 {
+		return nil, errors.New(`no tools: want {"tools": [{"name": ..., "description": ..., "inputSchema": ..., "command": [...]}]}`)
+	}
+	seen := slices.Clone(taken)
+	var out []*tools.Tool
+	for i, mt := range m.Tools {
+		label := fmt.Sprintf("tool %d (%q)", i+1, mt.Name)
+		if slices.Contains(taken, mt.Name) {
+			return nil, fmt.Errorf("%s: the name of a built-in tool (rename it, or leave the built-ins out with -no-builtins)", label)
+		}
+		if slices.Contains(seen, mt.Name) {
+			return nil, fmt.Errorf("%s: duplicate name", label)
+		}
+		seen = append(seen, mt.Name)
+		t, err := mt.tool(dir)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", label, err)
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// tool makes the tools.Command of one manifest entry.
+func (mt manifestTool) tool(dir string) (*tools.Tool, error) {
+	if len(mt.Command) == 0 || strings.TrimSpace(mt.Command[0]) == "" {
+		return nil, errors.New(`empty command: want "command": ["/path/to/program", "arg", ...]`)
+	}
+	timeout := defaultToolTimeout
+	if mt.Timeout != "" {
+		d, err := time.ParseDuration(mt.Timeout)
+		if err != nil || d <= 0 {
+			return nil, fmt.Errorf("timeout %q: want a positive Go duration such as 5s or 1m30s", mt.Timeout)
+		}
+		timeout = d
+	}
+	schema := mt.InputSchema
+	if len(schema) == 0 {
+		schema = json.RawMessage(`{"type":"object"}`)
+	}
+	argv := slices.Clone(mt.Command)
+	program, err := findProgram(argv[0], dir)
+	if err != nil {
+		return nil, err
+	}
+	argv[0] = program
+	t, err := tools.Command(mt.Name, mt.Description, schema, argv, tools.WithTimeout(timeout))
+	if err != nil {
+		// Drop the tools package's own prefix: the caller names the tool.
+		msg := strings.TrimPrefix(err.Error(), fmt.Sprintf("%v %q: ", tools.ErrInvalidTool, mt.Name))
+		return nil, errors.New(msg)
+	}
+	return t, nil
+}
+
+// findProgram resolves a manifest's program: a name without a slash is
+// looked up in PATH, and a relative path is taken from the manifest's
+// directory, so that a manifest can sit beside its programs.
+func findProgram(program, dir string) (string, error) {
+	if strings.ContainsRune(program, '/') || strings.ContainsRune(program, filepath.Separator) {
+		if !filepath.IsAbs(program) {
+			program = filepath.Join(dir, program)
+		}
+		if _, err := exec.LookPath(program); err != nil {
+			return "", fmt.Errorf("command %s: not an executable file", program)
+		}
+		return program, nil
+	}
+	path, err := exec.LookPath(program)
+	if err != nil {
+		return "", fmt.Errorf("command %s: not found in PATH", program)
+	}
+	return path, nil
+}
+
+// jsonError says where in data a decoding error is, by line.
+func jsonError(data []byte, err error) error {
+	var offset int64 = -1
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		offset = syn.Offset
+	case errors.As(err, &typ):
+		offset = typ.Offset
+	case errors.Is(err, io.EOF):
+		return errors.New("empty file: want a JSON object")
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return errors.New("not valid JSON: unexpected end of file")
+	}
+	msg := strings.TrimPrefix(err.Error(), "json: ")
+	if offset < 0 {
+		return errors.New(msg)
+	}
+	line := 1 + bytes.Count(data[:min(offset, int64(len(data)))], []byte("\n"))
+	return fmt.Errorf("line %d: %s", line, msg)
+}

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseManifest(t *testing.T) {
+	dir := t.TempDir()
+	prog := filepath.Join(dir, "tool")
+	if err := os.WriteFile(prog, []byte("#!/bin/sh\ncat\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "data.txt"), nil, 0o644)
+	tool := func(fields string) string {
+		return `{"tools": [{"name": "echo", "description": "Echo.", "command": ["` + prog + `"]` + fields + `}]}`
+	}
+	tests := []struct {
+		name, manifest, want string
+	}{
+		{"not JSON", `{"tools": [}`, "line 1: invalid character '}'"},
+		{"empty", ``, "empty file"},
+		{"cut short", `{"tools": [`, "unexpected end of file"},
+		{"unknown field", tool(`, "env": {}`), `unknown field "env"`},
+		{"unknown top-level field", `{"tools": [], "version": 2}`, `unknown field "version"`},
+		{"wrong type", "{\n\"tools\": {}}", "line 2: cannot unmarshal object"},
+		{"trailing data", tool("") + "{}", "data after the manifest's JSON object"},
+		{"no tools", `{"tools": []}`, "no tools"},
+		{"duplicate", `{"tools": [{"name": "a", "description": "A.", "command": ["` + prog + `"]}, {"name": "a", "description": "B.", "command": ["` + prog + `"]}]}`, `tool 2 ("a"): duplicate name`},
+		{"built-in name", `{"tools": [{"name": "calculator", "description": "C.", "command": ["` + prog + `"]}]}`, `tool 1 ("calculator"): the name of a built-in tool`},
+		{"invalid name", `{"tools": [{"name": "has space", "description": "A.", "command": ["` + prog + `"]}]}`, `tool 1 ("has space"): name must match`},
+		{"no name", `{"tools": [{"description": "A.", "command": ["` + prog + `"]}]}`, `tool 1 (""): name must match`},
+		{"no description", `{"tools": [{"name": "a", "command": ["` + prog + `"]}]}`, `tool 1 ("a"): empty description`},
+		{"array schema", tool(`, "inputSchema": {"type": "array"}`), `tool 1 ("echo"): input schema: type must be "object", got array`},
+		{"schema without type", tool(`, "inputSchema": {"properties": {}}`), `input schema: type must be "object", got none`},
+		{"schema not an object", tool(`, "inputSchema": "object"`), `tool 1 ("echo"): input schema`},
+		{"bad schema", tool(`, "inputSchema": {"type": "object", "properties": {"n": {"type": "integer", "default": "x"}}}`), `tool 1 ("echo"): input schema`},
+		{"no command", `{"tools": [{"name": "a", "description": "A."}]}`, `tool 1 ("a"): empty command`},
+		{"empty command", `{"tools": [{"name": "a", "description": "A.", "command": [""]}]}`, `tool 1 ("a"): empty command`},
+		{"missing program", `{"tools": [{"name": "a", "description": "A.", "command": ["./nosuch"]}]}`, "command " + filepath.Join(dir, "nosuch") + ": not an executable file"},
+		{"not executable", `{"tools": [{"name": "a", "description": "A.", "command": ["./data.txt"]}]}`, "not an executable file"},
+		{"not in PATH", `{"tools": [{"name": "a", "description": "A.", "command": ["no-such-program-xyz"]}]}`, "command no-such-program-xyz: not found in PATH"},
+		{"bad timeout", tool(`, "timeout": "5"`), `tool 1 ("echo"): timeout "5": want a positive Go duration`},
+		{"zero timeout", tool(`, "timeout": "0s"`), `timeout "0s"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := parseManifest([]byte(tt.manifest), dir, []string{"get_current_datetime", "calculator"})
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestLoadManifest(t *testing.T) {
+	dir := t.TempDir()
+	prog := filepath.Join(dir, "tool")
+	os.WriteFile(prog, []byte("#!/bin/sh\ncat\n"), 0o755)
+	path := filepath.Join(dir, "tools.json")
+	os.WriteFile(path, []byte(`{"tools": [
+		{"name": "echo", "description": "Echo.", "command": ["./tool"], "timeout": "5s",
+		 "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}},
+		{"name": "ls", "description": "List.", "command": ["ls", "-l"]}
+	]}`), 0o644)
+	ts, err := loadManifest(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ts) != 2 || ts[0].Name() != "echo" || ts[0].Timeout() != 5*time.Second || ts[1].Timeout() != defaultToolTimeout {
+		t.Fatalf("tools %v", ts)
+	}
+	if got := string(ts[1].InputSchema()); got != `{"type":"object"}` {
+		t.Errorf("default schema %s", got)
+	}
+	out, err := ts[0].Call(context.Background(), json.RawMessage(`{"text": "hi"}`))
+	if b, _ := json.Marshal(out); err != nil || string(b) != `{"text":"hi"}` {
+		t.Errorf("call: %s, %v", b, err)
+	}
+
+	os.WriteFile(path, []byte(`{"tools": [{"name": "x"}]}`), 0o644)
+	_, err = loadManifest(path, nil)
+	if !isUsage(err) || !strings.HasPrefix(err.Error(), "manifest "+path+`: tool 1 ("x"): `) {
+		t.Errorf("error %v: want a usage error naming the file and the tool", err)
+	}
+}

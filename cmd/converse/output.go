@@ -1,0 +1,138 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+
+	"github.com/tooluse/bedrock/converse"
+)
+
+// maxShown bounds a tool input or output in a -v trace line, in runes.
+const maxShown = 300
+
+// printer shows a conversation as it happens: assistant text on stdout,
+// turn by turn, and with -v a trace of turns and tool calls on stderr. Its
+// event method is converse.Options.OnEvent, which is never called
+// concurrently.
+type printer struct {
+	stdout, stderr io.Writer
+	noText         bool // -json: stdout holds the JSON object only
+	verbose        bool
+	midLine        bool // text was written without its final newline
+}
+
+func (p *printer) event(ev converse.Event) {
+	switch e := ev.(type) {
+	case converse.Text:
+		if p.noText || e.Text == "" {
+			return
+		}
+		io.WriteString(p.stdout, e.Text)
+		p.midLine = !strings.HasSuffix(e.Text, "\n")
+	case converse.TurnEnd:
+		p.endText()
+		p.tracef("· turn %d: %s; tokens %d in, %d out\n", e.Turn, e.StopReason, e.Usage.InputTokens, e.Usage.OutputTokens)
+	case converse.ToolStart:
+		p.tracef("→ %s %s %s\n", e.Name, e.ID, shorten(string(e.Input)))
+	case converse.ToolEnd:
+		result := string(e.Output)
+		if e.Err != nil {
+			result = e.Err.Error()
+		}
+		p.tracef("← %s %s %s in %v: %s\n", e.Name, e.ID, e.Status, roundDuration(e.Duration), shorten(result))
+	case converse.Fallback:
+		p.tracef("· turn %d: %s\n", e.Turn, e.Reason)
+	}
+}
+
+// endText ends a line of assistant text, so that what follows, on stdout
+// or stderr, starts on a line of its own.
+func (p *printer) endText() {
+	if p.midLine {
+		io.WriteString(p.stdout, "\n")
+		p.midLine = false
+	}
+}
+
+func (p *printer) tracef(format string, args ...any) {
+	if p.verbose {
+		fmt.Fprintf(p.stderr, format, args...)
+	}
+}
+
+// warnStop tells on stderr why an answer that did not fail ended early.
+func (p *printer) warnStop(stop types.StopReason, maxTokens int) {
+	switch stop {
+	case types.StopReasonMaxTokens:
+		fmt.Fprintf(p.stderr, "converse: the answer was cut off at the output token limit (max_tokens); raise -max-tokens (now %s)\n", tokens(maxTokens))
+	case types.StopReasonGuardrailIntervened:
+		fmt.Fprintln(p.stderr, "converse: a guardrail stopped the answer (guardrail_intervened)")
+	case types.StopReasonContentFiltered:
+		fmt.Fprintln(p.stderr, "converse: the content filter stopped the answer (content_filtered)")
+	}
+}
+
+func shorten(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > maxShown {
+		return string(r[:maxShown-1]) + "…"
+	}
+	return s
+}
+
+func roundDuration(d time.Duration) time.Duration {
+	switch {
+	case d < time.Millisecond:
+		return d.Round(time.Microsecond)
+	case d < time.Second:
+		return d.Round(100 * time.Microsecond)
+	}
+	return d.Round(time.Millisecond)
+}
+
+// jsonResult is what -json prints for each prompt.
+type jsonResult struct {
+	Model      string          `json:"model"`
+	Text       string          `json:"text"`
+	StopReason string          `json:"stopReason,omitempty"`
+	Turns      int             `json:"turns"`
+	Usage      jsonUsage       `json:"usage"`
+	History    json.RawMessage `json:"history"` // Bedrock's wire JSON of the messages
+	Error      string          `json:"error,omitempty"`
+}
+
+// jsonUsage has the field names of Bedrock's TokenUsage.
+type jsonUsage struct {
+	InputTokens           int `json:"inputTokens"`
+	OutputTokens          int `json:"outputTokens"`
+	TotalTokens           int `json:"totalTokens"`
+	CacheReadInputTokens  int `json:"cacheReadInputTokens,omitempty"`
+	CacheWriteInputTokens int `json:"cacheWriteInputTokens,omitempty"`
+}
+
+// writeJSON prints the result of one prompt, which may have failed with
+// failed: then res, if not nil, holds what was done.
+func writeJSON(w io.Writer, model string, res *converse.Result, failed error) error {
+	out := jsonResult{Model: model, History: json.RawMessage("[]")}
+	if res != nil {
+		history, err := converse.MarshalMessages(res.History)
+		if err != nil {
+			return fmt.Errorf("-json: %w", err)
+		}
+		u := res.Usage
+		out.Text, out.StopReason, out.Turns, out.History = res.Text, string(res.StopReason), res.Turns, history
+		out.Usage = jsonUsage{u.InputTokens, u.OutputTokens, u.TotalTokens, u.CacheReadInputTokens, u.CacheWriteInputTokens}
+	}
+	if failed != nil {
+		out.Error = failed.Error()
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(out)
+}

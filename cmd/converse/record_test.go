@@ -1,0 +1,99 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tooluse/bedrock/converse/bedrocktest"
+)
+
+// noCredentialsEnv is an environment with no AWS configuration at all.
+func noCredentialsEnv(t *testing.T) []string {
+	return []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "AWS_EC2_METADATA_DISABLED=true"}
+}
+
+// TestRecordReplay records a conversation with -record, then replays it
+// offline, without credentials, with -replay.
+func TestRecordReplay(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "chat.json")
+	srv := newServer(t, multiply())
+	const prompt = "What is 6 times 7?"
+	recorded := runBinary(t, testEnv(t), nil, "-endpoint", srv.URL, "-record", file, prompt)
+	if recorded.code != 0 {
+		t.Fatalf("record: exit %d, stderr:\n%s", recorded.code, recorded.stderr)
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, secret := range []string{fakeKeyID, fakeSecret, fakeToken, "AWS4-HMAC-SHA256", "Signature", "Authorization", "X-Amz-", "x-amz-"} {
+		if strings.Contains(string(data), secret) {
+			t.Errorf("the recording holds %q", secret)
+		}
+	}
+	rec, err := bedrocktest.LoadRecording(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.Exchanges) != 2 || rec.Exchanges[0].ModelID != defaultModel {
+		t.Fatalf("recording: %d exchanges, first model %q", len(rec.Exchanges), rec.Exchanges[0].ModelID)
+	}
+
+	replayed := runBinary(t, noCredentialsEnv(t), nil, "-replay", file, prompt)
+	if replayed.code != 0 || replayed.stdout != recorded.stdout {
+		t.Errorf("replay: exit %d, stdout %q, want %q; stderr:\n%s", replayed.code, replayed.stdout, recorded.stdout, replayed.stderr)
+	}
+
+	other := runBinary(t, noCredentialsEnv(t), nil, "-replay", file, "What is 6 times 8?")
+	if other.code != 1 {
+		t.Errorf("replay of another prompt: exit %d, want 1", other.code)
+	}
+	mustContain(t, "stderr", other.stderr, "request 1 differs from the recording", `want "What is 6 times 7?", got "What is 6 times 8?"`, "-replay-lenient")
+
+	lenient := runBinary(t, noCredentialsEnv(t), nil, "-replay", file, "-replay-lenient", "What is 6 times 8?")
+	if lenient.code != 0 || lenient.stdout != recorded.stdout {
+		t.Errorf("lenient replay: exit %d, stdout %q; stderr:\n%s", lenient.code, lenient.stdout, lenient.stderr)
+	}
+}
+
+// TestReplayFollowsRecording: without -model and -stream, a replay uses
+// the recording's model and operation, not $BEDROCK_MODEL_ID.
+func TestReplayFollowsRecording(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "chat.json")
+	srv := newServer(t, multiply())
+	const model = "us.amazon.nova-lite-v1:0"
+	recorded := runBinary(t, testEnv(t), nil, "-endpoint", srv.URL, "-record", file, "-model", model, "-stream", "-system", "Be brief.", "6*7?")
+	if recorded.code != 0 {
+		t.Fatalf("record: exit %d, stderr:\n%s", recorded.code, recorded.stderr)
+	}
+	env := append(noCredentialsEnv(t), "BEDROCK_MODEL_ID=some.other-model")
+	replayed := runBinary(t, env, nil, "-replay", file, "-system", "Be brief.", "-v", "6*7?")
+	if replayed.code != 0 || replayed.stdout != recorded.stdout {
+		t.Errorf("replay: exit %d, stdout %q, want %q; stderr:\n%s", replayed.code, replayed.stdout, recorded.stdout, replayed.stderr)
+	}
+	mustContain(t, "stderr", replayed.stderr, "· model "+model+", replaying "+file+" offline")
+
+	wrong := runBinary(t, noCredentialsEnv(t), nil, "-replay", file, "-system", "Be brief.", "-stream=false", "6*7?")
+	if wrong.code != 1 {
+		t.Errorf("replay of a stream with Converse: exit %d, want 1", wrong.code)
+	}
+	mustContain(t, "stderr", wrong.stderr, "request 1 is Converse but exchange 1 of the recording is ConverseStream")
+}
+
+// TestRecordFailure: a failed conversation is recorded too, and replays the
+// same failure.
+func TestRecordFailure(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "denied.json")
+	srv := newServer(t, bedrocktest.Fail(1, bedrocktest.AccessDenied("You don't have access to the model with the specified model ID."), nil))
+	recorded := runBinary(t, testEnv(t), nil, "-endpoint", srv.URL, "-record", file, "hi")
+	replayed := runBinary(t, noCredentialsEnv(t), nil, "-replay", file, "hi")
+	if recorded.code != 1 || replayed.code != 1 {
+		t.Fatalf("exit %d recording and %d replaying, want 1", recorded.code, replayed.code)
+	}
+	mustContain(t, "replay", replayed.stderr, "access denied to model "+defaultModel, "You don't have access")
+}

@@ -1,0 +1,203 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+
+	"github.com/tooluse/bedrock/converse"
+	"github.com/tooluse/bedrock/converse/bedrocktest"
+	"github.com/tooluse/bedrock/tools"
+)
+
+// run is the whole command: main only adds the process's signals and exit
+// status. Assistant text goes to stdout; diagnostics and the -v trace to
+// stderr. A returned usageError means exit status 2, any other error 1.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	s, err := parseFlags(args, stdout)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	reg, err := registry(s)
+	if err != nil {
+		return err
+	}
+	rec, err := loadReplay(s.replay)
+	if err != nil {
+		return err
+	}
+	prompt, interactive, err := readPrompt(s.prompt, stdin)
+	if err != nil {
+		return err
+	}
+	b, err := newBackend(ctx, s, rec)
+	if err != nil {
+		return err
+	}
+	defer b.close()
+
+	sess := newSession(s, rec, reg, b, stdout, stderr)
+	if interactive {
+		return sess.chat(ctx, stdin)
+	}
+	sess.print.tracef("> %s\n", prompt)
+	return sess.send(ctx, prompt)
+}
+
+// registry holds the built-ins, unless -no-builtins, and the tools of the
+// -tools manifest.
+func registry(s *settings) (*tools.Registry, error) {
+	var ts []*tools.Tool
+	if !s.noBuiltins {
+		ts = tools.Builtins()
+	}
+	if s.toolsFile != "" {
+		taken := make([]string, len(ts))
+		for i, t := range ts {
+			taken[i] = t.Name()
+		}
+		more, err := loadManifest(s.toolsFile, taken)
+		if err != nil {
+			return nil, err
+		}
+		ts = append(ts, more...)
+	}
+	return tools.NewRegistry(ts...)
+}
+
+// loadReplay reads the -replay recording; a file that cannot be used is a
+// usage error.
+func loadReplay(path string) (*bedrocktest.Recording, error) {
+	if path == "" {
+		return nil, nil
+	}
+	rec, err := bedrocktest.LoadRecording(path)
+	if err != nil {
+		return nil, usagef("-replay: %s", strings.TrimPrefix(err.Error(), "bedrocktest: "))
+	}
+	return rec, nil
+}
+
+// readPrompt finds the prompt: the arguments, else standard input, unless
+// standard input is a terminal, which means an interactive chat.
+func readPrompt(args []string, stdin io.Reader) (prompt string, interactive bool, err error) {
+	if len(args) > 0 {
+		if prompt = strings.TrimSpace(strings.Join(args, " ")); prompt == "" {
+			return "", false, usagef("empty prompt")
+		}
+		return prompt, false, nil
+	}
+	if stdin == nil {
+		return "", false, usagef("no prompt: give it as arguments or on standard input")
+	}
+	if isTerminal(stdin) {
+		return "", true, nil
+	}
+	b, err := io.ReadAll(stdin)
+	if err != nil {
+		return "", false, fmt.Errorf("reading the prompt from standard input: %w", err)
+	}
+	if prompt = strings.TrimSpace(string(b)); prompt == "" {
+		return "", false, usagef("no prompt: give it as arguments or on standard input")
+	}
+	return prompt, false, nil
+}
+
+// isTerminal reports whether r is a terminal: a character device, such as
+// an *os.File on a terminal.
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(interface{ Stat() (os.FileInfo, error) })
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// session is a conversation with its output: what run and chat share.
+type session struct {
+	s       *settings
+	model   string
+	conv    *converse.Conversation
+	print   *printer
+	backend *backend
+	where   where
+	stdout  io.Writer
+}
+
+func newSession(s *settings, rec *bedrocktest.Recording, reg *tools.Registry, b *backend, stdout, stderr io.Writer) *session {
+	var first bedrocktest.Exchange
+	if rec != nil && len(rec.Exchanges) > 0 {
+		first = rec.Exchanges[0]
+	}
+	model := s.modelID(first.ModelID)
+	stream := s.stream
+	if !s.set["stream"] && first.Operation == bedrocktest.OpConverseStream {
+		stream = true // replay the way it was recorded
+	}
+	p := &printer{stdout: stdout, stderr: stderr, noText: s.json, verbose: s.verbose}
+	conv := converse.New(b.client, model, reg, func(o *converse.Options) {
+		if s.system != "" {
+			o.System = []types.SystemContentBlock{&types.SystemContentBlockMemberText{Value: s.system}}
+		}
+		o.InferenceConfig = inferenceConfig(s)
+		o.MaxTurns = s.maxTurns
+		o.Stream = stream
+		o.OnEvent = p.event
+		if s.verbose {
+			o.Logger = slog.New(slog.NewTextHandler(stderr, nil))
+		}
+	})
+	if s.replay != "" {
+		p.tracef("· model %s, replaying %s offline\n", model, s.replay)
+	} else {
+		p.tracef("· model %s in region %s\n", model, b.region)
+	}
+	return &session{
+		s: s, model: model, conv: conv, print: p, backend: b, stdout: stdout,
+		where: where{model: model, region: b.region, endpoint: s.endpoint, replay: s.replay, maxTurns: s.maxTurns, maxTokens: s.maxTokens},
+	}
+}
+
+func inferenceConfig(s *settings) *types.InferenceConfiguration {
+	if s.maxTokens == 0 && !s.set["temperature"] {
+		return nil
+	}
+	c := &types.InferenceConfiguration{}
+	if s.maxTokens > 0 {
+		c.MaxTokens = aws.Int32(int32(s.maxTokens))
+	}
+	if s.set["temperature"] {
+		c.Temperature = aws.Float32(float32(s.temperature))
+	}
+	return c
+}
+
+// send sends one prompt and reports its outcome: the text has been printed
+// as it arrived; here come the -json object, the -record file and the
+// failure, if any.
+func (ss *session) send(ctx context.Context, prompt string) error {
+	res, err := ss.conv.Send(ctx, prompt)
+	ss.print.endText()
+	err = explain(err, ss.where)
+	var jsonErr error
+	if ss.s.json {
+		jsonErr = writeJSON(ss.stdout, ss.model, res, err)
+	}
+	saveErr := ss.backend.save(ss.s.record)
+	if err == nil && res != nil {
+		ss.print.warnStop(res.StopReason, ss.s.maxTokens)
+	}
+	return errors.Join(err, jsonErr, saveErr)
+}
