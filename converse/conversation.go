@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -173,6 +174,9 @@ func (c *Conversation) SendMessage(ctx context.Context, msg types.Message) (*Res
 	if msg.Role != types.ConversationRoleUser {
 		return nil, fmt.Errorf("converse: SendMessage wants a user message, not %q", msg.Role)
 	}
+	if err := checkContent(msg); err != nil {
+		return nil, err
+	}
 	cfg, err := ToolConfig(c.tools, c.opts.ToolChoice)
 	if err != nil {
 		return nil, err
@@ -241,6 +245,20 @@ func (c *Conversation) commit(history []types.Message) {
 	if len(last.Content) > 0 {
 		c.history = history
 	}
+}
+
+// checkContent rejects what Bedrock would: a message without content, or
+// with a blank text block.
+func checkContent(msg types.Message) error {
+	if len(msg.Content) == 0 {
+		return errors.New("converse: the message has no content")
+	}
+	for i, b := range msg.Content {
+		if t, ok := b.(*types.ContentBlockMemberText); ok && strings.TrimSpace(t.Value) == "" {
+			return fmt.Errorf("converse: the message's text block %d is blank", i)
+		}
+	}
+	return nil
 }
 
 // stopError maps the stop reasons that end a Send with an error.

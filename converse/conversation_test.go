@@ -390,6 +390,8 @@ func TestHistoryStaysValidAfterOddAnswers(t *testing.T) {
 				Input: documentOf(map[string]any{"a": 1, "b": 1})}}), 4},
 		{"a tool call in a final answer", bedrocktest.Output(types.StopReasonEndTurn, text("Done."), strayToolUse), 2},
 		{"a filtered answer with no content", bedrocktest.Output(types.StopReasonContentFiltered), 0},
+		{"a tool call without input", bedrocktest.Output(types.StopReasonToolUse,
+			&types.ContentBlockMemberToolUse{Value: types.ToolUseBlock{ToolUseId: aws.String("t1"), Name: aws.String("calculator")}}), 4},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -401,4 +403,16 @@ func TestHistoryStaysValidAfterOddAnswers(t *testing.T) {
 			assertValid(t, c, claude)
 		})
 	}
+}
+
+func TestSendRejectsWhatBedrockWould(t *testing.T) {
+	srv, client := serve(t, bedrocktest.Script(bedrocktest.Text("unused")))
+	c := converse.New(client, claude, nil)
+	_, err := c.Send(context.Background(), "  \n")
+	assert.ErrorContains(t, err, "blank")
+	_, err = c.SendMessage(context.Background(), types.Message{})
+	assert.ErrorContains(t, err, "no content")
+	_, err = c.SendMessage(context.Background(), types.Message{Role: types.ConversationRoleAssistant, Content: []types.ContentBlock{text("hi")}})
+	assert.ErrorContains(t, err, "user message")
+	assert.Empty(t, srv.Requests(), "nothing reached Bedrock")
 }

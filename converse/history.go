@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 )
 
@@ -18,12 +19,16 @@ func echo(msg types.Message) types.Message {
 	for _, b := range msg.Content {
 		switch v := b.(type) {
 		case *types.ContentBlockMemberToolUse:
-			if v.Value.Type != types.ToolUseTypeServerToolUse {
-				b = &types.ContentBlockMemberToolUse{Value: types.ToolUseBlock{
-					ToolUseId: v.Value.ToolUseId,
-					Name:      v.Value.Name,
-					Input:     v.Value.Input,
-				}}
+			if v.Value.Type != types.ToolUseTypeServerToolUse || v.Value.Input == nil {
+				tu := types.ToolUseBlock{ToolUseId: v.Value.ToolUseId, Name: v.Value.Name, Input: v.Value.Input}
+				if v.Value.Type == types.ToolUseTypeServerToolUse {
+					tu.Type = v.Value.Type
+				}
+				if tu.Input == nil {
+					// The call ran with {}; the SDK requires input.
+					tu.Input = document.NewLazyDocument(map[string]any{})
+				}
+				b = &types.ContentBlockMemberToolUse{Value: tu}
 			}
 		case *types.ContentBlockMemberText:
 			if strings.TrimSpace(v.Value) == "" {

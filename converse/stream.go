@@ -1,6 +1,7 @@
 package converse
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	smithydocument "github.com/aws/smithy-go/document"
 
 	"github.com/tooluse/bedrock/tools"
 )
@@ -193,14 +195,15 @@ func (a *assembler) stop(index *int32) (toolCall, bool) {
 func (b *blockBuilder) call() toolCall {
 	c := toolCall{id: aws.ToString(b.toolUse.ToolUseId), name: aws.ToString(b.toolUse.Name)}
 	raw := strings.TrimSpace(b.input.String())
+	var compact bytes.Buffer
 	switch {
 	case raw == "":
 		c.input = json.RawMessage("{}")
-	case !json.Valid([]byte(raw)):
+	case json.Compact(&compact, []byte(raw)) != nil:
 		c.input = json.RawMessage("{}")
 		c.inputErr = fmt.Errorf("%w: the streamed input is not valid JSON: %.200q", tools.ErrInvalidInput, raw)
 	default:
-		c.input = json.RawMessage(raw)
+		c.input = compact.Bytes()
 	}
 	return c
 }
@@ -248,11 +251,32 @@ func (a *assembler) message() (types.Message, []toolCall) {
 	return msg, calls
 }
 
-// inputDocument makes the document of a tool input for the history.
+// inputDocument makes the document of a tool input for the history,
+// keeping numbers exactly as the model wrote them.
 func inputDocument(raw json.RawMessage) document.Interface {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
 	var v map[string]any
-	if err := json.Unmarshal(raw, &v); err != nil || v == nil {
+	if err := dec.Decode(&v); err != nil || v == nil {
 		v = map[string]any{}
 	}
-	return document.NewLazyDocument(v)
+	return document.NewLazyDocument(exactNumbers(v))
+}
+
+// exactNumbers turns the json.Numbers of a decoded value into smithy
+// document numbers, which the SDK encodes digit for digit.
+func exactNumbers(v any) any {
+	switch v := v.(type) {
+	case json.Number:
+		return smithydocument.Number(v)
+	case map[string]any:
+		for k, e := range v {
+			v[k] = exactNumbers(e)
+		}
+	case []any:
+		for i, e := range v {
+			v[i] = exactNumbers(e)
+		}
+	}
+	return v
 }

@@ -361,3 +361,23 @@ func TestEarlyStartSkipsToolsNotMarkedSpeculative(t *testing.T) {
 }
 
 func documentOf(v map[string]any) document.Interface { return document.NewLazyDocument(v) }
+
+// TestStreamToolInputKeepsNumbersExact: the toolUse echoed back holds the
+// input digit for digit, and observers see it compact.
+func TestStreamToolInputKeepsNumbersExact(t *testing.T) {
+	srv, client := serve(t, bedrocktest.Script(
+		&bedrocktest.Reply{Events: streamEvents(t, types.StopReasonToolUse, `{ "a": 9007199254740993,`, ` "b": 0.1 }`)},
+		bedrocktest.Text("ok"),
+	))
+	var inputs []string
+	_, err := converse.Run(context.Background(), client, claude, calculator(t), "big", streaming, func(o *converse.Options) {
+		o.OnEvent = func(ev converse.Event) {
+			if s, ok := ev.(converse.ToolStart); ok {
+				inputs = append(inputs, string(s.Input))
+			}
+		}
+	})
+	require.NoError(t, err)
+	assert.Equal(t, []string{`{"a":9007199254740993,"b":0.1}`}, inputs)
+	assert.Contains(t, string(srv.Requests()[1].Body), `9007199254740993`)
+}
