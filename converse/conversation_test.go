@@ -3,6 +3,7 @@ package converse_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -415,4 +416,26 @@ func TestSendRejectsWhatBedrockWould(t *testing.T) {
 	_, err = c.SendMessage(context.Background(), types.Message{Role: types.ConversationRoleAssistant, Content: []types.ContentBlock{text("hi")}})
 	assert.ErrorContains(t, err, "user message")
 	assert.Empty(t, srv.Requests(), "nothing reached Bedrock")
+}
+
+func TestConcurrentSendsAreSerialized(t *testing.T) {
+	var replies []*bedrocktest.Reply
+	for i := range 8 {
+		replies = append(replies,
+			bedrocktest.ToolUse("", bedrocktest.Call{ID: fmt.Sprintf("t%d", i), Name: "calculator", Input: map[string]any{"a": i, "b": 1}}),
+			bedrocktest.Text(fmt.Sprintf("answer %d", i)))
+	}
+	srv, client := serve(t, bedrocktest.Script(replies...))
+	c := converse.New(client, claude, calculator(t))
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			_, err := c.Send(context.Background(), fmt.Sprintf("question %d", i))
+			assert.NoError(t, err)
+		})
+	}
+	wg.Wait()
+	assert.Len(t, c.History(), 32)
+	assert.Len(t, srv.Requests(), 16, "every request was valid: the Sends did not interleave")
+	assertValid(t, c, claude)
 }
