@@ -4,6 +4,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 BENCHSTAT   := golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 BIN         := bin/converse
 BENCH       ?= .
+BENCHTIME   ?= 1s
 COUNT       ?= 6
 
 .PHONY: all build test vet staticcheck race fmt-check demo bench benchstat cover clean
@@ -33,9 +34,14 @@ test: fmt-check vet staticcheck race
 demo: build
 	./$(BIN) -replay testdata/demo.json -v "What time is it, and what is 10 + 10?"
 
+# bench runs every package's benchmarks COUNT times (about 7 minutes on 2
+# cores) and summarises them: first side by side, the library (impl=library)
+# against the hand-written baseline (impl=naive); then the rest. BENCHMARKS.md
+# says what each measures. It fails if a benchmark fails.
 bench:
-	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -count $(COUNT) ./... | tee bench.txt
-	$(GO) run $(BENCHSTAT) bench.txt
+	bash -o pipefail -c "$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -benchtime $(BENCHTIME) -count $(COUNT) ./... | tee bench.txt"
+	$(GO) run $(BENCHSTAT) -col '/impl@(naive library)' bench.txt
+	$(GO) run $(BENCHSTAT) -filter '/impl:""' bench.txt
 
 cover:
 	$(GO) test -count=1 -coverprofile=cover.out ./...

@@ -85,7 +85,7 @@ type outcome struct {
 
 // toolCalls picks the toolUse blocks out of an assistant message.
 func toolCalls(content []types.ContentBlock) []toolCall {
-	var calls []toolCall
+	calls := make([]toolCall, 0, len(content))
 	for _, b := range content {
 		tu, ok := b.(*types.ContentBlockMemberToolUse)
 		if !ok {
@@ -163,7 +163,9 @@ func (e *Executor) start(ctx context.Context, turn int, c toolCall) *pending {
 // that ignores its context is left behind, and its call answered as timed
 // out.
 func (e *Executor) run(ctx context.Context, turn int, c toolCall) outcome {
-	e.emit(ToolStart{Turn: turn, ID: c.id, Name: c.name, Input: c.input})
+	if e.OnEvent != nil { // building the event costs an allocation
+		e.emit(ToolStart{Turn: turn, ID: c.id, Name: c.name, Input: c.input})
+	}
 	begin := time.Now()
 	out := e.call(ctx, c)
 	out.duration = time.Since(begin)
@@ -236,8 +238,10 @@ func (e *Executor) finish(turn int, c toolCall, out outcome) types.ContentBlock 
 	default:
 		content = &types.ToolResultContentBlockMemberText{Value: string(out.output)}
 	}
-	e.emit(ToolEnd{Turn: turn, ID: c.id, Name: c.name, Input: c.input, Output: out.output,
-		Err: out.err, Status: status, Duration: out.duration})
+	if e.OnEvent != nil {
+		e.emit(ToolEnd{Turn: turn, ID: c.id, Name: c.name, Input: c.input, Output: out.output,
+			Err: out.err, Status: status, Duration: out.duration})
+	}
 	block := types.ToolResultBlock{ToolUseId: aws.String(c.id), Content: []types.ToolResultContentBlock{content}}
 	if !e.OmitStatus {
 		block.Status = status

@@ -1,0 +1,798 @@
+package converse_test
+
+// The benchmarks behind BENCHMARKS.md; run them with `make bench`. Every
+// measurement that has a hand-written counterpart runs it as the
+// sub-benchmark impl=naive, next to impl=library, so that
+// `benchstat -col /impl` puts the two side by side. The naive code below is
+// the pattern teams write by hand against the raw SDK: it is the baseline,
+// not an example to follow (it validates nothing and runs calls one by one).
+//
+// Benchmarks report figures; none of them fails on time. BenchmarkScale fails
+// on correctness only: a conversation that did not complete, or a goroutine
+// left behind.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"runtime"
+	"runtime/metrics"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	"go.uber.org/goleak"
+
+	"github.com/tooluse/bedrock/converse"
+	"github.com/tooluse/bedrock/converse/bedrocktest"
+	"github.com/tooluse/bedrock/tools"
+)
+
+// benchModelID is a model family that accepts the status field and tool use
+// while streaming, so both loops send the same requests.
+const benchModelID = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
+
+// benchImpls are the two sides of every comparison, the baseline first so
+// that benchstat reports the library relative to it.
+var benchImpls = []string{"naive", "library"}
+
+type benchArgs struct {
+	A int `json:"a"`
+	B int `json:"b"`
+}
+
+// benchAdd is the trivial tool: its cost is the executor's, not its own.
+func benchAdd(_ context.Context, in benchArgs) (int, error) { return in.A + in.B, nil }
+
+// benchSleep is the slow tool: 50 ms of waiting, as for a network call.
+func benchSleep(_ context.Context, in benchArgs) (int, error) {
+	time.Sleep(50 * time.Millisecond)
+	return in.A + in.B, nil
+}
+
+func benchRegistry(b testing.TB) *tools.Registry {
+	b.Helper()
+	add, err := tools.New("add", "Adds a and b.", benchAdd)
+	if err != nil {
+		b.Fatal(err)
+	}
+	sleep, err := tools.New("sleep", "Adds a and b, slowly.", benchSleep)
+	if err != nil {
+		b.Fatal(err)
+	}
+	reg, err := tools.NewRegistry(add, sleep)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return reg
+}
+
+// naiveTool adapts a typed function to the naive executor's table.
+func naiveTool[In, Out any](fn func(context.Context, In) (Out, error)) func(context.Context, []byte) (any, error) {
+	return func(ctx context.Context, raw []byte) (any, error) {
+		var in In
+		if err := json.Unmarshal(raw, &in); err != nil {
+			return nil, err
+		}
+		return fn(ctx, in)
+	}
+}
+
+var naiveTools = map[string]func(context.Context, []byte) (any, error){
+	"add":   naiveTool(benchAdd),
+	"sleep": naiveTool(benchSleep),
+}
+
+// naiveExecute is the hand-written executor: for each toolUse block, in
+// order, read the input document, decode it into the arguments, call the
+// function, encode its output and wrap it in a toolResult.
+func naiveExecute(ctx context.Context, content []types.ContentBlock) []types.ContentBlock {
+	var results []types.ContentBlock
+	for _, block := range content {
+		tu, ok := block.(*types.ContentBlockMemberToolUse)
+		if !ok {
+			continue
+		}
+		status, text := types.ToolResultStatusSuccess, ""
+		out, err := naiveRun(ctx, tu.Value)
+		if err != nil {
+			status, text = types.ToolResultStatusError, "Error: "+err.Error()
+		} else {
+			text = string(out)
+		}
+		results = append(results, &types.ContentBlockMemberToolResult{Value: types.ToolResultBlock{
+			ToolUseId: tu.Value.ToolUseId,
+			Content:   []types.ToolResultContentBlock{&types.ToolResultContentBlockMemberText{Value: text}},
+			Status:    status,
+		}})
+	}
+	return results
+}
+
+func naiveRun(ctx context.Context, tu types.ToolUseBlock) ([]byte, error) {
+	raw, err := tu.Input.MarshalSmithyDocument()
+	if err != nil {
+		return nil, err
+	}
+	fn, ok := naiveTools[aws.ToString(tu.Name)]
+	if !ok {
+		return nil, fmt.Errorf("unknown tool %q", aws.ToString(tu.Name))
+	}
+	v, err := fn(ctx, raw)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(v)
+}
+
+// benchCalls returns n calls of a tool, with distinct IDs and inputs.
+func benchCalls(name string, n int) []bedrocktest.Call {
+	calls := make([]bedrocktest.Call, n)
+	for i := range calls {
+		calls[i] = bedrocktest.Call{ID: fmt.Sprintf("tooluse_%d", i), Name: name, Input: map[string]any{"a": i, "b": 7}}
+	}
+	return calls
+}
+
+// benchToolTurn returns the content of an assistant message asking for n
+// calls of a tool, as the SDK client decodes it from a Converse response:
+// the executors see the SDK's own documents, not documents built in Go.
+func benchToolTurn(b testing.TB, name string, n int) []types.ContentBlock {
+	b.Helper()
+	srv := bedrocktest.NewServer(bedrocktest.Script(bedrocktest.ToolUse("", benchCalls(name, n)...)))
+	defer srv.Close()
+	out, err := srv.Client().Converse(context.Background(), &bedrockruntime.ConverseInput{
+		ModelId:  aws.String(benchModelID),
+		Messages: []types.Message{benchUserText("go")},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	msg, ok := out.Output.(*types.ConverseOutputMemberMessage)
+	if !ok || len(msg.Value.Content) != n {
+		b.Fatalf("want a message with %d tool calls, got %#v", n, out.Output)
+	}
+	return msg.Value.Content
+}
+
+func benchUserText(s string) types.Message {
+	return types.Message{Role: types.ConversationRoleUser, Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: s}}}
+}
+
+// benchExecute runs one turn's calls with the implementation impl.
+func benchExecute(impl string, exec *converse.Executor) func(context.Context, []types.ContentBlock) []types.ContentBlock {
+	if impl == "naive" {
+		return naiveExecute
+	}
+	return exec.Execute
+}
+
+// BenchmarkExecute measures the executor's overhead: one turn of 1, 8 and
+// 64 calls of a trivial tool.
+func BenchmarkExecute(b *testing.B) {
+	reg := benchRegistry(b)
+	ctx := context.Background()
+	for _, n := range []int{1, 8, 64} {
+		content := benchToolTurn(b, "add", n)
+		for _, impl := range benchImpls {
+			b.Run(fmt.Sprintf("calls=%d/impl=%s", n, impl), func(b *testing.B) {
+				execute := benchExecute(impl, &converse.Executor{Tools: reg})
+				for b.Loop() {
+					if got := execute(ctx, content); len(got) != n {
+						b.Fatalf("%d results for %d calls", len(got), n)
+					}
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkExecuteSlowTool measures the wall time of a turn whose calls each
+// wait 50 ms: concurrency should make 8 calls cost about one.
+func BenchmarkExecuteSlowTool(b *testing.B) {
+	reg := benchRegistry(b)
+	ctx := context.Background()
+	for _, n := range []int{1, 8} {
+		content := benchToolTurn(b, "sleep", n)
+		for _, impl := range benchImpls {
+			b.Run(fmt.Sprintf("calls=%d/impl=%s", n, impl), func(b *testing.B) {
+				execute := benchExecute(impl, &converse.Executor{Tools: reg})
+				start := time.Now()
+				for b.Loop() {
+					execute(ctx, content)
+				}
+				b.ReportMetric(benchMillis(time.Since(start))/float64(b.N), "ms/turn")
+			})
+		}
+	}
+}
+
+func benchMillis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func benchMicros(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+
+// benchModel is a stateless model: after a user's text it asks for two add
+// calls, and keeps asking until the user has answered toolTurns rounds of
+// calls since that text; then it answers with text. Being stateless, it
+// serves any number of conversations at once.
+func benchModel(toolTurns int) bedrocktest.Handler {
+	ask := bedrocktest.ToolUse("", benchCalls("add", 2)...)
+	answer := bedrocktest.Text("The sums are 7 and 8.")
+	return bedrocktest.HandlerFunc(func(_ context.Context, req *bedrocktest.Request) (*bedrocktest.Reply, error) {
+		rounds := 0
+		for i := len(req.Messages) - 1; i >= 0; i -= 2 {
+			if _, ok := req.Messages[i].Content[0].(*types.ContentBlockMemberToolResult); !ok {
+				break
+			}
+			rounds++
+		}
+		if rounds < toolTurns {
+			return ask, nil
+		}
+		return answer, nil
+	})
+}
+
+// benchChat is one conversation driven by either loop.
+type benchChat interface {
+	Send(ctx context.Context, text string) error
+}
+
+func newBenchChat(b testing.TB, impl string, client converse.Client, reg *tools.Registry) benchChat {
+	if impl == "naive" {
+		return newNaiveChat(b, client, reg)
+	}
+	return benchConversation{converse.New(client, benchModelID, reg)}
+}
+
+type benchConversation struct{ c *converse.Conversation }
+
+func (c benchConversation) Send(ctx context.Context, text string) error {
+	_, err := c.c.Send(ctx, text)
+	return err
+}
+
+// naiveChat is the hand-written loop on the raw SDK: call Converse, append
+// the assistant message, run the tools with naiveExecute, append their
+// results, and call again until the model stops asking. Its tool
+// configuration is built once, as a hand-written program would.
+type naiveChat struct {
+	client  converse.Client
+	config  *types.ToolConfiguration
+	history []types.Message
+}
+
+func newNaiveChat(b testing.TB, client converse.Client, reg *tools.Registry) *naiveChat {
+	cfg, err := converse.ToolConfig(reg, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return &naiveChat{client: client, config: cfg}
+}
+
+func (c *naiveChat) Send(ctx context.Context, text string) error {
+	c.history = append(c.history, benchUserText(text))
+	for {
+		out, err := c.client.Converse(ctx, &bedrockruntime.ConverseInput{
+			ModelId:    aws.String(benchModelID),
+			Messages:   c.history,
+			ToolConfig: c.config,
+		})
+		if err != nil {
+			return err
+		}
+		msg, ok := out.Output.(*types.ConverseOutputMemberMessage)
+		if !ok {
+			return errors.New("no message")
+		}
+		c.history = append(c.history, naiveEcho(msg.Value))
+		if out.StopReason != types.StopReasonToolUse {
+			return nil
+		}
+		c.history = append(c.history, types.Message{Role: types.ConversationRoleUser, Content: naiveExecute(ctx, msg.Value.Content)})
+	}
+}
+
+// naiveEcho drops the "type" of toolUse blocks, which Bedrock returns and
+// rejects when sent back: no loop that works can skip this step.
+func naiveEcho(msg types.Message) types.Message {
+	content := make([]types.ContentBlock, len(msg.Content))
+	for i, block := range msg.Content {
+		if tu, ok := block.(*types.ContentBlockMemberToolUse); ok {
+			v := tu.Value
+			v.Type = ""
+			block = &types.ContentBlockMemberToolUse{Value: v}
+		}
+		content[i] = block
+	}
+	return types.Message{Role: msg.Role, Content: content}
+}
+
+// BenchmarkConversation is a whole 3-turn tool conversation (two rounds of
+// two calls, then the answer) through the real SDK client against
+// bedrocktest on loopback. The server runs in the same process, so both
+// sides pay for it as they pay for the SDK.
+func BenchmarkConversation(b *testing.B) {
+	srv := bedrocktest.NewServer(benchModel(2))
+	defer srv.Close()
+	client := srv.Client()
+	reg := benchRegistry(b)
+	ctx := context.Background()
+	for _, impl := range benchImpls {
+		b.Run("turns=3/impl="+impl, func(b *testing.B) {
+			for b.Loop() {
+				if err := newBenchChat(b, impl, client, reg).Send(ctx, "Add things."); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// benchStubClient answers like benchModel(1), without a network or an SDK:
+// its two outputs were decoded by the SDK once. Until live is set it leaves
+// nothing to measure but the loop; once set, calls go to the real client, so
+// a long history can be built cheaply and then sent over loopback.
+type benchStubClient struct {
+	ask, answer *bedrockruntime.ConverseOutput
+	real        converse.Client
+	live        bool
+}
+
+func newBenchStubClient(b *testing.B, real *bedrockruntime.Client, reg *tools.Registry) *benchStubClient {
+	b.Helper()
+	cfg, err := converse.ToolConfig(reg, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	converseOnce := func(msgs ...types.Message) (*bedrockruntime.ConverseOutput, types.Message) {
+		out, err := real.Converse(context.Background(), &bedrockruntime.ConverseInput{ModelId: aws.String(benchModelID), Messages: msgs, ToolConfig: cfg})
+		if err != nil {
+			b.Fatal(err)
+		}
+		msg, ok := out.Output.(*types.ConverseOutputMemberMessage)
+		if !ok {
+			b.Fatalf("no message in %#v", out.Output)
+		}
+		return out, msg.Value
+	}
+	ask, asked := converseOnce(benchUserText("go"))
+	answered := types.Message{Role: types.ConversationRoleUser, Content: naiveExecute(context.Background(), asked.Content)}
+	answer, _ := converseOnce(benchUserText("go"), naiveEcho(asked), answered)
+	return &benchStubClient{ask: ask, answer: answer, real: real}
+}
+
+func (s *benchStubClient) Converse(ctx context.Context, in *bedrockruntime.ConverseInput, optFns ...func(*bedrockruntime.Options)) (*bedrockruntime.ConverseOutput, error) {
+	if s.live {
+		return s.real.Converse(ctx, in, optFns...)
+	}
+	last := in.Messages[len(in.Messages)-1]
+	if _, ok := last.Content[0].(*types.ContentBlockMemberToolResult); ok {
+		return s.answer, nil
+	}
+	return s.ask, nil
+}
+
+func (s *benchStubClient) ConverseStream(context.Context, *bedrockruntime.ConverseStreamInput, ...func(*bedrockruntime.Options)) (*bedrockruntime.ConverseStreamOutput, error) {
+	return nil, errors.New("benchStubClient: no streams")
+}
+
+// BenchmarkHistoryGrowth measures one Send as the history grows: each op is
+// a conversation of turns model calls, in Sends of two turns (a round of two
+// tool calls, then the answer), and the metrics are those of its last Send,
+// per turn: µs/turn, allocs/turn and B/turn. The earlier Sends build the
+// history through the stub client. With client=loopback the last Send goes
+// through the SDK to bedrocktest, which encode and decode the whole history
+// every turn; with client=stub it stays on the stub, leaving the loop alone.
+func BenchmarkHistoryGrowth(b *testing.B) {
+	srv := bedrocktest.NewServer(benchModel(1))
+	defer srv.Close()
+	reg := benchRegistry(b)
+	stub := newBenchStubClient(b, srv.Client(), reg)
+	ctx := context.Background()
+	for _, client := range []string{"loopback", "stub"} {
+		for _, turns := range []int{2, 50, 100, 150, 200} {
+			for _, impl := range benchImpls {
+				b.Run(fmt.Sprintf("client=%s/turns=%d/impl=%s", client, turns, impl), func(b *testing.B) {
+					var last time.Duration
+					var before, after runtime.MemStats
+					var allocs, bytes uint64
+					for b.Loop() {
+						stub.live = false
+						chat := newBenchChat(b, impl, stub, reg)
+						for send := 1; send <= turns/2; send++ {
+							measured := send == turns/2
+							if measured {
+								stub.live = client == "loopback"
+								runtime.ReadMemStats(&before)
+							}
+							start := time.Now()
+							if err := chat.Send(ctx, "Add things."); err != nil {
+								b.Fatal(err)
+							}
+							if measured {
+								last += time.Since(start)
+								runtime.ReadMemStats(&after)
+								allocs += after.Mallocs - before.Mallocs
+								bytes += after.TotalAlloc - before.TotalAlloc
+							}
+						}
+					}
+					// The op's own time mixes the stub's prefix with the
+					// measured Send: it means nothing, so it is not printed.
+					b.ReportMetric(0, "ns/op")
+					perTurn := float64(2 * b.N)
+					b.ReportMetric(benchMicros(last)/perTurn, "µs/turn")
+					b.ReportMetric(float64(allocs)/perTurn, "allocs/turn")
+					b.ReportMetric(float64(bytes)/perTurn, "B/turn")
+				})
+			}
+		}
+	}
+}
+
+// benchTransport is the transport of bedrocktest's client (a clone of
+// http.DefaultTransport) with probes: it counts the connections it dials and
+// stamps the time of the last read from any of them.
+type benchTransport struct {
+	base     *http.Transport
+	dials    atomic.Int64
+	lastRead atomic.Int64 // time.Since(benchEpoch), in ns
+}
+
+var benchEpoch = time.Now()
+
+func newBenchTransport(maxIdleConnsPerHost int) *benchTransport {
+	t := &benchTransport{base: http.DefaultTransport.(*http.Transport).Clone()}
+	t.base.MaxIdleConns = 0 // no limit across hosts: MaxIdleConnsPerHost decides
+	t.base.MaxIdleConnsPerHost = maxIdleConnsPerHost
+	var dialer net.Dialer
+	t.base.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		conn, err := dialer.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		t.dials.Add(1)
+		return benchStampedConn{conn, &t.lastRead}, nil
+	}
+	return t
+}
+
+// RoundTrip hides io.WriterTo on request bodies, as bedrocktest's own client
+// does (see bedrocktest.Server.HTTPClient).
+func (t *benchTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Body != nil && r.Body != http.NoBody {
+		r = r.Clone(r.Context())
+		r.Body = struct{ io.ReadCloser }{r.Body}
+	}
+	return t.base.RoundTrip(r)
+}
+
+// client returns a real SDK client for srv that uses t.
+func (t *benchTransport) client(srv *bedrocktest.Server) *bedrockruntime.Client {
+	cfg := srv.Config()
+	cfg.HTTPClient = &http.Client{Transport: t}
+	return bedrockruntime.NewFromConfig(cfg)
+}
+
+type benchStampedConn struct {
+	net.Conn
+	last *atomic.Int64
+}
+
+func (c benchStampedConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 {
+		c.last.Store(int64(time.Since(benchEpoch)))
+	}
+	return n, err
+}
+
+// benchOpenFiles counts the open file descriptors of the process, or
+// returns -1 where /proc is missing.
+func benchOpenFiles() int {
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return -1
+	}
+	return len(fds)
+}
+
+// benchPeak is the most of each resource seen while a batch ran.
+type benchPeak struct {
+	goroutines int
+	files      int    // -1 where /proc is missing
+	memory     uint64 // heap objects and goroutine stacks, in bytes
+}
+
+// benchMemory reads the bytes of heap objects and of goroutine stacks,
+// without stopping the world as runtime.ReadMemStats would.
+func benchMemory() uint64 {
+	samples := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/memory/classes/heap/stacks:bytes"}}
+	metrics.Read(samples)
+	return samples[0].Value.Uint64() + samples[1].Value.Uint64()
+}
+
+// benchWatch samples the resources of the process every few milliseconds
+// until stop is called, and returns the peaks.
+func benchWatch() (stop func() benchPeak) {
+	done := make(chan struct{})
+	var p benchPeak
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			p.goroutines = max(p.goroutines, runtime.NumGoroutine())
+			p.files = max(p.files, benchOpenFiles())
+			p.memory = max(p.memory, benchMemory())
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+		}
+	})
+	return func() benchPeak {
+		close(done)
+		wg.Wait()
+		return p
+	}
+}
+
+// benchHeap returns the live heap after two collections: the second
+// empties the sync.Pools the first only moved aside.
+func benchHeap() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+// BenchmarkScale starts 1,000 conversations at once (each the 3-turn tool
+// conversation of BenchmarkConversation) against a new bedrocktest server on
+// loopback, through one SDK client. It fails if any conversation does not
+// complete or if a goroutine outlives the server. Besides the wall time of
+// the batch, it reports the TCP connections dialled, the peaks of
+// goroutines and open files, the memory (heap objects and stacks, server
+// included) per conversation in flight, and the heap a conversation holds
+// once it is idle.
+//
+// idleconns is the transport's MaxIdleConnsPerHost: 2 is what
+// http.DefaultTransport, and so bedrocktest's client, keeps; past it, every
+// connection that finishes a response is closed, and the next turn of its
+// conversation dials a new one.
+func BenchmarkScale(b *testing.B) {
+	const n = 1000
+	reg := benchRegistry(b)
+	ctx := context.Background()
+	for _, idle := range []int{2, n} {
+		b.Run(fmt.Sprintf("conversations=%d/idleconns=%d", n, idle), func(b *testing.B) {
+			var idleBytes, activeBytes uint64
+			var dials int64
+			var peak benchPeak
+			for b.Loop() {
+				b.StopTimer()
+				leaks := goleak.IgnoreCurrent()
+				srv := bedrocktest.NewServer(benchModel(2))
+				transport := newBenchTransport(idle)
+				client := transport.client(srv)
+				convs := make([]*converse.Conversation, n)
+				errs := make([]error, n)
+				base := benchHeap()
+				stop := benchWatch()
+				b.StartTimer()
+
+				var wg sync.WaitGroup
+				for i := range convs {
+					wg.Go(func() {
+						convs[i] = converse.New(client, benchModelID, reg)
+						_, errs[i] = convs[i].Send(ctx, "Add things.")
+					})
+				}
+				wg.Wait()
+
+				b.StopTimer()
+				p := stop()
+				peak = benchPeak{max(peak.goroutines, p.goroutines), max(peak.files, p.files), max(peak.memory, p.memory)}
+				activeBytes += p.memory - min(p.memory, base)
+				dials += transport.dials.Load()
+				if err := errors.Join(errs...); err != nil {
+					b.Fatalf("not every conversation completed: %v", err)
+				}
+				held := benchHeap()
+				runtime.KeepAlive(convs)
+				convs = nil
+				idleBytes += held - min(held, benchHeap())
+				srv.Close()
+				transport.base.CloseIdleConnections()
+				if err := goleak.Find(leaks); err != nil {
+					b.Fatalf("goroutines left behind: %v", err)
+				}
+				b.StartTimer()
+			}
+			convs := float64(b.N * n)
+			b.ReportMetric(float64(idleBytes)/convs, "B/idle-conv")
+			b.ReportMetric(float64(activeBytes)/convs, "B/active-conv")
+			b.ReportMetric(float64(dials)/float64(b.N), "dials/op")
+			b.ReportMetric(float64(peak.goroutines), "goroutines-peak")
+			if peak.files >= 0 {
+				b.ReportMetric(float64(peak.files), "files-peak")
+			}
+		})
+	}
+}
+
+// benchStreamEvents returns the ConverseStream events of a text answer cut
+// into deltas pieces, in the wire form bedrocktest serves as they are.
+func benchStreamEvents(deltas int, piece string) []bedrocktest.Event {
+	ev := func(typ, payload string) bedrocktest.Event {
+		return bedrocktest.Event{Type: typ, Payload: json.RawMessage(payload)}
+	}
+	events := []bedrocktest.Event{ev("messageStart", `{"role":"assistant"}`)}
+	delta := ev("contentBlockDelta", fmt.Sprintf(`{"contentBlockIndex":0,"delta":{"text":%q}}`, piece))
+	for range deltas {
+		events = append(events, delta)
+	}
+	return append(events,
+		ev("contentBlockStop", `{"contentBlockIndex":0}`),
+		ev("messageStop", `{"stopReason":"end_turn"}`),
+		ev("metadata", `{"usage":{"inputTokens":10,"outputTokens":5,"totalTokens":15},"metrics":{"latencyMs":100}}`))
+}
+
+// benchStream runs one streamed turn with impl, calling onText with each
+// text delta.
+func benchStream(ctx context.Context, impl string, client converse.Client, onText func(string)) error {
+	if impl == "library" {
+		_, err := converse.Run(ctx, client, benchModelID, nil, "Talk.", func(o *converse.Options) {
+			o.Stream = true
+			o.OnEvent = func(ev converse.Event) {
+				if t, ok := ev.(converse.Text); ok {
+					onText(t.Text)
+				}
+			}
+		})
+		return err
+	}
+	out, err := client.ConverseStream(ctx, &bedrockruntime.ConverseStreamInput{
+		ModelId:  aws.String(benchModelID),
+		Messages: []types.Message{benchUserText("Talk.")},
+	})
+	if err != nil {
+		return err
+	}
+	stream := out.GetStream()
+	defer stream.Close()
+	for ev := range stream.Events() {
+		if d, ok := ev.(*types.ConverseStreamOutputMemberContentBlockDelta); ok {
+			if t, ok := d.Value.Delta.(*types.ContentBlockDeltaMemberText); ok {
+				onText(t.Value)
+			}
+		}
+	}
+	return stream.Err()
+}
+
+// BenchmarkStreamFirstDelta measures the time from the first text delta
+// reaching the client's socket to the caller's callback. The server sends
+// each event 5 ms after the one before, so the read that carries the first
+// delta is the last read when its callback runs, and the turn is still far
+// from over.
+func BenchmarkStreamFirstDelta(b *testing.B) {
+	reply := &bedrocktest.Reply{Events: benchStreamEvents(10, "Hello"), Interval: 5 * time.Millisecond}
+	srv := bedrocktest.NewServer(bedrocktest.HandlerFunc(func(context.Context, *bedrocktest.Request) (*bedrocktest.Reply, error) {
+		return reply, nil
+	}))
+	defer srv.Close()
+	transport := newBenchTransport(2)
+	defer transport.base.CloseIdleConnections()
+	client := transport.client(srv)
+	ctx := context.Background()
+	for _, impl := range benchImpls {
+		b.Run("impl="+impl, func(b *testing.B) {
+			var latency time.Duration
+			for b.Loop() {
+				first := true
+				err := benchStream(ctx, impl, client, func(string) {
+					if first {
+						first = false
+						latency += time.Since(benchEpoch) - time.Duration(transport.lastRead.Load())
+					}
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(benchMicros(latency)/float64(b.N), "µs-to-callback")
+		})
+	}
+}
+
+// BenchmarkStreamEvents streams a turn of 1,000 text deltas as fast as the
+// server writes them: ns/event and allocs/event, SDK and server included.
+func BenchmarkStreamEvents(b *testing.B) {
+	const deltas = 1000
+	reply := &bedrocktest.Reply{Events: benchStreamEvents(deltas, "word")}
+	srv := bedrocktest.NewServer(bedrocktest.HandlerFunc(func(context.Context, *bedrocktest.Request) (*bedrocktest.Reply, error) {
+		return reply, nil
+	}))
+	defer srv.Close()
+	client := srv.Client()
+	ctx := context.Background()
+	events := float64(len(reply.Events))
+	for _, impl := range benchImpls {
+		b.Run(fmt.Sprintf("deltas=%d/impl=%s", deltas, impl), func(b *testing.B) {
+			var got int
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			start := time.Now()
+			for b.Loop() {
+				if err := benchStream(ctx, impl, client, func(string) { got++ }); err != nil {
+					b.Fatal(err)
+				}
+			}
+			elapsed := time.Since(start)
+			runtime.ReadMemStats(&after)
+			if got != deltas*b.N {
+				b.Fatalf("%d deltas, want %d", got, deltas*b.N)
+			}
+			ops := float64(b.N)
+			b.ReportMetric(float64(elapsed.Nanoseconds())/ops/events, "ns/event")
+			b.ReportMetric(float64(after.Mallocs-before.Mallocs)/ops/events, "allocs/event")
+		})
+	}
+}
+
+// TestBenchBaselinesAgree checks that the naive baselines do the work the
+// library does: the same tool results, and the same history on the wire.
+func TestBenchBaselinesAgree(t *testing.T) {
+	reg := benchRegistry(t)
+	ctx := context.Background()
+	content := benchToolTurn(t, "add", 8)
+	naive, err := converse.MarshalMessages([]types.Message{{Role: types.ConversationRoleUser, Content: naiveExecute(ctx, content)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours, err := converse.MarshalMessages([]types.Message{{Role: types.ConversationRoleUser, Content: (&converse.Executor{Tools: reg}).Execute(ctx, content)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(naive) != string(ours) {
+		t.Errorf("tool results differ:\nnaive    %s\nconverse %s", naive, ours)
+	}
+
+	srv := bedrocktest.NewServer(benchModel(2))
+	defer srv.Close()
+	chat := newNaiveChat(t, srv.Client(), reg)
+	if err := chat.Send(ctx, "Add things."); err != nil {
+		t.Fatal(err)
+	}
+	res, err := converse.Run(ctx, srv.Client(), benchModelID, reg, "Add things.")
+	if err != nil {
+		t.Fatal(err)
+	}
+	naive, err = converse.MarshalMessages(chat.history)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours, err = converse.MarshalMessages(res.History)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(naive) != string(ours) {
+		t.Errorf("histories differ:\nnaive    %s\nconverse %s", naive, ours)
+	}
+	if res.Turns != 3 || len(res.History) != 6 {
+		t.Errorf("%d turns and %d messages, want 3 and 6", res.Turns, len(res.History))
+	}
+}

@@ -1,0 +1,46 @@
+package tools_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/tooluse/bedrock/tools"
+)
+
+type benchArgs struct {
+	A int `json:"a"`
+	B int `json:"b"`
+}
+
+func benchAdd(_ context.Context, in benchArgs) (int, error) { return in.A + in.B, nil }
+
+// BenchmarkCall measures what a typed tool does with the model's input
+// before its function runs (check, defaults, validation, decoding), next to
+// a bare json.Unmarshal into the arguments (impl=naive).
+func BenchmarkCall(b *testing.B) {
+	tool, err := tools.New("add", "Adds a and b.", benchAdd)
+	if err != nil {
+		b.Fatal(err)
+	}
+	input := json.RawMessage(`{"a":1,"b":7}`)
+	ctx := context.Background()
+	b.Run("impl=naive", func(b *testing.B) {
+		for b.Loop() {
+			var in benchArgs
+			if err := json.Unmarshal(input, &in); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := benchAdd(ctx, in); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("impl=library", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := tool.Call(ctx, input); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
