@@ -119,14 +119,32 @@ type Conversation struct {
 
 	mu      sync.Mutex
 	history []types.Message
+	cfg     *types.ToolConfiguration // ToolConfig of the first cfgLen tools
+	cfgLen  int                      // -1 until cfg is built
 	eventMu sync.Mutex
+}
+
+// toolConfig returns the tool configuration, built again only when tools
+// were added: a registry only grows, and its tools are immutable. The length
+// is read first, so a tool added meanwhile makes the next Send build again.
+func (c *Conversation) toolConfig() (*types.ToolConfiguration, error) {
+	n := c.tools.Len()
+	if n == c.cfgLen {
+		return c.cfg, nil
+	}
+	cfg, err := ToolConfig(c.tools, c.opts.ToolChoice)
+	if err != nil {
+		return nil, err
+	}
+	c.cfg, c.cfgLen = cfg, n
+	return cfg, nil
 }
 
 // New starts a conversation with the model modelID (a model ID, inference
 // profile or ARN) through client, usually a *bedrockruntime.Client, offering
 // the tools of reg (which may be nil).
 func New(client Client, modelID string, reg *tools.Registry, optFns ...func(*Options)) *Conversation {
-	c := &Conversation{client: client, modelID: modelID, tools: reg, model: models.Parse(modelID)}
+	c := &Conversation{client: client, modelID: modelID, tools: reg, model: models.Parse(modelID), cfgLen: -1}
 	for _, fn := range optFns {
 		fn(&c.opts)
 	}
@@ -177,12 +195,12 @@ func (c *Conversation) SendMessage(ctx context.Context, msg types.Message) (*Res
 	if err := checkContent(msg); err != nil {
 		return nil, err
 	}
-	cfg, err := ToolConfig(c.tools, c.opts.ToolChoice)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cfg, err := c.toolConfig()
 	if err != nil {
 		return nil, err
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
 
 	exec := c.executor()
 	history := append(slices.Clip(c.history), msg)
@@ -334,7 +352,7 @@ func (c *Conversation) turn(ctx context.Context, n int, exec *Executor, history 
 		return nil, errors.New("the response holds no message")
 	}
 	for _, b := range msg.Value.Content {
-		if t, ok := b.(*types.ContentBlockMemberText); ok {
+		if t, ok := b.(*types.ContentBlockMemberText); ok && c.opts.OnEvent != nil {
 			c.emit(Text{Turn: n, Text: t.Value})
 		}
 	}

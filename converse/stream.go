@@ -61,7 +61,7 @@ func (c *Conversation) streamTurn(ctx context.Context, n int, exec *Executor, hi
 		case *types.ConverseStreamOutputMemberContentBlockStart:
 			asm.start(e.Value.ContentBlockIndex, e.Value.Start)
 		case *types.ConverseStreamOutputMemberContentBlockDelta:
-			if text := asm.delta(e.Value.ContentBlockIndex, e.Value.Delta); text != "" {
+			if text := asm.delta(e.Value.ContentBlockIndex, e.Value.Delta); text != "" && c.opts.OnEvent != nil {
 				c.emit(Text{Turn: n, Text: text})
 			}
 		case *types.ConverseStreamOutputMemberContentBlockStop:

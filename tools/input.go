@@ -24,6 +24,13 @@ func (t *Tool) prepare(input json.RawMessage) (json.RawMessage, error) {
 		}
 		return nil, t.inputError("not a JSON object")
 	}
+	if !t.defaults {
+		// Nothing to fill in: validate and hand the input on as it came.
+		if err := t.resolved.Validate(check); err != nil {
+			return nil, &InputError{Tool: t.name, Reason: t.explain(check, err)}
+		}
+		return data, nil
+	}
 	var keep map[string]any
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()

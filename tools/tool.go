@@ -31,6 +31,7 @@ type Tool struct {
 	run         func(ctx context.Context, input json.RawMessage) (any, error)
 	timeout     time.Duration
 	speculative bool
+	defaults    bool  // the schema declares a default somewhere (conservatively)
 	err         error // why a built-in could not be made; see builtin
 }
 
@@ -156,6 +157,7 @@ func build(name, description string, schema *jsonschema.Schema, raw json.RawMess
 		run:         run,
 		timeout:     o.timeout,
 		speculative: o.speculative,
+		defaults:    bytes.Contains(raw, []byte(`"default"`)),
 	}, nil
 }
 
