@@ -203,32 +203,40 @@ func (c *Conversation) SendMessage(ctx context.Context, msg types.Message) (*Res
 	}
 
 	exec := c.executor()
-	history := append(slices.Clip(c.history), msg)
+	// The new messages go after the conversation's own, in its spare
+	// capacity if it has some: no copy of the history per Send. A failed
+	// Send's Result gets a copy of its own (see fail), since the next Send
+	// writes over that spare capacity.
+	history := append(c.history, msg)
 	res := &Result{}
+	fail := func(turn int, err error) (*Result, error) {
+		res.History = slices.Clone(history)
+		return res, fmt.Errorf("converse: turn %d: %w", turn, err)
+	}
 	for turn := 1; ; turn++ {
 		t, err := c.turn(ctx, turn, exec, history, turnConfig(cfg, turn))
 		if err != nil {
-			res.History = history
-			return res, fmt.Errorf("converse: turn %d: %w", turn, err)
+			return fail(turn, err)
 		}
 		reply := echo(t.message)
 		history = append(history, reply)
 		res.Message, res.Text, res.StopReason = reply, textOf(reply), t.stop
-		res.Turns, res.Usage, res.History = turn, res.Usage.Add(t.usage), slices.Clip(history)
+		res.Turns, res.Usage = turn, res.Usage.Add(t.usage)
 		c.emit(TurnEnd{Turn: turn, StopReason: t.stop, Usage: t.usage})
 
 		if err := stopError(t.stop, reply); err != nil {
 			t.discard()
-			return res, fmt.Errorf("converse: turn %d: %w", turn, err)
+			return fail(turn, err)
 		}
 		if t.stop != types.StopReasonToolUse || !hasToolUse(reply) {
 			t.discard()
+			res.History = slices.Clip(history)
 			c.commit(history)
 			return res, nil
 		}
 		if turn >= c.maxTurns() {
 			t.discard()
-			return res, fmt.Errorf("converse: turn %d: %w (%d model calls): raise Options.MaxTurns", turn, ErrMaxTurns, c.maxTurns())
+			return fail(turn, fmt.Errorf("%w (%d model calls): raise Options.MaxTurns", ErrMaxTurns, c.maxTurns()))
 		}
 		calls := t.calls
 		if calls == nil {
@@ -237,9 +245,8 @@ func (c *Conversation) SendMessage(ctx context.Context, msg types.Message) (*Res
 		results := exec.execute(ctx, turn, calls, t.started)
 		t.discard() // releases the early calls' context; they are done
 		history = append(history, types.Message{Role: types.ConversationRoleUser, Content: results})
-		res.History = slices.Clip(history)
 		if err := ctx.Err(); err != nil {
-			return res, fmt.Errorf("converse: turn %d: %w", turn, err)
+			return fail(turn, err)
 		}
 	}
 }

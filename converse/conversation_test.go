@@ -439,3 +439,45 @@ func TestConcurrentSendsAreSerialized(t *testing.T) {
 	assert.Len(t, srv.Requests(), 16, "every request was valid: the Sends did not interleave")
 	assertValid(t, c, claude)
 }
+
+// TestResultHistoryIsNotOverwritten: Sends append in place to the
+// conversation's history; the Results of earlier Sends, failed or not, must
+// keep what they hold.
+func TestResultHistoryIsNotOverwritten(t *testing.T) {
+	calls := 0
+	h := bedrocktest.HandlerFunc(func(ctx context.Context, r *bedrocktest.Request) (*bedrocktest.Reply, error) {
+		calls++
+		switch calls {
+		case 1:
+			return bedrocktest.ToolUse("", bedrocktest.Call{ID: "x", Name: "calculator", Input: map[string]any{"a": 1, "b": 1}}), nil
+		case 4:
+			return nil, bedrocktest.Validation("boom")
+		}
+		return bedrocktest.Text(fmt.Sprintf("answer %d", calls)), nil
+	})
+	_, client := serve(t, h)
+	c := converse.New(client, claude, calculator(t))
+	var results []*converse.Result
+	var before [][]byte
+	// The history grows to 4 messages (capacity 4), then 6 (capacity 8):
+	// the third Send appends in place, fails, and the fourth appends over it.
+	for i, prompt := range []string{"one", "two", "three", "four"} {
+		res, err := c.Send(context.Background(), prompt)
+		if i == 2 {
+			require.Error(t, err)
+		} else {
+			require.NoError(t, err)
+		}
+		results = append(results, res)
+		b, err := converse.MarshalMessages(res.History)
+		require.NoError(t, err)
+		before = append(before, b)
+	}
+	for i, res := range results {
+		after, err := converse.MarshalMessages(res.History)
+		require.NoError(t, err)
+		assert.JSONEq(t, string(before[i]), string(after), "Result %d changed", i+1)
+	}
+	assert.Len(t, results[2].History, 7)
+	assert.Len(t, c.History(), 8)
+}
