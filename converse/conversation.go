@@ -101,7 +101,8 @@ type Result struct {
 	// Turns counts the model calls made, and Usage sums their tokens.
 	Turns int
 	Usage Usage
-	// History is the whole conversation, this Send included. After an
+	// History is the whole conversation, this Send included; treat it as
+	// read-only, as it shares its messages with the Conversation. After an
 	// error it holds what was attempted and may end mid-exchange; the
 	// Conversation itself keeps only valid history.
 	History []types.Message
@@ -158,7 +159,8 @@ func Run(ctx context.Context, client Client, modelID string, reg *tools.Registry
 
 // History returns a copy of the conversation so far. It is always a valid
 // Bedrock conversation: empty, or ending with an assistant message that asks
-// for no tool.
+// for no tool. A Send that fails, or whose final answer has no content
+// (Bedrock rejects empty messages), leaves it as it was before that Send.
 func (c *Conversation) History() []types.Message {
 	c.mu.Lock()
 	defer c.mu.Unlock()
