@@ -71,9 +71,12 @@ func checkCredentials(ctx context.Context, cfg aws.Config) error {
 	if cfg.Credentials == nil {
 		return noCredentials(errors.New("no credential provider"))
 	}
-	ctx, cancel := context.WithTimeout(ctx, credentialsTimeout)
+	lookup, cancel := context.WithTimeout(ctx, credentialsTimeout)
 	defer cancel()
-	if _, err := cfg.Credentials.Retrieve(ctx); err != nil {
+	if _, err := cfg.Credentials.Retrieve(lookup); err != nil {
+		if ctx.Err() != nil {
+			return failf(ctx.Err(), "interrupted") // while looking: not a missing configuration
+		}
 		return noCredentials(err)
 	}
 	return nil
