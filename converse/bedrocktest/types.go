@@ -94,6 +94,7 @@ type Error struct {
 	Message string
 }
 
+// Error returns the status, type and message of the error.
 func (e *Error) Error() string {
 	return fmt.Sprintf("bedrocktest: %d %s: %s", e.Status, e.Type, e.Message)
 }
