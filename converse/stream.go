@@ -123,6 +123,7 @@ type blockBuilder struct {
 	text      strings.Builder
 	toolUse   *types.ToolUseBlockStart
 	input     strings.Builder
+	decoded   *toolCall // the call, once decoded
 	reasoning bool
 	thought   strings.Builder
 	signature string
@@ -193,6 +194,9 @@ func (a *assembler) stop(index *int32) (toolCall, bool) {
 // tools without arguments, is {}; input that is not JSON is an error for
 // the call, never silently {}.
 func (b *blockBuilder) call() toolCall {
+	if b.decoded != nil {
+		return *b.decoded
+	}
 	c := toolCall{id: aws.ToString(b.toolUse.ToolUseId), name: aws.ToString(b.toolUse.Name)}
 	raw := strings.TrimSpace(b.input.String())
 	var compact bytes.Buffer
@@ -205,6 +209,7 @@ func (b *blockBuilder) call() toolCall {
 	default:
 		c.input = compact.Bytes()
 	}
+	b.decoded = &c
 	return c
 }
 

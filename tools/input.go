@@ -7,11 +7,12 @@ import (
 )
 
 // prepare checks that input is a JSON object, fills in the schema's defaults
-// and validates the result. It returns the object, defaults included, as JSON.
+// and validates the result. It returns the object, defaults included, as JSON;
+// a schema without defaults gets the input back as it came.
 //
-// The input is decoded twice. Validation needs float64 numbers (jsonschema-go
-// takes a json.Number for a string), while the copy handed on keeps each
-// number as written, so that an int64 larger than 2^53 survives.
+// With defaults, the input is decoded twice. Validation needs float64 numbers
+// (jsonschema-go takes a json.Number for a string), while the copy handed on
+// keeps each number as written, so that an int64 larger than 2^53 survives.
 func (t *Tool) prepare(input json.RawMessage) (json.RawMessage, error) {
 	data := bytes.TrimSpace(input)
 	if len(data) == 0 {
