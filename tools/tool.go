@@ -31,8 +31,9 @@ type Tool struct {
 	run         func(ctx context.Context, input json.RawMessage) (any, error)
 	timeout     time.Duration
 	speculative bool
-	defaults    bool  // the schema declares a default somewhere (conservatively)
-	err         error // why a built-in could not be made; see builtin
+	defaults    bool         // the schema declares a default somewhere (conservatively)
+	quick       *quickSchema // the schema compiled for the quick check, or nil
+	err         error        // why a built-in could not be made; see builtin
 }
 
 // Option configures a tool made by [New], [NewRaw] or [Command].
@@ -149,7 +150,7 @@ func build(name, description string, schema *jsonschema.Schema, raw json.RawMess
 			return nil, invalid(name, "input schema: %v", err)
 		}
 	}
-	return &Tool{
+	t := &Tool{
 		name:        name,
 		description: description,
 		schema:      raw,
@@ -158,7 +159,11 @@ func build(name, description string, schema *jsonschema.Schema, raw json.RawMess
 		timeout:     o.timeout,
 		speculative: o.speculative,
 		defaults:    bytes.Contains(raw, []byte(`"default"`)),
-	}, nil
+	}
+	if !t.defaults {
+		t.quick = compileQuick(raw)
+	}
+	return t, nil
 }
 
 // checkIdentity checks what the Converse API requires of a tool's name and
