@@ -14,7 +14,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/tooluse/bedrock/tools"
 )
@@ -112,34 +111,13 @@ func documentJSON(d document.Interface) (json.RawMessage, error) {
 	return b, nil
 }
 
-// execute runs calls with bounded concurrency. started holds calls already
+// execute runs calls and answers each of them. started holds calls already
 // running (streaming's early start), keyed by toolUseId.
 func (e *Executor) execute(ctx context.Context, turn int, calls []toolCall, started map[string]*pending) []types.ContentBlock {
 	results := make([]types.ContentBlock, len(calls))
-	seen := make(map[string]bool, len(calls))
-	var g errgroup.Group
-	g.SetLimit(e.concurrency())
-	for i, c := range calls {
-		if seen[c.id] {
-			err := fmt.Errorf("%w: %q was already answered in this turn", ErrDuplicateID, c.id)
-			results[i] = e.finish(turn, c, outcome{err: err})
-			continue
-		}
-		seen[c.id] = true
-		if p := started[c.id]; p != nil {
-			g.Go(func() error {
-				<-p.done
-				results[i] = e.finish(turn, c, p.out)
-				return nil
-			})
-			continue
-		}
-		g.Go(func() error {
-			results[i] = e.finish(turn, c, e.run(ctx, turn, c))
-			return nil
-		})
-	}
-	_ = g.Wait() // the goroutines never fail: failures are results
+	e.collect(ctx, turn, calls, started, func(i int, out outcome) {
+		results[i] = e.finish(turn, calls[i], out)
+	})
 	return results
 }
 
@@ -152,61 +130,141 @@ type pending struct {
 // start runs c in the background and returns its pending outcome.
 func (e *Executor) start(ctx context.Context, turn int, c toolCall) *pending {
 	p := &pending{done: make(chan struct{})}
-	go func() {
-		defer close(p.done)
-		p.out = e.run(ctx, turn, c)
-	}()
+	go e.collect(ctx, turn, []toolCall{c}, nil, func(_ int, out outcome) {
+		p.out = out
+		close(p.done)
+	})
 	return p
 }
 
-// run looks the tool up and calls it with its timeout, never longer: a tool
-// that ignores its context is left behind, and its call answered as timed
-// out.
-func (e *Executor) run(ctx context.Context, turn int, c toolCall) outcome {
+// report is what a call's goroutine, or the end of its context, tells
+// collect.
+type report struct {
+	i     int
+	out   outcome
+	ended bool // the call's context ended before the call did
+}
+
+// running is a call collect has started.
+type running struct {
+	ctx     context.Context
+	cancel  context.CancelFunc
+	stop    func() bool // stops the context.AfterFunc that reports the context's end
+	begin   time.Time
+	timeout time.Duration
+	decided bool
+}
+
+// collect runs calls, at most e.concurrency() at a time, each on its own
+// goroutine and with its timeout, and hands decided the outcome of each as
+// soon as it is known, on the caller's goroutine. A call that outlives its
+// timeout, or ctx, is answered as timed out or cancelled and left behind: its
+// goroutine's report, when it comes, finds no one waiting for it.
+func (e *Executor) collect(ctx context.Context, turn int, calls []toolCall, started map[string]*pending, decided func(int, outcome)) {
+	// Every call reports at most twice (its outcome, its context's end), so
+	// no goroutine ever blocks on reports, even after collect returns.
+	reports := make(chan report, 2*len(calls))
+	state := make([]running, len(calls))
+	limit := e.concurrency()
+	var seen map[string]bool
+	if len(calls) > 1 {
+		seen = make(map[string]bool, len(calls))
+	}
+	inFlight, next := 0, 0
+	for next < len(calls) || inFlight > 0 {
+		for ; next < len(calls) && inFlight < limit; next++ {
+			c := calls[next]
+			switch {
+			case seen[c.id]:
+				decided(next, outcome{err: fmt.Errorf("%w: %q was already answered in this turn", ErrDuplicateID, c.id)})
+			case started[c.id] != nil:
+				p, i := started[c.id], next
+				go func() {
+					<-p.done
+					reports <- report{i: i, out: p.out}
+				}()
+				inFlight++
+			default:
+				if out, ok := e.launch(ctx, turn, next, c, &state[next], reports); ok {
+					inFlight++
+				} else {
+					state[next].decided = true
+					decided(next, out)
+				}
+			}
+			if seen != nil {
+				seen[c.id] = true
+			}
+		}
+		if inFlight == 0 {
+			continue
+		}
+		r := <-reports
+		st := &state[r.i]
+		if st.decided {
+			continue // the late outcome of a call answered at its context's end
+		}
+		st.decided = true
+		inFlight--
+		decided(r.i, e.settle(calls[r.i], st, r))
+	}
+}
+
+// launch reports the call's ToolStart and starts it on its own goroutine,
+// with a context that ends at its timeout. It returns false, with the call's
+// outcome, when the call cannot start: its input could not be read, its tool
+// is unknown, or ctx has ended.
+func (e *Executor) launch(ctx context.Context, turn, i int, c toolCall, st *running, reports chan<- report) (outcome, bool) {
 	if e.OnEvent != nil { // building the event costs an allocation
 		e.emit(ToolStart{Turn: turn, ID: c.id, Name: c.name, Input: c.input})
 	}
-	begin := time.Now()
-	out := e.call(ctx, c)
-	out.duration = time.Since(begin)
-	return out
-}
-
-func (e *Executor) call(ctx context.Context, c toolCall) outcome {
-	if c.inputErr != nil {
-		return outcome{err: c.inputErr}
-	}
+	st.begin = time.Now()
+	var err error
 	tool, ok := e.lookup(c.name)
-	if !ok {
-		return outcome{err: fmt.Errorf("%w %q; available tools: %s", ErrUnknownTool, c.name, e.available())}
+	switch {
+	case c.inputErr != nil:
+		err = c.inputErr
+	case !ok:
+		err = fmt.Errorf("%w %q; available tools: %s", ErrUnknownTool, c.name, e.available())
+	case ctx.Err() != nil:
+		err = fmt.Errorf("tool %q was cancelled: %w", c.name, ctx.Err())
 	}
-	if err := ctx.Err(); err != nil {
-		return outcome{err: fmt.Errorf("tool %q was cancelled: %w", c.name, err)}
+	if err != nil {
+		return outcome{err: err, duration: time.Since(st.begin)}, false
 	}
-	timeout := tool.Timeout()
-	if timeout <= 0 {
-		timeout = e.timeout()
+	st.timeout = tool.Timeout()
+	if st.timeout <= 0 {
+		st.timeout = e.timeout()
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-
-	done := make(chan outcome, 1)
+	callCtx, cancel := context.WithTimeout(ctx, st.timeout)
+	st.ctx, st.cancel = callCtx, cancel
+	st.stop = context.AfterFunc(callCtx, func() { reports <- report{i: i, ended: true} })
 	go func() {
 		growStack(stackDepth)
-		done <- e.invoke(ctx, tool, c.input)
+		reports <- report{i: i, out: e.invoke(callCtx, tool, c.input)}
 	}()
-	select {
-	case out := <-done:
-		if out.err == nil || ctx.Err() == nil {
-			return out
+	return outcome{}, true
+}
+
+// settle makes a call's outcome from its report. A call whose context ended
+// first, or that failed once it had, is answered in our words: timed out or
+// cancelled.
+func (e *Executor) settle(c toolCall, st *running, r report) outcome {
+	if st.cancel == nil {
+		return r.out // started early: its own collect settled it
+	}
+	out := r.out
+	if err := st.ctx.Err(); r.ended || out.err != nil && err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			out = outcome{err: fmt.Errorf("tool %q timed out after %v: %w", c.name, st.timeout, err)}
+		} else {
+			out = outcome{err: fmt.Errorf("tool %q was cancelled: %w", c.name, err)}
 		}
-		// The tool gave up because its context ended: say why in our words.
-	case <-ctx.Done():
 	}
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return outcome{err: fmt.Errorf("tool %q timed out after %v: %w", c.name, timeout, ctx.Err())}
-	}
-	return outcome{err: fmt.Errorf("tool %q was cancelled: %w", c.name, ctx.Err())}
+	st.stop()
+	st.cancel()
+	out.duration = time.Since(st.begin)
+	return out
 }
 
 // invoke calls the tool, recovering a panic, and encodes its output.
