@@ -97,20 +97,6 @@ func toolCalls(content []types.ContentBlock) []toolCall {
 	return calls
 }
 
-// documentJSON returns the JSON of a smithy document. MarshalSmithyDocument
-// works for the documents the SDK decodes and for lazy documents alike,
-// unlike UnmarshalSmithyDocument (aws-sdk-go-v2 issue 3288).
-func documentJSON(d document.Interface) (json.RawMessage, error) {
-	if d == nil {
-		return json.RawMessage("{}"), nil
-	}
-	b, err := d.MarshalSmithyDocument()
-	if err != nil {
-		return nil, fmt.Errorf("%w: cannot read the input document: %v", tools.ErrInvalidInput, err)
-	}
-	return b, nil
-}
-
 // execute runs calls and answers each of them. started holds calls already
 // running (streaming's early start), keyed by toolUseId.
 func (e *Executor) execute(ctx context.Context, turn int, calls []toolCall, started map[string]*pending) []types.ContentBlock {
