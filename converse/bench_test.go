@@ -177,15 +177,29 @@ func benchExecute(impl string, exec *converse.Executor) func(context.Context, []
 }
 
 // BenchmarkExecute measures the executor's overhead: one turn of 1, 8 and
-// 64 calls of a trivial tool.
+// 64 calls of a trivial tool. impl=library is a tool as New makes it, each
+// call on a goroutine of its own; impl=inline is the same tool made with
+// tools.WithInline, its calls on the caller's goroutine.
 func BenchmarkExecute(b *testing.B) {
 	reg := benchRegistry(b)
+	inlineAdd, err := tools.New("add", "Adds a and b.", benchAdd, tools.WithInline())
+	if err != nil {
+		b.Fatal(err)
+	}
+	inline, err := tools.NewRegistry(inlineAdd)
+	if err != nil {
+		b.Fatal(err)
+	}
 	ctx := context.Background()
 	for _, n := range []int{1, 8, 64} {
 		content := benchToolTurn(b, "add", n)
-		for _, impl := range benchImpls {
+		for _, impl := range append(benchImpls, "inline") {
 			b.Run(fmt.Sprintf("calls=%d/impl=%s", n, impl), func(b *testing.B) {
-				execute := benchExecute(impl, &converse.Executor{Tools: reg})
+				exec := &converse.Executor{Tools: reg}
+				if impl == "inline" {
+					exec.Tools = inline
+				}
+				execute := benchExecute(impl, exec)
 				for b.Loop() {
 					if got := execute(ctx, content); len(got) != n {
 						b.Fatalf("%d results for %d calls", len(got), n)

@@ -24,7 +24,7 @@ func documentJSON(d document.Interface) (json.RawMessage, error) {
 		return json.RawMessage("{}"), nil
 	}
 	if v, ok := d.(interface{ Value() any }); ok {
-		if b, ok := appendJSON(nil, v.Value(), 0); ok {
+		if b, ok := appendJSON(make([]byte, 0, 64), v.Value(), 0); ok {
 			return b, nil
 		}
 	}
@@ -74,7 +74,8 @@ func appendJSON(b []byte, v any, depth int) ([]byte, bool) {
 		}
 		return append(b, ']'), true
 	case map[string]any:
-		keys := make([]string, 0, len(v))
+		var small [8]string // tool inputs have few properties: sort them on the stack
+		keys := small[:0]
 		for k := range v {
 			keys = append(keys, k)
 		}

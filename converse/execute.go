@@ -40,7 +40,8 @@ type Executor struct {
 	// 0 means DefaultConcurrency and 1 runs the calls one after another.
 	Concurrency int
 	// Timeout bounds each call, unless the tool sets its own
-	// (tools.WithTimeout); 0 means DefaultToolTimeout.
+	// (tools.WithTimeout); 0 means DefaultToolTimeout. Calls of inline tools
+	// (tools.WithInline) are bounded by their own timeout only.
 	Timeout time.Duration
 	// OmitStatus leaves the status field out of the results, for model
 	// families that reject it. Error results still start with "Error:".
@@ -135,10 +136,19 @@ type report struct {
 type running struct {
 	ctx     context.Context
 	cancel  context.CancelFunc
-	stop    func() bool // stops the context.AfterFunc that reports the context's end
-	begin   time.Time
+	stop    func() bool // stops the context.AfterFunc that reports the context's end; nil inline
+	begin   time.Time   // zero unless e.OnEvent is set
 	timeout time.Duration
+	tool    *tools.Tool // the tool of an inline call, until collect runs it
 	decided bool
+}
+
+// elapsed is the call's duration so far, for its ToolEnd event.
+func (st *running) elapsed() time.Duration {
+	if st.begin.IsZero() {
+		return 0
+	}
+	return time.Since(st.begin)
 }
 
 // collect runs calls, at most e.concurrency() at a time, each on its own
@@ -157,6 +167,7 @@ func (e *Executor) collect(ctx context.Context, turn int, calls []toolCall, star
 		seen = make(map[string]bool, len(calls))
 	}
 	inFlight, next := 0, 0
+	var quick []int // inline calls, run once the others are launched
 	for next < len(calls) || inFlight > 0 {
 		for ; next < len(calls) && inFlight < limit; next++ {
 			c := calls[next]
@@ -171,9 +182,12 @@ func (e *Executor) collect(ctx context.Context, turn int, calls []toolCall, star
 				}()
 				inFlight++
 			default:
-				if out, ok := e.launch(ctx, turn, next, c, &state[next], reports); ok {
+				switch out, how := e.launch(ctx, turn, next, c, &state[next], reports); how {
+				case launched:
 					inFlight++
-				} else {
+				case deferred:
+					quick = append(quick, next)
+				default:
 					state[next].decided = true
 					decided(next, out)
 				}
@@ -182,6 +196,15 @@ func (e *Executor) collect(ctx context.Context, turn int, calls []toolCall, star
 				seen[c.id] = true
 			}
 		}
+		// The others are running: now the inline calls, one after another on
+		// this goroutine. (Helper goroutines for them cost more than they
+		// saved: BENCHMARKS.md.)
+		for _, i := range quick {
+			st := &state[i]
+			st.decided = true
+			decided(i, e.settle(calls[i], st, report{i: i, out: e.invoke(st.ctx, st.tool, calls[i].input)}))
+		}
+		quick = quick[:0]
 		if inFlight == 0 {
 			continue
 		}
@@ -196,15 +219,23 @@ func (e *Executor) collect(ctx context.Context, turn int, calls []toolCall, star
 	}
 }
 
+// How launch left a call.
+const (
+	decidedNow = iota // it could not start: its outcome is known
+	launched          // it runs on its own goroutine and will report
+	deferred          // its tool is inline: collect runs it on its own goroutine
+)
+
 // launch reports the call's ToolStart and starts it on its own goroutine,
-// with a context that ends at its timeout. It returns false, with the call's
-// outcome, when the call cannot start: its input could not be read, its tool
-// is unknown, or ctx has ended.
-func (e *Executor) launch(ctx context.Context, turn, i int, c toolCall, st *running, reports chan<- report) (outcome, bool) {
-	if e.OnEvent != nil { // building the event costs an allocation
+// with a context that ends at its timeout. A call that cannot start (its
+// input could not be read, its tool is unknown, or ctx has ended) is decided
+// now, and returned with its outcome; the call of an inline tool
+// (tools.WithInline) is deferred: collect runs it.
+func (e *Executor) launch(ctx context.Context, turn, i int, c toolCall, st *running, reports chan<- report) (outcome, int) {
+	if e.OnEvent != nil { // building the event, and timing the call, is for listeners only
 		e.emit(ToolStart{Turn: turn, ID: c.id, Name: c.name, Input: c.input})
+		st.begin = time.Now()
 	}
-	st.begin = time.Now()
 	var err error
 	tool, ok := e.lookup(c.name)
 	switch {
@@ -216,9 +247,19 @@ func (e *Executor) launch(ctx context.Context, turn, i int, c toolCall, st *runn
 		err = fmt.Errorf("tool %q was cancelled: %w", c.name, ctx.Err())
 	}
 	if err != nil {
-		return outcome{err: err, duration: time.Since(st.begin)}, false
+		return outcome{err: err, duration: st.elapsed()}, decidedNow
 	}
 	st.timeout = tool.Timeout()
+	if tool.Inline() {
+		// A quick computation: it gets the turn's context, bounded only by
+		// the tool's own timeout, since no one could abandon it anyway.
+		st.ctx, st.cancel = ctx, func() {}
+		if st.timeout > 0 {
+			st.ctx, st.cancel = context.WithTimeout(ctx, st.timeout)
+		}
+		st.tool = tool
+		return outcome{}, deferred
+	}
 	if st.timeout <= 0 {
 		st.timeout = e.timeout()
 	}
@@ -229,7 +270,7 @@ func (e *Executor) launch(ctx context.Context, turn, i int, c toolCall, st *runn
 		growStack(stackDepth)
 		reports <- report{i: i, out: e.invoke(callCtx, tool, c.input)}
 	}()
-	return outcome{}, true
+	return outcome{}, launched
 }
 
 // settle makes a call's outcome from its report. A call whose context ended
@@ -241,15 +282,17 @@ func (e *Executor) settle(c toolCall, st *running, r report) outcome {
 	}
 	out := r.out
 	if err := st.ctx.Err(); r.ended || out.err != nil && err != nil {
-		if errors.Is(err, context.DeadlineExceeded) {
+		if errors.Is(err, context.DeadlineExceeded) && st.timeout > 0 {
 			out = outcome{err: fmt.Errorf("tool %q timed out after %v: %w", c.name, st.timeout, err)}
 		} else {
 			out = outcome{err: fmt.Errorf("tool %q was cancelled: %w", c.name, err)}
 		}
 	}
-	st.stop()
+	if st.stop != nil {
+		st.stop()
+	}
 	st.cancel()
-	out.duration = time.Since(st.begin)
+	out.duration = st.elapsed()
 	return out
 }
 

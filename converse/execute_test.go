@@ -7,6 +7,7 @@ import (
 	"errors"
 	"log/slog"
 	"math"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -410,4 +411,50 @@ func TestExecuteRunsCallsConcurrently(t *testing.T) {
 		assert.Equal(t, `"done"`, r.Text)
 	}
 	assert.Less(t, elapsed, 1200*time.Millisecond, "8 calls of 200 ms ran one after another")
+}
+
+// TestExecuteInline checks that the calls of an inline tool run on the
+// caller's goroutine, beside the others, and are still answered in every
+// way: results, a recovered panic, a timeout through the context.
+func TestExecuteInline(t *testing.T) {
+	stackOf := func(inline bool) *tools.Tool {
+		name, opts := "isolated", []tools.Option(nil)
+		if inline {
+			name, opts = "inline", []tools.Option{tools.WithInline()}
+		}
+		tool, err := tools.New(name, "Reports whether it runs on the caller's goroutine.", func(context.Context, struct{}) (bool, error) {
+			return strings.Contains(string(debug.Stack()), "converse.(*Executor).Execute("), nil
+		}, opts...)
+		require.NoError(t, err)
+		return tool
+	}
+	panics, err := tools.New("inline_panic", "Panics.", func(context.Context, struct{}) (int, error) {
+		panic("kaboom")
+	}, tools.WithInline())
+	require.NoError(t, err)
+	waits, err := tools.New("inline_wait", "Waits for its context.", func(ctx context.Context, _ struct{}) (int, error) {
+		<-ctx.Done()
+		return 0, ctx.Err()
+	}, tools.WithInline(), tools.WithTimeout(20*time.Millisecond))
+	require.NoError(t, err)
+	reg, err := tools.NewRegistry(stackOf(true), stackOf(false), panics, waits)
+	require.NoError(t, err)
+
+	var events []converse.Event
+	e := &converse.Executor{Tools: reg, OnEvent: func(ev converse.Event) { events = append(events, ev) }}
+	got := results(t, e.Execute(context.Background(), []types.ContentBlock{
+		toolUse("1", "isolated", map[string]any{}),
+		toolUse("2", "inline", map[string]any{}),
+		toolUse("3", "inline_panic", map[string]any{}),
+		toolUse("4", "inline_wait", map[string]any{}),
+		toolUse("5", "inline", map[string]any{"x": 1}),
+	}))
+	require.Len(t, got, 5)
+	assert.Equal(t, result{"1", "false", types.ToolResultStatusSuccess}, got[0])
+	assert.Equal(t, result{"2", "true", types.ToolResultStatusSuccess}, got[1])
+	assert.Equal(t, types.ToolResultStatusError, got[2].Status)
+	assert.Contains(t, got[2].Text, "kaboom")
+	assert.Equal(t, `Error: tool "inline_wait" timed out after 20ms: context deadline exceeded`, got[3].Text)
+	assert.Equal(t, types.ToolResultStatusError, got[4].Status, "the input is still validated")
+	assert.Len(t, events, 10, "a ToolStart and a ToolEnd for each call")
 }

@@ -46,7 +46,11 @@ func Command(name, description string, schema json.RawMessage, argv []string, op
 	if len(argv) == 0 || argv[0] == "" {
 		return nil, invalid(name, "empty command")
 	}
-	c := &command{name: name, argv: slices.Clone(argv), timeout: collect(opts).timeout}
+	o := collect(opts)
+	if o.inline {
+		return nil, invalid(name, "a command cannot run inline: it waits for a program")
+	}
+	c := &command{name: name, argv: slices.Clone(argv), timeout: o.timeout}
 	if c.timeout == 0 {
 		c.timeout = defaultCommandTimeout
 	}

@@ -31,6 +31,7 @@ type Tool struct {
 	run         func(ctx context.Context, input json.RawMessage) (any, error)
 	timeout     time.Duration
 	speculative bool
+	inline      bool
 	defaults    bool         // the schema declares a default somewhere (conservatively)
 	quick       *quickSchema // the schema compiled for the quick check, or nil
 	err         error        // why a built-in could not be made; see builtin
@@ -42,6 +43,7 @@ type Option func(*options)
 type options struct {
 	timeout     time.Duration
 	speculative bool
+	inline      bool
 }
 
 func collect(opts []Option) options {
@@ -66,6 +68,19 @@ func WithTimeout(d time.Duration) Option {
 // costs only the work.
 func WithSpeculative() Option {
 	return func(o *options) { o.speculative = true }
+}
+
+// WithInline marks a tool as a quick computation that never blocks, such as
+// arithmetic or formatting. An executor runs the calls of an inline tool on
+// its own goroutine instead of giving each call a goroutine of its own, which
+// saves a goroutine handoff per call: several microseconds, more than such a
+// call costs (see BENCHMARKS.md). A panic is still recovered. The call gets
+// the turn's context, bounded by the tool's own [WithTimeout] if set, but a
+// call that ignores its context and blocks cannot be abandoned: it holds up
+// its turn until it returns. Leave it out for anything that does I/O or
+// waits. [Command] rejects it.
+func WithInline() Option {
+	return func(o *options) { o.inline = true }
 }
 
 // New makes a tool whose input schema is inferred from In with
@@ -158,6 +173,7 @@ func build(name, description string, schema *jsonschema.Schema, raw json.RawMess
 		run:         run,
 		timeout:     o.timeout,
 		speculative: o.speculative,
+		inline:      o.inline,
 		defaults:    bytes.Contains(raw, []byte(`"default"`)),
 	}
 	if !t.defaults {
@@ -227,6 +243,10 @@ func (t *Tool) InputSchema() json.RawMessage { return bytes.Clone(t.schema) }
 // the executor's default. [Command] tools default to 30 seconds and apply the
 // timeout themselves.
 func (t *Tool) Timeout() time.Duration { return t.timeout }
+
+// Inline reports whether the tool was made with [WithInline]: its calls are
+// quick, never block, and may run on the executor's own goroutine.
+func (t *Tool) Inline() bool { return t.inline }
 
 // Speculative reports whether the tool was made with [WithSpeculative]: it
 // has no side effects and may start before the model's turn is complete.

@@ -226,6 +226,9 @@ func TestConstructorsValidate(t *testing.T) {
 		{"negative timeout", func() (*tools.Tool, error) { return tools.New("a", "d", okFn, tools.WithTimeout(-time.Second)) }, `negative timeout`},
 		{"empty argv", func() (*tools.Tool, error) { return tools.Command("a", "d", object, nil) }, `empty command`},
 		{"empty program", func() (*tools.Tool, error) { return tools.Command("a", "d", object, []string{""}) }, `empty command`},
+		{"inline command", func() (*tools.Tool, error) {
+			return tools.Command("a", "d", object, []string{"true"}, tools.WithInline())
+		}, `a command cannot run inline`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -241,10 +244,12 @@ func TestOptions(t *testing.T) {
 	plain, _ := newWeather(t)
 	assert.Zero(t, plain.Timeout())
 	assert.False(t, plain.Speculative())
+	assert.False(t, plain.Inline())
 
-	tuned, _ := newWeather(t, tools.WithTimeout(time.Minute), tools.WithSpeculative(), nil)
+	tuned, _ := newWeather(t, tools.WithTimeout(time.Minute), tools.WithSpeculative(), tools.WithInline(), nil)
 	assert.Equal(t, time.Minute, tuned.Timeout())
 	assert.True(t, tuned.Speculative())
+	assert.True(t, tuned.Inline())
 }
 
 func TestZeroToolCallFails(t *testing.T) {
