@@ -155,50 +155,56 @@ func (st *running) elapsed() time.Duration {
 // goroutine and with its timeout, and hands decided the outcome of each as
 // soon as it is known, on the caller's goroutine. A call that outlives its
 // timeout, or ctx, is answered as timed out or cancelled and left behind: its
-// goroutine's report, when it comes, finds no one waiting for it.
+// goroutine's report, when it comes, finds no one waiting for it. The calls
+// of inline tools (tools.WithInline) run on the caller's goroutine, once the
+// others have started. (Helper goroutines for them cost more than they
+// saved: see BENCHMARKS.md.)
 func (e *Executor) collect(ctx context.Context, turn int, calls []toolCall, started map[string]*pending, decided func(int, outcome)) {
 	// Every call reports at most twice (its outcome, its context's end), so
-	// no goroutine ever blocks on reports, even after collect returns.
-	reports := make(chan report, 2*len(calls))
+	// no goroutine ever blocks on reports, even after collect returns. Turns
+	// of inline calls only need none.
+	var reports chan report
 	state := make([]running, len(calls))
+	repeated := repeatedIDs(calls)
 	limit := e.concurrency()
-	var seen map[string]bool
-	if len(calls) > 1 {
-		seen = make(map[string]bool, len(calls))
-	}
 	inFlight, next := 0, 0
 	var quick []int // inline calls, run once the others are launched
 	for next < len(calls) || inFlight > 0 {
 		for ; next < len(calls) && inFlight < limit; next++ {
-			c := calls[next]
-			switch {
-			case seen[c.id]:
+			c, st := calls[next], &state[next]
+			if repeated != nil && repeated[next] {
+				st.decided = true
 				decided(next, outcome{err: fmt.Errorf("%w: %q was already answered in this turn", ErrDuplicateID, c.id)})
-			case started[c.id] != nil:
-				p, i := started[c.id], next
+				continue
+			}
+			if p := started[c.id]; p != nil {
+				if reports == nil {
+					reports = make(chan report, 2*len(calls))
+				}
+				i := next
 				go func() {
 					<-p.done
 					reports <- report{i: i, out: p.out}
 				}()
 				inFlight++
-			default:
-				switch out, how := e.launch(ctx, turn, next, c, &state[next], reports); how {
-				case launched:
-					inFlight++
-				case deferred:
-					quick = append(quick, next)
-				default:
-					state[next].decided = true
-					decided(next, out)
-				}
+				continue
 			}
-			if seen != nil {
-				seen[c.id] = true
+			tool, out, ok := e.prepare(ctx, turn, c, st)
+			switch {
+			case !ok:
+				st.decided = true
+				decided(next, out)
+			case tool.Inline():
+				st.tool = tool
+				quick = append(quick, next)
+			default:
+				if reports == nil {
+					reports = make(chan report, 2*len(calls))
+				}
+				e.spawn(next, c, st, tool, reports)
+				inFlight++
 			}
 		}
-		// The others are running: now the inline calls, one after another on
-		// this goroutine. (Helper goroutines for them cost more than they
-		// saved: BENCHMARKS.md.)
 		for _, i := range quick {
 			st := &state[i]
 			st.decided = true
@@ -219,19 +225,43 @@ func (e *Executor) collect(ctx context.Context, turn int, calls []toolCall, star
 	}
 }
 
-// How launch left a call.
-const (
-	decidedNow = iota // it could not start: its outcome is known
-	launched          // it runs on its own goroutine and will report
-	deferred          // its tool is inline: collect runs it on its own goroutine
-)
+// repeatedIDs marks the calls whose toolUseId an earlier call has: only the
+// first is run. It returns nil when every id is distinct.
+func repeatedIDs(calls []toolCall) []bool {
+	var repeated []bool
+	mark := func(i int) {
+		if repeated == nil {
+			repeated = make([]bool, len(calls))
+		}
+		repeated[i] = true
+	}
+	if len(calls) <= 16 { // comparing is cheaper than a map
+		for i := range calls {
+			for j := range i {
+				if calls[j].id == calls[i].id {
+					mark(i)
+					break
+				}
+			}
+		}
+		return repeated
+	}
+	seen := make(map[string]bool, len(calls))
+	for i, c := range calls {
+		if seen[c.id] {
+			mark(i)
+		}
+		seen[c.id] = true
+	}
+	return repeated
+}
 
-// launch reports the call's ToolStart and starts it on its own goroutine,
-// with a context that ends at its timeout. A call that cannot start (its
-// input could not be read, its tool is unknown, or ctx has ended) is decided
-// now, and returned with its outcome; the call of an inline tool
-// (tools.WithInline) is deferred: collect runs it.
-func (e *Executor) launch(ctx context.Context, turn, i int, c toolCall, st *running, reports chan<- report) (outcome, int) {
+// prepare reports the call's ToolStart, looks its tool up and gives it a
+// context: the turn's, bounded by the call's timeout. It returns false, with
+// the call's outcome, when the call cannot start: its input could not be
+// read, its tool is unknown, or ctx has ended. The calls of inline tools are
+// bounded by the tool's own timeout only: no one could abandon them anyway.
+func (e *Executor) prepare(ctx context.Context, turn int, c toolCall, st *running) (*tools.Tool, outcome, bool) {
 	if e.OnEvent != nil { // building the event, and timing the call, is for listeners only
 		e.emit(ToolStart{Turn: turn, ID: c.id, Name: c.name, Input: c.input})
 		st.begin = time.Now()
@@ -247,30 +277,28 @@ func (e *Executor) launch(ctx context.Context, turn, i int, c toolCall, st *runn
 		err = fmt.Errorf("tool %q was cancelled: %w", c.name, ctx.Err())
 	}
 	if err != nil {
-		return outcome{err: err, duration: st.elapsed()}, decidedNow
+		return nil, outcome{err: err, duration: st.elapsed()}, false
 	}
 	st.timeout = tool.Timeout()
-	if tool.Inline() {
-		// A quick computation: it gets the turn's context, bounded only by
-		// the tool's own timeout, since no one could abandon it anyway.
-		st.ctx, st.cancel = ctx, func() {}
-		if st.timeout > 0 {
-			st.ctx, st.cancel = context.WithTimeout(ctx, st.timeout)
-		}
-		st.tool = tool
-		return outcome{}, deferred
-	}
-	if st.timeout <= 0 {
+	if st.timeout <= 0 && !tool.Inline() {
 		st.timeout = e.timeout()
 	}
-	callCtx, cancel := context.WithTimeout(ctx, st.timeout)
-	st.ctx, st.cancel = callCtx, cancel
-	st.stop = context.AfterFunc(callCtx, func() { reports <- report{i: i, ended: true} })
+	st.ctx, st.cancel = ctx, func() {}
+	if st.timeout > 0 {
+		st.ctx, st.cancel = context.WithTimeout(ctx, st.timeout)
+	}
+	return tool, outcome{}, true
+}
+
+// spawn runs the call on its own goroutine, which reports its outcome, as
+// does the end of its context, whichever comes first.
+func (e *Executor) spawn(i int, c toolCall, st *running, tool *tools.Tool, reports chan<- report) {
+	st.stop = context.AfterFunc(st.ctx, func() { reports <- report{i: i, ended: true} })
+	ctx := st.ctx
 	go func() {
 		growStack(stackDepth)
-		reports <- report{i: i, out: e.invoke(callCtx, tool, c.input)}
+		reports <- report{i: i, out: e.invoke(ctx, tool, c.input)}
 	}()
-	return outcome{}, launched
 }
 
 // settle makes a call's outcome from its report. A call whose context ended

@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"math"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -102,6 +104,18 @@ func results(t testing.TB, blocks []types.ContentBlock) []result {
 	return out
 }
 
+// manyCalls returns n add calls, r0 to r(n-1), then repeats of the ids.
+func manyCalls(n int, repeats ...string) []types.ContentBlock {
+	var content []types.ContentBlock
+	for i := range n {
+		content = append(content, toolUse(fmt.Sprintf("r%d", i), "add", map[string]any{"a": i, "b": 1}))
+	}
+	for _, id := range repeats {
+		content = append(content, toolUse(id, "add", map[string]any{"a": 0, "b": 0}))
+	}
+	return content
+}
+
 func TestExecute(t *testing.T) {
 	ab := map[string]any{"a": 10, "b": 10}
 	tests := []struct {
@@ -184,6 +198,12 @@ func TestExecute(t *testing.T) {
 			content:      []types.ContentBlock{toolUse("d1", "add", ab), toolUse("d1", "add", ab)},
 			wantContains: []string{"", `duplicate toolUseId: "d1"`},
 			addCalls:     1,
+		},
+		{
+			name:         "repeated ids among many calls",
+			content:      manyCalls(20, "r3", "r19"),
+			wantContains: append(slices.Repeat([]string{""}, 20), `duplicate toolUseId: "r3"`, `duplicate toolUseId: "r19"`),
+			addCalls:     20,
 		},
 		{
 			name: "one failure does not stop the others",
