@@ -34,13 +34,14 @@ test: fmt-check vet staticcheck race
 demo: build
 	./$(BIN) -replay testdata/demo.json -v "What time is it, and what is 10 + 10?"
 
-# bench runs every package's benchmarks COUNT times (about 7 minutes on 2
-# cores) and summarises them: first side by side, the library (impl=library)
-# against the hand-written baseline (impl=naive); then the rest. BENCHMARKS.md
-# says what each measures. It fails if a benchmark fails.
+# bench runs every package's benchmarks COUNT times (about 8 minutes on 2
+# cores) and summarises them: first side by side, the library (impl=library,
+# and impl=inline for tools made with tools.WithInline) against the
+# hand-written baseline (impl=naive); then the rest. BENCHMARKS.md says what
+# each measures. It fails if a benchmark fails.
 bench:
 	bash -o pipefail -c "$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -benchtime $(BENCHTIME) -count $(COUNT) ./... | tee bench.txt"
-	$(GO) run $(BENCHSTAT) -col '/impl@(naive library)' bench.txt
+	$(GO) run $(BENCHSTAT) -col '/impl@(naive library inline)' bench.txt
 	$(GO) run $(BENCHSTAT) -filter '/impl:""' bench.txt
 
 cover:

@@ -210,6 +210,40 @@ func BenchmarkExecute(b *testing.B) {
 	}
 }
 
+// BenchmarkMachineParallelism measures the machine, not the library: the
+// CPU work of 64 trivial tool calls (decoding the input, encoding the
+// result) done by one goroutine, and split over GOMAXPROCS goroutines. It
+// shows how much running calls at once can gain here before any executor
+// is involved; BENCHMARKS.md reads BenchmarkExecute against it.
+func BenchmarkMachineParallelism(b *testing.B) {
+	const calls = 64
+	input := []byte(`{"a":1,"b":7}`)
+	work := func(n int) {
+		for range n {
+			var in benchArgs
+			if err := json.Unmarshal(input, &in); err != nil {
+				panic(err)
+			}
+			if _, err := json.Marshal(in.A + in.B); err != nil {
+				panic(err)
+			}
+		}
+	}
+	procs := runtime.GOMAXPROCS(0)
+	for _, goroutines := range []int{1, procs} {
+		b.Run(fmt.Sprintf("goroutines=%d", goroutines), func(b *testing.B) {
+			for b.Loop() {
+				var wg sync.WaitGroup
+				for g := 1; g < goroutines; g++ {
+					wg.Go(func() { work(calls / goroutines) })
+				}
+				work(calls - (goroutines-1)*(calls/goroutines))
+				wg.Wait()
+			}
+		})
+	}
+}
+
 // BenchmarkExecuteSlowTool measures the wall time of a turn whose calls each
 // wait 50 ms: concurrency should make 8 calls cost about one.
 func BenchmarkExecuteSlowTool(b *testing.B) {
