@@ -3,6 +3,7 @@ package converse
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -75,4 +76,20 @@ func FuzzAppendJSON(f *testing.F) {
 			t.Fatalf("appendJSON wrote %s, json.Marshal %s", got, want)
 		}
 	})
+}
+
+func TestEncodeOutput(t *testing.T) {
+	for _, v := range []any{
+		"plain", "", "<b> & \"q\" \n \u2028 é", "bad \xff", true, false,
+		0, -7, math.MaxInt64, int64(math.MinInt64), 1.5, nil, []int{1}, map[string]int{"b": 1, "a": 2},
+		json.RawMessage(` {"x": 1} `),
+	} {
+		want, err := json.Marshal(v)
+		require.NoError(t, err)
+		got, err := encodeOutput(v)
+		require.NoError(t, err)
+		assert.Equal(t, string(want), string(got), "%#v", v)
+	}
+	_, err := encodeOutput(math.NaN())
+	assert.Error(t, err)
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -168,8 +169,8 @@ func (e *Executor) collect(ctx context.Context, turn int, calls []toolCall, star
 	repeated := repeatedIDs(calls)
 	limit := e.concurrency()
 	inFlight, next := 0, 0
-	var quick []int // inline calls, run once the others are launched
 	for next < len(calls) || inFlight > 0 {
+		from := next
 		for ; next < len(calls) && inFlight < limit; next++ {
 			c, st := calls[next], &state[next]
 			if repeated != nil && repeated[next] {
@@ -195,8 +196,7 @@ func (e *Executor) collect(ctx context.Context, turn int, calls []toolCall, star
 				st.decided = true
 				decided(next, out)
 			case tool.Inline():
-				st.tool = tool
-				quick = append(quick, next)
+				st.tool = tool // run below, once the others are launched
 			default:
 				if reports == nil {
 					reports = make(chan report, 2*len(calls))
@@ -205,12 +205,12 @@ func (e *Executor) collect(ctx context.Context, turn int, calls []toolCall, star
 				inFlight++
 			}
 		}
-		for _, i := range quick {
-			st := &state[i]
-			st.decided = true
-			decided(i, e.settle(calls[i], st, report{i: i, out: e.invoke(st.ctx, st.tool, calls[i].input)}))
+		for i := from; i < next; i++ {
+			if st := &state[i]; st.tool != nil && !st.decided {
+				st.decided = true
+				decided(i, e.settle(calls[i], st, report{i: i, out: e.invoke(st.ctx, st.tool, calls[i].input)}))
+			}
 		}
-		quick = quick[:0]
 		if inFlight == 0 {
 			continue
 		}
@@ -336,11 +336,27 @@ func (e *Executor) invoke(ctx context.Context, tool *tools.Tool, input json.RawM
 	if err != nil {
 		return outcome{err: err}
 	}
-	b, err := json.Marshal(v)
+	b, err := encodeOutput(v)
 	if err != nil {
 		return outcome{err: fmt.Errorf("%w: tool %q: %v", ErrToolOutput, tool.Name(), err)}
 	}
 	return outcome{output: b}
+}
+
+// encodeOutput is json.Marshal, with the common scalar results written
+// without reflection.
+func encodeOutput(v any) ([]byte, error) {
+	switch v := v.(type) {
+	case string:
+		return appendString(nil, v), nil
+	case bool:
+		return strconv.AppendBool(nil, v), nil
+	case int:
+		return strconv.AppendInt(nil, int64(v), 10), nil
+	case int64:
+		return strconv.AppendInt(nil, v, 10), nil
+	}
+	return json.Marshal(v)
 }
 
 // finish turns an outcome into a toolResult block and reports it.

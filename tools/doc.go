@@ -30,6 +30,26 @@
 // [NewRaw] takes an explicit schema instead, for tools defined at run time,
 // and hands the function the validated input as JSON.
 //
+// # Validation cost
+//
+// Validating with jsonschema-go means decoding the input into a map and
+// walking the schema: several microseconds, more than a quick tool's own
+// work. So a tool compiles the keywords most schemas use (type, properties,
+// required, additionalProperties, items, enum, const, the numeric, length and
+// count bounds, pattern) once, and checks each input in one pass over its
+// bytes. That check only ever says "valid"; any input it is not sure of, and
+// every schema with other keywords or defaults, takes the full path through
+// jsonschema-go, which decides and explains. The answer is the same either
+// way; only the cost differs.
+//
+// # Options
+//
+// [WithTimeout] bounds a call; [WithSpeculative] lets a streaming
+// conversation start a side-effect-free tool before the model's turn is
+// complete; [WithInline] lets an executor run a quick tool's calls on its own
+// goroutine, without the goroutine (and the protection against hanging) that
+// every other call gets.
+//
 // # Registry
 //
 // A [Registry] holds tools by name in registration order. There is no global
@@ -40,7 +60,8 @@
 // # Built-ins
 //
 // [CurrentDatetime] reports the time in a strftime format and [Calculator]
-// does arithmetic on two numbers; [Builtins] returns both.
+// does arithmetic on two numbers; [Builtins] returns both. They are
+// speculative and inline.
 //
 // # Command tools
 //
