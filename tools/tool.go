@@ -177,7 +177,11 @@ func build(name, description string, schema *jsonschema.Schema, raw json.RawMess
 		defaults:    bytes.Contains(raw, []byte(`"default"`)),
 	}
 	if !t.defaults {
-		t.quick = compileQuick(raw)
+		// Compiled from jsonschema-go's reading of the schema, so that the
+		// quick check and the full path judge by the same schema.
+		if b, err := json.Marshal(resolved.Schema()); err == nil {
+			t.quick = compileQuick(b)
+		}
 	}
 	return t, nil
 }
