@@ -66,7 +66,8 @@ type Options struct {
 	// means DefaultConcurrency, 1 runs them one after another.
 	ToolConcurrency int
 	// ToolTimeout bounds each tool call unless the tool sets its own; 0
-	// means DefaultToolTimeout.
+	// means DefaultToolTimeout. Calls of inline tools (tools.WithInline) are
+	// bounded by their own timeout only.
 	ToolTimeout time.Duration
 	// ToolStatus says whether tool results carry the status field.
 	ToolStatus StatusMode
