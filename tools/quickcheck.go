@@ -16,14 +16,14 @@ import (
 // no decoding and no allocation.
 //
 // The quick check only ever answers "certainly valid": when it is not sure
-// (an invalid input, a string it would have to unescape, a number out of
-// float64's range) it says no, and the input takes the full path through
+// (an invalid input, a number out of float64's range, nesting deeper than
+// maxQuickDepth) it says no, and the input takes the full path through
 // encoding/json and jsonschema-go, which decides and words the error. So the
 // quick check changes what a call costs, never what it answers;
 // FuzzQuickCheck holds it to that.
 
-// quickSchema is a schema compiled for the quick check. The zero value
-// accepts any JSON value.
+// quickSchema is a schema compiled for the quick check, made by
+// newQuickSchema. A nil *quickSchema accepts any JSON value.
 type quickSchema struct {
 	types      kinds // allowed kinds; 0 allows every kind
 	never      bool  // the false schema
@@ -37,6 +37,10 @@ type quickSchema struct {
 	minimum, maximum, exclusiveMinimum, exclusiveMaximum *float64
 	minLength, maxLength, minItems, maxItems             int // -1 when absent
 	pattern                                              *regexp.Regexp
+}
+
+func newQuickSchema() *quickSchema {
+	return &quickSchema{minLength: -1, maxLength: -1, minItems: -1, maxItems: -1}
 }
 
 type quickProperty struct {
@@ -100,7 +104,9 @@ func compileQuickValue(v any, depth int) (*quickSchema, bool) {
 	}
 	switch s := v.(type) {
 	case bool:
-		return &quickSchema{never: !s, minLength: -1, maxLength: -1, minItems: -1, maxItems: -1}, true
+		q := newQuickSchema()
+		q.never = !s
+		return q, true
 	case map[string]any:
 		return compileQuickObject(s, depth)
 	}
@@ -108,7 +114,7 @@ func compileQuickValue(v any, depth int) (*quickSchema, bool) {
 }
 
 func compileQuickObject(m map[string]any, depth int) (*quickSchema, bool) {
-	q := &quickSchema{minLength: -1, maxLength: -1, minItems: -1, maxItems: -1}
+	q := newQuickSchema()
 	for key := range m {
 		if !quickKeywords[key] {
 			return nil, false
