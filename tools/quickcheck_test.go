@@ -172,3 +172,34 @@ func FuzzQuickCheck(f *testing.F) {
 		}
 	})
 }
+
+// FuzzQuickCheckSchema varies the schema as well as the input: whatever
+// schema jsonschema-go accepts, the quick check compiled from it accepts
+// only inputs the full path accepts.
+func FuzzQuickCheckSchema(f *testing.F) {
+	for _, tt := range quickSchemas {
+		for _, in := range append(append([]string{}, tt.accept...), tt.decline...) {
+			f.Add([]byte(tt.schema), []byte(in))
+		}
+	}
+	f.Add([]byte(`{"type":"object","properties":{"a":{"type":"string","const":"x"}},"required":["a","a"]}`), []byte(`{"a":"x"}`))
+	f.Add([]byte(`{"type":"object","additionalProperties":{"enum":[null,0,""]}}`), []byte(`{"a":null,"b":-0,"c":""}`))
+	f.Fuzz(func(t *testing.T, schema, input []byte) {
+		var s jsonschema.Schema
+		if json.Unmarshal(schema, &s) != nil {
+			return
+		}
+		resolved, err := s.Resolve(nil)
+		if err != nil {
+			return
+		}
+		read, err := json.Marshal(resolved.Schema())
+		if err != nil {
+			return
+		}
+		q := compileQuick(read)
+		if q != nil && q.accepts(input) && !fullPathValid(t, resolved, input) {
+			t.Fatalf("schema %s: the quick check accepts %q, the full path does not", read, input)
+		}
+	})
+}
