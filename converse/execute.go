@@ -140,7 +140,6 @@ type running struct {
 	stop    func() bool // stops the context.AfterFunc that reports the context's end; nil inline
 	begin   time.Time   // zero unless e.OnEvent is set
 	timeout time.Duration
-	tool    *tools.Tool // the tool of an inline call, until collect runs it
 	decided bool
 }
 
@@ -157,9 +156,9 @@ func (st *running) elapsed() time.Duration {
 // soon as it is known, on the caller's goroutine. A call that outlives its
 // timeout, or ctx, is answered as timed out or cancelled and left behind: its
 // goroutine's report, when it comes, finds no one waiting for it. The calls
-// of inline tools (tools.WithInline) run on the caller's goroutine, once the
-// others have started. (Helper goroutines for them cost more than they
-// saved: see BENCHMARKS.md.)
+// of inline tools (tools.WithInline) run on the caller's goroutine, within
+// the same bound. (Helper goroutines for them cost more than they saved: see
+// BENCHMARKS.md.)
 func (e *Executor) collect(ctx context.Context, turn int, calls []toolCall, started map[string]*pending, decided func(int, outcome)) {
 	// Every call reports at most twice (its outcome, its context's end), so
 	// no goroutine ever blocks on reports, even after collect returns. Turns
@@ -170,7 +169,6 @@ func (e *Executor) collect(ctx context.Context, turn int, calls []toolCall, star
 	limit := e.concurrency()
 	inFlight, next := 0, 0
 	for next < len(calls) || inFlight > 0 {
-		from := next
 		for ; next < len(calls) && inFlight < limit; next++ {
 			c, st := calls[next], &state[next]
 			if repeated != nil && repeated[next] {
@@ -196,19 +194,14 @@ func (e *Executor) collect(ctx context.Context, turn int, calls []toolCall, star
 				st.decided = true
 				decided(next, out)
 			case tool.Inline():
-				st.tool = tool // run below, once the others are launched
+				st.decided = true
+				decided(next, e.settle(c, st, report{i: next, out: e.invoke(st.ctx, tool, c.input)}))
 			default:
 				if reports == nil {
 					reports = make(chan report, 2*len(calls))
 				}
 				e.spawn(next, c, st, tool, reports)
 				inFlight++
-			}
-		}
-		for i := from; i < next; i++ {
-			if st := &state[i]; st.tool != nil && !st.decided {
-				st.decided = true
-				decided(i, e.settle(calls[i], st, report{i: i, out: e.invoke(st.ctx, st.tool, calls[i].input)}))
 			}
 		}
 		if inFlight == 0 {

@@ -478,3 +478,37 @@ func TestExecuteInline(t *testing.T) {
 	assert.Equal(t, types.ToolResultStatusError, got[4].Status, "the input is still validated")
 	assert.Len(t, events, 10, "a ToolStart and a ToolEnd for each call")
 }
+
+// TestExecuteInlineWithinConcurrency checks that inline calls count against
+// Concurrency: with 1, no call runs beside another.
+func TestExecuteInlineWithinConcurrency(t *testing.T) {
+	var active, overlaps atomic.Int32
+	enter := func() {
+		if active.Add(1) > 1 {
+			overlaps.Add(1)
+		}
+	}
+	slow, err := tools.New("slow", "Works a while.", func(context.Context, struct{}) (int, error) {
+		enter()
+		defer active.Add(-1)
+		time.Sleep(20 * time.Millisecond)
+		return 1, nil
+	})
+	require.NoError(t, err)
+	quick, err := tools.New("quick", "Works briefly.", func(context.Context, struct{}) (int, error) {
+		enter()
+		defer active.Add(-1)
+		time.Sleep(5 * time.Millisecond) // time for a call started beside it to show
+		return 2, nil
+	}, tools.WithInline())
+	require.NoError(t, err)
+	reg, err := tools.NewRegistry(slow, quick)
+	require.NoError(t, err)
+	e := &converse.Executor{Tools: reg, Concurrency: 1}
+	got := results(t, e.Execute(context.Background(), []types.ContentBlock{
+		toolUse("1", "slow", map[string]any{}), toolUse("2", "quick", map[string]any{}),
+		toolUse("3", "slow", map[string]any{}), toolUse("4", "quick", map[string]any{}),
+	}))
+	assert.Equal(t, []result{{"1", "1", "success"}, {"2", "2", "success"}, {"3", "1", "success"}, {"4", "2", "success"}}, got)
+	assert.Zero(t, overlaps.Load(), "calls ran beside each other")
+}
