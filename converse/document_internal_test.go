@@ -2,12 +2,18 @@ package converse
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"math"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/tooluse/bedrock/converse/bedrocktest"
 )
 
 // decodeAsSDK decodes JSON into the kind of value the SDK's documents hold:
@@ -92,4 +98,30 @@ func TestEncodeOutput(t *testing.T) {
 	}
 	_, err := encodeOutput(math.NaN())
 	assert.Error(t, err)
+}
+
+// TestDocumentJSONReadsTheSDKsValue checks that the tool inputs the SDK
+// decodes still give out their value, so that documentJSON writes them
+// without reflection, and that it writes what MarshalSmithyDocument would.
+func TestDocumentJSONReadsTheSDKsValue(t *testing.T) {
+	srv := bedrocktest.NewServer(bedrocktest.Script(bedrocktest.ToolUse("",
+		bedrocktest.Call{ID: "t1", Name: "add", Input: map[string]any{"b": 2, "a": "<x> & é", "c": []any{1.5, nil, true}}})))
+	defer srv.Close()
+	out, err := srv.Client().Converse(context.Background(), &bedrockruntime.ConverseInput{
+		ModelId:  aws.String("us.anthropic.claude-sonnet-4-5-20250929-v1:0"),
+		Messages: []types.Message{{Role: types.ConversationRoleUser, Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: "go"}}}},
+	})
+	require.NoError(t, err)
+	msg := out.Output.(*types.ConverseOutputMemberMessage).Value
+	input := msg.Content[0].(*types.ContentBlockMemberToolUse).Value.Input
+	v, ok := input.(interface{ Value() any })
+	require.True(t, ok, "the SDK's documents no longer have a Value method: documentJSON falls back to MarshalSmithyDocument")
+	_, ok = appendJSON(nil, v.Value(), 0)
+	assert.True(t, ok, "the SDK's decoded value is not made of the types appendJSON writes: %#v", v.Value())
+
+	want, err := input.MarshalSmithyDocument()
+	require.NoError(t, err)
+	got, err := documentJSON(input)
+	require.NoError(t, err)
+	assert.Equal(t, string(want), string(got))
 }
