@@ -222,27 +222,13 @@ func (e *Executor) collect(ctx context.Context, turn int, calls []toolCall, star
 // first is run. It returns nil when every id is distinct.
 func repeatedIDs(calls []toolCall) []bool {
 	var repeated []bool
-	mark := func(i int) {
-		if repeated == nil {
-			repeated = make([]bool, len(calls))
-		}
-		repeated[i] = true
-	}
-	if len(calls) <= 16 { // comparing is cheaper than a map
-		for i := range calls {
-			for j := range i {
-				if calls[j].id == calls[i].id {
-					mark(i)
-					break
-				}
-			}
-		}
-		return repeated
-	}
 	seen := make(map[string]bool, len(calls))
 	for i, c := range calls {
 		if seen[c.id] {
-			mark(i)
+			if repeated == nil {
+				repeated = make([]bool, len(calls))
+			}
+			repeated[i] = true
 		}
 		seen[c.id] = true
 	}
