@@ -444,13 +444,13 @@ func (s *quickScanner) str(exact bool) ([]byte, bool) {
 		return nil, false
 	}
 	start := s.pos + 1
-	plain := true // no escapes and only ASCII
+	escaped, ascii := false, true
 	for i := start; i < len(s.data); i++ {
 		switch c := s.data[i]; {
 		case c == '"':
 			s.pos = i + 1
 			raw := s.data[start:i]
-			if !exact || plain || utf8.Valid(raw) && !hasEscape(raw) {
+			if !exact || !escaped && (ascii || utf8.Valid(raw)) {
 				return raw, true
 			}
 			var v string
@@ -459,7 +459,7 @@ func (s *quickScanner) str(exact bool) ([]byte, bool) {
 			}
 			return []byte(v), true
 		case c == '\\':
-			plain = false
+			escaped = true
 			if i+1 >= len(s.data) {
 				return nil, false
 			}
@@ -477,19 +477,10 @@ func (s *quickScanner) str(exact bool) ([]byte, bool) {
 		case c < 0x20:
 			return nil, false
 		case c >= utf8.RuneSelf:
-			plain = false
+			ascii = false
 		}
 	}
 	return nil, false
-}
-
-func hasEscape(b []byte) bool {
-	for _, c := range b {
-		if c == '\\' {
-			return true
-		}
-	}
-	return false
 }
 
 func isHex4(b []byte) bool {
