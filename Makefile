@@ -34,7 +34,7 @@ test: fmt-check vet staticcheck race
 demo: build
 	./$(BIN) -replay testdata/demo.json -v "What time is it, and what is 10 + 10?"
 
-# bench runs every package's benchmarks COUNT times (about 8 minutes on 2
+# bench runs every package's benchmarks COUNT times (about 9 minutes on 2
 # cores) and summarises them: first side by side, the library (impl=library,
 # and impl=inline for tools made with tools.WithInline) against the
 # hand-written baseline (impl=naive); then the rest. BENCHMARKS.md says what

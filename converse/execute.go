@@ -161,8 +161,8 @@ func (st *running) elapsed() time.Duration {
 // BENCHMARKS.md.)
 func (e *Executor) collect(ctx context.Context, turn int, calls []toolCall, started map[string]*pending, decided func(int, outcome)) {
 	// Every call reports at most twice (its outcome, its context's end), so
-	// no goroutine ever blocks on reports, even after collect returns. Turns
-	// of inline calls only need none.
+	// no goroutine ever blocks on reports, even after collect returns. A turn
+	// of inline calls only makes none.
 	var reports chan report
 	state := make([]running, len(calls))
 	repeated := repeatedIDs(calls)
