@@ -16,7 +16,7 @@ import (
 
 const (
 	defaultCommandTimeout = 30 * time.Second
-	maxStdout             = 1 << 20 // bytes of standard output a command may write
+	maxStdout             = 1 << 20 // bytes of standard output a command may write, unless WithMaxOutput allows more
 	stderrTail            = 2 << 10 // bytes of standard error kept for an ExitError
 	// waitDelay bounds the wait for the pipes to close once the program has
 	// exited or been killed: a process that left the program's process
@@ -35,8 +35,8 @@ const (
 // program exits with status 0, its standard output is the result: a
 // [json.RawMessage] if it is valid JSON, otherwise the text as a string, both
 // trimmed of surrounding white space. A non-zero exit is an [*ExitError]. If
-// standard output exceeds 1 MiB, the program is killed and the error wraps
-// [ErrOutputTooLarge].
+// standard output exceeds 1 MiB (or the [WithMaxOutput] limit, if larger), the
+// program is killed and the error wraps [ErrOutputTooLarge].
 //
 // Each call has a timeout, 30 seconds unless set with [WithTimeout]. When it
 // expires or ctx ends, the program is killed (on Unix, with every process in
@@ -50,7 +50,7 @@ func Command(name, description string, schema json.RawMessage, argv []string, op
 	if o.inline {
 		return nil, invalid(name, "a command cannot run inline: it waits for a program")
 	}
-	c := &command{name: name, argv: slices.Clone(argv), timeout: o.timeout}
+	c := &command{name: name, argv: slices.Clone(argv), timeout: o.timeout, maxStdout: max(maxStdout, o.maxOutput)}
 	if c.timeout == 0 {
 		c.timeout = defaultCommandTimeout
 	}
@@ -58,9 +58,10 @@ func Command(name, description string, schema json.RawMessage, argv []string, op
 }
 
 type command struct {
-	name    string
-	argv    []string
-	timeout time.Duration
+	name      string
+	argv      []string
+	timeout   time.Duration
+	maxStdout int
 }
 
 func (c *command) run(ctx context.Context, input json.RawMessage) (any, error) {
@@ -72,7 +73,7 @@ func (c *command) run(ctx context.Context, input json.RawMessage) (any, error) {
 
 	cmd := exec.CommandContext(runCtx, c.argv[0], c.argv[1:]...)
 	cmd.Stdin = bytes.NewReader(slices.Concat(input, []byte("\n")))
-	stdout := &cappedBuffer{limit: maxStdout, overflow: func() { abort(ErrOutputTooLarge) }}
+	stdout := &cappedBuffer{limit: c.maxStdout, overflow: func() { abort(ErrOutputTooLarge) }}
 	stderr := &tailBuffer{size: stderrTail}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.WaitDelay = waitDelay
@@ -81,7 +82,7 @@ func (c *command) run(ctx context.Context, input json.RawMessage) (any, error) {
 	err := cmd.Run()
 	switch {
 	case stdout.overflowed():
-		return nil, fmt.Errorf("tools: tool %q: standard output exceeds %d bytes: %w", c.name, maxStdout, ErrOutputTooLarge)
+		return nil, fmt.Errorf("tools: tool %q: standard output exceeds %d bytes: %w", c.name, c.maxStdout, ErrOutputTooLarge)
 	case err == nil:
 		return commandResult(stdout.bytes()), nil
 	case ctx.Err() != nil:

@@ -131,6 +131,13 @@ func TestCommandOutputTooLarge(t *testing.T) {
 	out, err := shell(t, `head -c 1048576 /dev/zero | tr '\0' y`).Call(context.Background(), nil)
 	require.NoError(t, err, "exactly 1 MiB is allowed")
 	assert.Len(t, out, 1<<20)
+
+	const two = 2 << 20
+	bigger := shell(t, `head -c 2097152 /dev/zero | tr '\0' y`, tools.WithMaxOutput(two))
+	assert.Equal(t, two, bigger.MaxOutput())
+	out, err = bigger.Call(context.Background(), nil)
+	require.NoError(t, err, "a larger WithMaxOutput raises the program's limit")
+	assert.Len(t, out, two)
 }
 
 // TestCommandTimeoutKillsProcessGroup runs a script that starts a grandchild

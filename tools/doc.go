@@ -48,7 +48,8 @@
 // conversation start a side-effect-free tool before the model's turn is
 // complete; [WithInline] lets an executor run a quick tool's calls on its own
 // goroutine, without the goroutine (and the protection against hanging) that
-// every other call gets.
+// every other call gets; [WithMaxOutput] sets how much of a call's output the
+// executor sends to the model.
 //
 // # Registry
 //

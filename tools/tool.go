@@ -32,55 +32,10 @@ type Tool struct {
 	timeout     time.Duration
 	speculative bool
 	inline      bool
+	maxOutput   int          // bytes of output sent to the model; 0: the executor's default
 	defaults    bool         // the schema declares a default somewhere (conservatively)
 	quick       *quickSchema // the schema compiled for the quick check, or nil
 	err         error        // why a built-in could not be made; see builtin
-}
-
-// Option configures a tool made by [New], [NewRaw] or [Command].
-type Option func(*options)
-
-type options struct {
-	timeout     time.Duration
-	speculative bool
-	inline      bool
-}
-
-func collect(opts []Option) options {
-	var o options
-	for _, opt := range opts {
-		if opt != nil {
-			opt(&o)
-		}
-	}
-	return o
-}
-
-// WithTimeout sets the time a call may take. For [New] and [NewRaw] tools it
-// is advice to the executor, which applies it; [Command] tools apply it
-// themselves. Zero means the default; a negative timeout is an error.
-func WithTimeout(d time.Duration) Option {
-	return func(o *options) { o.timeout = d }
-}
-
-// WithSpeculative marks a tool as safe to start before the model's turn is
-// complete: it has no side effects, so a call that turns out to be unwanted
-// costs only the work.
-func WithSpeculative() Option {
-	return func(o *options) { o.speculative = true }
-}
-
-// WithInline marks a tool as a quick computation that never blocks, such as
-// arithmetic or formatting. An executor runs the calls of an inline tool on
-// its own goroutine instead of giving each call a goroutine of its own, which
-// saves a goroutine handoff per call: several microseconds, more than such a
-// call costs (see BENCHMARKS.md). A panic is still recovered. The call gets
-// the turn's context, bounded by the tool's own [WithTimeout] if set, but a
-// call that ignores its context and blocks cannot be abandoned: it holds up
-// its turn until it returns. Leave it out for anything that does I/O or
-// waits. [Command] rejects it.
-func WithInline() Option {
-	return func(o *options) { o.inline = true }
 }
 
 // New makes a tool whose input schema is inferred from In with
@@ -153,6 +108,9 @@ func build(name, description string, schema *jsonschema.Schema, raw json.RawMess
 	if o.timeout < 0 {
 		return nil, invalid(name, "negative timeout %v", o.timeout)
 	}
+	if o.maxOutput < 0 {
+		return nil, invalid(name, "negative output limit %d", o.maxOutput)
+	}
 	if err := checkObjectSchema(name, schema); err != nil {
 		return nil, err
 	}
@@ -174,6 +132,7 @@ func build(name, description string, schema *jsonschema.Schema, raw json.RawMess
 		timeout:     o.timeout,
 		speculative: o.speculative,
 		inline:      o.inline,
+		maxOutput:   o.maxOutput,
 		defaults:    bytes.Contains(raw, []byte(`"default"`)),
 	}
 	if !t.defaults {
@@ -247,6 +206,10 @@ func (t *Tool) InputSchema() json.RawMessage { return bytes.Clone(t.schema) }
 // the executor's default. [Command] tools default to 30 seconds and apply the
 // timeout themselves.
 func (t *Tool) Timeout() time.Duration { return t.timeout }
+
+// MaxOutput returns the bytes of output a call may send to the model, set
+// with [WithMaxOutput]. Zero means the executor's default.
+func (t *Tool) MaxOutput() int { return t.maxOutput }
 
 // Inline reports whether the tool was made with [WithInline]: its calls are
 // quick, never block, and may run on the executor's own goroutine.

@@ -224,6 +224,10 @@ func TestConstructorsValidate(t *testing.T) {
 			return tools.NewRaw("a", "d", json.RawMessage(`{"type":"object","properties":{"x":{"$ref":"https://example.com/s.json"}}}`), rawFn)
 		}, `input schema`},
 		{"negative timeout", func() (*tools.Tool, error) { return tools.New("a", "d", okFn, tools.WithTimeout(-time.Second)) }, `negative timeout`},
+		{"negative output limit", func() (*tools.Tool, error) { return tools.New("a", "d", okFn, tools.WithMaxOutput(-1)) }, `negative output limit -1`},
+		{"negative command output limit", func() (*tools.Tool, error) {
+			return tools.Command("a", "d", object, []string{"true"}, tools.WithMaxOutput(-1))
+		}, `negative output limit -1`},
 		{"empty argv", func() (*tools.Tool, error) { return tools.Command("a", "d", object, nil) }, `empty command`},
 		{"empty program", func() (*tools.Tool, error) { return tools.Command("a", "d", object, []string{""}) }, `empty command`},
 		{"inline command", func() (*tools.Tool, error) {
@@ -245,9 +249,11 @@ func TestOptions(t *testing.T) {
 	assert.Zero(t, plain.Timeout())
 	assert.False(t, plain.Speculative())
 	assert.False(t, plain.Inline())
+	assert.Zero(t, plain.MaxOutput())
 
-	tuned, _ := newWeather(t, tools.WithTimeout(time.Minute), tools.WithSpeculative(), tools.WithInline(), nil)
+	tuned, _ := newWeather(t, tools.WithTimeout(time.Minute), tools.WithSpeculative(), tools.WithInline(), tools.WithMaxOutput(4096), nil)
 	assert.Equal(t, time.Minute, tuned.Timeout())
+	assert.Equal(t, 4096, tuned.MaxOutput())
 	assert.True(t, tuned.Speculative())
 	assert.True(t, tuned.Inline())
 }
