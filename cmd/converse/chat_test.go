@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"io"
-	"io/fs"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -15,14 +14,20 @@ import (
 	"github.com/tooluse/bedrock/converse/bedrocktest"
 )
 
-// terminal is standard input as a terminal: a character device.
-type terminal struct{ io.Reader }
+// terminal is standard input on a terminal for an in-process run: its
+// lines come from a reader, and its file descriptor is that of a real
+// pseudo-terminal, for term.IsTerminal.
+type terminal struct {
+	io.Reader
+	tty *os.File
+}
 
-func (terminal) Stat() (os.FileInfo, error) { return terminalInfo{}, nil }
+func (t terminal) Fd() uintptr { return t.tty.Fd() }
 
-type terminalInfo struct{ os.FileInfo }
-
-func (terminalInfo) Mode() fs.FileMode { return fs.ModeDevice | fs.ModeCharDevice | 0o620 }
+func newTerminal(t *testing.T, r io.Reader) terminal {
+	tty, _ := openTerminal(t)
+	return terminal{r, tty}
+}
 
 func TestChat(t *testing.T) {
 	var calls atomic.Int32
@@ -35,7 +40,7 @@ func TestChat(t *testing.T) {
 		}
 		return bedrocktest.Text("Your name is Ann."), nil
 	}))
-	in := terminal{strings.NewReader("I'm Ann.\n\n  \nAm I?\nWhat is my name?\n")}
+	in := newTerminal(t, strings.NewReader("I'm Ann.\n\n  \nAm I?\nWhat is my name?\n"))
 	out := runInProcess(t, in, "-endpoint", srv.URL)
 	if out.code != 0 {
 		t.Fatalf("exit %d, stderr:\n%s", out.code, out.stderr)
@@ -71,25 +76,42 @@ func TestChatInterrupt(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(100*time.Millisecond, cancel) // Ctrl-C
 	var stdout, stderr strings.Builder
-	err := run(ctx, []string{"-endpoint", srv.URL}, terminal{r}, &stdout, &stderr)
+	err := run(ctx, []string{"-endpoint", srv.URL}, newTerminal(t, r), &stdout, &stderr)
 	if code := report(&stderr, err); code != 1 || !strings.Contains(stderr.String(), "converse: interrupted") {
 		t.Errorf("exit %d, stderr:\n%s", code, stderr.String())
 	}
 }
 
-// TestChatOnTerminal runs the binary with /dev/null, a character device,
-// as standard input: it chats, and ends at once.
+// TestChatOnTerminal runs the binary on a terminal: it chats, one message
+// a line, until Ctrl-D.
 func TestChatOnTerminal(t *testing.T) {
 	t.Parallel()
-	if fi, err := os.Stat(os.DevNull); err != nil || fi.Mode()&os.ModeCharDevice == 0 {
-		t.Skip(os.DevNull, "is not a character device here")
+	tty, keyboard := openTerminal(t)
+	if _, err := keyboard.WriteString("What is 6 times 7?\n\x04"); err != nil {
+		t.Fatal(err)
 	}
-	srv := newServer(t, bedrocktest.Script())
-	out := runBinary(t, testEnv(t), nil, "-endpoint", srv.URL)
-	if out.code != 0 || out.stdout != "" {
-		t.Errorf("exit %d, stdout %q", out.code, out.stdout)
+	srv := newServer(t, multiply())
+	out := runBinary(t, testEnv(t), tty, "-endpoint", srv.URL)
+	if want := "Let me work that out.\n6 × 7 = 42.\n"; out.code != 0 || out.stdout != want {
+		t.Errorf("exit %d, stdout %q, want %q; stderr:\n%s", out.code, out.stdout, want, out.stderr)
 	}
 	mustContain(t, "stderr", out.stderr, "Chatting with ")
+}
+
+// TestNoPromptNoTerminal: standard input that is no terminal and holds no
+// prompt, such as /dev/null, a character device, is a usage error, not an
+// empty chat.
+func TestNoPromptNoTerminal(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t, bedrocktest.Script())
+	out := runBinary(t, testEnv(t), nil, "-endpoint", srv.URL)
+	if out.code != 2 || out.stdout != "" {
+		t.Errorf("exit %d, stdout %q, want exit 2", out.code, out.stdout)
+	}
+	mustContain(t, "stderr", out.stderr, "converse: no prompt")
+	if len(srv.Requests()) != 0 {
+		t.Error("a model call was made")
+	}
 }
 
 func TestIsTerminal(t *testing.T) {
@@ -98,10 +120,16 @@ func TestIsTerminal(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if isTerminal(f) || isTerminal(strings.NewReader("")) {
-		t.Error("a file or a string is a terminal")
+	null, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if !isTerminal(terminal{}) {
-		t.Error("a character device is not a terminal")
+	defer null.Close()
+	if isTerminal(f) || isTerminal(null) || isTerminal(strings.NewReader("")) {
+		t.Error("a file, /dev/null or a string is a terminal")
+	}
+	tty, _ := openTerminal(t)
+	if !isTerminal(tty) {
+		t.Error("a terminal is not a terminal")
 	}
 }

@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	"golang.org/x/term"
 
 	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/bedrocktest"
@@ -90,7 +90,9 @@ func loadReplay(path string) (*bedrocktest.Recording, error) {
 }
 
 // readPrompt finds the prompt: the arguments, else standard input, unless
-// standard input is a terminal, which means an interactive chat.
+// standard input is a terminal, which means an interactive chat. Standard
+// input that is neither a terminal nor holds a prompt (such as /dev/null)
+// is a usage error.
 func readPrompt(args []string, stdin io.Reader) (prompt string, interactive bool, err error) {
 	if len(args) > 0 {
 		if prompt = strings.TrimSpace(strings.Join(args, " ")); prompt == "" {
@@ -114,15 +116,11 @@ func readPrompt(args []string, stdin io.Reader) (prompt string, interactive bool
 	return prompt, false, nil
 }
 
-// isTerminal reports whether r is a terminal: a character device, such as
-// an *os.File on a terminal.
+// isTerminal reports whether r is a terminal, asking the system about its
+// file descriptor: a character device such as /dev/null is not one.
 func isTerminal(r io.Reader) bool {
-	f, ok := r.(interface{ Stat() (os.FileInfo, error) })
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	f, ok := r.(interface{ Fd() uintptr })
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // session is a conversation with its output: what run and chat share.
