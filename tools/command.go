@@ -27,8 +27,13 @@ const (
 // Command makes a tool that runs an external program for each call. argv[0]
 // is the program (looked up in PATH if it has no slash) and argv[1:] its
 // arguments, passed exactly as given: no shell is involved, and the model's
-// input never reaches the arguments or the environment. The program inherits
-// the environment and working directory of the current process.
+// input never reaches the arguments or the environment. The program runs in
+// the working directory of the current process, with a minimal environment:
+// PATH, HOME, USER, LOGNAME, LANG, LC_ALL, LC_CTYPE, TZ and TMPDIR (and on
+// Windows SYSTEMROOT, TEMP, TMP, USERPROFILE and PATHEXT) from the current
+// process, if set, and nothing else: no AWS_* credentials, no tokens.
+// [WithInheritEnv] passes more variables through by name and [WithEnv] sets
+// variables; either wins over the defaults, whatever the name.
 //
 // The input, a JSON object validated against schema (see [NewRaw]), is
 // written to the program's standard input, followed by a newline. If the
@@ -46,15 +51,22 @@ func Command(name, description string, schema json.RawMessage, argv []string, op
 	if len(argv) == 0 || argv[0] == "" {
 		return nil, invalid(name, "empty command")
 	}
+	if err := checkIdentity(name, description); err != nil {
+		return nil, err
+	}
 	o := collect(opts)
 	if o.inline {
 		return nil, invalid(name, "a command cannot run inline: it waits for a program")
 	}
-	c := &command{name: name, argv: slices.Clone(argv), timeout: o.timeout, maxStdout: max(maxStdout, o.maxOutput)}
-	if c.timeout == 0 {
-		c.timeout = defaultCommandTimeout
+	env, err := newCommandEnv(name, o)
+	if err != nil {
+		return nil, err
 	}
-	return NewRaw(name, description, schema, c.run, append(slices.Clip(opts), WithTimeout(c.timeout))...)
+	if o.timeout == 0 {
+		o.timeout = defaultCommandTimeout
+	}
+	c := &command{name: name, argv: slices.Clone(argv), timeout: o.timeout, maxStdout: max(maxStdout, o.maxOutput), env: env}
+	return newRaw(name, description, schema, c.run, o)
 }
 
 type command struct {
@@ -62,6 +74,7 @@ type command struct {
 	argv      []string
 	timeout   time.Duration
 	maxStdout int
+	env       commandEnv
 }
 
 func (c *command) run(ctx context.Context, input json.RawMessage) (any, error) {
@@ -72,6 +85,7 @@ func (c *command) run(ctx context.Context, input json.RawMessage) (any, error) {
 	defer abort(nil)
 
 	cmd := exec.CommandContext(runCtx, c.argv[0], c.argv[1:]...)
+	cmd.Env = c.env.environ()
 	cmd.Stdin = bytes.NewReader(slices.Concat(input, []byte("\n")))
 	stdout := &cappedBuffer{limit: c.maxStdout, overflow: func() { abort(ErrOutputTooLarge) }}
 	stderr := &tailBuffer{size: stderrTail}

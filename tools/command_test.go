@@ -94,6 +94,64 @@ func TestCommandInputStaysOutOfEnvironment(t *testing.T) {
 	assert.NotContains(t, out, "zz-marker")
 }
 
+// environ runs /usr/bin/env, which prints its environment, and returns the
+// variables it printed.
+func environ(t *testing.T, opts ...tools.Option) map[string]string {
+	t.Helper()
+	out, err := command(t, []string{"/usr/bin/env"}, opts...).Call(context.Background(), nil)
+	require.NoError(t, err)
+	vars := map[string]string{}
+	for _, line := range strings.Split(out.(string), "\n") {
+		if k, v, ok := strings.Cut(line, "="); ok {
+			vars[k] = v
+		}
+	}
+	return vars
+}
+
+func TestCommandEnvironment(t *testing.T) {
+	t.Setenv("AWS_ACCESS_KEY_ID", "AKIAZZMARKER")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "secret-marker")
+	t.Setenv("AWS_SESSION_TOKEN", "token-marker")
+	t.Setenv("GITHUB_TOKEN", "gh-marker")
+	t.Setenv("TOOL_SETTING", "from-parent")
+	t.Setenv("TZ", "Europe/Paris")
+	t.Setenv("LANG", "C.UTF-8")
+
+	t.Run("minimal by default", func(t *testing.T) {
+		vars := environ(t)
+		assert.Equal(t, os.Getenv("PATH"), vars["PATH"])
+		assert.Equal(t, "Europe/Paris", vars["TZ"])
+		assert.Equal(t, "C.UTF-8", vars["LANG"])
+		for k, v := range vars {
+			assert.NotContains(t, []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "GITHUB_TOKEN", "TOOL_SETTING"}, k)
+			assert.NotContains(t, v, "marker")
+		}
+	})
+	t.Run("inherited and set variables", func(t *testing.T) {
+		vars := environ(t,
+			tools.WithInheritEnv("TOOL_SETTING", "AWS_SESSION_TOKEN", "UNSET_VARIABLE"),
+			tools.WithEnv(map[string]string{"MODE": "test", "TZ": "UTC"}),
+			tools.WithEnv(map[string]string{"AWS_REGION": "eu-west-3"}),
+		)
+		assert.Equal(t, "from-parent", vars["TOOL_SETTING"])
+		assert.Equal(t, "token-marker", vars["AWS_SESSION_TOKEN"], "an AWS_* variable named explicitly is passed")
+		assert.Equal(t, "test", vars["MODE"])
+		assert.Equal(t, "UTC", vars["TZ"], "a set variable wins over the inherited one")
+		assert.Equal(t, "eu-west-3", vars["AWS_REGION"], "WithEnv options add up")
+		assert.NotContains(t, vars, "UNSET_VARIABLE")
+		assert.NotContains(t, vars, "AWS_ACCESS_KEY_ID")
+		assert.NotContains(t, vars, "AWS_SECRET_ACCESS_KEY")
+	})
+	t.Run("read when the program starts", func(t *testing.T) {
+		tool := command(t, []string{"/usr/bin/env"}, tools.WithInheritEnv("LATE"))
+		t.Setenv("LATE", "now")
+		out, err := tool.Call(context.Background(), nil)
+		require.NoError(t, err)
+		assert.Contains(t, strings.Split(out.(string), "\n"), "LATE=now")
+	})
+}
+
 func TestCommandIgnoresUnreadInput(t *testing.T) {
 	big := `{"pad":"` + strings.Repeat("x", 1<<20) + `"}` // more than a pipe holds
 	out, err := command(t, []string{"true"}).Call(context.Background(), json.RawMessage(big))

@@ -69,7 +69,15 @@
 // [Command] runs an external program for each call. The program is started
 // directly, never through a shell, with the arguments given at construction;
 // the model's input reaches it only on standard input, as a JSON object. Its
-// standard output is the result. A non-zero exit is an [*ExitError] carrying
+// standard output is the result.
+//
+// The program does not inherit the environment: it gets PATH, HOME, USER,
+// LOGNAME, LANG, LC_ALL, LC_CTYPE, TZ and TMPDIR (and on Windows SYSTEMROOT,
+// TEMP, TMP, USERPROFILE and PATHEXT) from the current process, if set, and
+// nothing else, so that AWS credentials and other secrets of the process
+// cannot reach it, and through its output the model. [WithInheritEnv] passes
+// more variables through by name and [WithEnv] sets variables; a variable
+// named in either is passed whatever its name, AWS_* included. A non-zero exit is an [*ExitError] carrying
 // the end of standard error. On Unix the program runs in its own process
 // group, and the whole group is killed when the call's context ends or the
 // tool's timeout (30 seconds unless set with [WithTimeout]) expires.

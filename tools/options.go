@@ -1,8 +1,13 @@
 package tools
 
-import "time"
+import (
+	"maps"
+	"time"
+)
 
-// Option configures a tool made by [New], [NewRaw] or [Command].
+// Option configures a tool made by [New], [NewRaw] or [Command]. Options
+// apply in order; a later one overrides an earlier one of the same kind,
+// except [WithEnv] and [WithInheritEnv], which add up.
 type Option func(*options)
 
 type options struct {
@@ -10,6 +15,19 @@ type options struct {
 	speculative bool
 	inline      bool
 	maxOutput   int
+	env         map[string]string // for Command only, as is inheritEnv
+	inheritEnv  []string
+	envSet      bool // WithEnv or WithInheritEnv was given
+}
+
+// collectPlain collects the options of a tool that runs a Go function, which
+// has no environment to set.
+func collectPlain(name string, opts []Option) (options, error) {
+	o := collect(opts)
+	if o.envSet {
+		return o, invalid(name, "WithEnv and WithInheritEnv are for Command tools only")
+	}
+	return o, nil
 }
 
 func collect(opts []Option) options {
@@ -56,4 +74,33 @@ func WithInline() Option {
 // or n bytes if n is larger, before it is killed.
 func WithMaxOutput(n int) Option {
 	return func(o *options) { o.maxOutput = n }
+}
+
+// WithEnv sets variables in the environment of a [Command] tool's program,
+// in addition to those passed through from the current process (see
+// [WithInheritEnv]), and overriding them. A variable named here is set
+// whatever its name, AWS_* included: an explicit choice wins. Names must be
+// non-empty, without "=" or NUL; values without NUL. Other constructors
+// reject this option.
+func WithEnv(vars map[string]string) Option {
+	return func(o *options) {
+		o.envSet = true
+		if o.env == nil {
+			o.env = make(map[string]string, len(vars))
+		}
+		maps.Copy(o.env, vars)
+	}
+}
+
+// WithInheritEnv passes the named variables from the current process to a
+// [Command] tool's program, if they are set when it starts, in addition to
+// the few it gets by default (PATH, HOME, USER, LOGNAME, LANG, LC_ALL,
+// LC_CTYPE, TZ, TMPDIR, and on Windows SYSTEMROOT, TEMP, TMP, USERPROFILE,
+// PATHEXT). A variable named here is passed whatever its name, AWS_*
+// included: an explicit choice wins. Other constructors reject this option.
+func WithInheritEnv(names ...string) Option {
+	return func(o *options) {
+		o.envSet = true
+		o.inheritEnv = append(o.inheritEnv, names...)
+	}
 }

@@ -75,7 +75,11 @@ func newTyped[In, Out any](name, description string, schema *jsonschema.Schema, 
 		}
 		return out, nil
 	}
-	return build(name, description, schema, nil, run, opts)
+	o, err := collectPlain(name, opts)
+	if err != nil {
+		return nil, err
+	}
+	return build(name, description, schema, nil, run, o)
 }
 
 // NewRaw makes a tool from an explicit JSON Schema, for tools defined at run
@@ -90,6 +94,16 @@ func NewRaw(name, description string, schema json.RawMessage, fn func(ctx contex
 	if fn == nil {
 		return nil, invalid(name, "nil function")
 	}
+	o, err := collectPlain(name, opts)
+	if err != nil {
+		return nil, err
+	}
+	return newRaw(name, description, schema, fn, o)
+}
+
+// newRaw makes a tool from a schema's JSON; the caller has checked the name
+// and description.
+func newRaw(name, description string, schema json.RawMessage, fn func(context.Context, json.RawMessage) (any, error), o options) (*Tool, error) {
 	var s jsonschema.Schema
 	if err := json.Unmarshal(schema, &s); err != nil {
 		return nil, invalid(name, "input schema: %v", err)
@@ -98,13 +112,12 @@ func NewRaw(name, description string, schema json.RawMessage, fn func(ctx contex
 	if err := json.Compact(&compact, schema); err != nil {
 		return nil, invalid(name, "input schema: %v", err)
 	}
-	return build(name, description, &s, compact.Bytes(), fn, opts)
+	return build(name, description, &s, compact.Bytes(), fn, o)
 }
 
 // build resolves the schema and assembles the tool. raw is the schema's JSON,
 // or nil to marshal it from schema.
-func build(name, description string, schema *jsonschema.Schema, raw json.RawMessage, run func(context.Context, json.RawMessage) (any, error), opts []Option) (*Tool, error) {
-	o := collect(opts)
+func build(name, description string, schema *jsonschema.Schema, raw json.RawMessage, run func(context.Context, json.RawMessage) (any, error), o options) (*Tool, error) {
 	if o.timeout < 0 {
 		return nil, invalid(name, "negative timeout %v", o.timeout)
 	}

@@ -230,6 +230,22 @@ func TestConstructorsValidate(t *testing.T) {
 		}, `negative output limit -1`},
 		{"empty argv", func() (*tools.Tool, error) { return tools.Command("a", "d", object, nil) }, `empty command`},
 		{"empty program", func() (*tools.Tool, error) { return tools.Command("a", "d", object, []string{""}) }, `empty command`},
+		{"env for a typed tool", func() (*tools.Tool, error) {
+			return tools.New("a", "d", okFn, tools.WithEnv(map[string]string{"A": "b"}))
+		}, `WithEnv and WithInheritEnv are for Command tools only`},
+		{"inherited env for a raw tool", func() (*tools.Tool, error) {
+			return tools.NewRaw("a", "d", object, rawFn, tools.WithInheritEnv("HOME"))
+		}, `WithEnv and WithInheritEnv are for Command tools only`},
+		{"empty env name", func() (*tools.Tool, error) {
+			return tools.Command("a", "d", object, []string{"true"}, tools.WithEnv(map[string]string{"": "x"}))
+		}, `environment variable name ""`},
+		{"env name with =", func() (*tools.Tool, error) {
+			return tools.Command("a", "d", object, []string{"true"}, tools.WithInheritEnv("A=B"))
+		}, `environment variable name "A=B"`},
+		{"env value with NUL", func() (*tools.Tool, error) {
+			return tools.Command("a", "d", object, []string{"true"}, tools.WithEnv(map[string]string{"A": "x\x00y"}))
+		}, `environment variable "A": value contains a NUL byte`},
+		{"command with a bad name", func() (*tools.Tool, error) { return tools.Command("a b", "d", object, []string{"true"}) }, `name must match`},
 		{"inline command", func() (*tools.Tool, error) {
 			return tools.Command("a", "d", object, []string{"true"}, tools.WithInline())
 		}, `a command cannot run inline`},
