@@ -111,9 +111,16 @@ func testEnv(t *testing.T, extra ...string) []string {
 // runBinary runs the converse binary with env and stdin (nil: /dev/null).
 func runBinary(t *testing.T, env []string, stdin io.Reader, args ...string) outcome {
 	t.Helper()
+	return runBinaryIn(t, "", env, stdin, args...)
+}
+
+// runBinaryIn is runBinary in the working directory dir ("": the test's).
+func runBinaryIn(t *testing.T, dir string, env []string, stdin io.Reader, args ...string) outcome {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binary, args...)
+	cmd.Dir = dir
 	cmd.Env = env
 	cmd.Stdin = stdin
 	var stdout, stderr bytes.Buffer

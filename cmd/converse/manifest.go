@@ -117,11 +117,17 @@ func (mt manifestTool) tool(dir string) (*tools.Tool, error) {
 
 // findProgram resolves a manifest's program: a name without a slash is
 // looked up in PATH, and a relative path is taken from the manifest's
-// directory, so that a manifest can sit beside its programs.
+// directory, so that a manifest can sit beside its programs. The path
+// returned is absolute: filepath.Join(".", "./prog") is "prog", which
+// exec would look up in PATH.
 func findProgram(program, dir string) (string, error) {
 	if strings.ContainsRune(program, '/') || strings.ContainsRune(program, filepath.Separator) {
 		if !filepath.IsAbs(program) {
-			program = filepath.Join(dir, program)
+			abs, err := filepath.Abs(filepath.Join(dir, program))
+			if err != nil {
+				return "", fmt.Errorf("command %s: %w", program, err)
+			}
+			program = abs
 		}
 		if _, err := exec.LookPath(program); err != nil {
 			return "", fmt.Errorf("command %s: not an executable file", program)

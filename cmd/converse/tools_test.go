@@ -111,3 +111,26 @@ func TestManifestRelativeCommand(t *testing.T) {
 		t.Errorf("result = %q", got)
 	}
 }
+
+// TestManifestRelativeCommandNotInPATH: with the manifest in the working
+// directory, "./cat-tool" is the program beside it, never a same-named
+// program in PATH (filepath.Join(".", "./cat-tool") is "cat-tool").
+func TestManifestRelativeCommandNotInPATH(t *testing.T) {
+	t.Parallel()
+	dir, impostor := t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(dir, "cat-tool"), []byte("#!/bin/sh\ncat\n"), 0o755)
+	os.WriteFile(filepath.Join(impostor, "cat-tool"), []byte("#!/bin/sh\necho '\"impostor\"'\n"), 0o755)
+	os.WriteFile(filepath.Join(dir, "tools.json"), []byte(`{"tools": [{"name": "cat", "description": "Cat.", "command": ["./cat-tool"]}]}`), 0o644)
+	srv := newServer(t, bedrocktest.Script(
+		bedrocktest.ToolUse("", bedrocktest.Call{ID: "t1", Name: "cat", Input: map[string]any{"n": 1}}),
+		bedrocktest.Text("ok"),
+	))
+	env := testEnv(t, "PATH="+impostor+string(os.PathListSeparator)+os.Getenv("PATH"))
+	out := runBinaryIn(t, dir, env, nil, "-endpoint", srv.URL, "-tools", "tools.json", "-no-builtins", "go")
+	if out.code != 0 {
+		t.Fatalf("exit %d, stderr:\n%s", out.code, out.stderr)
+	}
+	if got := resultText(toolResults(t, srv.Requests()[1])["t1"]); got != `{"n":1}` {
+		t.Errorf("result = %q, want the input echoed by the manifest's own cat-tool", got)
+	}
+}
