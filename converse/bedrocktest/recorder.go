@@ -12,6 +12,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/smithy-go/eventstream"
+
+	"github.com/tooluse/bedrock/converse/internal/redact"
 )
 
 // Recorder is an HTTP client that records the Converse and ConverseStream
@@ -29,7 +31,9 @@ import (
 // The Recorder sits below the SDK's retry loop and signer, so each attempt
 // is recorded as an exchange of its own, and it sees signed requests: it
 // records bodies only, never a header. Requests to other operations pass
-// through untouched and unrecorded.
+// through untouched and unrecorded. Every body and event payload is passed
+// through Redact before it is kept, as an AWS error may echo the signed
+// request, session token included.
 //
 // Exchanges are kept in the order the requests were made. A Converse
 // exchange is complete when its response has been read, which the Recorder
@@ -37,8 +41,12 @@ import (
 // and its events are recorded as the caller reads them; the exchange is
 // complete when the caller reads the body to its end or closes it, whichever
 // comes first. A stream closed early keeps the events read until then; one
-// closed before its first event cannot be saved (Save names the exchange),
-// as a replay would have nothing to serve for it.
+// closed before its first event is left out, as a replay would have nothing
+// to serve for it.
+//
+// Whatever the Recorder records can be saved, so a conversation that fails
+// midway still leaves a recording of the calls made until then: a body that
+// is not JSON is kept as a JSON string (see LoadRecording).
 //
 // A Recorder is safe for concurrent use.
 type Recorder struct {
@@ -92,7 +100,7 @@ func (r *Recorder) Do(req *http.Request) (*http.Response, error) {
 		}
 	}
 
-	x := Exchange{Operation: op, ModelID: modelID, Request: wireJSON(reqBody)}
+	x := Exchange{Operation: op, ModelID: modelID, Request: recordedJSON(reqBody)}
 	slot := r.reserve()
 	resp, err := r.next.Do(req)
 	if err != nil {
@@ -112,7 +120,7 @@ func (r *Recorder) Do(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 		resp.Body = io.NopCloser(bytes.NewReader(body))
-		x.Response = wireJSON(body)
+		x.Response = recordedJSON(body)
 		if resp.StatusCode >= 300 {
 			x.ErrorType = errorType(resp.Header.Get("X-Amzn-ErrorType"), body)
 		}
@@ -268,10 +276,20 @@ func (t *streamTap) finish() {
 		return
 	}
 	t.done = true
-	x := t.x
-	x.Events = t.events
-	t.rec.finish(t.slot, &x)
+	if len(t.events) == 0 {
+		t.rec.finish(t.slot, nil)
+	} else {
+		x := t.x
+		x.Events = t.events
+		t.rec.finish(t.slot, &x)
+	}
 	t.pending = nil
+}
+
+// recordedJSON is what the Recorder keeps of a body or payload: wireJSON of
+// it once redacted.
+func recordedJSON(b []byte) json.RawMessage {
+	return wireJSON([]byte(redact.String(string(b))))
 }
 
 // recordedEvent turns an event-stream message into an Event as the
@@ -285,11 +303,11 @@ func recordedEvent(msg eventstream.Message) Event {
 	}
 	switch header(eventstream.MessageTypeHeader) {
 	case eventstream.ExceptionMessageType:
-		return Event{Type: header(eventstream.ExceptionTypeHeader), Payload: wireJSON(msg.Payload)}
+		return Event{Type: header(eventstream.ExceptionTypeHeader), Payload: recordedJSON(msg.Payload)}
 	case eventstream.ErrorMessageType:
-		payload, _ := json.Marshal(map[string]string{"message": header(eventstream.ErrorMessageHeader)})
+		payload, _ := json.Marshal(map[string]string{"message": redact.String(header(eventstream.ErrorMessageHeader))})
 		return Event{Type: header(eventstream.ErrorCodeHeader), Payload: payload}
 	default:
-		return Event{Type: header(eventstream.EventTypeHeader), Payload: wireJSON(msg.Payload)}
+		return Event{Type: header(eventstream.EventTypeHeader), Payload: recordedJSON(msg.Payload)}
 	}
 }

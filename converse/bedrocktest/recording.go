@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -60,14 +61,17 @@ const RecordingVersion = 1
 //
 //   - "operation": "Converse" or "ConverseStream".
 //   - "modelId": the model ID or ARN from the request path, path-unescaped.
-//   - "request": the request body, a JSON object, as the client sent it.
+//   - "request": the request body, a JSON object, as the client sent it
+//     (or a JSON string holding its text if it was not JSON).
 //   - "status": the HTTP status of the response.
 //   - "errorType": for an error response (status 300 or more), the error
 //     type from the X-Amzn-ErrorType header without what follows ':' (for
 //     example "ValidationException"); absent otherwise.
 //   - "response": the response body of a successful Converse call (a JSON
-//     object), or the body of an error response of either operation (usually
-//     {"message": "..."}); absent for a successful ConverseStream call.
+//     object, or a JSON string holding its text if it was not JSON, served
+//     again as that text), or the body of an error response of either
+//     operation (usually {"message": "..."}); absent for a successful
+//     ConverseStream call.
 //   - "events": for a successful ConverseStream call, the event-stream
 //     messages in the order they arrived, each as {"type", "payload"}: "type"
 //     is the :event-type header and "payload" the JSON payload. An exception
@@ -88,8 +92,10 @@ const RecordingVersion = 1
 // as a JSON string holding its text.
 //
 // No header of the request or the response is recorded, apart from the error
-// type, so a recording never holds credentials, session tokens, signatures
-// or request IDs, and can be committed.
+// type, and the Recorder passes every body and payload through Redact (an
+// AWS error body may echo the signed request), so a recording holds no
+// credentials, session tokens, signatures or request IDs, and can be
+// committed. Save writes it with mode 0600 all the same.
 //
 // LoadRecording rejects unknown fields, unknown operations, a missing model
 // ID, request body or status, a successful Converse exchange without a
@@ -127,17 +133,40 @@ func readRecording(r io.Reader, what string) (*Recording, error) {
 	return &rec, nil
 }
 
-// Save writes the recording to path, as WriteTo does. The file is written
-// only if the whole recording is valid.
+// Save writes the recording to path, as WriteTo does, with mode 0600: a
+// recording holds the conversation, which may be private. The file is
+// written only if the whole recording is valid, to a temporary file in the
+// same directory that then replaces path, so that an existing file gets the
+// new mode too and a failed Save leaves the old file whole.
 func (rec *Recording) Save(path string) error {
 	var buf bytes.Buffer
 	if _, err := rec.WriteTo(&buf); err != nil {
 		return err
 	}
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+	if err := writeFile(path, buf.Bytes()); err != nil {
 		return fmt.Errorf("bedrocktest: save recording: %w", err)
 	}
 	return nil
+}
+
+// writeFile writes data to path through a temporary file (which
+// os.CreateTemp makes with mode 0600) renamed over path.
+func writeFile(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
 }
 
 // WriteTo writes the recording in the format described at LoadRecording:
@@ -194,8 +223,8 @@ func checkExchange(x *Exchange) error {
 	if len(x.Request) == 0 {
 		return errors.New("no request body")
 	}
-	if !isJSONObject(x.Request) {
-		return errors.New("request body is not a JSON object")
+	if !isJSONObject(x.Request) && !isJSONString(x.Request) {
+		return errors.New("request body is not a JSON object or string")
 	}
 	if x.Status == 0 {
 		return errors.New("no status")
@@ -222,8 +251,8 @@ func checkExchange(x *Exchange) error {
 		if len(x.Response) == 0 {
 			return errors.New("a successful Converse exchange has no response body")
 		}
-		if !isJSONObject(x.Response) {
-			return errors.New("the Converse response body is not a JSON object")
+		if !isJSONObject(x.Response) && !isJSONString(x.Response) {
+			return errors.New("the Converse response body is not a JSON object or string")
 		}
 		return nil
 	}
@@ -258,6 +287,12 @@ func isExceptionEvent(ev Event) bool {
 func isJSONObject(b []byte) bool {
 	b = bytes.TrimLeft(b, " \t\r\n")
 	return len(b) > 0 && b[0] == '{' && json.Valid(b)
+}
+
+// isJSONString reports whether b is a JSON string: a body recorded as text.
+func isJSONString(b []byte) bool {
+	var s string
+	return json.Unmarshal(b, &s) == nil
 }
 
 // compactRecording undoes the file's indentation inside the bodies, so that

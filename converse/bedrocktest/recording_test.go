@@ -151,7 +151,7 @@ func TestRecordingRejectsMalformed(t *testing.T) {
 		{"no model", `{"version":1,"exchanges":[{"operation":"Converse","request":{},"status":200,"response":{}}]}`, "exchange 1: no modelId"},
 		{"no request", `{"version":1,"exchanges":[{"operation":"Converse","modelId":"m","status":200,"response":{}}]}`, "exchange 1: no request body"},
 		{"request not object", `{"version":1,"exchanges":[{"operation":"Converse","modelId":"m","request":[],"status":200,"response":{}}]}`,
-			"exchange 1: request body is not a JSON object"},
+			"exchange 1: request body is not a JSON object or string"},
 		{"no status", `{"version":1,"exchanges":[{"operation":"Converse","modelId":"m","request":{},"response":{}}]}`, "exchange 1: no status"},
 		{"bad status", `{"version":1,"exchanges":[{"operation":"Converse","modelId":"m","request":{},"status":700}]}`,
 			"exchange 1: status 700 is not an HTTP response status"},

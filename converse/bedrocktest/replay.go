@@ -114,6 +114,10 @@ func (p *replayer) ServeConverse(_ context.Context, req *Request) (*Reply, error
 		return nil, &Error{Status: x.Status, Type: x.ErrorType, Message: recordedMessage(x.Response)}
 	}
 	if x.Operation == OpConverse {
+		var text string
+		if json.Unmarshal(x.Response, &text) == nil { // recorded as text: not JSON
+			return &Reply{Raw: []byte(text)}, nil
+		}
 		return &Reply{Raw: bytes.Clone(x.Response)}, nil
 	}
 	reply := &Reply{Events: []Event{}} // non-nil: a stream that is only an exception
