@@ -28,7 +28,10 @@
 //		func(ctx context.Context, in weatherInput) (string, error) { ... })
 //
 // [NewRaw] takes an explicit schema instead, for tools defined at run time,
-// and hands the function the validated input as JSON.
+// and hands the function the validated input as JSON. The schema is checked
+// against the JSON Schema meta-schema (draft 2020-12, or draft-07 if its
+// "$schema" says so) when the tool is made, so that a schema with an unknown
+// type or a negative minLength is an error then, not a failure of every call.
 //
 // # Validation cost
 //

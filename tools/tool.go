@@ -83,7 +83,10 @@ func newTyped[In, Out any](name, description string, schema *jsonschema.Schema, 
 }
 
 // NewRaw makes a tool from an explicit JSON Schema, for tools defined at run
-// time. The schema must declare "type": "object".
+// time. The schema must declare "type": "object" and be valid against the
+// JSON Schema meta-schema: draft 2020-12, or draft-07 if its "$schema" says
+// so. An invalid schema (an unknown type, a negative minLength, required not
+// an array, ...) is an error wrapping [ErrInvalidTool].
 //
 // Each call checks and validates the input (see [Tool.Call]) and passes fn the
 // input object as JSON, with the schema's defaults filled in.
@@ -104,12 +107,19 @@ func NewRaw(name, description string, schema json.RawMessage, fn func(ctx contex
 // newRaw makes a tool from a schema's JSON; the caller has checked the name
 // and description.
 func newRaw(name, description string, schema json.RawMessage, fn func(context.Context, json.RawMessage) (any, error), o options) (*Tool, error) {
-	var s jsonschema.Schema
-	if err := json.Unmarshal(schema, &s); err != nil {
-		return nil, invalid(name, "input schema: %v", err)
-	}
 	var compact bytes.Buffer
 	if err := json.Compact(&compact, schema); err != nil {
+		return nil, invalid(name, "input schema: %v", err)
+	}
+	var decoded any
+	if err := json.Unmarshal(compact.Bytes(), &decoded); err != nil {
+		return nil, invalid(name, "input schema: %v", err)
+	}
+	if err := checkMetaSchema(name, decoded); err != nil {
+		return nil, err
+	}
+	var s jsonschema.Schema
+	if err := json.Unmarshal(compact.Bytes(), &s); err != nil {
 		return nil, invalid(name, "input schema: %v", err)
 	}
 	return build(name, description, &s, compact.Bytes(), fn, o)

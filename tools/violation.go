@@ -110,7 +110,14 @@ type step struct {
 }
 
 // String words the violation: `property "a.b": want number, got string`.
-func (v violation) String() string {
+func (v violation) String() string { return v.at("property") }
+
+// inSchema words a violation of the meta-schema by a schema, whose
+// "properties" are its keywords: `at "properties.*.minLength": want at
+// least 0, got -1`, where * stands for any name.
+func (v violation) inSchema() string { return v.at("at") }
+
+func (v violation) at(label string) string {
 	detail := v.detail
 	switch {
 	case v.extra != nil:
@@ -132,7 +139,7 @@ func (v violation) String() string {
 			b.WriteString(s.name)
 		}
 	}
-	return fmt.Sprintf("property %q: %s", b.String(), detail)
+	return fmt.Sprintf("%s %q: %s", label, b.String(), detail)
 }
 
 // parseViolation walks the chain of "validating <schema path>: " wrappers
