@@ -97,3 +97,40 @@ func TestRecordFailure(t *testing.T) {
 	}
 	mustContain(t, "replay", replayed.stderr, "access denied to model "+defaultModel, "You don't have access")
 }
+
+// TestRecordUnwritable: a -record file that cannot be written is a usage
+// error found before the first model call, not after a paid conversation.
+func TestRecordUnwritable(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t, multiply())
+	file := filepath.Join(t.TempDir(), "no-such-dir", "chat.json")
+	out := runBinary(t, testEnv(t), nil, "-endpoint", srv.URL, "-record", file, "What is 6 times 7?")
+	if out.code != 2 {
+		t.Errorf("exit %d, want 2; stderr:\n%s", out.code, out.stderr)
+	}
+	mustContain(t, "stderr", out.stderr, "converse: -record: ", "no-such-dir")
+	if n := len(srv.Requests()); n != 0 {
+		t.Errorf("%d model calls before the -record file was found unwritable", n)
+	}
+}
+
+// TestRecordFailedTurn: a conversation that fails on its second model call
+// still leaves a recording, holding the first.
+func TestRecordFailedTurn(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "chat.json")
+	srv := newServer(t, bedrocktest.Script(
+		bedrocktest.ToolUse("Let me work that out.", bedrocktest.Call{ID: "tooluse_calc1", Name: "calculator", Input: map[string]any{"a": 6, "b": 7, "operation": "multiply"}}),
+	)) // the second call finds the script exhausted: an error
+	out := runBinary(t, testEnv(t, "AWS_MAX_ATTEMPTS=1"), nil, "-endpoint", srv.URL, "-record", file, "What is 6 times 7?")
+	if out.code != 1 {
+		t.Errorf("exit %d, want 1; stderr:\n%s", out.code, out.stderr)
+	}
+	rec, err := bedrocktest.LoadRecording(file)
+	if err != nil {
+		t.Fatalf("no recording after a failed turn: %v; stderr:\n%s", err, out.stderr)
+	}
+	if len(rec.Exchanges) == 0 || rec.Exchanges[0].ErrorType != "" || !strings.Contains(string(rec.Exchanges[0].Response), "tooluse_calc1") {
+		t.Errorf("recording %+v: want the first turn's tool call first", rec.Exchanges)
+	}
+}

@@ -46,6 +46,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return err
 	}
 	defer b.close()
+	// An empty recording now: a -record file that cannot be written is
+	// found before the first (paid) model call, and some file is left
+	// whatever happens next.
+	if err := b.save(s.record); err != nil {
+		return &usageError{err}
+	}
 
 	sess := newSession(s, rec, reg, b, stdout, stderr)
 	if interactive {
