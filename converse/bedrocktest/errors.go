@@ -34,7 +34,8 @@ func ResourceNotFound(msg string) *Error {
 	return &Error{Status: http.StatusNotFound, Type: "ResourceNotFoundException", Message: msg}
 }
 
-// ModelTimeout returns a 408 ModelTimeoutException.
+// ModelTimeout returns a 408 ModelTimeoutException. The SDK does not
+// retry it.
 func ModelTimeout() *Error {
 	return &Error{
 		Status:  http.StatusRequestTimeout,
@@ -43,7 +44,9 @@ func ModelTimeout() *Error {
 	}
 }
 
-// ModelNotReady returns a 429 ModelNotReadyException. The SDK retries it.
+// ModelNotReady returns a 429 ModelNotReadyException. The SDK's standard
+// retryer does not retry it: it retries a 429 only when the error type is
+// unknown to the client or a throttling type, and this one is modelled.
 func ModelNotReady() *Error {
 	return &Error{
 		Status:  http.StatusTooManyRequests,
@@ -71,14 +74,12 @@ func ServiceUnavailable() *Error {
 	}
 }
 
-// internalf is the 500 the server answers when the test setup is wrong
-// (a nil Reply, an exhausted Script); its message says what went wrong.
-func internalf(format string, args ...any) *Error {
-	return &Error{
-		Status:  http.StatusInternalServerError,
-		Type:    "InternalServerException",
-		Message: "bedrocktest: " + fmt.Sprintf(format, args...),
-	}
+// setupErrorf is the answer when the test setup is wrong (an exhausted
+// Script, a Handler's own error, a nil Reply): a 400 ValidationException,
+// which the SDK does not retry, so that the call fails at once with one
+// message, starting "bedrocktest: ", that says what went wrong.
+func setupErrorf(format string, args ...any) *Error {
+	return Validation("bedrocktest: " + fmt.Sprintf(format, args...))
 }
 
 // writeError answers in Bedrock's error form: the status, the error type in

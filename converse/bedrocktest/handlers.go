@@ -7,9 +7,9 @@ import (
 )
 
 // Script returns a Handler that answers the calls with replies, in order.
-// A call after the last reply gets a 500 InternalServerException whose
-// message says the script is exhausted, which fails the client's call
-// (after the SDK's retries).
+// A call after the last reply gets a 400 ValidationException, which the
+// SDK does not retry, with a message starting "bedrocktest: script
+// exhausted:".
 func Script(replies ...*Reply) Handler {
 	var (
 		mu   sync.Mutex
@@ -19,7 +19,7 @@ func Script(replies ...*Reply) Handler {
 		mu.Lock()
 		defer mu.Unlock()
 		if next >= len(replies) {
-			return nil, internalf("script exhausted: call %d (%s %s) but only %d replies", next+1, req.Operation, req.ModelID, len(replies))
+			return nil, setupErrorf("script exhausted: call %d (%s %s) but only %d replies", next+1, req.Operation, req.ModelID, len(replies))
 		}
 		next++
 		return replies[next-1], nil

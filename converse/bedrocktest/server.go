@@ -198,13 +198,13 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		var e *Error
 		if !errors.As(err, &e) {
-			e = &Error{Status: http.StatusInternalServerError, Type: "InternalServerException", Message: err.Error()}
+			e = setupErrorf("handler error: %v", err)
 		}
 		writeError(w, e)
 		return
 	}
 	if reply == nil {
-		writeError(w, internalf("handler returned a nil Reply"))
+		writeError(w, setupErrorf("handler returned a nil Reply"))
 		return
 	}
 	if op == OpConverse {
@@ -222,11 +222,11 @@ func (s *Server) writeConverse(w http.ResponseWriter, reply *Reply) {
 	case reply.Output != nil:
 		var err error
 		if body, err = wire.EncodeConverseOutput(reply.Output); err != nil {
-			writeError(w, internalf("%v", err))
+			writeError(w, setupErrorf("%v", err))
 			return
 		}
 	default:
-		writeError(w, internalf("Reply to Converse has neither Output nor Raw"))
+		writeError(w, setupErrorf("Reply to Converse has neither Output nor Raw"))
 		return
 	}
 	w.Header().Set("Content-Type", wire.ContentTypeJSON)

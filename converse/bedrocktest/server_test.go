@@ -166,32 +166,39 @@ func TestMalformedBody(t *testing.T) {
 	expect.Equal(t, "ValidationException", resp.Header.Get("X-Amzn-ErrorType"))
 }
 
-func TestScriptExhausted(t *testing.T) {
-	srv := NewServer(Script())
-	defer srv.Close()
-	_, err := srv.Client(noRetry).Converse(context.Background(), &bedrockruntime.ConverseInput{
-		ModelId: aws.String(testModel), Messages: []types.Message{userText("hi")},
-	})
-	var ie *types.InternalServerException
-	must.ErrorAs(t, err, &ie)
-	expect.Contains(t, ie.ErrorMessage(), "script exhausted")
+// Mistakes of the test fail the call at once: the SDK's default retryer
+// does not retry them, so the server sees exactly one request.
+func TestSetupErrorsAreNotRetried(t *testing.T) {
+	tests := []struct {
+		name    string
+		handler Handler
+		want    string
+	}{
+		{"script exhausted", Script(), "bedrocktest: script exhausted: call 1 (Converse " + testModel + ") but only 0 replies"},
+		{"handler error", HandlerFunc(func(ctx context.Context, req *Request) (*Reply, error) {
+			return nil, errors.New("boom")
+		}), "bedrocktest: handler error: boom"},
+		{"nil reply", HandlerFunc(func(ctx context.Context, req *Request) (*Reply, error) {
+			return nil, nil
+		}), "bedrocktest: handler returned a nil Reply"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := NewServer(tt.handler)
+			defer srv.Close()
+			_, err := srv.Client().Converse(context.Background(), &bedrockruntime.ConverseInput{
+				ModelId: aws.String(testModel), Messages: []types.Message{userText("hi")},
+			})
+			var ve *types.ValidationException
+			must.ErrorAs(t, err, &ve)
+			expect.Equal(t, tt.want, ve.ErrorMessage())
+			expect.Len(t, srv.Requests(), 1)
+		})
+	}
 }
 
 func noRetry(o *bedrockruntime.Options) {
 	o.Retryer = aws.NopRetryer{}
-}
-
-func TestHandlerErrorIsInternal(t *testing.T) {
-	srv := NewServer(HandlerFunc(func(ctx context.Context, req *Request) (*Reply, error) {
-		return nil, errors.New("boom")
-	}))
-	defer srv.Close()
-	_, err := srv.Client(noRetry).Converse(context.Background(), &bedrockruntime.ConverseInput{
-		ModelId: aws.String(testModel), Messages: []types.Message{userText("hi")},
-	})
-	var ie *types.InternalServerException
-	must.ErrorAs(t, err, &ie)
-	expect.Equal(t, "boom", ie.ErrorMessage())
 }
 
 func TestRawReply(t *testing.T) {

@@ -26,7 +26,7 @@ func streamEvents(reply *Reply) ([]Event, error) {
 		}
 	}
 	if out == nil {
-		return nil, internalf("Reply to ConverseStream has no Output, Raw or Events")
+		return nil, setupErrorf("Reply to ConverseStream has no Output, Raw or Events")
 	}
 	chunk := reply.Chunk
 	if chunk == 0 {
@@ -48,7 +48,7 @@ func (s *Server) writeStream(w http.ResponseWriter, r *http.Request, reply *Repl
 	if err != nil {
 		e, ok := err.(*Error)
 		if !ok {
-			e = internalf("%v", err)
+			e = setupErrorf("%v", err)
 		}
 		writeError(w, e)
 		return

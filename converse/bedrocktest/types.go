@@ -86,8 +86,9 @@ type Exception struct {
 // Error is an error response in Bedrock's form: the HTTP status, the
 // X-Amzn-ErrorType header and a JSON body {"message": ...}. The SDK client
 // turns it into the matching typed error, such as *types.ValidationException.
-// A Handler returns it as its error; any other error becomes a 500
-// InternalServerException.
+// A Handler returns it as its error; any other error is a mistake of the
+// test and becomes a 400 ValidationException (not retried) whose message
+// starts "bedrocktest: handler error: ".
 type Error struct {
 	Status  int
 	Type    string // e.g. "ValidationException"
