@@ -4,8 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
@@ -36,15 +39,15 @@ func (p *printer) event(ev converse.Event) {
 		p.midLine = !strings.HasSuffix(e.Text, "\n")
 	case converse.TurnEnd:
 		p.endText()
-		p.tracef("· turn %d: %s; tokens %d in, %d out\n", e.Turn, e.StopReason, e.Usage.InputTokens, e.Usage.OutputTokens)
+		p.tracef("· turn %d: %s; tokens %d in, %d out\n", e.Turn, printable(string(e.StopReason)), e.Usage.InputTokens, e.Usage.OutputTokens)
 	case converse.ToolStart:
-		p.tracef("→ %s %s %s\n", e.Name, e.ID, shorten(string(e.Input)))
+		p.tracef("→ %s %s %s\n", printable(e.Name), printable(e.ID), shorten(string(e.Input)))
 	case converse.ToolEnd:
 		result := string(e.Output)
 		if e.Err != nil {
 			result = e.Err.Error()
 		}
-		p.tracef("← %s %s %s in %v: %s\n", e.Name, e.ID, e.Status, roundDuration(e.Duration), shorten(result))
+		p.tracef("← %s %s %s in %v: %s\n", printable(e.Name), printable(e.ID), e.Status, roundDuration(e.Duration), shorten(result))
 	case converse.Fallback:
 		p.tracef("· turn %d: %s\n", e.Turn, e.Reason)
 	}
@@ -77,10 +80,42 @@ func (p *printer) warnStop(stop types.StopReason, maxTokens int) {
 	}
 }
 
+// shorten makes s one line of at most maxShown runes for the trace, each
+// run of white space one space, as printable shows it. It reads no more of
+// s than it shows, however long s is.
 func shorten(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > maxShown {
-		return string(r[:maxShown-1]) + "…"
+	out := make([]rune, 0, min(len(s), maxShown+1))
+	space := false
+	for _, r := range s {
+		if unicode.IsSpace(r) {
+			space = len(out) > 0
+			continue
+		}
+		if space {
+			out = append(out, ' ')
+			space = false
+		}
+		out = append(out, r)
+		if len(out) > maxShown {
+			out = append(out[:maxShown-1], '…')
+			break
+		}
+	}
+	return printable(string(out))
+}
+
+// printable returns s as the trace shows text that the model or a tool
+// controls: as it is if every character prints, else quoted as
+// strconv.Quote does, so that no control character (such as the ESC of an
+// ANSI escape sequence) and no invalid UTF-8 reaches the terminal.
+func printable(s string) string {
+	if !utf8.ValidString(s) {
+		return strconv.Quote(s)
+	}
+	for _, r := range s {
+		if !unicode.IsPrint(r) {
+			return strconv.Quote(s)
+		}
 	}
 	return s
 }

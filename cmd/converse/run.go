@@ -57,7 +57,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if interactive {
 		return sess.chat(ctx, stdin)
 	}
-	sess.print.tracef("> %s\n", prompt)
+	sess.print.tracef("> %s\n", shorten(prompt))
 	return sess.send(ctx, prompt)
 }
 
@@ -164,9 +164,9 @@ func newSession(s *settings, rec *bedrocktest.Recording, reg *tools.Registry, b 
 		}
 	})
 	if s.replay != "" {
-		p.tracef("· model %s, replaying %s offline\n", model, s.replay)
+		p.tracef("· model %s, replaying %s offline\n", printable(model), s.replay)
 	} else {
-		p.tracef("· model %s in region %s\n", model, b.region)
+		p.tracef("· model %s in region %s\n", printable(model), b.region)
 	}
 	return &session{
 		s: s, model: model, conv: conv, print: p, backend: b, stdout: stdout,
