@@ -35,7 +35,7 @@ func TestRecordings(t *testing.T) {
 			}
 			rec, err := bedrocktest.LoadRecording(recordingPath(sc.name))
 			require.NoError(t, err, "record it with: go test ./converse -run 'TestRecordings/%s' -update", sc.name)
-			srv := bedrocktest.NewServer(bedrocktest.Replay(rec, bedrocktest.Strict(), bedrocktest.IgnoreToolResults("get_current_datetime")))
+			srv := bedrocktest.NewServer(bedrocktest.ReplayT(t, rec, bedrocktest.IgnoreToolResults("get_current_datetime")))
 			t.Cleanup(srv.Close)
 
 			p := play(t, sc, srv.Client())

@@ -97,7 +97,7 @@ func TestRecorderSavesNonJSONConverseAnswer(t *testing.T) {
 	require.NoError(t, rec.Save(path))
 	loaded, err := bedrocktest.LoadRecording(path)
 	require.NoError(t, err)
-	replay := bedrocktest.NewServer(bedrocktest.Replay(loaded))
+	replay := bedrocktest.NewServer(bedrocktest.ReplayT(t, loaded))
 	defer replay.Close()
 	req := newSignedRequest(t, replay.URL, recorderModel, "converse", recorderRequestBody)
 	resp = mustDo(t, replay.HTTPClient(), req)

@@ -605,7 +605,7 @@ func recordAndReplay(t *testing.T, h bedrocktest.Handler, turn turnFunc) (rec *b
 		t.Fatal(err)
 	}
 
-	replay := bedrocktest.NewServer(bedrocktest.Replay(rec, bedrocktest.IgnoreToolResults("get_current_datetime")))
+	replay := bedrocktest.NewServer(bedrocktest.ReplayT(t, rec, bedrocktest.IgnoreToolResults("get_current_datetime")))
 	defer replay.Close()
 	replayed = holdConversation(t, replay.Client(e2eOptions), "2025-06-30T17:42:09Z", turn)
 	return rec, recorded, replayed
@@ -688,7 +688,7 @@ func TestReplayThroughSDKClient(t *testing.T) {
 	recorder := bedrocktest.NewRecorder(srv.HTTPClient())
 	holdConversation(t, srv.Client(func(o *bedrockruntime.Options) { o.HTTPClient = recorder }), "10:00", converseTurn)
 
-	replay := bedrocktest.NewServer(bedrocktest.Replay(recorder.Recording(), bedrocktest.Strict()))
+	replay := bedrocktest.NewServer(bedrocktest.Replay(recorder.Recording()))
 	defer replay.Close()
 	client := replay.Client()
 	ctx := context.Background()
@@ -734,7 +734,7 @@ func ExampleReplay() {
 	}
 	live.Close()
 
-	replay := bedrocktest.NewServer(bedrocktest.Replay(recorder.Recording(), bedrocktest.Strict()))
+	replay := bedrocktest.NewServer(bedrocktest.Replay(recorder.Recording()))
 	defer replay.Close()
 	out, err := replay.Client().Converse(ctx, input)
 	if err != nil {

@@ -10,37 +10,31 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"testing"
 )
 
 // ReplayOption configures Replay.
 type ReplayOption func(*replayConfig)
 
 type replayConfig struct {
-	strict      bool
+	lenient     bool
 	ignoreTools map[string]bool
 }
 
-// Strict makes Replay check each request against the recorded one: the
-// model ID, and the body compared as JSON (key order and spacing do not
-// matter, numbers compare by value). A request that differs is answered with
-// a 400 ValidationException whose message starts "bedrocktest: replay:
-// request N differs from the recording:" and lists up to ten differences,
-// one a line, as a JSON path with the recorded and the received value:
-//
-//	messages[2].content[0].text: want "What time is it?", got "What time?"
-func Strict() ReplayOption {
-	return func(c *replayConfig) { c.strict = true }
+// Lenient makes Replay serve the recorded answers whatever the requests
+// hold, checking only the operation of each call. Without it, each request
+// must match the recorded one (see Replay).
+func Lenient() ReplayOption {
+	return func(c *replayConfig) { c.lenient = true }
 }
 
-// IgnoreToolResults leaves out of the strict comparison the content of the
-// results of the named tools, for tools whose output changes from run to run
-// (the current time, a random ID). A toolResult is left out when its
+// IgnoreToolResults leaves out of the comparison of requests the content of
+// the results of the named tools, for tools whose output changes from run to
+// run (the current time, a random ID). A toolResult is left out when its
 // toolUseId is that of a toolUse of one of those tools in an earlier
 // assistant message of the same request; its toolUseId is still compared.
-// As it only means something for a strict comparison, it implies Strict.
 func IgnoreToolResults(names ...string) ReplayOption {
 	return func(c *replayConfig) {
-		c.strict = true
 		if c.ignoreTools == nil {
 			c.ignoreTools = make(map[string]bool)
 		}
@@ -57,16 +51,49 @@ func IgnoreToolResults(names ...string) ReplayOption {
 // message), and a recorded error as the same *Error: same status, same type,
 // same message.
 //
-// A call that cannot be answered from the recording gets a 400
+// Each request must match the recorded one, unless Lenient is given: the
+// model ID, and the body compared as JSON (key order and spacing do not
+// matter, numbers compare by value). A request that differs is answered with
+// a 400 ValidationException whose message starts "bedrocktest: replay:
+// request N differs from the recording:" and lists up to ten differences,
+// one a line, as a JSON path with the recorded and the received value:
+//
+//	messages[2].content[0].text: want "What time is it?", got "What time?"
+//
+// Any call that cannot be answered from the recording gets such a 400
 // ValidationException, which the SDK client does not retry, with a message
-// starting "bedrocktest: replay:": a call past the last exchange, a
-// ConverseStream call where Converse was recorded or the other way round,
-// and with Strict, a request that differs from the recorded one. Every call
-// uses up an exchange, even one answered with such an error.
+// starting "bedrocktest: replay:": a request that differs, a call past the
+// last exchange, and a ConverseStream call where Converse was recorded or
+// the other way round. Every call uses up an exchange, even one answered
+// with such an error. ReplayT also fails the test if exchanges are left
+// unused.
 //
 // Replay works on a copy of rec, and the Handler is safe for concurrent use,
 // though concurrent calls take exchanges in the order they arrive.
 func Replay(rec *Recording, opts ...ReplayOption) Handler {
+	return newReplayer(rec, opts)
+}
+
+// ReplayT is Replay for a test: when the test ends, it fails t if some
+// recorded exchanges were never asked for, naming how many and the first of
+// them, as a test that makes fewer calls than the recording has is as wrong
+// as one that makes more.
+func ReplayT(t testing.TB, rec *Recording, opts ...ReplayOption) Handler {
+	t.Helper()
+	p := newReplayer(rec, opts)
+	t.Cleanup(func() {
+		p.mu.Lock()
+		used := p.next
+		p.mu.Unlock()
+		if left := len(p.exchanges) - used; left > 0 {
+			x := p.exchanges[used]
+			t.Errorf("bedrocktest: replay: %d of %d recorded exchanges unused, from exchange %d (%s %s)", left, len(p.exchanges), used+1, x.Operation, x.ModelID)
+		}
+	})
+	return p
+}
+
+func newReplayer(rec *Recording, opts []ReplayOption) *replayer {
 	p := &replayer{}
 	for _, o := range opts {
 		o(&p.cfg)
@@ -104,7 +131,7 @@ func (p *replayer) ServeConverse(_ context.Context, req *Request) (*Reply, error
 	if req.Operation != x.Operation {
 		return nil, replayError("request %d is %s but exchange %d of the recording is %s", n, req.Operation, n, x.Operation)
 	}
-	if p.cfg.strict {
+	if !p.cfg.lenient {
 		if d := requestDiff(x.ModelID, x.Request, req.ModelID, req.Body, p.cfg.ignoreTools); len(d) > 0 {
 			return nil, replayError("request %d differs from the recording:\n  %s", n, strings.Join(d, "\n  "))
 		}

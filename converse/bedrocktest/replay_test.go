@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -207,7 +208,7 @@ func wantReplayError(t *testing.T, err error, status int, typ, message string) {
 func TestReplayServesInOrder(t *testing.T) {
 	ctx := context.Background()
 	rec := replayFixture()
-	h := Replay(rec, Strict())
+	h := Replay(rec)
 	reqs := replayRequests()
 	rec.Exchanges[0].Response[2] = 'X' // Replay works on a copy
 
@@ -264,23 +265,23 @@ func TestReplayOperationMismatch(t *testing.T) {
 		"bedrocktest: replay: request 1 is ConverseStream but exchange 1 of the recording is Converse")
 }
 
-func TestReplayStrict(t *testing.T) {
+func TestReplayChecksRequests(t *testing.T) {
 	ctx := context.Background()
 	changed := replayRequests()[0]
 	changed.Body = []byte(replayToolBody("get_current_datetime", "2025-06-30T17:42:09Z", "success"))
 	changed.ModelID = "m2"
 
-	// Without Strict anything goes.
-	if _, err := Replay(replayFixture()).ServeConverse(ctx, changed); err != nil {
+	// Lenient lets anything go.
+	if _, err := Replay(replayFixture(), Lenient()).ServeConverse(ctx, changed); err != nil {
 		t.Errorf("lenient replay: %v", err)
 	}
 
-	_, err := Replay(replayFixture(), Strict()).ServeConverse(ctx, changed)
+	_, err := Replay(replayFixture()).ServeConverse(ctx, changed)
 	wantReplayError(t, err, 400, "ValidationException", "bedrocktest: replay: request 1 differs from the recording:\n"+
 		`  modelId: want "m1", got "m2"`+"\n"+
 		`  messages[2].content[0].toolResult.content[0].text: want "2025-01-01T10:00:00Z", got "2025-06-30T17:42:09Z"`)
 
-	// IgnoreToolResults implies Strict and leaves the time out.
+	// IgnoreToolResults leaves the time out.
 	_, err = Replay(replayFixture(), IgnoreToolResults("get_current_datetime")).ServeConverse(ctx, changed)
 	wantReplayError(t, err, 400, "ValidationException", "bedrocktest: replay: request 1 differs from the recording:\n"+
 		`  modelId: want "m1", got "m2"`)
@@ -297,7 +298,7 @@ func TestReplayStrict(t *testing.T) {
 
 func TestReplayExchangeUsedUpByError(t *testing.T) {
 	ctx := context.Background()
-	h := Replay(replayFixture(), Strict())
+	h := Replay(replayFixture())
 	bad := replayRequests()[0]
 	bad.Body = []byte(`{"messages":[]}`)
 	if _, err := h.ServeConverse(ctx, bad); err == nil {
@@ -329,5 +330,49 @@ func TestRecordedMessage(t *testing.T) {
 		if got := recordedMessage(json.RawMessage(body)); got != want {
 			t.Errorf("recordedMessage(%s) = %q, want %q", body, got, want)
 		}
+	}
+}
+
+// fakeTB records what ReplayT reports, so a test can see it fail another.
+type fakeTB struct {
+	testing.TB
+	cleanups []func()
+	errs     []string
+}
+
+func (f *fakeTB) Helper()           {}
+func (f *fakeTB) Cleanup(fn func()) { f.cleanups = append(f.cleanups, fn) }
+func (f *fakeTB) Errorf(format string, args ...any) {
+	f.errs = append(f.errs, fmt.Sprintf(format, args...))
+}
+
+func TestReplayTUnusedExchanges(t *testing.T) {
+	ctx := context.Background()
+	for used, want := range map[int]string{
+		0: "bedrocktest: replay: 3 of 3 recorded exchanges unused, from exchange 1 (Converse m1)",
+		2: "bedrocktest: replay: 1 of 3 recorded exchanges unused, from exchange 3 (Converse m1)",
+		3: "",
+		4: "", // the call too many got its own error
+	} {
+		t.Run(fmt.Sprint(used), func(t *testing.T) {
+			tb := &fakeTB{TB: t}
+			h := ReplayT(tb, replayFixture())
+			for i := range used {
+				_, _ = h.ServeConverse(ctx, replayRequests()[min(i, 2)])
+			}
+			if len(tb.errs) != 0 {
+				t.Fatalf("failed before the test ended: %q", tb.errs)
+			}
+			for _, fn := range tb.cleanups {
+				fn()
+			}
+			var got string
+			if len(tb.errs) > 0 {
+				got = strings.Join(tb.errs, "\n")
+			}
+			if got != want {
+				t.Errorf("at the end: %q, want %q", got, want)
+			}
+		})
 	}
 }
