@@ -26,9 +26,11 @@ type Server struct {
 	// URL is the base URL of the server, of the form http://127.0.0.1:port.
 	URL string
 
-	handler Handler
-	lenient bool
-	srv     *httptest.Server
+	handler     Handler
+	lenient     bool
+	maxBytes    int64 // 0: no limit
+	maxRequests int   // negative: no limit
+	srv         *httptest.Server
 	http    *http.Client
 	nextID  atomic.Int64
 
@@ -45,9 +47,30 @@ func WithLenient() Option {
 	return func(s *Server) { s.lenient = true }
 }
 
+// WithMaxRequestBytes makes the server refuse a request body of more than
+// n bytes with a 400 ValidationException "Input is too long for requested
+// model.", the message Bedrock gives for an input too large for the model,
+// so that a test sees what an oversize request gets. Bedrock documents no
+// byte limit of its own for Converse (its limits are the model's context
+// window, in tokens), so by default the server has none.
+func WithMaxRequestBytes(n int64) Option {
+	return func(s *Server) { s.maxBytes = n }
+}
+
+// DefaultMaxRequests is how many requests a Server keeps for Requests
+// unless WithMaxRequests says otherwise.
+const DefaultMaxRequests = 1000
+
+// WithMaxRequests makes the server keep only the last n requests for
+// Requests: none if n is 0, all of them if n is negative (which, over a long
+// run, holds every body in memory).
+func WithMaxRequests(n int) Option {
+	return func(s *Server) { s.maxRequests = n }
+}
+
 // NewServer starts a Server answering with h. The caller must Close it.
 func NewServer(h Handler, opts ...Option) *Server {
-	s := &Server{handler: h}
+	s := &Server{handler: h, maxRequests: DefaultMaxRequests}
 	for _, opt := range opts {
 		opt(s)
 	}
@@ -67,7 +90,8 @@ func (s *Server) Close() {
 }
 
 // Requests returns the requests received so far, in order, including those
-// rejected by validation. The slice is a copy; the Requests are shared.
+// rejected by validation: the last DefaultMaxRequests of them, or as many as
+// WithMaxRequests says. The slice is a copy; the Requests are shared.
 func (s *Server) Requests() []*Request {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -167,11 +191,16 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		})
 		return
 	}
-	body, err := io.ReadAll(r.Body)
+	body, tooLong, err := s.readBody(r.Body)
 	if err != nil {
 		return // the client is gone
 	}
 	req := &Request{Operation: op, ModelID: modelID, Body: body}
+	if tooLong {
+		s.keep(req)
+		writeError(w, Validation("Input is too long for requested model."))
+		return
+	}
 	in, decodeErr := wire.DecodeConverseInput(body)
 	if decodeErr == nil {
 		req.Messages = in.Messages
@@ -179,9 +208,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		req.ToolConfig = in.ToolConfig
 		req.InferenceConfig = in.InferenceConfig
 	}
-	s.mu.Lock()
-	s.reqs = append(s.reqs, req)
-	s.mu.Unlock()
+	s.keep(req)
 
 	if decodeErr != nil {
 		writeError(w, Validation("Malformed input request, please reformat your input and try again."))
@@ -212,6 +239,42 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.writeStream(w, r, reply)
+}
+
+// readBody reads a request body, or with a size limit, reads no more than
+// the limit and discards the rest (reading it all, so that the client gets
+// the answer rather than a connection reset while it is still sending).
+func (s *Server) readBody(body io.Reader) (b []byte, tooLong bool, err error) {
+	if s.maxBytes <= 0 {
+		b, err = io.ReadAll(body)
+		return b, false, err
+	}
+	b, err = io.ReadAll(io.LimitReader(body, s.maxBytes+1))
+	if err != nil || int64(len(b)) <= s.maxBytes {
+		return b, false, err
+	}
+	_, err = io.Copy(io.Discard, body)
+	return nil, true, err
+}
+
+// keep adds req to the requests Requests returns, dropping the oldest past
+// the limit.
+func (s *Server) keep(req *Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.maxRequests < 0 {
+		s.reqs = append(s.reqs, req)
+		return
+	}
+	if s.maxRequests == 0 {
+		return
+	}
+	if len(s.reqs) == s.maxRequests {
+		// Shift in place: the backing array stays at the limit.
+		copy(s.reqs, s.reqs[1:])
+		s.reqs = s.reqs[:len(s.reqs)-1]
+	}
+	s.reqs = append(s.reqs, req)
 }
 
 func (s *Server) writeConverse(w http.ResponseWriter, reply *Reply) {
