@@ -17,7 +17,7 @@ const maxLine = 1 << 20
 // interruption ends it early.
 func (ss *session) chat(ctx context.Context, in io.Reader) error {
 	stderr := ss.print.stderr
-	fmt.Fprintf(stderr, "Chatting with %s: one message a line; end with Ctrl-D.\n", ss.model)
+	fmt.Fprintf(stderr, "Chatting with %s: one message a line; end with Ctrl-D.\n", printable(ss.model))
 	lines := readLines(in)
 	for {
 		fmt.Fprint(stderr, "> ")

@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/tooluse/bedrock/converse/bedrocktest"
 )
 
 func main() {
@@ -18,12 +20,13 @@ func main() {
 }
 
 // report prints err, if any, as one line on w and returns the exit status:
-// 0 for no error, 2 for a usage error, 1 for anything else.
+// 0 for no error, 2 for a usage error, 1 for anything else. The line is
+// redacted: an AWS error can echo the signed request.
 func report(w io.Writer, err error) int {
 	if err == nil {
 		return 0
 	}
-	fmt.Fprintf(w, "converse: %v\n", err)
+	fmt.Fprintf(w, "converse: %s\n", bedrocktest.Redact(err.Error()))
 	if isUsage(err) {
 		return 2
 	}

@@ -22,6 +22,7 @@ import (
 // status. Assistant text goes to stdout; diagnostics and the -v trace to
 // stderr. A returned usageError means exit status 2, any other error 1.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	stderr = redacting{stderr}
 	s, err := parseFlags(args, stdout)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil
