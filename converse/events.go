@@ -34,10 +34,18 @@ type ToolEnd struct {
 	ID       string // toolUseId
 	Name     string
 	Input    json.RawMessage
-	Output   json.RawMessage // the JSON output; nil when Err is set
+	Output   json.RawMessage // the JSON output, whole; nil when Err is set
 	Err      error           // why the call failed; see ErrUnknownTool and friends
 	Status   types.ToolResultStatus
 	Duration time.Duration
+	// Truncated reports that the output (or error text) was longer than the
+	// call's output limit (see Executor.MaxOutput) and was cut in the
+	// result sent to the model.
+	Truncated bool
+	// Abandoned reports that the call was answered (timed out or cancelled)
+	// while its tool still runs, ignoring its context; it holds its
+	// concurrency slot until it returns (see Executor.Abandoned).
+	Abandoned bool
 }
 
 // TurnEnd is a model call that has completed.

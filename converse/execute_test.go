@@ -72,10 +72,28 @@ func testTools(t testing.TB, calls *atomic.Int32) *tools.Registry {
 		mk(tools.New("greet", "Says hello.", func(context.Context, struct{}) (string, error) {
 			return "hello", nil
 		})),
+		mk(tools.New("typed_nil", "Returns a nil *nilError as its error.", func(context.Context, struct{}) (string, error) {
+			var err *nilError
+			return "", err
+		})),
+		mk(tools.New("bad_json", "Returns output whose MarshalJSON panics.", func(context.Context, struct{}) (badJSON, error) {
+			return badJSON{}, nil
+		})),
 	)
 	require.NoError(t, err)
 	return reg
 }
+
+// nilError dereferences its receiver: a nil *nilError returned as an error
+// panics when its text is read.
+type nilError struct{ msg string }
+
+func (e *nilError) Error() string { return e.msg }
+
+// badJSON panics when it is encoded.
+type badJSON struct{}
+
+func (badJSON) MarshalJSON() ([]byte, error) { panic("no JSON today") }
 
 func toolUse(id, name string, input any) types.ContentBlock {
 	return &types.ContentBlockMemberToolUse{Value: types.ToolUseBlock{
@@ -192,6 +210,17 @@ func TestExecute(t *testing.T) {
 			name:         "channel output",
 			content:      []types.ContentBlock{toolUse("c1", "chan", map[string]any{})},
 			wantContains: []string{`tool output is not JSON: tool "chan": json: unsupported type: chan int`},
+		},
+		{
+			name:         "typed nil error whose Error method panics",
+			content:      []types.ContentBlock{toolUse("tn", "typed_nil", map[string]any{}), toolUse("ok", "add", ab)},
+			wantContains: []string{`tool panicked: tool "typed_nil" while its error was read: runtime error`, ""},
+			addCalls:     1,
+		},
+		{
+			name:         "output whose MarshalJSON panics",
+			content:      []types.ContentBlock{toolUse("bj", "bad_json", map[string]any{})},
+			wantContains: []string{`tool panicked: tool "bad_json" while its output was encoded: no JSON today`},
 		},
 		{
 			name:         "repeated id is answered once; the repeat is an error",
@@ -511,4 +540,135 @@ func TestExecuteInlineWithinConcurrency(t *testing.T) {
 	}))
 	assert.Equal(t, []result{{"1", "1", "success"}, {"2", "2", "success"}, {"3", "1", "success"}, {"4", "2", "success"}}, got)
 	assert.Zero(t, overlaps.Load(), "calls ran beside each other")
+}
+
+// TestExecuteUntrustedResultsInEveryPath: what a tool returns cannot panic
+// the caller, whether the call runs on a goroutine, inline, or in a
+// conversation whose OnEvent reads the error.
+func TestExecuteUntrustedResultsInEveryPath(t *testing.T) {
+	typedNil := func(context.Context, struct{}) (string, error) {
+		var err *nilError
+		return "", err
+	}
+	spawned, err := tools.New("spawned", "Returns a nil *nilError.", typedNil)
+	require.NoError(t, err)
+	inline, err := tools.New("inline", "Returns a nil *nilError.", typedNil, tools.WithInline())
+	require.NoError(t, err)
+	reg, err := tools.NewRegistry(spawned, inline)
+	require.NoError(t, err)
+	var texts []string
+	e := &converse.Executor{Tools: reg, OnEvent: func(ev converse.Event) {
+		if end, ok := ev.(converse.ToolEnd); ok {
+			texts = append(texts, end.Err.Error()) // what a listener does with it
+		}
+	}}
+	got := results(t, e.Execute(context.Background(), []types.ContentBlock{
+		toolUse("1", "spawned", map[string]any{}), toolUse("2", "inline", map[string]any{})}))
+	require.Len(t, got, 2)
+	for _, r := range got {
+		assert.Equal(t, types.ToolResultStatusError, r.Status)
+		assert.Contains(t, r.Text, "while its error was read")
+	}
+	assert.Len(t, texts, 2)
+}
+
+// stuckTool ignores its context: it returns only when release is closed. It
+// keeps a high-water mark of the calls running at once.
+func stuckTool(t testing.TB, timeout time.Duration, release <-chan struct{}, high *atomic.Int32) *tools.Tool {
+	t.Helper()
+	var active atomic.Int32
+	tool, err := tools.New("stuck", "Ignores its context.", func(context.Context, struct{}) (string, error) {
+		n := active.Add(1)
+		defer active.Add(-1)
+		for h := high.Load(); n > h && !high.CompareAndSwap(h, n); h = high.Load() {
+		}
+		<-release
+		return "finally", nil
+	}, tools.WithTimeout(timeout))
+	require.NoError(t, err)
+	return tool
+}
+
+// TestExecuteAbandonedCallsKeepTheirSlot: at Concurrency 1, a call abandoned
+// at its timeout still holds the only slot, so the calls after it are
+// answered as timed out waiting, naming it, and never run beside it.
+func TestExecuteAbandonedCallsKeepTheirSlot(t *testing.T) {
+	release := make(chan struct{})
+	var high atomic.Int32
+	reg, err := tools.NewRegistry(stuckTool(t, 20*time.Millisecond, release, &high))
+	require.NoError(t, err)
+	var logs bytes.Buffer
+	abandoned := map[string]bool{}
+	e := &converse.Executor{Tools: reg, Concurrency: 1, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+		OnEvent: func(ev converse.Event) {
+			if end, ok := ev.(converse.ToolEnd); ok {
+				abandoned[end.ID] = end.Abandoned
+			}
+		}}
+	got := results(t, e.Execute(context.Background(), []types.ContentBlock{
+		toolUse("s1", "stuck", map[string]any{}), toolUse("s2", "stuck", map[string]any{}), toolUse("s3", "stuck", map[string]any{})}))
+	require.Len(t, got, 3)
+	assert.Equal(t, `Error: tool "stuck" timed out after 20ms: context deadline exceeded`, got[0].Text)
+	for _, r := range got[1:] {
+		assert.Equal(t, `Error: tool "stuck" timed out after 20ms waiting for a free slot, all held by `+
+			`tool "stuck" (toolUseId "s1", answered already and still running): context deadline exceeded`, r.Text)
+	}
+	assert.Equal(t, map[string]bool{"s1": true, "s2": false, "s3": false}, abandoned)
+	assert.Equal(t, 1, e.Abandoned())
+	assert.Contains(t, logs.String(), "abandoned")
+	assert.Contains(t, logs.String(), "toolUseId=s1")
+
+	close(release)
+	require.Eventually(t, func() bool { return e.Abandoned() == 0 }, 10*time.Second, time.Millisecond)
+	assert.Equal(t, int32(1), high.Load(), "calls ran beside each other")
+	got = results(t, e.Execute(context.Background(), []types.ContentBlock{toolUse("s4", "stuck", map[string]any{})}))
+	assert.Equal(t, []result{{"s4", `"finally"`, types.ToolResultStatusSuccess}}, got, "the slot is free again")
+}
+
+// TestExecuteOutputLimit: output past the limit is cut, marked, sent as
+// text (also in JSON mode), and reported in ToolEnd.
+func TestExecuteOutputLimit(t *testing.T) {
+	long := strings.Repeat("é", 10) // 20 bytes, 22 as JSON
+	say, err := tools.New("say", "Returns 10 é.", func(context.Context, struct{}) (string, error) { return long, nil })
+	require.NoError(t, err)
+	fail, err := tools.New("fail", "Fails at length.", func(context.Context, struct{}) (string, error) {
+		return "", errors.New(long)
+	})
+	require.NoError(t, err)
+	small, err := tools.New("small", "Returns 10 é, limited to 8 bytes.", func(context.Context, struct{}) (string, error) {
+		return long, nil
+	}, tools.WithMaxOutput(8))
+	require.NoError(t, err)
+	reg, err := tools.NewRegistry(say, fail, small)
+	require.NoError(t, err)
+	tests := []struct {
+		name      string
+		limit     int
+		json      bool
+		tool      string
+		want      string
+		truncated bool
+	}{
+		{"under the default", 0, false, "say", `"` + long + `"`, false},
+		{"at the limit", 22, false, "say", `"` + long + `"`, false},
+		{"past the executor's limit, cut on a rune", 10, false, "say", `"éééé… [truncated: 22 bytes, first 9 kept]`, true},
+		{"JSON mode sends cut output as text", 10, true, "say", `"éééé… [truncated: 22 bytes, first 9 kept]`, true},
+		{"the tool's own limit wins", 100, false, "small", `"ééé… [truncated: 22 bytes, first 7 kept]`, true},
+		{"error texts too", 11, false, "fail", `Error: éé… [truncated: 27 bytes, first 11 kept]`, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var ends []converse.ToolEnd
+			e := &converse.Executor{Tools: reg, MaxOutput: tt.limit, JSONContent: tt.json, OnEvent: func(ev converse.Event) {
+				if end, ok := ev.(converse.ToolEnd); ok {
+					ends = append(ends, end)
+				}
+			}}
+			got := results(t, e.Execute(context.Background(), []types.ContentBlock{toolUse("1", tt.tool, map[string]any{})}))
+			require.Len(t, got, 1)
+			assert.Equal(t, tt.want, got[0].Text)
+			require.Len(t, ends, 1)
+			assert.Equal(t, tt.truncated, ends[0].Truncated)
+		})
+	}
 }

@@ -1,0 +1,183 @@
+package converse
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"github.com/tooluse/bedrock/tools"
+)
+
+// report is what a call's goroutine, or the end of its context, tells
+// collect.
+type report struct {
+	i        int
+	out      outcome
+	finished time.Time // when the tool returned
+	ended    bool      // the call's context ended before the call did
+}
+
+// running is a call collect has started.
+type running struct {
+	ctx     context.Context
+	cancel  context.CancelFunc
+	stop    func() bool // stops the context.AfterFunc that reports the context's end; nil inline
+	tool    *tools.Tool // nil until prepared
+	slot    *slot       // nil until it has one
+	begin   time.Time   // zero unless e.OnEvent is set
+	timeout time.Duration
+	decided bool
+}
+
+// elapsed is the call's duration so far, for its ToolEnd event.
+func (st *running) elapsed() time.Duration {
+	if st.begin.IsZero() {
+		return 0
+	}
+	return time.Since(st.begin)
+}
+
+// prepare reports the call's ToolStart, looks its tool up and gives it a
+// context: the turn's, bounded by the call's timeout. It returns false, with
+// the call's outcome, when the call cannot start: its input could not be
+// read, its tool is unknown, or ctx has ended. The calls of inline tools are
+// bounded by the tool's own timeout only: no one could abandon them anyway.
+func (e *Executor) prepare(ctx context.Context, turn int, c toolCall, st *running) (*tools.Tool, outcome, bool) {
+	if e.OnEvent != nil { // building the event, and timing the call, is for listeners only
+		e.emit(ToolStart{Turn: turn, ID: c.id, Name: c.name, Input: c.input})
+		st.begin = time.Now()
+	}
+	var err error
+	tool, ok := e.lookup(c.name)
+	switch {
+	case c.inputErr != nil:
+		err = c.inputErr
+	case !ok:
+		err = fmt.Errorf("%w %q; available tools: %s", ErrUnknownTool, c.name, e.available())
+	case ctx.Err() != nil:
+		err = fmt.Errorf("tool %q was cancelled: %w", c.name, ctx.Err())
+	}
+	if err != nil {
+		return nil, outcome{err: err, duration: st.elapsed()}, false
+	}
+	st.timeout = tool.Timeout()
+	if st.timeout <= 0 && !tool.Inline() {
+		st.timeout = e.timeout()
+	}
+	st.ctx, st.cancel = ctx, func() {}
+	if st.timeout > 0 {
+		st.ctx, st.cancel = context.WithTimeout(ctx, st.timeout)
+	}
+	return tool, outcome{}, true
+}
+
+// spawn runs the call on its own goroutine, which reports its outcome, as
+// does the end of its context, whichever comes first.
+func (e *Executor) spawn(i int, c toolCall, st *running, reports chan<- report) {
+	st.stop = context.AfterFunc(st.ctx, func() { reports <- report{i: i, ended: true} })
+	ctx, tool, sl := st.ctx, st.tool, st.slot
+	go func() {
+		growStack(stackDepth)
+		reports <- e.run(ctx, i, c, tool, sl)
+	}()
+}
+
+// run calls the tool, notes when it returned and gives its slot back.
+func (e *Executor) run(ctx context.Context, i int, c toolCall, tool *tools.Tool, sl *slot) report {
+	r := report{i: i, out: e.invoke(ctx, tool, c.input)}
+	r.finished = time.Now()
+	if e.slots.give(sl) {
+		e.logger().Info("converse: an abandoned tool call returned", "tool", c.name, "toolUseId", c.id)
+	}
+	return r
+}
+
+// settle makes a call's outcome from its report. A call whose context ended
+// first, or whose tool returned after its deadline, or failed once its
+// context was cancelled, is answered in our words: timed out or cancelled.
+func (e *Executor) settle(c toolCall, st *running, r report) outcome {
+	if st.cancel == nil {
+		return r.out // started early: its own collect settled it
+	}
+	out := r.out
+	if err := st.endErr(r); err != nil {
+		out = ended(c, st, err, "")
+	}
+	if r.ended && e.slots.abandon(st.slot) {
+		out.abandoned = true
+		e.logger().Warn("converse: tool call abandoned while its tool still runs; it keeps its concurrency slot",
+			"tool", c.name, "toolUseId", c.id, "abandoned", e.Abandoned())
+	}
+	return st.close(out)
+}
+
+// endErr says how the call's context ended, if that decides its outcome. It
+// goes by the clock: a tool that returned at or after its deadline timed
+// out, though the context's timer may not have fired yet (a stalled process
+// runs both late). A success before the deadline stands, even if the context
+// was cancelled meanwhile.
+func (st *running) endErr(r report) error {
+	err := st.ctx.Err()
+	if r.ended {
+		return err
+	}
+	if d, ok := st.ctx.Deadline(); ok && !r.finished.Before(d) {
+		return context.DeadlineExceeded
+	}
+	if r.out.err != nil && errors.Is(err, context.Canceled) {
+		return err
+	}
+	return nil
+}
+
+// noSlot answers a call whose context ended while it waited for a slot.
+func (e *Executor) noSlot(c toolCall, st *running) outcome {
+	return st.close(ended(c, st, st.ctx.Err(), " waiting for a free slot, all held by "+e.slots.holders()))
+}
+
+// ended is the outcome of a call whose context ended; where says what it was
+// doing, if not running.
+func ended(c toolCall, st *running, err error, where string) outcome {
+	if errors.Is(err, context.DeadlineExceeded) && st.timeout > 0 {
+		return outcome{err: fmt.Errorf("tool %q timed out after %v%s: %w", c.name, st.timeout, where, err)}
+	}
+	return outcome{err: fmt.Errorf("tool %q was cancelled%s: %w", c.name, where, err)}
+}
+
+// close releases the call's context and timer and times its outcome.
+func (st *running) close(out outcome) outcome {
+	if st.stop != nil {
+		st.stop()
+	}
+	st.cancel()
+	out.duration = st.elapsed()
+	return out
+}
+
+// invoke calls the tool and encodes its output, recovering a panic of the
+// tool, of its error's Error method and of its output's MarshalJSON.
+func (e *Executor) invoke(ctx context.Context, tool *tools.Tool, input json.RawMessage) (out outcome) {
+	limit := tool.MaxOutput()
+	while := "" // what of the tool's was running, if not the tool
+	defer func() {
+		if v := recover(); v != nil {
+			msg := describe(v)
+			e.logger().Error("converse: tool panicked", "tool", tool.Name(), "while", while, "panic", msg, "stack", string(debug.Stack()))
+			out = outcome{err: fmt.Errorf("%w: tool %q%s: %s", ErrToolPanic, tool.Name(), while, msg), limit: limit}
+		}
+	}()
+	v, err := tool.Call(ctx, input)
+	if err != nil {
+		while = " while its error was read"
+		return outcome{err: err, text: errorText(err), limit: limit}
+	}
+	while = " while its output was encoded"
+	b, err := encodeOutput(v)
+	if err != nil {
+		return outcome{err: fmt.Errorf("%w: tool %q: %v", ErrToolOutput, tool.Name(), err), limit: limit}
+	}
+	return outcome{output: b, limit: limit}
+}
