@@ -63,6 +63,9 @@ func helperTool(mode string, args []string) int {
 	case "args": // the arguments, as a JSON array
 		b, _ := json.Marshal(args)
 		os.Stdout.Write(b)
+	case "env": // the environment, as a JSON array of NAME=value
+		b, _ := json.Marshal(os.Environ())
+		os.Stdout.Write(b)
 	case "text": // text that is not JSON
 		fmt.Println("  plain words, not JSON  ")
 	case "touch": // leaves a mark that it ran

@@ -29,8 +29,10 @@ type manifestTool struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description"`
 	InputSchema json.RawMessage `json:"inputSchema"`
-	Command     []string        `json:"command"`
-	Timeout     string          `json:"timeout"`
+	Command     []string          `json:"command"`
+	Timeout     string            `json:"timeout"`
+	Env         map[string]string `json:"env"`        // tools.WithEnv
+	InheritEnv  []string          `json:"inheritEnv"` // tools.WithInheritEnv
 }
 
 // loadManifest reads the manifest at path and makes its tools. taken holds
@@ -106,7 +108,14 @@ func (mt manifestTool) tool(dir string) (*tools.Tool, error) {
 		return nil, err
 	}
 	argv[0] = program
-	t, err := tools.Command(mt.Name, mt.Description, schema, argv, tools.WithTimeout(timeout))
+	opts := []tools.Option{tools.WithTimeout(timeout)}
+	if len(mt.Env) > 0 {
+		opts = append(opts, tools.WithEnv(mt.Env))
+	}
+	if len(mt.InheritEnv) > 0 {
+		opts = append(opts, tools.WithInheritEnv(mt.InheritEnv...))
+	}
+	t, err := tools.Command(mt.Name, mt.Description, schema, argv, opts...)
 	if err != nil {
 		// Drop the tools package's own prefix: the caller names the tool.
 		msg := strings.TrimPrefix(err.Error(), fmt.Sprintf("%v %q: ", tools.ErrInvalidTool, mt.Name))

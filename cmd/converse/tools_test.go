@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -8,6 +9,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/tooluse/bedrock/converse/bedrocktest"
 )
@@ -132,5 +135,34 @@ func TestManifestRelativeCommandNotInPATH(t *testing.T) {
 	}
 	if got := resultText(toolResults(t, srv.Requests()[1])["t1"]); got != `{"n":1}` {
 		t.Errorf("result = %q, want the input echoed by the manifest's own cat-tool", got)
+	}
+}
+
+// TestManifestEnv: a manifest tool's program gets a minimal environment,
+// no AWS credentials, and what the manifest's "env" sets and "inheritEnv"
+// passes through.
+func TestManifestEnv(t *testing.T) {
+	t.Parallel()
+	manifest := writeManifest(t, `{"tools": [{"name": "env", "description": "Env.",
+		"command": [`+quote(os.Args[0])+`, "helper-tool", "env"],
+		"env": {"GREETING": "hello", "LANG": "C.UTF-8"}, "inheritEnv": ["PASS_ME", "NOT_SET"]}]}`)
+	srv := newServer(t, bedrocktest.Script(
+		bedrocktest.ToolUse("", bedrocktest.Call{ID: "t1", Name: "env"}),
+		bedrocktest.Text("ok"),
+	))
+	env := testEnv(t, "PASS_ME=yes", "DATABASE_PASSWORD=hunter2", "LANG=en_GB.UTF-8")
+	out := runBinary(t, env, nil, "-endpoint", srv.URL, "-tools", manifest, "-no-builtins", "go")
+	require.Equal(t, 0, out.code, out.stderr)
+	var got []string
+	require.NoError(t, json.Unmarshal([]byte(resultText(toolResults(t, srv.Requests()[1])["t1"])), &got))
+	assert.Contains(t, got, "GREETING=hello")
+	assert.Contains(t, got, "PASS_ME=yes")
+	assert.Contains(t, got, "LANG=C.UTF-8", "env overrides what is passed through")
+	assert.Contains(t, got, "PATH="+os.Getenv("PATH"))
+	for _, v := range got {
+		name, _, _ := strings.Cut(v, "=")
+		assert.False(t, strings.HasPrefix(name, "AWS_"), "the program got %s", name)
+		assert.NotEqual(t, "DATABASE_PASSWORD", name)
+		assert.NotEqual(t, "NOT_SET", name)
 	}
 }
