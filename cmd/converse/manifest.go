@@ -26,9 +26,9 @@ type manifest struct {
 
 // manifestTool is a tool that runs a program; see the package doc.
 type manifestTool struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description"`
-	InputSchema json.RawMessage `json:"inputSchema"`
+	Name        string            `json:"name"`
+	Description string            `json:"description"`
+	InputSchema json.RawMessage   `json:"inputSchema"`
 	Command     []string          `json:"command"`
 	Timeout     string            `json:"timeout"`
 	Env         map[string]string `json:"env"`        // tools.WithEnv
