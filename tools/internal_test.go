@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/stretchr/testify/assert"
@@ -85,4 +86,75 @@ func TestParseViolationFallsBack(t *testing.T) {
 	assert.Empty(t, v.path)
 	assert.Equal(t, "oneOf: validated against both | A and B", v.String())
 	assert.False(t, strings.Contains(v.String(), "\n"))
+}
+
+func TestIntegerForm(t *testing.T) {
+	tests := []struct {
+		lit, want string
+		ok        bool
+	}{
+		{"3.0", "3", true}, {"-3.00", "-3", true}, {"1e2", "100", true}, {"1E+2", "100", true},
+		{"250e-1", "25", true}, {"0.0001e4", "1", true}, {"-0.0", "0", true}, {"0e-999999", "0", true},
+		{"12.5e1", "125", true}, {"1.8446744073709551615e19", "18446744073709551615", true},
+		{"0.00012e4", "", false}, {"3.5", "", false}, {"1e-1", "", false}, {"3e-99999999999999999999", "", false},
+		{"1e21", "", false}, {"1e999999999", "", false}, {"3", "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.lit, func(t *testing.T) {
+			got, ok := integerForm(tt.lit)
+			assert.Equal(t, tt.ok, ok)
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
+func TestIntegralNumbersLeavesStringsAlone(t *testing.T) {
+	out, changed := integralNumbers([]byte(`{"a":"1.0 \"2.0\" \\","b":[3.0,4.5,-6e1],"c":7}`))
+	assert.True(t, changed)
+	assert.Equal(t, `{"a":"1.0 \"2.0\" \\","b":[3,4.5,-60],"c":7}`, string(out))
+	_, changed = integralNumbers([]byte(`{"a":1,"b":"2.0"}`))
+	assert.False(t, changed)
+}
+
+// TestDecodeReason words the errors of encoding/json for the model, without
+// Go type or field names; most of them a tool's schema catches first.
+func TestDecodeReason(t *testing.T) {
+	type inner struct {
+		N int `json:"n"`
+	}
+	type input struct {
+		I   int       `json:"i"`
+		U16 uint16    `json:"u16"`
+		F32 float32   `json:"f32"`
+		S   string    `json:"s"`
+		B   bool      `json:"b"`
+		L   []int     `json:"l"`
+		O   inner     `json:"o"`
+		P   *inner    `json:"p"`
+		T   time.Time `json:"t"`
+	}
+	tests := []struct{ input, want string }{
+		{`{"i":3.5}`, `property "i": want integer, got 3.5`},
+		{`{"i":2.5e-1}`, `property "i": want integer, got 2.5e-1`},
+		{`{"i":1e30}`, `property "i": want integer from -9223372036854775808 to 9223372036854775807, got 1e30`},
+		{`{"u16":-1}`, `property "u16": want integer from 0 to 65535, got -1`},
+		{`{"f32":-1e39}`, `property "f32": want number of at most 3.4028234663852886e+38 in magnitude, got -1e39`},
+		{`{"s":1}`, `property "s": want string, got number`},
+		{`{"b":"yes"}`, `property "b": want boolean, got string`},
+		{`{"l":{}}`, `property "l": want array, got object`},
+		{`{"o":[]}`, `property "o": want object, got array`},
+		{`{"o":{"n":true}}`, `property "o.n": want integer, got boolean`},
+		{`{"p":{"n":"1"}}`, `property "p.n": want integer, got string`},
+		{`{"t":3}`, `input is not a JSON string`},
+		{`{"t":"yesterday"}`, `parsing time "yesterday" as "2006-01-02T15:04:05Z07:00": cannot parse "yesterday" as "2006"`},
+		{`{"i":1`, `malformed JSON: unexpected end of JSON input`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.input, func(t *testing.T) {
+			var in input
+			err := json.Unmarshal([]byte(tt.input), &in)
+			require.Error(t, err)
+			assert.Equal(t, tt.want, decodeReason(err))
+		})
+	}
 }

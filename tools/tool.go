@@ -65,9 +65,9 @@ func New[In, Out any](name, description string, fn func(context.Context, In) (Ou
 // refined (the built-ins add enums and defaults).
 func newTyped[In, Out any](name, description string, schema *jsonschema.Schema, fn func(context.Context, In) (Out, error), opts []Option) (*Tool, error) {
 	run := func(ctx context.Context, input json.RawMessage) (any, error) {
-		var in In
-		if err := json.Unmarshal(input, &in); err != nil {
-			return nil, &InputError{Tool: name, Reason: err.Error()}
+		in, err := decodeInput[In](name, input)
+		if err != nil {
+			return nil, err
 		}
 		out, err := fn(ctx, in)
 		if err != nil {
