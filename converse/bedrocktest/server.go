@@ -13,9 +13,11 @@ import (
 	"sync/atomic"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 
+	"github.com/tooluse/bedrock/converse/internal/httpbody"
 	"github.com/tooluse/bedrock/converse/internal/wire"
 )
 
@@ -31,8 +33,8 @@ type Server struct {
 	maxBytes    int64 // 0: no limit
 	maxRequests int   // negative: no limit
 	srv         *httptest.Server
-	http    *http.Client
-	nextID  atomic.Int64
+	http        *http.Client
+	nextID      atomic.Int64
 
 	mu   sync.Mutex
 	reqs []*Request
@@ -78,7 +80,7 @@ func NewServer(h Handler, opts ...Option) *Server {
 	s.URL = s.srv.URL
 
 	transport := http.DefaultTransport.(*http.Transport).Clone()
-	s.http = &http.Client{Transport: plainBodyTransport{transport}}
+	s.http = &http.Client{Transport: httpbody.Transport(transport)}
 	return s
 }
 
@@ -99,13 +101,32 @@ func (s *Server) Requests() []*Request {
 }
 
 // HTTPClient returns the HTTP client used by Client and Config. Its
-// transport hides io.WriterTo on request bodies: the SDK closes a request
-// body as soon as the response starts, and a transport still copying that
-// body through WriterTo on a fast loopback connection then drops the
-// connection ("use of closed network connection"), failing a stream now and
-// then on a client that made a Converse call before.
+// transport works around the loopback stream trap, as the package function
+// HTTPClient does.
 func (s *Server) HTTPClient() *http.Client {
 	return s.http
+}
+
+// HTTPClient returns an HTTP client for a bedrockruntime client of your own
+// that talks to a Server: it sends requests with next (nil means the SDK's
+// default, awshttp.NewBuildableClient) and hides io.WriterTo on request
+// bodies. The SDK closes a request body as soon as the response starts, and
+// a transport still copying that body through WriterTo on a fast loopback
+// connection then drops the connection ("use of closed network
+// connection"): about one ConverseStream call in a hundred that follows a
+// Converse call on the same client fails that way. Client, Config and
+// Server.HTTPClient have it already; use it when you set
+// Options.HTTPClient yourself:
+//
+//	client := bedrockruntime.NewFromConfig(cfg, func(o *bedrockruntime.Options) {
+//		o.BaseEndpoint = aws.String(srv.URL)
+//		o.HTTPClient = bedrocktest.HTTPClient(nil)
+//	})
+func HTTPClient(next aws.HTTPClient) aws.HTTPClient {
+	if next == nil {
+		next = awshttp.NewBuildableClient()
+	}
+	return httpbody.Client(next)
 }
 
 // Config returns an aws.Config aimed at the server: region us-east-1,
@@ -128,27 +149,6 @@ func (s *Server) Config() aws.Config {
 //	})
 func (s *Server) Client(optFns ...func(*bedrockruntime.Options)) *bedrockruntime.Client {
 	return bedrockruntime.NewFromConfig(s.Config(), optFns...)
-}
-
-// plainBodyTransport passes request bodies to its base transport behind a
-// wrapper that has Read and Close only (see Server.HTTPClient).
-type plainBodyTransport struct {
-	base *http.Transport
-}
-
-type plainBody struct{ io.ReadCloser }
-
-func (t plainBodyTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.Body != nil && r.Body != http.NoBody {
-		r = r.Clone(r.Context())
-		r.Body = plainBody{r.Body}
-	}
-	return t.base.RoundTrip(r)
-}
-
-// CloseIdleConnections lets http.Client.CloseIdleConnections reach the base.
-func (t plainBodyTransport) CloseIdleConnections() {
-	t.base.CloseIdleConnections()
 }
 
 // route reads the operation and model ID from a request path of the form

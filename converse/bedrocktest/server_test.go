@@ -217,25 +217,40 @@ func TestRawReply(t *testing.T) {
 	expect.Equal(t, types.StopReasonEndTurn, s.stop)
 }
 
-// TestStreamsAfterConverseOnOneClient guards the loopback trap the server's
-// HTTP client works around (see Server.HTTPClient): streams following
-// Converse calls on the same client must not lose their connection.
+// TestStreamsAfterConverseOnOneClient guards the loopback trap that the
+// server's HTTP client and the HTTPClient function work around: streams
+// following Converse calls on the same client must not lose their
+// connection.
 func TestStreamsAfterConverseOnOneClient(t *testing.T) {
 	const rounds = 200
-	replies := make([]*Reply, 0, 2*rounds)
-	for range rounds {
-		replies = append(replies, Text("plain"), Text("streamed"))
+	clients := map[string]func(*Server) *bedrockruntime.Client{
+		"Server.Client": func(srv *Server) *bedrockruntime.Client { return srv.Client(noRetry) },
+		"HTTPClient": func(srv *Server) *bedrockruntime.Client {
+			cfg := srv.Config()
+			cfg.HTTPClient = nil
+			return bedrockruntime.NewFromConfig(cfg, noRetry, func(o *bedrockruntime.Options) {
+				o.HTTPClient = HTTPClient(nil)
+			})
+		},
 	}
-	srv := NewServer(Script(replies...))
-	defer srv.Close()
-	client := srv.Client(noRetry)
-	for i := range rounds {
-		if _, err := client.Converse(context.Background(), converseInput()); err != nil {
-			t.Fatalf("round %d: Converse: %v", i, err)
-		}
-		s := converseStream(t, client, streamInput(userText("hi")))
-		if s.err != nil || s.texts[0] != "streamed" {
-			t.Fatalf("round %d: stream %q, %v", i, s.texts[0], s.err)
-		}
+	for name, newClient := range clients {
+		t.Run(name, func(t *testing.T) {
+			replies := make([]*Reply, 0, 2*rounds)
+			for range rounds {
+				replies = append(replies, Text("plain"), Text("streamed"))
+			}
+			srv := NewServer(Script(replies...))
+			defer srv.Close()
+			client := newClient(srv)
+			for i := range rounds {
+				if _, err := client.Converse(context.Background(), converseInput()); err != nil {
+					t.Fatalf("round %d: Converse: %v", i, err)
+				}
+				s := converseStream(t, client, streamInput(userText("hi")))
+				if s.err != nil || s.texts[0] != "streamed" {
+					t.Fatalf("round %d: stream %q, %v", i, s.texts[0], s.err)
+				}
+			}
+		})
 	}
 }
