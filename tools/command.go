@@ -5,7 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
+	"io/fs"
 	"os/exec"
 	"slices"
 	"strings"
@@ -77,8 +77,8 @@ type command struct {
 	env       commandEnv
 }
 
-func (c *command) run(ctx context.Context, input json.RawMessage) (any, error) {
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+func (c *command) run(parent context.Context, input json.RawMessage) (any, error) {
+	ctx, cancel := context.WithTimeout(parent, c.timeout)
 	defer cancel()
 	// runCtx also ends when standard output overflows, which kills the program.
 	runCtx, abort := context.WithCancelCause(ctx)
@@ -96,20 +96,43 @@ func (c *command) run(ctx context.Context, input json.RawMessage) (any, error) {
 	err := cmd.Run()
 	switch {
 	case stdout.overflowed():
-		return nil, fmt.Errorf("tools: tool %q: standard output exceeds %d bytes: %w", c.name, c.maxStdout, ErrOutputTooLarge)
+		return nil, callErrorf(ErrOutputTooLarge, "the program wrote more than %d bytes to standard output and was killed", c.maxStdout)
 	case err == nil:
 		return commandResult(stdout.bytes()), nil
 	case ctx.Err() != nil:
-		return nil, fmt.Errorf("tools: tool %q: killed: %w", c.name, ctx.Err())
+		return nil, c.killed(parent, ctx.Err())
 	}
 	var exitErr *exec.ExitError
 	if errors.As(err, &exitErr) {
 		return nil, &ExitError{Code: exitErr.ExitCode(), Stderr: stderr.String()}
 	}
-	if errors.Is(err, exec.ErrWaitDelay) {
-		return nil, fmt.Errorf("tools: tool %q: the program exited but a process it started kept its output open: %w", c.name, err)
+	return nil, c.notRun(err)
+}
+
+// killed words why the program was killed. The model's tool results are no
+// place for "context deadline exceeded".
+func (c *command) killed(parent context.Context, err error) error {
+	switch {
+	case parent.Err() == nil: // the tool's own timeout
+		return callErrorf(err, "the program was killed: it ran longer than the tool's timeout of %v", c.timeout)
+	case errors.Is(err, context.DeadlineExceeded):
+		return callErrorf(err, "the program was killed: the call timed out")
 	}
-	return nil, fmt.Errorf("tools: tool %q: %w", c.name, err)
+	return callErrorf(err, "the program was killed: the call was canceled")
+}
+
+// notRun words why the program could not be run, without exec's Go prefixes.
+func (c *command) notRun(err error) error {
+	var pathErr *fs.PathError
+	switch {
+	case errors.Is(err, exec.ErrWaitDelay):
+		return callErrorf(err, "the program exited but a process it started kept its output open")
+	case errors.Is(err, exec.ErrNotFound):
+		return callErrorf(err, "the program %q was not found", c.argv[0])
+	case errors.As(err, &pathErr):
+		return callErrorf(err, "the program %q could not be started: %v", c.argv[0], pathErr.Err)
+	}
+	return callErrorf(err, "the program %q could not be run", c.argv[0])
 }
 
 // commandResult returns valid JSON as it is, so that a program can return

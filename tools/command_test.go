@@ -6,7 +6,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -184,6 +186,7 @@ func TestCommandOutputTooLarge(t *testing.T) {
 	start := time.Now()
 	_, err := command(t, []string{"yes", "flood"}).Call(context.Background(), nil)
 	require.ErrorIs(t, err, tools.ErrOutputTooLarge)
+	assert.EqualError(t, err, "the program wrote more than 1048576 bytes to standard output and was killed")
 	assert.Less(t, time.Since(start), 5*time.Second, "the endless writer was killed")
 
 	out, err := shell(t, `head -c 1048576 /dev/zero | tr '\0' y`).Call(context.Background(), nil)
@@ -208,7 +211,7 @@ func TestCommandTimeoutKillsProcessGroup(t *testing.T) {
 	_, err := tool.Call(context.Background(), nil)
 	elapsed := time.Since(start)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
-	assert.Contains(t, err.Error(), `tools: tool "cmd": killed`)
+	assert.EqualError(t, err, "the program was killed: it ran longer than the tool's timeout of 200ms")
 	assert.Less(t, elapsed, 1500*time.Millisecond, "killed promptly, without waiting out WaitDelay")
 	assertDies(t, readPid(t, pidFile))
 }
@@ -220,7 +223,16 @@ func TestCommandCancelKillsProcessGroup(t *testing.T) {
 	time.AfterFunc(200*time.Millisecond, cancel)
 	_, err := tool.Call(ctx, nil)
 	require.ErrorIs(t, err, context.Canceled)
+	assert.EqualError(t, err, "the program was killed: the call was canceled")
 	assertDies(t, readPid(t, pidFile))
+}
+
+func TestCommandCallerDeadline(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	_, err := command(t, []string{"sleep", "10"}).Call(ctx, nil)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.EqualError(t, err, "the program was killed: the call timed out")
 }
 
 // TestCommandEscapedGrandchild checks that a process that left the program's
@@ -240,8 +252,16 @@ func TestCommandEscapedGrandchild(t *testing.T) {
 
 func TestCommandProgramNotFound(t *testing.T) {
 	_, err := command(t, []string{"/nonexistent/program"}).Call(context.Background(), nil)
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), `tools: tool "cmd"`)
+	require.ErrorIs(t, err, fs.ErrNotExist)
+	assert.EqualError(t, err, `the program "/nonexistent/program" could not be started: no such file or directory`)
+
+	_, err = command(t, []string{"no-such-program-anywhere"}).Call(context.Background(), nil)
+	require.ErrorIs(t, err, exec.ErrNotFound)
+	assert.EqualError(t, err, `the program "no-such-program-anywhere" was not found`)
+
+	dir := t.TempDir()
+	_, err = command(t, []string{dir}).Call(context.Background(), nil)
+	assert.EqualError(t, err, `the program "`+dir+`" could not be started: permission denied`)
 	var exitErr *tools.ExitError
 	assert.False(t, errors.As(err, &exitErr))
 }

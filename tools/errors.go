@@ -10,7 +10,8 @@ import (
 var ErrInvalidInput = errors.New("invalid input")
 
 // ErrOutputTooLarge is wrapped by the error a [Command] tool returns when the
-// program writes more than 1 MiB to standard output.
+// program writes more than 1 MiB to standard output (or more than its
+// [WithMaxOutput] limit, if that is larger).
 var ErrOutputTooLarge = errors.New("output too large")
 
 // ErrInvalidTool is wrapped by the errors of constructors and [Registry.Add]
@@ -62,3 +63,18 @@ func (e *ExitError) Error() string {
 func invalid(name, format string, args ...any) error {
 	return fmt.Errorf("%w %q: %s", ErrInvalidTool, name, fmt.Sprintf(format, args...))
 }
+
+// callError is an error of a call worded for the model, which reads it in the
+// tool result, while Go callers still find what it wraps with [errors.Is].
+type callError struct {
+	text string
+	err  error
+}
+
+func callErrorf(err error, format string, args ...any) error {
+	return &callError{text: fmt.Sprintf(format, args...), err: err}
+}
+
+func (e *callError) Error() string { return e.text }
+
+func (e *callError) Unwrap() error { return e.err }

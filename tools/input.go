@@ -45,10 +45,10 @@ func (t *Tool) prepare(input json.RawMessage) (json.RawMessage, error) {
 		return nil, t.inputError("malformed JSON: %v", err)
 	}
 	if err := t.resolved.ApplyDefaults(&check); err != nil {
-		return nil, fmt.Errorf("tools: tool %q: applying defaults: %w", t.name, err)
+		return nil, fmt.Errorf("applying the schema's defaults: %w", err)
 	}
 	if err := t.resolved.ApplyDefaults(&keep); err != nil {
-		return nil, fmt.Errorf("tools: tool %q: applying defaults: %w", t.name, err)
+		return nil, fmt.Errorf("applying the schema's defaults: %w", err)
 	}
 	if err := t.resolved.Validate(check); err != nil {
 		return nil, &InputError{Tool: t.name, Reason: t.explain(check, err)}
@@ -57,7 +57,7 @@ func (t *Tool) prepare(input json.RawMessage) (json.RawMessage, error) {
 	enc := json.NewEncoder(&out)
 	enc.SetEscapeHTML(false) // hand the input on as the model wrote it: <, > and & stay as they are
 	if err := enc.Encode(keep); err != nil {
-		return nil, fmt.Errorf("tools: tool %q: encoding input: %w", t.name, err)
+		return nil, fmt.Errorf("encoding the input: %w", err)
 	}
 	return bytes.TrimSuffix(out.Bytes(), []byte("\n")), nil
 }
