@@ -19,6 +19,18 @@
 //	// ... run the code under test with client ...
 //	reqs := srv.Requests() // what the code sent, decoded
 //
+// The server keeps the last DefaultMaxRequests requests for Requests;
+// WithMaxRequests keeps more, fewer or none, for long runs.
+// WithMaxRequestBytes makes it refuse larger request bodies with a
+// ValidationException, as a test of what an oversize request gets (there is
+// no limit by default: Bedrock documents none in bytes).
+//
+// A client of your own aimed at the server (Options.BaseEndpoint set to
+// URL) should send through HTTPClient, which works around a trap of the
+// SDK's transport on loopback: without it, about one ConverseStream call in
+// a hundred that follows a Converse call on the same client loses its
+// connection. Client, Config and Server.HTTPClient have it already.
+//
 // The server answers POST /model/{modelId}/converse with a JSON body and
 // POST /model/{modelId}/converse-stream with an AWS event stream, both
 // encoded with the SDK's own codec. A request body that does not decode is
@@ -46,8 +58,11 @@
 //	var te *types.ThrottlingException
 //	if errors.As(err, &te) { ... }
 //
-// The client's retryer applies as with Bedrock: throttling, 500 and 503 are
-// retried (three attempts by default). To change that, pass an option:
+// The client's retryer applies as with Bedrock: the SDK's standard retryer
+// retries throttling errors and 500, 502, 503 and 504 (three attempts by
+// default), and nothing else: not ModelNotReady (a modelled 429), not
+// ModelTimeout (408), not validation or access errors. To change that, pass
+// an option:
 //
 //	client := srv.Client(func(o *bedrockruntime.Options) {
 //		o.Retryer = retry.AddWithMaxAttempts(o.Retryer, 1)
@@ -68,4 +83,36 @@
 // channel after the last whole event and Err returns nil: the SDK takes a
 // frame cut short for the end of the stream, so a client must notice the
 // missing messageStop itself.
+//
+// # Recording and replay
+//
+// A Recorder, set as a client's HTTPClient, records the calls made to
+// Bedrock, and Replay (or ReplayT in a test) serves them again: see
+// LoadRecording for the format. The Recorder records no header, passes
+// every body and payload through Redact (an AWS error may echo the signed
+// request, session token included) and saves files with mode 0600. Replay
+// checks each request against the recorded one unless Lenient is given;
+// ReplayT also fails the test if recorded exchanges were left unused.
+//
+// # Concurrent streams on one client
+//
+// Run concurrent ConverseStream calls on one *bedrockruntime.Client under
+// -race and the race detector reports a data race in smithy-go's
+// internal/eventstream Codec: the client's Options.Protocol, made once in
+// bedrockruntime.New, holds a single event-stream codec (a decoder and a
+// payload buffer) that every stream's reader goroutine uses. The race is the
+// SDK's (smithy-go v1.28.9, bedrockruntime v1.63.13), and not only a
+// report: streams share the buffer their events are decoded into. Until it
+// is fixed, give each stream a protocol of its own with a per-call option,
+//
+//	out, err := client.ConverseStream(ctx, in, func(o *bedrockruntime.Options) {
+//		o.Protocol = restjson1.New(schemas.AmazonBedrockFrontendService)
+//	})
+//
+// (restjson1 is github.com/aws/smithy-go/transport/http/protocol/restjson1,
+// schemas is github.com/aws/aws-sdk-go-v2/service/bedrockruntime/schemas),
+// or use one client per goroutine. The test TestConcurrentStreamsOneClient,
+// behind the build tag racerepro, reproduces it:
+//
+//	go test -race -tags racerepro -run TestConcurrentStreamsOneClient ./converse/bedrocktest/
 package bedrocktest
