@@ -90,9 +90,9 @@
 // A Go error from [Tool.Call] means the call failed; the caller (usually the
 // converse package) reports it to the model as a failed tool result. The
 // texts of the errors this package makes for a call are written for the
-// model: they say what was wrong (`property "n": want integer, got 3.5`, "the
-// program was killed: the call timed out") without Go type names or package
-// prefixes. Errors of constructors and [Registry.Add] are for Go callers and
+// model: they say what was wrong (`property "city": want string, got
+// integer`, "the program was killed: the call timed out") without Go type
+// names or package prefixes. Errors of constructors and [Registry.Add] are for Go callers and
 // start with "tools: ". Use
 // [errors.Is] with [ErrInvalidInput] or [ErrOutputTooLarge], or [errors.As]
 // with [*InputError] or [*ExitError], to tell the cases apart. Constructors
