@@ -96,7 +96,7 @@ func (c *command) run(parent context.Context, input json.RawMessage) (any, error
 	err := cmd.Run()
 	switch {
 	case stdout.overflowed():
-		return nil, callErrorf(ErrOutputTooLarge, "the program wrote more than %d bytes to standard output and was killed", c.maxStdout)
+		return nil, callErrorf(ErrOutputTooLarge, "output too large: the program wrote more than %d bytes to standard output and was killed", c.maxStdout)
 	case err == nil:
 		return commandResult(stdout.bytes()), nil
 	case ctx.Err() != nil:

@@ -186,7 +186,7 @@ func TestCommandOutputTooLarge(t *testing.T) {
 	start := time.Now()
 	_, err := command(t, []string{"yes", "flood"}).Call(context.Background(), nil)
 	require.ErrorIs(t, err, tools.ErrOutputTooLarge)
-	assert.EqualError(t, err, "the program wrote more than 1048576 bytes to standard output and was killed")
+	assert.EqualError(t, err, "output too large: the program wrote more than 1048576 bytes to standard output and was killed")
 	assert.Less(t, time.Since(start), 5*time.Second, "the endless writer was killed")
 
 	out, err := shell(t, `head -c 1048576 /dev/zero | tr '\0' y`).Call(context.Background(), nil)
