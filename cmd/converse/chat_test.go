@@ -77,7 +77,7 @@ func TestChatInterrupt(t *testing.T) {
 	time.AfterFunc(100*time.Millisecond, cancel) // Ctrl-C
 	var stdout, stderr strings.Builder
 	err := run(ctx, []string{"-endpoint", srv.URL}, newTerminal(t, r), &stdout, &stderr)
-	if code := report(&stderr, err); code != 1 || !strings.Contains(stderr.String(), "converse: interrupted") {
+	if code := report(&stderr, err); code != exitInterrupted || !strings.Contains(stderr.String(), "converse: interrupted") {
 		t.Errorf("exit %d, stderr:\n%s", code, stderr.String())
 	}
 }

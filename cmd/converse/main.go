@@ -12,23 +12,41 @@ import (
 	"github.com/tooluse/bedrock/converse/bedrocktest"
 )
 
+// exitInterrupted is the exit status after an interrupt: 128 + SIGINT, as
+// shells report a command killed by Ctrl-C.
+const exitInterrupted = 130
+
+// main runs converse with the process's signals: the first interrupt (or
+// SIGTERM) cancels the conversation, and run returns once the programs of
+// running tools are killed and reaped; a second one exits at once.
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancel(context.Background())
+	signals := make(chan os.Signal, 2)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-signals
+		cancel()
+		<-signals
+		os.Exit(exitInterrupted)
+	}()
 	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
-	stop()
 	os.Exit(report(os.Stderr, err))
 }
 
 // report prints err, if any, as one line on w and returns the exit status:
-// 0 for no error, 2 for a usage error, 1 for anything else. The line is
-// redacted: an AWS error can echo the signed request.
+// 0 for no error, 2 for a usage error, 130 for an interrupt, 1 for
+// anything else. The line is redacted: an AWS error can echo the signed
+// request.
 func report(w io.Writer, err error) int {
 	if err == nil {
 		return 0
 	}
 	fmt.Fprintf(w, "converse: %s\n", bedrocktest.Redact(err.Error()))
-	if isUsage(err) {
+	switch {
+	case isUsage(err):
 		return 2
+	case errors.Is(err, context.Canceled):
+		return exitInterrupted
 	}
 	return 1
 }

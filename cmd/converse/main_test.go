@@ -76,6 +76,16 @@ func helperTool(mode string, args []string) int {
 		return 3
 	case "hang":
 		time.Sleep(time.Hour)
+	case "spawn": // starts a child that hangs, writes both pids to args[0], and hangs
+		child := exec.Command(os.Args[0], helperArg, "hang")
+		if err := child.Start(); err != nil {
+			return 1
+		}
+		pids := fmt.Sprintf("%d %d", os.Getpid(), child.Process.Pid)
+		if err := os.WriteFile(args[0]+".tmp", []byte(pids), 0o644); err != nil || os.Rename(args[0]+".tmp", args[0]) != nil {
+			return 1
+		}
+		time.Sleep(time.Hour)
 	case "flood":
 		chunk := bytes.Repeat([]byte("x"), 64<<10)
 		for range 40 { // 2.5 MiB

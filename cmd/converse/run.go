@@ -30,7 +30,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err != nil {
 		return err
 	}
-	reg, err := registry(s)
+	calls := &running{}
+	// Even on an interrupt, no program of a tool outlives converse.
+	defer calls.wait()
+	reg, err := registry(s, calls)
 	if err != nil {
 		return err
 	}
@@ -63,8 +66,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 }
 
 // registry holds the built-ins, unless -no-builtins, and the tools of the
-// -tools manifest.
-func registry(s *settings) (*tools.Registry, error) {
+// -tools manifest, whose calls are counted in calls.
+func registry(s *settings, calls *running) (*tools.Registry, error) {
 	var ts []*tools.Tool
 	if !s.noBuiltins {
 		ts = tools.Builtins()
@@ -78,7 +81,13 @@ func registry(s *settings) (*tools.Registry, error) {
 		if err != nil {
 			return nil, err
 		}
-		ts = append(ts, more...)
+		for _, t := range more {
+			tracked, err := calls.track(t)
+			if err != nil {
+				return nil, err
+			}
+			ts = append(ts, tracked)
+		}
 	}
 	return tools.NewRegistry(ts...)
 }

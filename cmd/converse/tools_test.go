@@ -64,7 +64,7 @@ func TestManifestTools(t *testing.T) {
 		{"t_guarded", types.ToolResultStatusError, []string{"invalid input", "text"}},
 		{"t_fail", types.ToolResultStatusError, []string{"exit status 3", "something broke"}},
 		{"t_hang", types.ToolResultStatusError, []string{"timed out"}},
-		{"t_flood", types.ToolResultStatusError, []string{"output too large"}},
+		{"t_flood", types.ToolResultStatusError, []string{"wrote more than 1048576 bytes"}},
 	}
 	for _, tt := range tests {
 		r, ok := results[tt.id]
