@@ -32,7 +32,7 @@ test: fmt-check vet staticcheck race
 
 # demo replays a recorded tool-use conversation offline: no AWS account needed.
 demo: build
-	./$(BIN) -replay testdata/demo.json -v "What time is it, and what is 10 + 10?"
+	./$(BIN) -replay testdata/demo.json -v "What is 6 times 7, and what is 10 + 10?"
 
 # bench runs every package's benchmarks COUNT times (about 9 minutes on 2
 # cores) and summarises them: first side by side, the library (impl=library,

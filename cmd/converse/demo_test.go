@@ -1,10 +1,9 @@
 package main
 
 import (
-	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -17,43 +16,29 @@ import (
 var update = flag.Bool("update", false, "record "+demoFile+" anew")
 
 // The demo of "make demo": the Makefile replays demoFile with demoPrompt.
+// Its answer does not depend on when it is replayed: only the calculator
+// is called.
 const (
 	demoFile   = "../../testdata/demo.json"
-	demoPrompt = "What time is it, and what is 10 + 10?"
+	demoAnswer = "6 × 7 = 42, and 10 + 10 = 20."
 )
 
 // Tool IDs in the form Claude gives them on Bedrock.
 const (
-	demoTimeID = "tooluse_Qm3vXa8TSpWlB0cYd2kF1g"
-	demoCalcID = "tooluse_7HnKcR4eTz2yPwLs9JbV0A"
+	demoMulID = "tooluse_Qm3vXa8TSpWlB0cYd2kF1g"
+	demoAddID = "tooluse_7HnKcR4eTz2yPwLs9JbV0A"
 )
 
-// demoModel plays Claude: it asks for the time and the sum in one turn,
-// then answers with both results.
+// demoModel plays Claude: it asks for both sums in one turn, then answers.
 func demoModel() bedrocktest.Handler {
-	return bedrocktest.HandlerFunc(func(_ context.Context, req *bedrocktest.Request) (*bedrocktest.Reply, error) {
-		if len(req.Messages) == 1 {
-			r := bedrocktest.ToolUse("I'll check the current time and work out 10 + 10 for you.",
-				bedrocktest.Call{ID: demoTimeID, Name: "get_current_datetime", Input: map[string]any{"date_format": "%A, %B %-d, %Y at %-I:%M %p"}},
-				bedrocktest.Call{ID: demoCalcID, Name: "calculator", Input: map[string]any{"a": 10, "b": 10}},
-			)
-			setUsage(r, 1187, 146, 2164)
-			return r, nil
-		}
-		results := map[string]string{}
-		for _, b := range req.Messages[len(req.Messages)-1].Content {
-			if tr, ok := b.(*types.ContentBlockMemberToolResult); ok {
-				results[aws.ToString(tr.Value.ToolUseId)] = resultText(tr.Value)
-			}
-		}
-		var now string
-		if err := json.Unmarshal([]byte(results[demoTimeID]), &now); err != nil {
-			return nil, fmt.Errorf("demo: the time result %q: %v", results[demoTimeID], err)
-		}
-		r := bedrocktest.Text(fmt.Sprintf("It's %s, and 10 + 10 = %s.", now, results[demoCalcID]))
-		setUsage(r, 1398, 31, 1203)
-		return r, nil
-	})
+	calls := bedrocktest.ToolUse("I'll work out both for you.",
+		bedrocktest.Call{ID: demoMulID, Name: "calculator", Input: map[string]any{"a": 6, "b": 7, "operation": "multiply"}},
+		bedrocktest.Call{ID: demoAddID, Name: "calculator", Input: map[string]any{"a": 10, "b": 10}},
+	)
+	setUsage(calls, 1187, 146, 2164)
+	answer := bedrocktest.Text(demoAnswer)
+	setUsage(answer, 1398, 31, 1203)
+	return bedrocktest.Script(calls, answer)
 }
 
 func setUsage(r *bedrocktest.Reply, in, out int32, latencyMs int64) {
@@ -82,18 +67,26 @@ func TestDemo(t *testing.T) {
 	if out.code != 0 {
 		t.Fatalf("exit %d, stderr:\n%s\n(record the demo anew with go test ./cmd/converse -run TestDemo -update)", out.code, out.stderr)
 	}
-	lines := strings.Split(strings.TrimSuffix(out.stdout, "\n"), "\n")
-	if len(lines) != 2 || lines[0] != "I'll check the current time and work out 10 + 10 for you." ||
-		!strings.HasPrefix(lines[1], "It's ") || !strings.HasSuffix(lines[1], ", and 10 + 10 = 20.") {
-		t.Errorf("stdout:\n%s", out.stdout)
+	if want := "I'll work out both for you.\n" + demoAnswer + "\n"; out.stdout != want {
+		t.Errorf("stdout = %q, want %q", out.stdout, want)
 	}
 	mustContain(t, "stderr", out.stderr,
 		"replaying "+demoFile+" offline",
 		"> "+demoPrompt,
-		"→ get_current_datetime "+demoTimeID,
-		`→ calculator `+demoCalcID+` {"a":10,"b":10}`,
-		"← calculator "+demoCalcID+" success in ",
-		"← get_current_datetime "+demoTimeID+" success in ",
+		`→ calculator `+demoMulID+` {"a":6,"b":7,"operation":"multiply"}`,
+		`→ calculator `+demoAddID+` {"a":10,"b":10}`,
+		"← calculator "+demoMulID+" success in ",
+		"← calculator "+demoAddID+" success in ",
 		"· turn 2: end_turn",
 	)
+}
+
+// TestMakeDemo: the Makefile's demo replays demoFile with demoPrompt.
+func TestMakeDemo(t *testing.T) {
+	makefile, err := os.ReadFile("../../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("./$(BIN) -replay %s -v %q", strings.TrimPrefix(demoFile, "../../"), demoPrompt)
+	mustContain(t, "Makefile", string(makefile), want)
 }

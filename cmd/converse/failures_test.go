@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	"github.com/stretchr/testify/assert"
 
 	"github.com/tooluse/bedrock/converse/bedrocktest"
 )
@@ -170,7 +171,8 @@ func TestNoCredentials(t *testing.T) {
 	if out.code != 1 {
 		t.Errorf("exit status %d, want 1", out.code)
 	}
-	mustContain(t, "stderr", out.stderr, "converse: no AWS credentials found", "AWS_ACCESS_KEY_ID", "-profile", "aws configure")
+	mustContain(t, "stderr", out.stderr, "converse: no AWS credentials found", "AWS_ACCESS_KEY_ID", "-profile", "aws configure",
+		`-replay testdata/demo.json "`+demoPrompt+`"`)
 	if d := time.Since(start); d > 10*time.Second {
 		t.Errorf("took %v to find no credentials", d)
 	}
@@ -192,9 +194,29 @@ func TestProfile(t *testing.T) {
 	}
 	mustContain(t, "stderr", out.stderr, "in region ap-southeast-2")
 
-	out = runBinary(t, env, nil, "-endpoint", srv.URL, "hi")
+	out = runBinary(t, env, nil, "-endpoint", "https://bedrock-runtime.us-east-1.amazonaws.com", "hi")
 	if out.code != 1 || !strings.Contains(out.stderr, "no AWS credentials") {
 		t.Errorf("without -profile: exit %d, stderr:\n%s", out.code, out.stderr)
+	}
+}
+
+// TestLoopbackWithoutCredentials: a local server needs no AWS account, so
+// with -endpoint on loopback, missing credentials are no error.
+func TestLoopbackWithoutCredentials(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t, bedrocktest.Script(bedrocktest.Text("Hi."), bedrocktest.Text("Hi."), bedrocktest.Text("Hi.")))
+	port := srv.URL[strings.LastIndex(srv.URL, ":"):]
+	for _, endpoint := range []string{srv.URL, "http://localhost" + port, "http://[::1]" + port} {
+		out := runBinary(t, noCredentialsEnv(t), nil, "-endpoint", endpoint, "hi")
+		if strings.Contains(endpoint, "::1") && strings.Contains(out.stderr, "cannot reach") {
+			continue // the server listens on 127.0.0.1 only
+		}
+		if out.code != 0 || out.stdout != "Hi.\n" {
+			t.Errorf("-endpoint %s: exit %d, stdout %q, stderr:\n%s", endpoint, out.code, out.stdout, out.stderr)
+		}
+	}
+	for _, endpoint := range []string{"http://example.com", "http://10.0.0.1"} {
+		assert.False(t, isLoopback(endpoint), endpoint)
 	}
 }
 

@@ -37,6 +37,10 @@ type where struct {
 	maxTokens int // 0: the model's default
 }
 
+// demoPrompt is the prompt of testdata/demo.json, the recording that
+// "make demo" replays: the no-credentials hint names it.
+const demoPrompt = "What is 6 times 7, and what is 10 + 10?"
+
 // noCredentials is the failure of finding no AWS credentials.
 func noCredentials(err error) error {
 	detail := " (" + firstLine(err) + ")"
@@ -45,7 +49,7 @@ func noCredentials(err error) error {
 	}
 	return failf(err, "no AWS credentials found%s: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, "+
 		"or pick a profile of ~/.aws/config with -profile or AWS_PROFILE (\"aws configure\", or \"aws sso login\" for SSO); "+
-		"or try converse offline with -replay", detail)
+		"or try converse offline in a checkout of the repository: converse -replay testdata/demo.json %q", detail, demoPrompt)
 }
 
 // explain turns an error of a conversation into a failure with a hint.
