@@ -147,15 +147,15 @@ Flags:
 `)
 	fs.SetOutput(w)
 	fs.PrintDefaults()
-	fmt.Fprint(w, `
-Exit status: 0 when the model finished, 1 for failures, 2 for usage errors.
-
+	fmt.Fprint(w, "\n"+helpText("exit"))
+	fmt.Fprintf(w, `
 Examples:
   converse "What time is it?"
   converse -tools mytools.json -v "Echo hello"
   converse -record chat.json "What is 2 + 2?" && converse -replay chat.json "What is 2 + 2?"
-  converse -replay testdata/demo.json -v "What time is it, and what is 10 + 10?"
+  converse -replay testdata/demo.json -v %q
 
-The manual: go doc github.com/tooluse/bedrock/cmd/converse
-`)
+More: converse help manifest (the -tools file), converse help json (the -json
+object), converse help recording (-record and -replay), converse help exit.
+`, demoPrompt)
 }

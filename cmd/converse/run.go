@@ -23,6 +23,9 @@ import (
 // stderr. A returned usageError means exit status 2, any other error 1.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	stderr = redacting{stderr}
+	if isHelp(args) {
+		return printHelp(stdout, args)
+	}
 	s, err := parseFlags(args, stdout)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io/fs"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestHelpTopics: every topic of "converse help" prints its text from the
+// binary, outside any checkout, and every text is a topic.
+func TestHelpTopics(t *testing.T) {
+	t.Parallel()
+	files, err := fs.Glob(helpFiles, "help/*.txt")
+	require.NoError(t, err)
+	var names []string
+	for _, f := range files {
+		names = append(names, strings.TrimSuffix(strings.TrimPrefix(f, "help/"), ".txt"))
+	}
+	assert.ElementsMatch(t, helpTopics, names, "the topics and the files of help/")
+
+	dir := t.TempDir() // not the checkout
+	for _, topic := range helpTopics {
+		t.Run(topic, func(t *testing.T) {
+			out := runBinaryIn(t, dir, testEnv(t), nil, "help", topic)
+			assert.Equal(t, 0, out.code, out.stderr)
+			assert.Equal(t, helpText(topic), out.stdout)
+			assert.NotEmpty(t, out.stdout)
+		})
+	}
+	out := runBinaryIn(t, dir, testEnv(t), nil, "help")
+	assert.Equal(t, 0, out.code)
+	mustContain(t, "converse help", out.stdout, helpTopics...)
+
+	out = runBinaryIn(t, dir, testEnv(t), nil, "help", "nosuch")
+	assert.Equal(t, 2, out.code)
+	mustContain(t, "stderr", out.stderr, "converse: help nosuch: no such topic", "converse -- help nosuch")
+}
+
+// TestHelpShowsExitStatus: -h gives the exit status and names the topics.
+func TestHelpShowsExitStatus(t *testing.T) {
+	var stdout bytes.Buffer
+	require.NoError(t, run(t.Context(), []string{"-h"}, nil, &stdout, &stdout))
+	mustContain(t, "usage", stdout.String(), helpText("exit"), "130", "converse help manifest", "converse help json", "converse help recording")
+	assert.NotContains(t, stdout.String(), "go doc")
+}
+
+// TestManifestHelpExample: the example of "converse help manifest" is a
+// manifest, with every field it documents.
+func TestManifestHelpExample(t *testing.T) {
+	text := helpText("manifest")
+	start, end := strings.Index(text, "{"), strings.Index(text, "\n  ]}\n")
+	require.True(t, start >= 0 && end > start, "no example")
+	dec := json.NewDecoder(strings.NewReader(text[start : end+len("\n  ]}")]))
+	dec.DisallowUnknownFields()
+	var m manifest
+	require.NoError(t, dec.Decode(&m))
+	require.Len(t, m.Tools, 1)
+	tool := m.Tools[0]
+	assert.NotEmpty(t, tool.Env)
+	assert.NotEmpty(t, tool.InheritEnv)
+	assert.NotEmpty(t, tool.Timeout)
+	for _, field := range []string{"name", "description", "inputSchema", "command", "timeout", "env", "inheritEnv"} {
+		assert.Contains(t, text, "\n  "+field+" ", "the manifest help describes %s", field)
+	}
+}
+
+// TestDocPointsToHelp: the package doc sends readers to each help topic.
+func TestDocPointsToHelp(t *testing.T) {
+	doc, err := os.ReadFile("doc.go")
+	require.NoError(t, err)
+	for _, topic := range helpTopics {
+		assert.Contains(t, string(doc), "converse help "+topic)
+	}
+}
