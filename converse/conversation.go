@@ -62,13 +62,19 @@ type Options struct {
 	// MaxTurns bounds the model calls one Send makes; 0 means
 	// DefaultMaxTurns.
 	MaxTurns int
-	// ToolConcurrency bounds the tool calls of a turn that run at once; 0
-	// means DefaultConcurrency, 1 runs them one after another.
+	// ToolConcurrency bounds the tool calls that run at once; 0 means
+	// DefaultConcurrency, 1 runs them one after another. Calls abandoned at
+	// their timeout count until their tools return, across Sends (see
+	// Executor.Concurrency).
 	ToolConcurrency int
 	// ToolTimeout bounds each tool call unless the tool sets its own; 0
 	// means DefaultToolTimeout. Calls of inline tools (tools.WithInline) are
 	// bounded by their own timeout only.
 	ToolTimeout time.Duration
+	// ToolMaxOutput bounds the bytes of a tool call's output sent to the
+	// model unless the tool sets its own; 0 means DefaultMaxOutput (see
+	// Executor.MaxOutput).
+	ToolMaxOutput int
 	// ToolStatus says whether tool results carry the status field.
 	ToolStatus StatusMode
 	// JSONResults answers tool calls with json content blocks instead of
@@ -111,18 +117,21 @@ type Result struct {
 
 // Conversation is a chat with a model that can call tools. It keeps the
 // history, so each Send continues the conversation. Its methods are safe for
-// concurrent use; Sends are serialized.
+// concurrent use; Sends are serialized, and History never waits for one.
 type Conversation struct {
 	client  Client
 	modelID string
 	tools   *tools.Registry
 	opts    Options
 	model   models.Model
+	exec    *Executor // one for all Sends, so that abandoned calls keep counting
 
-	mu      sync.Mutex
+	sendMu sync.Mutex               // held for a whole Send
+	cfg    *types.ToolConfiguration // ToolConfig of the first cfgLen tools; under sendMu
+	cfgLen int                      // -1 until cfg is built
+
+	mu      sync.Mutex // held only to read or replace history, never across a model call or a tool
 	history []types.Message
-	cfg     *types.ToolConfiguration // ToolConfig of the first cfgLen tools
-	cfgLen  int                      // -1 until cfg is built
 	eventMu sync.Mutex
 }
 
@@ -150,6 +159,7 @@ func New(client Client, modelID string, reg *tools.Registry, optFns ...func(*Opt
 	for _, fn := range optFns {
 		fn(&c.opts)
 	}
+	c.exec = c.executor()
 	return c
 }
 
@@ -162,6 +172,8 @@ func Run(ctx context.Context, client Client, modelID string, reg *tools.Registry
 // Bedrock conversation: empty, or ending with an assistant message that asks
 // for no tool. A Send that fails, or whose final answer has no content
 // (Bedrock rejects empty messages), leaves it as it was before that Send.
+// During a Send it returns the history before that Send, at once: it may be
+// called from OnEvent or from another goroutine.
 func (c *Conversation) History() []types.Message {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -198,19 +210,22 @@ func (c *Conversation) SendMessage(ctx context.Context, msg types.Message) (*Res
 	if err := checkContent(msg); err != nil {
 		return nil, err
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.sendMu.Lock()
+	defer c.sendMu.Unlock()
 	cfg, err := c.toolConfig()
 	if err != nil {
 		return nil, err
 	}
 
-	exec := c.executor()
+	exec := c.exec
 	// The new messages go after the conversation's own, in its spare
 	// capacity if it has some: no copy of the history per Send. A failed
 	// Send's Result gets a copy of its own (see fail), since the next Send
-	// writes over that spare capacity.
+	// writes over that spare capacity. History reads only the committed
+	// messages, before that capacity, so it never races with these writes.
+	c.mu.Lock()
 	history := append(c.history, msg)
+	c.mu.Unlock()
 	res := &Result{}
 	fail := func(turn int, err error) (*Result, error) {
 		res.History = slices.Clone(history)
@@ -271,7 +286,9 @@ func (c *Conversation) commit(history []types.Message) {
 		*last = final
 	}
 	if len(last.Content) > 0 {
+		c.mu.Lock()
 		c.history = history
+		c.mu.Unlock()
 	}
 }
 
@@ -369,12 +386,13 @@ func (c *Conversation) turn(ctx context.Context, n int, exec *Executor, history 
 	return &turnResult{message: msg.Value, stop: out.StopReason, usage: usageOf(out.Usage)}, nil
 }
 
-// executor builds the Executor for one Send.
+// executor builds the Executor of the conversation's Sends.
 func (c *Conversation) executor() *Executor {
 	e := &Executor{
 		Tools:       c.tools,
 		Concurrency: c.opts.ToolConcurrency,
 		Timeout:     c.opts.ToolTimeout,
+		MaxOutput:   c.opts.ToolMaxOutput,
 		JSONContent: c.opts.JSONResults,
 		Logger:      c.opts.Logger,
 		OmitStatus:  !c.sendStatus(),

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
@@ -480,4 +481,135 @@ func TestResultHistoryIsNotOverwritten(t *testing.T) {
 	}
 	assert.Len(t, results[2].History, 7)
 	assert.Len(t, c.History(), 8)
+}
+
+// within fails the test if f does not return: a deadlock shows as a
+// failure rather than a hung test. The bound is far beyond any honest wait.
+func within(t *testing.T, what string, f func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f()
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("%s never returned", what)
+	}
+}
+
+// TestHistoryFromOnEvent: a UI that redraws the transcript on TurnEnd or
+// ToolEnd calls History from OnEvent; it must not deadlock Send.
+func TestHistoryFromOnEvent(t *testing.T) {
+	_, client := serve(t, bedrocktest.Script(
+		bedrocktest.ToolUse("", bedrocktest.Call{ID: "t1", Name: "calculator", Input: map[string]any{"a": 1, "b": 2}}),
+		bedrocktest.Text("3"), bedrocktest.Text("still 3")))
+	var seen []int
+	var c *converse.Conversation
+	c = converse.New(client, claude, calculator(t), func(o *converse.Options) {
+		o.OnEvent = func(ev converse.Event) {
+			switch ev.(type) {
+			case converse.TurnEnd, converse.ToolEnd:
+				seen = append(seen, len(c.History()))
+			}
+		}
+	})
+	within(t, "Send", func() {
+		_, err := c.Send(context.Background(), "1+2")
+		require.NoError(t, err)
+		_, err = c.Send(context.Background(), "and again?")
+		require.NoError(t, err)
+	})
+	assert.Equal(t, []int{0, 0, 0, 4}, seen, "History during a Send is the history before it")
+}
+
+// TestHistoryDoesNotWaitForTheModel: History from another goroutine
+// returns while a Send waits for the model; the model's answer waits for
+// History to have returned, so a History that waited would never return.
+func TestHistoryDoesNotWaitForTheModel(t *testing.T) {
+	inCall, historyRead := make(chan struct{}), make(chan struct{})
+	calls := 0
+	h := bedrocktest.HandlerFunc(func(ctx context.Context, r *bedrocktest.Request) (*bedrocktest.Reply, error) {
+		calls++
+		if calls == 2 {
+			close(inCall)
+			<-historyRead
+		}
+		return bedrocktest.Text(fmt.Sprintf("answer %d", calls)), nil
+	})
+	_, client := serve(t, h)
+	answer := sync.OnceFunc(func() { close(historyRead) })
+	t.Cleanup(answer) // before the server closes, should History fail
+	c := converse.New(client, claude, nil)
+	_, err := c.Send(context.Background(), "one")
+	require.NoError(t, err)
+	sent := make(chan error)
+	go func() {
+		_, err := c.Send(context.Background(), "two")
+		sent <- err
+	}()
+	<-inCall
+	var during []types.Message
+	within(t, "History", func() { during = c.History() })
+	answer()
+	require.NoError(t, <-sent)
+	assert.Len(t, during, 2)
+	assert.Len(t, c.History(), 4)
+}
+
+// TestAbandonedCallsCountAcrossSends: with ToolConcurrency 1, a call of one
+// Send abandoned at its timeout keeps the slot in the next Send, whose call
+// is answered as timed out waiting for it.
+func TestAbandonedCallsCountAcrossSends(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	var high atomic.Int32
+	reg, err := tools.NewRegistry(stuckTool(t, 20*time.Millisecond, release, &high))
+	require.NoError(t, err)
+	srv, client := serve(t, bedrocktest.Script(
+		bedrocktest.ToolUse("", bedrocktest.Call{ID: "s1", Name: "stuck"}), bedrocktest.Text("it timed out"),
+		bedrocktest.ToolUse("", bedrocktest.Call{ID: "s2", Name: "stuck"}), bedrocktest.Text("again")))
+	c := converse.New(client, claude, reg, func(o *converse.Options) { o.ToolConcurrency = 1 })
+	for _, prompt := range []string{"one", "two"} {
+		_, err := c.Send(context.Background(), prompt)
+		require.NoError(t, err)
+	}
+	reqs := srv.Requests()
+	require.Len(t, reqs, 4)
+	assert.Equal(t, []result{{"s1", `Error: tool "stuck" timed out after 20ms: context deadline exceeded`, types.ToolResultStatusError}},
+		resultsOf(t, reqs[1].Messages[2]))
+	assert.Equal(t, []result{{"s2", `Error: tool "stuck" timed out after 20ms waiting for a free slot, all held by ` +
+		`tool "stuck" (toolUseId "s1", answered already and still running): context deadline exceeded`, types.ToolResultStatusError}},
+		resultsOf(t, reqs[3].Messages[6]))
+	assert.Equal(t, int32(1), high.Load())
+}
+
+// TestToolOutputIsCapped: a tool returning 100 MB does not make a 100 MB
+// request; the model gets the first MiB and a marker. (TestExecuteOutputLimit
+// covers the other modes.)
+func TestToolOutputIsCapped(t *testing.T) {
+	huge, err := tools.New("huge", "Returns 100 MB.", func(context.Context, struct{}) (string, error) {
+		return strings.Repeat("x", 100<<20), nil
+	})
+	require.NoError(t, err)
+	reg, err := tools.NewRegistry(huge)
+	require.NoError(t, err)
+	srv, client := serve(t, bedrocktest.Script(bedrocktest.ToolUse("", bedrocktest.Call{ID: "h", Name: "huge"}), bedrocktest.Text("big")))
+	var truncated bool
+	_, err = converse.Run(context.Background(), client, claude, reg, "go", func(o *converse.Options) {
+		o.OnEvent = func(ev converse.Event) {
+			if end, ok := ev.(converse.ToolEnd); ok {
+				truncated = end.Truncated
+			}
+		}
+	})
+	require.NoError(t, err)
+	reqs := srv.Requests()
+	require.Len(t, reqs, 2)
+	assert.Less(t, len(reqs[1].Body), converse.DefaultMaxOutput+64<<10)
+	got := resultsOf(t, reqs[1].Messages[2])
+	require.Len(t, got, 1)
+	assert.True(t, strings.HasSuffix(got[0].Text, "x… [truncated: 104857602 bytes, first 1048576 kept]"), got[0].Text[len(got[0].Text)-80:])
+	assert.True(t, truncated)
 }

@@ -96,16 +96,22 @@ type earlyStarter struct {
 	cancel  context.CancelFunc
 	turn    int
 	exec    *Executor
-	started map[string]*pending
+	started map[string]*pending // by toolUseId; the executor checks it is the same call
+	seen    map[string]bool     // toolUseIds of the blocks completed so far
 }
 
 func newEarlyStarter(ctx context.Context, turn int, exec *Executor) *earlyStarter {
 	ctx, cancel := context.WithCancel(ctx)
-	return &earlyStarter{ctx: ctx, cancel: cancel, turn: turn, exec: exec, started: map[string]*pending{}}
+	return &earlyStarter{ctx: ctx, cancel: cancel, turn: turn, exec: exec,
+		started: map[string]*pending{}, seen: map[string]bool{}}
 }
 
+// maybeStart starts c if its tool is speculative and no block before it had
+// its toolUseId: a repeat is answered as a duplicate, never run.
 func (s *earlyStarter) maybeStart(c toolCall) {
-	if c.inputErr != nil || s.started[c.id] != nil {
+	repeat := s.seen[c.id]
+	s.seen[c.id] = true
+	if c.inputErr != nil || repeat {
 		return
 	}
 	if tool, ok := s.exec.lookup(c.name); ok && tool.Speculative() {

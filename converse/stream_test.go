@@ -381,3 +381,58 @@ func TestStreamToolInputKeepsNumbersExact(t *testing.T) {
 	assert.Equal(t, []string{`{"a":9007199254740993,"b":0.1}`}, inputs)
 	assert.Contains(t, string(srv.Requests()[1].Body), `9007199254740993`)
 }
+
+// TestEarlyStartRepeatedIDAcrossTools: a streamed turn repeats a toolUseId
+// for a tool with side effects and a speculative one, which starts early.
+// The first call must run and get its own output; the repeat gets the
+// duplicate-id error, never the other call's output.
+func TestEarlyStartRepeatedIDAcrossTools(t *testing.T) {
+	for _, order := range [][]string{{"side", "peek"}, {"peek", "side"}} {
+		t.Run(order[0]+" first", func(t *testing.T) {
+			var sideRuns atomic.Int32
+			side, err := tools.New("side", "Has a side effect.", func(context.Context, struct{}) (string, error) {
+				sideRuns.Add(1)
+				return "side effect done", nil
+			})
+			require.NoError(t, err)
+			peek, err := tools.New("peek", "Only reads.", func(context.Context, struct{}) (string, error) {
+				return "peeked", nil
+			}, tools.WithSpeculative())
+			require.NoError(t, err)
+			reg, err := tools.NewRegistry(side, peek)
+			require.NoError(t, err)
+			srv, client := serve(t, bedrocktest.Script(
+				bedrocktest.ToolUse("", bedrocktest.Call{ID: "dup", Name: order[0]}, bedrocktest.Call{ID: "dup", Name: order[1]}),
+				bedrocktest.Text("done")))
+			ends := map[string]converse.ToolEnd{}
+			var mu sync.Mutex
+			_, _ = converse.Run(context.Background(), client, claude, reg, "go", streaming, func(o *converse.Options) {
+				o.EarlyToolStart = true
+				o.OnEvent = func(ev converse.Event) {
+					if end, ok := ev.(converse.ToolEnd); ok {
+						mu.Lock()
+						ends[end.Name] = end
+						mu.Unlock()
+					}
+				}
+			})
+			outputs := map[string]string{"side": `"side effect done"`, "peek": `"peeked"`}
+			first, repeat := ends[order[0]], ends[order[1]]
+			assert.Equal(t, outputs[order[0]], string(first.Output))
+			assert.NoError(t, first.Err)
+			assert.ErrorIs(t, repeat.Err, converse.ErrDuplicateID)
+			assert.Nil(t, repeat.Output)
+			wantSide := int32(0)
+			if order[0] == "side" {
+				wantSide = 1
+			}
+			assert.Equal(t, wantSide, sideRuns.Load(), "times the side-effect tool ran")
+			reqs := srv.Requests()
+			require.GreaterOrEqual(t, len(reqs), 2)
+			got := resultsOf(t, reqs[1].Messages[2])
+			require.Len(t, got, 2)
+			assert.Equal(t, result{"dup", outputs[order[0]], types.ToolResultStatusSuccess}, got[0])
+			assert.Contains(t, got[1].Text, `duplicate toolUseId: "dup"`)
+		})
+	}
+}
