@@ -23,7 +23,33 @@
 // A tool that fails, panics, hangs past its timeout, is unknown, or gets
 // input that is not an object or breaks its schema is answered with an error
 // result for that call only; the conversation goes on and the model can
-// adjust. Go errors are for the caller: Bedrock API errors (wrapped with the
+// adjust. Everything a tool returns is untrusted: a panic of its error's
+// Error method or of its output's MarshalJSON is recovered like a panic of
+// the tool, and a tool that returns after its deadline is answered as timed
+// out, whatever it returned.
+//
+// # Limits
+//
+// Concurrency (Executor.Concurrency, Options.ToolConcurrency) bounds the tool
+// code really running. A call answered at its timeout whose tool ignores its
+// context is abandoned, not stopped: it keeps its slot until the tool
+// returns, across the Sends of a Conversation, and a call that cannot get a
+// slot before its own timeout is answered as timed out, naming the calls
+// holding the slots. [Executor.Abandoned] counts the abandoned calls still
+// running; [ToolEnd].Abandoned and a log line report each one.
+//
+// The output of a call sent to the model is capped at [DefaultMaxOutput]
+// bytes (1 MiB) unless the tool (tools.WithMaxOutput) or the Executor
+// (MaxOutput, Options.ToolMaxOutput) sets another limit. Longer output, or
+// error text, is cut on a rune boundary, ends with a marker such as
+// "… [truncated: 104857602 bytes, first 1048576 kept]", and is sent as text,
+// as cut JSON is no JSON; [ToolEnd].Truncated reports it.
+//
+// # History
+//
+// [Conversation.History] never waits for a model call or a tool: during a
+// Send it returns the history before that Send, so it may be called from
+// OnEvent (to redraw a transcript on TurnEnd) or from another goroutine. Go errors are for the caller: Bedrock API errors (wrapped with the
 // turn number, usable with errors.As against *types.ThrottlingException and
 // the rest), cancellation, and the sentinels [ErrMaxTurns], [ErrMaxTokens],
 // [ErrMalformedToolUse], [ErrMalformedModelOutput],
