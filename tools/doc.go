@@ -33,18 +33,6 @@
 // "$schema" says so) when the tool is made, so that a schema with an unknown
 // type or a negative minLength is an error then, not a failure of every call.
 //
-// # Validation cost
-//
-// Validating with jsonschema-go means decoding the input into a map and
-// walking the schema: several microseconds, more than a quick tool's own
-// work. So a tool compiles the keywords most schemas use (type, properties,
-// required, additionalProperties, items, enum, const, the numeric, length and
-// count bounds, pattern) once, and checks each input in one pass over its
-// bytes. That check only ever says "valid"; any input it is not sure of, and
-// every schema with other keywords or defaults, takes the full path through
-// jsonschema-go, which decides and explains. The answer is the same either
-// way; only the cost differs.
-//
 // # Options
 //
 // [WithTimeout] bounds a call; [WithSpeculative] lets a streaming
