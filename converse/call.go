@@ -175,7 +175,7 @@ func (e *Executor) invoke(ctx context.Context, tool *tools.Tool, input json.RawM
 		return outcome{err: err, text: errorText(err), limit: limit}
 	}
 	while = " while its output was encoded"
-	b, err := encodeOutput(v)
+	b, err := json.Marshal(v)
 	if err != nil {
 		return outcome{err: fmt.Errorf("%w: tool %q: %v", ErrToolOutput, tool.Name(), err), limit: limit}
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"math"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -82,22 +81,6 @@ func FuzzAppendJSON(f *testing.F) {
 			t.Fatalf("appendJSON wrote %s, json.Marshal %s", got, want)
 		}
 	})
-}
-
-func TestEncodeOutput(t *testing.T) {
-	for _, v := range []any{
-		"plain", "", "<b> & \"q\" \n \u2028 é", "bad \xff", true, false,
-		0, -7, math.MaxInt64, int64(math.MinInt64), 1.5, nil, []int{1}, map[string]int{"b": 1, "a": 2},
-		json.RawMessage(` {"x": 1} `),
-	} {
-		want, err := json.Marshal(v)
-		require.NoError(t, err)
-		got, err := encodeOutput(v)
-		require.NoError(t, err)
-		assert.Equal(t, string(want), string(got), "%#v", v)
-	}
-	_, err := encodeOutput(math.NaN())
-	assert.Error(t, err)
 }
 
 // TestDocumentJSONReadsTheSDKsValue checks that the tool inputs the SDK

@@ -3,7 +3,6 @@ package converse
 import (
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -16,22 +15,6 @@ import (
 // text, sent to the model when neither the tool (tools.WithMaxOutput) nor
 // the Executor (MaxOutput, Options.ToolMaxOutput) sets a limit.
 const DefaultMaxOutput = 1 << 20
-
-// encodeOutput is json.Marshal, with the common scalar results written
-// without reflection.
-func encodeOutput(v any) ([]byte, error) {
-	switch v := v.(type) {
-	case string:
-		return appendString(nil, v), nil
-	case bool:
-		return strconv.AppendBool(nil, v), nil
-	case int:
-		return strconv.AppendInt(nil, int64(v), 10), nil
-	case int64:
-		return strconv.AppendInt(nil, v, 10), nil
-	}
-	return json.Marshal(v)
-}
 
 // errorText is the text of an error result: never empty, always starting
 // with "Error:", as Bedrock rejects error results without content. It calls
