@@ -67,6 +67,7 @@ func (e *Executor) prepare(ctx context.Context, turn int, c toolCall, st *runnin
 	if st.timeout <= 0 && !tool.Inline() {
 		st.timeout = e.timeout()
 	}
+	ctx = tools.WithCallID(ctx, c.id) // the tool may pass it on, as lambdatool does
 	st.ctx, st.cancel = ctx, func() {}
 	if st.timeout > 0 {
 		st.ctx, st.cancel = context.WithTimeout(ctx, st.timeout)
