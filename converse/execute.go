@@ -75,8 +75,9 @@ type Executor struct {
 // Execute answers every toolUse block in content, the content of an
 // assistant message, and returns the toolResult blocks for the next user
 // message: one per toolUse, with the same toolUseId, in the order of the
-// toolUse blocks. Other blocks are ignored; no toolUse blocks gives no
-// results. When ctx is cancelled, calls not yet finished are answered with
+// toolUse blocks. Other blocks are ignored, and so are the calls of
+// server-side system tools (type server_tool_use), which Bedrock ran and
+// answered in the same message; no toolUse blocks gives no results. When ctx is cancelled, calls not yet finished are answered with
 // error results.
 func (e *Executor) Execute(ctx context.Context, content []types.ContentBlock) []types.ContentBlock {
 	return e.execute(ctx, 0, toolCalls(content), nil)
@@ -106,12 +107,13 @@ type outcome struct {
 	abandoned bool // answered while the tool still runs
 }
 
-// toolCalls picks the toolUse blocks out of an assistant message.
+// toolCalls picks the client's toolUse blocks out of an assistant message;
+// calls of server-side system tools, which Bedrock ran, are left out.
 func toolCalls(content []types.ContentBlock) []toolCall {
 	calls := make([]toolCall, 0, len(content))
 	for _, b := range content {
 		tu, ok := b.(*types.ContentBlockMemberToolUse)
-		if !ok {
+		if !ok || !clientCall(b) {
 			continue
 		}
 		c := toolCall{id: aws.ToString(tu.Value.ToolUseId), name: aws.ToString(tu.Value.Name)}
@@ -307,20 +309,4 @@ func (e *Executor) emit(ev Event) {
 		defer e.eventMu.Unlock()
 		e.OnEvent(ev)
 	}
-}
-
-// stackDepth is a variable so that the compiler keeps growStack's frame.
-var stackDepth = 1
-
-// growStack makes the calling goroutine's stack 16 KiB in one step. A tool
-// call decodes and validates JSON, which takes a new goroutine's 2 KiB stack
-// through three doublings, each copying the whole deeper stack; growing it
-// first, while it is shallow, costs one cheap copy. (CockroachDB's
-// util/growstack does the same.) BenchmarkExecute shows the gain.
-//
-//go:noinline
-func growStack(i int) byte {
-	var frame [8 << 10]byte
-	frame[i] = 1
-	return frame[len(frame)-1-i]
 }
