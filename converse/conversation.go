@@ -55,6 +55,13 @@ type Options struct {
 	// AdditionalModelRequestFields passes model-specific fields, such as
 	// Claude's reasoning configuration.
 	AdditionalModelRequestFields document.Interface
+	// SystemTools names server-side system tools that Bedrock runs itself,
+	// such as Amazon Nova's "nova_grounding" and "nova_code_interpreter";
+	// they join the tool configuration after the registry's tools. Their
+	// calls and results come back inside the assistant message (toolUse
+	// blocks of type server_tool_use and toolResult blocks): the loop never
+	// runs or answers them, and echoes them as Bedrock sent them.
+	SystemTools []string
 	// ToolChoice forces the first turn of each Send to use a tool
 	// (&types.ToolChoiceMemberAny{}) or a named tool; later turns of the same
 	// Send leave the choice to the model, so a forced choice cannot loop.
@@ -98,9 +105,13 @@ type Options struct {
 
 // Result is the outcome of one Send.
 type Result struct {
-	// Message is the last assistant message and Text its text.
+	// Message is the last assistant message and Text its generated text:
+	// that of its text blocks and citationsContent blocks, in order.
 	Message types.Message
 	Text    string
+	// Citations are the sources Message cites, in order; none unless
+	// citations were enabled (see Citation).
+	Citations []Citation
 	// StopReason is why the model stopped. end_turn and stop_sequence are a
 	// normal end; max_tokens (outside a tool call), guardrail_intervened,
 	// content_filtered and unknown reasons are passed through.
@@ -147,7 +158,7 @@ func (c *Conversation) toolConfig() (*types.ToolConfiguration, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.cfg, c.cfgLen = cfg, n
+	c.cfg, c.cfgLen = withSystemTools(cfg, c.opts.ToolChoice, c.opts.SystemTools), n
 	return cfg, nil
 }
 
@@ -238,7 +249,7 @@ func (c *Conversation) SendMessage(ctx context.Context, msg types.Message) (*Res
 		}
 		reply := echo(t.message)
 		history = append(history, reply)
-		res.Message, res.Text, res.StopReason = reply, textOf(reply), t.stop
+		res.Message, res.Text, res.Citations, res.StopReason = reply, textOf(reply), citationsOf(reply), t.stop
 		res.Turns, res.Usage = turn, res.Usage.Add(t.usage)
 		c.emit(TurnEnd{Turn: turn, StopReason: t.stop, Usage: t.usage})
 
@@ -246,6 +257,9 @@ func (c *Conversation) SendMessage(ctx context.Context, msg types.Message) (*Res
 			t.discard()
 			return fail(turn, err)
 		}
+		// A tool_use turn with only server tool calls, which Bedrock answered
+		// itself, leaves the client nothing to answer: it ends the Send as a
+		// final answer would (an empty user message would be rejected).
 		if t.stop != types.StopReasonToolUse || !hasToolUse(reply) {
 			t.discard()
 			res.History = slices.Clip(history)
@@ -270,8 +284,9 @@ func (c *Conversation) SendMessage(ctx context.Context, msg types.Message) (*Res
 }
 
 // commit keeps history as the conversation's, in a form Bedrock accepts as
-// the start of the next request: toolUse blocks of a final answer (a turn
-// that did not end in tool_use) are dropped, as nothing answers them, and a
+// the start of the next request: the client's toolUse blocks of a final
+// answer (a turn that did not end in tool_use) are dropped, as nothing
+// answers them (a server tool's blocks stay, answered in the message), and a
 // final answer left with no content is not kept at all, as Bedrock rejects
 // empty messages; the history then stays as it was before the Send.
 func (c *Conversation) commit(history []types.Message) {
@@ -279,7 +294,7 @@ func (c *Conversation) commit(history []types.Message) {
 	if hasToolUse(*last) {
 		final := types.Message{Role: last.Role}
 		for _, b := range last.Content {
-			if _, ok := b.(*types.ContentBlockMemberToolUse); !ok {
+			if !clientCall(b) {
 				final.Content = append(final.Content, b)
 			}
 		}
@@ -379,8 +394,8 @@ func (c *Conversation) turn(ctx context.Context, n int, exec *Executor, history 
 		return nil, errors.New("the response holds no message")
 	}
 	for _, b := range msg.Value.Content {
-		if t, ok := b.(*types.ContentBlockMemberText); ok && c.opts.OnEvent != nil {
-			c.emit(Text{Turn: n, Text: t.Value})
+		if t, ok := blockText(b); ok && c.opts.OnEvent != nil {
+			c.emit(Text{Turn: n, Text: t})
 		}
 	}
 	return &turnResult{message: msg.Value, stop: out.StopReason, usage: usageOf(out.Usage)}, nil

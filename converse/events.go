@@ -14,7 +14,7 @@ import (
 type Event interface{ event() }
 
 // Text is assistant text. Without streaming it is the whole text of one text
-// block; with streaming it is each delta as it arrives.
+// or citationsContent block; with streaming it is each delta as it arrives.
 type Text struct {
 	Turn int
 	Text string

@@ -9,11 +9,13 @@ import (
 )
 
 // echo prepares an assistant message from a response for the history. A
-// toolUse block keeps only toolUseId, name and input: responses carry an
-// undocumented type "tool_use" that Bedrock rejects when echoed back (type is
-// kept for server_tool_use). Blank text blocks, which Bedrock rejects in a
-// request, are dropped. Everything else, reasoningContent with its signature
-// included, is echoed unchanged.
+// client toolUse block keeps only toolUseId, name and input: responses carry
+// an undocumented type "tool_use" that Bedrock rejects when echoed back.
+// Blank text blocks, which Bedrock rejects in a request, are dropped.
+// Everything else is echoed unchanged, as Bedrock requires: reasoningContent
+// with its signature, redacted reasoning, citationsContent, and a server
+// tool's blocks (its toolUse keeping type server_tool_use, its toolResult in
+// the assistant message keeping its type).
 func echo(msg types.Message) types.Message {
 	out := types.Message{Role: types.ConversationRoleAssistant, Content: make([]types.ContentBlock, 0, len(msg.Content))}
 	for _, b := range msg.Content {
@@ -40,25 +42,35 @@ func echo(msg types.Message) types.Message {
 	return out
 }
 
-// textOf joins the text blocks of a message.
+// textOf joins the generated text of a message: its text blocks and the
+// content of its citationsContent blocks, in order.
 func textOf(msg types.Message) string {
-	var parts []string
+	var sb strings.Builder
 	for _, b := range msg.Content {
-		if t, ok := b.(*types.ContentBlockMemberText); ok {
-			parts = append(parts, t.Value)
+		if t, ok := blockText(b); ok {
+			sb.WriteString(t)
 		}
 	}
-	return strings.Join(parts, "")
+	return sb.String()
 }
 
-// hasToolUse reports whether a message asks for a tool.
+// hasToolUse reports whether a message asks the client for a tool. Calls of
+// server-side system tools do not count: Bedrock ran them, and their
+// results are in the same message.
 func hasToolUse(msg types.Message) bool {
 	for _, b := range msg.Content {
-		if _, ok := b.(*types.ContentBlockMemberToolUse); ok {
+		if clientCall(b) {
 			return true
 		}
 	}
 	return false
+}
+
+// clientCall reports whether b is a toolUse block the client must answer,
+// not a server tool's call (type server_tool_use).
+func clientCall(b types.ContentBlock) bool {
+	tu, ok := b.(*types.ContentBlockMemberToolUse)
+	return ok && tu.Value.Type != types.ToolUseTypeServerToolUse
 }
 
 // Usage counts tokens, summed over the turns of a conversation.

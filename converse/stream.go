@@ -126,8 +126,10 @@ type assembler struct {
 }
 
 type blockBuilder struct {
-	text      strings.Builder
-	toolUse   *types.ToolUseBlockStart
+	text       strings.Builder
+	toolUse    *types.ToolUseBlockStart
+	toolResult *types.ToolResultBlockStart // a server tool's result
+	result     []types.ToolResultContentBlock
 	input     strings.Builder
 	decoded   *toolCall // the call, once decoded
 	reasoning bool
@@ -152,9 +154,13 @@ func (a *assembler) block(index *int32) *blockBuilder {
 
 func (a *assembler) start(index *int32, start types.ContentBlockStart) {
 	b := a.block(index)
-	if tu, ok := start.(*types.ContentBlockStartMemberToolUse); ok {
-		v := tu.Value
+	switch s := start.(type) {
+	case *types.ContentBlockStartMemberToolUse:
+		v := s.Value
 		b.toolUse = &v
+	case *types.ContentBlockStartMemberToolResult:
+		v := s.Value
+		b.toolResult = &v
 	}
 }
 
@@ -183,17 +189,44 @@ func (a *assembler) delta(index *int32, d types.ContentBlockDelta) string {
 			cit.SourceContent = append(cit.SourceContent, &types.CitationSourceContentMemberText{Value: aws.ToString(sc.Text)})
 		}
 		b.citations = append(b.citations, cit)
+	case *types.ContentBlockDeltaMemberToolResult:
+		for _, r := range d.Value {
+			b.addResult(r)
+		}
 	}
 	return ""
 }
 
-// stop completes a block; for a toolUse block it returns the call.
+// addResult adds a delta of a server tool's result: text deltas make one
+// text block, each json delta a json block.
+func (b *blockBuilder) addResult(d types.ToolResultBlockDelta) {
+	switch r := d.(type) {
+	case *types.ToolResultBlockDeltaMemberText:
+		if n := len(b.result); n > 0 {
+			if last, ok := b.result[n-1].(*types.ToolResultContentBlockMemberText); ok {
+				b.result[n-1] = &types.ToolResultContentBlockMemberText{Value: last.Value + r.Value}
+				return
+			}
+		}
+		b.result = append(b.result, &types.ToolResultContentBlockMemberText{Value: r.Value})
+	case *types.ToolResultBlockDeltaMemberJson:
+		b.result = append(b.result, &types.ToolResultContentBlockMemberJson{Value: r.Value})
+	}
+}
+
+// stop completes a block; for a client's toolUse block it returns the call.
 func (a *assembler) stop(index *int32) (toolCall, bool) {
 	b := a.block(index)
-	if b.toolUse == nil {
+	if !b.clientCall() {
 		return toolCall{}, false
 	}
 	return b.call(), true
+}
+
+// clientCall reports whether the block is a toolUse the client must answer,
+// not a server tool's call.
+func (b *blockBuilder) clientCall() bool {
+	return b.toolUse != nil && b.toolUse.Type != types.ToolUseTypeServerToolUse
 }
 
 // call decodes a toolUse block's streamed input. Empty input, as sent for
@@ -219,7 +252,7 @@ func (b *blockBuilder) call() toolCall {
 	return c
 }
 
-// message returns the assembled message and its tool calls.
+// message returns the assembled message and the client's tool calls.
 func (a *assembler) message() (types.Message, []toolCall) {
 	msg := types.Message{Role: types.ConversationRoleAssistant}
 	var calls []toolCall
@@ -233,12 +266,21 @@ func (a *assembler) message() (types.Message, []toolCall) {
 		switch {
 		case b.toolUse != nil:
 			c := b.call()
-			calls = append(calls, c)
+			if b.clientCall() {
+				calls = append(calls, c)
+			}
 			msg.Content = append(msg.Content, &types.ContentBlockMemberToolUse{Value: types.ToolUseBlock{
 				ToolUseId: b.toolUse.ToolUseId,
 				Name:      b.toolUse.Name,
 				Type:      b.toolUse.Type,
 				Input:     inputDocument(c.input),
+			}})
+		case b.toolResult != nil:
+			msg.Content = append(msg.Content, &types.ContentBlockMemberToolResult{Value: types.ToolResultBlock{
+				ToolUseId: b.toolResult.ToolUseId,
+				Status:    b.toolResult.Status,
+				Type:      b.toolResult.Type,
+				Content:   b.result,
 			}})
 		case b.reasoning && b.redacted != nil:
 			msg.Content = append(msg.Content, &types.ContentBlockMemberReasoningContent{

@@ -41,3 +41,20 @@ func ToolConfig(reg *tools.Registry, choice types.ToolChoice) (*types.ToolConfig
 	}
 	return cfg, nil
 }
+
+// withSystemTools adds Bedrock's server-side system tools named in names
+// (Options.SystemTools) to cfg, which may be nil when the registry is
+// empty: system tools alone make a tool configuration too.
+func withSystemTools(cfg *types.ToolConfiguration, choice types.ToolChoice, names []string) *types.ToolConfiguration {
+	if len(names) == 0 {
+		return cfg
+	}
+	out := &types.ToolConfiguration{ToolChoice: choice}
+	if cfg != nil {
+		out.Tools = append(out.Tools, cfg.Tools...)
+	}
+	for _, name := range names {
+		out.Tools = append(out.Tools, &types.ToolMemberSystemTool{Value: types.SystemTool{Name: aws.String(name)}})
+	}
+	return out
+}

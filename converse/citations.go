@@ -1,0 +1,157 @@
+package converse
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+)
+
+// Citation is one source an answer cites: with citations enabled (documents
+// with citations enabled, search results, or a system tool such as
+// nova_grounding), the model answers in citationsContent blocks, each a
+// span of generated text with the sources it rests on.
+type Citation struct {
+	// Text is the span of generated text the citation supports; it is part
+	// of Result.Text.
+	Text string
+	// Title and Source name the cited document or search result, as
+	// Bedrock gave them; either may be empty.
+	Title  string
+	Source string
+	// Kind says what Location holds; it is empty for a location this
+	// package does not know, or none.
+	Kind     CitationKind
+	Location CitationLocation
+	// Quotes are the cited passages of the source (sourceContent), if
+	// Bedrock sent them.
+	Quotes []string
+}
+
+// CitationKind is the kind of a citation's location.
+type CitationKind string
+
+// The kinds of location Bedrock gives (the members of CitationLocation in
+// the API).
+const (
+	CitationPage         CitationKind = "page"         // documentPage
+	CitationChar         CitationKind = "char"         // documentChar
+	CitationChunk        CitationKind = "chunk"        // documentChunk
+	CitationSearchResult CitationKind = "searchResult" // searchResultLocation
+	CitationWeb          CitationKind = "web"          // web
+)
+
+// CitationLocation is where in its source a citation points. For pages,
+// characters and chunks, Index is the document's index in the request and
+// Start and End the range as Bedrock gave it; for a search result, Index is
+// the search result's index and Start and End its content blocks; for the
+// web, URL and Domain. Fields Bedrock left out are zero.
+type CitationLocation struct {
+	Index       int
+	Start, End  int
+	URL, Domain string
+}
+
+// String describes the citation in a few words for a reader, such as
+// "Annual report, page 3" or "https://example.com/a (example.com)".
+func (c Citation) String() string {
+	name := c.Title
+	if name == "" {
+		name = c.Source
+	}
+	var where string
+	l := c.Location
+	switch c.Kind {
+	case CitationPage:
+		where = span("page", "pages", l.Start, l.End)
+	case CitationChar:
+		where = span("character", "characters", l.Start, l.End)
+	case CitationChunk:
+		where = span("chunk", "chunks", l.Start, l.End)
+	case CitationSearchResult:
+		where = fmt.Sprintf("search result %d", l.Index)
+	case CitationWeb:
+		where = l.URL
+		if where == "" {
+			where = l.Domain
+		}
+	}
+	switch {
+	case name == "":
+		return where
+	case where == "" || where == name:
+		return name
+	}
+	return name + ", " + where
+}
+
+// span words a range whose end may be missing or equal to its start.
+func span(one, many string, start, end int) string {
+	if end <= start {
+		return fmt.Sprintf("%s %d", one, start)
+	}
+	return fmt.Sprintf("%s %d-%d", many, start, end)
+}
+
+// blockText returns the generated text a block carries: a text block's
+// text, or the text of a citationsContent block's content.
+func blockText(b types.ContentBlock) (string, bool) {
+	switch v := b.(type) {
+	case *types.ContentBlockMemberText:
+		return v.Value, true
+	case *types.ContentBlockMemberCitationsContent:
+		return citedText(v.Value), true
+	}
+	return "", false
+}
+
+// citedText joins the generated text of a citationsContent block.
+func citedText(b types.CitationsContentBlock) string {
+	var sb strings.Builder
+	for _, c := range b.Content {
+		if t, ok := c.(*types.CitationGeneratedContentMemberText); ok {
+			sb.WriteString(t.Value)
+		}
+	}
+	return sb.String()
+}
+
+// citationsOf returns the citations of a message, in order.
+func citationsOf(msg types.Message) []Citation {
+	var out []Citation
+	for _, b := range msg.Content {
+		cc, ok := b.(*types.ContentBlockMemberCitationsContent)
+		if !ok {
+			continue
+		}
+		text := citedText(cc.Value)
+		for _, c := range cc.Value.Citations {
+			out = append(out, citationOf(text, c))
+		}
+	}
+	return out
+}
+
+func citationOf(text string, c types.Citation) Citation {
+	out := Citation{Text: text, Title: aws.ToString(c.Title), Source: aws.ToString(c.Source)}
+	for _, sc := range c.SourceContent {
+		if t, ok := sc.(*types.CitationSourceContentMemberText); ok {
+			out.Quotes = append(out.Quotes, t.Value)
+		}
+	}
+	i := func(p *int32) int { return int(aws.ToInt32(p)) }
+	switch l := c.Location.(type) {
+	case *types.CitationLocationMemberDocumentPage:
+		out.Kind, out.Location = CitationPage, CitationLocation{Index: i(l.Value.DocumentIndex), Start: i(l.Value.Start), End: i(l.Value.End)}
+	case *types.CitationLocationMemberDocumentChar:
+		out.Kind, out.Location = CitationChar, CitationLocation{Index: i(l.Value.DocumentIndex), Start: i(l.Value.Start), End: i(l.Value.End)}
+	case *types.CitationLocationMemberDocumentChunk:
+		out.Kind, out.Location = CitationChunk, CitationLocation{Index: i(l.Value.DocumentIndex), Start: i(l.Value.Start), End: i(l.Value.End)}
+	case *types.CitationLocationMemberSearchResultLocation:
+		out.Kind, out.Location = CitationSearchResult, CitationLocation{Index: i(l.Value.SearchResultIndex), Start: i(l.Value.Start), End: i(l.Value.End)}
+	case *types.CitationLocationMemberWeb:
+		out.Kind, out.Location = CitationWeb, CitationLocation{URL: aws.ToString(l.Value.Url), Domain: aws.ToString(l.Value.Domain)}
+	}
+	return out
+}

@@ -1,0 +1,112 @@
+package converse_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tooluse/bedrock/converse"
+	"github.com/tooluse/bedrock/converse/bedrocktest"
+)
+
+// cited is a citationsContent block: generated text and its citations.
+func cited(text string, cits ...types.Citation) types.ContentBlock {
+	return &types.ContentBlockMemberCitationsContent{Value: types.CitationsContentBlock{
+		Content:   []types.CitationGeneratedContent{&types.CitationGeneratedContentMemberText{Value: text}},
+		Citations: cits,
+	}}
+}
+
+func pageCitation(title string, start, end int32, quote string) types.Citation {
+	return types.Citation{
+		Title:         aws.String(title),
+		Location:      &types.CitationLocationMemberDocumentPage{Value: types.DocumentPageLocation{DocumentIndex: aws.Int32(0), Start: aws.Int32(start), End: aws.Int32(end)}},
+		SourceContent: []types.CitationSourceContent{&types.CitationSourceContentMemberText{Value: quote}},
+	}
+}
+
+func webCitation(url, domain string) types.Citation {
+	return types.Citation{Location: &types.CitationLocationMemberWeb{Value: types.WebLocation{Url: aws.String(url), Domain: aws.String(domain)}}}
+}
+
+// citedAnswer is an answer as Claude gives it with citations enabled: the
+// generated text split over text and citationsContent blocks.
+func citedAnswer() *bedrocktest.Reply {
+	return bedrocktest.Output(types.StopReasonEndTurn,
+		text("According to the report, "),
+		cited("revenue grew 5% in 2024", pageCitation("Annual report", 3, 4, "Revenue rose by 5%.")),
+		text(" and "),
+		cited("the outlook is stable", webCitation("https://example.com/outlook", "example.com")),
+		text("."),
+	)
+}
+
+// TestCitedAnswer checks that an answer given in citationsContent blocks is
+// the Result's text, in order, with its citations, through Converse and
+// ConverseStream alike, and that the Text events spell the same text.
+func TestCitedAnswer(t *testing.T) {
+	const want = "According to the report, revenue grew 5% in 2024 and the outlook is stable."
+	wantCitations := []converse.Citation{
+		{Text: "revenue grew 5% in 2024", Title: "Annual report", Kind: converse.CitationPage,
+			Location: converse.CitationLocation{Start: 3, End: 4}, Quotes: []string{"Revenue rose by 5%."}},
+		{Text: "the outlook is stable", Kind: converse.CitationWeb,
+			Location: converse.CitationLocation{URL: "https://example.com/outlook", Domain: "example.com"}},
+	}
+	results := map[string]*converse.Result{}
+	for _, mode := range []struct {
+		name string
+		opt  func(*converse.Options)
+	}{{"Converse", func(*converse.Options) {}}, {"ConverseStream", streaming}} {
+		t.Run(mode.name, func(t *testing.T) {
+			reply := citedAnswer()
+			reply.Chunk = 5
+			_, client := serve(t, bedrocktest.Script(reply))
+			var events strings.Builder
+			c := converse.New(client, claude, nil, mode.opt, func(o *converse.Options) {
+				o.OnEvent = func(ev converse.Event) {
+					if e, ok := ev.(converse.Text); ok {
+						events.WriteString(e.Text)
+					}
+				}
+			})
+			res, err := c.Send(context.Background(), "How did the company do?")
+			require.NoError(t, err)
+			assert.Equal(t, want, res.Text)
+			assert.Equal(t, want, events.String())
+			assert.Equal(t, wantCitations, res.Citations)
+			results[mode.name] = res
+			assertValid(t, c, claude)
+		})
+	}
+	require.Len(t, results, 2)
+	plain, err := converse.MarshalMessages([]types.Message{results["Converse"].Message})
+	require.NoError(t, err)
+	streamed, err := converse.MarshalMessages([]types.Message{results["ConverseStream"].Message})
+	require.NoError(t, err)
+	assert.JSONEq(t, string(plain), string(streamed))
+}
+
+func TestCitationString(t *testing.T) {
+	for _, tc := range []struct {
+		c    converse.Citation
+		want string
+	}{
+		{converse.Citation{Title: "Annual report", Kind: converse.CitationPage, Location: converse.CitationLocation{Start: 3, End: 3}}, "Annual report, page 3"},
+		{converse.Citation{Title: "Annual report", Kind: converse.CitationPage, Location: converse.CitationLocation{Start: 3, End: 5}}, "Annual report, pages 3-5"},
+		{converse.Citation{Source: "notes.txt", Kind: converse.CitationChar, Location: converse.CitationLocation{Start: 10, End: 42}}, "notes.txt, characters 10-42"},
+		{converse.Citation{Title: "Manual", Kind: converse.CitationChunk, Location: converse.CitationLocation{Start: 2}}, "Manual, chunk 2"},
+		{converse.Citation{Title: "KB", Kind: converse.CitationSearchResult, Location: converse.CitationLocation{Index: 1}}, "KB, search result 1"},
+		{converse.Citation{Kind: converse.CitationWeb, Location: converse.CitationLocation{URL: "https://example.com/a", Domain: "example.com"}}, "https://example.com/a"},
+		{converse.Citation{Title: "Example", Kind: converse.CitationWeb, Location: converse.CitationLocation{Domain: "example.com"}}, "Example, example.com"},
+		{converse.Citation{Title: "Untyped"}, "Untyped"},
+	} {
+		t.Run(tc.want, func(t *testing.T) {
+			assert.Equal(t, tc.want, tc.c.String())
+		})
+	}
+}
