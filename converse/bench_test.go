@@ -177,28 +177,15 @@ func benchExecute(impl string, exec *converse.Executor) func(context.Context, []
 }
 
 // BenchmarkExecute measures the executor's overhead: one turn of 1, 8 and
-// 64 calls of a trivial tool. impl=library is a tool as New makes it, each
-// call on a goroutine of its own; impl=inline is the same tool made with
-// tools.WithInline, its calls on the caller's goroutine.
+// 64 calls of a trivial tool, each call on a goroutine of its own.
 func BenchmarkExecute(b *testing.B) {
 	reg := benchRegistry(b)
-	inlineAdd, err := tools.New("add", "Adds a and b.", benchAdd, tools.WithInline())
-	if err != nil {
-		b.Fatal(err)
-	}
-	inline, err := tools.NewRegistry(inlineAdd)
-	if err != nil {
-		b.Fatal(err)
-	}
 	ctx := context.Background()
 	for _, n := range []int{1, 8, 64} {
 		content := benchToolTurn(b, "add", n)
-		for _, impl := range append(benchImpls, "inline") {
+		for _, impl := range benchImpls {
 			b.Run(fmt.Sprintf("calls=%d/impl=%s", n, impl), func(b *testing.B) {
 				exec := &converse.Executor{Tools: reg}
-				if impl == "inline" {
-					exec.Tools = inline
-				}
 				execute := benchExecute(impl, exec)
 				for b.Loop() {
 					if got := execute(ctx, content); len(got) != n {

@@ -24,7 +24,7 @@ type report struct {
 type running struct {
 	ctx     context.Context
 	cancel  context.CancelFunc
-	stop    func() bool // stops the context.AfterFunc that reports the context's end; nil inline
+	stop    func() bool // stops the context.AfterFunc that reports the context's end; nil until spawned
 	tool    *tools.Tool // nil until prepared
 	slot    *slot       // nil until it has one
 	begin   time.Time   // zero unless e.OnEvent is set
@@ -43,8 +43,7 @@ func (st *running) elapsed() time.Duration {
 // prepare reports the call's ToolStart, looks its tool up and gives it a
 // context: the turn's, bounded by the call's timeout. It returns false, with
 // the call's outcome, when the call cannot start: its input could not be
-// read, its tool is unknown, or ctx has ended. The calls of inline tools are
-// bounded by the tool's own timeout only: no one could abandon them anyway.
+// read, its tool is unknown, or ctx has ended.
 func (e *Executor) prepare(ctx context.Context, turn int, c toolCall, st *running) (*tools.Tool, outcome, bool) {
 	if e.OnEvent != nil { // building the event, and timing the call, is for listeners only
 		e.emit(ToolStart{Turn: turn, ID: c.id, Name: c.name, Input: c.input})
@@ -64,14 +63,11 @@ func (e *Executor) prepare(ctx context.Context, turn int, c toolCall, st *runnin
 		return nil, outcome{err: err, duration: st.elapsed()}, false
 	}
 	st.timeout = tool.Timeout()
-	if st.timeout <= 0 && !tool.Inline() {
+	if st.timeout <= 0 {
 		st.timeout = e.timeout()
 	}
 	ctx = tools.WithCallID(ctx, c.id) // the tool may pass it on, as lambdatool does
-	st.ctx, st.cancel = ctx, func() {}
-	if st.timeout > 0 {
-		st.ctx, st.cancel = context.WithTimeout(ctx, st.timeout)
-	}
+	st.ctx, st.cancel = context.WithTimeout(ctx, st.timeout)
 	return tool, outcome{}, true
 }
 
@@ -139,7 +135,7 @@ func (e *Executor) noSlot(c toolCall, st *running) outcome {
 // ended is the outcome of a call whose context ended; where says what it was
 // doing, if not running.
 func ended(c toolCall, st *running, err error, where string) outcome {
-	if errors.Is(err, context.DeadlineExceeded) && st.timeout > 0 {
+	if errors.Is(err, context.DeadlineExceeded) {
 		return outcome{err: fmt.Errorf("tool %q timed out after %v%s: %w", c.name, st.timeout, where, err)}
 	}
 	return outcome{err: fmt.Errorf("tool %q was cancelled%s: %w", c.name, where, err)}

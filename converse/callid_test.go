@@ -12,15 +12,15 @@ import (
 	"github.com/tooluse/bedrock/tools"
 )
 
-// A tool learns from its context which toolUseId it answers, inline or not,
-// so that it can pass it on (lambdatool sends it to the function).
+// A tool learns from its context which toolUseId it answers, so that it can
+// pass it on (lambdatool sends it to the function).
 func TestExecuteTellsToolsTheirCallID(t *testing.T) {
 	id := func(ctx context.Context, _ struct{}) (string, error) { return tools.CallID(ctx), nil }
 	plain, err := tools.New("plain", "Says its call id.", id)
 	require.NoError(t, err)
-	inline, err := tools.New("quick", "Says its call id.", id, tools.WithInline())
+	quick, err := tools.New("quick", "Says its call id.", id)
 	require.NoError(t, err)
-	reg, err := tools.NewRegistry(plain, inline)
+	reg, err := tools.NewRegistry(plain, quick)
 	require.NoError(t, err)
 	e := &converse.Executor{Tools: reg}
 	got := results(t, e.Execute(context.Background(), []types.ContentBlock{

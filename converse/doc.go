@@ -5,9 +5,7 @@
 // [Executor] answers every toolUse with exactly one toolResult (same
 // toolUseId, the tool's output as JSON text, status success or error), running
 // the calls of a turn concurrently, each on a goroutine of its own so that a
-// call that hangs can be abandoned at its timeout; the calls of quick tools
-// made with tools.WithInline run on the executor's goroutine instead, which
-// saves a goroutine handoff per call. A [Conversation] sends the history with
+// call that hangs can be abandoned at its timeout. A [Conversation] sends the history with
 // the tool configuration, appends the assistant message, runs the requested
 // tools, sends all results back in one user message, and calls the model
 // again until it stops asking for tools:

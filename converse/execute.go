@@ -44,8 +44,7 @@ type Executor struct {
 	// naming the calls that hold the slots. Concurrent Executes share it.
 	Concurrency int
 	// Timeout bounds each call, unless the tool sets its own
-	// (tools.WithTimeout); 0 means DefaultToolTimeout. Calls of inline tools
-	// (tools.WithInline) are bounded by their own timeout only. A call whose
+	// (tools.WithTimeout); 0 means DefaultToolTimeout. A call whose
 	// tool returns after its deadline is answered as timed out, whatever it
 	// returned.
 	Timeout time.Duration
@@ -77,8 +76,8 @@ type Executor struct {
 // message: one per toolUse, with the same toolUseId, in the order of the
 // toolUse blocks. Other blocks are ignored, and so are the calls of
 // server-side system tools (type server_tool_use), which Bedrock ran and
-// answered in the same message; no toolUse blocks gives no results. When ctx is cancelled, calls not yet finished are answered with
-// error results.
+// answered in the same message; no toolUse blocks gives no results. When
+// ctx is cancelled, calls not yet finished are answered with error results.
 func (e *Executor) Execute(ctx context.Context, content []types.ContentBlock) []types.ContentBlock {
 	return e.execute(ctx, 0, toolCalls(content), nil)
 }
@@ -163,14 +162,10 @@ func (p *pending) answers(c toolCall) bool {
 // waiting for one until its deadline. A call that outlives its timeout, or
 // ctx, is answered as timed out or cancelled and left behind, holding its
 // slot: its goroutine's report, when it comes, finds no one waiting for it.
-// The calls of inline tools (tools.WithInline) run on the caller's
-// goroutine, within the same bound. (Helper goroutines for them cost more
-// than they saved: see BENCHMARKS.md.)
 func (e *Executor) collect(ctx context.Context, turn int, calls []toolCall, started map[string]*pending, decided func(int, outcome)) {
 	// Every call reports at most twice (its outcome, its context's end), so
-	// no goroutine ever blocks on reports, even after collect returns. A turn
-	// of inline calls only makes none.
-	var reports chan report
+	// no goroutine ever blocks on reports, even after collect returns.
+	reports := make(chan report, 2*len(calls))
 	state := make([]running, len(calls))
 	decide := func(i int, out outcome) {
 		state[i].decided = true
@@ -189,9 +184,6 @@ func (e *Executor) collect(ctx context.Context, turn int, calls []toolCall, star
 					continue
 				}
 				if p := started[c.id]; p.answers(c) {
-					if reports == nil {
-						reports = make(chan report, 2*len(calls))
-					}
 					i := next
 					go func() {
 						<-p.done
@@ -209,13 +201,6 @@ func (e *Executor) collect(ctx context.Context, turn int, calls []toolCall, star
 			}
 			if st.slot, freed = e.slots.take(limit, c); freed != nil {
 				break
-			}
-			if st.tool.Inline() {
-				decide(next, e.settle(c, st, e.run(st.ctx, next, c, st.tool, st.slot)))
-				continue
-			}
-			if reports == nil {
-				reports = make(chan report, 2*len(calls))
 			}
 			e.spawn(next, c, st, reports)
 			inFlight++

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -462,99 +461,15 @@ func TestExecuteRunsCallsConcurrently(t *testing.T) {
 	assert.Less(t, elapsed, 1200*time.Millisecond, "8 calls of 200 ms ran one after another")
 }
 
-// TestExecuteInline checks that the calls of an inline tool run on the
-// caller's goroutine, beside the others, and are still answered in every
-// way: results, a recovered panic, a timeout through the context.
-func TestExecuteInline(t *testing.T) {
-	stackOf := func(inline bool) *tools.Tool {
-		name, opts := "isolated", []tools.Option(nil)
-		if inline {
-			name, opts = "inline", []tools.Option{tools.WithInline()}
-		}
-		tool, err := tools.New(name, "Reports whether it runs on the caller's goroutine.", func(context.Context, struct{}) (bool, error) {
-			return strings.Contains(string(debug.Stack()), "converse.(*Executor).Execute("), nil
-		}, opts...)
-		require.NoError(t, err)
-		return tool
-	}
-	panics, err := tools.New("inline_panic", "Panics.", func(context.Context, struct{}) (int, error) {
-		panic("kaboom")
-	}, tools.WithInline())
-	require.NoError(t, err)
-	waits, err := tools.New("inline_wait", "Waits for its context.", func(ctx context.Context, _ struct{}) (int, error) {
-		<-ctx.Done()
-		return 0, ctx.Err()
-	}, tools.WithInline(), tools.WithTimeout(20*time.Millisecond))
-	require.NoError(t, err)
-	reg, err := tools.NewRegistry(stackOf(true), stackOf(false), panics, waits)
-	require.NoError(t, err)
-
-	var events []converse.Event
-	e := &converse.Executor{Tools: reg, OnEvent: func(ev converse.Event) { events = append(events, ev) }}
-	got := results(t, e.Execute(context.Background(), []types.ContentBlock{
-		toolUse("1", "isolated", map[string]any{}),
-		toolUse("2", "inline", map[string]any{}),
-		toolUse("3", "inline_panic", map[string]any{}),
-		toolUse("4", "inline_wait", map[string]any{}),
-		toolUse("5", "inline", map[string]any{"x": 1}),
-	}))
-	require.Len(t, got, 5)
-	assert.Equal(t, result{"1", "false", types.ToolResultStatusSuccess}, got[0])
-	assert.Equal(t, result{"2", "true", types.ToolResultStatusSuccess}, got[1])
-	assert.Equal(t, types.ToolResultStatusError, got[2].Status)
-	assert.Contains(t, got[2].Text, "kaboom")
-	assert.Equal(t, `Error: tool "inline_wait" timed out after 20ms: context deadline exceeded`, got[3].Text)
-	assert.Equal(t, types.ToolResultStatusError, got[4].Status, "the input is still validated")
-	assert.Len(t, events, 10, "a ToolStart and a ToolEnd for each call")
-}
-
-// TestExecuteInlineWithinConcurrency checks that inline calls count against
-// Concurrency: with 1, no call runs beside another.
-func TestExecuteInlineWithinConcurrency(t *testing.T) {
-	var active, overlaps atomic.Int32
-	enter := func() {
-		if active.Add(1) > 1 {
-			overlaps.Add(1)
-		}
-	}
-	slow, err := tools.New("slow", "Works a while.", func(context.Context, struct{}) (int, error) {
-		enter()
-		defer active.Add(-1)
-		time.Sleep(20 * time.Millisecond)
-		return 1, nil
-	})
-	require.NoError(t, err)
-	quick, err := tools.New("quick", "Works briefly.", func(context.Context, struct{}) (int, error) {
-		enter()
-		defer active.Add(-1)
-		time.Sleep(5 * time.Millisecond) // time for a call started beside it to show
-		return 2, nil
-	}, tools.WithInline())
-	require.NoError(t, err)
-	reg, err := tools.NewRegistry(slow, quick)
-	require.NoError(t, err)
-	e := &converse.Executor{Tools: reg, Concurrency: 1}
-	got := results(t, e.Execute(context.Background(), []types.ContentBlock{
-		toolUse("1", "slow", map[string]any{}), toolUse("2", "quick", map[string]any{}),
-		toolUse("3", "slow", map[string]any{}), toolUse("4", "quick", map[string]any{}),
-	}))
-	assert.Equal(t, []result{{"1", "1", "success"}, {"2", "2", "success"}, {"3", "1", "success"}, {"4", "2", "success"}}, got)
-	assert.Zero(t, overlaps.Load(), "calls ran beside each other")
-}
-
-// TestExecuteUntrustedResultsInEveryPath: what a tool returns cannot panic
-// the caller, whether the call runs on a goroutine, inline, or in a
-// conversation whose OnEvent reads the error.
-func TestExecuteUntrustedResultsInEveryPath(t *testing.T) {
-	typedNil := func(context.Context, struct{}) (string, error) {
+// TestExecuteTypedNilError: a typed-nil error a tool returns cannot panic
+// the caller, nor a listener whose OnEvent reads the error.
+func TestExecuteTypedNilError(t *testing.T) {
+	tool, err := tools.New("typed_nil", "Returns a nil *nilError.", func(context.Context, struct{}) (string, error) {
 		var err *nilError
 		return "", err
-	}
-	spawned, err := tools.New("spawned", "Returns a nil *nilError.", typedNil)
+	})
 	require.NoError(t, err)
-	inline, err := tools.New("inline", "Returns a nil *nilError.", typedNil, tools.WithInline())
-	require.NoError(t, err)
-	reg, err := tools.NewRegistry(spawned, inline)
+	reg, err := tools.NewRegistry(tool)
 	require.NoError(t, err)
 	var texts []string
 	e := &converse.Executor{Tools: reg, OnEvent: func(ev converse.Event) {
@@ -562,14 +477,11 @@ func TestExecuteUntrustedResultsInEveryPath(t *testing.T) {
 			texts = append(texts, end.Err.Error()) // what a listener does with it
 		}
 	}}
-	got := results(t, e.Execute(context.Background(), []types.ContentBlock{
-		toolUse("1", "spawned", map[string]any{}), toolUse("2", "inline", map[string]any{})}))
-	require.Len(t, got, 2)
-	for _, r := range got {
-		assert.Equal(t, types.ToolResultStatusError, r.Status)
-		assert.Contains(t, r.Text, "while its error was read")
-	}
-	assert.Len(t, texts, 2)
+	got := results(t, e.Execute(context.Background(), []types.ContentBlock{toolUse("1", "typed_nil", map[string]any{})}))
+	require.Len(t, got, 1)
+	assert.Equal(t, types.ToolResultStatusError, got[0].Status)
+	assert.Contains(t, got[0].Text, "while its error was read")
+	assert.Len(t, texts, 1)
 }
 
 // stuckTool ignores its context: it returns only when release is closed. It

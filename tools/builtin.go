@@ -37,7 +37,7 @@ func CurrentDatetime(now func() time.Time) *Tool {
 	}
 	return builtin(name, "Returns the current date and time in the local time zone.", fn, func(s *jsonschema.Schema) {
 		s.Properties["date_format"].Default = mustJSON(defaultDateFormat)
-	}, WithSpeculative(), WithInline())
+	}, WithSpeculative())
 }
 
 type calculatorInput struct {
@@ -78,7 +78,7 @@ func Calculator() *Tool {
 		op := s.Properties["operation"]
 		op.Enum = []any{"add", "subtract", "multiply", "divide"}
 		op.Default = mustJSON("add")
-	}, WithSpeculative(), WithInline())
+	}, WithSpeculative())
 }
 
 // Builtins returns new instances of all the built-in tools:

@@ -133,7 +133,6 @@ func TestBuiltins(t *testing.T) {
 	assert.Equal(t, []string{"get_current_datetime", "calculator"}, r.Names())
 	for _, tool := range r.Tools() {
 		assert.True(t, tool.Speculative(), tool.Name())
-		assert.True(t, tool.Inline(), tool.Name())
 		assert.Zero(t, tool.Timeout(), tool.Name())
 	}
 }

@@ -55,9 +55,6 @@ func Command(name, description string, schema json.RawMessage, argv []string, op
 		return nil, err
 	}
 	o := collect(opts)
-	if o.inline {
-		return nil, invalid(name, "a command cannot run inline: it waits for a program")
-	}
 	env, err := newCommandEnv(name, o)
 	if err != nil {
 		return nil, err

@@ -37,9 +37,7 @@
 //
 // [WithTimeout] bounds a call; [WithSpeculative] lets a streaming
 // conversation start a side-effect-free tool before the model's turn is
-// complete; [WithInline] lets an executor run a quick tool's calls on its own
-// goroutine, without the goroutine (and the protection against hanging) that
-// every other call gets; [WithMaxOutput] sets how much of a call's output the
+// complete; [WithMaxOutput] sets how much of a call's output the
 // executor sends to the model.
 //
 // # Registry
@@ -53,7 +51,7 @@
 //
 // [CurrentDatetime] reports the time in a strftime format and [Calculator]
 // does arithmetic on two numbers; [Builtins] returns both. They are
-// speculative and inline.
+// speculative.
 //
 // # Command tools
 //

@@ -41,28 +41,6 @@ func ExampleNew() {
 	// invalid input: property "name": want string, got integer; unexpected property "mood"
 }
 
-// A tool that only computes can run inline: the executor calls it on its
-// own goroutine, which saves a goroutine handoff per call. Anything that does
-// I/O or waits keeps the default, so that a hung call can be abandoned.
-func ExampleWithInline() {
-	shout, err := tools.New("shout", "Upper-cases a text.",
-		func(ctx context.Context, in struct {
-			Text string `json:"text"`
-		}) (string, error) {
-			return strings.ToUpper(in.Text), nil
-		}, tools.WithInline())
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	fmt.Println(shout.Inline())
-	out, err := shout.Call(context.Background(), json.RawMessage(`{"text":"quiet"}`))
-	fmt.Println(out, err)
-	// Output:
-	// true
-	// QUIET <nil>
-}
-
 func ExampleRegistry() {
 	shout, err := tools.New("shout", "Upper-cases a text.",
 		func(ctx context.Context, in struct {

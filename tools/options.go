@@ -13,7 +13,6 @@ type Option func(*options)
 type options struct {
 	timeout     time.Duration
 	speculative bool
-	inline      bool
 	maxOutput   int
 	env         map[string]string // for Command only, as is inheritEnv
 	inheritEnv  []string
@@ -52,19 +51,6 @@ func WithTimeout(d time.Duration) Option {
 // costs only the work.
 func WithSpeculative() Option {
 	return func(o *options) { o.speculative = true }
-}
-
-// WithInline marks a tool as a quick computation that never blocks, such as
-// arithmetic or formatting. An executor runs the calls of an inline tool on
-// its own goroutine instead of giving each call a goroutine of its own, which
-// saves a goroutine handoff per call: several microseconds, more than such a
-// call costs (see BENCHMARKS.md). A panic is still recovered. The call gets
-// the turn's context, bounded by the tool's own [WithTimeout] if set, but a
-// call that ignores its context and blocks cannot be abandoned: it holds up
-// its turn until it returns. Leave it out for anything that does I/O or
-// waits. [Command] rejects it.
-func WithInline() Option {
-	return func(o *options) { o.inline = true }
 }
 
 // WithMaxOutput sets the bytes of output a call may send to the model: the

@@ -31,7 +31,6 @@ type Tool struct {
 	run         func(ctx context.Context, input json.RawMessage) (any, error)
 	timeout     time.Duration
 	speculative bool
-	inline      bool
 	maxOutput   int   // bytes of output sent to the model; 0: the executor's default
 	defaults    bool  // the schema declares a default somewhere (conservatively)
 	err         error // why a built-in could not be made; see builtin
@@ -153,7 +152,6 @@ func build(name, description string, schema *jsonschema.Schema, raw json.RawMess
 		run:         run,
 		timeout:     o.timeout,
 		speculative: o.speculative,
-		inline:      o.inline,
 		maxOutput:   o.maxOutput,
 		defaults:    bytes.Contains(raw, []byte(`"default"`)),
 	}, nil
@@ -224,10 +222,6 @@ func (t *Tool) Timeout() time.Duration { return t.timeout }
 // MaxOutput returns the bytes of output a call may send to the model, set
 // with [WithMaxOutput]. Zero means the executor's default.
 func (t *Tool) MaxOutput() int { return t.maxOutput }
-
-// Inline reports whether the tool was made with [WithInline]: its calls are
-// quick, never block, and may run on the executor's own goroutine.
-func (t *Tool) Inline() bool { return t.inline }
 
 // Speculative reports whether the tool was made with [WithSpeculative]: it
 // has no side effects and may start before the model's turn is complete.

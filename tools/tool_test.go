@@ -246,9 +246,6 @@ func TestConstructorsValidate(t *testing.T) {
 			return tools.Command("a", "d", object, []string{"true"}, tools.WithEnv(map[string]string{"A": "x\x00y"}))
 		}, `environment variable "A": value contains a NUL byte`},
 		{"command with a bad name", func() (*tools.Tool, error) { return tools.Command("a b", "d", object, []string{"true"}) }, `name must match`},
-		{"inline command", func() (*tools.Tool, error) {
-			return tools.Command("a", "d", object, []string{"true"}, tools.WithInline())
-		}, `a command cannot run inline`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -264,14 +261,12 @@ func TestOptions(t *testing.T) {
 	plain, _ := newWeather(t)
 	assert.Zero(t, plain.Timeout())
 	assert.False(t, plain.Speculative())
-	assert.False(t, plain.Inline())
 	assert.Zero(t, plain.MaxOutput())
 
-	tuned, _ := newWeather(t, tools.WithTimeout(time.Minute), tools.WithSpeculative(), tools.WithInline(), tools.WithMaxOutput(4096), nil)
+	tuned, _ := newWeather(t, tools.WithTimeout(time.Minute), tools.WithSpeculative(), tools.WithMaxOutput(4096), nil)
 	assert.Equal(t, time.Minute, tuned.Timeout())
 	assert.Equal(t, 4096, tuned.MaxOutput())
 	assert.True(t, tuned.Speculative())
-	assert.True(t, tuned.Inline())
 }
 
 func TestZeroToolCallFails(t *testing.T) {
