@@ -159,7 +159,7 @@ func (c *Conversation) toolConfig() (*types.ToolConfiguration, error) {
 		return nil, err
 	}
 	c.cfg, c.cfgLen = withSystemTools(cfg, c.opts.ToolChoice, c.opts.SystemTools), n
-	return cfg, nil
+	return c.cfg, nil
 }
 
 // New starts a conversation with the model modelID (a model ID, inference

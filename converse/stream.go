@@ -130,13 +130,13 @@ type blockBuilder struct {
 	toolUse    *types.ToolUseBlockStart
 	toolResult *types.ToolResultBlockStart // a server tool's result
 	result     []types.ToolResultContentBlock
-	input     strings.Builder
-	decoded   *toolCall // the call, once decoded
-	reasoning bool
-	thought   strings.Builder
-	signature string
-	redacted  []byte
-	citations []types.Citation
+	input      strings.Builder
+	decoded    *toolCall // the call, once decoded
+	reasoning  bool
+	thought    strings.Builder
+	signature  string
+	redacted   []byte
+	citations  []types.Citation
 }
 
 func (a *assembler) block(index *int32) *blockBuilder {

@@ -45,6 +45,34 @@ func ToolUse(text string, calls ...Call) *Reply {
 	return Output(types.StopReasonToolUse, blocks...)
 }
 
+// ServerToolUse returns the blocks Bedrock puts in an assistant message for
+// a call of a server-side system tool (such as nova_grounding) that it ran
+// itself: the toolUse block, of type server_tool_use, then the toolResult
+// block holding result as text (with status success and the tool's name as
+// its type). Pass them to Output with the rest of the reply, usually the
+// answer and stop reason end_turn. A client must send both back unchanged
+// and answer neither; the Server checks that it does.
+func ServerToolUse(c Call, result string) []types.ContentBlock {
+	input := c.Input
+	if input == nil {
+		input = map[string]any{}
+	}
+	return []types.ContentBlock{
+		&types.ContentBlockMemberToolUse{Value: types.ToolUseBlock{
+			ToolUseId: aws.String(c.ID),
+			Name:      aws.String(c.Name),
+			Input:     document.NewLazyDocument(input),
+			Type:      types.ToolUseTypeServerToolUse,
+		}},
+		&types.ContentBlockMemberToolResult{Value: types.ToolResultBlock{
+			ToolUseId: aws.String(c.ID),
+			Content:   []types.ToolResultContentBlock{&types.ToolResultContentBlockMemberText{Value: result}},
+			Status:    types.ToolResultStatusSuccess,
+			Type:      aws.String(c.Name),
+		}},
+	}
+}
+
 // toolUseType is what Bedrock puts in the type field of a client toolUse
 // block; the SDK's enum only lists "server_tool_use".
 const toolUseType types.ToolUseType = "tool_use"
