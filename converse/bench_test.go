@@ -34,6 +34,7 @@ import (
 
 	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/bedrocktest"
+	"github.com/tooluse/bedrock/converse/recording"
 	"github.com/tooluse/bedrock/tools"
 )
 
@@ -670,11 +671,11 @@ func BenchmarkScale(b *testing.B) {
 
 // benchStreamEvents returns the ConverseStream events of a text answer cut
 // into deltas pieces, in the wire form bedrocktest serves as they are.
-func benchStreamEvents(deltas int, piece string) []bedrocktest.Event {
-	ev := func(typ, payload string) bedrocktest.Event {
-		return bedrocktest.Event{Type: typ, Payload: json.RawMessage(payload)}
+func benchStreamEvents(deltas int, piece string) []recording.Event {
+	ev := func(typ, payload string) recording.Event {
+		return recording.Event{Type: typ, Payload: json.RawMessage(payload)}
 	}
-	events := []bedrocktest.Event{ev("messageStart", `{"role":"assistant"}`)}
+	events := []recording.Event{ev("messageStart", `{"role":"assistant"}`)}
 	delta := ev("contentBlockDelta", fmt.Sprintf(`{"contentBlockIndex":0,"delta":{"text":%q}}`, piece))
 	for range deltas {
 		events = append(events, delta)

@@ -24,9 +24,9 @@ import (
 const claude = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
 
 // serve starts an offline Bedrock and returns it with a real SDK client.
-func serve(t *testing.T, h bedrocktest.Handler, opts ...bedrocktest.Option) (*bedrocktest.Server, *bedrockruntime.Client) {
+func serve(t *testing.T, h bedrocktest.Handler, optFns ...func(*bedrocktest.Options)) (*bedrocktest.Server, *bedrockruntime.Client) {
 	t.Helper()
-	srv := bedrocktest.NewServer(h, opts...)
+	srv := bedrocktest.NewServer(h, optFns...)
 	t.Cleanup(srv.Close)
 	return srv, srv.Client()
 }

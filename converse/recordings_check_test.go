@@ -15,6 +15,7 @@ import (
 
 	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/bedrocktest"
+	"github.com/tooluse/bedrock/converse/recording"
 )
 
 // checkOutcome compares what the conversation did with what the scenario
@@ -113,7 +114,7 @@ func checkRequests(t *testing.T, sc scenario, reqs []*bedrocktest.Request) {
 }
 
 // recordedUsage sums the token counts of a recording's responses.
-func recordedUsage(t *testing.T, rec *bedrocktest.Recording) converse.Usage {
+func recordedUsage(t *testing.T, rec *recording.Recording) converse.Usage {
 	t.Helper()
 	var total converse.Usage
 	add := func(raw json.RawMessage) {
@@ -124,7 +125,7 @@ func recordedUsage(t *testing.T, rec *bedrocktest.Recording) converse.Usage {
 		total = total.Add(body.Usage)
 	}
 	for _, x := range rec.Exchanges {
-		if x.Operation == bedrocktest.OpConverse && x.Status == 200 {
+		if x.Operation == recording.OpConverse && x.Status == 200 {
 			add(x.Response)
 		}
 		for _, ev := range x.Events {
@@ -136,13 +137,16 @@ func recordedUsage(t *testing.T, rec *bedrocktest.Recording) converse.Usage {
 	return total
 }
 
+// isCLIRecording reports whether file is the recording of the CLI's demo
+// (make demo), which no scenario replays.
 func isCLIRecording(file string) bool {
-	base := filepath.Base(file)
-	return base == "demo.json" || strings.HasPrefix(base, "cli-")
+	return filepath.Base(file) == "demo.json"
 }
 
 // TestRecordingsAreCovered makes sure no recording in testdata/ lies there
-// unreplayed, and that the issue's eight conversations are there.
+// unreplayed, and that the eight conversations the library must be tested
+// with (one tool call, two, an error, an unknown tool, several rounds, a
+// multi-turn chat, the turn limit and max_tokens mid tool call) are there.
 func TestRecordingsAreCovered(t *testing.T) {
 	names := map[string]bool{}
 	for _, sc := range scenarios {
@@ -159,7 +163,7 @@ func TestRecordingsAreCovered(t *testing.T) {
 	}
 	for _, name := range []string{"tool-one", "tool-two-calculators", "tool-error-recovery", "tool-unknown",
 		"tool-rounds", "chat-multi-turn", "turn-limit", "max-tokens-tool-call"} {
-		assert.True(t, names[name], "the issue asks for a recording of %s", name)
+		assert.True(t, names[name], "no recording of %s", name)
 	}
 }
 

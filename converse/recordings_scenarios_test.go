@@ -16,6 +16,7 @@ import (
 
 	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/bedrocktest"
+	"github.com/tooluse/bedrock/converse/recording"
 	"github.com/tooluse/bedrock/tools"
 )
 
@@ -336,14 +337,14 @@ func reasoningDeltas(signature string, parts ...string) streamBlock {
 // Like Bedrock, it pads every payload with a member "p".
 func streamReply(stop types.StopReason, in, out int, blocks ...streamBlock) *bedrocktest.Reply {
 	const padding = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-	var events []bedrocktest.Event
+	var events []recording.Event
 	add := func(typ string, payload map[string]any) {
 		payload["p"] = padding[:1+len(events)*11%len(padding)]
 		b, err := json.Marshal(payload)
 		if err != nil {
 			panic(err) // strings, numbers and maps of them always marshal
 		}
-		events = append(events, bedrocktest.Event{Type: typ, Payload: b})
+		events = append(events, recording.Event{Type: typ, Payload: b})
 	}
 	add("messageStart", map[string]any{"role": "assistant"})
 	for i, b := range blocks {

@@ -11,12 +11,13 @@ import (
 
 	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/bedrocktest"
+	"github.com/tooluse/bedrock/converse/recording"
 )
 
 var update = flag.Bool("update", false, "record the conversations in testdata/ anew from the scripted scenarios")
 
 // recordingsDir is the module's testdata/, which the CLI shares: its
-// demo.json and cli-*.json are not recordings of these scenarios.
+// demo.json is not a recording of these scenarios.
 const recordingsDir = "../testdata"
 
 func recordingPath(name string) string { return filepath.Join(recordingsDir, name+".json") }
@@ -33,9 +34,9 @@ func TestRecordings(t *testing.T) {
 			if *update {
 				record(t, sc)
 			}
-			rec, err := bedrocktest.LoadRecording(recordingPath(sc.name))
+			rec, err := recording.Load(recordingPath(sc.name))
 			require.NoError(t, err, "record it with: go test ./converse -run 'TestRecordings/%s' -update", sc.name)
-			srv := bedrocktest.NewServer(bedrocktest.ReplayT(t, rec, bedrocktest.IgnoreToolResults("get_current_datetime")))
+			srv := bedrocktest.NewServer(bedrocktest.ReplayT(t, rec, func(o *recording.ReplayOptions) { o.IgnoreToolResults = []string{"get_current_datetime"} }))
 			t.Cleanup(srv.Close)
 
 			p := play(t, sc, srv.Client())
@@ -54,7 +55,7 @@ func record(t *testing.T, sc scenario) {
 	t.Helper()
 	srv := bedrocktest.NewServer(bedrocktest.Script(sc.replies...))
 	defer srv.Close()
-	rec := bedrocktest.NewRecorder(srv.HTTPClient())
+	rec := recording.NewRecorder(srv.HTTPClient())
 	play(t, sc, srv.Client(func(o *bedrockruntime.Options) { o.HTTPClient = rec }))
 	require.Len(t, rec.Recording().Exchanges, len(sc.replies), "every scripted reply is used once")
 	require.NoError(t, rec.Save(recordingPath(sc.name)))

@@ -18,6 +18,7 @@ import (
 
 	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/bedrocktest"
+	"github.com/tooluse/bedrock/converse/recording"
 	"github.com/tooluse/bedrock/tools"
 )
 
@@ -57,7 +58,7 @@ func TestStreamAssemblesWhatConverseReturns(t *testing.T) {
 	plain, _ := history(func(*converse.Options) {})
 	streamed, reqs := history(streaming)
 	assert.JSONEq(t, string(plain), string(streamed))
-	assert.Equal(t, bedrocktest.OpConverseStream, reqs[0].Operation)
+	assert.Equal(t, recording.OpConverseStream, reqs[0].Operation)
 	// The reasoning block, with its signature, went back unchanged.
 	reasoning := reqs[1].Messages[1].Content[0].(*types.ContentBlockMemberReasoningContent)
 	rt := reasoning.Value.(*types.ReasoningContentBlockMemberReasoningText).Value
@@ -203,20 +204,20 @@ func TestStreamFallsBackForModelsWithoutStreamingTools(t *testing.T) {
 	require.Len(t, fallbacks, 2)
 	assert.Contains(t, fallbacks[0].Reason, "does not support tool use in streaming mode")
 	for _, r := range srv.Requests() {
-		assert.Equal(t, bedrocktest.OpConverse, r.Operation)
+		assert.Equal(t, recording.OpConverse, r.Operation)
 	}
 }
 
 // streamEvents builds a stream by hand, for inputs the server's own
 // chunking would not produce.
-func streamEvents(t *testing.T, stop types.StopReason, toolInput ...string) []bedrocktest.Event {
+func streamEvents(t *testing.T, stop types.StopReason, toolInput ...string) []recording.Event {
 	t.Helper()
-	ev := func(typ string, payload any) bedrocktest.Event {
+	ev := func(typ string, payload any) recording.Event {
 		b, err := json.Marshal(payload)
 		require.NoError(t, err)
-		return bedrocktest.Event{Type: typ, Payload: b}
+		return recording.Event{Type: typ, Payload: b}
 	}
-	events := []bedrocktest.Event{
+	events := []recording.Event{
 		ev("messageStart", map[string]any{"role": "assistant", "p": "abc"}),
 		ev("contentBlockStart", map[string]any{"contentBlockIndex": 0, "start": map[string]any{"toolUse": map[string]any{"toolUseId": "t1", "name": "calculator"}}}),
 	}

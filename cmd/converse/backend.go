@@ -4,19 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
-	"net/http"
 	"net/url"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/smithy-go/logging"
 
-	"github.com/tooluse/bedrock/converse/bedrocktest"
+	"github.com/tooluse/bedrock/converse/recording"
 )
 
 // credentialsTimeout bounds the search for credentials, so that a machine
@@ -28,13 +26,13 @@ const credentialsTimeout = 10 * time.Second
 type backend struct {
 	client   *bedrockruntime.Client
 	region   string
-	recorder *bedrocktest.Recorder // nil without -record
+	recorder *recording.Recorder // nil without -record
 	close    func()
 }
 
 // newBackend builds the Bedrock Runtime client the flags ask for. rec is the
 // -replay recording, or nil.
-func newBackend(ctx context.Context, s *settings, rec *bedrocktest.Recording) (*backend, error) {
+func newBackend(ctx context.Context, s *settings, rec *recording.Recording) (*backend, error) {
 	if rec != nil {
 		return replayBackend(s, rec), nil
 	}
@@ -65,7 +63,7 @@ func newBackend(ctx context.Context, s *settings, rec *bedrocktest.Recording) (*
 		if !isLoopback(s.endpoint) || ctx.Err() != nil {
 			return nil, err
 		}
-		// A local server, such as bedrocktest, needs no account: the
+		// A local server, such as bedrocktest's, needs no account: the
 		// requests go unsigned. Without the preference for noAuth, the
 		// client picks bearer auth with no token provider, and panics.
 		cfg.Credentials = aws.AnonymousCredentials{}
@@ -106,37 +104,37 @@ func checkCredentials(ctx context.Context, cfg aws.Config) error {
 	return nil
 }
 
-// replayBackend serves rec from a bedrocktest server on loopback, with
-// dummy credentials. Unless -replay-lenient, each request must match the
-// recorded one, but for the results of get_current_datetime, which change
-// from run to run.
-func replayBackend(s *settings, rec *bedrocktest.Recording) *backend {
-	opts := []bedrocktest.ReplayOption{bedrocktest.IgnoreToolResults("get_current_datetime")}
-	if s.replayLenient {
-		opts = append(opts, bedrocktest.Lenient())
+// replayBackend serves rec in process, with a recording.Replayer: no
+// request leaves the process. Unless -replay-lenient, each request must
+// match the recorded one, but for the results of get_current_datetime,
+// which change from run to run.
+func replayBackend(s *settings, rec *recording.Recording) *backend {
+	replayer := recording.NewReplayer(rec, func(o *recording.ReplayOptions) {
+		o.Lenient = s.replayLenient
+		o.IgnoreToolResults = []string{"get_current_datetime"}
+	})
+	region := s.region
+	if region == "" {
+		region = defaultRegion
 	}
-	srv := bedrocktest.NewServer(bedrocktest.Replay(rec, opts...))
-	cfg := srv.Config()
-	if s.region != "" {
-		cfg.Region = s.region
+	cfg := aws.Config{
+		Region:      region,
+		Credentials: credentials.NewStaticCredentialsProvider("AKIDREPLAY", "replay", ""),
+		HTTPClient:  replayer,
 	}
-	b := newClient(cfg, s)
-	b.close = srv.Close
-	return b
+	return newClient(cfg, s)
 }
 
 // newClient makes the client of cfg, aimed at -endpoint and recording
-// through a bedrocktest.Recorder with -record. The Recorder sits below the
+// through a recording.Recorder with -record. The Recorder sits below the
 // signer and keeps bodies only, so no credential reaches the recording.
+// Either way request bodies go through recording.PlainBodies, which a
+// local endpoint needs.
 func newClient(cfg aws.Config, s *settings) *backend {
 	b := &backend{region: cfg.Region, close: func() {}}
-	next := cfg.HTTPClient
-	if next == nil {
-		next = awshttp.NewBuildableClient()
-	}
-	var httpClient aws.HTTPClient = plainBodies{next}
+	httpClient := recording.PlainBodies(cfg.HTTPClient)
 	if s.record != "" {
-		b.recorder = bedrocktest.NewRecorder(httpClient)
+		b.recorder = recording.NewRecorder(cfg.HTTPClient)
 		httpClient = b.recorder
 	}
 	b.client = bedrockruntime.NewFromConfig(cfg, func(o *bedrockruntime.Options) {
@@ -146,24 +144,6 @@ func newClient(cfg aws.Config, s *settings) *backend {
 		o.HTTPClient = httpClient
 	})
 	return b
-}
-
-// plainBodies hides io.WriterTo on request bodies from the transport. The
-// SDK closes a ConverseStream request body as soon as the response starts;
-// a transport still copying that body through WriterTo then drops the
-// connection, and the stream fails with "use of closed network connection"
-// now and then (bedrocktest.Server.HTTPClient does the same, for the same
-// reason). Read and Close are all a transport needs.
-type plainBodies struct{ next aws.HTTPClient }
-
-type plainBody struct{ io.ReadCloser }
-
-func (c plainBodies) Do(r *http.Request) (*http.Response, error) {
-	if r.Body != nil && r.Body != http.NoBody {
-		r = r.Clone(r.Context())
-		r.Body = plainBody{r.Body}
-	}
-	return c.next.Do(r)
 }
 
 // save writes the recording of -record, if any.

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
 	"github.com/tooluse/bedrock/converse/bedrocktest"
+	"github.com/tooluse/bedrock/converse/recording"
 )
 
 var update = flag.Bool("update", false, "record "+demoFile+" anew")
@@ -56,7 +57,7 @@ func TestDemo(t *testing.T) {
 			t.Fatalf("recording the demo: exit %d, stderr:\n%s", out.code, out.stderr)
 		}
 	}
-	rec, err := bedrocktest.LoadRecording(demoFile)
+	rec, err := recording.Load(demoFile)
 	if err != nil {
 		t.Fatal(err)
 	}

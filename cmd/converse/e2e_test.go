@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
 	"github.com/tooluse/bedrock/converse/bedrocktest"
+	"github.com/tooluse/bedrock/converse/recording"
 )
 
 // multiply is a model that asks the calculator for 6 × 7, then answers.
@@ -50,7 +51,7 @@ func TestToolUseConversation(t *testing.T) {
 		t.Fatalf("%d model calls, want 2", len(reqs))
 	}
 	first := reqs[0]
-	if first.ModelID != defaultModel || first.Operation != bedrocktest.OpConverse {
+	if first.ModelID != defaultModel || first.Operation != recording.OpConverse {
 		t.Errorf("first call: %s %s, want Converse %s", first.Operation, first.ModelID, defaultModel)
 	}
 	if got := first.Messages[0].Content[0].(*types.ContentBlockMemberText).Value; got != "What is 6 times 7?" {
@@ -137,7 +138,7 @@ func TestFlags(t *testing.T) {
 			}
 		}},
 		{"stream", nil, "", []string{"-stream"}, func(t *testing.T, req *bedrocktest.Request) {
-			if req.Operation != bedrocktest.OpConverseStream {
+			if req.Operation != recording.OpConverseStream {
 				t.Errorf("operation = %s, want ConverseStream", req.Operation)
 			}
 		}},
@@ -168,7 +169,7 @@ func TestStreamToolUse(t *testing.T) {
 	t.Parallel()
 	out, srv := runMultiply(t, "-stream", "-v", "What is 6 times 7?")
 	for _, req := range srv.Requests() {
-		if req.Operation != bedrocktest.OpConverseStream {
+		if req.Operation != recording.OpConverseStream {
 			t.Errorf("operation %s, want ConverseStream", req.Operation)
 		}
 	}

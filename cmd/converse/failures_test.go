@@ -121,7 +121,7 @@ func TestUsageErrors(t *testing.T) {
 		{"record over replay", "", []string{"-replay", bad, "-record", bad, "hi"}, "-record and -replay name the same file"},
 		{"missing manifest", "", []string{"-tools", missing, "hi"}, "-tools: open " + missing},
 		{"missing recording", "", []string{"-replay", missing, "hi"}, "-replay: recording: open " + missing},
-		{"bad recording", "", []string{"-replay", bad, "hi"}, "-replay: recording " + bad + ": "},
+		{"bad recording", "", []string{"-replay", bad, "hi"}, "-replay: recording: " + bad + ": "},
 		{"no prompt", " \n", nil, "no prompt"},
 		{"empty prompt", "", []string{""}, "empty prompt"},
 		{"missing profile", "", []string{"-profile", "nosuch", "hi"}, `profile "nosuch"`},

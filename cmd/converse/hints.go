@@ -104,9 +104,9 @@ func explain(err error, w where) error {
 func explainValidation(e *types.ValidationException, w where) error {
 	msg := apiMessage(e)
 	switch {
-	case strings.HasPrefix(msg, "bedrocktest: replay:"):
+	case strings.HasPrefix(msg, "recording: replay:"):
 		return failf(e, "%s\nthe replay of %s answers only the requests that were recorded: the same prompts, flags and tools; "+
-			"-replay-lenient serves the recorded answers without comparing", strings.TrimPrefix(msg, "bedrocktest: "), w.replay)
+			"-replay-lenient serves the recorded answers without comparing", strings.TrimPrefix(msg, "recording: "), w.replay)
 	case strings.Contains(msg, "model identifier is invalid"):
 		return failf(e, "Bedrock rejected the request: %s (model %s, region %s); check the model ID "+
 			"(aws bedrock list-foundation-models, aws bedrock list-inference-profiles)", msg, w.model, w.region)

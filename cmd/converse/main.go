@@ -9,7 +9,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/tooluse/bedrock/converse/bedrocktest"
+	"github.com/tooluse/bedrock/converse/recording"
 )
 
 // exitInterrupted is the exit status after an interrupt: 128 + SIGINT, as
@@ -41,7 +41,7 @@ func report(w io.Writer, err error) int {
 	if err == nil {
 		return 0
 	}
-	fmt.Fprintf(w, "converse: %s\n", bedrocktest.Redact(err.Error()))
+	fmt.Fprintf(w, "converse: %s\n", recording.Redact(err.Error()))
 	switch {
 	case isUsage(err):
 		return 2

@@ -13,7 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
 	"github.com/tooluse/bedrock/converse"
-	"github.com/tooluse/bedrock/converse/bedrocktest"
+	"github.com/tooluse/bedrock/converse/recording"
 )
 
 // maxShown bounds a tool input or output in a -v trace line, in runes.
@@ -165,7 +165,7 @@ func writeJSON(w io.Writer, model string, res *converse.Result, failed error) er
 		out.Usage = jsonUsage{u.InputTokens, u.OutputTokens, u.TotalTokens, u.CacheReadInputTokens, u.CacheWriteInputTokens}
 	}
 	if failed != nil {
-		out.Error = bedrocktest.Redact(failed.Error())
+		out.Error = recording.Redact(failed.Error())
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -175,13 +175,13 @@ func writeJSON(w io.Writer, model string, res *converse.Result, failed error) er
 
 // redacting is standard error as converse writes to it: whatever goes
 // through it, the -v trace, the SDK's and the library's log lines, loses
-// the AWS credentials and signatures bedrocktest.Redact finds, as an AWS
+// the AWS credentials and signatures recording.Redact finds, as an AWS
 // error body can echo them. Each Write is redacted on its own; every line
 // converse writes is one Write.
 type redacting struct{ w io.Writer }
 
 func (r redacting) Write(p []byte) (int, error) {
-	if _, err := io.WriteString(r.w, bedrocktest.Redact(string(p))); err != nil {
+	if _, err := io.WriteString(r.w, recording.Redact(string(p))); err != nil {
 		return 0, err
 	}
 	return len(p), nil

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/tooluse/bedrock/converse/bedrocktest"
+	"github.com/tooluse/bedrock/converse/recording"
 )
 
 // noCredentialsEnv is an environment with no AWS configuration at all.
@@ -34,7 +35,7 @@ func TestRecordReplay(t *testing.T) {
 			t.Errorf("the recording holds %q", secret)
 		}
 	}
-	rec, err := bedrocktest.LoadRecording(file)
+	rec, err := recording.Load(file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +127,7 @@ func TestRecordFailedTurn(t *testing.T) {
 	if out.code != 1 {
 		t.Errorf("exit %d, want 1; stderr:\n%s", out.code, out.stderr)
 	}
-	rec, err := bedrocktest.LoadRecording(file)
+	rec, err := recording.Load(file)
 	if err != nil {
 		t.Fatalf("no recording after a failed turn: %v; stderr:\n%s", err, out.stderr)
 	}

@@ -14,7 +14,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/tooluse/bedrock/converse"
-	"github.com/tooluse/bedrock/converse/bedrocktest"
+	"github.com/tooluse/bedrock/converse/recording"
 	"github.com/tooluse/bedrock/tools"
 )
 
@@ -97,13 +97,13 @@ func registry(s *settings, calls *running) (*tools.Registry, error) {
 
 // loadReplay reads the -replay recording; a file that cannot be used is a
 // usage error.
-func loadReplay(path string) (*bedrocktest.Recording, error) {
+func loadReplay(path string) (*recording.Recording, error) {
 	if path == "" {
 		return nil, nil
 	}
-	rec, err := bedrocktest.LoadRecording(path)
+	rec, err := recording.Load(path)
 	if err != nil {
-		return nil, usagef("-replay: %s", strings.TrimPrefix(err.Error(), "bedrocktest: "))
+		return nil, usagef("-replay: %w", err)
 	}
 	return rec, nil
 }
@@ -153,14 +153,14 @@ type session struct {
 	stdout  io.Writer
 }
 
-func newSession(s *settings, rec *bedrocktest.Recording, reg *tools.Registry, b *backend, stdout, stderr io.Writer) *session {
-	var first bedrocktest.Exchange
+func newSession(s *settings, rec *recording.Recording, reg *tools.Registry, b *backend, stdout, stderr io.Writer) *session {
+	var first recording.Exchange
 	if rec != nil && len(rec.Exchanges) > 0 {
 		first = rec.Exchanges[0]
 	}
 	model := s.modelID(first.ModelID)
 	stream := s.stream
-	if !s.set["stream"] && first.Operation == bedrocktest.OpConverseStream {
+	if !s.set["stream"] && first.Operation == recording.OpConverseStream {
 		stream = true // replay the way it was recorded
 	}
 	p := &printer{stdout: stdout, stderr: stderr, noText: s.json, verbose: s.verbose}

@@ -1,9 +1,10 @@
 package bedrocktest
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
+
+	"github.com/tooluse/bedrock/converse/internal/wire"
 )
 
 // Validation returns a 400 ValidationException, Bedrock's answer to a
@@ -90,11 +91,8 @@ func writeError(w http.ResponseWriter, e *Error) {
 	if status == 0 {
 		status = http.StatusBadRequest
 	}
-	body, _ := json.Marshal(struct {
-		Message string `json:"message"`
-	}{e.Message})
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Amzn-Errortype", e.Type)
+	w.Header().Set("Content-Type", wire.ContentTypeJSON)
+	w.Header().Set(wire.ErrorTypeHeader, e.Type)
 	w.WriteHeader(status)
-	_, _ = w.Write(body)
+	_, _ = w.Write(wire.ErrorBody(e.Message))
 }

@@ -13,6 +13,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 	smithy "github.com/aws/smithy-go"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func converseInput() *bedrockruntime.ConverseInput {
@@ -39,19 +42,19 @@ func TestErrorsAsSDKTypes(t *testing.T) {
 			srv := NewServer(Fail(2, tt.e, Script()))
 			defer srv.Close()
 			_, err := srv.Client(noRetry).Converse(context.Background(), converseInput())
-			must.Error(t, err)
-			expect.True(t, tt.as(err), "typed error", err)
+			require.Error(t, err)
+			assert.True(t, tt.as(err), "typed error", err)
 			var api smithy.APIError
-			must.ErrorAs(t, err, &api)
-			expect.Equal(t, tt.e.Type, api.ErrorCode())
-			expect.Equal(t, tt.e.Message, api.ErrorMessage())
+			require.ErrorAs(t, err, &api)
+			assert.Equal(t, tt.e.Type, api.ErrorCode())
+			assert.Equal(t, tt.e.Message, api.ErrorMessage())
 			var re *awshttp.ResponseError
-			must.ErrorAs(t, err, &re)
-			expect.Equal(t, tt.status, re.HTTPStatusCode())
+			require.ErrorAs(t, err, &re)
+			assert.Equal(t, tt.status, re.HTTPStatusCode())
 
 			// The same error ends a ConverseStream call before any event.
 			_, err = srv.Client(noRetry).ConverseStream(context.Background(), streamInput(userText("hi")))
-			expect.True(t, tt.as(err), "typed error from ConverseStream", err)
+			assert.True(t, tt.as(err), "typed error from ConverseStream", err)
 		})
 	}
 }
@@ -62,9 +65,9 @@ func TestThrottledThenSuccess(t *testing.T) {
 	srv := NewServer(Throttle(2, Script(Text("finally"))))
 	defer srv.Close()
 	out, err := srv.Client().Converse(context.Background(), converseInput())
-	must.NoError(t, err)
-	expect.Equal(t, "finally", out.Output.(*types.ConverseOutputMemberMessage).Value.Content[0].(*types.ContentBlockMemberText).Value)
-	expect.Len(t, srv.Requests(), 3)
+	require.NoError(t, err)
+	assert.Equal(t, "finally", out.Output.(*types.ConverseOutputMemberMessage).Value.Content[0].(*types.ContentBlockMemberText).Value)
+	assert.Len(t, srv.Requests(), 3)
 }
 
 func TestThrottledBeyondRetries(t *testing.T) {
@@ -79,11 +82,11 @@ func TestThrottledBeyondRetries(t *testing.T) {
 	})
 	_, err := client.Converse(context.Background(), converseInput())
 	var te *types.ThrottlingException
-	must.ErrorAs(t, err, &te)
-	expect.Equal(t, "Too many requests, please wait before trying again.", te.ErrorMessage())
+	require.ErrorAs(t, err, &te)
+	assert.Equal(t, "Too many requests, please wait before trying again.", te.ErrorMessage())
 	var me *retry.MaxAttemptsError
-	expect.ErrorAs(t, err, &me)
-	expect.Len(t, srv.Requests(), 2)
+	assert.ErrorAs(t, err, &me)
+	assert.Len(t, srv.Requests(), 2)
 }
 
 func TestDelayAndClientTimeout(t *testing.T) {
@@ -93,8 +96,8 @@ func TestDelayAndClientTimeout(t *testing.T) {
 	defer cancel()
 	start := time.Now()
 	_, err := srv.Client(noRetry).Converse(ctx, converseInput())
-	must.Error(t, err)
-	expect.True(t, errors.Is(err, context.DeadlineExceeded), "deadline exceeded", err)
+	require.Error(t, err)
+	assert.True(t, errors.Is(err, context.DeadlineExceeded), "deadline exceeded", err)
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("call took %v after a 100ms deadline", d)
 	}
@@ -105,16 +108,16 @@ func TestDelayServes(t *testing.T) {
 	defer srv.Close()
 	start := time.Now()
 	_, err := srv.Client().Converse(context.Background(), converseInput())
-	must.NoError(t, err)
-	expect.True(t, time.Since(start) >= 20*time.Millisecond, "delayed")
+	require.NoError(t, err)
+	assert.True(t, time.Since(start) >= 20*time.Millisecond, "delayed")
 }
 
 func TestErrorHeaderForm(t *testing.T) {
 	rec := &headerRecorder{header: http.Header{}}
 	writeError(rec, ModelTimeout())
-	expect.Equal(t, 408, rec.status)
-	expect.Equal(t, "ModelTimeoutException", rec.header.Get("X-Amzn-ErrorType"))
-	expect.Equal(t, `{"message":"Model has timed out in processing the request. Try your request again."}`, string(rec.body))
+	assert.Equal(t, 408, rec.status)
+	assert.Equal(t, "ModelTimeoutException", rec.header.Get("X-Amzn-ErrorType"))
+	assert.Equal(t, `{"message":"Model has timed out in processing the request. Try your request again."}`, string(rec.body))
 }
 
 type headerRecorder struct {

@@ -8,6 +8,9 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 	smithy "github.com/aws/smithy-go"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestStreamCutAfter(t *testing.T) {
@@ -18,29 +21,29 @@ func TestStreamCutAfter(t *testing.T) {
 	// The SDK's event stream decoder takes the unexpected EOF in the cut
 	// frame for the end of the stream, so Err reports nothing: a client
 	// must notice the missing messageStop itself.
-	expect.Len(t, s.events, 3)
-	expect.Equal(t, types.StopReason(""), s.stop)
-	expect.Equal(t, nil, s.err)
+	assert.Len(t, s.events, 3)
+	assert.Equal(t, types.StopReason(""), s.stop)
+	assert.Equal(t, nil, s.err)
 }
 
 func TestStreamCutAfterLastEvent(t *testing.T) {
 	reply := Text("hi")
 	reply.CutAfter = 100
 	s := streamOnce(t, reply)
-	expect.Equal(t, types.StopReasonEndTurn, s.stop)
-	expect.Equal(t, nil, s.err)
+	assert.Equal(t, types.StopReasonEndTurn, s.stop)
+	assert.Equal(t, nil, s.err)
 }
 
 func TestStreamDropMessageStop(t *testing.T) {
 	reply := Text("unfinished")
 	reply.DropMessageStop = true
 	s := streamOnce(t, reply)
-	must.NoError(t, s.err)
-	expect.Equal(t, "unfinished", s.texts[0])
-	expect.Equal(t, types.StopReason(""), s.stop)
-	expect.True(t, s.usage == nil, "no metadata")
+	require.NoError(t, s.err)
+	assert.Equal(t, "unfinished", s.texts[0])
+	assert.Equal(t, types.StopReason(""), s.stop)
+	assert.True(t, s.usage == nil, "no metadata")
 	_, last := s.events[len(s.events)-1].(*types.ConverseStreamOutputMemberContentBlockStop)
-	expect.True(t, last, "the stream ends after the last block")
+	assert.True(t, last, "the stream ends after the last block")
 }
 
 func TestStreamExceptions(t *testing.T) {
@@ -62,12 +65,12 @@ func TestStreamExceptions(t *testing.T) {
 			srv := NewServer(Script(reply))
 			defer srv.Close()
 			s := converseStream(t, srv.Client(), streamInput(userText("hi")))
-			expect.Len(t, s.events, 2)
-			must.Error(t, s.err)
-			expect.True(t, tt.as(s.err), "typed error", s.err)
+			assert.Len(t, s.events, 2)
+			require.Error(t, s.err)
+			assert.True(t, tt.as(s.err), "typed error", s.err)
 			var api smithy.APIError
-			must.ErrorAs(t, s.err, &api)
-			expect.Equal(t, "stream broke", api.ErrorMessage())
+			require.ErrorAs(t, s.err, &api)
+			assert.Equal(t, "stream broke", api.ErrorMessage())
 		})
 	}
 }
@@ -76,11 +79,11 @@ func TestStreamUnmodeledException(t *testing.T) {
 	reply := Text("x")
 	reply.Exception = &Exception{Type: "somethingNewException", Message: "new"}
 	s := streamOnce(t, reply)
-	expect.Len(t, s.events, 0)
+	assert.Len(t, s.events, 0)
 	var api smithy.APIError
-	must.ErrorAs(t, s.err, &api)
-	expect.Equal(t, "somethingNewException", api.ErrorCode())
-	expect.Equal(t, "new", api.ErrorMessage())
+	require.ErrorAs(t, s.err, &api)
+	assert.Equal(t, "somethingNewException", api.ErrorCode())
+	assert.Equal(t, "new", api.ErrorMessage())
 }
 
 func TestStreamCancel(t *testing.T) {
@@ -92,7 +95,7 @@ func TestStreamCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	out, err := srv.Client().ConverseStream(ctx, streamInput(userText("hi")))
-	must.NoError(t, err)
+	require.NoError(t, err)
 	stream := out.GetStream()
 	defer stream.Close()
 	<-stream.Events() // messageStart
@@ -103,5 +106,5 @@ func TestStreamCancel(t *testing.T) {
 	if d := time.Since(start); d > 500*time.Millisecond {
 		t.Errorf("stream closed %v after cancel", d)
 	}
-	expect.True(t, stream.Err() == nil || errors.Is(stream.Err(), context.Canceled), "err after cancel", stream.Err())
+	assert.True(t, stream.Err() == nil || errors.Is(stream.Err(), context.Canceled), "err after cancel", stream.Err())
 }

@@ -8,140 +8,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-)
 
-func TestRequestDiff(t *testing.T) {
-	const model = "anthropic.claude-3-5-haiku-20241022-v1:0"
-	tests := []struct {
-		name      string
-		wantModel string // model for want; model if empty
-		want, got string
-		ignore    []string
-		diff      []string
-	}{
-		{
-			name: "same",
-			want: `{"messages":[{"role":"user","content":[{"text":"Hi"}]}]}`,
-			got:  `{"messages":[{"role":"user","content":[{"text":"Hi"}]}]}`,
-		},
-		{
-			name: "key order and spacing do not matter",
-			want: `{"inferenceConfig":{"maxTokens":100,"temperature":0.5},"messages":[]}`,
-			got:  "{ \"messages\": [],\n \"inferenceConfig\": {\"temperature\": 0.50, \"maxTokens\": 1e2} }",
-		},
-		{
-			name:      "model",
-			wantModel: "other-model",
-			want:      `{}`, got: `{}`,
-			diff: []string{`modelId: want "other-model", got "` + model + `"`},
-		},
-		{
-			name: "changed value",
-			want: `{"messages":[{"role":"user","content":[{"text":"What time is it?"}]}]}`,
-			got:  `{"messages":[{"role":"user","content":[{"text":"What time?"}]}]}`,
-			diff: []string{`messages[0].content[0].text: want "What time is it?", got "What time?"`},
-		},
-		{
-			name: "missing and extra keys",
-			want: `{"system":[{"text":"Be brief."}],"messages":[]}`,
-			got:  `{"messages":[],"toolConfig":{"tools":[]}}`,
-			diff: []string{
-				`system: want [{"text":"Be brief."}], got nothing`,
-				`toolConfig: want nothing, got {"tools":[]}`,
-			},
-		},
-		{
-			name: "array lengths",
-			want: `{"messages":[{"role":"user"},{"role":"assistant"}]}`,
-			got:  `{"messages":[{"role":"user"},{"role":"assistant"},{"role":"user"}]}`,
-			diff: []string{`messages[2]: want nothing, got {"role":"user"}`},
-		},
-		{
-			name: "type change and odd key",
-			want: `{"toolConfig":{"tools":[{"toolSpec":{"inputSchema":{"json":{"properties":{"time zone":{"type":"string"}}}}}}]},"n":1}`,
-			got:  `{"toolConfig":{"tools":[{"toolSpec":{"inputSchema":{"json":{"properties":{"time zone":["string"]}}}}}]},"n":"1"}`,
-			diff: []string{
-				`n: want 1, got "1"`,
-				`toolConfig.tools[0].toolSpec.inputSchema.json.properties["time zone"]: want {"type":"string"}, got ["string"]`,
-			},
-		},
-		{
-			name: "long values are cut",
-			want: `{"t":"` + strings.Repeat("a", 100) + `"}`,
-			got:  `{"t":"b"}`,
-			diff: []string{`t: want "` + strings.Repeat("a", 58) + `…, got "b"`},
-		},
-		{
-			name: "whole bodies",
-			want: `{}`, got: `[]`,
-			diff: []string{`body: want {}, got []`},
-		},
-		{
-			name: "not JSON",
-			want: `{}`, got: `{"messages":`,
-			diff: []string{`body: the request body is not JSON: unexpected EOF`},
-		},
-		{
-			name: "at most ten lines",
-			want: `{"a":[1,2,3,4,5,6,7,8,9,10,11,12]}`,
-			got:  `{"a":[0,0,0,0,0,0,0,0,0,0,0,0]}`,
-			diff: []string{
-				"a[0]: want 1, got 0", "a[1]: want 2, got 0", "a[2]: want 3, got 0",
-				"a[3]: want 4, got 0", "a[4]: want 5, got 0", "a[5]: want 6, got 0",
-				"a[6]: want 7, got 0", "a[7]: want 8, got 0", "a[8]: want 9, got 0",
-				"… and 3 more differences",
-			},
-		},
-		{
-			name:   "ignored tool result",
-			want:   replayToolBody("get_current_datetime", "2025-01-01T10:00:00Z", "ok"),
-			got:    replayToolBody("get_current_datetime", "2025-06-30T17:42:09Z", "ok"),
-			ignore: []string{"get_current_datetime"},
-		},
-		{
-			name:   "ignored tool result still compares its id",
-			want:   replayToolBody("get_current_datetime", "2025-01-01T10:00:00Z", "ok"),
-			got:    strings.Replace(replayToolBody("get_current_datetime", "later", "ok"), `"toolUseId":"tu1"}}]},{"role":"user"`, `"toolUseId":"tu1"}}]},{"role":"user"`, 1),
-			ignore: []string{"get_current_datetime"},
-		},
-		{
-			name:   "other tools are compared",
-			want:   replayToolBody("calculator", "20", "ok"),
-			got:    replayToolBody("calculator", "21", "ok"),
-			ignore: []string{"get_current_datetime"},
-			diff:   []string{`messages[2].content[0].toolResult.content[0].text: want "20", got "21"`},
-		},
-		{
-			name: "tool results compared without the option",
-			want: replayToolBody("get_current_datetime", "10:00", "ok"),
-			got:  replayToolBody("get_current_datetime", "11:00", "ok"),
-			diff: []string{`messages[2].content[0].toolResult.content[0].text: want "10:00", got "11:00"`},
-		},
-		{
-			name:   "a toolUse in a user message does not count",
-			want:   `{"messages":[{"role":"user","content":[{"toolUse":{"toolUseId":"x","name":"clock"}},{"toolResult":{"toolUseId":"x","content":[{"text":"1"}]}}]}]}`,
-			got:    `{"messages":[{"role":"user","content":[{"toolUse":{"toolUseId":"x","name":"clock"}},{"toolResult":{"toolUseId":"x","content":[{"text":"2"}]}}]}]}`,
-			ignore: []string{"clock"},
-			diff:   []string{`messages[0].content[1].toolResult.content[0].text: want "1", got "2"`},
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			wantModel := tt.wantModel
-			if wantModel == "" {
-				wantModel = model
-			}
-			ignore := make(map[string]bool)
-			for _, n := range tt.ignore {
-				ignore[n] = true
-			}
-			got := requestDiff(wantModel, []byte(tt.want), model, []byte(tt.got), ignore)
-			if !reflect.DeepEqual(got, tt.diff) && !(len(got) == 0 && len(tt.diff) == 0) {
-				t.Errorf("diff:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(tt.diff, "\n  "))
-			}
-		})
-	}
-}
+	"github.com/tooluse/bedrock/converse/recording"
+)
 
 // replayToolBody is a request body in which the assistant called tool and
 // the user answered with result.
@@ -155,26 +24,26 @@ func replayToolBody(tool, result, status string) string {
 
 // replayFixture has a Converse exchange, a stream that ends in an exception
 // and a recorded error.
-func replayFixture() *Recording {
-	return &Recording{Version: 1, Exchanges: []Exchange{
+func replayFixture() *recording.Recording {
+	return &recording.Recording{Version: 1, Exchanges: []recording.Exchange{
 		{
-			Operation: OpConverse, ModelID: "m1",
+			Operation: recording.OpConverse, ModelID: "m1",
 			Request:  json.RawMessage(replayToolBody("get_current_datetime", "2025-01-01T10:00:00Z", "success")),
 			Status:   200,
 			Response: json.RawMessage(`{"output":{"message":{"role":"assistant","content":[{"text":"It is ten."}]}},"stopReason":"end_turn"}`),
 		},
 		{
-			Operation: OpConverseStream, ModelID: "m1",
+			Operation: recording.OpConverseStream, ModelID: "m1",
 			Request: json.RawMessage(`{"messages":[{"role":"user","content":[{"text":"Stream"}]}]}`),
 			Status:  200,
-			Events: []Event{
+			Events: []recording.Event{
 				{Type: "messageStart", Payload: json.RawMessage(`{"role":"assistant"}`)},
 				{Type: "contentBlockStop", Payload: json.RawMessage(`null`)},
 				{Type: "modelStreamErrorException", Payload: json.RawMessage(`{"message":"stream broke"}`)},
 			},
 		},
 		{
-			Operation: OpConverse, ModelID: "m1",
+			Operation: recording.OpConverse, ModelID: "m1",
 			Request:   json.RawMessage(`{"messages":[]}`),
 			Status:    429,
 			ErrorType: "ThrottlingException",
@@ -224,7 +93,7 @@ func TestReplayServesInOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantEvents := []Event{
+	wantEvents := []recording.Event{
 		{Type: "messageStart", Payload: json.RawMessage(`{"role":"assistant"}`)},
 		{Type: "contentBlockStop", Payload: nil},
 	}
@@ -239,15 +108,15 @@ func TestReplayServesInOrder(t *testing.T) {
 	wantReplayError(t, err, 429, "ThrottlingException", "Too many requests, please wait before trying again.")
 
 	_, err = h.ServeConverse(ctx, reqs[2])
-	wantReplayError(t, err, 400, "ValidationException", "bedrocktest: replay: request 4 but the recording has 3 exchanges")
+	wantReplayError(t, err, 400, "ValidationException", "recording: replay: request 4 but the recording has 3 exchanges")
 }
 
 func TestReplayStreamOfOnlyAnException(t *testing.T) {
-	h := Replay(&Recording{Version: 1, Exchanges: []Exchange{{
-		Operation: OpConverseStream, ModelID: "m", Request: json.RawMessage(`{}`), Status: 200,
-		Events: []Event{{Type: "throttlingException", Payload: json.RawMessage(`{"message":"slow down"}`)}},
+	h := Replay(&recording.Recording{Version: 1, Exchanges: []recording.Exchange{{
+		Operation: recording.OpConverseStream, ModelID: "m", Request: json.RawMessage(`{}`), Status: 200,
+		Events: []recording.Event{{Type: "throttlingException", Payload: json.RawMessage(`{"message":"slow down"}`)}},
 	}}})
-	reply, err := h.ServeConverse(context.Background(), &Request{Operation: OpConverseStream, ModelID: "m", Body: []byte(`{}`)})
+	reply, err := h.ServeConverse(context.Background(), &Request{Operation: recording.OpConverseStream, ModelID: "m", Body: []byte(`{}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,10 +128,10 @@ func TestReplayStreamOfOnlyAnException(t *testing.T) {
 func TestReplayOperationMismatch(t *testing.T) {
 	h := Replay(replayFixture())
 	req := replayRequests()[0]
-	req.Operation = OpConverseStream
+	req.Operation = recording.OpConverseStream
 	_, err := h.ServeConverse(context.Background(), req)
 	wantReplayError(t, err, 400, "ValidationException",
-		"bedrocktest: replay: request 1 is ConverseStream but exchange 1 of the recording is Converse")
+		"recording: replay: request 1 is ConverseStream but exchange 1 of the recording is Converse")
 }
 
 func TestReplayChecksRequests(t *testing.T) {
@@ -272,18 +141,18 @@ func TestReplayChecksRequests(t *testing.T) {
 	changed.ModelID = "m2"
 
 	// Lenient lets anything go.
-	if _, err := Replay(replayFixture(), Lenient()).ServeConverse(ctx, changed); err != nil {
+	if _, err := Replay(replayFixture(), func(o *recording.ReplayOptions) { o.Lenient = true }).ServeConverse(ctx, changed); err != nil {
 		t.Errorf("lenient replay: %v", err)
 	}
 
 	_, err := Replay(replayFixture()).ServeConverse(ctx, changed)
-	wantReplayError(t, err, 400, "ValidationException", "bedrocktest: replay: request 1 differs from the recording:\n"+
+	wantReplayError(t, err, 400, "ValidationException", "recording: replay: request 1 differs from the recording:\n"+
 		`  modelId: want "m1", got "m2"`+"\n"+
 		`  messages[2].content[0].toolResult.content[0].text: want "2025-01-01T10:00:00Z", got "2025-06-30T17:42:09Z"`)
 
 	// IgnoreToolResults leaves the time out.
-	_, err = Replay(replayFixture(), IgnoreToolResults("get_current_datetime")).ServeConverse(ctx, changed)
-	wantReplayError(t, err, 400, "ValidationException", "bedrocktest: replay: request 1 differs from the recording:\n"+
+	_, err = Replay(replayFixture(), ignoreClock).ServeConverse(ctx, changed)
+	wantReplayError(t, err, 400, "ValidationException", "recording: replay: request 1 differs from the recording:\n"+
 		`  modelId: want "m1", got "m2"`)
 	var e *Error
 	if errors.As(err, &e) && strings.Contains(e.Message, "toolResult") {
@@ -291,7 +160,7 @@ func TestReplayChecksRequests(t *testing.T) {
 	}
 
 	changed.ModelID = "m1"
-	if _, err := Replay(replayFixture(), IgnoreToolResults("get_current_datetime")).ServeConverse(ctx, changed); err != nil {
+	if _, err := Replay(replayFixture(), ignoreClock).ServeConverse(ctx, changed); err != nil {
 		t.Errorf("IgnoreToolResults: %v", err)
 	}
 }
@@ -310,27 +179,13 @@ func TestReplayExchangeUsedUpByError(t *testing.T) {
 }
 
 func TestReplayInvalidExchange(t *testing.T) {
-	h := Replay(&Recording{Version: 1, Exchanges: []Exchange{{Operation: OpConverse, ModelID: "m", Request: json.RawMessage(`{}`), Status: 200}}})
-	_, err := h.ServeConverse(context.Background(), &Request{Operation: OpConverse, ModelID: "m", Body: []byte(`{}`)})
+	h := Replay(&recording.Recording{Version: 1, Exchanges: []recording.Exchange{{Operation: recording.OpConverse, ModelID: "m", Request: json.RawMessage(`{}`), Status: 200}}})
+	_, err := h.ServeConverse(context.Background(), &Request{Operation: recording.OpConverse, ModelID: "m", Body: []byte(`{}`)})
 	wantReplayError(t, err, 400, "ValidationException",
-		"bedrocktest: replay: exchange 1 of the recording: a successful Converse exchange has no response body")
+		"recording: replay: exchange 1 of the recording: a successful Converse exchange has no response body")
 
-	_, err = Replay(nil).ServeConverse(context.Background(), &Request{Operation: OpConverse})
-	wantReplayError(t, err, 400, "ValidationException", "bedrocktest: replay: request 1 but the recording has 0 exchanges")
-}
-
-func TestRecordedMessage(t *testing.T) {
-	for body, want := range map[string]string{
-		`{"message":"a"}`:            "a",
-		`{"Message":"b"}`:            "b",
-		`"<html>Bad Gateway</html>"`: "<html>Bad Gateway</html>",
-		`{"other":1}`:                `{"other":1}`,
-		``:                           ``,
-	} {
-		if got := recordedMessage(json.RawMessage(body)); got != want {
-			t.Errorf("recordedMessage(%s) = %q, want %q", body, got, want)
-		}
-	}
+	_, err = Replay(nil).ServeConverse(context.Background(), &Request{Operation: recording.OpConverse})
+	wantReplayError(t, err, 400, "ValidationException", "recording: replay: request 1 but the recording has 0 exchanges")
 }
 
 // fakeTB records what ReplayT reports, so a test can see it fail another.
@@ -349,8 +204,8 @@ func (f *fakeTB) Errorf(format string, args ...any) {
 func TestReplayTUnusedExchanges(t *testing.T) {
 	ctx := context.Background()
 	for used, want := range map[int]string{
-		0: "bedrocktest: replay: 3 of 3 recorded exchanges unused, from exchange 1 (Converse m1)",
-		2: "bedrocktest: replay: 1 of 3 recorded exchanges unused, from exchange 3 (Converse m1)",
+		0: "recording: replay: 3 of 3 recorded exchanges unused, from exchange 1 (Converse m1)",
+		2: "recording: replay: 1 of 3 recorded exchanges unused, from exchange 3 (Converse m1)",
 		3: "",
 		4: "", // the call too many got its own error
 	} {
@@ -375,4 +230,8 @@ func TestReplayTUnusedExchanges(t *testing.T) {
 			}
 		})
 	}
+}
+
+func ignoreClock(o *recording.ReplayOptions) {
+	o.IgnoreToolResults = []string{"get_current_datetime"}
 }

@@ -7,18 +7,16 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
-	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 
 	"github.com/tooluse/bedrock/converse/internal/httpbody"
 	"github.com/tooluse/bedrock/converse/internal/wire"
+	"github.com/tooluse/bedrock/converse/recording"
 )
 
 // Server is a Bedrock runtime endpoint on loopback that answers Converse and
@@ -28,53 +26,46 @@ type Server struct {
 	// URL is the base URL of the server, of the form http://127.0.0.1:port.
 	URL string
 
-	handler     Handler
-	lenient     bool
-	maxBytes    int64 // 0: no limit
-	maxRequests int   // negative: no limit
-	srv         *httptest.Server
-	http        *http.Client
-	nextID      atomic.Int64
+	handler Handler
+	opts    Options
+	srv     *httptest.Server
+	http    *http.Client
+	nextID  atomic.Int64
 
 	mu   sync.Mutex
 	reqs []*Request
 }
 
-// Option configures a Server.
-type Option func(*Server)
+// Options configures a Server. NewServer fills in the defaults, then calls
+// each of its option functions on them, as the AWS SDK's constructors do.
+type Options struct {
+	// Lenient turns off the checks of Bedrock's request rules, so the
+	// Handler sees every request that decodes, valid or not.
+	Lenient bool
 
-// WithLenient turns off the checks of Bedrock's request rules, so the
-// Handler sees every request that decodes, valid or not.
-func WithLenient() Option {
-	return func(s *Server) { s.lenient = true }
+	// MaxRequestBytes, when positive, makes the server refuse a request
+	// body of more than that many bytes with a 400 ValidationException
+	// "Input is too long for requested model.", the message Bedrock gives
+	// for an input too large for the model, so that a test sees what an
+	// oversize request gets. Bedrock documents no byte limit of its own for
+	// Converse (its limits are the model's context window, in tokens), so
+	// by default the server has none.
+	MaxRequestBytes int64
+
+	// MaxRequests is how many of the last requests the server keeps for
+	// Requests: 1000 by default, none if 0, all of them if negative (which,
+	// over a long run, holds every body in memory).
+	MaxRequests int
 }
 
-// WithMaxRequestBytes makes the server refuse a request body of more than
-// n bytes with a 400 ValidationException "Input is too long for requested
-// model.", the message Bedrock gives for an input too large for the model,
-// so that a test sees what an oversize request gets. Bedrock documents no
-// byte limit of its own for Converse (its limits are the model's context
-// window, in tokens), so by default the server has none.
-func WithMaxRequestBytes(n int64) Option {
-	return func(s *Server) { s.maxBytes = n }
-}
-
-// DefaultMaxRequests is how many requests a Server keeps for Requests
-// unless WithMaxRequests says otherwise.
-const DefaultMaxRequests = 1000
-
-// WithMaxRequests makes the server keep only the last n requests for
-// Requests: none if n is 0, all of them if n is negative (which, over a long
-// run, holds every body in memory).
-func WithMaxRequests(n int) Option {
-	return func(s *Server) { s.maxRequests = n }
-}
+// defaultMaxRequests is Options.MaxRequests unless an option changes it.
+const defaultMaxRequests = 1000
 
 // NewServer starts a Server answering with h. The caller must Close it.
-func NewServer(h Handler, opts ...Option) *Server {
-	s := &Server{handler: h, maxRequests: DefaultMaxRequests}
-	for _, opt := range opts {
-		opt(s)
+func NewServer(h Handler, optFns ...func(*Options)) *Server {
+	s := &Server{handler: h, opts: Options{MaxRequests: defaultMaxRequests}}
+	for _, fn := range optFns {
+		fn(&s.opts)
 	}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serveHTTP))
 	s.URL = s.srv.URL
@@ -92,8 +83,8 @@ func (s *Server) Close() {
 }
 
 // Requests returns the requests received so far, in order, including those
-// rejected by validation: the last DefaultMaxRequests of them, or as many as
-// WithMaxRequests says. The slice is a copy; the Requests are shared.
+// rejected by validation: the last 1000 of them, or as many as
+// Options.MaxRequests says. The slice is a copy; the Requests are shared.
 func (s *Server) Requests() []*Request {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -101,32 +92,16 @@ func (s *Server) Requests() []*Request {
 }
 
 // HTTPClient returns the HTTP client used by Client and Config. Its
-// transport works around the loopback stream trap, as the package function
-// HTTPClient does.
-func (s *Server) HTTPClient() *http.Client {
-	return s.http
-}
-
-// HTTPClient returns an HTTP client for a bedrockruntime client of your own
-// that talks to a Server: it sends requests with next (nil means the SDK's
-// default, awshttp.NewBuildableClient) and hides io.WriterTo on request
-// bodies. The SDK closes a request body as soon as the response starts, and
-// a transport still copying that body through WriterTo on a fast loopback
-// connection then drops the connection ("use of closed network
-// connection"): about one ConverseStream call in a hundred that follows a
-// Converse call on the same client fails that way. Client, Config and
-// Server.HTTPClient have it already; use it when you set
-// Options.HTTPClient yourself:
+// transport hides io.WriterTo on request bodies, which works around a trap
+// of the SDK on loopback (see recording.PlainBodies); use it, or
+// recording.PlainBodies, when you set Options.HTTPClient yourself:
 //
 //	client := bedrockruntime.NewFromConfig(cfg, func(o *bedrockruntime.Options) {
 //		o.BaseEndpoint = aws.String(srv.URL)
-//		o.HTTPClient = bedrocktest.HTTPClient(nil)
+//		o.HTTPClient = srv.HTTPClient()
 //	})
-func HTTPClient(next aws.HTTPClient) aws.HTTPClient {
-	if next == nil {
-		next = awshttp.NewBuildableClient()
-	}
-	return httpbody.Client(next)
+func (s *Server) HTTPClient() *http.Client {
+	return s.http
 }
 
 // Config returns an aws.Config aimed at the server: region us-east-1,
@@ -151,38 +126,9 @@ func (s *Server) Client(optFns ...func(*bedrockruntime.Options)) *bedrockruntime
 	return bedrockruntime.NewFromConfig(s.Config(), optFns...)
 }
 
-// route reads the operation and model ID from a request path of the form
-// /model/{modelId}/converse or /model/{modelId}/converse-stream, where the
-// model ID is path-escaped (an ARN's '/' arrives as %2F).
-func route(r *http.Request) (op, modelID string, ok bool) {
-	if r.Method != http.MethodPost {
-		return "", "", false
-	}
-	rest, found := strings.CutPrefix(r.URL.EscapedPath(), "/model/")
-	if !found {
-		return "", "", false
-	}
-	escaped, suffix, found := strings.Cut(rest, "/")
-	switch {
-	case !found || escaped == "":
-		return "", "", false
-	case suffix == "converse":
-		op = OpConverse
-	case suffix == "converse-stream":
-		op = OpConverseStream
-	default:
-		return "", "", false
-	}
-	id, err := url.PathUnescape(escaped)
-	if err != nil {
-		return "", "", false
-	}
-	return op, id, true
-}
-
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Amzn-Requestid", fmt.Sprintf("bedrocktest-%d", s.nextID.Add(1)))
-	op, modelID, ok := route(r)
+	op, modelID, ok := wire.Route(r)
 	if !ok {
 		writeError(w, &Error{
 			Status:  http.StatusNotFound,
@@ -214,7 +160,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, Validation("Malformed input request, please reformat your input and try again."))
 		return
 	}
-	if !s.lenient {
+	if !s.opts.Lenient {
 		if e := Validate(req); e != nil {
 			writeError(w, e)
 			return
@@ -234,7 +180,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, setupErrorf("handler returned a nil Reply"))
 		return
 	}
-	if op == OpConverse {
+	if op == recording.OpConverse {
 		s.writeConverse(w, reply)
 		return
 	}
@@ -245,12 +191,12 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 // the limit and discards the rest (reading it all, so that the client gets
 // the answer rather than a connection reset while it is still sending).
 func (s *Server) readBody(body io.Reader) (b []byte, tooLong bool, err error) {
-	if s.maxBytes <= 0 {
+	if s.opts.MaxRequestBytes <= 0 {
 		b, err = io.ReadAll(body)
 		return b, false, err
 	}
-	b, err = io.ReadAll(io.LimitReader(body, s.maxBytes+1))
-	if err != nil || int64(len(b)) <= s.maxBytes {
+	b, err = io.ReadAll(io.LimitReader(body, s.opts.MaxRequestBytes+1))
+	if err != nil || int64(len(b)) <= s.opts.MaxRequestBytes {
 		return b, false, err
 	}
 	_, err = io.Copy(io.Discard, body)
@@ -262,14 +208,14 @@ func (s *Server) readBody(body io.Reader) (b []byte, tooLong bool, err error) {
 func (s *Server) keep(req *Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.maxRequests < 0 {
+	if s.opts.MaxRequests < 0 {
 		s.reqs = append(s.reqs, req)
 		return
 	}
-	if s.maxRequests == 0 {
+	if s.opts.MaxRequests == 0 {
 		return
 	}
-	if len(s.reqs) == s.maxRequests {
+	if len(s.reqs) == s.opts.MaxRequests {
 		// Shift in place: the backing array stays at the limit.
 		copy(s.reqs, s.reqs[1:])
 		s.reqs = s.reqs[:len(s.reqs)-1]

@@ -11,6 +11,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/tooluse/bedrock/converse/recording"
 )
 
 const testModel = "anthropic.claude-3-5-sonnet-20240620-v1:0"
@@ -41,24 +46,24 @@ func TestConverseText(t *testing.T) {
 			MaxTokens: aws.Int32(100),
 		},
 	})
-	must.NoError(t, err)
-	expect.Equal(t, types.StopReasonEndTurn, out.StopReason)
+	require.NoError(t, err)
+	assert.Equal(t, types.StopReasonEndTurn, out.StopReason)
 	msg := out.Output.(*types.ConverseOutputMemberMessage).Value
-	expect.Equal(t, types.ConversationRoleAssistant, msg.Role)
-	must.Len(t, msg.Content, 1)
-	expect.Equal(t, "Hello there", msg.Content[0].(*types.ContentBlockMemberText).Value)
-	expect.Equal(t, int32(15), aws.ToInt32(out.Usage.TotalTokens))
-	expect.Equal(t, int64(100), aws.ToInt64(out.Metrics.LatencyMs))
+	assert.Equal(t, types.ConversationRoleAssistant, msg.Role)
+	require.Len(t, msg.Content, 1)
+	assert.Equal(t, "Hello there", msg.Content[0].(*types.ContentBlockMemberText).Value)
+	assert.Equal(t, int32(15), aws.ToInt32(out.Usage.TotalTokens))
+	assert.Equal(t, int64(100), aws.ToInt64(out.Metrics.LatencyMs))
 
 	reqs := srv.Requests()
-	must.Len(t, reqs, 1)
-	expect.Equal(t, OpConverse, reqs[0].Operation)
-	expect.Equal(t, testModel, reqs[0].ModelID)
-	must.Len(t, reqs[0].Messages, 1)
-	expect.Equal(t, "hi", reqs[0].Messages[0].Content[0].(*types.ContentBlockMemberText).Value)
-	expect.Equal(t, "be brief", reqs[0].System[0].(*types.SystemContentBlockMemberText).Value)
-	expect.Equal(t, int32(100), aws.ToInt32(reqs[0].InferenceConfig.MaxTokens))
-	expect.Contains(t, string(reqs[0].Body), `"messages"`)
+	require.Len(t, reqs, 1)
+	assert.Equal(t, recording.OpConverse, reqs[0].Operation)
+	assert.Equal(t, testModel, reqs[0].ModelID)
+	require.Len(t, reqs[0].Messages, 1)
+	assert.Equal(t, "hi", reqs[0].Messages[0].Content[0].(*types.ContentBlockMemberText).Value)
+	assert.Equal(t, "be brief", reqs[0].System[0].(*types.SystemContentBlockMemberText).Value)
+	assert.Equal(t, int32(100), aws.ToInt32(reqs[0].InferenceConfig.MaxTokens))
+	assert.Contains(t, string(reqs[0].Body), `"messages"`)
 }
 
 func TestConverseModelIDEscaped(t *testing.T) {
@@ -75,8 +80,8 @@ func TestConverseModelIDEscaped(t *testing.T) {
 				ModelId:  aws.String(id),
 				Messages: []types.Message{userText("hi")},
 			})
-			must.NoError(t, err)
-			expect.Equal(t, id, srv.Requests()[0].ModelID)
+			require.NoError(t, err)
+			assert.Equal(t, id, srv.Requests()[0].ModelID)
 		})
 	}
 }
@@ -94,18 +99,18 @@ func TestToolUseRoundTrip(t *testing.T) {
 	out, err := client.Converse(ctx, &bedrockruntime.ConverseInput{
 		ModelId: aws.String(testModel), Messages: history, ToolConfig: weatherTools(),
 	})
-	must.NoError(t, err)
-	expect.Equal(t, types.StopReasonToolUse, out.StopReason)
+	require.NoError(t, err)
+	assert.Equal(t, types.StopReasonToolUse, out.StopReason)
 	msg := out.Output.(*types.ConverseOutputMemberMessage).Value
-	must.Len(t, msg.Content, 2)
-	expect.Equal(t, "Let me check.", msg.Content[0].(*types.ContentBlockMemberText).Value)
+	require.Len(t, msg.Content, 2)
+	assert.Equal(t, "Let me check.", msg.Content[0].(*types.ContentBlockMemberText).Value)
 	tu := msg.Content[1].(*types.ContentBlockMemberToolUse).Value
-	expect.Equal(t, "tooluse_1", aws.ToString(tu.ToolUseId))
-	expect.Equal(t, "get_weather", aws.ToString(tu.Name))
-	expect.Equal(t, types.ToolUseType("tool_use"), tu.Type, "Bedrock marks client tool uses")
+	assert.Equal(t, "tooluse_1", aws.ToString(tu.ToolUseId))
+	assert.Equal(t, "get_weather", aws.ToString(tu.Name))
+	assert.Equal(t, types.ToolUseType("tool_use"), tu.Type, "Bedrock marks client tool uses")
 	var input struct{ City string }
-	must.NoError(t, tu.Input.UnmarshalSmithyDocument(&input))
-	expect.Equal(t, "Paris", input.City)
+	require.NoError(t, tu.Input.UnmarshalSmithyDocument(&input))
+	assert.Equal(t, "Paris", input.City)
 
 	// Echoing the block with its type is what Bedrock rejects.
 	_, err = client.Converse(ctx, &bedrockruntime.ConverseInput{
@@ -114,8 +119,8 @@ func TestToolUseRoundTrip(t *testing.T) {
 		ToolConfig: weatherTools(),
 	})
 	var ve *types.ValidationException
-	must.ErrorAs(t, err, &ve)
-	expect.Contains(t, ve.ErrorMessage(), "toolUse.type")
+	require.ErrorAs(t, err, &ve)
+	assert.Contains(t, ve.ErrorMessage(), "toolUse.type")
 
 	tu.Type = ""
 	msg.Content[1] = &types.ContentBlockMemberToolUse{Value: tu}
@@ -123,16 +128,16 @@ func TestToolUseRoundTrip(t *testing.T) {
 	out, err = client.Converse(ctx, &bedrockruntime.ConverseInput{
 		ModelId: aws.String(testModel), Messages: history, ToolConfig: weatherTools(),
 	})
-	must.NoError(t, err)
-	expect.Equal(t, types.StopReasonEndTurn, out.StopReason)
+	require.NoError(t, err)
+	assert.Equal(t, types.StopReasonEndTurn, out.StopReason)
 
 	reqs := srv.Requests()
-	must.Len(t, reqs, 3)
+	require.Len(t, reqs, 3)
 	last := reqs[2].Messages
-	must.Len(t, last, 3)
+	require.Len(t, last, 3)
 	tr := last[2].Content[0].(*types.ContentBlockMemberToolResult).Value
-	expect.Equal(t, "tooluse_1", aws.ToString(tr.ToolUseId))
-	expect.Equal(t, "sunny", tr.Content[0].(*types.ToolResultContentBlockMemberText).Value)
+	assert.Equal(t, "tooluse_1", aws.ToString(tr.ToolUseId))
+	assert.Equal(t, "sunny", tr.Content[0].(*types.ToolResultContentBlockMemberText).Value)
 }
 
 func toolResultMessage(id, text string) types.Message {
@@ -149,10 +154,10 @@ func TestBadRoute(t *testing.T) {
 	defer srv.Close()
 	for _, path := range []string{"/model/x/invoke", "/foo", "/model//converse"} {
 		resp, err := srv.HTTPClient().Post(srv.URL+path, "application/json", strings.NewReader("{}"))
-		must.NoError(t, err)
+		require.NoError(t, err)
 		resp.Body.Close()
-		expect.Equal(t, http.StatusNotFound, resp.StatusCode, path)
-		expect.Equal(t, "UnknownOperationException", resp.Header.Get("X-Amzn-ErrorType"), path)
+		assert.Equal(t, http.StatusNotFound, resp.StatusCode, path)
+		assert.Equal(t, "UnknownOperationException", resp.Header.Get("X-Amzn-ErrorType"), path)
 	}
 }
 
@@ -160,10 +165,10 @@ func TestMalformedBody(t *testing.T) {
 	srv := NewServer(Script())
 	defer srv.Close()
 	resp, err := srv.HTTPClient().Post(srv.URL+"/model/m/converse", "application/json", strings.NewReader("{not json"))
-	must.NoError(t, err)
+	require.NoError(t, err)
 	resp.Body.Close()
-	expect.Equal(t, http.StatusBadRequest, resp.StatusCode)
-	expect.Equal(t, "ValidationException", resp.Header.Get("X-Amzn-ErrorType"))
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	assert.Equal(t, "ValidationException", resp.Header.Get("X-Amzn-ErrorType"))
 }
 
 // Mistakes of the test fail the call at once: the SDK's default retryer
@@ -190,9 +195,9 @@ func TestSetupErrorsAreNotRetried(t *testing.T) {
 				ModelId: aws.String(testModel), Messages: []types.Message{userText("hi")},
 			})
 			var ve *types.ValidationException
-			must.ErrorAs(t, err, &ve)
-			expect.Equal(t, tt.want, ve.ErrorMessage())
-			expect.Len(t, srv.Requests(), 1)
+			require.ErrorAs(t, err, &ve)
+			assert.Equal(t, tt.want, ve.ErrorMessage())
+			assert.Len(t, srv.Requests(), 1)
 		})
 	}
 }
@@ -206,15 +211,15 @@ func TestRawReply(t *testing.T) {
 	srv := NewServer(Script(&Reply{Raw: raw}, &Reply{Raw: raw}))
 	defer srv.Close()
 	out, err := srv.Client().Converse(context.Background(), converseInput())
-	must.NoError(t, err)
-	expect.Equal(t, "recorded", out.Output.(*types.ConverseOutputMemberMessage).Value.Content[0].(*types.ContentBlockMemberText).Value)
-	expect.Equal(t, int64(3), aws.ToInt64(out.Metrics.LatencyMs))
+	require.NoError(t, err)
+	assert.Equal(t, "recorded", out.Output.(*types.ConverseOutputMemberMessage).Value.Content[0].(*types.ContentBlockMemberText).Value)
+	assert.Equal(t, int64(3), aws.ToInt64(out.Metrics.LatencyMs))
 
 	// A recorded Converse body can answer a stream too.
 	s := converseStream(t, srv.Client(), streamInput(userText("hi")))
-	must.NoError(t, s.err)
-	expect.Equal(t, "recorded", s.texts[0])
-	expect.Equal(t, types.StopReasonEndTurn, s.stop)
+	require.NoError(t, s.err)
+	assert.Equal(t, "recorded", s.texts[0])
+	assert.Equal(t, types.StopReasonEndTurn, s.stop)
 }
 
 // TestStreamsAfterConverseOnOneClient guards the loopback trap that the
@@ -225,11 +230,11 @@ func TestStreamsAfterConverseOnOneClient(t *testing.T) {
 	const rounds = 200
 	clients := map[string]func(*Server) *bedrockruntime.Client{
 		"Server.Client": func(srv *Server) *bedrockruntime.Client { return srv.Client(noRetry) },
-		"HTTPClient": func(srv *Server) *bedrockruntime.Client {
+		"recording.PlainBodies": func(srv *Server) *bedrockruntime.Client {
 			cfg := srv.Config()
 			cfg.HTTPClient = nil
 			return bedrockruntime.NewFromConfig(cfg, noRetry, func(o *bedrockruntime.Options) {
-				o.HTTPClient = HTTPClient(nil)
+				o.HTTPClient = recording.PlainBodies(nil)
 			})
 		},
 	}

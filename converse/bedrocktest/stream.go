@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tooluse/bedrock/converse/internal/wire"
+	"github.com/tooluse/bedrock/converse/recording"
 )
 
 // defaultChunk is the delta size when Reply.Chunk is 0: small, so that a
@@ -14,7 +15,7 @@ import (
 const defaultChunk = 4
 
 // streamEvents returns the events of a ConverseStream reply.
-func streamEvents(reply *Reply) ([]Event, error) {
+func streamEvents(reply *Reply) ([]recording.Event, error) {
 	if reply.Events != nil {
 		return reply.Events, nil
 	}
@@ -36,9 +37,9 @@ func streamEvents(reply *Reply) ([]Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	events := make([]Event, len(evs))
+	events := make([]recording.Event, len(evs))
 	for i, ev := range evs {
-		events[i] = Event{Type: ev.Type, Payload: json.RawMessage(ev.Payload)}
+		events[i] = recording.Event{Type: ev.Type, Payload: json.RawMessage(ev.Payload)}
 	}
 	return events, nil
 }
@@ -54,7 +55,7 @@ func (s *Server) writeStream(w http.ResponseWriter, r *http.Request, reply *Repl
 		return
 	}
 	if reply.DropMessageStop {
-		kept := make([]Event, 0, len(events))
+		kept := make([]recording.Event, 0, len(events))
 		for _, ev := range events {
 			if ev.Type != "messageStop" && ev.Type != "metadata" {
 				kept = append(kept, ev)

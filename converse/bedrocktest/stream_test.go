@@ -9,6 +9,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/tooluse/bedrock/converse/recording"
 )
 
 // streamed is what a client assembles from a ConverseStream.
@@ -28,7 +33,7 @@ type streamed struct {
 func converseStream(t *testing.T, client *bedrockruntime.Client, in *bedrockruntime.ConverseStreamInput) *streamed {
 	t.Helper()
 	out, err := client.ConverseStream(context.Background(), in)
-	must.NoError(t, err)
+	require.NoError(t, err)
 	stream := out.GetStream()
 	defer stream.Close()
 	s := &streamed{
@@ -87,20 +92,20 @@ func TestStreamText(t *testing.T) {
 	srv := NewServer(Script(Text("The quick brown fox jumps over the lazy dog.")))
 	defer srv.Close()
 	s := converseStream(t, srv.Client(), streamInput(userText("hi")))
-	must.NoError(t, s.err)
-	expect.Equal(t, "The quick brown fox jumps over the lazy dog.", s.texts[0])
-	expect.True(t, s.deltas[0] > 5, "text arrives in several deltas", s.deltas[0])
-	expect.Equal(t, types.StopReasonEndTurn, s.stop)
-	must.True(t, s.usage != nil, "metadata with usage")
-	expect.Equal(t, int32(15), aws.ToInt32(s.usage.TotalTokens))
+	require.NoError(t, s.err)
+	assert.Equal(t, "The quick brown fox jumps over the lazy dog.", s.texts[0])
+	assert.True(t, s.deltas[0] > 5, "text arrives in several deltas", s.deltas[0])
+	assert.Equal(t, types.StopReasonEndTurn, s.stop)
+	require.True(t, s.usage != nil, "metadata with usage")
+	assert.Equal(t, int32(15), aws.ToInt32(s.usage.TotalTokens))
 	_, first := s.events[0].(*types.ConverseStreamOutputMemberMessageStart)
-	expect.True(t, first, "messageStart first")
+	assert.True(t, first, "messageStart first")
 	for _, ev := range s.events {
 		if _, ok := ev.(*types.ConverseStreamOutputMemberContentBlockStart); ok {
 			t.Error("a text block has no contentBlockStart")
 		}
 	}
-	expect.Equal(t, OpConverseStream, srv.Requests()[0].Operation)
+	assert.Equal(t, recording.OpConverseStream, srv.Requests()[0].Operation)
 }
 
 func TestStreamToolUse(t *testing.T) {
@@ -112,15 +117,15 @@ func TestStreamToolUse(t *testing.T) {
 	in := streamInput(userText("weather?"))
 	in.ToolConfig = weatherTools()
 	s := converseStream(t, srv.Client(), in)
-	must.NoError(t, s.err)
-	expect.Equal(t, "Checking.", s.texts[0])
-	expect.Equal(t, "tooluse_a", aws.ToString(s.toolStarts[1].ToolUseId))
-	expect.Equal(t, "get_weather", aws.ToString(s.toolStarts[1].Name))
-	expect.Equal(t, `{"city":"Paris, France"}`, s.toolInput[1])
-	expect.True(t, s.deltas[1] > 3, "tool input arrives in fragments", s.deltas[1])
-	expect.Equal(t, "tooluse_b", aws.ToString(s.toolStarts[2].ToolUseId))
-	expect.Equal(t, `{"city":"Lyon"}`, s.toolInput[2])
-	expect.Equal(t, types.StopReasonToolUse, s.stop)
+	require.NoError(t, s.err)
+	assert.Equal(t, "Checking.", s.texts[0])
+	assert.Equal(t, "tooluse_a", aws.ToString(s.toolStarts[1].ToolUseId))
+	assert.Equal(t, "get_weather", aws.ToString(s.toolStarts[1].Name))
+	assert.Equal(t, `{"city":"Paris, France"}`, s.toolInput[1])
+	assert.True(t, s.deltas[1] > 3, "tool input arrives in fragments", s.deltas[1])
+	assert.Equal(t, "tooluse_b", aws.ToString(s.toolStarts[2].ToolUseId))
+	assert.Equal(t, `{"city":"Lyon"}`, s.toolInput[2])
+	assert.Equal(t, types.StopReasonToolUse, s.stop)
 }
 
 func TestStreamReasoning(t *testing.T) {
@@ -132,35 +137,35 @@ func TestStreamReasoning(t *testing.T) {
 	)
 	reply.Chunk = 5
 	s := streamOnce(t, reply)
-	must.NoError(t, s.err)
-	expect.Equal(t, "Think, then answer.", s.reasoning[0])
-	expect.Equal(t, "sig-123", s.signatures[0])
-	expect.Equal(t, "42", s.texts[1])
+	require.NoError(t, s.err)
+	assert.Equal(t, "Think, then answer.", s.reasoning[0])
+	assert.Equal(t, "sig-123", s.signatures[0])
+	assert.Equal(t, "42", s.texts[1])
 }
 
 func TestStreamPaddingIgnored(t *testing.T) {
 	s := streamOnce(t, Text("hello"))
-	must.NoError(t, s.err)
-	expect.Equal(t, "hello", s.texts[0])
+	require.NoError(t, s.err)
+	assert.Equal(t, "hello", s.texts[0])
 	events, err := streamEvents(Text("hello"))
-	must.NoError(t, err)
+	require.NoError(t, err)
 	for _, ev := range events {
-		expect.Contains(t, string(ev.Payload), `"p":"`, ev.Type)
+		assert.Contains(t, string(ev.Payload), `"p":"`, ev.Type)
 	}
 }
 
 func TestStreamRecordedEvents(t *testing.T) {
-	events := []Event{
+	events := []recording.Event{
 		{Type: "messageStart", Payload: []byte(`{"p":"abc","role":"assistant"}`)},
 		{Type: "contentBlockDelta", Payload: []byte(`{"contentBlockIndex":0,"delta":{"text":"Hi"},"p":"abcdefgh"}`)},
 		{Type: "contentBlockStop", Payload: []byte(`{"contentBlockIndex":0,"p":"ab"}`)},
 		{Type: "messageStop", Payload: []byte(`{"p":"abcdef","stopReason":"end_turn"}`)},
 	}
 	s := streamOnce(t, &Reply{Events: events})
-	must.NoError(t, s.err)
-	expect.Equal(t, "Hi", s.texts[0])
-	expect.Equal(t, types.StopReasonEndTurn, s.stop)
-	expect.Len(t, s.events, 4)
+	require.NoError(t, s.err)
+	assert.Equal(t, "Hi", s.texts[0])
+	assert.Equal(t, types.StopReasonEndTurn, s.stop)
+	assert.Len(t, s.events, 4)
 }
 
 func TestStreamInterval(t *testing.T) {
@@ -170,17 +175,17 @@ func TestStreamInterval(t *testing.T) {
 	defer srv.Close()
 	start := time.Now()
 	s := converseStream(t, srv.Client(), streamInput(userText("hi")))
-	must.NoError(t, s.err)
+	require.NoError(t, s.err)
 	// messageStart, 2 deltas, stop, messageStop, metadata: 5 pauses.
 	if d := time.Since(start); d < 50*time.Millisecond {
 		t.Errorf("stream took %v, want at least 50ms", d)
 	}
-	expect.Equal(t, "abcdefgh", s.texts[0])
+	assert.Equal(t, "abcdefgh", s.texts[0])
 }
 
 func TestStreamUnicodeChunks(t *testing.T) {
 	text := strings.Repeat("héllo wörld ✓ ", 3)
 	s := streamOnce(t, Text(text))
-	must.NoError(t, s.err)
-	expect.Equal(t, text, s.texts[0])
+	require.NoError(t, s.err)
+	assert.Equal(t, text, s.texts[0])
 }

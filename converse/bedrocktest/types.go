@@ -8,17 +8,13 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
-)
 
-// Operation names, as they appear in recordings and in Request.Operation.
-const (
-	OpConverse       = "Converse"
-	OpConverseStream = "ConverseStream"
+	"github.com/tooluse/bedrock/converse/recording"
 )
 
 // Request is one Converse or ConverseStream call as the server received it.
 type Request struct {
-	Operation       string // OpConverse or OpConverseStream
+	Operation       string // recording.OpConverse or recording.OpConverseStream
 	ModelID         string
 	Messages        []types.Message
 	System          []types.SystemContentBlock
@@ -48,8 +44,8 @@ func (f HandlerFunc) ServeConverse(ctx context.Context, req *Request) (*Reply, e
 // Raw and Events are served byte for byte (replay of a recording).
 type Reply struct {
 	Output *bedrockruntime.ConverseOutput
-	Raw    json.RawMessage // a recorded Converse response body
-	Events []Event         // recorded ConverseStream events
+	Raw    json.RawMessage   // a recorded Converse response body
+	Events []recording.Event // ConverseStream events, served as they are
 
 	// The fields below shape a ConverseStream response only.
 
@@ -67,13 +63,6 @@ type Reply struct {
 	// events, and the stream ends there.
 	Exception      *Exception
 	ExceptionAfter int
-}
-
-// Event is one ConverseStream event as on the wire: its :event-type header
-// and its JSON payload.
-type Event struct {
-	Type    string          `json:"type"`
-	Payload json.RawMessage `json:"payload"`
 }
 
 // Exception is an exception frame in a ConverseStream response, such as
@@ -98,24 +87,4 @@ type Error struct {
 // Error returns the status, type and message of the error.
 func (e *Error) Error() string {
 	return fmt.Sprintf("bedrocktest: %d %s: %s", e.Status, e.Type, e.Message)
-}
-
-// Recording is a sequence of model calls as they crossed the wire. It is the
-// format of the JSON files in testdata/ and of the CLI's -record flag.
-type Recording struct {
-	Version   int        `json:"version"`
-	Exchanges []Exchange `json:"exchanges"`
-}
-
-// Exchange is one recorded model call. Request and Response hold the bodies
-// exactly as on the wire; a stream's response is its events in order. No
-// headers are recorded, so a recording never holds credentials or signatures.
-type Exchange struct {
-	Operation string          `json:"operation"` // OpConverse or OpConverseStream
-	ModelID   string          `json:"modelId"`
-	Request   json.RawMessage `json:"request"`
-	Status    int             `json:"status"`              // HTTP status of the response
-	ErrorType string          `json:"errorType,omitempty"` // X-Amzn-ErrorType of an error response
-	Response  json.RawMessage `json:"response,omitempty"`  // Converse body, or an error body
-	Events    []Event         `json:"events,omitempty"`    // ConverseStream events
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
 	"github.com/tooluse/bedrock/converse/internal/models"
+	"github.com/tooluse/bedrock/converse/recording"
 )
 
 // Validate checks req against the rules Bedrock enforces on a Converse or
@@ -31,7 +32,7 @@ func Validate(req *Request) *Error {
 	if e := validateToolConfig(req.ToolConfig); e != nil {
 		return e
 	}
-	if req.Operation == OpConverseStream && req.ToolConfig != nil && !m.SupportsStreamingToolUse() {
+	if req.Operation == recording.OpConverseStream && req.ToolConfig != nil && !m.SupportsStreamingToolUse() {
 		return Validation("This model doesn't support tool use in streaming mode.")
 	}
 	msgs := req.Messages

@@ -8,6 +8,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/tooluse/bedrock/converse/recording"
 )
 
 // Blocks for building histories tersely.
@@ -145,16 +150,16 @@ func TestValidate(t *testing.T) {
 			want: "The value at toolConfig.tools.0.toolSpec.inputSchema.json must be a JSON object."},
 		{name: "no tools", tools: &types.ToolConfiguration{}, msgs: []types.Message{user(text("a"))},
 			want: "1 validation error detected: Value '[]' at 'toolConfig.tools' failed to satisfy constraint: Member must have length greater than or equal to 1"},
-		{name: "streaming tools on llama", model: "meta.llama3-1-70b-instruct-v1:0", op: OpConverseStream, tools: tools,
+		{name: "streaming tools on llama", model: "meta.llama3-1-70b-instruct-v1:0", op: recording.OpConverseStream, tools: tools,
 			msgs: []types.Message{user(text("a"))},
 			want: "This model doesn't support tool use in streaming mode."},
-		{name: "streaming tools on claude", op: OpConverseStream, tools: tools, msgs: []types.Message{user(text("a"))}},
+		{name: "streaming tools on claude", op: recording.OpConverseStream, tools: tools, msgs: []types.Message{user(text("a"))}},
 		{name: "tools on llama without streaming", model: "meta.llama3-1-70b-instruct-v1:0", tools: tools,
 			msgs: []types.Message{user(text("a"))}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			req := &Request{Operation: OpConverse, ModelID: testModel, Messages: tt.msgs, ToolConfig: tt.tools}
+			req := &Request{Operation: recording.OpConverse, ModelID: testModel, Messages: tt.msgs, ToolConfig: tt.tools}
 			if tt.model != "" {
 				req.ModelID = tt.model
 			}
@@ -171,9 +176,9 @@ func TestValidate(t *testing.T) {
 			if e == nil {
 				t.Fatalf("Validate = nil, want %q", tt.want)
 			}
-			expect.Equal(t, 400, e.Status)
-			expect.Equal(t, "ValidationException", e.Type)
-			expect.Equal(t, tt.want, e.Message)
+			assert.Equal(t, 400, e.Status)
+			assert.Equal(t, "ValidationException", e.Type)
+			assert.Equal(t, tt.want, e.Message)
 		})
 	}
 }
@@ -189,37 +194,37 @@ func TestValidationThroughClient(t *testing.T) {
 		Messages: []types.Message{user(text("a")), user(text("b"))},
 	})
 	var ve *types.ValidationException
-	must.ErrorAs(t, err, &ve)
-	expect.Contains(t, ve.ErrorMessage(), "must alternate between user and assistant roles")
+	require.ErrorAs(t, err, &ve)
+	assert.Contains(t, ve.ErrorMessage(), "must alternate between user and assistant roles")
 
 	_, err = client.Converse(ctx, &bedrockruntime.ConverseInput{
 		ModelId:    aws.String(testModel),
 		Messages:   []types.Message{user(text("a")), assistant(use("t1")), user(text("no results"))},
 		ToolConfig: weatherTools(),
 	})
-	must.ErrorAs(t, err, &ve)
-	expect.Equal(t, "Expected toolResult blocks at messages.2.content for the following Ids: t1", ve.ErrorMessage())
+	require.ErrorAs(t, err, &ve)
+	assert.Equal(t, "Expected toolResult blocks at messages.2.content for the following Ids: t1", ve.ErrorMessage())
 
 	in := streamInput(user(text("a")))
 	in.ModelId = aws.String("us.meta.llama3-2-90b-instruct-v1:0")
 	in.ToolConfig = weatherTools()
 	_, err = client.ConverseStream(ctx, in)
-	must.ErrorAs(t, err, &ve)
-	expect.Equal(t, "This model doesn't support tool use in streaming mode.", ve.ErrorMessage())
+	require.ErrorAs(t, err, &ve)
+	assert.Equal(t, "This model doesn't support tool use in streaming mode.", ve.ErrorMessage())
 
 	// Rejected requests are recorded but never reach the handler.
-	expect.Len(t, srv.Requests(), 3)
+	assert.Len(t, srv.Requests(), 3)
 	out, err := client.Converse(ctx, converseInput())
-	must.NoError(t, err)
-	expect.Equal(t, "unreached", out.Output.(*types.ConverseOutputMemberMessage).Value.Content[0].(*types.ContentBlockMemberText).Value)
+	require.NoError(t, err)
+	assert.Equal(t, "unreached", out.Output.(*types.ConverseOutputMemberMessage).Value.Content[0].(*types.ContentBlockMemberText).Value)
 }
 
 func TestLenient(t *testing.T) {
-	srv := NewServer(Script(Text("anything goes")), WithLenient())
+	srv := NewServer(Script(Text("anything goes")), func(o *Options) { o.Lenient = true })
 	defer srv.Close()
 	_, err := srv.Client().Converse(context.Background(), &bedrockruntime.ConverseInput{
 		ModelId:  aws.String(testModel),
 		Messages: []types.Message{assistant(text("I speak first"))},
 	})
-	must.NoError(t, err)
+	require.NoError(t, err)
 }

@@ -1,4 +1,4 @@
-package bedrocktest_test
+package recording_test
 
 import (
 	"bytes"
@@ -11,31 +11,31 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tooluse/bedrock/converse/bedrocktest"
+	"github.com/tooluse/bedrock/converse/recording"
 )
 
 var updateRecordingGolden = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // sampleRecording holds one exchange of every kind the format knows, with
 // bodies as compact as on the wire.
-func sampleRecording() *bedrocktest.Recording {
+func sampleRecording() *recording.Recording {
 	raw := func(s string) json.RawMessage { return json.RawMessage(s) }
-	return &bedrocktest.Recording{
+	return &recording.Recording{
 		Version: 1,
-		Exchanges: []bedrocktest.Exchange{
+		Exchanges: []recording.Exchange{
 			{
-				Operation: bedrocktest.OpConverse,
+				Operation: recording.OpConverse,
 				ModelID:   "anthropic.claude-3-5-haiku-20241022-v1:0",
 				Request:   raw(`{"messages":[{"role":"user","content":[{"text":"What is 2 < 3 & 4 > 1?"}]}],"toolConfig":{"tools":[{"toolSpec":{"name":"calc","inputSchema":{"json":{"type":"object"}}}}]}}`),
 				Status:    200,
 				Response:  raw(`{"output":{"message":{"role":"assistant","content":[{"toolUse":{"toolUseId":"tooluse_1","name":"calc","input":{"expr":"2<3"}}}]}},"stopReason":"tool_use","usage":{"inputTokens":12,"outputTokens":7,"totalTokens":19},"metrics":{"latencyMs":105}}`),
 			},
 			{
-				Operation: bedrocktest.OpConverseStream,
+				Operation: recording.OpConverseStream,
 				ModelID:   "arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.anthropic.claude-3-5-haiku-20241022-v1:0",
 				Request:   raw(`{"messages":[{"role":"user","content":[{"text":"Hi"}]}]}`),
 				Status:    200,
-				Events: []bedrocktest.Event{
+				Events: []recording.Event{
 					{Type: "messageStart", Payload: raw(`{"p":"abc","role":"assistant"}`)},
 					{Type: "contentBlockDelta", Payload: raw(`{"contentBlockIndex":0,"delta":{"text":"Hel\u006co"},"p":"ab"}`)},
 					{Type: "contentBlockStop", Payload: raw(`{"contentBlockIndex":0,"p":"a"}`)},
@@ -43,7 +43,7 @@ func sampleRecording() *bedrocktest.Recording {
 				},
 			},
 			{
-				Operation: bedrocktest.OpConverse,
+				Operation: recording.OpConverse,
 				ModelID:   "anthropic.claude-3-5-haiku-20241022-v1:0",
 				Request:   raw(`{"messages":[{"role":"user","content":[{"text":"Again"}]}]}`),
 				Status:    429,
@@ -51,7 +51,7 @@ func sampleRecording() *bedrocktest.Recording {
 				Response:  raw(`{"message":"Too many requests, please wait before trying again."}`),
 			},
 			{
-				Operation: bedrocktest.OpConverseStream,
+				Operation: recording.OpConverseStream,
 				ModelID:   "anthropic.claude-3-5-haiku-20241022-v1:0",
 				Request:   raw(`{"messages":[{"role":"user","content":[{"text":"Again"}]}]}`),
 				Status:    502,
@@ -89,7 +89,7 @@ func TestRecordingGolden(t *testing.T) {
 		t.Error("recorded text is HTML-escaped")
 	}
 
-	loaded, err := bedrocktest.LoadRecording(golden)
+	loaded, err := recording.Load(golden)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,13 +120,13 @@ func savedBytes(t *testing.T, s interface{ Save(path string) error }) []byte {
 
 func TestRecordingWriteToDefaults(t *testing.T) {
 	var buf bytes.Buffer
-	if _, err := (&bedrocktest.Recording{}).WriteTo(&buf); err != nil {
+	if _, err := (&recording.Recording{}).WriteTo(&buf); err != nil {
 		t.Fatal(err)
 	}
 	if want := "{\n  \"version\": 1,\n  \"exchanges\": []\n}\n"; buf.String() != want {
 		t.Errorf("empty recording written as %q, want %q", buf.String(), want)
 	}
-	rec, err := bedrocktest.ReadRecording(&buf)
+	rec, err := recording.Read(&buf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +141,7 @@ func TestRecordingRejectsMalformed(t *testing.T) {
 	tests := []struct {
 		name, file, want string
 	}{
-		{"not JSON", `{"version":1,`, "bedrocktest: recording: unexpected EOF"},
+		{"not JSON", `{"version":1,`, "unexpected EOF"},
 		{"trailing data", `{"version":1,"exchanges":[]} {}`, "data after"},
 		{"unknown version", `{"version":2,"exchanges":[]}`, "unsupported version 2 (want 1)"},
 		{"no version", `{"exchanges":[]}`, "unsupported version 0"},
@@ -174,12 +174,12 @@ func TestRecordingRejectsMalformed(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := bedrocktest.ReadRecording(strings.NewReader(tt.file))
+			_, err := recording.Read(strings.NewReader(tt.file))
 			if err == nil {
 				t.Fatal("ReadRecording accepted it")
 			}
-			if !strings.HasPrefix(err.Error(), "bedrocktest: recording: ") || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("error %q, want it to start with %q and hold %q", err, "bedrocktest: recording: ", tt.want)
+			if !strings.HasPrefix(err.Error(), "recording: ") || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %q, want it to start with %q and hold %q", err, "recording: ", tt.want)
 			}
 		})
 	}
@@ -193,11 +193,11 @@ func TestLoadRecordingNamesFileAndExchange(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	_, err := bedrocktest.LoadRecording(path)
-	if want := "bedrocktest: recording " + path + ": exchange 2: stream has no events and is not an error"; err == nil || err.Error() != want {
+	_, err := recording.Load(path)
+	if want := "recording: " + path + ": exchange 2: stream has no events and is not an error"; err == nil || err.Error() != want {
 		t.Errorf("error %v, want %q", err, want)
 	}
-	_, err = bedrocktest.LoadRecording(filepath.Join(t.TempDir(), "missing.json"))
+	_, err = recording.Load(filepath.Join(t.TempDir(), "missing.json"))
 	if !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("error %v, want one wrapping os.ErrNotExist", err)
 	}
@@ -205,16 +205,16 @@ func TestLoadRecordingNamesFileAndExchange(t *testing.T) {
 
 func TestSaveRefusesInvalidRecording(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "out.json")
-	rec := &bedrocktest.Recording{Exchanges: []bedrocktest.Exchange{{Operation: bedrocktest.OpConverse, ModelID: "m", Status: 200}}}
+	rec := &recording.Recording{Exchanges: []recording.Exchange{{Operation: recording.OpConverse, ModelID: "m", Status: 200}}}
 	err := rec.Save(path)
-	if want := "bedrocktest: save recording: exchange 1: no request body"; err == nil || err.Error() != want {
+	if want := "recording: save: exchange 1: no request body"; err == nil || err.Error() != want {
 		t.Errorf("error %v, want %q", err, want)
 	}
 	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("Save left a file behind: %v", err)
 	}
 
-	var nilRec *bedrocktest.Recording
+	var nilRec *recording.Recording
 	if _, err := nilRec.WriteTo(&bytes.Buffer{}); err == nil {
 		t.Error("WriteTo of a nil recording succeeded")
 	}

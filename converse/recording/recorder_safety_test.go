@@ -1,4 +1,4 @@
-package bedrocktest_test
+package recording_test
 
 import (
 	"encoding/json"
@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tooluse/bedrock/converse/bedrocktest"
+	"github.com/tooluse/bedrock/converse/recording"
 )
 
 const (
@@ -56,7 +57,7 @@ func TestRecorderRedactsAndSavesPrivately(t *testing.T) {
 	}))
 	defer srv.Close()
 
-	rec := bedrocktest.NewRecorder(srv.Client())
+	rec := recording.NewRecorder(srv.Client())
 	for _, op := range []string{"converse?fail=1", "converse", "converse-stream"} {
 		resp := mustDo(t, rec, newSignedRequest(t, srv.URL, recorderModel, op, `{"messages":[{"role":"user","content":[{"text":"aws_session_token=`+leakedToken+`"}]}]}`))
 		io.Copy(io.Discard, resp.Body)
@@ -75,7 +76,7 @@ func TestRecorderRedactsAndSavesPrivately(t *testing.T) {
 	info, err := os.Stat(path)
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o600), info.Mode().Perm())
-	_, err = bedrocktest.LoadRecording(path)
+	_, err = recording.Load(path)
 	assert.NoError(t, err)
 	entries, _ := os.ReadDir(filepath.Dir(path))
 	assert.Len(t, entries, 1) // no temporary file left behind
@@ -89,13 +90,13 @@ func TestRecorderSavesNonJSONConverseAnswer(t *testing.T) {
 		io.WriteString(w, page)
 	}))
 	defer srv.Close()
-	rec := bedrocktest.NewRecorder(srv.Client())
+	rec := recording.NewRecorder(srv.Client())
 	resp := mustDo(t, rec, newSignedRequest(t, srv.URL, recorderModel, "converse", recorderRequestBody))
 	resp.Body.Close()
 
 	path := filepath.Join(t.TempDir(), "rec.json")
 	require.NoError(t, rec.Save(path))
-	loaded, err := bedrocktest.LoadRecording(path)
+	loaded, err := recording.Load(path)
 	require.NoError(t, err)
 	replay := bedrocktest.NewServer(bedrocktest.ReplayT(t, loaded))
 	defer replay.Close()
@@ -112,7 +113,7 @@ func TestRecorderSavesNonJSONConverseAnswer(t *testing.T) {
 func TestRecorderSavesFailedConversation(t *testing.T) {
 	srv := bedrocktest.NewServer(bedrocktest.Script(bedrocktest.Text("first"), bedrocktest.Text("second")))
 	defer srv.Close()
-	rec := bedrocktest.NewRecorder(srv.HTTPClient())
+	rec := recording.NewRecorder(srv.HTTPClient())
 	client := srv.Client(func(o *bedrockruntime.Options) {
 		o.HTTPClient = rec
 		o.Retryer = retry.AddWithMaxAttempts(o.Retryer, 1)
@@ -129,7 +130,7 @@ func TestRecorderSavesFailedConversation(t *testing.T) {
 
 	path := filepath.Join(t.TempDir(), "rec.json")
 	require.NoError(t, rec.Save(path))
-	loaded, err := bedrocktest.LoadRecording(path)
+	loaded, err := recording.Load(path)
 	require.NoError(t, err)
 	require.Len(t, loaded.Exchanges, 2)
 	assert.Equal(t, 200, loaded.Exchanges[0].Status)

@@ -1,4 +1,4 @@
-package bedrocktest_test
+package recording_test
 
 import (
 	"bytes"
@@ -19,12 +19,14 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 	"github.com/aws/smithy-go/eventstream"
 
 	"github.com/tooluse/bedrock/converse/bedrocktest"
+	"github.com/tooluse/bedrock/converse/recording"
 )
 
 // Secrets a signed request carries; none may reach a recording.
@@ -86,10 +88,10 @@ func mustDo(t *testing.T, c interface {
 	return resp
 }
 
-func checkExchanges(t *testing.T, got *bedrocktest.Recording, want ...bedrocktest.Exchange) {
+func checkExchanges(t *testing.T, got *recording.Recording, want ...recording.Exchange) {
 	t.Helper()
-	if got.Version != bedrocktest.RecordingVersion {
-		t.Errorf("version %d, want %d", got.Version, bedrocktest.RecordingVersion)
+	if got.Version != recording.Version {
+		t.Errorf("version %d, want %d", got.Version, recording.Version)
 	}
 	if len(got.Exchanges) != len(want) {
 		t.Fatalf("%d exchanges recorded, want %d: %+v", len(got.Exchanges), len(want), got.Exchanges)
@@ -101,7 +103,7 @@ func checkExchanges(t *testing.T, got *bedrocktest.Recording, want ...bedrocktes
 	}
 }
 
-func showExchange(x bedrocktest.Exchange) string {
+func showExchange(x recording.Exchange) string {
 	var b strings.Builder
 	b.WriteString(x.Operation + " " + x.ModelID + " req=" + string(x.Request) + " status=" + http.StatusText(x.Status) + " errorType=" + x.ErrorType + " resp=" + string(x.Response))
 	for _, ev := range x.Events {
@@ -125,7 +127,7 @@ func TestRecorderConverse(t *testing.T) {
 	}))
 	defer srv.Close()
 
-	rec := bedrocktest.NewRecorder(srv.Client())
+	rec := recording.NewRecorder(srv.Client())
 	req := newSignedRequest(t, srv.URL, recorderModelARN, "converse", recorderRequestBody)
 	resp := mustDo(t, rec, req)
 	body, err := io.ReadAll(resp.Body)
@@ -139,8 +141,8 @@ func TestRecorderConverse(t *testing.T) {
 	if resp.Header.Get("X-Amzn-Requestid") != recorderRequestID {
 		t.Error("response headers did not reach the caller")
 	}
-	checkExchanges(t, rec.Recording(), bedrocktest.Exchange{
-		Operation: bedrocktest.OpConverse,
+	checkExchanges(t, rec.Recording(), recording.Exchange{
+		Operation: recording.OpConverse,
 		ModelID:   recorderModelARN,
 		Request:   []byte(recorderRequestBody),
 		Status:    200,
@@ -158,7 +160,7 @@ func TestRecorderErrorResponse(t *testing.T) {
 	}))
 	defer srv.Close()
 
-	rec := bedrocktest.NewRecorder(srv.Client())
+	rec := recording.NewRecorder(srv.Client())
 	for _, op := range []string{"converse", "converse-stream"} {
 		resp := mustDo(t, rec, newSignedRequest(t, srv.URL, recorderModel, op, recorderRequestBody))
 		body, _ := io.ReadAll(resp.Body)
@@ -167,8 +169,8 @@ func TestRecorderErrorResponse(t *testing.T) {
 			t.Errorf("%s: caller got %d %q, want the server's answer", op, resp.StatusCode, body)
 		}
 	}
-	want := bedrocktest.Exchange{
-		Operation: bedrocktest.OpConverse,
+	want := recording.Exchange{
+		Operation: recording.OpConverse,
 		ModelID:   recorderModel,
 		Request:   []byte(recorderRequestBody),
 		Status:    429,
@@ -176,7 +178,7 @@ func TestRecorderErrorResponse(t *testing.T) {
 		Response:  []byte(errBody),
 	}
 	wantStream := want
-	wantStream.Operation = bedrocktest.OpConverseStream
+	wantStream.Operation = recording.OpConverseStream
 	checkExchanges(t, rec.Recording(), want, wantStream)
 }
 
@@ -207,12 +209,12 @@ func streamServer(t *testing.T, frames [][]byte, next <-chan struct{}, release <
 // openStream makes a ConverseStream call through a new Recorder to a
 // streamServer serving frames, and returns the Recorder, the response and
 // the channel that lets the server send the next frame.
-func openStream(t *testing.T, frames [][]byte) (*bedrocktest.Recorder, *http.Response, chan<- struct{}) {
+func openStream(t *testing.T, frames [][]byte) (*recording.Recorder, *http.Response, chan<- struct{}) {
 	next, release := make(chan struct{}), make(chan struct{})
 	srv := streamServer(t, frames, next, release)
 	t.Cleanup(srv.Close)
 	t.Cleanup(func() { close(release) }) // runs first: lets the handler return
-	rec := bedrocktest.NewRecorder(srv.Client())
+	rec := recording.NewRecorder(srv.Client())
 	resp := mustDo(t, rec, newSignedRequest(t, srv.URL, recorderModel, "converse-stream", recorderRequestBody))
 	return rec, resp, next
 }
@@ -251,12 +253,12 @@ func TestRecorderStream(t *testing.T) {
 		t.Fatalf("after the last frame: %q, %v", rest, err)
 	}
 
-	checkExchanges(t, rec.Recording(), bedrocktest.Exchange{
-		Operation: bedrocktest.OpConverseStream,
+	checkExchanges(t, rec.Recording(), recording.Exchange{
+		Operation: recording.OpConverseStream,
 		ModelID:   recorderModel,
 		Request:   []byte(recorderRequestBody),
 		Status:    200,
-		Events: []bedrocktest.Event{
+		Events: []recording.Event{
 			{Type: "messageStart", Payload: []byte(`{"p":"abcd","role":"assistant"}`)},
 			{Type: "contentBlockDelta", Payload: []byte(`{"contentBlockIndex":0,"delta":{"text":"Hel"},"p":"ab"}`)},
 			{Type: "contentBlockDelta", Payload: []byte(`{"contentBlockIndex":0,"delta":{"text":"lo"},"p":"abc"}`)},
@@ -276,12 +278,12 @@ func TestRecorderStreamClosedEarly(t *testing.T) {
 	next <- struct{}{} // the server goes on, but the stream is closed
 	resp.Body.Close()  // and a second Close records nothing more
 
-	checkExchanges(t, rec.Recording(), bedrocktest.Exchange{
-		Operation: bedrocktest.OpConverseStream,
+	checkExchanges(t, rec.Recording(), recording.Exchange{
+		Operation: recording.OpConverseStream,
 		ModelID:   recorderModel,
 		Request:   []byte(recorderRequestBody),
 		Status:    200,
-		Events:    []bedrocktest.Event{{Type: "messageStart", Payload: []byte(`{"role":"assistant"}`)}},
+		Events:    []recording.Event{{Type: "messageStart", Payload: []byte(`{"role":"assistant"}`)}},
 	})
 }
 
@@ -316,7 +318,7 @@ func TestRecorderKeepsRequestOrder(t *testing.T) {
 	}))
 	defer converseSrv.Close()
 
-	rec := bedrocktest.NewRecorder(nil)
+	rec := recording.NewRecorder(nil)
 	stream := mustDo(t, rec, newSignedRequest(t, streamSrv.URL, recorderModel, "converse-stream", recorderRequestBody))
 	resp := mustDo(t, rec, newSignedRequest(t, converseSrv.URL, recorderModel, "converse", `{"messages":[]}`))
 	resp.Body.Close()
@@ -324,7 +326,7 @@ func TestRecorderKeepsRequestOrder(t *testing.T) {
 	stream.Body.Close()
 
 	got := rec.Recording().Exchanges
-	if len(got) != 2 || got[0].Operation != bedrocktest.OpConverseStream || got[1].Operation != bedrocktest.OpConverse {
+	if len(got) != 2 || got[0].Operation != recording.OpConverseStream || got[1].Operation != recording.OpConverse {
 		t.Errorf("recorded %+v, want the stream, then the Converse call", got)
 	}
 }
@@ -335,7 +337,7 @@ func TestRecorderPassesOtherCallsThrough(t *testing.T) {
 	}))
 	defer srv.Close()
 
-	rec := bedrocktest.NewRecorder(srv.Client())
+	rec := recording.NewRecorder(srv.Client())
 	for _, path := range []string{"/model/m/invoke", "/model/m/converse/extra", "/converse", "/model//converse"} {
 		req, _ := http.NewRequest(http.MethodPost, srv.URL+path, strings.NewReader("echo"))
 		resp := mustDo(t, rec, req)
@@ -356,7 +358,7 @@ func (c failingClient) Do(*http.Request) (*http.Response, error) { return nil, c
 
 func TestRecorderTransportError(t *testing.T) {
 	boom := errors.New("connection refused")
-	rec := bedrocktest.NewRecorder(failingClient{boom})
+	rec := recording.NewRecorder(failingClient{boom})
 	_, err := rec.Do(newSignedRequest(t, "http://127.0.0.1:1", recorderModel, "converse", recorderRequestBody))
 	if !errors.Is(err, boom) {
 		t.Errorf("error %v, want the client's", err)
@@ -392,7 +394,7 @@ func TestRecorderRecordsNoHeaders(t *testing.T) {
 	}))
 	defer srv.Close()
 
-	rec := bedrocktest.NewRecorder(srv.Client())
+	rec := recording.NewRecorder(srv.Client())
 	for _, op := range []string{"converse", "converse-stream", "converse"} {
 		req := newSignedRequest(t, srv.URL, recorderModel, op, recorderRequestBody)
 		if op == "converse" && len(rec.Recording().Exchanges) > 0 {
@@ -423,7 +425,7 @@ func TestRecorderRecordingIsACopy(t *testing.T) {
 	}))
 	defer srv.Close()
 
-	rec := bedrocktest.NewRecorder(srv.Client())
+	rec := recording.NewRecorder(srv.Client())
 	resp := mustDo(t, rec, newSignedRequest(t, srv.URL, recorderModel, "converse", recorderRequestBody))
 	resp.Body.Close()
 
@@ -591,24 +593,44 @@ func streamTurn(t *testing.T, client *bedrockruntime.Client, msgs []types.Messag
 
 // recordAndReplay holds the conversation with a Server answering with h
 // through a Recorder, saves and loads the recording, then holds it again,
-// at another time, with a Server replaying it strictly. It returns the
-// recording and what the client saw both times.
-func recordAndReplay(t *testing.T, h bedrocktest.Handler, turn turnFunc) (rec *bedrocktest.Recording, recorded, replayed []string) {
+// at another time, from a strict Replayer in process and from a Server
+// replaying it (bedrocktest.Replay), which must see the same. It returns the
+// recording and what the client saw when recording and replaying.
+func recordAndReplay(t *testing.T, h bedrocktest.Handler, turn turnFunc) (rec *recording.Recording, recorded, replayed []string) {
 	t.Helper()
 	srv := bedrocktest.NewServer(h)
 	defer srv.Close()
-	recorder := bedrocktest.NewRecorder(srv.HTTPClient())
+	recorder := recording.NewRecorder(srv.HTTPClient())
 	recorded = holdConversation(t, srv.Client(e2eOptions, func(o *bedrockruntime.Options) { o.HTTPClient = recorder }), "2025-01-01T10:00:00Z", turn)
 
-	rec, err := bedrocktest.ReadRecording(bytes.NewReader(savedBytes(t, recorder)))
+	rec, err := recording.Read(bytes.NewReader(savedBytes(t, recorder)))
 	if err != nil {
 		t.Fatal(err)
 	}
+	ignoreClock := func(o *recording.ReplayOptions) { o.IgnoreToolResults = []string{"get_current_datetime"} }
 
-	replay := bedrocktest.NewServer(bedrocktest.ReplayT(t, rec, bedrocktest.IgnoreToolResults("get_current_datetime")))
+	replayer := recording.NewReplayer(rec, ignoreClock)
+	replayed = holdConversation(t, replayClient(replayer, e2eOptions), "2025-06-30T17:42:09Z", turn)
+	if err := replayer.Unused(); err != nil {
+		t.Error(err)
+	}
+
+	replay := bedrocktest.NewServer(bedrocktest.ReplayT(t, rec, ignoreClock))
 	defer replay.Close()
-	replayed = holdConversation(t, replay.Client(e2eOptions), "2025-06-30T17:42:09Z", turn)
+	served := holdConversation(t, replay.Client(e2eOptions), "2025-06-30T17:42:09Z", turn)
+	if !slices.Equal(served, replayed) {
+		t.Errorf("bedrocktest.Replay served:\n  %s\nthe Replayer:\n  %s", strings.Join(served, "\n  "), strings.Join(replayed, "\n  "))
+	}
 	return rec, recorded, replayed
+}
+
+// replayClient is a bedrockruntime client whose calls p answers.
+func replayClient(p *recording.Replayer, optFns ...func(*bedrockruntime.Options)) *bedrockruntime.Client {
+	return bedrockruntime.New(bedrockruntime.Options{
+		Region:      "us-east-1",
+		Credentials: credentials.NewStaticCredentialsProvider("AKIDREPLAYTEST", "replay-secret", ""),
+		HTTPClient:  p,
+	}, optFns...)
 }
 
 func checkSameConversation(t *testing.T, recorded, replayed []string) {
@@ -619,7 +641,7 @@ func checkSameConversation(t *testing.T, recorded, replayed []string) {
 	}
 }
 
-func exchangeSummary(rec *bedrocktest.Recording) []string {
+func exchangeSummary(rec *recording.Recording) []string {
 	var out []string
 	for _, x := range rec.Exchanges {
 		s := fmt.Sprintf("%s %s %d", x.Operation, x.ModelID, x.Status)
@@ -681,16 +703,25 @@ func TestRecordReplayConverseStream(t *testing.T) {
 }
 
 // A strict replay turns a conversation that went another way into a
-// ValidationException saying where, and so does a call too many.
+// ValidationException saying where, and so does a call too many, both from
+// the Replayer in process and from a bedrocktest Server.
 func TestReplayThroughSDKClient(t *testing.T) {
 	srv := bedrocktest.NewServer(bedrocktest.Script(e2eScript()...))
 	defer srv.Close()
-	recorder := bedrocktest.NewRecorder(srv.HTTPClient())
+	recorder := recording.NewRecorder(srv.HTTPClient())
 	holdConversation(t, srv.Client(func(o *bedrockruntime.Options) { o.HTTPClient = recorder }), "10:00", converseTurn)
 
-	replay := bedrocktest.NewServer(bedrocktest.Replay(recorder.Recording()))
-	defer replay.Close()
-	client := replay.Client()
+	t.Run("Replayer", func(t *testing.T) {
+		checkStrictReplay(t, replayClient(recording.NewReplayer(recorder.Recording())))
+	})
+	t.Run("bedrocktest.Replay", func(t *testing.T) {
+		replay := bedrocktest.NewServer(bedrocktest.Replay(recorder.Recording()))
+		defer replay.Close()
+		checkStrictReplay(t, replay.Client())
+	})
+}
+
+func checkStrictReplay(t *testing.T, client *bedrockruntime.Client) {
 	ctx := context.Background()
 
 	_, err := client.Converse(ctx, &bedrockruntime.ConverseInput{ModelId: aws.String(e2eModel), Messages: []types.Message{userMessage("What day is it?")}, ToolConfig: e2eToolConfig()})
@@ -698,7 +729,7 @@ func TestReplayThroughSDKClient(t *testing.T) {
 	if !errors.As(err, &invalid) {
 		t.Fatalf("error %v, want a *types.ValidationException", err)
 	}
-	want := "bedrocktest: replay: request 1 differs from the recording:\n" +
+	want := "recording: replay: request 1 differs from the recording:\n" +
 		`  messages[0].content[0].text: want "What time is it?", got "What day is it?"`
 	if got := aws.ToString(invalid.Message); got != want {
 		t.Errorf("message %q, want %q", got, want)
@@ -711,15 +742,15 @@ func TestReplayThroughSDKClient(t *testing.T) {
 	}
 
 	_, err = client.Converse(ctx, &bedrockruntime.ConverseInput{ModelId: aws.String(e2eModel), Messages: []types.Message{userMessage("What time is it?")}})
-	if !errors.As(err, &invalid) || aws.ToString(invalid.Message) != "bedrocktest: replay: request 3 but the recording has 2 exchanges" {
+	if !errors.As(err, &invalid) || aws.ToString(invalid.Message) != "recording: replay: request 3 but the recording has 2 exchanges" {
 		t.Errorf("error %v, want the exhausted recording", err)
 	}
 }
 
 // Record a call to a scripted Server, then serve the same call from the
-// recording: in a real test, the recording is made once against Bedrock and
-// kept in testdata/.
-func ExampleReplay() {
+// recording, in process: in a real program, the recording is made once
+// against Bedrock and kept in testdata/.
+func ExampleNewReplayer() {
 	ctx := context.Background()
 	input := &bedrockruntime.ConverseInput{
 		ModelId:  aws.String("anthropic.claude-3-5-haiku-20241022-v1:0"),
@@ -727,21 +758,28 @@ func ExampleReplay() {
 	}
 
 	live := bedrocktest.NewServer(bedrocktest.Script(bedrocktest.Text("Hello!")))
-	recorder := bedrocktest.NewRecorder(live.HTTPClient())
+	recorder := recording.NewRecorder(live.HTTPClient())
 	client := live.Client(func(o *bedrockruntime.Options) { o.HTTPClient = recorder })
 	if _, err := client.Converse(ctx, input); err != nil {
 		fmt.Println(err)
 	}
 	live.Close()
 
-	replay := bedrocktest.NewServer(bedrocktest.Replay(recorder.Recording()))
-	defer replay.Close()
-	out, err := replay.Client().Converse(ctx, input)
+	replayer := recording.NewReplayer(recorder.Recording())
+	client = bedrockruntime.New(bedrockruntime.Options{
+		Region:      "us-east-1",
+		Credentials: credentials.NewStaticCredentialsProvider("AKID", "secret", ""),
+		HTTPClient:  replayer,
+	})
+	out, err := client.Converse(ctx, input)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	msg := out.Output.(*types.ConverseOutputMemberMessage).Value
 	fmt.Println(msg.Content[0].(*types.ContentBlockMemberText).Value)
-	// Output: Hello!
+	fmt.Println(replayer.Unused())
+	// Output:
+	// Hello!
+	// <nil>
 }

@@ -1,0 +1,118 @@
+// Package recording records the Converse and ConverseStream calls of a
+// bedrockruntime client and plays them back, without a network: the
+// recording format, the Recorder that writes it, the Replayer that serves it
+// again, and Redact, which keeps credentials out of everything recorded.
+//
+// Both the Recorder and the Replayer are aws.HTTPClient values, so they go
+// where the SDK takes one, bedrockruntime.Options.HTTPClient:
+//
+//	rec := recording.NewRecorder(nil)
+//	client := bedrockruntime.NewFromConfig(cfg, func(o *bedrockruntime.Options) {
+//		o.HTTPClient = rec
+//	})
+//	// ... talk to Bedrock ...
+//	err := rec.Save("testdata/chat.json")
+//
+// and later, offline:
+//
+//	r, err := recording.Load("testdata/chat.json")
+//	replay := recording.NewReplayer(r)
+//	client := bedrockruntime.NewFromConfig(cfg, func(o *bedrockruntime.Options) {
+//		o.HTTPClient = replay
+//	})
+//	// ... the same conversation ...
+//	err = replay.Unused() // nil once every recorded call was asked for
+//
+// The package bedrocktest serves a recording from its loopback server too
+// (bedrocktest.Replay), with the same checks.
+//
+// Options follow the AWS SDK's convention, used across this module: an
+// exported Options struct (ReplayOptions) and functions of
+// func(*ReplayOptions) that change it.
+//
+// # Format
+//
+// A recording is one JSON object, written indented with a newline at the end:
+//
+//	{
+//	  "version": 1,
+//	  "exchanges": [
+//	    {
+//	      "operation": "Converse",
+//	      "modelId": "anthropic.claude-3-5-haiku-20241022-v1:0",
+//	      "request": {"messages": [...], "toolConfig": {...}},
+//	      "status": 200,
+//	      "response": {"output": {"message": {...}}, "stopReason": "tool_use", ...}
+//	    },
+//	    {
+//	      "operation": "ConverseStream",
+//	      "modelId": "anthropic.claude-3-5-haiku-20241022-v1:0",
+//	      "request": {"messages": [...]},
+//	      "status": 200,
+//	      "events": [
+//	        {"type": "messageStart", "payload": {"role": "assistant"}},
+//	        {"type": "contentBlockDelta", "payload": {"contentBlockIndex": 0, "delta": {"text": "Hi"}}},
+//	        ...
+//	      ]
+//	    },
+//	    {
+//	      "operation": "Converse",
+//	      "modelId": "anthropic.claude-3-5-haiku-20241022-v1:0",
+//	      "request": {"messages": [...]},
+//	      "status": 429,
+//	      "errorType": "ThrottlingException",
+//	      "response": {"message": "Too many requests, please wait before trying again."}
+//	    }
+//	  ]
+//	}
+//
+// "version" is Version; files of any other version are rejected.
+// "exchanges" lists the model calls in the order they were made, one entry
+// per HTTP attempt (an SDK retry is an exchange of its own). Each exchange has:
+//
+//   - "operation": "Converse" or "ConverseStream".
+//   - "modelId": the model ID or ARN from the request path, path-unescaped.
+//   - "request": the request body, a JSON object, as the client sent it
+//     (or a JSON string holding its text if it was not JSON).
+//   - "status": the HTTP status of the response.
+//   - "errorType": for an error response (status 300 or more), the error
+//     type from the X-Amzn-ErrorType header without what follows ':' (for
+//     example "ValidationException"); absent otherwise.
+//   - "response": the response body of a successful Converse call (a JSON
+//     object, or a JSON string holding its text if it was not JSON, served
+//     again as that text), or the body of an error response of either
+//     operation (usually {"message": "..."}); absent for a successful
+//     ConverseStream call.
+//   - "events": for a successful ConverseStream call, the event-stream
+//     messages in the order they arrived, each as {"type", "payload"}: "type"
+//     is the :event-type header and "payload" the JSON payload. An exception
+//     message (":message-type" "exception") is recorded the same way, with
+//     the :exception-type header as its type (for example
+//     "modelStreamErrorException") and the exception's body as its payload;
+//     an error message (":message-type" "error") has the :error-code header as
+//     its type and {"message": :error-message} as its payload. Such a message
+//     ends the stream, so it can only be the last event. A type ending in
+//     "Exception" marks an exception. A payload of null means the message
+//     had none. A stream that the client closed before its end holds only
+//     the events read until then.
+//
+// Bodies and payloads are embedded as JSON values, so the file is readable
+// and diffs well. Whitespace between JSON tokens is not kept (the whole file
+// is indented); every other byte is: key order, number spelling, string
+// escapes. A body that is not JSON (a proxy's HTML error page, say) is kept
+// as a JSON string holding its text.
+//
+// # Guarantees
+//
+// No header of the request or the response is recorded, apart from the error
+// type, and the Recorder passes every body and payload through Redact (an
+// AWS error body may echo the signed request), so a recording holds no
+// credentials, session tokens, signatures or request IDs, and can be
+// committed. Save writes it with mode 0600 all the same, through a
+// temporary file, so a failed Save leaves the old file whole.
+//
+// Load rejects unknown fields, unknown operations, a missing model
+// ID, request body or status, a successful Converse exchange without a
+// response object, a successful stream without events, events on an error
+// response, and an exception that is not the last event.
+package recording

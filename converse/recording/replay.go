@@ -1,0 +1,197 @@
+package recording
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/tooluse/bedrock/converse/internal/wire"
+)
+
+// ReplayOptions configures a Replayer.
+type ReplayOptions struct {
+	// Lenient serves the recorded answers whatever the requests hold,
+	// checking only the operation of each call. Without it, each request
+	// must match the recorded one (see Replayer).
+	Lenient bool
+
+	// IgnoreToolResults names tools whose output changes from run to run
+	// (the current time, a random ID): the content of their results is left
+	// out of the comparison of requests. A toolResult is left out when its
+	// toolUseId is that of a toolUse of one of those tools in an earlier
+	// assistant message of the same request; its toolUseId is still
+	// compared.
+	IgnoreToolResults []string
+}
+
+// Replayer is an HTTP client that answers the Converse and ConverseStream
+// calls of a bedrockruntime client with the exchanges of a Recording, in
+// process: the first call gets the first exchange, and so on. It implements
+// aws.HTTPClient, so it goes in bedrockruntime.Options.HTTPClient, and no
+// request leaves the process.
+//
+// A recorded Converse response is served byte for byte, a recorded stream
+// event by event (its exception, if it ended with one, as an exception
+// message), and a recorded error with the same status, type and message.
+//
+// Each request must match the recorded one, unless ReplayOptions.Lenient
+// is set: the model ID, and the body compared as JSON (key order and
+// spacing do not matter, numbers compare by value). Any call that cannot be
+// answered from the recording gets a 400 ValidationException, which the SDK
+// does not retry, with a message starting "recording: replay:": a request
+// that differs, a call past the last exchange, and a ConverseStream call
+// where Converse was recorded or the other way round. A request that
+// differs lists up to ten differences, one a line, as a JSON path with the
+// recorded and the received value:
+//
+//	messages[2].content[0].text: want "What time is it?", got "What time?"
+//
+// Every call uses up an exchange, even one answered with such an error.
+// Unused reports the exchanges never asked for. A Replayer is safe for
+// concurrent use, though concurrent calls take exchanges in the order they
+// arrive.
+type Replayer struct {
+	lenient   bool
+	ignore    map[string]bool // ReplayOptions.IgnoreToolResults
+	exchanges []Exchange      // read-only after NewReplayer
+
+	mu   sync.Mutex
+	next int // index of the exchange for the next call
+}
+
+// NewReplayer returns a Replayer of a copy of rec, configured by optFns.
+func NewReplayer(rec *Recording, optFns ...func(*ReplayOptions)) *Replayer {
+	var o ReplayOptions
+	for _, fn := range optFns {
+		fn(&o)
+	}
+	p := &Replayer{lenient: o.Lenient}
+	if len(o.IgnoreToolResults) > 0 {
+		p.ignore = make(map[string]bool, len(o.IgnoreToolResults))
+		for _, name := range o.IgnoreToolResults {
+			p.ignore[name] = true
+		}
+	}
+	if rec != nil {
+		for _, x := range rec.Exchanges {
+			p.exchanges = append(p.exchanges, cloneExchange(x))
+		}
+	}
+	return p
+}
+
+// Next uses up the next exchange for a call of operation (OpConverse or
+// OpConverseStream) to modelID with the request body, and returns a copy of
+// it. The error, if the call cannot be answered from the recording, starts
+// "recording: replay:" and says why (see Replayer). Do calls it; so does
+// bedrocktest.Replay, to serve a recording from a loopback server.
+func (p *Replayer) Next(operation, modelID string, body []byte) (Exchange, error) {
+	p.mu.Lock()
+	i := p.next
+	p.next++
+	p.mu.Unlock()
+
+	n := i + 1 // requests and exchanges count from 1 in messages
+	if i >= len(p.exchanges) {
+		return Exchange{}, replayErrorf("request %d but the recording has %d exchanges", n, len(p.exchanges))
+	}
+	x := &p.exchanges[i]
+	if err := checkExchange(x); err != nil {
+		return Exchange{}, replayErrorf("exchange %d of the recording: %v", n, err)
+	}
+	if operation != x.Operation {
+		return Exchange{}, replayErrorf("request %d is %s but exchange %d of the recording is %s", n, operation, n, x.Operation)
+	}
+	if !p.lenient {
+		if d := requestDiff(x.ModelID, x.Request, modelID, body, p.ignore); len(d) > 0 {
+			return Exchange{}, replayErrorf("request %d differs from the recording:\n  %s", n, strings.Join(d, "\n  "))
+		}
+	}
+	return cloneExchange(*x), nil
+}
+
+// Unused returns nil if every recorded exchange was asked for, or else an
+// error naming how many were not and the first of them: a program that
+// makes fewer calls than the recording has is as wrong as one that makes
+// more.
+func (p *Replayer) Unused() error {
+	p.mu.Lock()
+	used := p.next
+	p.mu.Unlock()
+	if left := len(p.exchanges) - used; left > 0 {
+		x := p.exchanges[used]
+		return replayErrorf("%d of %d recorded exchanges unused, from exchange %d (%s %s)", left, len(p.exchanges), used+1, x.Operation, x.ModelID)
+	}
+	return nil
+}
+
+func replayErrorf(format string, args ...any) error {
+	return fmt.Errorf("recording: replay: "+format, args...)
+}
+
+// Do answers req from the recording, as Bedrock would have: it reads and
+// closes the request body, and returns an error only if that fails or the
+// request's context is done.
+func (p *Replayer) Do(req *http.Request) (*http.Response, error) {
+	var body []byte
+	if req.Body != nil {
+		var err error
+		body, err = io.ReadAll(req.Body)
+		req.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+	}
+	if err := req.Context().Err(); err != nil {
+		return nil, err
+	}
+	op, modelID, ok := wire.Route(req)
+	if !ok {
+		msg := fmt.Sprintf("recording: replay: no operation at %s %s", req.Method, req.URL.Path)
+		return errorResponse(req, http.StatusNotFound, "UnknownOperationException", msg), nil
+	}
+	x, err := p.Next(op, modelID, body)
+	switch {
+	case err != nil:
+		return errorResponse(req, http.StatusBadRequest, "ValidationException", err.Error()), nil
+	case x.Status >= 300:
+		return errorResponse(req, x.Status, x.ErrorType, wire.ErrorMessage(x.Response)), nil
+	case x.Operation == OpConverse:
+		return response(req, x.Status, wire.ContentTypeJSON, wire.ServedBody(x.Response)), nil
+	}
+	var stream bytes.Buffer
+	for _, ev := range x.Events {
+		if isExceptionEvent(ev) { // checked to be the last one
+			err = wire.WriteExceptionFrame(&stream, ev.Type, wire.ErrorMessage(ev.Payload))
+		} else {
+			err = wire.WriteEventFrame(&stream, ev.Type, wire.ServedPayload(ev.Payload))
+		}
+		if err != nil {
+			return errorResponse(req, http.StatusBadRequest, "ValidationException", "recording: replay: "+err.Error()), nil
+		}
+	}
+	return response(req, x.Status, wire.ContentTypeEventStream, stream.Bytes()), nil
+}
+
+func errorResponse(req *http.Request, status int, errorType, message string) *http.Response {
+	resp := response(req, status, wire.ContentTypeJSON, wire.ErrorBody(message))
+	resp.Header.Set(wire.ErrorTypeHeader, errorType)
+	return resp
+}
+
+func response(req *http.Request, status int, contentType string, body []byte) *http.Response {
+	return &http.Response{
+		Status:        fmt.Sprintf("%d %s", status, http.StatusText(status)),
+		StatusCode:    status,
+		Proto:         "HTTP/1.1",
+		ProtoMajor:    1,
+		ProtoMinor:    1,
+		Header:        http.Header{"Content-Type": {contentType}},
+		Body:          io.NopCloser(bytes.NewReader(body)),
+		ContentLength: int64(len(body)),
+		Request:       req,
+	}
+}
