@@ -51,7 +51,7 @@
 //
 // Everything converse prints on standard error and the "error" of -json
 // has AWS credentials, session tokens and signatures redacted
-// (bedrocktest.Redact), as an AWS error body can echo the signed request;
+// (recording.Redact), as an AWS error body can echo the signed request;
 // the -v trace shows at most 300 characters of a prompt, tool input or
 // result, and quotes model-controlled ids and names that hold control
 // characters, so that no escape sequence reaches the terminal.
@@ -96,10 +96,11 @@
 //
 // # Recording and replaying
 //
-// -record FILE writes every model call to FILE as a bedrocktest recording,
-// credentials redacted, before the first call and after each prompt;
-// -replay FILE answers the model calls from one, offline, strictly
-// (converse help recording). "make demo" replays testdata/demo.json.
+// -record FILE writes every model call to FILE in the recording format of
+// package github.com/tooluse/bedrock/converse/recording (versioned; no
+// headers, credentials redacted, mode 0600), before the first call and
+// after each prompt; -replay FILE answers the model calls from one, in
+// process and offline, strictly (converse help recording). "make demo" replays testdata/demo.json.
 //
 // # Examples
 //

@@ -19,17 +19,20 @@
 //	// ... run the code under test with client ...
 //	reqs := srv.Requests() // what the code sent, decoded
 //
-// The server keeps the last DefaultMaxRequests requests for Requests;
-// WithMaxRequests keeps more, fewer or none, for long runs.
-// WithMaxRequestBytes makes it refuse larger request bodies with a
-// ValidationException, as a test of what an oversize request gets (there is
-// no limit by default: Bedrock documents none in bytes).
+// NewServer takes option functions of func(*Options), the AWS SDK's
+// convention, which the whole module follows. The server keeps the last
+// 1000 requests for Requests; Options.MaxRequests keeps more, fewer or
+// none, for long runs. Options.MaxRequestBytes makes it refuse larger
+// request bodies with a ValidationException, as a test of what an oversize
+// request gets (there is no limit by default: Bedrock documents none in
+// bytes).
 //
 // A client of your own aimed at the server (Options.BaseEndpoint set to
-// URL) should send through HTTPClient, which works around a trap of the
-// SDK's transport on loopback: without it, about one ConverseStream call in
-// a hundred that follows a Converse call on the same client loses its
-// connection. Client, Config and Server.HTTPClient have it already.
+// URL) should send through Server.HTTPClient or recording.PlainBodies,
+// which work around a trap of the SDK's transport on loopback: without
+// them, about one ConverseStream call in a hundred that follows a Converse
+// call on the same client loses its connection. Client and Config have it
+// already.
 //
 // The server answers POST /model/{modelId}/converse with a JSON body and
 // POST /model/{modelId}/converse-stream with an AWS event stream, both
@@ -73,7 +76,7 @@
 // Before a Handler sees a request, the server checks it against the rules
 // Bedrock enforces (see Validate) and answers a violation with Bedrock's own
 // ValidationException message, so that a bug that Bedrock would reject
-// fails the test too. WithLenient turns the checks off.
+// fails the test too. Options.Lenient turns the checks off.
 //
 // # What the client sees of faults
 //
@@ -86,13 +89,14 @@
 //
 // # Recording and replay
 //
-// A Recorder, set as a client's HTTPClient, records the calls made to
-// Bedrock, and Replay (or ReplayT in a test) serves them again: see
-// LoadRecording for the format. The Recorder records no header, passes
-// every body and payload through Redact (an AWS error may echo the signed
-// request, session token included) and saves files with mode 0600. Replay
-// checks each request against the recorded one unless Lenient is given;
-// ReplayT also fails the test if recorded exchanges were left unused.
+// Recordings are a feature of the library, in package recording: its
+// Recorder, set as a client's HTTPClient, records the calls made to
+// Bedrock (no header, bodies redacted, files written 0600), and its
+// Replayer serves them again in process. Replay (or ReplayT in a test)
+// serves a recording from the Server instead, with the Replayer's checks:
+// each request is compared with the recorded one unless
+// recording.ReplayOptions.Lenient is set; ReplayT also fails the test if
+// recorded exchanges were left unused.
 //
 // # Concurrent streams on one client
 //
