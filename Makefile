@@ -27,7 +27,8 @@ staticcheck:
 race:
 	$(GO) test -race -count=1 ./...
 
-# test is what CI runs: formatting, vet, staticcheck and every test under the race detector.
+# test is what CI runs: formatting, vet, staticcheck and every test under the
+# race detector, the runs of the converse binary included (built with -race).
 test: fmt-check vet staticcheck race
 
 # demo replays a recorded tool-use conversation offline: no AWS account needed.
@@ -44,9 +45,17 @@ bench:
 	$(GO) run $(BENCHSTAT) -col '/impl@(naive library inline)' bench.txt
 	$(GO) run $(BENCHSTAT) -filter '/impl:""' bench.txt
 
+# cover counts every test, the runs of the converse binary in cmd/converse's
+# end-to-end tests included: they write their coverage data into
+# $(COVERDIR)/bin (CONVERSE_COVERDIR), which is merged with the unit tests'
+# profile into cover.out.
+COVERDIR := coverdata
 cover:
-	$(GO) test -count=1 -coverprofile=cover.out ./...
+	rm -rf $(COVERDIR) && mkdir -p $(COVERDIR)/bin
+	CONVERSE_COVERDIR=$(CURDIR)/$(COVERDIR)/bin $(GO) test -count=1 -covermode=atomic -coverprofile=$(COVERDIR)/unit.out ./...
+	$(GO) tool covdata textfmt -i=$(COVERDIR)/bin -o $(COVERDIR)/bin.out
+	{ cat $(COVERDIR)/unit.out; tail -n +2 $(COVERDIR)/bin.out; } > cover.out
 	$(GO) tool cover -func=cover.out | tail -1
 
 clean:
-	rm -rf bin bench.txt cover.out
+	rm -rf bin bench.txt cover.out $(COVERDIR)

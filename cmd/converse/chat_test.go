@@ -7,9 +7,10 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/tooluse/bedrock/converse/bedrocktest"
 )
@@ -42,29 +43,19 @@ func TestChat(t *testing.T) {
 	}))
 	in := newTerminal(t, strings.NewReader("I'm Ann.\n\n  \nAm I?\nWhat is my name?\n"))
 	out := runInProcess(t, in, "-endpoint", srv.URL)
-	if out.code != 0 {
-		t.Fatalf("exit %d, stderr:\n%s", out.code, out.stderr)
-	}
-	if want := "Hello, Ann.\nYour name is Ann.\n"; out.stdout != want {
-		t.Errorf("stdout = %q, want %q", out.stdout, want)
-	}
+	require.Equal(t, 0, out.code, out.stderr)
+	assert.Equal(t, "Hello, Ann.\nYour name is Ann.\n", out.stdout)
 	mustContain(t, "stderr", out.stderr, "Chatting with "+defaultModel, "Ctrl-D", "> ", "converse: access denied")
-	if n := strings.Count(out.stderr, "> "); n != 6 {
-		t.Errorf("%d prompts, want 6 (one per line, one at the end):\n%s", n, out.stderr)
-	}
+	assert.Equal(t, 6, strings.Count(out.stderr, "> "), "one prompt per line, one at the end:\n%s", out.stderr)
 	reqs := srv.Requests()
-	if len(reqs) != 3 {
-		t.Fatalf("%d model calls, want 3", len(reqs))
-	}
+	require.Len(t, reqs, 3, "model calls")
 	// The history goes on from the first answer; the failed message is not
 	// part of it.
 	var texts []string
 	for _, m := range reqs[2].Messages {
 		texts = append(texts, string(m.Role)+": "+m.Content[0].(*types.ContentBlockMemberText).Value)
 	}
-	if got, want := strings.Join(texts, " | "), "user: I'm Ann. | assistant: Hello, Ann. | user: What is my name?"; got != want {
-		t.Errorf("history = %s, want %s", got, want)
-	}
+	assert.Equal(t, "user: I'm Ann. | assistant: Hello, Ann. | user: What is my name?", strings.Join(texts, " | "))
 }
 
 // TestChatInterrupt: an interruption ends a chat that waits for a line.
@@ -74,27 +65,43 @@ func TestChatInterrupt(t *testing.T) {
 	r, w := io.Pipe()
 	defer w.Close()
 	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(100*time.Millisecond, cancel) // Ctrl-C
-	var stdout, stderr strings.Builder
-	err := run(ctx, []string{"-endpoint", srv.URL}, newTerminal(t, r), &stdout, &stderr)
-	if code := report(&stderr, err); code != exitInterrupted || !strings.Contains(stderr.String(), "converse: interrupted") {
-		t.Errorf("exit %d, stderr:\n%s", code, stderr.String())
-	}
+	defer cancel()
+	stderr := &interruptAtPrompt{cancel: cancel}
+	var stdout strings.Builder
+	err := run(ctx, []string{"-endpoint", srv.URL}, newTerminal(t, r), &stdout, stderr)
+	assert.Equal(t, exitInterrupted, report(stderr, err), stderr.String())
+	assert.Contains(t, stderr.String(), "converse: interrupted")
 }
+
+// interruptAtPrompt is standard error that presses Ctrl-C (cancel) once
+// the chat shows its prompt, where it waits for a line. It has no
+// WriteString, which io.WriteString would call instead of Write.
+type interruptAtPrompt struct {
+	text   strings.Builder
+	cancel context.CancelFunc
+}
+
+func (w *interruptAtPrompt) Write(p []byte) (int, error) {
+	n, err := w.text.Write(p)
+	if strings.Contains(w.text.String(), "> ") {
+		w.cancel()
+	}
+	return n, err
+}
+
+func (w *interruptAtPrompt) String() string { return w.text.String() }
 
 // TestChatOnTerminal runs the binary on a terminal: it chats, one message
 // a line, until Ctrl-D.
 func TestChatOnTerminal(t *testing.T) {
 	t.Parallel()
 	tty, keyboard := openTerminal(t)
-	if _, err := keyboard.WriteString("What is 6 times 7?\n\x04"); err != nil {
-		t.Fatal(err)
-	}
+	_, err := keyboard.WriteString("What is 6 times 7?\n\x04")
+	require.NoError(t, err)
 	srv := newServer(t, multiply())
 	out := runBinary(t, testEnv(t), tty, "-endpoint", srv.URL)
-	if want := "Let me work that out.\n6 × 7 = 42.\n"; out.code != 0 || out.stdout != want {
-		t.Errorf("exit %d, stdout %q, want %q; stderr:\n%s", out.code, out.stdout, want, out.stderr)
-	}
+	assert.Equal(t, 0, out.code, out.stderr)
+	assert.Equal(t, "Let me work that out.\n6 × 7 = 42.\n", out.stdout)
 	mustContain(t, "stderr", out.stderr, "Chatting with ")
 }
 
@@ -105,31 +112,22 @@ func TestNoPromptNoTerminal(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t, bedrocktest.Script())
 	out := runBinary(t, testEnv(t), nil, "-endpoint", srv.URL)
-	if out.code != 2 || out.stdout != "" {
-		t.Errorf("exit %d, stdout %q, want exit 2", out.code, out.stdout)
-	}
+	assert.Equal(t, 2, out.code, out.stderr)
+	assert.Empty(t, out.stdout)
 	mustContain(t, "stderr", out.stderr, "converse: no prompt")
-	if len(srv.Requests()) != 0 {
-		t.Error("a model call was made")
-	}
+	assert.Empty(t, srv.Requests(), "model calls")
 }
 
 func TestIsTerminal(t *testing.T) {
 	f, err := os.CreateTemp(t.TempDir(), "stdin")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer f.Close()
 	null, err := os.Open(os.DevNull)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer null.Close()
-	if isTerminal(f) || isTerminal(null) || isTerminal(strings.NewReader("")) {
-		t.Error("a file, /dev/null or a string is a terminal")
-	}
+	assert.False(t, isTerminal(f), "a file")
+	assert.False(t, isTerminal(null), "/dev/null")
+	assert.False(t, isTerminal(strings.NewReader("")), "a string")
 	tty, _ := openTerminal(t)
-	if !isTerminal(tty) {
-		t.Error("a terminal is not a terminal")
-	}
+	assert.True(t, isTerminal(tty), "a terminal")
 }

@@ -4,12 +4,13 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/tooluse/bedrock/converse/bedrocktest"
 	"github.com/tooluse/bedrock/converse/recording"
@@ -31,39 +32,25 @@ func runMultiply(t *testing.T, args ...string) (outcome, *bedrocktest.Server) {
 	t.Helper()
 	srv := newServer(t, multiply())
 	out := runBinary(t, testEnv(t), nil, append([]string{"-endpoint", srv.URL}, args...)...)
-	if out.code != 0 {
-		t.Fatalf("exit %d, stderr:\n%s", out.code, out.stderr)
-	}
-	if want := "Let me work that out.\n6 × 7 = 42.\n"; out.stdout != want {
-		t.Errorf("stdout = %q, want only the text %q", out.stdout, want)
-	}
+	require.Equal(t, 0, out.code, out.stderr)
+	assert.Equal(t, "Let me work that out.\n6 × 7 = 42.\n", out.stdout, "only the text")
 	return out, srv
 }
 
 func TestToolUseConversation(t *testing.T) {
 	t.Parallel()
 	out, srv := runMultiply(t, "What", "is", "6 times 7?")
-	if out.stderr != "" {
-		t.Errorf("stderr without -v = %q, want nothing", out.stderr)
-	}
+	assert.Empty(t, out.stderr, "stderr without -v")
 	reqs := srv.Requests()
-	if len(reqs) != 2 {
-		t.Fatalf("%d model calls, want 2", len(reqs))
-	}
+	require.Len(t, reqs, 2, "model calls")
 	first := reqs[0]
-	if first.ModelID != defaultModel || first.Operation != recording.OpConverse {
-		t.Errorf("first call: %s %s, want Converse %s", first.Operation, first.ModelID, defaultModel)
-	}
-	if got := first.Messages[0].Content[0].(*types.ContentBlockMemberText).Value; got != "What is 6 times 7?" {
-		t.Errorf("prompt = %q, want the arguments joined by spaces", got)
-	}
-	if got := toolNames(first); !slices.Equal(got, []string{"get_current_datetime", "calculator"}) {
-		t.Errorf("tools = %v, want the built-ins", got)
-	}
+	assert.Equal(t, defaultModel, first.ModelID)
+	assert.Equal(t, recording.OpConverse, first.Operation)
+	assert.Equal(t, "What is 6 times 7?", first.Messages[0].Content[0].(*types.ContentBlockMemberText).Value, "the arguments joined by spaces")
+	assert.Equal(t, []string{"get_current_datetime", "calculator"}, toolNames(first), "the built-ins")
 	res := toolResults(t, reqs[1])["tooluse_calc1"]
-	if resultText(res) != "42" || res.Status != types.ToolResultStatusSuccess {
-		t.Errorf("calculator result = %q (%s), want 42 (success)", resultText(res), res.Status)
-	}
+	assert.Equal(t, "42", resultText(res))
+	assert.Equal(t, types.ToolResultStatusSuccess, res.Status)
 }
 
 func toolNames(req *bedrocktest.Request) []string {
@@ -92,60 +79,39 @@ func TestFlags(t *testing.T) {
 		check func(t *testing.T, req *bedrocktest.Request)
 	}{
 		{"model", nil, "", []string{"-model", "us.amazon.nova-pro-v1:0"}, func(t *testing.T, req *bedrocktest.Request) {
-			if req.ModelID != "us.amazon.nova-pro-v1:0" {
-				t.Errorf("model = %s", req.ModelID)
-			}
+			assert.Equal(t, "us.amazon.nova-pro-v1:0", req.ModelID)
 		}},
 		{"BEDROCK_MODEL_ID", []string{"BEDROCK_MODEL_ID=eu.anthropic.claude-3-7-sonnet-20250219-v1:0"}, "", nil, func(t *testing.T, req *bedrocktest.Request) {
-			if req.ModelID != "eu.anthropic.claude-3-7-sonnet-20250219-v1:0" {
-				t.Errorf("model = %s, want $BEDROCK_MODEL_ID", req.ModelID)
-			}
+			assert.Equal(t, "eu.anthropic.claude-3-7-sonnet-20250219-v1:0", req.ModelID, "$BEDROCK_MODEL_ID")
 		}},
 		{"model over BEDROCK_MODEL_ID", []string{"BEDROCK_MODEL_ID=other"}, "", []string{"-model", "anthropic.claude-3-5-haiku-20241022-v1:0"}, func(t *testing.T, req *bedrocktest.Request) {
-			if req.ModelID != "anthropic.claude-3-5-haiku-20241022-v1:0" {
-				t.Errorf("model = %s, want -model", req.ModelID)
-			}
+			assert.Equal(t, "anthropic.claude-3-5-haiku-20241022-v1:0", req.ModelID, "-model")
 		}},
 		{"system", nil, "", []string{"-system", "Answer in French."}, func(t *testing.T, req *bedrocktest.Request) {
-			if len(req.System) != 1 || req.System[0].(*types.SystemContentBlockMemberText).Value != "Answer in French." {
-				t.Errorf("system = %#v", req.System)
-			}
+			assert.Equal(t, []types.SystemContentBlock{&types.SystemContentBlockMemberText{Value: "Answer in French."}}, req.System)
 		}},
 		{"inference settings", nil, "", []string{"-max-tokens", "512", "-temperature", "0.25"}, func(t *testing.T, req *bedrocktest.Request) {
-			c := req.InferenceConfig
-			if c == nil || aws.ToInt32(c.MaxTokens) != 512 || aws.ToFloat32(c.Temperature) != 0.25 {
-				t.Errorf("inference config = %+v", c)
-			}
+			require.NotNil(t, req.InferenceConfig)
+			assert.Equal(t, int32(512), aws.ToInt32(req.InferenceConfig.MaxTokens))
+			assert.Equal(t, float32(0.25), aws.ToFloat32(req.InferenceConfig.Temperature))
 		}},
 		{"no inference settings", nil, "", nil, func(t *testing.T, req *bedrocktest.Request) {
-			if req.InferenceConfig != nil {
-				t.Errorf("inference config = %+v, want none", req.InferenceConfig)
-			}
+			assert.Nil(t, req.InferenceConfig)
 		}},
 		{"no-builtins", nil, "", []string{"-no-builtins"}, func(t *testing.T, req *bedrocktest.Request) {
-			if req.ToolConfig != nil {
-				t.Errorf("tools = %v, want none", toolNames(req))
-			}
+			assert.Nil(t, req.ToolConfig, "tools %v", toolNames(req))
 		}},
 		{"tools", nil, "", []string{"-tools", manifest}, func(t *testing.T, req *bedrocktest.Request) {
-			if got := toolNames(req); !slices.Equal(got, []string{"get_current_datetime", "calculator", "echo"}) {
-				t.Errorf("tools = %v", got)
-			}
+			assert.Equal(t, []string{"get_current_datetime", "calculator", "echo"}, toolNames(req))
 		}},
 		{"tools without builtins", nil, "", []string{"-tools", manifest, "-no-builtins"}, func(t *testing.T, req *bedrocktest.Request) {
-			if got := toolNames(req); !slices.Equal(got, []string{"echo"}) {
-				t.Errorf("tools = %v", got)
-			}
+			assert.Equal(t, []string{"echo"}, toolNames(req))
 		}},
 		{"stream", nil, "", []string{"-stream"}, func(t *testing.T, req *bedrocktest.Request) {
-			if req.Operation != recording.OpConverseStream {
-				t.Errorf("operation = %s, want ConverseStream", req.Operation)
-			}
+			assert.Equal(t, recording.OpConverseStream, req.Operation)
 		}},
 		{"prompt on stdin", nil, "  a prompt\nof two lines\n", nil, func(t *testing.T, req *bedrocktest.Request) {
-			if got := req.Messages[0].Content[0].(*types.ContentBlockMemberText).Value; got != "a prompt\nof two lines" {
-				t.Errorf("prompt = %q", got)
-			}
+			assert.Equal(t, "a prompt\nof two lines", req.Messages[0].Content[0].(*types.ContentBlockMemberText).Value)
 		}},
 	}
 	for _, tt := range tests {
@@ -157,9 +123,8 @@ func TestFlags(t *testing.T) {
 				args = append(args, "Hello")
 			}
 			out := runBinary(t, testEnv(t, tt.env...), strings.NewReader(tt.stdin), args...)
-			if out.code != 0 || out.stdout != "Bonjour.\n" {
-				t.Fatalf("exit %d, stdout %q, stderr:\n%s", out.code, out.stdout, out.stderr)
-			}
+			require.Equal(t, 0, out.code, out.stderr)
+			require.Equal(t, "Bonjour.\n", out.stdout)
 			tt.check(t, srv.Requests()[0])
 		})
 	}
@@ -169,9 +134,7 @@ func TestStreamToolUse(t *testing.T) {
 	t.Parallel()
 	out, srv := runMultiply(t, "-stream", "-v", "What is 6 times 7?")
 	for _, req := range srv.Requests() {
-		if req.Operation != recording.OpConverseStream {
-			t.Errorf("operation %s, want ConverseStream", req.Operation)
-		}
+		assert.Equal(t, recording.OpConverseStream, req.Operation)
 	}
 	mustContain(t, "stderr", out.stderr, "← calculator tooluse_calc1 success")
 }
@@ -188,18 +151,15 @@ func TestVerboseTrace(t *testing.T) {
 		"· turn 1: tool_use; tokens 10 in, 5 out",
 		"· turn 2: end_turn",
 	)
-	if strings.Contains(out.stderr, fakeKeyID) || strings.Contains(out.stderr, "Signature") {
-		t.Errorf("the trace shows credentials:\n%s", out.stderr)
-	}
+	assert.NotContains(t, out.stderr, fakeKeyID, "the trace shows credentials")
+	assert.NotContains(t, out.stderr, "Signature", "the trace shows credentials")
 }
 
 func TestJSON(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t, multiply())
 	out := runBinary(t, testEnv(t), nil, "-endpoint", srv.URL, "-json", "What is 6 times 7?")
-	if out.code != 0 {
-		t.Fatalf("exit %d, stderr:\n%s", out.code, out.stderr)
-	}
+	require.Equal(t, 0, out.code, out.stderr)
 	var got struct {
 		Model      string
 		Text       string
@@ -211,18 +171,15 @@ func TestJSON(t *testing.T) {
 	}
 	dec := json.NewDecoder(strings.NewReader(out.stdout))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&got); err != nil || dec.More() {
-		t.Fatalf("stdout is not one JSON object (%v):\n%s", err, out.stdout)
-	}
-	if got.Model != defaultModel || got.Text != "6 × 7 = 42." || got.StopReason != "end_turn" || got.Turns != 2 || got.Error != nil {
-		t.Errorf("got %+v", got)
-	}
-	if u := got.Usage; u["inputTokens"] != 20 || u["outputTokens"] != 10 || u["totalTokens"] != 30 {
-		t.Errorf("usage = %v, want the sum of two calls", u)
-	}
-	if len(got.History) != 4 {
-		t.Fatalf("history has %d messages, want 4", len(got.History))
-	}
+	require.NoError(t, dec.Decode(&got), out.stdout)
+	require.False(t, dec.More(), "stdout is not one JSON object:\n%s", out.stdout)
+	assert.Equal(t, defaultModel, got.Model)
+	assert.Equal(t, "6 × 7 = 42.", got.Text)
+	assert.Equal(t, "end_turn", got.StopReason)
+	assert.Equal(t, 2, got.Turns)
+	assert.Nil(t, got.Error)
+	assert.Equal(t, map[string]int{"inputTokens": 20, "outputTokens": 10, "totalTokens": 30}, got.Usage, "the sum of two calls")
+	require.Len(t, got.History, 4, "messages")
 	// Wire JSON: the names of the Bedrock API, not of the SDK's Go types.
 	mustContain(t, "history", mustJSON(t, got.History),
 		`"role":"assistant"`, `"toolUse":{`, `"toolUseId":"tooluse_calc1"`, `"input":{"a":6`, `"toolResult":{`, `"status":"success"`)
@@ -231,9 +188,7 @@ func TestJSON(t *testing.T) {
 func mustJSON(t *testing.T, v any) string {
 	t.Helper()
 	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return string(b)
 }
 
@@ -241,9 +196,7 @@ func mustJSON(t *testing.T, v any) string {
 func writeManifest(t *testing.T, text string) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "tools.json")
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
 	return path
 }
 

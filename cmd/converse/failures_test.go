@@ -4,16 +4,19 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/tooluse/bedrock/converse/bedrocktest"
 )
@@ -76,13 +79,9 @@ func TestFailures(t *testing.T) {
 			srv := newServer(t, tt.handler)
 			args := append([]string{"-endpoint", srv.URL}, tt.args...)
 			out := runInProcess(t, nil, append(args, "Hello")...)
-			if out.code != 1 {
-				t.Errorf("exit status %d, want 1", out.code)
-			}
+			assert.Equal(t, 1, out.code, "exit status")
 			mustContain(t, "stderr", out.stderr, tt.want...)
-			if lines := strings.Count(out.stderr, "\n"); lines != 1 {
-				t.Errorf("stderr has %d lines, want 1:\n%s", lines, out.stderr)
-			}
+			assert.Equal(t, 1, strings.Count(out.stderr, "\n"), "lines on stderr:\n%s", out.stderr)
 		})
 	}
 }
@@ -92,9 +91,8 @@ func TestFailures(t *testing.T) {
 func TestCutAnswer(t *testing.T) {
 	srv := newServer(t, bedrocktest.Script(bedrocktest.Output(types.StopReasonMaxTokens, &types.ContentBlockMemberText{Value: "The answer is"})))
 	out := runInProcess(t, nil, "-endpoint", srv.URL, "Hello")
-	if out.code != 0 || out.stdout != "The answer is\n" {
-		t.Errorf("exit %d, stdout %q", out.code, out.stdout)
-	}
+	assert.Equal(t, 0, out.code, out.stderr)
+	assert.Equal(t, "The answer is\n", out.stdout)
 	mustContain(t, "stderr", out.stderr, "cut off", "raise -max-tokens (now the model's default)")
 }
 
@@ -102,7 +100,7 @@ func TestUsageErrors(t *testing.T) {
 	dir := t.TempDir()
 	missing := filepath.Join(dir, "missing.json")
 	bad := filepath.Join(dir, "bad.json")
-	os.WriteFile(bad, []byte(`{"version": 1, "exchanges": [{"operation": "Talk"}]}`), 0o644)
+	require.NoError(t, os.WriteFile(bad, []byte(`{"version": 1, "exchanges": [{"operation": "Talk"}]}`), 0o644))
 	tests := []struct {
 		name  string
 		stdin string
@@ -129,9 +127,7 @@ func TestUsageErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			out := runInProcess(t, strings.NewReader(tt.stdin), tt.args...)
-			if out.code != 2 {
-				t.Errorf("exit status %d, want 2; stderr:\n%s", out.code, out.stderr)
-			}
+			assert.Equal(t, 2, out.code, out.stderr)
 			mustContain(t, "stderr", out.stderr, "converse: "+tt.want)
 		})
 	}
@@ -140,9 +136,7 @@ func TestUsageErrors(t *testing.T) {
 func TestHelp(t *testing.T) {
 	t.Parallel()
 	out := runBinary(t, testEnv(t), nil, "-h")
-	if out.code != 0 {
-		t.Errorf("exit status %d, want 0", out.code)
-	}
+	assert.Equal(t, 0, out.code, out.stderr)
 	mustContain(t, "usage", out.stdout, "usage: converse [flags] [prompt ...]", "-max-turns N", "-replay file", "Exit status")
 }
 
@@ -150,54 +144,51 @@ func TestHelp(t *testing.T) {
 func TestExitStatus(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t, bedrocktest.Fail(1, bedrocktest.AccessDenied("no"), multiply()))
-	if out := runBinary(t, testEnv(t), nil, "-endpoint", srv.URL, "hi"); out.code != 1 {
-		t.Errorf("access denied: exit %d, want 1", out.code)
-	}
-	if out := runBinary(t, testEnv(t), nil, "-endpoint", srv.URL, "hi"); out.code != 0 {
-		t.Errorf("success: exit %d, want 0; stderr:\n%s", out.code, out.stderr)
-	}
-	if out := runBinary(t, testEnv(t), nil, "-max-turns", "x", "hi"); out.code != 2 {
-		t.Errorf("bad flag: exit %d, want 2", out.code)
-	}
+	out := runBinary(t, testEnv(t), nil, "-endpoint", srv.URL, "hi")
+	assert.Equal(t, 1, out.code, "access denied: %s", out.stderr)
+	out = runBinary(t, testEnv(t), nil, "-endpoint", srv.URL, "hi")
+	assert.Equal(t, 0, out.code, "success: %s", out.stderr)
+	out = runBinary(t, testEnv(t), nil, "-max-turns", "x", "hi")
+	assert.Equal(t, 2, out.code, "bad flag: %s", out.stderr)
 }
 
-// TestNoCredentials: with nothing configured, converse fails at once and
+// TestNoCredentials: with nothing configured, converse fails at once,
+// without waiting on the EC2 metadata service or calling the model, and
 // says how to configure credentials.
 func TestNoCredentials(t *testing.T) {
 	t.Parallel()
-	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "AWS_EC2_METADATA_DISABLED=true"}
-	start := time.Now()
+	var calls atomic.Int32
+	imds := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		calls.Add(1)
+		http.NotFound(w, nil)
+	}))
+	t.Cleanup(imds.Close)
+	env := append(noCredentialsEnv(t), "AWS_EC2_METADATA_SERVICE_ENDPOINT="+imds.URL)
 	out := runBinary(t, env, nil, "What time is it?")
-	if out.code != 1 {
-		t.Errorf("exit status %d, want 1", out.code)
-	}
+	assert.Equal(t, 1, out.code, "exit status")
 	mustContain(t, "stderr", out.stderr, "converse: no AWS credentials found", "AWS_ACCESS_KEY_ID", "-profile", "aws configure",
 		`-replay testdata/demo.json "`+demoPrompt+`"`)
-	if d := time.Since(start); d > 10*time.Second {
-		t.Errorf("took %v to find no credentials", d)
-	}
+	assert.Zero(t, calls.Load(), "requests to the metadata service")
 }
 
 // TestProfile: -profile takes credentials and region from the shared files.
 func TestProfile(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
-	os.MkdirAll(filepath.Join(home, ".aws"), 0o700)
-	os.WriteFile(filepath.Join(home, ".aws", "config"), []byte("[profile dev]\nregion = ap-southeast-2\n"), 0o600)
-	os.WriteFile(filepath.Join(home, ".aws", "credentials"), []byte("[dev]\naws_access_key_id = "+fakeKeyID+"\naws_secret_access_key = "+fakeSecret+"\n"), 0o600)
+	require.NoError(t, os.MkdirAll(filepath.Join(home, ".aws"), 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(home, ".aws", "config"), []byte("[profile dev]\nregion = ap-southeast-2\n"), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(home, ".aws", "credentials"), []byte("[dev]\naws_access_key_id = "+fakeKeyID+"\naws_secret_access_key = "+fakeSecret+"\n"), 0o600))
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "AWS_EC2_METADATA_DISABLED=true"}
 
 	srv := newServer(t, bedrocktest.Script(bedrocktest.Text("Hi.")))
 	out := runBinary(t, env, nil, "-profile", "dev", "-endpoint", srv.URL, "-v", "hi")
-	if out.code != 0 || out.stdout != "Hi.\n" {
-		t.Fatalf("exit %d, stdout %q, stderr:\n%s", out.code, out.stdout, out.stderr)
-	}
+	require.Equal(t, 0, out.code, out.stderr)
+	require.Equal(t, "Hi.\n", out.stdout)
 	mustContain(t, "stderr", out.stderr, "in region ap-southeast-2")
 
 	out = runBinary(t, env, nil, "-endpoint", "https://bedrock-runtime.us-east-1.amazonaws.com", "hi")
-	if out.code != 1 || !strings.Contains(out.stderr, "no AWS credentials") {
-		t.Errorf("without -profile: exit %d, stderr:\n%s", out.code, out.stderr)
-	}
+	assert.Equal(t, 1, out.code, "without -profile")
+	mustContain(t, "stderr without -profile", out.stderr, "no AWS credentials")
 }
 
 // TestLoopbackWithoutCredentials: a local server needs no AWS account, so
@@ -211,9 +202,8 @@ func TestLoopbackWithoutCredentials(t *testing.T) {
 		if strings.Contains(endpoint, "::1") && strings.Contains(out.stderr, "cannot reach") {
 			continue // the server listens on 127.0.0.1 only
 		}
-		if out.code != 0 || out.stdout != "Hi.\n" {
-			t.Errorf("-endpoint %s: exit %d, stdout %q, stderr:\n%s", endpoint, out.code, out.stdout, out.stderr)
-		}
+		assert.Equal(t, 0, out.code, "-endpoint %s: %s", endpoint, out.stderr)
+		assert.Equal(t, "Hi.\n", out.stdout, "-endpoint %s", endpoint)
 	}
 	for _, endpoint := range []string{"http://example.com", "http://10.0.0.1"} {
 		assert.False(t, isLoopback(endpoint), endpoint)
@@ -225,16 +215,12 @@ func TestLoopbackWithoutCredentials(t *testing.T) {
 func TestJSONFailure(t *testing.T) {
 	srv := newServer(t, loop())
 	out := runInProcess(t, nil, "-endpoint", srv.URL, "-json", "-max-turns", "1", "Hello")
-	if out.code != 1 {
-		t.Errorf("exit status %d, want 1", out.code)
-	}
+	assert.Equal(t, 1, out.code, "exit status")
 	var got jsonResult
-	if err := json.Unmarshal([]byte(out.stdout), &got); err != nil {
-		t.Fatalf("stdout is not JSON (%v):\n%s", err, out.stdout)
-	}
-	if !strings.Contains(got.Error, "turn limit reached") || got.Turns != 1 || got.StopReason != "tool_use" {
-		t.Errorf("got %+v", got)
-	}
+	require.NoError(t, json.Unmarshal([]byte(out.stdout), &got), out.stdout)
+	assert.Contains(t, got.Error, "turn limit reached")
+	assert.Equal(t, 1, got.Turns)
+	assert.Equal(t, "tool_use", got.StopReason)
 	mustContain(t, "stderr", out.stderr, "converse: turn limit reached")
 }
 
@@ -243,8 +229,6 @@ func TestUnreachableEndpoint(t *testing.T) {
 	srv := newServer(t, bedrocktest.Script())
 	srv.Close() // nothing listens there any more
 	out := runInProcess(t, nil, "-endpoint", srv.URL, "Hello")
-	if out.code != 1 {
-		t.Errorf("exit status %d, want 1", out.code)
-	}
+	assert.Equal(t, 1, out.code, "exit status")
 	mustContain(t, "stderr", out.stderr, "converse: cannot reach Bedrock at "+srv.URL+" (-endpoint)")
 }

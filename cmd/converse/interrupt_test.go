@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"os/exec"
@@ -22,25 +24,34 @@ import (
 // the tool's whole process group, the child it started included, is gone.
 func TestInterruptKillsTools(t *testing.T) {
 	t.Parallel()
-	pidFile := filepath.Join(t.TempDir(), "pids")
+	pidPipe := filepath.Join(t.TempDir(), "pids")
+	require.NoError(t, syscall.Mkfifo(pidPipe, 0o600))
+	// Open for reading and writing, the pipe waits for no writer, and a
+	// read waits for the tool's line.
+	pipe, err := os.OpenFile(pidPipe, os.O_RDWR, 0)
+	require.NoError(t, err)
+	t.Cleanup(func() { pipe.Close() })
 	manifest := writeManifest(t, `{"tools": [{"name": "spawn", "description": "Spawns.",
-		"command": [`+quote(os.Args[0])+`, "helper-tool", "spawn", `+quote(pidFile)+`], "timeout": "1h"}]}`)
+		"command": [`+quote(os.Args[0])+`, "helper-tool", "spawn", `+quote(pidPipe)+`], "timeout": "1h"}]}`)
 	srv := newServer(t, bedrocktest.Script(
 		bedrocktest.ToolUse("", bedrocktest.Call{ID: "t1", Name: "spawn"}),
 		bedrocktest.Text("unreached"),
 	))
-	cmd := exec.Command(binary, "-endpoint", srv.URL, "-tools", manifest, "-no-builtins", "go")
-	cmd.Env = testEnv(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := binaryCommand(ctx, testEnv(t), "-endpoint", srv.URL, "-tools", manifest, "-no-builtins", "go")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	require.NoError(t, cmd.Start())
-	t.Cleanup(func() { cmd.Process.Kill() })
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
 
-	pids := waitForPids(t, pidFile)
+	pids := readPids(t, pipe, exited)
 	require.NoError(t, cmd.Process.Signal(os.Interrupt))
-	err := cmd.Wait()
+	err = <-exited
 	var exit *exec.ExitError
-	require.True(t, errors.As(err, &exit), "converse ended with %v; stderr:\n%s", err, stderr.String())
+	require.ErrorAs(t, err, &exit, "stderr:\n%s", stderr.String())
+	checkRace(t, exit.ExitCode(), stderr.String())
 	assert.Equal(t, exitInterrupted, exit.ExitCode(), stderr.String())
 	assert.Contains(t, stderr.String(), "converse: interrupted")
 	for _, pid := range pids {
@@ -48,23 +59,30 @@ func TestInterruptKillsTools(t *testing.T) {
 	}
 }
 
-// waitForPids waits for the spawn helper to say it and its child run.
-func waitForPids(t *testing.T, file string) []int {
+// readPids waits for the spawn helper to write its pid and its child's to
+// pipe, which says both run; it fails the test if converse exits first.
+func readPids(t *testing.T, pipe *os.File, exited <-chan error) []int {
 	t.Helper()
-	for range 1000 {
-		if data, err := os.ReadFile(file); err == nil {
-			var pids []int
-			for _, f := range strings.Fields(string(data)) {
-				pid, err := strconv.Atoi(f)
-				require.NoError(t, err)
-				pids = append(pids, pid)
-			}
-			return pids
+	line := make(chan string, 1)
+	go func() {
+		s, _ := bufio.NewReader(pipe).ReadString('\n')
+		line <- s
+	}()
+	select {
+	case s := <-line:
+		var pids []int
+		for _, f := range strings.Fields(s) {
+			pid, err := strconv.Atoi(f)
+			require.NoError(t, err)
+			pids = append(pids, pid)
 		}
-		time.Sleep(20 * time.Millisecond)
+		require.Len(t, pids, 2, "the spawn helper wrote %q", s)
+		return pids
+	case err := <-exited:
+		pipe.Close() // ends the read
+		require.FailNow(t, "converse exited before the tool started", "%v", err)
+		return nil
 	}
-	t.Fatal("the tool did not start")
-	return nil
 }
 
 // gone reports whether process pid has ended: it no longer exists, or is a

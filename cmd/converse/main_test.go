@@ -9,20 +9,35 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/tooluse/bedrock/converse/bedrocktest"
 )
 
 // binary is the converse command, built by TestMain for the end-to-end
-// tests; helperArg makes the test binary act as a tool (see helperTool).
-var binary string
+// tests with the race detector and coverage; coverDir receives its
+// coverage data. helperArg makes the test binary act as a tool (see
+// helperTool).
+var binary, coverDir string
 
 const helperArg = "helper-tool"
+
+// coverDirVar names the directory for the binary's coverage data, which
+// "make cover" merges with the unit tests' profile; unset, the data goes
+// to a temporary directory.
+const coverDirVar = "CONVERSE_COVERDIR"
+
+// raceExit is the exit status of a binary whose race detector found a
+// data race, when it would otherwise have exited 0 (GORACE exitcode).
+const raceExit = 66
 
 // Fake credentials: tests check that none of them reaches a recording.
 const (
@@ -35,22 +50,34 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 2 && os.Args[1] == helperArg {
 		os.Exit(helperTool(os.Args[2], os.Args[3:]))
 	}
+	os.Exit(testMain(m))
+}
+
+// testMain builds the binary, runs the tests and removes the binary.
+func testMain(m *testing.M) int {
 	dir, err := os.MkdirTemp("", "converse-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		return 1
 	}
+	defer os.RemoveAll(dir)
 	binary = filepath.Join(dir, "converse")
-	build := exec.Command("go", "build", "-o", binary, ".")
+	coverDir = os.Getenv(coverDirVar)
+	if coverDir == "" {
+		coverDir = filepath.Join(dir, "cover")
+	}
+	if err := os.MkdirAll(coverDir, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	build := exec.Command("go", "build", "-race", "-cover", "-covermode=atomic",
+		"-coverpkg=github.com/tooluse/bedrock/...", "-o", binary, ".")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building converse:", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
+		return 1
 	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	return m.Run()
 }
 
 // helperTool is a tool program for the manifest tests: the test binary
@@ -76,13 +103,13 @@ func helperTool(mode string, args []string) int {
 		return 3
 	case "hang":
 		time.Sleep(time.Hour)
-	case "spawn": // starts a child that hangs, writes both pids to args[0], and hangs
+	case "spawn": // starts a child that hangs, writes both pids to the pipe args[0], and hangs
 		child := exec.Command(os.Args[0], helperArg, "hang")
 		if err := child.Start(); err != nil {
 			return 1
 		}
-		pids := fmt.Sprintf("%d %d", os.Getpid(), child.Process.Pid)
-		if err := os.WriteFile(args[0]+".tmp", []byte(pids), 0o644); err != nil || os.Rename(args[0]+".tmp", args[0]) != nil {
+		pids := fmt.Sprintf("%d %d\n", os.Getpid(), child.Process.Pid)
+		if err := os.WriteFile(args[0], []byte(pids), 0o644); err != nil {
 			return 1
 		}
 		time.Sleep(time.Hour)
@@ -132,22 +159,37 @@ func runBinaryIn(t *testing.T, dir string, env []string, stdin io.Reader, args .
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, binary, args...)
+	cmd := binaryCommand(ctx, env, args...)
 	cmd.Dir = dir
-	cmd.Env = env
 	cmd.Stdin = stdin
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
 	code := 0
 	if err != nil {
-		ee, ok := err.(*exec.ExitError)
-		if !ok {
-			t.Fatalf("running converse: %v", err)
-		}
-		code = ee.ExitCode()
+		var exit *exec.ExitError
+		require.ErrorAs(t, err, &exit, "running converse")
+		code = exit.ExitCode()
 	}
+	checkRace(t, code, stderr.String())
 	return outcome{stdout.String(), stderr.String(), code}
+}
+
+// binaryCommand is a run of the converse binary with env, which writes its
+// coverage data to coverDir; the caller checks it with checkRace.
+func binaryCommand(ctx context.Context, env []string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, binary, args...)
+	cmd.Env = append(slices.Clip(env), "GOCOVERDIR="+coverDir, "GORACE=exitcode="+strconv.Itoa(raceExit))
+	return cmd
+}
+
+// checkRace fails the test if the race detector found a data race in a
+// run of the binary: it says so on standard error, and turns an exit
+// status of 0 into raceExit.
+func checkRace(t *testing.T, code int, stderr string) {
+	t.Helper()
+	assert.False(t, code == raceExit || strings.Contains(stderr, "WARNING: DATA RACE"),
+		"the race detector found a data race in converse (exit %d):\n%s", code, stderr)
 }
 
 // setTestEnv gives an in-process run the environment of testEnv.
@@ -212,8 +254,6 @@ func resultText(r types.ToolResultBlock) string {
 func mustContain(t *testing.T, what, s string, wants ...string) {
 	t.Helper()
 	for _, w := range wants {
-		if !strings.Contains(s, w) {
-			t.Errorf("%s does not contain %q:\n%s", what, w, s)
-		}
+		assert.Contains(t, s, w, what)
 	}
 }

@@ -8,15 +8,16 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestParseManifest(t *testing.T) {
 	dir := t.TempDir()
 	prog := filepath.Join(dir, "tool")
-	if err := os.WriteFile(prog, []byte("#!/bin/sh\ncat\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(filepath.Join(dir, "data.txt"), nil, 0o644)
+	require.NoError(t, os.WriteFile(prog, []byte("#!/bin/sh\ncat\n"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "data.txt"), nil, 0o644))
 	tool := func(fields string) string {
 		return `{"tools": [{"name": "echo", "description": "Echo.", "command": ["` + prog + `"]` + fields + `}]}`
 	}
@@ -54,9 +55,8 @@ func TestParseManifest(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := parseManifest([]byte(tt.manifest), dir, []string{"get_current_datetime", "calculator"})
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("error %v, want %q", err, tt.want)
-			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.want)
 		})
 	}
 }
@@ -64,31 +64,27 @@ func TestParseManifest(t *testing.T) {
 func TestLoadManifest(t *testing.T) {
 	dir := t.TempDir()
 	prog := filepath.Join(dir, "tool")
-	os.WriteFile(prog, []byte("#!/bin/sh\ncat\n"), 0o755)
+	require.NoError(t, os.WriteFile(prog, []byte("#!/bin/sh\ncat\n"), 0o755))
 	path := filepath.Join(dir, "tools.json")
-	os.WriteFile(path, []byte(`{"tools": [
+	require.NoError(t, os.WriteFile(path, []byte(`{"tools": [
 		{"name": "echo", "description": "Echo.", "command": ["./tool"], "timeout": "5s",
 		 "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}},
 		{"name": "ls", "description": "List.", "command": ["ls", "-l"]}
-	]}`), 0o644)
+	]}`), 0o644))
 	ts, err := loadManifest(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(ts) != 2 || ts[0].Name() != "echo" || ts[0].Timeout() != 5*time.Second || ts[1].Timeout() != defaultToolTimeout {
-		t.Fatalf("tools %v", ts)
-	}
-	if got := string(ts[1].InputSchema()); got != `{"type":"object"}` {
-		t.Errorf("default schema %s", got)
-	}
+	require.NoError(t, err)
+	require.Len(t, ts, 2)
+	assert.Equal(t, "echo", ts[0].Name())
+	assert.Equal(t, 5*time.Second, ts[0].Timeout())
+	assert.Equal(t, defaultToolTimeout, ts[1].Timeout())
+	assert.JSONEq(t, `{"type":"object"}`, string(ts[1].InputSchema()), "the default schema")
 	out, err := ts[0].Call(context.Background(), json.RawMessage(`{"text": "hi"}`))
-	if b, _ := json.Marshal(out); err != nil || string(b) != `{"text":"hi"}` {
-		t.Errorf("call: %s, %v", b, err)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, `{"text":"hi"}`, mustJSON(t, out))
 
-	os.WriteFile(path, []byte(`{"tools": [{"name": "x"}]}`), 0o644)
+	require.NoError(t, os.WriteFile(path, []byte(`{"tools": [{"name": "x"}]}`), 0o644))
 	_, err = loadManifest(path, nil)
-	if !isUsage(err) || !strings.HasPrefix(err.Error(), "manifest "+path+`: tool 1 ("x"): `) {
-		t.Errorf("error %v: want a usage error naming the file and the tool", err)
-	}
+	require.Error(t, err)
+	assert.True(t, isUsage(err), "a usage error: %v", err)
+	assert.True(t, strings.HasPrefix(err.Error(), "manifest "+path+`: tool 1 ("x"): `), "naming the file and the tool: %v", err)
 }

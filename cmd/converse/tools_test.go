@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 	"github.com/stretchr/testify/assert"
@@ -44,14 +43,9 @@ func TestManifestTools(t *testing.T) {
 		),
 		bedrocktest.Text("All done."),
 	))
-	start := time.Now()
 	out := runBinary(t, testEnv(t), nil, "-endpoint", srv.URL, "-tools", manifest, "-v", "Try every tool.")
-	if out.code != 0 || out.stdout != "All done.\n" {
-		t.Fatalf("exit %d, stdout %q, stderr:\n%s", out.code, out.stdout, out.stderr)
-	}
-	if d := time.Since(start); d > 20*time.Second {
-		t.Errorf("took %v: the hanging tool was not stopped at its timeout", d)
-	}
+	require.Equal(t, 0, out.code, out.stderr)
+	require.Equal(t, "All done.\n", out.stdout)
 	results := toolResults(t, srv.Requests()[1])
 	tests := []struct {
 		id     string
@@ -63,31 +57,20 @@ func TestManifestTools(t *testing.T) {
 		{"t_text", types.ToolResultStatusSuccess, []string{`"plain words, not JSON"`}},
 		{"t_guarded", types.ToolResultStatusError, []string{"invalid input", "text"}},
 		{"t_fail", types.ToolResultStatusError, []string{"exit status 3", "something broke"}},
-		{"t_hang", types.ToolResultStatusError, []string{"timed out"}},
+		{"t_hang", types.ToolResultStatusError, []string{"timed out"}}, // stopped at its timeout, not at the end of the hour
 		{"t_flood", types.ToolResultStatusError, []string{"wrote more than 1048576 bytes"}},
 	}
 	for _, tt := range tests {
-		r, ok := results[tt.id]
-		if !ok {
-			t.Errorf("%s: no result", tt.id)
-			continue
-		}
-		text := resultText(r)
-		if r.Status != tt.status {
-			t.Errorf("%s: status %s, want %s: %s", tt.id, r.Status, tt.status, text)
-		}
-		for _, w := range tt.want {
-			if !strings.Contains(text, w) {
-				t.Errorf("%s: result %q does not contain %q", tt.id, text, w)
-			}
-		}
+		t.Run(tt.id, func(t *testing.T) {
+			r, ok := results[tt.id]
+			require.True(t, ok, "no result")
+			text := resultText(r)
+			assert.Equal(t, tt.status, r.Status, text)
+			mustContain(t, "the result", text, tt.want...)
+		})
 	}
-	if text := resultText(results["t_echo"]); text != `{"text":"hi; rm -rf $HOME"}` {
-		t.Errorf("echo result = %q, want the program's JSON as it is", text)
-	}
-	if _, err := os.Stat(mark); err == nil {
-		t.Error("the program of a tool with invalid input was started")
-	}
+	assert.Equal(t, `{"text":"hi; rm -rf $HOME"}`, resultText(results["t_echo"]), "the program's JSON as it is")
+	assert.NoFileExists(t, mark, "the program of a tool with invalid input was started")
 	mustContain(t, "stderr", out.stderr, "← hang t_hang error in ", "← fail t_fail error in ")
 }
 
@@ -96,23 +79,16 @@ func TestManifestTools(t *testing.T) {
 func TestManifestRelativeCommand(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	script := "#!/bin/sh\ncat\n"
-	if err := os.WriteFile(filepath.Join(dir, "cat-tool"), []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "cat-tool"), []byte("#!/bin/sh\ncat\n"), 0o755))
 	manifest := filepath.Join(dir, "tools.json")
-	os.WriteFile(manifest, []byte(`{"tools": [{"name": "cat", "description": "Cat.", "command": ["./cat-tool"]}]}`), 0o644)
+	require.NoError(t, os.WriteFile(manifest, []byte(`{"tools": [{"name": "cat", "description": "Cat.", "command": ["./cat-tool"]}]}`), 0o644))
 	srv := newServer(t, bedrocktest.Script(
 		bedrocktest.ToolUse("", bedrocktest.Call{ID: "t1", Name: "cat", Input: map[string]any{"n": 1}}),
 		bedrocktest.Text("ok"),
 	))
 	out := runBinary(t, testEnv(t), nil, "-endpoint", srv.URL, "-tools", manifest, "-no-builtins", "go")
-	if out.code != 0 {
-		t.Fatalf("exit %d, stderr:\n%s", out.code, out.stderr)
-	}
-	if got := resultText(toolResults(t, srv.Requests()[1])["t1"]); got != `{"n":1}` {
-		t.Errorf("result = %q", got)
-	}
+	require.Equal(t, 0, out.code, out.stderr)
+	assert.Equal(t, `{"n":1}`, resultText(toolResults(t, srv.Requests()[1])["t1"]))
 }
 
 // TestManifestRelativeCommandNotInPATH: with the manifest in the working
@@ -121,21 +97,17 @@ func TestManifestRelativeCommand(t *testing.T) {
 func TestManifestRelativeCommandNotInPATH(t *testing.T) {
 	t.Parallel()
 	dir, impostor := t.TempDir(), t.TempDir()
-	os.WriteFile(filepath.Join(dir, "cat-tool"), []byte("#!/bin/sh\ncat\n"), 0o755)
-	os.WriteFile(filepath.Join(impostor, "cat-tool"), []byte("#!/bin/sh\necho '\"impostor\"'\n"), 0o755)
-	os.WriteFile(filepath.Join(dir, "tools.json"), []byte(`{"tools": [{"name": "cat", "description": "Cat.", "command": ["./cat-tool"]}]}`), 0o644)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "cat-tool"), []byte("#!/bin/sh\ncat\n"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(impostor, "cat-tool"), []byte("#!/bin/sh\necho '\"impostor\"'\n"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "tools.json"), []byte(`{"tools": [{"name": "cat", "description": "Cat.", "command": ["./cat-tool"]}]}`), 0o644))
 	srv := newServer(t, bedrocktest.Script(
 		bedrocktest.ToolUse("", bedrocktest.Call{ID: "t1", Name: "cat", Input: map[string]any{"n": 1}}),
 		bedrocktest.Text("ok"),
 	))
 	env := testEnv(t, "PATH="+impostor+string(os.PathListSeparator)+os.Getenv("PATH"))
 	out := runBinaryIn(t, dir, env, nil, "-endpoint", srv.URL, "-tools", "tools.json", "-no-builtins", "go")
-	if out.code != 0 {
-		t.Fatalf("exit %d, stderr:\n%s", out.code, out.stderr)
-	}
-	if got := resultText(toolResults(t, srv.Requests()[1])["t1"]); got != `{"n":1}` {
-		t.Errorf("result = %q, want the input echoed by the manifest's own cat-tool", got)
-	}
+	require.Equal(t, 0, out.code, out.stderr)
+	assert.Equal(t, `{"n":1}`, resultText(toolResults(t, srv.Requests()[1])["t1"]), "the input echoed by the manifest's own cat-tool")
 }
 
 // TestManifestEnv: a manifest tool's program gets a minimal environment,
