@@ -24,7 +24,9 @@ import (
 // conversation (starts with a user message, alternates roles, no empty
 // content or blank text), tool blocks only with a toolConfig, each toolUse
 // answered by exactly one toolResult in the next message, toolUse blocks
-// sent back without "type":"tool_use", tool names and schemas, and the
+// sent back without "type":"tool_use", a server tool's toolResult blocks
+// only in the assistant message of its server_tool_use call (which the next
+// user message does not answer), tool names and schemas, and the
 // quirks of model families (see the models package): the toolResult status
 // field, text beside tool results, tools in streaming mode.
 func Validate(req *Request) *Error {
@@ -76,6 +78,9 @@ func validateToolConfig(tc *types.ToolConfiguration) *Error {
 	}
 	seen := map[string]bool{}
 	for i, tool := range tc.Tools {
+		if st, ok := tool.(*types.ToolMemberSystemTool); ok && aws.ToString(st.Value.Name) == "" {
+			return Validation(fmt.Sprintf("1 validation error detected: Value null at 'toolConfig.tools.%d.member.systemTool.name' failed to satisfy constraint: Member must not be null", i+1))
+		}
 		spec, ok := tool.(*types.ToolMemberToolSpec)
 		if !ok {
 			continue
@@ -115,6 +120,7 @@ func validateMessage(m models.Model, n int, msg types.Message) *Error {
 		return Validation(fmt.Sprintf("The content field in the Message object at messages.%d is empty. Add a ContentBlock object to the content field and try again.", n))
 	}
 	var results, others int
+	servers := map[string]bool{} // the server tool calls so far in msg
 	for i, block := range msg.Content {
 		switch b := block.(type) {
 		case *types.ContentBlockMemberText:
@@ -127,8 +133,19 @@ func validateMessage(m models.Model, n int, msg types.Message) *Error {
 			if t := b.Value.Type; t != "" && t != types.ToolUseTypeServerToolUse {
 				return Validation(fmt.Sprintf("1 validation error detected: Value '%s' at 'messages.%d.member.content.%d.member.toolUse.type' failed to satisfy constraint: Member must satisfy enum value set: [server_tool_use]", t, n+1, i+1))
 			}
+			if b.Value.Type == types.ToolUseTypeServerToolUse {
+				servers[aws.ToString(b.Value.ToolUseId)] = true
+			}
 		case *types.ContentBlockMemberToolResult:
-			results++
+			if msg.Role == types.ConversationRoleAssistant {
+				// A server tool's result, which Bedrock puts after its call.
+				if id := aws.ToString(b.Value.ToolUseId); !servers[id] {
+					return Validation(fmt.Sprintf("The toolUseId %s of the toolResult block at messages.%d.content.%d does not match any server_tool_use toolUse block before it in the message.", id, n, i))
+				}
+				others++
+			} else {
+				results++
+			}
 			if e := validateToolResult(m, n, i, b.Value); e != nil {
 				return e
 			}
@@ -166,13 +183,15 @@ func validateToolResult(m models.Model, n, i int, r types.ToolResultBlock) *Erro
 	return nil
 }
 
-// validateToolResults checks that messages[n] answers every toolUse of
-// messages[n-1] with exactly one toolResult, and nothing else.
+// validateToolResults checks that messages[n] answers every client toolUse
+// of messages[n-1] with exactly one toolResult, and nothing else: a server
+// tool's call (type server_tool_use) was answered by Bedrock, in its own
+// message.
 func validateToolResults(n int, prev, msg types.Message) *Error {
 	var uses []string
 	used := map[string]bool{}
 	for _, b := range prev.Content {
-		if tu, ok := b.(*types.ContentBlockMemberToolUse); ok && prev.Role == types.ConversationRoleAssistant {
+		if tu, ok := b.(*types.ContentBlockMemberToolUse); ok && prev.Role == types.ConversationRoleAssistant && tu.Value.Type != types.ToolUseTypeServerToolUse {
 			id := aws.ToString(tu.Value.ToolUseId)
 			uses = append(uses, id)
 			used[id] = true
@@ -182,7 +201,7 @@ func validateToolResults(n int, prev, msg types.Message) *Error {
 	results := 0
 	for i, b := range msg.Content {
 		tr, ok := b.(*types.ContentBlockMemberToolResult)
-		if !ok {
+		if !ok || msg.Role == types.ConversationRoleAssistant {
 			continue
 		}
 		results++

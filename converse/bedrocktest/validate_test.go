@@ -9,9 +9,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/tooluse/bedrock/converse/recording"
 )
 
@@ -60,6 +60,10 @@ func TestValidate(t *testing.T) {
 	serverUse := &types.ContentBlockMemberToolUse{Value: types.ToolUseBlock{
 		ToolUseId: aws.String("t1"), Name: aws.String("web_search"),
 		Input: document.NewLazyDocument(map[string]any{}), Type: types.ToolUseTypeServerToolUse,
+	}}
+	serverResult := &types.ContentBlockMemberToolResult{Value: types.ToolResultBlock{
+		ToolUseId: aws.String("t1"), Type: aws.String("web_search"),
+		Content: []types.ToolResultContentBlock{&types.ToolResultContentBlockMemberText{Value: "results"}},
 	}}
 	tests := []struct {
 		name  string
@@ -134,9 +138,24 @@ func TestValidate(t *testing.T) {
 		{name: "tool_use type echoed", tools: tools, msgs: []types.Message{
 			user(text("a")), assistant(typedUse), user(result("t1", "")),
 		}, want: "1 validation error detected: Value 'tool_use' at 'messages.2.member.content.1.member.toolUse.type' failed to satisfy constraint: Member must satisfy enum value set: [server_tool_use]"},
-		{name: "server_tool_use type allowed", tools: tools, msgs: []types.Message{
-			user(text("a")), assistant(serverUse), user(result("t1", "")),
+		{name: "server call and result in the assistant message", tools: tools, msgs: []types.Message{
+			user(text("a")), assistant(serverUse, serverResult, text("found it"), use("t2")), user(result("t2", "")),
 		}},
+		{name: "server call answered by the user", tools: tools, msgs: []types.Message{
+			user(text("a")), assistant(serverUse, serverResult), user(result("t1", "")),
+		}, want: "The number of toolResult blocks at messages.2.content exceeds the number of toolUse blocks of previous turn."},
+		{name: "server result before its call", tools: tools, msgs: []types.Message{
+			user(text("a")), assistant(serverResult, serverUse),
+		}, want: "The toolUseId t1 of the toolResult block at messages.1.content.0 does not match any server_tool_use toolUse block before it in the message."},
+		{name: "client call answered in the assistant message", tools: tools, msgs: []types.Message{
+			user(text("a")), assistant(use("t1"), result("t1", "")),
+		}, want: "The toolUseId t1 of the toolResult block at messages.1.content.1 does not match any server_tool_use toolUse block before it in the message."},
+		{name: "server result beside text on mistral", model: "mistral.mistral-large-2407-v1:0", tools: tools, msgs: []types.Message{
+			user(text("a")), assistant(serverUse, serverResult, text("found it")),
+		}},
+		{name: "system tool without a name", tools: &types.ToolConfiguration{Tools: []types.Tool{&types.ToolMemberSystemTool{}}},
+			msgs: []types.Message{user(text("a"))},
+			want: "1 validation error detected: Value null at 'toolConfig.tools.1.member.systemTool.name' failed to satisfy constraint: Member must not be null"},
 		{name: "bad tool name", tools: &types.ToolConfiguration{Tools: []types.Tool{
 			toolSpec("ok_name", objectSchema), toolSpec("bad name", objectSchema),
 		}}, msgs: []types.Message{user(text("a"))},

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -39,6 +40,9 @@ type Event struct {
 //	                    contentBlockDelta{toolUse{input}}...  contentBlockStop
 //	  reasoningContent: contentBlockDelta{reasoningContent{text}}...
 //	                    contentBlockDelta{reasoningContent{signature}} contentBlockStop
+//	  citationsContent: contentBlockDelta{text}... contentBlockDelta{citation}... contentBlockStop
+//	  toolResult:       contentBlockStart{toolResult{toolUseId, type, status}}
+//	  (a server tool's) contentBlockDelta{toolResult[{text}|{json}]}...  contentBlockStop
 //	messageStop{stopReason}
 //	metadata{usage, metrics}
 //
@@ -162,6 +166,10 @@ func (s *streamer) block(i int32, block types.ContentBlock, chunk int) error {
 		default:
 			return fmt.Errorf("wire: stream events: block %d: cannot stream reasoning content %T", i, b.Value)
 		}
+	case *types.ContentBlockMemberCitationsContent:
+		s.citations(i, b.Value, chunk)
+	case *types.ContentBlockMemberToolResult:
+		s.toolResult(i, b.Value, chunk)
 	default:
 		return fmt.Errorf("wire: stream events: block %d: cannot stream content block %T", i, block)
 	}
@@ -169,6 +177,54 @@ func (s *streamer) block(i int32, block types.ContentBlock, chunk int) error {
 		Value: types.ContentBlockStopEvent{ContentBlockIndex: aws.Int32(i)},
 	})
 	return nil
+}
+
+// citations streams a citationsContent block: its generated text, then one
+// citation delta per citation.
+func (s *streamer) citations(i int32, b types.CitationsContentBlock, chunk int) {
+	var text strings.Builder
+	for _, c := range b.Content {
+		if t, ok := c.(*types.CitationGeneratedContentMemberText); ok {
+			text.WriteString(t.Value)
+		}
+	}
+	for _, piece := range split(text.String(), chunk) {
+		s.delta(i, &types.ContentBlockDeltaMemberText{Value: piece})
+	}
+	for _, c := range b.Citations {
+		d := types.CitationsDelta{Location: c.Location, Source: c.Source, Title: c.Title}
+		for _, sc := range c.SourceContent {
+			if t, ok := sc.(*types.CitationSourceContentMemberText); ok {
+				d.SourceContent = append(d.SourceContent, types.CitationSourceContentDelta{Text: aws.String(t.Value)})
+			}
+		}
+		s.delta(i, &types.ContentBlockDeltaMemberCitation{Value: d})
+	}
+}
+
+// toolResult streams a server tool's result block: a start with its id,
+// type and status, then its text in pieces and each json block whole.
+func (s *streamer) toolResult(i int32, b types.ToolResultBlock, chunk int) {
+	s.add(schemas.ConverseStreamOutput_contentBlockStart, &types.ConverseStreamOutputMemberContentBlockStart{
+		Value: types.ContentBlockStartEvent{
+			ContentBlockIndex: aws.Int32(i),
+			Start: &types.ContentBlockStartMemberToolResult{Value: types.ToolResultBlockStart{
+				ToolUseId: b.ToolUseId, Type: b.Type, Status: b.Status,
+			}},
+		},
+	})
+	for _, c := range b.Content {
+		switch v := c.(type) {
+		case *types.ToolResultContentBlockMemberText:
+			for _, piece := range split(v.Value, chunk) {
+				s.delta(i, &types.ContentBlockDeltaMemberToolResult{Value: []types.ToolResultBlockDelta{&types.ToolResultBlockDeltaMemberText{Value: piece}}})
+			}
+		case *types.ToolResultContentBlockMemberJson:
+			s.delta(i, &types.ContentBlockDeltaMemberToolResult{Value: []types.ToolResultBlockDelta{&types.ToolResultBlockDeltaMemberJson{Value: v.Value}}})
+		default:
+			s.err = fmt.Errorf("block %d: cannot stream tool result content %T", i, c)
+		}
+	}
 }
 
 // split cuts s into pieces of at most n runes; an empty s is one empty piece
