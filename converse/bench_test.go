@@ -22,6 +22,8 @@ import (
 	"os"
 	"runtime"
 	"runtime/metrics"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -29,6 +31,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 	"go.uber.org/goleak"
 
@@ -57,6 +60,12 @@ func benchAdd(_ context.Context, in benchArgs) (int, error) { return in.A + in.B
 // benchSleep is the slow tool: 50 ms of waiting, as for a network call.
 func benchSleep(_ context.Context, in benchArgs) (int, error) {
 	time.Sleep(50 * time.Millisecond)
+	return in.A + in.B, nil
+}
+
+// benchWait waits a milliseconds, as for a network call of known length.
+func benchWait(_ context.Context, in benchArgs) (int, error) {
+	time.Sleep(time.Duration(in.A) * time.Millisecond)
 	return in.A + in.B, nil
 }
 
@@ -91,6 +100,7 @@ func naiveTool[In, Out any](fn func(context.Context, In) (Out, error)) func(cont
 var naiveTools = map[string]func(context.Context, []byte) (any, error){
 	"add":   naiveTool(benchAdd),
 	"sleep": naiveTool(benchSleep),
+	"wait":  naiveTool(benchWait),
 }
 
 // naiveExecute is the hand-written executor: for each toolUse block, in
@@ -261,7 +271,12 @@ func benchMicros(d time.Duration) float64 { return float64(d) / float64(time.Mic
 // calls since that text; then it answers with text. Being stateless, it
 // serves any number of conversations at once.
 func benchModel(toolTurns int) bedrocktest.Handler {
-	ask := bedrocktest.ToolUse("", benchCalls("add", 2)...)
+	return benchModelCalling(toolTurns, benchCalls("add", 2))
+}
+
+// benchModelCalling is benchModel asking for calls instead of two adds.
+func benchModelCalling(toolTurns int, calls []bedrocktest.Call) bedrocktest.Handler {
+	ask := bedrocktest.ToolUse("", calls...)
 	answer := bedrocktest.Text("The sums are 7 and 8.")
 	return bedrocktest.HandlerFunc(func(_ context.Context, req *bedrocktest.Request) (*bedrocktest.Reply, error) {
 		rounds := 0
@@ -288,6 +303,18 @@ func newBenchChat(b testing.TB, impl string, client converse.Client, reg *tools.
 		return newNaiveChat(b, client, reg)
 	}
 	return benchConversation{converse.New(client, benchModelID, reg)}
+}
+
+// newBenchChatStreamed is newBenchChat, with ConverseStream if stream is
+// set.
+func newBenchChatStreamed(b testing.TB, impl string, stream bool, client converse.Client, reg *tools.Registry) benchChat {
+	switch {
+	case !stream:
+		return newBenchChat(b, impl, client, reg)
+	case impl == "naive":
+		return &naiveStreamChat{newNaiveChat(b, client, reg)}
+	}
+	return benchConversation{converse.New(client, benchModelID, reg, func(o *converse.Options) { o.Stream = true })}
 }
 
 type benchConversation struct{ c *converse.Conversation }
@@ -338,6 +365,74 @@ func (c *naiveChat) Send(ctx context.Context, text string) error {
 	}
 }
 
+// naiveStreamChat is naiveChat on ConverseStream: it assembles each turn's
+// message from the events (text deltas joined, a toolUse block's input
+// deltas joined and decoded into a document) before running the tools.
+type naiveStreamChat struct{ *naiveChat }
+
+func (c *naiveStreamChat) Send(ctx context.Context, text string) error {
+	c.history = append(c.history, benchUserText(text))
+	for {
+		msg, stop, err := c.turn(ctx)
+		if err != nil {
+			return err
+		}
+		c.history = append(c.history, msg)
+		if stop != types.StopReasonToolUse {
+			return nil
+		}
+		c.history = append(c.history, types.Message{Role: types.ConversationRoleUser, Content: naiveExecute(ctx, msg.Content)})
+	}
+}
+
+func (c *naiveStreamChat) turn(ctx context.Context) (types.Message, types.StopReason, error) {
+	msg := types.Message{Role: types.ConversationRoleAssistant}
+	out, err := c.client.ConverseStream(ctx, &bedrockruntime.ConverseStreamInput{
+		ModelId:    aws.String(benchModelID),
+		Messages:   c.history,
+		ToolConfig: c.config,
+	})
+	if err != nil {
+		return msg, "", err
+	}
+	stream := out.GetStream()
+	defer stream.Close()
+	var stop types.StopReason
+	var tu *types.ToolUseBlock
+	var buf strings.Builder
+	for ev := range stream.Events() {
+		switch ev := ev.(type) {
+		case *types.ConverseStreamOutputMemberContentBlockStart:
+			if start, ok := ev.Value.Start.(*types.ContentBlockStartMemberToolUse); ok {
+				tu = &types.ToolUseBlock{ToolUseId: start.Value.ToolUseId, Name: start.Value.Name}
+			}
+		case *types.ConverseStreamOutputMemberContentBlockDelta:
+			switch d := ev.Value.Delta.(type) {
+			case *types.ContentBlockDeltaMemberText:
+				buf.WriteString(d.Value)
+			case *types.ContentBlockDeltaMemberToolUse:
+				buf.WriteString(aws.ToString(d.Value.Input))
+			}
+		case *types.ConverseStreamOutputMemberContentBlockStop:
+			if tu == nil {
+				msg.Content = append(msg.Content, &types.ContentBlockMemberText{Value: buf.String()})
+			} else {
+				var input any
+				if err := json.Unmarshal([]byte(buf.String()), &input); err != nil {
+					return msg, "", err
+				}
+				tu.Input = document.NewLazyDocument(input)
+				msg.Content = append(msg.Content, &types.ContentBlockMemberToolUse{Value: *tu})
+				tu = nil
+			}
+			buf.Reset()
+		case *types.ConverseStreamOutputMemberMessageStop:
+			stop = ev.Value.StopReason
+		}
+	}
+	return msg, stop, stream.Err()
+}
+
 // naiveEcho drops the "type" of toolUse blocks, which Bedrock returns and
 // rejects when sent back: no loop that works can skip this step.
 func naiveEcho(msg types.Message) types.Message {
@@ -355,23 +450,96 @@ func naiveEcho(msg types.Message) types.Message {
 
 // BenchmarkConversation is a whole 3-turn tool conversation (two rounds of
 // two calls, then the answer) through the real SDK client against
-// bedrocktest on loopback. The server runs in the same process, so both
-// sides pay for it as they pay for the SDK.
+// bedrocktest on loopback, with Converse (stream=false) or ConverseStream
+// (stream=true). The server runs in the same process, so both sides pay for
+// it as they pay for the SDK; cpu-ns/op is the process's CPU time (user and
+// system, server and garbage collector included) per conversation.
 func BenchmarkConversation(b *testing.B) {
 	srv := bedrocktest.NewServer(benchModel(2))
 	defer srv.Close()
 	client := srv.Client()
 	reg := benchRegistry(b)
 	ctx := context.Background()
+	for _, stream := range []bool{false, true} {
+		for _, impl := range benchImpls {
+			b.Run(fmt.Sprintf("turns=3/stream=%t/impl=%s", stream, impl), func(b *testing.B) {
+				cpu := benchCPU()
+				for b.Loop() {
+					if err := newBenchChatStreamed(b, impl, stream, client, reg).Send(ctx, "Add things."); err != nil {
+						b.Fatal(err)
+					}
+				}
+				benchReportCPU(b, cpu)
+			})
+		}
+	}
+}
+
+// benchWaits are the calls of BenchmarkConversationSlowTools: one turn of
+// tools that wait 5, 10, 20 and 40 ms.
+var benchWaits = []int{5, 10, 20, 40}
+
+// BenchmarkConversationSlowTools is a 2-turn conversation whose first turn
+// asks for four calls that wait 5, 10, 20 and 40 ms (as for network calls),
+// through the real SDK client on loopback. ms/tool-turn is the wall time
+// between the response that asks for the calls and the request that carries
+// their results: the tools and the loop's work around them. x-slowest is
+// that time over the slowest call's 40 ms; 1.00 is the floor.
+func BenchmarkConversationSlowTools(b *testing.B) {
+	calls := make([]bedrocktest.Call, len(benchWaits))
+	for i, ms := range benchWaits {
+		calls[i] = bedrocktest.Call{ID: fmt.Sprintf("tooluse_%d", i), Name: "wait", Input: map[string]any{"a": ms, "b": 7}}
+	}
+	srv := bedrocktest.NewServer(benchModelCalling(1, calls))
+	defer srv.Close()
+	client := &benchGapClient{Client: srv.Client()}
+	wait, err := tools.New("wait", "Waits a milliseconds, then adds a and b.", benchWait)
+	if err != nil {
+		b.Fatal(err)
+	}
+	reg, err := tools.NewRegistry(wait)
+	if err != nil {
+		b.Fatal(err)
+	}
+	slowest := time.Duration(slices.Max(benchWaits)) * time.Millisecond
+	ctx := context.Background()
 	for _, impl := range benchImpls {
-		b.Run("turns=3/impl="+impl, func(b *testing.B) {
+		b.Run("calls=4/impl="+impl, func(b *testing.B) {
+			client.gaps, client.n = 0, 0
 			for b.Loop() {
-				if err := newBenchChat(b, impl, client, reg).Send(ctx, "Add things."); err != nil {
+				client.last = time.Time{}
+				if err := newBenchChat(b, impl, client, reg).Send(ctx, "Wait for things."); err != nil {
 					b.Fatal(err)
 				}
 			}
+			if client.n != b.N {
+				b.Fatalf("%d tool turns in %d conversations", client.n, b.N)
+			}
+			turn := client.gaps / time.Duration(client.n)
+			b.ReportMetric(benchMillis(turn), "ms/tool-turn")
+			b.ReportMetric(float64(turn)/float64(slowest), "x-slowest")
 		})
 	}
+}
+
+// benchGapClient sums the wall time between the end of one Converse call
+// and the start of the next: the time a loop spends on the tool calls of a
+// turn. Set last to the zero time before each conversation.
+type benchGapClient struct {
+	converse.Client
+	last time.Time
+	gaps time.Duration
+	n    int
+}
+
+func (c *benchGapClient) Converse(ctx context.Context, in *bedrockruntime.ConverseInput, optFns ...func(*bedrockruntime.Options)) (*bedrockruntime.ConverseOutput, error) {
+	if !c.last.IsZero() {
+		c.gaps += time.Since(c.last)
+		c.n++
+	}
+	out, err := c.Client.Converse(ctx, in, optFns...)
+	c.last = time.Now()
+	return out, err
 }
 
 // benchStubClient answers like benchModel(1), without a network or an SDK:
@@ -830,5 +998,25 @@ func TestBenchBaselinesAgree(t *testing.T) {
 	}
 	if res.Turns != 3 || len(res.History) != 6 {
 		t.Errorf("%d turns and %d messages, want 3 and 6", res.Turns, len(res.History))
+	}
+
+	streamed := newBenchChatStreamed(t, "naive", true, srv.Client(), reg).(*naiveStreamChat)
+	if err := streamed.Send(ctx, "Add things."); err != nil {
+		t.Fatal(err)
+	}
+	res, err = converse.Run(ctx, srv.Client(), benchModelID, reg, "Add things.", func(o *converse.Options) { o.Stream = true })
+	if err != nil {
+		t.Fatal(err)
+	}
+	naive, err = converse.MarshalMessages(streamed.history)
+	if err != nil {
+		t.Fatal(err)
+	}
+	streamedOurs, err := converse.MarshalMessages(res.History)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(naive) != string(streamedOurs) || string(ours) != string(streamedOurs) {
+		t.Errorf("streamed histories differ:\nnaive    %s\nconverse %s\nunstreamed %s", naive, streamedOurs, ours)
 	}
 }
