@@ -34,6 +34,7 @@ type settings struct {
 	maxTurns      int
 	toolsFile     string
 	noBuiltins    bool
+	systemTools   names
 	stream        bool
 	record        string
 	replay        string
@@ -61,6 +62,7 @@ func parseFlags(args []string, stdout io.Writer) (*settings, error) {
 	fs.IntVar(&s.maxTurns, "max-turns", converse.DefaultMaxTurns, "allow `N` model calls per prompt")
 	fs.StringVar(&s.toolsFile, "tools", "", "tool manifest `file` (JSON); its tools join the built-ins")
 	fs.BoolVar(&s.noBuiltins, "no-builtins", false, "leave out the built-in tools get_current_datetime and calculator")
+	fs.Var(&s.systemTools, "system-tool", "offer Bedrock's server-side system tool `NAME`, such as nova_grounding (repeatable)")
 	fs.BoolVar(&s.stream, "stream", false, "use ConverseStream: text appears as it is generated")
 	fs.StringVar(&s.record, "record", "", "write the model calls to `file` as a recording")
 	fs.StringVar(&s.replay, "replay", "", "offline: answer the model calls from the recording `file`")
@@ -123,6 +125,20 @@ func (s *settings) modelID(firstRecorded string) string {
 		return id
 	}
 	return defaultModel
+}
+
+// names is a repeatable flag's values, in order.
+type names []string
+
+func (n *names) String() string { return strings.Join(*n, ",") }
+
+func (n *names) Set(v string) error {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return errors.New("empty name")
+	}
+	*n = append(*n, v)
+	return nil
 }
 
 func sameFile(a, b string) bool {

@@ -63,6 +63,17 @@ func (p *printer) endText() {
 	}
 }
 
+// citations lists the sources of an answer after it, one line each, such
+// as "[1] Annual report, page 3". With -json they are in the object instead.
+func (p *printer) citations(cits []converse.Citation) {
+	if p.noText {
+		return
+	}
+	for i, c := range cits {
+		fmt.Fprintf(p.stdout, "[%d] %s\n", i+1, printable(c.String()))
+	}
+}
+
 func (p *printer) tracef(format string, args ...any) {
 	if p.verbose {
 		fmt.Fprintf(p.stderr, format, args...)
@@ -138,6 +149,7 @@ type jsonResult struct {
 	StopReason string          `json:"stopReason,omitempty"`
 	Turns      int             `json:"turns"`
 	Usage      jsonUsage       `json:"usage"`
+	Citations  []jsonCitation  `json:"citations,omitempty"`
 	History    json.RawMessage `json:"history"` // Bedrock's wire JSON of the messages
 	Error      string          `json:"error,omitempty"`
 }
@@ -149,6 +161,20 @@ type jsonUsage struct {
 	TotalTokens           int `json:"totalTokens"`
 	CacheReadInputTokens  int `json:"cacheReadInputTokens,omitempty"`
 	CacheWriteInputTokens int `json:"cacheWriteInputTokens,omitempty"`
+}
+
+// jsonCitation is a converse.Citation in -json.
+type jsonCitation struct {
+	Text   string   `json:"text"`
+	Title  string   `json:"title,omitempty"`
+	Source string   `json:"source,omitempty"`
+	Kind   string   `json:"kind,omitempty"` // page, char, chunk, searchResult or web
+	Index  int      `json:"index"`          // the document's or search result's
+	Start  int      `json:"start"`
+	End    int      `json:"end"`
+	URL    string   `json:"url,omitempty"`
+	Domain string   `json:"domain,omitempty"`
+	Quotes []string `json:"quotes,omitempty"`
 }
 
 // writeJSON prints the result of one prompt, which may have failed with
@@ -163,6 +189,10 @@ func writeJSON(w io.Writer, model string, res *converse.Result, failed error) er
 		u := res.Usage
 		out.Text, out.StopReason, out.Turns, out.History = res.Text, string(res.StopReason), res.Turns, history
 		out.Usage = jsonUsage{u.InputTokens, u.OutputTokens, u.TotalTokens, u.CacheReadInputTokens, u.CacheWriteInputTokens}
+		for _, c := range res.Citations {
+			l := c.Location
+			out.Citations = append(out.Citations, jsonCitation{c.Text, c.Title, c.Source, string(c.Kind), l.Index, l.Start, l.End, l.URL, l.Domain, c.Quotes})
+		}
 	}
 	if failed != nil {
 		out.Error = recording.Redact(failed.Error())

@@ -171,6 +171,7 @@ func newSession(s *settings, rec *recording.Recording, reg *tools.Registry, b *b
 		o.InferenceConfig = inferenceConfig(s)
 		o.MaxTurns = s.maxTurns
 		o.Stream = stream
+		o.SystemTools = s.systemTools
 		o.OnEvent = p.event
 		if s.verbose {
 			o.Logger = slog.New(slog.NewTextHandler(stderr, nil))
@@ -207,6 +208,9 @@ func inferenceConfig(s *settings) *types.InferenceConfiguration {
 func (ss *session) send(ctx context.Context, prompt string) error {
 	res, err := ss.conv.Send(ctx, prompt)
 	ss.print.endText()
+	if res != nil {
+		ss.print.citations(res.Citations)
+	}
 	err = explain(err, ss.where)
 	var jsonErr error
 	if ss.s.json {
