@@ -171,7 +171,7 @@ func (e *Executor) invoke(ctx context.Context, tool *tools.Tool, input json.RawM
 	while = " while its output was encoded"
 	b, err := json.Marshal(v)
 	if err != nil {
-		return outcome{err: fmt.Errorf("%w: tool %q: %v", ErrToolOutput, tool.Name(), err), limit: limit}
+		return outcome{err: fmt.Errorf("%w: tool %q: %s", ErrToolOutput, tool.Name(), outputProblem(err)), limit: limit}
 	}
 	return outcome{output: b, limit: limit}
 }

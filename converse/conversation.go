@@ -8,11 +8,9 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
-	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
 	"github.com/tooluse/bedrock/converse/internal/models"
@@ -30,78 +28,6 @@ type Client interface {
 }
 
 var _ Client = (*bedrockruntime.Client)(nil)
-
-// StatusMode says whether tool results carry the status field.
-type StatusMode int
-
-const (
-	// StatusAuto sends status to the model families documented to accept it
-	// (Anthropic Claude 3 and later, Amazon Nova), read from the model ID,
-	// inference profile or ARN, and leaves it out for the others, some of
-	// which reject it.
-	StatusAuto StatusMode = iota
-	// StatusAlways always sends status.
-	StatusAlways
-	// StatusNever never sends status; error results still start with "Error:".
-	StatusNever
-)
-
-// Options configure a Conversation. The zero value is usable.
-type Options struct {
-	// System is the system prompt.
-	System []types.SystemContentBlock
-	// InferenceConfig sets max tokens, temperature, top-p and stop sequences.
-	InferenceConfig *types.InferenceConfiguration
-	// AdditionalModelRequestFields passes model-specific fields, such as
-	// Claude's reasoning configuration.
-	AdditionalModelRequestFields document.Interface
-	// SystemTools names server-side system tools that Bedrock runs itself,
-	// such as Amazon Nova's "nova_grounding" and "nova_code_interpreter";
-	// they join the tool configuration after the registry's tools. Their
-	// calls and results come back inside the assistant message (toolUse
-	// blocks of type server_tool_use and toolResult blocks): the loop never
-	// runs or answers them, and echoes them as Bedrock sent them.
-	SystemTools []string
-	// ToolChoice forces the first turn of each Send to use a tool
-	// (&types.ToolChoiceMemberAny{}) or a named tool; later turns of the same
-	// Send leave the choice to the model, so a forced choice cannot loop.
-	ToolChoice types.ToolChoice
-	// MaxTurns bounds the model calls one Send makes; 0 means
-	// DefaultMaxTurns.
-	MaxTurns int
-	// ToolConcurrency bounds the tool calls that run at once; 0 means
-	// DefaultConcurrency, 1 runs them one after another. Calls abandoned at
-	// their timeout count until their tools return, across Sends (see
-	// Executor.Concurrency).
-	ToolConcurrency int
-	// ToolTimeout bounds each tool call unless the tool sets its own; 0
-	// means DefaultToolTimeout. Calls of inline tools (tools.WithInline) are
-	// bounded by their own timeout only.
-	ToolTimeout time.Duration
-	// ToolMaxOutput bounds the bytes of a tool call's output sent to the
-	// model unless the tool sets its own; 0 means DefaultMaxOutput (see
-	// Executor.MaxOutput).
-	ToolMaxOutput int
-	// ToolStatus says whether tool results carry the status field.
-	ToolStatus StatusMode
-	// JSONResults answers tool calls with json content blocks instead of
-	// text, for models that accept them.
-	JSONResults bool
-	// Stream uses ConverseStream, so text reaches OnEvent as it is
-	// generated. For model families that do not support tool use while
-	// streaming, turns fall back to Converse with a Fallback event.
-	Stream bool
-	// EarlyToolStart (with Stream) starts each call of a speculative tool
-	// (tools.WithSpeculative) as soon as its block is complete, while the
-	// model is still streaming. If the turn then does not end in tool_use,
-	// the early results are discarded. Use it only for tools without side
-	// effects.
-	EarlyToolStart bool
-	// Logger receives recovered tool panics and fallbacks; nil discards.
-	Logger *slog.Logger
-	// OnEvent, if set, observes the conversation; see Event.
-	OnEvent func(Event)
-}
 
 // Result is the outcome of one Send.
 type Result struct {
@@ -401,31 +327,17 @@ func (c *Conversation) turn(ctx context.Context, n int, exec *Executor, history 
 	return &turnResult{message: msg.Value, stop: out.StopReason, usage: usageOf(out.Usage)}, nil
 }
 
-// executor builds the Executor of the conversation's Sends.
+// executor builds the Executor of the conversation's Sends, deciding
+// StatusAuto by the model family.
 func (c *Conversation) executor() *Executor {
-	e := &Executor{
-		Tools:       c.tools,
-		Concurrency: c.opts.ToolConcurrency,
-		Timeout:     c.opts.ToolTimeout,
-		MaxOutput:   c.opts.ToolMaxOutput,
-		JSONContent: c.opts.JSONResults,
-		Logger:      c.opts.Logger,
-		OmitStatus:  !c.sendStatus(),
+	e := &Executor{Tools: c.tools, ToolOptions: c.opts.Tools, Logger: c.opts.Logger}
+	if e.Status == StatusAuto && !c.model.SupportsToolStatus() {
+		e.Status = StatusNever
 	}
 	if c.opts.OnEvent != nil {
 		e.OnEvent = c.emit
 	}
 	return e
-}
-
-func (c *Conversation) sendStatus() bool {
-	switch c.opts.ToolStatus {
-	case StatusAlways:
-		return true
-	case StatusNever:
-		return false
-	}
-	return c.model.SupportsToolStatus()
 }
 
 func (c *Conversation) maxTurns() int {

@@ -271,7 +271,7 @@ func TestToolStatusByModelFamily(t *testing.T) {
 				bedrocktest.Text("Cannot divide by zero."),
 			))
 			res, err := converse.Run(context.Background(), client, tt.model, calculator(t), "1/0?",
-				func(o *converse.Options) { o.ToolStatus = tt.mode })
+				func(o *converse.Options) { o.Tools.Status = tt.mode })
 			require.NoError(t, err, "the server enforces Bedrock's rules for this family")
 			assert.Equal(t, "Cannot divide by zero.", res.Text)
 			r := resultsOf(t, srv.Requests()[1].Messages[2])[0]
@@ -339,7 +339,7 @@ func TestJSONResults(t *testing.T) {
 		bedrocktest.ToolUse("", bedrocktest.Call{ID: "t1", Name: "calculator", Input: map[string]any{"a": 1, "b": 2}}),
 		bedrocktest.Text("3."),
 	))
-	_, err := converse.Run(context.Background(), client, claude, calculator(t), "1+2?", func(o *converse.Options) { o.JSONResults = true })
+	_, err := converse.Run(context.Background(), client, claude, calculator(t), "1+2?", func(o *converse.Options) { o.Tools.JSONContent = true })
 	require.NoError(t, err)
 	tr := srv.Requests()[1].Messages[2].Content[0].(*types.ContentBlockMemberToolResult)
 	j, ok := tr.Value.Content[0].(*types.ToolResultContentBlockMemberJson)
@@ -570,7 +570,7 @@ func TestAbandonedCallsCountAcrossSends(t *testing.T) {
 	srv, client := serve(t, bedrocktest.Script(
 		bedrocktest.ToolUse("", bedrocktest.Call{ID: "s1", Name: "stuck"}), bedrocktest.Text("it timed out"),
 		bedrocktest.ToolUse("", bedrocktest.Call{ID: "s2", Name: "stuck"}), bedrocktest.Text("again")))
-	c := converse.New(client, claude, reg, func(o *converse.Options) { o.ToolConcurrency = 1 })
+	c := converse.New(client, claude, reg, func(o *converse.Options) { o.Tools.Concurrency = 1 })
 	for _, prompt := range []string{"one", "two"} {
 		_, err := c.Send(context.Background(), prompt)
 		require.NoError(t, err)
@@ -607,7 +607,7 @@ func TestToolOutputIsCapped(t *testing.T) {
 	require.NoError(t, err)
 	reqs := srv.Requests()
 	require.Len(t, reqs, 2)
-	assert.Less(t, len(reqs[1].Body), converse.DefaultMaxOutput+64<<10)
+	assert.Less(t, len(reqs[1].Body), 1<<20+64<<10)
 	got := resultsOf(t, reqs[1].Messages[2])
 	require.Len(t, got, 1)
 	assert.True(t, strings.HasSuffix(got[0].Text, "x… [truncated: 104857602 bytes, first 1048576 kept]"), got[0].Text[len(got[0].Text)-80:])

@@ -26,19 +26,31 @@
 // the tool, and a tool that returns after its deadline is answered as timed
 // out, whatever it returned.
 //
+// # Configuration
+//
+// The package follows the AWS SDK's convention, which its users meet beside
+// it: a value made by a constructor takes functions that set an exported
+// Options struct (New, as bedrockruntime.NewFromConfig), and a value you
+// build and hold is configured by its fields, with a useful zero value (an
+// Executor, like an http.Server). The settings of tool execution are one
+// struct, [ToolOptions], that an Executor embeds and Options holds as Tools,
+// so each setting has one name and one doc comment:
+//
+//	e := &converse.Executor{Tools: reg, ToolOptions: converse.ToolOptions{Concurrency: 1}}
+//	c := converse.New(client, modelID, reg, func(o *converse.Options) { o.Tools.Timeout = 10 * time.Second })
+//
 // # Limits
 //
-// Concurrency (Executor.Concurrency, Options.ToolConcurrency) bounds the tool
-// code really running. A call answered at its timeout whose tool ignores its
+// [ToolOptions].Concurrency (8 by default) bounds the tool code really
+// running. A call answered at its timeout whose tool ignores its
 // context is abandoned, not stopped: it keeps its slot until the tool
 // returns, across the Sends of a Conversation, and a call that cannot get a
 // slot before its own timeout is answered as timed out, naming the calls
 // holding the slots. [Executor.Abandoned] counts the abandoned calls still
 // running; [ToolEnd].Abandoned and a log line report each one.
 //
-// The output of a call sent to the model is capped at [DefaultMaxOutput]
-// bytes (1 MiB) unless the tool (tools.WithMaxOutput) or the Executor
-// (MaxOutput, Options.ToolMaxOutput) sets another limit. Longer output, or
+// The output of a call sent to the model is capped at 1 MiB unless the tool
+// (tools.Options.MaxOutput) or [ToolOptions].MaxOutput sets another limit. Longer output, or
 // error text, is cut on a rune boundary, ends with a marker such as
 // "… [truncated: 104857602 bytes, first 1048576 kept]", and is sent as text,
 // as cut JSON is no JSON; [ToolEnd].Truncated reports it.

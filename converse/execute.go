@@ -16,12 +16,6 @@ import (
 	"github.com/tooluse/bedrock/tools"
 )
 
-// Defaults used where an Executor or Options field is zero.
-const (
-	DefaultConcurrency = 8
-	DefaultToolTimeout = time.Minute
-)
-
 // Executor runs the tool calls of one assistant turn and answers each of
 // them with a toolResult block. The zero value is ready to use, but with no
 // tools every call is answered as an unknown tool. An Executor must not be
@@ -36,30 +30,10 @@ const (
 type Executor struct {
 	// Tools is the registry the calls are looked up in.
 	Tools *tools.Registry
-	// Concurrency bounds how many calls run at once; 0 means
-	// DefaultConcurrency and 1 runs the calls one after another. The bound
-	// holds for tool code really running: a call abandoned at its timeout
-	// keeps its slot until its tool returns (see Abandoned), and a call that
-	// cannot get a slot before its own timeout is answered as timed out,
-	// naming the calls that hold the slots. Concurrent Executes share it.
-	Concurrency int
-	// Timeout bounds each call, unless the tool sets its own
-	// (tools.WithTimeout); 0 means DefaultToolTimeout. A call whose
-	// tool returns after its deadline is answered as timed out, whatever it
-	// returned.
-	Timeout time.Duration
-	// MaxOutput bounds the bytes of a call's output (or error text) sent to
-	// the model, unless the tool sets its own (tools.WithMaxOutput); 0 means
-	// DefaultMaxOutput. Longer output is cut, marked as truncated, and sent
-	// as text (ToolEnd.Truncated reports it).
-	MaxOutput int
-	// OmitStatus leaves the status field out of the results, for model
-	// families that reject it. Error results still start with "Error:".
-	OmitStatus bool
-	// JSONContent answers with json content blocks instead of text blocks.
-	// A json block must hold an object, so other values are wrapped as
-	// {"result": value}. Error results and truncated output are always text.
-	JSONContent bool
+	// ToolOptions set the concurrency, the timeout and the output limit of
+	// the calls, and the form of the results. Concurrent Executes share the
+	// Concurrency bound.
+	ToolOptions
 	// Logger receives the stacks of recovered panics and a line for each
 	// call abandoned while its tool still runs; nil discards them.
 	Logger *slog.Logger
@@ -257,27 +231,6 @@ func (e *Executor) available() string {
 		return "(none)"
 	}
 	return strings.Join(e.Tools.Names(), ", ")
-}
-
-func (e *Executor) concurrency() int {
-	if e.Concurrency <= 0 {
-		return DefaultConcurrency
-	}
-	return e.Concurrency
-}
-
-func (e *Executor) maxOutput() int {
-	if e.MaxOutput <= 0 {
-		return DefaultMaxOutput
-	}
-	return e.MaxOutput
-}
-
-func (e *Executor) timeout() time.Duration {
-	if e.Timeout <= 0 {
-		return DefaultToolTimeout
-	}
-	return e.Timeout
 }
 
 func (e *Executor) logger() *slog.Logger {

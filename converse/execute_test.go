@@ -55,11 +55,11 @@ func testTools(t testing.TB, calls *atomic.Int32) *tools.Registry {
 		mk(tools.New("hang", "Waits for its context.", func(ctx context.Context, _ struct{}) (string, error) {
 			<-ctx.Done()
 			return "", ctx.Err()
-		}, tools.WithTimeout(50*time.Millisecond))),
+		}, func(o *tools.Options) { o.Timeout = 50 * time.Millisecond })),
 		mk(tools.New("stubborn", "Ignores its context.", func(context.Context, struct{}) (string, error) {
 			time.Sleep(300 * time.Millisecond)
 			return "late", nil
-		}, tools.WithTimeout(50*time.Millisecond))),
+		}, func(o *tools.Options) { o.Timeout = 50 * time.Millisecond })),
 		mk(tools.New("nan", "Returns NaN.", func(context.Context, struct{}) (float64, error) {
 			return math.NaN(), nil
 		})),
@@ -203,12 +203,12 @@ func TestExecute(t *testing.T) {
 		{
 			name:         "NaN output",
 			content:      []types.ContentBlock{toolUse("n1", "nan", map[string]any{})},
-			wantContains: []string{`tool output is not JSON: tool "nan": json: unsupported value: NaN`},
+			wantContains: []string{`tool output is not JSON: tool "nan": unsupported value NaN`},
 		},
 		{
 			name:         "channel output",
 			content:      []types.ContentBlock{toolUse("c1", "chan", map[string]any{})},
-			wantContains: []string{`tool output is not JSON: tool "chan": json: unsupported type: chan int`},
+			wantContains: []string{`tool output is not JSON: tool "chan": it holds a value JSON cannot represent`},
 		},
 		{
 			name:         "typed nil error whose Error method panics",
@@ -287,7 +287,7 @@ func TestExecutePanicStackGoesToLoggerNotModel(t *testing.T) {
 
 func TestExecuteCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	e := &converse.Executor{Tools: testTools(t, nil), Timeout: time.Minute}
+	e := &converse.Executor{Tools: testTools(t, nil), ToolOptions: converse.ToolOptions{Timeout: time.Minute}}
 	time.AfterFunc(20*time.Millisecond, cancel)
 	hang, err := tools.New("wait", "Waits.", func(ctx context.Context, _ struct{}) (int, error) {
 		<-ctx.Done()
@@ -309,15 +309,15 @@ func TestExecuteCancelled(t *testing.T) {
 	assert.Zero(t, calls.Load())
 }
 
-func TestExecuteOmitStatus(t *testing.T) {
-	e := &converse.Executor{Tools: testTools(t, nil), OmitStatus: true}
+func TestExecuteStatusNever(t *testing.T) {
+	e := &converse.Executor{Tools: testTools(t, nil), ToolOptions: converse.ToolOptions{Status: converse.StatusNever}}
 	got := results(t, e.Execute(context.Background(), []types.ContentBlock{
 		toolUse("a", "add", map[string]any{"a": 1, "b": 2}), toolUse("f", "fail", map[string]any{})}))
 	assert.Equal(t, []result{{"a", "3", ""}, {"f", "Error: boom: the disk is full", ""}}, got)
 }
 
 func TestExecuteJSONContent(t *testing.T) {
-	e := &converse.Executor{Tools: testTools(t, nil), JSONContent: true}
+	e := &converse.Executor{Tools: testTools(t, nil), ToolOptions: converse.ToolOptions{JSONContent: true}}
 	blocks := e.Execute(context.Background(), []types.ContentBlock{
 		toolUse("obj", "echo", map[string]any{"x": 1}),
 		toolUse("num", "add", map[string]any{"a": 1, "b": 2}),
@@ -425,7 +425,7 @@ func TestExecuteConcurrencyLimit(t *testing.T) {
 			for i := range 20 {
 				content = append(content, toolUse(string(rune('a'+i)), "work", map[string]any{}))
 			}
-			e := &converse.Executor{Tools: reg, Concurrency: limit, Timeout: 10 * time.Second}
+			e := &converse.Executor{Tools: reg, ToolOptions: converse.ToolOptions{Concurrency: limit, Timeout: 10 * time.Second}}
 			for _, r := range results(t, e.Execute(context.Background(), content)) {
 				assert.Equal(t, types.ToolResultStatusSuccess, r.Status, r.Text)
 			}
@@ -496,7 +496,7 @@ func stuckTool(t testing.TB, timeout time.Duration, release <-chan struct{}, hig
 		}
 		<-release
 		return "finally", nil
-	}, tools.WithTimeout(timeout))
+	}, func(o *tools.Options) { o.Timeout = timeout })
 	require.NoError(t, err)
 	return tool
 }
@@ -511,7 +511,7 @@ func TestExecuteAbandonedCallsKeepTheirSlot(t *testing.T) {
 	require.NoError(t, err)
 	var logs bytes.Buffer
 	abandoned := map[string]bool{}
-	e := &converse.Executor{Tools: reg, Concurrency: 1, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+	e := &converse.Executor{Tools: reg, ToolOptions: converse.ToolOptions{Concurrency: 1}, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
 		OnEvent: func(ev converse.Event) {
 			if end, ok := ev.(converse.ToolEnd); ok {
 				abandoned[end.ID] = end.Abandoned
@@ -549,7 +549,7 @@ func TestExecuteOutputLimit(t *testing.T) {
 	require.NoError(t, err)
 	small, err := tools.New("small", "Returns 10 é, limited to 8 bytes.", func(context.Context, struct{}) (string, error) {
 		return long, nil
-	}, tools.WithMaxOutput(8))
+	}, func(o *tools.Options) { o.MaxOutput = 8 })
 	require.NoError(t, err)
 	reg, err := tools.NewRegistry(say, fail, small)
 	require.NoError(t, err)
@@ -571,7 +571,7 @@ func TestExecuteOutputLimit(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var ends []converse.ToolEnd
-			e := &converse.Executor{Tools: reg, MaxOutput: tt.limit, JSONContent: tt.json, OnEvent: func(ev converse.Event) {
+			e := &converse.Executor{Tools: reg, ToolOptions: converse.ToolOptions{MaxOutput: tt.limit, JSONContent: tt.json}, OnEvent: func(ev converse.Event) {
 				if end, ok := ev.(converse.ToolEnd); ok {
 					ends = append(ends, end)
 				}

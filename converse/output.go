@@ -2,6 +2,7 @@ package converse
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -10,11 +11,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 )
-
-// DefaultMaxOutput is the most bytes of a call's output, or of its error
-// text, sent to the model when neither the tool (tools.WithMaxOutput) nor
-// the Executor (MaxOutput, Options.ToolMaxOutput) sets a limit.
-const DefaultMaxOutput = 1 << 20
 
 // errorText is the text of an error result: never empty, always starting
 // with "Error:", as Bedrock rejects error results without content. It calls
@@ -26,6 +22,25 @@ func errorText(err error) string {
 		msg = "the tool failed without saying why"
 	}
 	return "Error: " + msg
+}
+
+// outputProblem says, for the model, why json.Marshal rejected a tool's
+// output: encoding/json's own texts start with "json: " and name Go types.
+// It calls the Error method of the tool's MarshalJSON error, so it must run
+// where a panic is recovered (see invoke).
+func outputProblem(err error) string {
+	var value *json.UnsupportedValueError
+	var typ *json.UnsupportedTypeError
+	var marshaler *json.MarshalerError
+	switch {
+	case errors.As(err, &value):
+		return "unsupported value " + value.Str
+	case errors.As(err, &typ):
+		return "it holds a value JSON cannot represent, such as a function, a channel or a complex number"
+	case errors.As(err, &marshaler):
+		return "its MarshalJSON method failed: " + strings.TrimPrefix(marshaler.Unwrap().Error(), "json: ")
+	}
+	return strings.TrimPrefix(err.Error(), "json: ")
 }
 
 // describe is fmt's %v of a value that came from a tool, such as a panic
@@ -99,7 +114,7 @@ func (e *Executor) finish(turn int, c toolCall, out outcome) types.ContentBlock 
 			Err: out.err, Status: status, Duration: out.duration, Truncated: truncated, Abandoned: out.abandoned})
 	}
 	block := types.ToolResultBlock{ToolUseId: aws.String(c.id), Content: []types.ToolResultContentBlock{content}}
-	if !e.OmitStatus {
+	if e.Status != StatusNever {
 		block.Status = status
 	}
 	return &types.ContentBlockMemberToolResult{Value: block}

@@ -135,7 +135,7 @@ func countingCalculator(t *testing.T, ran *atomic.Int32) *tools.Registry {
 	calc, err := tools.New("calculator", "Adds.", func(_ context.Context, in addIn) (float64, error) {
 		ran.Add(1)
 		return in.A + in.B, nil
-	}, tools.WithSpeculative())
+	}, func(o *tools.Options) { o.Speculative = true })
 	require.NoError(t, err)
 	reg, err := tools.NewRegistry(calc)
 	require.NoError(t, err)
@@ -295,7 +295,7 @@ func TestEarlyToolStartOverlapsTheStream(t *testing.T) {
 		mu.Unlock()
 		time.Sleep(300 * time.Millisecond)
 		return "ok", nil
-	}, tools.WithSpeculative())
+	}, func(o *tools.Options) { o.Speculative = true })
 	require.NoError(t, err)
 	reg, err := tools.NewRegistry(slow)
 	require.NoError(t, err)
@@ -327,7 +327,7 @@ func TestEarlyResultsDiscardedWhenTheTurnFails(t *testing.T) {
 		<-ctx.Done()
 		close(cancelled)
 		return "", ctx.Err()
-	}, tools.WithSpeculative())
+	}, func(o *tools.Options) { o.Speculative = true })
 	require.NoError(t, err)
 	reg, err := tools.NewRegistry(wait)
 	require.NoError(t, err)
@@ -398,7 +398,7 @@ func TestEarlyStartRepeatedIDAcrossTools(t *testing.T) {
 			require.NoError(t, err)
 			peek, err := tools.New("peek", "Only reads.", func(context.Context, struct{}) (string, error) {
 				return "peeked", nil
-			}, tools.WithSpeculative())
+			}, func(o *tools.Options) { o.Speculative = true })
 			require.NoError(t, err)
 			reg, err := tools.NewRegistry(side, peek)
 			require.NoError(t, err)

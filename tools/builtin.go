@@ -37,7 +37,7 @@ func CurrentDatetime(now func() time.Time) *Tool {
 	}
 	return builtin(name, "Returns the current date and time in the local time zone.", fn, func(s *jsonschema.Schema) {
 		s.Properties["date_format"].Default = mustJSON(defaultDateFormat)
-	}, WithSpeculative())
+	})
 }
 
 type calculatorInput struct {
@@ -78,7 +78,7 @@ func Calculator() *Tool {
 		op := s.Properties["operation"]
 		op.Enum = []any{"add", "subtract", "multiply", "divide"}
 		op.Default = mustJSON("add")
-	}, WithSpeculative())
+	})
 }
 
 // Builtins returns new instances of all the built-in tools:
@@ -89,13 +89,14 @@ func Builtins() []*Tool {
 
 // builtin makes a typed tool whose inferred schema refine completes. The
 // built-ins are tested, so making one cannot fail; if it did, the error
-// would surface from Registry.Add and Call rather than as a panic.
-func builtin[In, Out any](name, description string, fn func(context.Context, In) (Out, error), refine func(*jsonschema.Schema), opts ...Option) *Tool {
+// would surface from Registry.Add and Call rather than as a panic. The
+// built-ins have no side effects: they are speculative.
+func builtin[In, Out any](name, description string, fn func(context.Context, In) (Out, error), refine func(*jsonschema.Schema)) *Tool {
 	schema, err := jsonschema.For[In](nil)
 	if err == nil {
 		refine(schema)
 		var t *Tool
-		if t, err = newTyped(name, description, schema, fn, opts); err == nil {
+		if t, err = newTyped(name, description, schema, fn, []func(*Options){func(o *Options) { o.Speculative = true }}); err == nil {
 			return t
 		}
 	}

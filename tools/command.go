@@ -16,7 +16,7 @@ import (
 
 const (
 	defaultCommandTimeout = 30 * time.Second
-	maxStdout             = 1 << 20 // bytes of standard output a command may write, unless WithMaxOutput allows more
+	maxStdout             = 1 << 20 // bytes of standard output a command may write, unless Options.MaxOutput allows more
 	stderrTail            = 2 << 10 // bytes of standard error kept for an ExitError
 	// waitDelay bounds the wait for the pipes to close once the program has
 	// exited or been killed: a process that left the program's process
@@ -32,22 +32,22 @@ const (
 // PATH, HOME, USER, LOGNAME, LANG, LC_ALL, LC_CTYPE, TZ and TMPDIR (and on
 // Windows SYSTEMROOT, TEMP, TMP, USERPROFILE and PATHEXT) from the current
 // process, if set, and nothing else: no AWS_* credentials, no tokens.
-// [WithInheritEnv] passes more variables through by name and [WithEnv] sets
-// variables; either wins over the defaults, whatever the name.
+// [Options].InheritEnv passes more variables through by name and
+// [Options].Env sets variables; either wins over the defaults, whatever the name.
 //
 // The input, a JSON object validated against schema (see [NewRaw]), is
 // written to the program's standard input, followed by a newline. If the
 // program exits with status 0, its standard output is the result: a
 // [json.RawMessage] if it is valid JSON, otherwise the text as a string, both
 // trimmed of surrounding white space. A non-zero exit is an [*ExitError]. If
-// standard output exceeds 1 MiB (or the [WithMaxOutput] limit, if larger), the
+// standard output exceeds 1 MiB (or [Options].MaxOutput, if larger), the
 // program is killed and the error wraps [ErrOutputTooLarge].
 //
-// Each call has a timeout, 30 seconds unless set with [WithTimeout]. When it
+// Each call has a timeout, 30 seconds unless [Options].Timeout sets another. When it
 // expires or ctx ends, the program is killed (on Unix, with every process in
 // its process group) and the error wraps ctx.Err() or
 // [context.DeadlineExceeded].
-func Command(name, description string, schema json.RawMessage, argv []string, opts ...Option) (*Tool, error) {
+func Command(name, description string, schema json.RawMessage, argv []string, opts ...func(*Options)) (*Tool, error) {
 	if len(argv) == 0 || argv[0] == "" {
 		return nil, invalid(name, "empty command")
 	}
@@ -59,10 +59,10 @@ func Command(name, description string, schema json.RawMessage, argv []string, op
 	if err != nil {
 		return nil, err
 	}
-	if o.timeout == 0 {
-		o.timeout = defaultCommandTimeout
+	if o.Timeout == 0 {
+		o.Timeout = defaultCommandTimeout
 	}
-	c := &command{name: name, argv: slices.Clone(argv), timeout: o.timeout, maxStdout: max(maxStdout, o.maxOutput), env: env}
+	c := &command{name: name, argv: slices.Clone(argv), timeout: o.Timeout, maxStdout: max(maxStdout, o.MaxOutput), env: env}
 	return newRaw(name, description, schema, c.run, o)
 }
 

@@ -21,16 +21,16 @@ var defaultEnv = []string{
 // which win.
 type commandEnv struct {
 	inherit []string          // names, defaultEnv first
-	set     map[string]string // from WithEnv
+	set     map[string]string // Options.Env
 }
 
-func newCommandEnv(name string, o options) (commandEnv, error) {
-	for _, n := range o.inheritEnv {
+func newCommandEnv(name string, o Options) (commandEnv, error) {
+	for _, n := range o.InheritEnv {
 		if err := checkEnvName(name, n); err != nil {
 			return commandEnv{}, err
 		}
 	}
-	for n, v := range o.env {
+	for n, v := range o.Env {
 		if err := checkEnvName(name, n); err != nil {
 			return commandEnv{}, err
 		}
@@ -38,7 +38,7 @@ func newCommandEnv(name string, o options) (commandEnv, error) {
 			return commandEnv{}, invalid(name, "environment variable %q: value contains a NUL byte", n)
 		}
 	}
-	return commandEnv{inherit: slices.Concat(defaultEnv, o.inheritEnv), set: maps.Clone(o.env)}, nil
+	return commandEnv{inherit: slices.Concat(defaultEnv, o.InheritEnv), set: o.Env}, nil
 }
 
 func checkEnvName(tool, n string) error {

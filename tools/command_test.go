@@ -26,12 +26,12 @@ var objectSchema = json.RawMessage(`{"type":"object"}`)
 
 // shell returns a Command tool running script with /bin/sh: the script is
 // the test's program, not a way to run the tool's input.
-func shell(t *testing.T, script string, opts ...tools.Option) *tools.Tool {
+func shell(t *testing.T, script string, opts ...func(*tools.Options)) *tools.Tool {
 	t.Helper()
 	return command(t, []string{"/bin/sh", "-c", script, "sh"}, opts...)
 }
 
-func command(t *testing.T, argv []string, opts ...tools.Option) *tools.Tool {
+func command(t *testing.T, argv []string, opts ...func(*tools.Options)) *tools.Tool {
 	t.Helper()
 	tool, err := tools.Command("cmd", "Runs a program.", objectSchema, argv, opts...)
 	require.NoError(t, err)
@@ -98,9 +98,16 @@ func TestCommandInputStaysOutOfEnvironment(t *testing.T) {
 
 // environ runs /usr/bin/env, which prints its environment, and returns the
 // variables it printed.
-func environ(t *testing.T, opts ...tools.Option) map[string]string {
+func environ(t *testing.T, opts ...func(*tools.Options)) map[string]string {
 	t.Helper()
-	out, err := command(t, []string{"/usr/bin/env"}, opts...).Call(context.Background(), nil)
+	return environOf(t, command(t, []string{"/usr/bin/env"}, opts...))
+}
+
+// environOf calls tool, a command running /usr/bin/env, and returns the
+// variables it printed.
+func environOf(t *testing.T, tool *tools.Tool) map[string]string {
+	t.Helper()
+	out, err := tool.Call(context.Background(), nil)
 	require.NoError(t, err)
 	vars := map[string]string{}
 	for _, line := range strings.Split(out.(string), "\n") {
@@ -131,22 +138,24 @@ func TestCommandEnvironment(t *testing.T) {
 		}
 	})
 	t.Run("inherited and set variables", func(t *testing.T) {
-		vars := environ(t,
-			tools.WithInheritEnv("TOOL_SETTING", "AWS_SESSION_TOKEN", "UNSET_VARIABLE"),
-			tools.WithEnv(map[string]string{"MODE": "test", "TZ": "UTC"}),
-			tools.WithEnv(map[string]string{"AWS_REGION": "eu-west-3"}),
-		)
+		env := map[string]string{"MODE": "test", "TZ": "UTC", "AWS_REGION": "eu-west-3"}
+		tool := command(t, []string{"/usr/bin/env"}, func(o *tools.Options) {
+			o.InheritEnv = []string{"TOOL_SETTING", "AWS_SESSION_TOKEN", "UNSET_VARIABLE"}
+			o.Env = env
+		})
+		env["MODE"] = "changed after the tool was made"
+		vars := environOf(t, tool)
 		assert.Equal(t, "from-parent", vars["TOOL_SETTING"])
 		assert.Equal(t, "token-marker", vars["AWS_SESSION_TOKEN"], "an AWS_* variable named explicitly is passed")
-		assert.Equal(t, "test", vars["MODE"])
+		assert.Equal(t, "test", vars["MODE"], "the tool keeps its own copy of Env")
 		assert.Equal(t, "UTC", vars["TZ"], "a set variable wins over the inherited one")
-		assert.Equal(t, "eu-west-3", vars["AWS_REGION"], "WithEnv options add up")
+		assert.Equal(t, "eu-west-3", vars["AWS_REGION"], "an AWS_* variable set explicitly is set")
 		assert.NotContains(t, vars, "UNSET_VARIABLE")
 		assert.NotContains(t, vars, "AWS_ACCESS_KEY_ID")
 		assert.NotContains(t, vars, "AWS_SECRET_ACCESS_KEY")
 	})
 	t.Run("read when the program starts", func(t *testing.T) {
-		tool := command(t, []string{"/usr/bin/env"}, tools.WithInheritEnv("LATE"))
+		tool := command(t, []string{"/usr/bin/env"}, func(o *tools.Options) { o.InheritEnv = []string{"LATE"} })
 		t.Setenv("LATE", "now")
 		out, err := tool.Call(context.Background(), nil)
 		require.NoError(t, err)
@@ -194,7 +203,7 @@ func TestCommandOutputTooLarge(t *testing.T) {
 	assert.Len(t, out, 1<<20)
 
 	const two = 2 << 20
-	bigger := shell(t, `head -c 2097152 /dev/zero | tr '\0' y`, tools.WithMaxOutput(two))
+	bigger := shell(t, `head -c 2097152 /dev/zero | tr '\0' y`, func(o *tools.Options) { o.MaxOutput = two })
 	assert.Equal(t, two, bigger.MaxOutput())
 	out, err = bigger.Call(context.Background(), nil)
 	require.NoError(t, err, "a larger WithMaxOutput raises the program's limit")
@@ -205,7 +214,7 @@ func TestCommandOutputTooLarge(t *testing.T) {
 // holding the output pipe, and checks that both die at the timeout.
 func TestCommandTimeoutKillsProcessGroup(t *testing.T) {
 	pidFile := filepath.Join(t.TempDir(), "pid")
-	tool := command(t, []string{"/bin/sh", "-c", grandchild + "wait", pidFile}, tools.WithTimeout(200*time.Millisecond))
+	tool := command(t, []string{"/bin/sh", "-c", grandchild + "wait", pidFile}, func(o *tools.Options) { o.Timeout = 200 * time.Millisecond })
 
 	start := time.Now()
 	_, err := tool.Call(context.Background(), nil)
@@ -268,9 +277,9 @@ func TestCommandProgramNotFound(t *testing.T) {
 
 func TestCommandTimeout(t *testing.T) {
 	assert.Equal(t, 30*time.Second, command(t, []string{"true"}).Timeout())
-	assert.Equal(t, 30*time.Second, command(t, []string{"true"}, tools.WithTimeout(0)).Timeout())
-	assert.Equal(t, 5*time.Second, command(t, []string{"true"}, tools.WithTimeout(5*time.Second)).Timeout())
-	_, err := tools.Command("cmd", "Runs.", objectSchema, []string{"true"}, tools.WithTimeout(-1))
+	assert.Equal(t, 30*time.Second, command(t, []string{"true"}, func(o *tools.Options) { o.Timeout = 0 }).Timeout())
+	assert.Equal(t, 5*time.Second, command(t, []string{"true"}, func(o *tools.Options) { o.Timeout = 5 * time.Second }).Timeout())
+	_, err := tools.Command("cmd", "Runs.", objectSchema, []string{"true"}, func(o *tools.Options) { o.Timeout = -1 })
 	assert.ErrorIs(t, err, tools.ErrInvalidTool)
 	_, err = tools.Command("cmd", "Runs.", json.RawMessage(`{"type":"string"}`), []string{"true"})
 	assert.ErrorIs(t, err, tools.ErrInvalidTool)

@@ -35,10 +35,20 @@
 //
 // # Options
 //
-// [WithTimeout] bounds a call; [WithSpeculative] lets a streaming
-// conversation start a side-effect-free tool before the model's turn is
-// complete; [WithMaxOutput] sets how much of a call's output the
-// executor sends to the model.
+// The constructors take functions that set an [Options] struct:
+//
+//	tools.New("get_weather", "Reports the weather.", weather, func(o *tools.Options) {
+//		o.Timeout = 5 * time.Second
+//	})
+//
+// Timeout bounds a call; Speculative lets a streaming conversation start a
+// side-effect-free tool before the model's turn is complete; MaxOutput sets
+// how much of a call's output the executor sends to the model; Env and
+// InheritEnv shape a [Command] program's environment. This is the AWS SDK's
+// convention (an exported Options struct and func(*Options) arguments),
+// which users of this package meet beside it on every client: one struct
+// documents every setting in one place, and the converse package is
+// configured the same way.
 //
 // # Registry
 //
@@ -64,12 +74,12 @@
 // LOGNAME, LANG, LC_ALL, LC_CTYPE, TZ and TMPDIR (and on Windows SYSTEMROOT,
 // TEMP, TMP, USERPROFILE and PATHEXT) from the current process, if set, and
 // nothing else, so that AWS credentials and other secrets of the process
-// cannot reach it, and through its output the model. [WithInheritEnv] passes
-// more variables through by name and [WithEnv] sets variables; a variable
+// cannot reach it, and through its output the model. Options.InheritEnv
+// passes more variables through by name and Options.Env sets variables; a variable
 // named in either is passed whatever its name, AWS_* included. A non-zero exit is an [*ExitError] carrying
 // the end of standard error. On Unix the program runs in its own process
 // group, and the whole group is killed when the call's context ends or the
-// tool's timeout (30 seconds unless set with [WithTimeout]) expires.
+// tool's timeout (30 seconds unless Options.Timeout sets another) expires.
 //
 // # Errors
 //

@@ -11,7 +11,7 @@ var ErrInvalidInput = errors.New("invalid input")
 
 // ErrOutputTooLarge is wrapped by the error a [Command] tool returns when the
 // program writes more than 1 MiB to standard output (or more than its
-// [WithMaxOutput] limit, if that is larger).
+// [Options].MaxOutput, if that is larger).
 var ErrOutputTooLarge = errors.New("output too large")
 
 // ErrInvalidTool is wrapped by the errors of constructors and [Registry.Add]

@@ -45,7 +45,7 @@ type Tool struct {
 // Each call checks and validates the input (see [Tool.Call]), decodes it into
 // an In, with the schema's defaults filled in, and calls fn. The Out that fn
 // returns is the result; it should encode as JSON.
-func New[In, Out any](name, description string, fn func(context.Context, In) (Out, error), opts ...Option) (*Tool, error) {
+func New[In, Out any](name, description string, fn func(context.Context, In) (Out, error), opts ...func(*Options)) (*Tool, error) {
 	if err := checkIdentity(name, description); err != nil {
 		return nil, err
 	}
@@ -61,7 +61,7 @@ func New[In, Out any](name, description string, fn func(context.Context, In) (Ou
 
 // newTyped makes a typed tool from a schema for In that the caller may have
 // refined (the built-ins add enums and defaults).
-func newTyped[In, Out any](name, description string, schema *jsonschema.Schema, fn func(context.Context, In) (Out, error), opts []Option) (*Tool, error) {
+func newTyped[In, Out any](name, description string, schema *jsonschema.Schema, fn func(context.Context, In) (Out, error), opts []func(*Options)) (*Tool, error) {
 	run := func(ctx context.Context, input json.RawMessage) (any, error) {
 		in, err := decodeInput[In](name, input)
 		if err != nil {
@@ -88,7 +88,7 @@ func newTyped[In, Out any](name, description string, schema *jsonschema.Schema, 
 //
 // Each call checks and validates the input (see [Tool.Call]) and passes fn the
 // input object as JSON, with the schema's defaults filled in.
-func NewRaw(name, description string, schema json.RawMessage, fn func(ctx context.Context, input json.RawMessage) (any, error), opts ...Option) (*Tool, error) {
+func NewRaw(name, description string, schema json.RawMessage, fn func(ctx context.Context, input json.RawMessage) (any, error), opts ...func(*Options)) (*Tool, error) {
 	if err := checkIdentity(name, description); err != nil {
 		return nil, err
 	}
@@ -104,7 +104,7 @@ func NewRaw(name, description string, schema json.RawMessage, fn func(ctx contex
 
 // newRaw makes a tool from a schema's JSON; the caller has checked the name
 // and description.
-func newRaw(name, description string, schema json.RawMessage, fn func(context.Context, json.RawMessage) (any, error), o options) (*Tool, error) {
+func newRaw(name, description string, schema json.RawMessage, fn func(context.Context, json.RawMessage) (any, error), o Options) (*Tool, error) {
 	var compact bytes.Buffer
 	if err := json.Compact(&compact, schema); err != nil {
 		return nil, invalid(name, "input schema: %v", err)
@@ -125,12 +125,12 @@ func newRaw(name, description string, schema json.RawMessage, fn func(context.Co
 
 // build resolves the schema and assembles the tool. raw is the schema's JSON,
 // or nil to marshal it from schema.
-func build(name, description string, schema *jsonschema.Schema, raw json.RawMessage, run func(context.Context, json.RawMessage) (any, error), o options) (*Tool, error) {
-	if o.timeout < 0 {
-		return nil, invalid(name, "negative timeout %v", o.timeout)
+func build(name, description string, schema *jsonschema.Schema, raw json.RawMessage, run func(context.Context, json.RawMessage) (any, error), o Options) (*Tool, error) {
+	if o.Timeout < 0 {
+		return nil, invalid(name, "negative timeout %v", o.Timeout)
 	}
-	if o.maxOutput < 0 {
-		return nil, invalid(name, "negative output limit %d", o.maxOutput)
+	if o.MaxOutput < 0 {
+		return nil, invalid(name, "negative output limit %d", o.MaxOutput)
 	}
 	if err := checkObjectSchema(name, schema); err != nil {
 		return nil, err
@@ -150,9 +150,9 @@ func build(name, description string, schema *jsonschema.Schema, raw json.RawMess
 		schema:      raw,
 		resolved:    resolved,
 		run:         run,
-		timeout:     o.timeout,
-		speculative: o.speculative,
-		maxOutput:   o.maxOutput,
+		timeout:     o.Timeout,
+		speculative: o.Speculative,
+		maxOutput:   o.MaxOutput,
 		defaults:    bytes.Contains(raw, []byte(`"default"`)),
 	}, nil
 }
@@ -214,16 +214,16 @@ func (t *Tool) Description() string { return t.description }
 // The caller owns the returned copy.
 func (t *Tool) InputSchema() json.RawMessage { return bytes.Clone(t.schema) }
 
-// Timeout returns the time a call may take, set with [WithTimeout]. Zero means
+// Timeout returns the time a call may take ([Options].Timeout). Zero means
 // the executor's default. [Command] tools default to 30 seconds and apply the
 // timeout themselves.
 func (t *Tool) Timeout() time.Duration { return t.timeout }
 
 // MaxOutput returns the bytes of output a call may send to the model, set
-// with [WithMaxOutput]. Zero means the executor's default.
+// with [Options].MaxOutput. Zero means the executor's default.
 func (t *Tool) MaxOutput() int { return t.maxOutput }
 
-// Speculative reports whether the tool was made with [WithSpeculative]: it
+// Speculative reports whether the tool was made with [Options].Speculative: it
 // has no side effects and may start before the model's turn is complete.
 func (t *Tool) Speculative() bool { return t.speculative }
 

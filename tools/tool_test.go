@@ -27,7 +27,7 @@ type weatherOutput struct {
 }
 
 // newWeather returns a typed tool and a counter of the calls that reached fn.
-func newWeather(t *testing.T, opts ...tools.Option) (*tools.Tool, *atomic.Int32) {
+func newWeather(t *testing.T, opts ...func(*tools.Options)) (*tools.Tool, *atomic.Int32) {
 	t.Helper()
 	var calls atomic.Int32
 	tool, err := tools.New("get_weather", "Reports the weather.",
@@ -223,27 +223,31 @@ func TestConstructorsValidate(t *testing.T) {
 		{"remote ref", func() (*tools.Tool, error) {
 			return tools.NewRaw("a", "d", json.RawMessage(`{"type":"object","properties":{"x":{"$ref":"https://example.com/s.json"}}}`), rawFn)
 		}, `input schema`},
-		{"negative timeout", func() (*tools.Tool, error) { return tools.New("a", "d", okFn, tools.WithTimeout(-time.Second)) }, `negative timeout`},
-		{"negative output limit", func() (*tools.Tool, error) { return tools.New("a", "d", okFn, tools.WithMaxOutput(-1)) }, `negative output limit -1`},
+		{"negative timeout", func() (*tools.Tool, error) {
+			return tools.New("a", "d", okFn, func(o *tools.Options) { o.Timeout = -time.Second })
+		}, `negative timeout`},
+		{"negative output limit", func() (*tools.Tool, error) {
+			return tools.New("a", "d", okFn, func(o *tools.Options) { o.MaxOutput = -1 })
+		}, `negative output limit -1`},
 		{"negative command output limit", func() (*tools.Tool, error) {
-			return tools.Command("a", "d", object, []string{"true"}, tools.WithMaxOutput(-1))
+			return tools.Command("a", "d", object, []string{"true"}, func(o *tools.Options) { o.MaxOutput = -1 })
 		}, `negative output limit -1`},
 		{"empty argv", func() (*tools.Tool, error) { return tools.Command("a", "d", object, nil) }, `empty command`},
 		{"empty program", func() (*tools.Tool, error) { return tools.Command("a", "d", object, []string{""}) }, `empty command`},
 		{"env for a typed tool", func() (*tools.Tool, error) {
-			return tools.New("a", "d", okFn, tools.WithEnv(map[string]string{"A": "b"}))
-		}, `WithEnv and WithInheritEnv are for Command tools only`},
+			return tools.New("a", "d", okFn, func(o *tools.Options) { o.Env = map[string]string{"A": "b"} })
+		}, `Env and InheritEnv are for Command tools only`},
 		{"inherited env for a raw tool", func() (*tools.Tool, error) {
-			return tools.NewRaw("a", "d", object, rawFn, tools.WithInheritEnv("HOME"))
-		}, `WithEnv and WithInheritEnv are for Command tools only`},
+			return tools.NewRaw("a", "d", object, rawFn, func(o *tools.Options) { o.InheritEnv = []string{"HOME"} })
+		}, `Env and InheritEnv are for Command tools only`},
 		{"empty env name", func() (*tools.Tool, error) {
-			return tools.Command("a", "d", object, []string{"true"}, tools.WithEnv(map[string]string{"": "x"}))
+			return tools.Command("a", "d", object, []string{"true"}, func(o *tools.Options) { o.Env = map[string]string{"": "x"} })
 		}, `environment variable name ""`},
 		{"env name with =", func() (*tools.Tool, error) {
-			return tools.Command("a", "d", object, []string{"true"}, tools.WithInheritEnv("A=B"))
+			return tools.Command("a", "d", object, []string{"true"}, func(o *tools.Options) { o.InheritEnv = []string{"A=B"} })
 		}, `environment variable name "A=B"`},
 		{"env value with NUL", func() (*tools.Tool, error) {
-			return tools.Command("a", "d", object, []string{"true"}, tools.WithEnv(map[string]string{"A": "x\x00y"}))
+			return tools.Command("a", "d", object, []string{"true"}, func(o *tools.Options) { o.Env = map[string]string{"A": "x\x00y"} })
 		}, `environment variable "A": value contains a NUL byte`},
 		{"command with a bad name", func() (*tools.Tool, error) { return tools.Command("a b", "d", object, []string{"true"}) }, `name must match`},
 	}
@@ -263,7 +267,10 @@ func TestOptions(t *testing.T) {
 	assert.False(t, plain.Speculative())
 	assert.Zero(t, plain.MaxOutput())
 
-	tuned, _ := newWeather(t, tools.WithTimeout(time.Minute), tools.WithSpeculative(), tools.WithMaxOutput(4096), nil)
+	tuned, _ := newWeather(t, func(o *tools.Options) {
+		o.Timeout = time.Minute
+		o.Speculative = true
+	}, nil, func(o *tools.Options) { o.MaxOutput = 4096 })
 	assert.Equal(t, time.Minute, tuned.Timeout())
 	assert.Equal(t, 4096, tuned.MaxOutput())
 	assert.True(t, tuned.Speculative())

@@ -22,15 +22,11 @@ type running struct {
 // track returns t as a tool that counts its calls in r. The call itself,
 // input validation and limits included, is t's.
 func (r *running) track(t *tools.Tool) (*tools.Tool, error) {
-	opts := []tools.Option{tools.WithTimeout(t.Timeout())}
-	if n := t.MaxOutput(); n > 0 {
-		opts = append(opts, tools.WithMaxOutput(n))
-	}
 	return tools.NewRaw(t.Name(), t.Description(), t.InputSchema(), func(ctx context.Context, in json.RawMessage) (any, error) {
 		r.add(1)
 		defer r.add(-1)
 		return t.Call(ctx, in)
-	}, opts...)
+	}, func(o *tools.Options) { o.Timeout, o.MaxOutput = t.Timeout(), t.MaxOutput() })
 }
 
 func (r *running) add(d int) {

@@ -31,8 +31,8 @@ type manifestTool struct {
 	InputSchema json.RawMessage   `json:"inputSchema"`
 	Command     []string          `json:"command"`
 	Timeout     string            `json:"timeout"`
-	Env         map[string]string `json:"env"`        // tools.WithEnv
-	InheritEnv  []string          `json:"inheritEnv"` // tools.WithInheritEnv
+	Env         map[string]string `json:"env"`        // tools.Options.Env
+	InheritEnv  []string          `json:"inheritEnv"` // tools.Options.InheritEnv
 }
 
 // loadManifest reads the manifest at path and makes its tools. taken holds
@@ -108,14 +108,9 @@ func (mt manifestTool) tool(dir string) (*tools.Tool, error) {
 		return nil, err
 	}
 	argv[0] = program
-	opts := []tools.Option{tools.WithTimeout(timeout)}
-	if len(mt.Env) > 0 {
-		opts = append(opts, tools.WithEnv(mt.Env))
-	}
-	if len(mt.InheritEnv) > 0 {
-		opts = append(opts, tools.WithInheritEnv(mt.InheritEnv...))
-	}
-	t, err := tools.Command(mt.Name, mt.Description, schema, argv, opts...)
+	t, err := tools.Command(mt.Name, mt.Description, schema, argv, func(o *tools.Options) {
+		o.Timeout, o.Env, o.InheritEnv = timeout, mt.Env, mt.InheritEnv
+	})
 	if err != nil {
 		// Drop the tools package's own prefix: the caller names the tool.
 		msg := strings.TrimPrefix(err.Error(), fmt.Sprintf("%v %q: ", tools.ErrInvalidTool, mt.Name))

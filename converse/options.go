@@ -1,0 +1,127 @@
+package converse
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+)
+
+// The defaults of the zero ToolOptions fields.
+const (
+	defaultConcurrency = 8
+	defaultToolTimeout = time.Minute
+	defaultMaxOutput   = 1 << 20
+)
+
+// ToolOptions are the settings of tool execution, the same for an
+// [Executor], which embeds them, and a [Conversation], whose Options hold
+// them as Tools. The zero value is the defaults.
+type ToolOptions struct {
+	// Concurrency bounds how many calls run at once; 0 means 8, and 1 runs
+	// the calls one after another. The bound holds for tool code really
+	// running: a call abandoned at its timeout keeps its slot until its tool
+	// returns (see Executor.Abandoned), and a call that cannot get a slot
+	// before its own timeout is answered as timed out, naming the calls that
+	// hold the slots.
+	Concurrency int
+	// Timeout bounds each call, unless the tool sets its own
+	// (tools.Options.Timeout); 0 means one minute. A call whose tool returns
+	// after its deadline is answered as timed out, whatever it returned.
+	Timeout time.Duration
+	// MaxOutput bounds the bytes of a call's output (or error text) sent to
+	// the model, unless the tool sets its own (tools.Options.MaxOutput); 0
+	// means 1 MiB. Longer output is cut, marked as truncated, and sent as
+	// text (ToolEnd.Truncated reports it).
+	MaxOutput int
+	// JSONContent answers with json content blocks instead of text blocks,
+	// for models that accept them. A json block must hold an object, so
+	// other values are wrapped as {"result": value}. Error results and
+	// truncated output are always text.
+	JSONContent bool
+	// Status says whether results carry the status field; see StatusMode.
+	// Error results start with "Error: " either way.
+	Status StatusMode
+}
+
+func (o ToolOptions) concurrency() int {
+	if o.Concurrency <= 0 {
+		return defaultConcurrency
+	}
+	return o.Concurrency
+}
+
+func (o ToolOptions) maxOutput() int {
+	if o.MaxOutput <= 0 {
+		return defaultMaxOutput
+	}
+	return o.MaxOutput
+}
+
+func (o ToolOptions) timeout() time.Duration {
+	if o.Timeout <= 0 {
+		return defaultToolTimeout
+	}
+	return o.Timeout
+}
+
+// StatusMode says whether tool results carry the status field.
+type StatusMode int
+
+const (
+	// StatusAuto, in a Conversation, sends status to the model families
+	// documented to accept it (Anthropic Claude 3 and later, Amazon Nova),
+	// read from the model ID, inference profile or ARN, and leaves it out
+	// for the others, some of which reject it. An Executor knows no model:
+	// there StatusAuto sends status, as StatusAlways does.
+	StatusAuto StatusMode = iota
+	// StatusAlways always sends status.
+	StatusAlways
+	// StatusNever never sends status; error results still start with "Error:".
+	StatusNever
+)
+
+// Options configure a Conversation. The zero value is usable.
+type Options struct {
+	// System is the system prompt.
+	System []types.SystemContentBlock
+	// InferenceConfig sets max tokens, temperature, top-p and stop sequences.
+	InferenceConfig *types.InferenceConfiguration
+	// AdditionalModelRequestFields passes model-specific fields, such as
+	// Claude's reasoning configuration.
+	AdditionalModelRequestFields document.Interface
+	// SystemTools names server-side system tools that Bedrock runs itself,
+	// such as Amazon Nova's "nova_grounding" and "nova_code_interpreter";
+	// they join the tool configuration after the registry's tools. Their
+	// calls and results come back inside the assistant message (toolUse
+	// blocks of type server_tool_use and toolResult blocks): the loop never
+	// runs or answers them, and echoes them as Bedrock sent them.
+	SystemTools []string
+	// ToolChoice forces the first turn of each Send to use a tool
+	// (&types.ToolChoiceMemberAny{}) or a named tool; later turns of the same
+	// Send leave the choice to the model, so a forced choice cannot loop.
+	ToolChoice types.ToolChoice
+	// MaxTurns bounds the model calls one Send makes; 0 means
+	// DefaultMaxTurns.
+	MaxTurns int
+	// Tools configures the execution of tool calls, as for an Executor. Its
+	// Status, when StatusAuto, is decided by the model family (see
+	// StatusAuto). Calls abandoned at their timeout count against
+	// Concurrency until their tools return, across Sends.
+	Tools ToolOptions
+	// Stream uses ConverseStream, so text reaches OnEvent as it is
+	// generated. For model families that do not support tool use while
+	// streaming, turns fall back to Converse with a Fallback event.
+	Stream bool
+	// EarlyToolStart (with Stream) starts each call of a speculative tool
+	// (tools.Options.Speculative) as soon as its block is complete, while the
+	// model is still streaming. If the turn then does not end in tool_use,
+	// the early results are discarded. Use it only for tools without side
+	// effects.
+	EarlyToolStart bool
+	// Logger receives recovered tool panics and fallbacks; nil discards.
+	Logger *slog.Logger
+	// OnEvent, if set, observes the conversation; see Event.
+	OnEvent func(Event)
+}
