@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
@@ -304,14 +303,7 @@ func (c *Conversation) turn(ctx context.Context, n int, exec *Executor, history 
 		c.logger().Info("converse: "+reason, "turn", n)
 		c.emit(Fallback{Turn: n, Reason: reason})
 	}
-	out, err := c.client.Converse(ctx, &bedrockruntime.ConverseInput{
-		ModelId:                      aws.String(c.modelID),
-		Messages:                     history,
-		System:                       c.opts.System,
-		InferenceConfig:              c.opts.InferenceConfig,
-		AdditionalModelRequestFields: c.opts.AdditionalModelRequestFields,
-		ToolConfig:                   cfg,
-	})
+	out, err := c.client.Converse(ctx, c.request(history, cfg))
 	if err != nil {
 		return nil, err
 	}

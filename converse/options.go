@@ -91,6 +91,31 @@ type Options struct {
 	// AdditionalModelRequestFields passes model-specific fields, such as
 	// Claude's reasoning configuration.
 	AdditionalModelRequestFields document.Interface
+	// AdditionalModelResponseFieldPaths are JSON Pointer paths of
+	// model-specific response fields to return, such as "/stop_sequence";
+	// they arrive in Result.AdditionalModelResponseFields.
+	AdditionalModelResponseFieldPaths []string
+	// GuardrailConfig applies an Amazon Bedrock guardrail. A turn it blocks
+	// ends the Send normally, with StopReason guardrail_intervened, the
+	// guardrail's message as the answer and, when its Trace is enabled, the
+	// assessment in Result.Trace. With Stream, GuardrailStreamMode says how
+	// the stream is checked: empty is Bedrock's default, synchronous.
+	GuardrailConfig     *types.GuardrailConfiguration
+	GuardrailStreamMode types.GuardrailStreamProcessingMode
+	// PerformanceConfig asks for latency-optimized inference, where the
+	// model offers it.
+	PerformanceConfig *types.PerformanceConfiguration
+	// ServiceTier asks for a service tier (priority, default, flex); the one
+	// that served a turn is in Result.ServiceTier.
+	ServiceTier *types.ServiceTier
+	// RequestMetadata tags each request, for filtering invocation logs.
+	RequestMetadata map[string]string
+	// PromptVariables fill in the variables of a Prompt management prompt,
+	// when the model ID is a prompt's ARN.
+	PromptVariables map[string]types.PromptVariableValues
+	// OutputConfig constrains the answer's format, such as a JSON schema for
+	// its text (see also Structured, which sets it itself).
+	OutputConfig *types.OutputConfig
 	// SystemTools names server-side system tools that Bedrock runs itself,
 	// such as Amazon Nova's "nova_grounding" and "nova_code_interpreter";
 	// they join the tool configuration after the registry's tools. Their

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 	smithydocument "github.com/aws/smithy-go/document"
@@ -23,14 +22,7 @@ import (
 func (c *Conversation) streamTurn(ctx context.Context, n int, exec *Executor, history []types.Message, cfg *types.ToolConfiguration) (*turnResult, error) {
 	streamCtx, closeStream := context.WithCancel(ctx)
 	defer closeStream()
-	out, err := c.client.ConverseStream(streamCtx, &bedrockruntime.ConverseStreamInput{
-		ModelId:                      aws.String(c.modelID),
-		Messages:                     history,
-		System:                       c.opts.System,
-		InferenceConfig:              c.opts.InferenceConfig,
-		AdditionalModelRequestFields: c.opts.AdditionalModelRequestFields,
-		ToolConfig:                   cfg,
-	})
+	out, err := c.client.ConverseStream(streamCtx, streamRequest(c.request(history, cfg), c.opts.GuardrailStreamMode))
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,98 @@
+package converse
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// fill sets every exported field of the struct v points to for which
+// want is true to a non-zero value, failing on a kind it cannot fill, so
+// that a field the SDK adds makes the test that uses it look at it.
+func fill(t *testing.T, v reflect.Value, want func(name string) bool) {
+	t.Helper()
+	v = v.Elem()
+	for i := range v.NumField() {
+		f, sf := v.Field(i), v.Type().Field(i)
+		if !sf.IsExported() || !want(sf.Name) {
+			continue
+		}
+		switch f.Kind() {
+		case reflect.Pointer:
+			f.Set(reflect.New(f.Type().Elem()))
+		case reflect.Slice:
+			f.Set(reflect.MakeSlice(f.Type(), 1, 1))
+		case reflect.Map:
+			m := reflect.MakeMap(f.Type())
+			m.SetMapIndex(reflect.New(f.Type().Key()).Elem(), reflect.New(f.Type().Elem()).Elem())
+			f.Set(m)
+		case reflect.String:
+			f.SetString("x")
+		case reflect.Interface:
+			if f.Type() != reflect.TypeFor[document.Interface]() {
+				t.Fatalf("fill: no value for %s of type %s", sf.Name, f.Type())
+			}
+			f.Set(reflect.ValueOf(document.NewLazyDocument(map[string]any{"k": 1})))
+		default:
+			t.Fatalf("fill: no value for %s of kind %s", sf.Name, f.Kind())
+		}
+	}
+}
+
+func all(string) bool { return true }
+
+func TestStreamRequestCopiesEveryField(t *testing.T) {
+	in := &bedrockruntime.ConverseInput{}
+	fill(t, reflect.ValueOf(in), all)
+	g := &types.GuardrailConfiguration{}
+	fill(t, reflect.ValueOf(g), all)
+	in.GuardrailConfig = g
+
+	out := reflect.ValueOf(streamRequest(in, types.GuardrailStreamProcessingModeAsync)).Elem()
+	src := reflect.ValueOf(in).Elem()
+	for i := range src.NumField() {
+		sf := src.Type().Field(i)
+		if !sf.IsExported() {
+			continue
+		}
+		t.Run(sf.Name, func(t *testing.T) {
+			f := out.FieldByName(sf.Name)
+			require.True(t, f.IsValid(), "ConverseStreamInput has no field %s", sf.Name)
+			assert.False(t, f.IsZero(), "%s is not copied", sf.Name)
+		})
+	}
+	gs := out.FieldByName("GuardrailConfig").Elem()
+	gv := reflect.ValueOf(g).Elem()
+	for i := range gv.NumField() {
+		if sf := gv.Type().Field(i); sf.IsExported() {
+			assert.Equal(t, gv.Field(i).Interface(), gs.FieldByName(sf.Name).Interface(), "guardrail %s", sf.Name)
+		}
+	}
+	assert.Equal(t, types.GuardrailStreamProcessingModeAsync, gs.FieldByName("StreamProcessingMode").Interface())
+}
+
+// TestRequestSetsEveryOption checks that request passes on each Options
+// field named like a ConverseInput field.
+func TestRequestSetsEveryOption(t *testing.T) {
+	c := &Conversation{modelID: "m"}
+	inputType := reflect.TypeFor[bedrockruntime.ConverseInput]()
+	fill(t, reflect.ValueOf(&c.opts), func(name string) bool {
+		_, ok := inputType.FieldByName(name)
+		return ok
+	})
+	in := reflect.ValueOf(c.request([]types.Message{{}}, &types.ToolConfiguration{})).Elem()
+	for i := range in.NumField() {
+		sf := in.Type().Field(i)
+		if !sf.IsExported() {
+			continue
+		}
+		t.Run(sf.Name, func(t *testing.T) {
+			assert.False(t, in.Field(i).IsZero(), "%s is not set", sf.Name)
+		})
+	}
+}
