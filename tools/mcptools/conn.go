@@ -1,0 +1,275 @@
+package mcptools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tooluse/bedrock/tools"
+)
+
+const (
+	firstBackoff = time.Second
+	maxBackoff   = time.Minute
+	// terminateAfter is how long Close waits for a server process to exit
+	// once its standard input is closed, and again after SIGTERM.
+	terminateAfter = 2 * time.Second
+)
+
+// conn is the connection to one server: a session, made again when the
+// server dies, and the slots of the calls in flight.
+type conn struct {
+	cfg     Server
+	client  *mcp.Client
+	slots   chan struct{} // a token per call in flight
+	lock    chan struct{} // held while the session is read or made; a channel, so that waiting ends with ctx
+	watches sync.WaitGroup
+	// refreshing is held while the tools are listed again.
+	refreshing sync.Mutex
+
+	// guarded by lock
+	session  *mcp.ClientSession
+	closed   bool
+	failures int       // failed connections in a row
+	retryAt  time.Time // no attempt before
+	lastErr  error
+}
+
+func newConn(cfg Server, onListChanged func()) *conn {
+	c := &conn{cfg: cfg, slots: make(chan struct{}, cfg.MaxConcurrency), lock: make(chan struct{}, 1)}
+	c.client = mcp.NewClient(&mcp.Implementation{Name: "converse", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { onListChanged() },
+	})
+	return c
+}
+
+// acquire takes the lock, or fails when ctx ends first.
+func (c *conn) acquire(ctx context.Context) error {
+	select {
+	case c.lock <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return c.ended(ctx, "waiting for the connection")
+	}
+}
+
+func (c *conn) release() { <-c.lock }
+
+// current returns the session, connecting if there is none. A failed
+// connection is retried after a back-off; calls before then fail at once.
+func (c *conn) current(ctx context.Context) (*mcp.ClientSession, error) {
+	if err := c.acquire(ctx); err != nil {
+		return nil, err
+	}
+	defer c.release()
+	switch {
+	case c.closed:
+		return nil, callErrorf(ErrUnavailable, "the MCP server %q has been shut down", c.cfg.Name)
+	case c.session != nil:
+		return c.session, nil
+	case time.Now().Before(c.retryAt):
+		return nil, callErrorf(ErrUnavailable, "the MCP server %q is unavailable (%v); it is tried again in %v",
+			c.cfg.Name, c.lastErr, time.Until(c.retryAt).Round(time.Second))
+	}
+	cs, err := c.connect(ctx)
+	if err != nil {
+		c.failures++
+		c.retryAt = time.Now().Add(c.backoff())
+		c.lastErr = err
+		return nil, callErrorf(errors.Join(ErrUnavailable, err), "the MCP server %q could not be started: %v", c.cfg.Name, err)
+	}
+	c.failures, c.session = 0, cs
+	c.watches.Add(1)
+	go c.watch(cs)
+	return cs, nil
+}
+
+// backoff is the wait before the next attempt to connect: a second after
+// the first failure, doubling with each, up to a minute.
+func (c *conn) backoff() time.Duration {
+	if c.failures > 7 { // 2^6 s is past the cap already; a larger shift overflows
+		return maxBackoff
+	}
+	return min(firstBackoff<<(c.failures-1), maxBackoff)
+}
+
+// connect starts or reaches the server and makes the handshake, within the
+// startup timeout.
+func (c *conn) connect(ctx context.Context) (*mcp.ClientSession, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.StartupTimeout)
+	defer cancel()
+	cs, err := c.client.Connect(ctx, c.transport(), nil)
+	switch {
+	case err == nil:
+		return cs, nil
+	case ctx.Err() != nil:
+		return nil, fmt.Errorf("no answer within %v", c.cfg.StartupTimeout)
+	case errors.Is(err, exec.ErrNotFound):
+		return nil, fmt.Errorf("the program %q was not found", c.cfg.Command[0])
+	}
+	return nil, err
+}
+
+func (c *conn) transport() mcp.Transport {
+	switch {
+	case c.cfg.Transport != nil:
+		return c.cfg.Transport()
+	case c.cfg.URL != "":
+		client := c.cfg.HTTPClient
+		if client == nil {
+			client = http.DefaultClient
+		}
+		if len(c.cfg.Headers) > 0 {
+			withHeaders := *client
+			withHeaders.Transport = headers{set: c.cfg.Headers, next: client.Transport}
+			client = &withHeaders
+		}
+		return &mcp.StreamableClientTransport{Endpoint: c.cfg.URL, HTTPClient: client}
+	}
+	// The session outlives the call that starts it: no CommandContext.
+	cmd := exec.Command(c.cfg.Command[0], c.cfg.Command[1:]...)
+	cmd.Env = tools.MinimalEnv(c.cfg.Env, c.cfg.InheritEnv)
+	cmd.Stderr = c.cfg.Stderr
+	cmd.WaitDelay = terminateAfter // a child holding standard error does not hang Close
+	return &mcp.CommandTransport{Command: cmd, TerminateDuration: terminateAfter}
+}
+
+// watch forgets a session when its connection ends, so that the next call
+// makes another.
+func (c *conn) watch(cs *mcp.ClientSession) {
+	defer c.watches.Done()
+	_ = cs.Wait()
+	c.drop(cs)
+}
+
+// drop closes cs, which reaps a server process, and forgets it if it is the
+// current session.
+func (c *conn) drop(cs *mcp.ClientSession) {
+	_ = cs.Close()
+	c.lock <- struct{}{}
+	if c.session == cs {
+		c.session = nil
+	}
+	c.release()
+}
+
+// close stops the server for good.
+func (c *conn) close() {
+	c.lock <- struct{}{}
+	c.closed = true
+	cs := c.session
+	c.session = nil
+	c.release()
+	if cs != nil {
+		_ = cs.Close()
+	}
+	c.watches.Wait()
+}
+
+// list lists the server's tools through every page.
+func (c *conn) list(ctx context.Context) ([]*mcp.Tool, error) {
+	cs, err := c.current(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var list []*mcp.Tool
+	for t, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			return nil, c.failed(ctx, cs, err)
+		}
+		list = append(list, t)
+	}
+	return list, nil
+}
+
+// call calls the server's tool, within the call timeout and a slot.
+func (c *conn) call(ctx context.Context, tool string, input json.RawMessage) (any, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.CallTimeout)
+	defer cancel()
+	select {
+	case c.slots <- struct{}{}:
+		defer func() { <-c.slots }()
+	case <-ctx.Done():
+		return nil, c.ended(ctx, "waiting for a free slot")
+	}
+	cs, err := c.current(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: input})
+	if err != nil {
+		return nil, c.failed(ctx, cs, err)
+	}
+	return result(res)
+}
+
+// failed words a failed request. An error the server answered leaves the
+// session as it is; a broken connection is dropped, to be made again.
+func (c *conn) failed(ctx context.Context, cs *mcp.ClientSession, err error) error {
+	var rpc *jsonrpc.Error
+	switch {
+	case ctx.Err() != nil:
+		return c.ended(ctx, "")
+	case errors.As(err, &rpc):
+		return callErrorf(errors.Join(ErrToolFailed, err), "the MCP server %q refused the call: %s", c.cfg.Name, rpc.Message)
+	}
+	c.drop(cs)
+	why := err.Error()
+	if _, after, ok := strings.Cut(why, `"tools/call": `); ok { // the SDK's prefix, which only says what we asked
+		why = after
+	}
+	return callErrorf(errors.Join(ErrUnavailable, err), "the MCP server %q broke off the call (%s); it is reconnected on the next call", c.cfg.Name, why)
+}
+
+// ended words the end of a call's context.
+func (c *conn) ended(ctx context.Context, while string) error {
+	if while != "" {
+		while = " " + while
+	}
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return callErrorf(ctx.Err(), "the call to the MCP server %q timed out%s", c.cfg.Name, while)
+	}
+	return callErrorf(ctx.Err(), "the call to the MCP server %q was cancelled%s", c.cfg.Name, while)
+}
+
+// headers adds headers to every request.
+type headers struct {
+	set  map[string]string
+	next http.RoundTripper
+}
+
+func (h headers) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	for k, v := range h.set {
+		req.Header.Set(k, v)
+	}
+	next := h.next
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	return next.RoundTrip(req)
+}
+
+// callError is a call's error worded for the model, which reads it in the
+// tool result, while Go callers find what it wraps with errors.Is.
+type callError struct {
+	text string
+	err  error
+}
+
+func callErrorf(err error, format string, args ...any) error {
+	return &callError{text: fmt.Sprintf(format, args...), err: err}
+}
+
+func (e *callError) Error() string { return e.text }
+
+func (e *callError) Unwrap() error { return e.err }

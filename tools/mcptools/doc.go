@@ -1,0 +1,80 @@
+// Package mcptools offers the tools of Model Context Protocol servers as
+// [tools.Tool] values, for a [tools.Registry] and the converse loop, using
+// the official MCP Go SDK (github.com/modelcontextprotocol/go-sdk).
+//
+// [Connect] starts or reaches each [Server] (a command over stdio, a URL
+// over streamable HTTP, or any SDK transport), lists its tools through every
+// page and adds them to a Registry:
+//
+//	reg := new(tools.Registry)
+//	bridge, err := mcptools.Connect(ctx, reg, mcptools.Server{
+//		Name:    "files",
+//		Command: []string{"npx", "-y", "@modelcontextprotocol/server-filesystem", "/tmp"},
+//	})
+//	if err != nil {
+//		return err
+//	}
+//	defer bridge.Close()
+//
+// # Names
+//
+// A tool is offered as <server>__<tool>, cleaned to what Bedrock accepts
+// (^[a-zA-Z0-9_-]{1,64}$: other characters become "_", long names are cut).
+// A name that is taken (by a tool of the registry or of another server) gets
+// a suffix, _2, _3, ...; a tool whose input schema our meta-schema check
+// rejects is not offered. [Bridge.Warnings] reports both.
+//
+// # Calls
+//
+// Every call is bounded: by the server's CallTimeout (also the tool's
+// Timeout, which the executor applies), and by MaxConcurrency calls in flight
+// per server, beyond which calls wait for a slot. When a call's context ends
+// the SDK sends notifications/cancelled and returns at once, so a server that
+// ignores the cancellation holds up neither the call nor the conversation.
+//
+// Failures are error results the model reads, and Go errors for callers of
+// [tools.Tool.Call]: a result with isError wraps [ErrToolFailed], as does an
+// error the server answers with (an unknown tool, say); a server that cannot
+// be reached, could not start or died during the call wraps [ErrUnavailable];
+// a tool the server no longer offers wraps [ErrNotOffered]; the end of the
+// call's context wraps its error.
+//
+// A server that dies is reconnected on the next call that needs it (a
+// command is started again, a URL gets a new session). A reconnection that
+// fails is retried with back-off, from one second up to a minute: calls in
+// between fail at once, saying when the next attempt is.
+//
+// # Results
+//
+// Text content stays text. A structuredContent that is a JSON object is the
+// output instead of the text (which, by the protocol, repeats it). Images
+// (PNG, JPEG, GIF, WebP) and embedded resources whose blob has a document
+// media type (PDF, CSV, HTML, plain text, Markdown, Word, Excel) go as
+// [tools.Media] in a [tools.Result]; an embedded text resource is text; any
+// other content (audio, a resource link, another image type) is a
+// placeholder such as "[audio/wav content left out]". The executor's output
+// limit applies to the whole.
+//
+// # Changes of the tool list
+//
+// A Registry only grows, so the bridge owns its tool set and each Tool it
+// made dispatches by name at call time. When a server sends
+// notifications/tools/list_changed, the bridge lists its tools again: new
+// tools are added to the Registry, tools that disappeared stay in it but
+// answer that they are no longer offered (and come back if the server offers
+// them again), and a tool that stays keeps its name. A tool's input schema is
+// the one it was first listed with; the server checks its own. [Bridge.Tools]
+// gives the tools offered now.
+//
+// # Annotations
+//
+// [Bridge.Annotations] gives a tool's hints (read-only, destructive, ...)
+// with the protocol's defaults applied, for an approval policy.
+//
+// # Processes
+//
+// A command server runs without a shell, its argv as given, with the
+// minimal environment of a [tools.Command] program ([tools.MinimalEnv]) plus
+// its Env and InheritEnv. [Bridge.Close] stops every server process (closing
+// its standard input, then SIGTERM, then SIGKILL) and reaps it.
+package mcptools

@@ -1,0 +1,152 @@
+package mcptools
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Defaults of a [Server]'s limits.
+const (
+	DefaultCallTimeout    = 60 * time.Second
+	DefaultStartupTimeout = 30 * time.Second
+	DefaultMaxConcurrency = 4
+)
+
+// Server describes an MCP server and how its tools are offered. Exactly one
+// of Command, URL and Transport says how to reach it.
+type Server struct {
+	// Name names the server; its tools are offered as Name__tool. It must
+	// not be empty.
+	Name string
+
+	// Command is the program to run and its arguments, spoken to over
+	// stdio. No shell is involved.
+	Command []string
+	// Env sets variables in the program's environment, beside the minimal
+	// one of a tools.Command program, and wins over them.
+	Env map[string]string
+	// InheritEnv names more variables to pass from the current process.
+	InheritEnv []string
+	// Stderr receives the program's standard error; nil discards it.
+	Stderr io.Writer
+
+	// URL is the endpoint of a server spoken to over streamable HTTP.
+	URL string
+	// Headers are sent with every HTTP request, such as an Authorization.
+	Headers map[string]string
+	// HTTPClient makes the HTTP requests; nil means http.DefaultClient.
+	HTTPClient *http.Client
+
+	// Transport, if set, returns a new SDK transport for each connection,
+	// for transports other than the two above (in-memory ones, in tests).
+	Transport func() mcp.Transport
+
+	// Include, if not empty, names the server's tools to offer (by the
+	// server's names); Exclude names tools not to offer.
+	Include, Exclude []string
+
+	// CallTimeout bounds each call; zero means DefaultCallTimeout.
+	CallTimeout time.Duration
+	// StartupTimeout bounds the start of the server and its handshake; zero
+	// means DefaultStartupTimeout.
+	StartupTimeout time.Duration
+	// MaxConcurrency bounds the calls in flight to the server; zero means
+	// DefaultMaxConcurrency, 1 makes calls sequential.
+	MaxConcurrency int
+}
+
+// Annotations are the hints a server gives about a tool, with the
+// protocol's defaults applied.
+type Annotations struct {
+	// Title is a human-readable title of the tool.
+	Title string
+	// ReadOnly reports that the tool does not change its environment.
+	ReadOnly bool
+	// Destructive reports that the tool may make destructive changes: true
+	// unless the server says otherwise, false for a read-only tool.
+	Destructive bool
+	// Idempotent reports that calling the tool again with the same input
+	// has no further effect.
+	Idempotent bool
+	// OpenWorld reports that the tool reaches beyond a closed domain (the
+	// web, say): true unless the server says otherwise.
+	OpenWorld bool
+}
+
+func annotations(a *mcp.ToolAnnotations) Annotations {
+	if a == nil {
+		return Annotations{Destructive: true, OpenWorld: true}
+	}
+	return Annotations{
+		Title:       a.Title,
+		ReadOnly:    a.ReadOnlyHint,
+		Destructive: !a.ReadOnlyHint && (a.DestructiveHint == nil || *a.DestructiveHint),
+		Idempotent:  a.IdempotentHint,
+		OpenWorld:   a.OpenWorldHint == nil || *a.OpenWorldHint,
+	}
+}
+
+// Errors of calls, which the model reads as error results; Go callers test
+// them with errors.Is.
+var (
+	// ErrUnavailable means the server could not be reached, could not start
+	// or died during the call.
+	ErrUnavailable = errors.New("server unavailable")
+	// ErrToolFailed means the tool reported an error (isError) or the
+	// server refused the call.
+	ErrToolFailed = errors.New("tool failed")
+	// ErrNotOffered means the server no longer offers the tool.
+	ErrNotOffered = errors.New("tool no longer offered")
+)
+
+// Warnings of Connect and of refreshes, reported by [Bridge.Warnings].
+var (
+	// ErrSkipped means a tool is not offered: its schema was rejected, or
+	// no name could be found for it.
+	ErrSkipped = errors.New("mcptools: tool skipped")
+	// ErrRenamed means a tool's name was taken and it got another.
+	ErrRenamed = errors.New("mcptools: tool renamed")
+)
+
+// check checks a server's description and fills in its defaults.
+func (s Server) check() (Server, error) {
+	if strings.TrimSpace(s.Name) == "" {
+		return s, errors.New("mcptools: a server without a name")
+	}
+	ways := 0
+	for _, set := range []bool{len(s.Command) > 0, s.URL != "", s.Transport != nil} {
+		if set {
+			ways++
+		}
+	}
+	if ways != 1 {
+		return s, fmt.Errorf("mcptools: server %q: set exactly one of Command, URL and Transport", s.Name)
+	}
+	if len(s.Command) > 0 && s.Command[0] == "" {
+		return s, fmt.Errorf("mcptools: server %q: empty command", s.Name)
+	}
+	for n, v := range s.Env {
+		if n == "" || strings.ContainsAny(n, "=\x00") || strings.ContainsRune(v, 0) {
+			return s, fmt.Errorf("mcptools: server %q: environment variable %q: names must be non-empty, without = or NUL, values without NUL", s.Name, n)
+		}
+	}
+	if s.CallTimeout < 0 || s.StartupTimeout < 0 || s.MaxConcurrency < 0 {
+		return s, fmt.Errorf("mcptools: server %q: negative timeout or concurrency", s.Name)
+	}
+	if s.CallTimeout == 0 {
+		s.CallTimeout = DefaultCallTimeout
+	}
+	if s.StartupTimeout == 0 {
+		s.StartupTimeout = DefaultStartupTimeout
+	}
+	if s.MaxConcurrency == 0 {
+		s.MaxConcurrency = DefaultMaxConcurrency
+	}
+	return s, nil
+}
