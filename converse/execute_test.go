@@ -434,31 +434,37 @@ func TestExecuteConcurrencyLimit(t *testing.T) {
 	}
 }
 
-// TestExecuteRunsCallsConcurrently: 8 calls of 200 ms must not take 1.6 s.
+// TestExecuteRunsCallsConcurrently: 8 calls that each wait for all 8 to
+// have started can only succeed if they run at once.
 func TestExecuteRunsCallsConcurrently(t *testing.T) {
-	slow, err := tools.New("slow", "Sleeps 200 ms.", func(ctx context.Context, _ struct{}) (string, error) {
+	var started sync.WaitGroup
+	started.Add(8)
+	all := make(chan struct{})
+	go func() { started.Wait(); close(all) }()
+	barrier, err := tools.New("barrier", "Waits for the others.", func(ctx context.Context, _ struct{}) (string, error) {
+		started.Done()
 		select {
-		case <-time.After(200 * time.Millisecond):
+		case <-all:
 			return "done", nil
 		case <-ctx.Done():
 			return "", ctx.Err()
 		}
 	})
 	require.NoError(t, err)
-	reg, err := tools.NewRegistry(slow)
+	reg, err := tools.NewRegistry(barrier)
 	require.NoError(t, err)
 	var content []types.ContentBlock
 	for i := range 8 {
-		content = append(content, toolUse(string(rune('a'+i)), "slow", map[string]any{}))
+		content = append(content, toolUse(string(rune('a'+i)), "barrier", map[string]any{}))
 	}
-	begin := time.Now()
-	got := results(t, (&converse.Executor{Tools: reg}).Execute(context.Background(), content))
-	elapsed := time.Since(begin)
+	// The timeout is a failsafe: calls run one after another would wait for
+	// it, and fail.
+	exec := &converse.Executor{Tools: reg, ToolOptions: converse.ToolOptions{Timeout: 30 * time.Second}}
+	got := results(t, exec.Execute(context.Background(), content))
 	require.Len(t, got, 8)
 	for _, r := range got {
 		assert.Equal(t, `"done"`, r.Text)
 	}
-	assert.Less(t, elapsed, 1200*time.Millisecond, "8 calls of 200 ms ran one after another")
 }
 
 // TestExecuteTypedNilError: a typed-nil error a tool returns cannot panic

@@ -88,7 +88,7 @@ func TestStreamUnmodeledException(t *testing.T) {
 
 func TestStreamCancel(t *testing.T) {
 	reply := Text("a slow answer, one piece at a time, for a long while")
-	reply.Interval = time.Second
+	reply.StallAfter = 2 // only cancellation ends it
 	srv := NewServer(Script(reply))
 	defer srv.Close()
 
@@ -100,11 +100,18 @@ func TestStreamCancel(t *testing.T) {
 	defer stream.Close()
 	<-stream.Events() // messageStart
 	cancel()
-	start := time.Now()
-	for range stream.Events() {
-	}
-	if d := time.Since(start); d > 500*time.Millisecond {
-		t.Errorf("stream closed %v after cancel", d)
+	// The events channel must close once the call is cancelled, not when the
+	// stream would have ended; the timer is only a failsafe against a hang.
+	drained := make(chan struct{})
+	go func() {
+		for range stream.Events() {
+		}
+		close(drained)
+	}()
+	select {
+	case <-drained:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the stream did not close after cancel")
 	}
 	assert.True(t, stream.Err() == nil || errors.Is(stream.Err(), context.Canceled), "err after cancel", stream.Err())
 }

@@ -90,6 +90,10 @@ func (s *Server) writeStream(w http.ResponseWriter, r *http.Request, reply *Repl
 		if i > 0 && !pause(ctx, reply.Interval) {
 			return
 		}
+		if reply.StallAfter > 0 && i == reply.StallAfter {
+			<-ctx.Done()
+			return
+		}
 		switch i {
 		case exceptionAt:
 			_ = wire.WriteExceptionFrame(w, reply.Exception.Type, reply.Exception.Message)

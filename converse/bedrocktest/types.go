@@ -59,6 +59,11 @@ type Reply struct {
 	CutAfter int
 	// DropMessageStop leaves out the messageStop event (and metadata).
 	DropMessageStop bool
+	// StallAfter, when positive, sends that many events, then sends nothing
+	// more and keeps the stream open until the client goes away: a model
+	// that stops in the middle of its answer. Tests use it to see what
+	// happens mid-stream without relying on timing.
+	StallAfter int
 	// Exception, when set, is sent as an exception frame after ExceptionAfter
 	// events, and the stream ends there.
 	Exception      *Exception
