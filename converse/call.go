@@ -169,9 +169,13 @@ func (e *Executor) invoke(ctx context.Context, tool *tools.Tool, input json.RawM
 		return outcome{err: err, text: errorText(err), limit: limit}
 	}
 	while = " while its output was encoded"
+	v, media, encode := resultParts(v)
+	if !encode {
+		return outcome{media: media, limit: limit}
+	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		return outcome{err: fmt.Errorf("%w: tool %q: %s", ErrToolOutput, tool.Name(), outputProblem(err)), limit: limit}
 	}
-	return outcome{output: b, limit: limit}
+	return outcome{output: b, media: media, limit: limit}
 }

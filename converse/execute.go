@@ -43,6 +43,7 @@ type Executor struct {
 
 	eventMu sync.Mutex
 	slots   slots
+	media   *mediaRules // the Conversation's model's; nil sends every kind
 }
 
 // Execute answers every toolUse block in content, the content of an
@@ -73,6 +74,7 @@ type toolCall struct {
 // outcome is what running a call produced.
 type outcome struct {
 	output    json.RawMessage
+	media     []tools.Media // of a tools.Result, sent beside output
 	err       error
 	text      string // the error result's text when err came from the tool; made where a panic is recovered
 	limit     int    // the tool's output limit; 0 means the executor's
@@ -103,7 +105,7 @@ func (e *Executor) execute(ctx context.Context, turn int, calls []toolCall, star
 	e.collect(ctx, turn, calls, started, func(i int, out outcome) {
 		results[i] = e.finish(turn, calls[i], out)
 	})
-	return results
+	return limitMedia(results)
 }
 
 // pending is a call started ahead of the end of its turn.

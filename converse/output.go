@@ -104,16 +104,23 @@ func (e *Executor) finish(turn int, c toolCall, out outcome) types.ContentBlock 
 		msg, _ := truncate(out.output, limit)
 		truncated = true
 		content = &types.ToolResultContentBlockMemberText{Value: msg}
+	case out.output == nil: // a tools.Result of media only
 	case e.JSONContent:
 		content = &types.ToolResultContentBlockMemberJson{Value: jsonObject(out.output)}
 	default:
 		content = &types.ToolResultContentBlockMemberText{Value: string(out.output)}
 	}
+	var blocks []types.ToolResultContentBlock
+	if content != nil {
+		blocks = append(blocks, content)
+	}
+	media, infos := e.mediaContent(out.media)
+	blocks = append(blocks, media...)
 	if e.OnEvent != nil {
-		e.emit(ToolEnd{Turn: turn, ID: c.id, Name: c.name, Input: c.input, Output: out.output,
+		e.emit(ToolEnd{Turn: turn, ID: c.id, Name: c.name, Input: c.input, Output: out.output, Media: infos,
 			Err: out.err, Status: status, Duration: out.duration, Truncated: truncated, Abandoned: out.abandoned})
 	}
-	block := types.ToolResultBlock{ToolUseId: aws.String(c.id), Content: []types.ToolResultContentBlock{content}}
+	block := types.ToolResultBlock{ToolUseId: aws.String(c.id), Content: blocks}
 	if e.Status != StatusNever {
 		block.Status = status
 	}

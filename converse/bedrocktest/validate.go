@@ -28,7 +28,9 @@ import (
 // only in the assistant message of its server_tool_use call (which the next
 // user message does not answer), tool names and schemas, and the
 // quirks of model families (see the models package): the toolResult status
-// field, text beside tool results, tools in streaming mode.
+// field, text beside tool results, tools in streaming mode; and images and
+// documents: their sizes, counts and names, and which a model family takes
+// in a tool result.
 func Validate(req *Request) *Error {
 	m := models.Parse(req.ModelID)
 	if e := validateToolConfig(req.ToolConfig); e != nil {
@@ -51,6 +53,9 @@ func Validate(req *Request) *Error {
 	}
 	for n, msg := range msgs {
 		if e := validateMessage(m, n, msg); e != nil {
+			return e
+		}
+		if e := validateMedia(m, n, msg); e != nil {
 			return e
 		}
 		var prev types.Message

@@ -1,0 +1,138 @@
+package models
+
+import (
+	"bytes"
+	"image"
+	"image/gif"
+	"image/jpeg"
+	"image/png"
+	"strings"
+)
+
+// Bedrock's limits on the media of one message, from the Converse API
+// reference (Message.content, as the SDK's types.Message documents it): at
+// most 20 images of at most 3.75 MB, 8,000 × 8,000 px each, and at most 5
+// documents of at most 4.5 MB each. MB is read as 10^6 bytes, the smaller
+// reading, so that what passes here passes there.
+const (
+	MaxImages        = 20
+	MaxImageBytes    = 3_750_000
+	MaxImagePixels   = 8000
+	MaxDocuments     = 5
+	MaxDocumentBytes = 4_500_000
+	// MaxDocumentName is the longest document name Bedrock takes; the API
+	// reference gives no number, the limit is that of other Bedrock
+	// clients (a guess).
+	MaxDocumentName = 200
+)
+
+// Media says which media a toolResult block may hold for a model.
+type Media struct {
+	Images    bool
+	Documents bool
+}
+
+// ToolResultMedia reports which media the model takes inside a toolResult
+// block. The sources, in the Amazon Bedrock documentation:
+//
+//   - ToolResultContentBlock (API reference, and the SDK's
+//     types.ToolResultContentBlockMemberImage): "This field is only
+//     supported by Amazon Nova and Anthropic Claude 3 and 4 models."
+//   - "Supported models and model features" (user guide,
+//     conversation-inference-supported-models-features): Claude 3.5 Haiku
+//     and Nova Micro have no vision; Nova Micro no document chat.
+//   - Amazon Nova user guide, "Returning tool results": the content of a
+//     toolResult "should be either a single JSON or a mix of text and
+//     images", so Nova gets no documents in tool results.
+//   - Claude takes documents inside a toolResult (and rejects them beside
+//     it): github.com/pydantic/pydantic-ai issues 3253 and 6081.
+//
+// Every other family, and a model the ID does not name, takes none.
+func (m Model) ToolResultMedia() Media {
+	switch {
+	case m.Provider == "anthropic" && claudeModern.MatchString(m.Name):
+		return Media{Images: !strings.HasPrefix(m.Name, "claude-3-5-haiku"), Documents: true}
+	case m.Provider == "amazon" && strings.HasPrefix(m.Name, "nova") && !strings.HasPrefix(m.Name, "nova-micro"):
+		return Media{Images: true}
+	}
+	return Media{}
+}
+
+// ImageSize reads the width and height of a png, jpeg or gif image from its
+// header. ok is false for another format (webp, whose size is not read) and
+// err is set for bytes that are not an image of the format.
+func ImageSize(format string, data []byte) (width, height int, ok bool, err error) {
+	var decode func(r *bytes.Reader) (image.Config, error)
+	switch format {
+	case "png":
+		decode = func(r *bytes.Reader) (image.Config, error) { return png.DecodeConfig(r) }
+	case "jpeg":
+		decode = func(r *bytes.Reader) (image.Config, error) { return jpeg.DecodeConfig(r) }
+	case "gif":
+		decode = func(r *bytes.Reader) (image.Config, error) { return gif.DecodeConfig(r) }
+	default:
+		return 0, 0, false, nil
+	}
+	cfg, err := decode(bytes.NewReader(data))
+	if err != nil {
+		return 0, 0, true, err
+	}
+	return cfg.Width, cfg.Height, true, nil
+}
+
+// DocumentNameOK reports whether Bedrock takes name as a document's name:
+// 1 to MaxDocumentName characters, ASCII letters and digits, single spaces,
+// hyphens, parentheses and square brackets (types.DocumentBlock.Name).
+func DocumentNameOK(name string) bool {
+	if name == "" || len(name) > MaxDocumentName {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case nameChar(c):
+		case c == ' ' && (i == 0 || name[i-1] != ' '):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// nameChar reports whether c may appear in a document name, apart from a
+// space.
+func nameChar(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
+		strings.IndexByte("-()[]", c) >= 0
+}
+
+// CleanDocumentName makes a name Bedrock takes of name: a file extension
+// dropped (a dot is not allowed), every other character that is not allowed
+// and every run of whitespace made one space, trimmed and cut to
+// MaxDocumentName. It returns "" when nothing is left.
+func CleanDocumentName(name string) string {
+	if i := strings.LastIndexByte(name, '.'); i > 0 {
+		name = name[:i]
+	}
+	var b strings.Builder
+	space := false
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !nameChar(c) {
+			space = b.Len() > 0
+			continue
+		}
+		if space {
+			if b.Len()+2 > MaxDocumentName {
+				break
+			}
+			b.WriteByte(' ')
+			space = false
+		}
+		if b.Len() == MaxDocumentName {
+			break
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}

@@ -1,0 +1,241 @@
+package converse
+
+import (
+	"fmt"
+	"mime"
+	"slices"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+
+	"github.com/tooluse/bedrock/converse/internal/models"
+	"github.com/tooluse/bedrock/tools"
+)
+
+// MediaInfo describes an image or a document a tool returned in a
+// tools.Result, as a ToolEnd event reports it: never its bytes.
+//
+// Media go to the model as image and document blocks inside the call's
+// toolResult, beside its output. Bedrock's limits are kept before the call:
+// at most 3.75 MB and 8,000 px a side for an image (the size of a webp image
+// is not read, only its bytes counted), 4.5 MB for a document, and at most
+// 20 images and 5 documents in the message that answers a turn's calls. A
+// Conversation also keeps to what the model family takes in a tool result
+// (Claude 3 and later: images and documents; Amazon Nova: images; others:
+// none); an Executor alone knows no model and sends both. Media that break
+// a rule are left out and replaced by a text block saying so, such as
+// "[image/png, 12 KiB: left out, model X takes no images in tool results]",
+// so a request is never rejected for them. The output limit (MaxOutput)
+// bounds the output only, not the media, which Bedrock's limits bound.
+type MediaInfo struct {
+	Type string // the media type, such as image/png
+	Name string // the document's name as sent, cleaned to the characters Bedrock allows; "" for an image
+	Size int    // bytes
+	// LeftOut, when not empty, says why the medium was left out and a
+	// placeholder sent instead. The message's limits of 20 images and 5
+	// documents are applied once every call of the turn is answered, after
+	// the ToolEnd events, and are not reported here.
+	LeftOut string
+}
+
+// String is the medium as a trace or a placeholder shows it:
+// "[image/png, 12 KiB]", or with ": left out, why" before the bracket.
+func (m MediaInfo) String() string {
+	s := "[" + m.Type + ", " + sizeText(m.Size)
+	if m.LeftOut != "" {
+		s += ": left out, " + m.LeftOut
+	}
+	return s + "]"
+}
+
+// sizeText is n bytes in B, KiB or MiB.
+func sizeText(n int) string {
+	switch {
+	case n < 1<<10:
+		return fmt.Sprintf("%d B", n)
+	case n < 1<<20:
+		return fmt.Sprintf("%d KiB", (n+1<<9)>>10)
+	}
+	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+}
+
+// imageFormats and documentFormats map the media types a tools.Media may
+// have to Bedrock's formats.
+var (
+	imageFormats = map[string]types.ImageFormat{
+		"image/png": types.ImageFormatPng, "image/jpeg": types.ImageFormatJpeg,
+		"image/gif": types.ImageFormatGif, "image/webp": types.ImageFormatWebp,
+	}
+	documentFormats = map[string]types.DocumentFormat{
+		"application/pdf":    types.DocumentFormatPdf,
+		"text/csv":           types.DocumentFormatCsv,
+		"text/plain":         types.DocumentFormatTxt,
+		"text/markdown":      types.DocumentFormatMd,
+		"text/html":          types.DocumentFormatHtml,
+		"application/msword": types.DocumentFormatDoc,
+		"application/vnd.openxmlformats-officedocument.wordprocessingml.document": types.DocumentFormatDocx,
+		"application/vnd.ms-excel": types.DocumentFormatXls,
+		"application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": types.DocumentFormatXlsx,
+	}
+)
+
+// mediaRules are what a Conversation's model takes in a tool result; an
+// Executor without them sends every kind.
+type mediaRules struct {
+	modelID string
+	kinds   models.Media
+}
+
+// mediaContent turns a tool's media into toolResult content: an image or a
+// document block for each, or a placeholder text for one left out.
+func (e *Executor) mediaContent(media []tools.Media) ([]types.ToolResultContentBlock, []MediaInfo) {
+	content := make([]types.ToolResultContentBlock, 0, len(media))
+	infos := make([]MediaInfo, 0, len(media))
+	docs := 0
+	for _, m := range media {
+		info := MediaInfo{Type: m.Type, Size: len(m.Data)}
+		typ, _, err := mime.ParseMediaType(m.Type)
+		if err != nil {
+			typ = strings.ToLower(strings.TrimSpace(m.Type))
+		}
+		var block types.ToolResultContentBlock
+		if f, ok := imageFormats[typ]; ok {
+			info.LeftOut = e.imageProblem(f, m.Data)
+			block = &types.ToolResultContentBlockMemberImage{Value: types.ImageBlock{
+				Format: f, Source: &types.ImageSourceMemberBytes{Value: m.Data}}}
+		} else if f, ok := documentFormats[typ]; ok {
+			docs++
+			info.Name = models.CleanDocumentName(m.Name)
+			if info.Name == "" {
+				info.Name = fmt.Sprintf("document %d", docs)
+			}
+			info.LeftOut = e.documentProblem(m.Data)
+			block = &types.ToolResultContentBlockMemberDocument{Value: types.DocumentBlock{
+				Format: f, Name: aws.String(info.Name), Source: &types.DocumentSourceMemberBytes{Value: m.Data}}}
+		} else {
+			info.LeftOut = "not an image or document type Bedrock takes"
+		}
+		if info.LeftOut != "" {
+			block = &types.ToolResultContentBlockMemberText{Value: info.String()}
+		}
+		content = append(content, block)
+		infos = append(infos, info)
+	}
+	return content, infos
+}
+
+// imageProblem says why an image cannot be sent, or "".
+func (e *Executor) imageProblem(f types.ImageFormat, data []byte) string {
+	if e.media != nil && !e.media.kinds.Images {
+		return "model " + e.media.modelID + " takes no images in tool results"
+	}
+	if len(data) > models.MaxImageBytes {
+		return "larger than Bedrock's limit of 3.75 MB for an image"
+	}
+	w, h, ok, err := models.ImageSize(string(f), data)
+	switch {
+	case err != nil:
+		return "not a readable " + string(f) + " image"
+	case ok && (w > models.MaxImagePixels || h > models.MaxImagePixels):
+		return fmt.Sprintf("%d×%d px, more than Bedrock's limit of 8000 px a side", w, h)
+	}
+	return ""
+}
+
+// documentProblem says why a document cannot be sent, or "".
+func (e *Executor) documentProblem(data []byte) string {
+	if e.media != nil && !e.media.kinds.Documents {
+		return "model " + e.media.modelID + " takes no documents in tool results"
+	}
+	if len(data) > models.MaxDocumentBytes {
+		return "larger than Bedrock's limit of 4.5 MB for a document"
+	}
+	return ""
+}
+
+// limitMedia keeps the toolResult blocks of one user message within
+// Bedrock's limits of images and documents per message: media past them, in
+// the order of the blocks, are replaced by placeholders. It changes no block
+// of content, which may be shared with the history: it returns content, or
+// a copy with new blocks where media were left out.
+func limitMedia(content []types.ContentBlock) []types.ContentBlock {
+	images, docs := 0, 0
+	out, copied := content, false
+	for i, b := range content {
+		tr, ok := b.(*types.ContentBlockMemberToolResult)
+		if !ok {
+			continue
+		}
+		var inner []types.ToolResultContentBlock // a copy of tr's content, once changed
+		for k, c := range tr.Value.Content {
+			var info MediaInfo
+			switch v := c.(type) {
+			case *types.ToolResultContentBlockMemberImage:
+				if images++; images <= models.MaxImages {
+					continue
+				}
+				info = MediaInfo{Type: mediaType(string(v.Value.Format), imageFormats), Size: sourceSize(v.Value.Source),
+					LeftOut: "a message holds at most 20 images"}
+			case *types.ToolResultContentBlockMemberDocument:
+				if docs++; docs <= models.MaxDocuments {
+					continue
+				}
+				info = MediaInfo{Type: mediaType(string(v.Value.Format), documentFormats), Size: sourceSize(v.Value.Source),
+					LeftOut: "a message holds at most 5 documents"}
+			default:
+				continue
+			}
+			if inner == nil {
+				inner = slices.Clone(tr.Value.Content)
+			}
+			inner[k] = &types.ToolResultContentBlockMemberText{Value: info.String()}
+		}
+		if inner == nil {
+			continue
+		}
+		if !copied {
+			out, copied = slices.Clone(content), true
+		}
+		block := tr.Value
+		block.Content = inner
+		out[i] = &types.ContentBlockMemberToolResult{Value: block}
+	}
+	return out
+}
+
+// mediaType is the media type of a Bedrock format, from the table it came
+// from.
+func mediaType[F ~string](format string, table map[string]F) string {
+	for typ, f := range table {
+		if string(f) == format {
+			return typ
+		}
+	}
+	return format
+}
+
+// sourceSize is the length of an image's or a document's bytes.
+func sourceSize(src any) int {
+	switch s := src.(type) {
+	case *types.ImageSourceMemberBytes:
+		return len(s.Value)
+	case *types.DocumentSourceMemberBytes:
+		return len(s.Value)
+	}
+	return 0
+}
+
+// resultParts splits what a tool returned into the output to encode and the
+// media of a tools.Result; encode is false for media without output.
+func resultParts(v any) (output any, media []tools.Media, encode bool) {
+	switch r := v.(type) {
+	case tools.Result:
+		return r.Output, r.Media, r.Output != nil || len(r.Media) == 0
+	case *tools.Result:
+		if r != nil {
+			return r.Output, r.Media, r.Output != nil || len(r.Media) == 0
+		}
+	}
+	return v, nil, true
+}
