@@ -44,6 +44,8 @@ type Result struct {
 	// Turns counts the model calls made, and Usage sums their tokens.
 	Turns int
 	Usage Usage
+	// Response is the last model call's trace, metrics and service tier.
+	Response
 	// History is the whole conversation, this Send included; treat it as
 	// read-only, as it shares its messages with the Conversation. After an
 	// error it holds what was attempted and may end mid-exchange; the
@@ -175,8 +177,8 @@ func (c *Conversation) SendMessage(ctx context.Context, msg types.Message) (*Res
 		reply := echo(t.message)
 		history = append(history, reply)
 		res.Message, res.Text, res.Citations, res.StopReason = reply, textOf(reply), citationsOf(reply), t.stop
-		res.Turns, res.Usage = turn, res.Usage.Add(t.usage)
-		c.emit(TurnEnd{Turn: turn, StopReason: t.stop, Usage: t.usage})
+		res.Turns, res.Usage, res.Response = turn, res.Usage.Add(t.usage), t.resp
+		c.emit(TurnEnd{Turn: turn, StopReason: t.stop, Usage: t.usage, Response: t.resp})
 
 		if err := stopError(t.stop, reply); err != nil {
 			t.discard()
@@ -280,6 +282,7 @@ type turnResult struct {
 	message types.Message
 	stop    types.StopReason
 	usage   Usage
+	resp    Response
 	calls   []toolCall          // the tool calls, when decoded while streaming
 	started map[string]*pending // calls started early while streaming
 	cancel  context.CancelFunc  // stops the early calls
@@ -316,7 +319,7 @@ func (c *Conversation) turn(ctx context.Context, n int, exec *Executor, history 
 			c.emit(Text{Turn: n, Text: t})
 		}
 	}
-	return &turnResult{message: msg.Value, stop: out.StopReason, usage: usageOf(out.Usage)}, nil
+	return &turnResult{message: msg.Value, stop: out.StopReason, usage: usageOf(out.Usage), resp: responseOf(out)}, nil
 }
 
 // executor builds the Executor of the conversation's Sends, deciding
@@ -326,7 +329,6 @@ func (c *Conversation) executor() *Executor {
 	if e.Status == StatusAuto && !c.model.SupportsToolStatus() {
 		e.Status = StatusNever
 	}
-	e.media = &mediaRules{modelID: c.modelID, kinds: c.model.ToolResultMedia()}
 	if c.opts.OnEvent != nil {
 		e.OnEvent = c.emit
 	}

@@ -34,8 +34,7 @@ type ToolEnd struct {
 	ID       string // toolUseId
 	Name     string
 	Input    json.RawMessage
-	Output   json.RawMessage // the JSON output, whole; nil when Err is set or a tools.Result has media only
-	Media    []MediaInfo     // the images and documents of a tools.Result, without their bytes
+	Output   json.RawMessage // the JSON output, whole; nil when Err is set
 	Err      error           // why the call failed; see ErrUnknownTool and friends
 	Status   types.ToolResultStatus
 	Duration time.Duration
@@ -54,6 +53,7 @@ type TurnEnd struct {
 	Turn       int
 	StopReason types.StopReason
 	Usage      Usage
+	Response   // the call's trace, metrics and service tier
 }
 
 // Fallback reports that a streaming conversation made a turn with Converse

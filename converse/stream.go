@@ -62,8 +62,10 @@ func (c *Conversation) streamTurn(ctx context.Context, n int, exec *Executor, hi
 			}
 		case *types.ConverseStreamOutputMemberMessageStop:
 			t.stop, stopped = e.Value.StopReason, true
+			t.resp.AdditionalModelResponseFields = e.Value.AdditionalModelResponseFields
 		case *types.ConverseStreamOutputMemberMetadata:
 			t.usage = usageOf(e.Value.Usage)
+			t.resp.addMetadata(e.Value)
 		}
 	}
 	if err := stream.Err(); err != nil {

@@ -153,6 +153,14 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		req.System = in.System
 		req.ToolConfig = in.ToolConfig
 		req.InferenceConfig = in.InferenceConfig
+		req.AdditionalModelRequestFields = in.AdditionalModelRequestFields
+		req.AdditionalModelResponseFieldPaths = in.AdditionalModelResponseFieldPaths
+		req.GuardrailConfig = in.GuardrailConfig
+		req.OutputConfig = in.OutputConfig
+		req.PerformanceConfig = in.PerformanceConfig
+		req.PromptVariables = in.PromptVariables
+		req.RequestMetadata = in.RequestMetadata
+		req.ServiceTier = in.ServiceTier
 	}
 	s.keep(req)
 

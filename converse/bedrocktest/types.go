@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
 	"github.com/tooluse/bedrock/converse/recording"
@@ -20,7 +21,18 @@ type Request struct {
 	System          []types.SystemContentBlock
 	ToolConfig      *types.ToolConfiguration
 	InferenceConfig *types.InferenceConfiguration
-	Body            []byte // the request body exactly as received
+	// The other request fields, as decoded. GuardrailConfig is in its
+	// Converse form; a ConverseStream request's streamProcessingMode is
+	// only in Body.
+	AdditionalModelRequestFields      document.Interface
+	AdditionalModelResponseFieldPaths []string
+	GuardrailConfig                   *types.GuardrailConfiguration
+	OutputConfig                      *types.OutputConfig
+	PerformanceConfig                 *types.PerformanceConfiguration
+	PromptVariables                   map[string]types.PromptVariableValues
+	RequestMetadata                   map[string]string
+	ServiceTier                       *types.ServiceTier
+	Body                              []byte // the request body exactly as received
 }
 
 // Handler answers model calls. It is called for Converse and ConverseStream

@@ -172,9 +172,23 @@ func (v *converseRequest) Deserialize(d smithy.ShapeDeserializer) error {
 		case schemas.ConverseRequest_outputConfig:
 			v.OutputConfig = &types.OutputConfig{}
 			return v.OutputConfig.Deserialize(d)
+		case schemas.ConverseRequest_requestMetadata:
+			return readMap(d, s, &v.RequestMetadata, func(p *string) error { return d.ReadString(s.MapValue(), p) })
+		case schemas.ConverseRequest_promptVariables:
+			return readMap(d, s, &v.PromptVariables, func(p *types.PromptVariableValues) error {
+				return smithy.ReadUnion(d, s.MapValue(), func(ms *smithy.Schema) error {
+					if ms == schemas.PromptVariableValues_text {
+						vv := &types.PromptVariableValuesMemberText{}
+						*p = vv
+						return vv.Deserialize(d)
+					}
+					var skip smithydocument.Value
+					return d.ReadDocument(ms, &skip)
+				})
+			})
 		}
-		// Members a fake never needs (promptVariables, requestMetadata) are
-		// consumed as documents so the decoder stays in step.
+		// Members this SDK version does not know are consumed as documents
+		// so the decoder stays in step.
 		var skip smithydocument.Value
 		return d.ReadDocument(s, &skip)
 	})
@@ -194,6 +208,24 @@ func readList[T any](d smithy.ShapeDeserializer, s *smithy.Schema, v *[]T, item 
 			}
 		}
 		*v = append(*v, elem)
+		return nil
+	})
+}
+
+// readMap reads a map shape, as the generated deserializers do; null
+// values become zero values.
+func readMap[T any](d smithy.ShapeDeserializer, s *smithy.Schema, v *map[string]T, item func(*T) error) error {
+	*v = make(map[string]T)
+	return smithy.ReadMap(d, s, func(k string) error {
+		var elem T
+		if isNil, err := d.ReadNil(s.MapValue()); err != nil {
+			return err
+		} else if !isNil {
+			if err := item(&elem); err != nil {
+				return err
+			}
+		}
+		(*v)[k] = elem
 		return nil
 	})
 }

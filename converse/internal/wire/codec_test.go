@@ -107,6 +107,12 @@ func TestConverseInputRoundTrip(t *testing.T) {
 		AdditionalModelRequestFields:      document.NewLazyDocument(map[string]any{"top_k": 5, "stop": []any{"x"}}),
 		AdditionalModelResponseFieldPaths: []string{"/stop_sequence"},
 		RequestMetadata:                   map[string]string{"team": "a"},
+		PromptVariables:                   map[string]types.PromptVariableValues{"city": &types.PromptVariableValuesMemberText{Value: "Oslo"}},
+		GuardrailConfig:                   &types.GuardrailConfiguration{GuardrailIdentifier: aws.String("gr"), GuardrailVersion: aws.String("1"), Trace: types.GuardrailTraceEnabled},
+		PerformanceConfig:                 &types.PerformanceConfiguration{Latency: types.PerformanceConfigLatencyOptimized},
+		ServiceTier:                       &types.ServiceTier{Type: types.ServiceTierTypeFlex},
+		OutputConfig: &types.OutputConfig{TextFormat: &types.OutputFormat{Type: types.OutputFormatTypeJsonSchema,
+			Structure: &types.OutputFormatStructureMemberJsonSchema{Value: types.JsonSchemaDefinition{Name: aws.String("a"), Schema: aws.String(`{"type":"object"}`)}}}},
 	}
 	body, err := EncodeConverseInput(in)
 	if err != nil {
@@ -131,9 +137,7 @@ func TestConverseInputRoundTrip(t *testing.T) {
 	if !reflect.DeepEqual(got.AdditionalModelResponseFieldPaths, []string{"/stop_sequence"}) {
 		t.Errorf("additionalModelResponseFieldPaths = %v", got.AdditionalModelResponseFieldPaths)
 	}
-	// Everything the fake reads survives a second trip byte for byte
-	// (requestMetadata is skipped, so it is dropped from the comparison).
-	in.RequestMetadata = nil
+	// Every field survives a second trip byte for byte.
 	want, _ := EncodeConverseInput(in)
 	again, err := EncodeConverseInput(got)
 	if err != nil {

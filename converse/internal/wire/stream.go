@@ -81,6 +81,9 @@ func StreamEvents(out *bedrockruntime.ConverseOutput, chunk int) ([]Event, error
 	if out.Metrics != nil {
 		meta.Metrics = &types.ConverseStreamMetrics{LatencyMs: out.Metrics.LatencyMs}
 	}
+	if out.Trace != nil {
+		meta.Trace = &types.ConverseStreamTrace{Guardrail: out.Trace.Guardrail, PromptRouter: out.Trace.PromptRouter}
+	}
 	s.add(schemas.ConverseStreamOutput_metadata, &types.ConverseStreamOutputMemberMetadata{Value: meta})
 	if s.err != nil {
 		return nil, fmt.Errorf("wire: stream events: %w", s.err)
