@@ -329,6 +329,7 @@ func (c *Conversation) executor() *Executor {
 	if e.Status == StatusAuto && !c.model.SupportsToolStatus() {
 		e.Status = StatusNever
 	}
+	e.media = &mediaRules{modelID: c.modelID, kinds: c.model.ToolResultMedia()}
 	if c.opts.OnEvent != nil {
 		e.OnEvent = c.emit
 	}

@@ -34,7 +34,8 @@ type ToolEnd struct {
 	ID       string // toolUseId
 	Name     string
 	Input    json.RawMessage
-	Output   json.RawMessage // the JSON output, whole; nil when Err is set
+	Output   json.RawMessage // the JSON output, whole; nil when Err is set or a tools.Result has media only
+	Media    []MediaInfo     // the images and documents of a tools.Result, without their bytes
 	Err      error           // why the call failed; see ErrUnknownTool and friends
 	Status   types.ToolResultStatus
 	Duration time.Duration

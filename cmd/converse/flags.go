@@ -41,6 +41,7 @@ type settings struct {
 	replayLenient bool
 	json          bool
 	verbose       bool
+	request       requestFlags
 
 	set    map[string]bool // the flags given on the command line
 	prompt []string        // the arguments after the flags
@@ -63,6 +64,7 @@ func parseFlags(args []string, stdout io.Writer) (*settings, error) {
 	fs.StringVar(&s.toolsFile, "tools", "", "tool manifest `file` (JSON); its tools join the built-ins")
 	fs.BoolVar(&s.noBuiltins, "no-builtins", false, "leave out the built-in tools get_current_datetime and calculator")
 	fs.Var(&s.systemTools, "system-tool", "offer Bedrock's server-side system tool `NAME`, such as nova_grounding (repeatable)")
+	s.request.define(fs)
 	fs.BoolVar(&s.stream, "stream", false, "use ConverseStream: text appears as it is generated")
 	fs.StringVar(&s.record, "record", "", "write the model calls to `file` as a recording")
 	fs.StringVar(&s.replay, "replay", "", "offline: answer the model calls from the recording `file`")

@@ -172,6 +172,7 @@ func newSession(s *settings, rec *recording.Recording, reg *tools.Registry, b *b
 		o.MaxTurns = s.maxTurns
 		o.Stream = stream
 		o.SystemTools = s.systemTools
+		s.request.apply(o)
 		o.OnEvent = p.event
 		if s.verbose {
 			o.Logger = slog.New(slog.NewTextHandler(stderr, nil))
