@@ -31,9 +31,10 @@ type Tool struct {
 	run         func(ctx context.Context, input json.RawMessage) (any, error)
 	timeout     time.Duration
 	speculative bool
-	maxOutput   int   // bytes of output sent to the model; 0: the executor's default
-	defaults    bool  // the schema declares a default somewhere (conservatively)
-	err         error // why a built-in could not be made; see builtin
+	maxOutput   int          // bytes of output sent to the model; 0: the executor's default
+	defaults    bool         // the schema declares a default somewhere (conservatively)
+	quick       *quickSchema // the schema compiled for the quick check, or nil
+	err         error        // why a built-in could not be made; see builtin
 }
 
 // New makes a tool whose input schema is inferred from In with
@@ -144,7 +145,7 @@ func build(name, description string, schema *jsonschema.Schema, raw json.RawMess
 			return nil, invalid(name, "input schema: %v", err)
 		}
 	}
-	return &Tool{
+	t := &Tool{
 		name:        name,
 		description: description,
 		schema:      raw,
@@ -154,7 +155,15 @@ func build(name, description string, schema *jsonschema.Schema, raw json.RawMess
 		speculative: o.Speculative,
 		maxOutput:   o.MaxOutput,
 		defaults:    bytes.Contains(raw, []byte(`"default"`)),
-	}, nil
+	}
+	if !t.defaults {
+		// Compiled from jsonschema-go's reading of the schema, so that the
+		// quick check and the full path judge by the same schema.
+		if b, err := json.Marshal(resolved.Schema()); err == nil {
+			t.quick = compileQuick(b)
+		}
+	}
+	return t, nil
 }
 
 // checkIdentity checks what the Converse API requires of a tool's name and
