@@ -70,6 +70,8 @@ type Conversation struct {
 
 	mu      sync.Mutex // held only to read or replace history, never across a model call or a tool
 	history []types.Message
+	tail    *openTurn // the calls of the last message, while not all answered
+	usage   Usage     // of every model call so far
 	eventMu sync.Mutex
 }
 
@@ -106,12 +108,13 @@ func Run(ctx context.Context, client Client, modelID string, reg *tools.Registry
 	return New(client, modelID, reg, optFns...).Send(ctx, prompt)
 }
 
-// History returns a copy of the conversation so far. It is always a valid
-// Bedrock conversation: empty, or ending with an assistant message that asks
-// for no tool. A Send that fails, or whose final answer has no content
-// (Bedrock rejects empty messages), leaves it as it was before that Send.
-// During a Send it returns the history before that Send, at once: it may be
-// called from OnEvent or from another goroutine.
+// History returns a copy of the conversation so far, in one of the states
+// of the package doc: empty, idle (ending with a final answer), interrupted
+// (ending with a user message, or with tool calls cut off) or paused (ending
+// with tool calls awaiting approval). It keeps every completed step: a Send
+// that fails loses only the step in progress. During a Send it returns the
+// history at the last step boundary, at once: it may be called from OnEvent
+// or from another goroutine.
 func (c *Conversation) History() []types.Message {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -136,8 +139,16 @@ func (c *Conversation) Send(ctx context.Context, text string) (*Result, error) {
 // turn, still usable with errors.As, e.g. *types.ThrottlingException),
 // cancellation, ErrMaxTurns, ErrMaxTokens, ErrMalformedToolUse,
 // ErrMalformedModelOutput, ErrContextWindowExceeded and ErrStreamTruncated.
-// On error the Result, when not nil, holds what was done, and the
-// Conversation's history is left as it was before the call.
+// On error the Result, when not nil, holds what was attempted, and the
+// Conversation keeps every completed step: msg, and each tool exchange (the
+// assistant's toolUse turn with the user message of all its results); it is
+// then interrupted, and Resume goes on without running a completed call
+// again. Calls that need approval (see Options.NeedsApproval) pause the
+// conversation when no Options.Approve decides them: the error is then a
+// *PausedError. SendMessage on a paused conversation, or one interrupted
+// after a tool exchange, is an error (ErrPaused, ErrInterrupted): Resume it.
+// On a conversation interrupted before any tool exchange of its last prompt
+// (the model call failed), msg replaces that prompt, which nothing answered.
 func (c *Conversation) SendMessage(ctx context.Context, msg types.Message) (*Result, error) {
 	if msg.Role == "" {
 		msg.Role = types.ConversationRoleUser
@@ -155,83 +166,23 @@ func (c *Conversation) SendMessage(ctx context.Context, msg types.Message) (*Res
 		return nil, err
 	}
 
-	exec := c.exec
+	if err := c.checkSession(); err != nil {
+		return nil, err
+	}
+	if err := c.sendable(); err != nil {
+		return nil, err
+	}
 	// The new messages go after the conversation's own, in its spare
 	// capacity if it has some: no copy of the history per Send. A failed
-	// Send's Result gets a copy of its own (see fail), since the next Send
-	// writes over that spare capacity. History reads only the committed
-	// messages, before that capacity, so it never races with these writes.
-	c.mu.Lock()
-	history := append(c.history, msg)
-	c.mu.Unlock()
-	res := &Result{}
-	fail := func(turn int, err error) (*Result, error) {
-		res.History = slices.Clone(history)
-		return res, fmt.Errorf("converse: turn %d: %w", turn, err)
+	// Send's Result gets a copy of its own, since the next Send writes over
+	// that spare capacity. History reads only the kept messages, before that
+	// capacity, so it never races with these writes.
+	history := append(c.base(), msg)
+	c.keep(history, nil)
+	if err := c.save(ctx, 0); err != nil {
+		return nil, fmt.Errorf("converse: %w", err)
 	}
-	for turn := 1; ; turn++ {
-		t, err := c.turn(ctx, turn, exec, history, turnConfig(cfg, turn))
-		if err != nil {
-			return fail(turn, err)
-		}
-		reply := echo(t.message)
-		history = append(history, reply)
-		res.Message, res.Text, res.Citations, res.StopReason = reply, textOf(reply), citationsOf(reply), t.stop
-		res.Turns, res.Usage, res.Response = turn, res.Usage.Add(t.usage), t.resp
-		c.emit(TurnEnd{Turn: turn, StopReason: t.stop, Usage: t.usage, Response: t.resp})
-
-		if err := stopError(t.stop, reply); err != nil {
-			t.discard()
-			return fail(turn, err)
-		}
-		// A tool_use turn with only server tool calls, which Bedrock answered
-		// itself, leaves the client nothing to answer: it ends the Send as a
-		// final answer would (an empty user message would be rejected).
-		if t.stop != types.StopReasonToolUse || !hasToolUse(reply) {
-			t.discard()
-			res.History = slices.Clip(history)
-			c.commit(history)
-			return res, nil
-		}
-		if turn >= c.maxTurns() {
-			t.discard()
-			return fail(turn, fmt.Errorf("%w (%d model calls): raise Options.MaxTurns", ErrMaxTurns, c.maxTurns()))
-		}
-		calls := t.calls
-		if calls == nil {
-			calls = toolCalls(reply.Content)
-		}
-		results := exec.execute(ctx, turn, calls, t.started)
-		t.discard() // releases the early calls' context; they are done
-		history = append(history, types.Message{Role: types.ConversationRoleUser, Content: results})
-		if err := ctx.Err(); err != nil {
-			return fail(turn, err)
-		}
-	}
-}
-
-// commit keeps history as the conversation's, in a form Bedrock accepts as
-// the start of the next request: the client's toolUse blocks of a final
-// answer (a turn that did not end in tool_use) are dropped, as nothing
-// answers them (a server tool's blocks stay, answered in the message), and a
-// final answer left with no content is not kept at all, as Bedrock rejects
-// empty messages; the history then stays as it was before the Send.
-func (c *Conversation) commit(history []types.Message) {
-	last := &history[len(history)-1]
-	if hasToolUse(*last) {
-		final := types.Message{Role: last.Role}
-		for _, b := range last.Content {
-			if !clientCall(b) {
-				final.Content = append(final.Content, b)
-			}
-		}
-		*last = final
-	}
-	if len(last.Content) > 0 {
-		c.mu.Lock()
-		c.history = history
-		c.mu.Unlock()
-	}
+	return c.loop(ctx, cfg, history)
 }
 
 // checkContent rejects what Bedrock would: a message without content, or

@@ -47,7 +47,9 @@ func assertValid(t *testing.T, c *converse.Conversation, model string) {
 	if len(h) == 0 {
 		return
 	}
-	h = append(h, types.Message{Role: types.ConversationRoleUser, Content: []types.ContentBlock{text("and now?")}})
+	if h[len(h)-1].Role == types.ConversationRoleAssistant { // an interrupted history is sent as it is
+		h = append(h, types.Message{Role: types.ConversationRoleUser, Content: []types.ContentBlock{text("and now?")}})
+	}
 	srv, client := serve(t, bedrocktest.Script(bedrocktest.Text("ok")))
 	reg := calculator(t)
 	cfg, err := converse.ToolConfig(reg, nil)
@@ -179,7 +181,8 @@ func TestStopReasons(t *testing.T) {
 			if tt.wantErr == converse.ErrMaxTokens {
 				assert.Contains(t, err.Error(), "max tokens")
 			}
-			assert.Empty(t, c.History(), "history is left valid")
+			assert.Len(t, c.History(), 1, "the prompt is kept, for Resume")
+			assertValid(t, c, claude)
 		})
 	}
 }
@@ -198,9 +201,11 @@ func TestTurnLimit(t *testing.T) {
 	assert.Contains(t, err.Error(), "MaxTurns")
 	assert.Equal(t, 3, res.Turns)
 	assert.Len(t, srv.Requests(), 4)
-	assert.Len(t, c.History(), 2, "the failed Send left the history as it was")
+	assert.Len(t, c.History(), 7, "the failed Send kept its prompt and both tool exchanges")
 	assertValid(t, c, claude)
-	res, err = c.Send(context.Background(), "stop now")
+	_, err = c.Send(context.Background(), "stop now")
+	require.ErrorIs(t, err, converse.ErrInterrupted)
+	res, err = c.Resume(context.Background())
 	require.NoError(t, err, "the conversation goes on")
 	assert.Equal(t, "done", res.Text)
 }
@@ -237,7 +242,7 @@ func TestAPIErrorsAreWrappedAndTyped(t *testing.T) {
 			assert.True(t, errors.As(err, tt.target), "%v is not a %T", err, tt.target)
 			assert.Equal(t, 1, res.Turns)
 			assert.Len(t, res.History, 3, "the attempted history is reported")
-			assert.Empty(t, c.History())
+			assert.Len(t, c.History(), 3, "the tool exchange is kept")
 		})
 	}
 }
@@ -363,7 +368,7 @@ func TestCancellation(t *testing.T) {
 	c := converse.New(client, claude, reg)
 	_, err = c.Send(ctx, "go")
 	require.ErrorIs(t, err, context.Canceled)
-	assert.Empty(t, c.History())
+	assert.Len(t, c.History(), 3, "the tool exchange, answered as cancelled, is kept")
 }
 
 func TestTextIsNeverMixedWithToolResults(t *testing.T) {
@@ -463,7 +468,7 @@ func TestResultHistoryIsNotOverwritten(t *testing.T) {
 	// The history grows to 4 messages (capacity 4), then 6 (capacity 8):
 	// the third Send appends in place, fails, and the fourth appends over it.
 	for i, prompt := range []string{"one", "two", "three", "four"} {
-		res, err := c.Send(context.Background(), prompt)
+		res, err := c.Send(context.Background(), prompt) // the fourth replaces the third's unanswered prompt
 		if i == 2 {
 			require.Error(t, err)
 		} else {
@@ -521,7 +526,7 @@ func TestHistoryFromOnEvent(t *testing.T) {
 		_, err = c.Send(context.Background(), "and again?")
 		require.NoError(t, err)
 	})
-	assert.Equal(t, []int{0, 0, 0, 4}, seen, "History during a Send is the history before it")
+	assert.Equal(t, []int{1, 2, 3, 5}, seen, "History during a Send is the history at the last step boundary")
 }
 
 // TestHistoryDoesNotWaitForTheModel: History from another goroutine
@@ -554,7 +559,7 @@ func TestHistoryDoesNotWaitForTheModel(t *testing.T) {
 	within(t, "History", func() { during = c.History() })
 	answer()
 	require.NoError(t, <-sent)
-	assert.Len(t, during, 2)
+	assert.Len(t, during, 3, "the prompt was kept before the model call")
 	assert.Len(t, c.History(), 4)
 }
 

@@ -58,12 +58,45 @@
 // # History
 //
 // [Conversation.History] never waits for a model call or a tool: during a
-// Send it returns the history before that Send, so it may be called from
-// OnEvent (to redraw a transcript on TurnEnd) or from another goroutine. Go errors are for the caller: Bedrock API errors (wrapped with the
+// Send it returns the history at the last step boundary, so it may be called
+// from OnEvent (to redraw a transcript on TurnEnd) or from another
+// goroutine. Go errors are for the caller: Bedrock API errors (wrapped with the
 // turn number, usable with errors.As against *types.ThrottlingException and
 // the rest), cancellation, and the sentinels [ErrMaxTurns], [ErrMaxTokens],
 // [ErrMalformedToolUse], [ErrMalformedModelOutput],
 // [ErrContextWindowExceeded] and [ErrStreamTruncated].
+//
+// # Resuming and approvals
+//
+// A Conversation is always in one of these states, and its history is
+// always the start of a request Bedrock accepts:
+//
+//   - empty, or idle (ending with a final answer): Send is allowed; Resume
+//     returns [ErrNothingToResume].
+//   - interrupted: a Send or Resume failed (a Bedrock error, a cancelled
+//     context, the turn limit, a failed Store save). Every completed step is
+//     kept: the prompt, and each tool exchange (the assistant's toolUse turn
+//     with the one user message of all its results); only the step in
+//     progress is dropped. [Conversation.Resume] continues with a model call
+//     on the kept history, without a new user message, so no completed call
+//     runs twice. Send is refused with [ErrInterrupted] once a tool exchange
+//     was kept; a prompt left unanswered is replaced by the next Send.
+//   - paused: calls that need approval (tools.Options.Approve, or
+//     Options.NeedsApproval for a call) wait for a decision, because no
+//     Options.Approve decided them: Send and Resume return a [*PausedError]
+//     listing them. The calls of the same turn that need none have run, once,
+//     and their results are kept. Only Resume with one [Decision] per pending
+//     call ([Approve] or [Deny]) goes on; a missing or unknown decision is
+//     [ErrDecision], and Send is [ErrPaused]. A denied call is answered
+//     "Error: the call was denied by <who>: <reason>".
+//
+// [Conversation.State] snapshots a conversation as a [State], which
+// marshals to a versioned JSON form in Bedrock's wire JSON; [Restore]
+// rebuilds it, possibly in another process. With Options.Store (such as a
+// [FileStore]) and Options.SessionID the state is saved at every step
+// boundary, so a crash loses at most the step in progress: a call that was
+// running when the process died is answered on Resume with an error saying
+// it was interrupted, never run again.
 //
 // # Retries
 //

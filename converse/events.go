@@ -8,8 +8,8 @@ import (
 )
 
 // Event is something that happened in a conversation, handed to
-// Options.OnEvent. It is one of Text, ToolStart, ToolEnd, TurnEnd and
-// Fallback. Calls to OnEvent are never concurrent, and come in the order the
+// Options.OnEvent. It is one of Text, ToolStart, ToolEnd, TurnEnd,
+// Fallback, ApprovalRequested, ApprovalDecided, Resumed and StateSaved. Calls to OnEvent are never concurrent, and come in the order the
 // things happened.
 type Event interface{ event() }
 
@@ -70,3 +70,41 @@ func (ToolStart) event() {}
 func (ToolEnd) event()   {}
 func (TurnEnd) event()   {}
 func (Fallback) event()  {}
+
+// ApprovalRequested is a call that needs approval, about to be handed to
+// Options.Approve.
+type ApprovalRequested struct {
+	Turn int
+	Call Call
+}
+
+// ApprovalDecided is the decision on a call that needed approval, by
+// Options.Approve or, with Turn 0, by Resume.
+type ApprovalDecided struct {
+	Turn     int
+	Call     Call
+	Decision Decision
+}
+
+// Resumed is a Resume starting: Messages is the length of the history it
+// continues, Decisions the number of decisions it was given.
+type Resumed struct {
+	Messages  int
+	Decisions int
+}
+
+// StateSaved is the conversation's state saved in Options.Store at a step
+// boundary: after the turn's model call or tool round (Turn 0 for those
+// Resume finishes), as Messages messages with Pending calls awaiting
+// approval.
+type StateSaved struct {
+	SessionID string
+	Turn      int
+	Messages  int
+	Pending   int
+}
+
+func (ApprovalRequested) event() {}
+func (ApprovalDecided) event()   {}
+func (Resumed) event()           {}
+func (StateSaved) event()        {}

@@ -1,6 +1,7 @@
 package converse
 
 import (
+	"context"
 	"log/slog"
 	"time"
 
@@ -149,4 +150,23 @@ type Options struct {
 	Logger *slog.Logger
 	// OnEvent, if set, observes the conversation; see Event.
 	OnEvent func(Event)
+	// NeedsApproval, if set, makes a call wait for a decision before it runs
+	// when it returns true, in addition to the calls of tools made with
+	// tools.Options.Approve: a policy by input, say. With it set,
+	// EarlyToolStart starts nothing.
+	NeedsApproval func(Call) bool
+	// Approve, if set, decides the calls that need approval, one at a time,
+	// before they run: Approve(id) lets it run, Deny answers it with an
+	// error result the model sees, and Decision{Verdict: Paused} leaves it
+	// pending, so that the Send ends with a *PausedError. Without Approve
+	// every such call pauses. An error of Approve ends the Send with it, the
+	// calls not decided pending.
+	Approve func(ctx context.Context, call Call) (Decision, error)
+	// Store and SessionID, set together, save the conversation's State
+	// under SessionID at every step boundary: after the prompt is added,
+	// after each model call, before and after each tool round. A crash then
+	// loses at most the step in progress, and what is saved is always
+	// resumable (Store.Load, Restore, Resume). A failed save ends the Send.
+	Store     Store
+	SessionID string
 }

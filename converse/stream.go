@@ -32,7 +32,7 @@ func (c *Conversation) streamTurn(ctx context.Context, n int, exec *Executor, hi
 	t := &turnResult{}
 	var asm assembler
 	var early *earlyStarter
-	if c.opts.EarlyToolStart {
+	if c.opts.EarlyToolStart && c.opts.NeedsApproval == nil {
 		early = newEarlyStarter(ctx, n, exec)
 		t.started, t.cancel = early.started, early.cancel
 	}

@@ -31,6 +31,7 @@ type Tool struct {
 	run         func(ctx context.Context, input json.RawMessage) (any, error)
 	timeout     time.Duration
 	speculative bool
+	approve     bool
 	maxOutput   int          // bytes of output sent to the model; 0: the executor's default
 	defaults    bool         // the schema declares a default somewhere (conservatively)
 	quick       *quickSchema // the schema compiled for the quick check, or nil
@@ -133,6 +134,9 @@ func build(name, description string, schema *jsonschema.Schema, raw json.RawMess
 	if o.MaxOutput < 0 {
 		return nil, invalid(name, "negative output limit %d", o.MaxOutput)
 	}
+	if o.Approve && o.Speculative {
+		return nil, invalid(name, "a tool that needs approval cannot be speculative")
+	}
 	if err := checkObjectSchema(name, schema); err != nil {
 		return nil, err
 	}
@@ -153,6 +157,7 @@ func build(name, description string, schema *jsonschema.Schema, raw json.RawMess
 		run:         run,
 		timeout:     o.Timeout,
 		speculative: o.Speculative,
+		approve:     o.Approve,
 		maxOutput:   o.MaxOutput,
 		defaults:    bytes.Contains(raw, []byte(`"default"`)),
 	}
@@ -235,6 +240,10 @@ func (t *Tool) MaxOutput() int { return t.maxOutput }
 // Speculative reports whether the tool was made with [Options].Speculative: it
 // has no side effects and may start before the model's turn is complete.
 func (t *Tool) Speculative() bool { return t.speculative }
+
+// NeedsApproval reports whether the tool was made with [Options].Approve: a
+// call must be approved before it runs.
+func (t *Tool) NeedsApproval() bool { return t.approve }
 
 // Call runs the tool with the model's input. The input must be a JSON object;
 // an empty input counts as {}, since a model streaming a call without

@@ -1,0 +1,206 @@
+package converse
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+)
+
+// Call is a tool call the model asked for, as an approver sees it.
+type Call struct {
+	ID    string          `json:"toolUseId"`
+	Tool  string          `json:"name"`
+	Input json.RawMessage `json:"input"`
+}
+
+// Verdict is what a Decision says about a call.
+type Verdict string
+
+// The verdicts. The zero Verdict is none of them: a Decision must say what
+// it decides, so that nothing is approved by default.
+const (
+	// Approved lets the call run.
+	Approved Verdict = "approved"
+	// Denied answers the call with an error result, "Error: the call was
+	// denied by <By>: <Reason>", which the model sees; the tool does not run.
+	Denied Verdict = "denied"
+	// Paused, returned by Options.Approve, leaves the call pending: the Send
+	// ends with a *PausedError and the call waits for Resume.
+	Paused Verdict = "paused"
+)
+
+// Decision decides a call that needs approval. ID is the call's toolUseId;
+// Options.Approve may leave it empty. By and Reason, for a denial, tell the
+// model who denied the call and why.
+type Decision struct {
+	ID      string
+	Verdict Verdict
+	By      string
+	Reason  string
+}
+
+// Approve returns a Decision approving the call id.
+func Approve(id string) Decision { return Decision{ID: id, Verdict: Approved} }
+
+// Deny returns a Decision denying the call id; by says who (such as "the
+// user") and reason why.
+func Deny(id, by, reason string) Decision {
+	return Decision{ID: id, Verdict: Denied, By: by, Reason: reason}
+}
+
+// ErrPaused means tool calls await a decision: a Send or Resume that paused
+// returns a *PausedError, which matches it, and so does a Send on a paused
+// conversation.
+var ErrPaused = errors.New("tool calls await approval")
+
+// ErrDecision means the decisions given to Resume do not fit the pending
+// calls: one is missing, names no pending call, is given twice, or has no
+// verdict.
+var ErrDecision = errors.New("bad decisions")
+
+// PausedError is returned by Send and Resume when calls need approval and
+// no Options.Approve decided them (or it paused them). The conversation is
+// paused: the calls of the same turn that needed no approval have run, and
+// their results are kept; Resume with a Decision for each pending call
+// goes on.
+type PausedError struct {
+	Pending []Call
+}
+
+func (e *PausedError) Error() string {
+	names := make([]string, len(e.Pending))
+	for i, c := range e.Pending {
+		names[i] = fmt.Sprintf("%s (%s)", c.Tool, c.ID)
+	}
+	return fmt.Sprintf("converse: %d tool calls await approval: %s", len(e.Pending), strings.Join(names, ", "))
+}
+
+// Is makes a *PausedError match ErrPaused.
+func (e *PausedError) Is(target error) bool { return target == ErrPaused }
+
+// needsApproval reports whether c needs a decision before it runs: its tool
+// was made with tools.WithApproval, or Options.NeedsApproval says so. A call
+// of an unknown tool, or with unreadable input, runs nothing and needs none.
+func (c *Conversation) needsApproval(tc toolCall) bool {
+	tool, ok := c.exec.lookup(tc.name)
+	if !ok || tc.inputErr != nil {
+		return false
+	}
+	if tool.NeedsApproval() {
+		return true
+	}
+	return c.opts.NeedsApproval != nil && c.opts.NeedsApproval(tc.public())
+}
+
+// askApprover asks Options.Approve, if set, to decide the pending calls of
+// tail, and returns the indexes of the calls to run now: those that need no
+// approval and those approved. An error of Approve leaves the calls it did
+// not decide pending, and runs nothing.
+func (c *Conversation) askApprover(ctx context.Context, turn int, tail *openTurn) ([]int, error) {
+	var run []int
+	for i, tc := range tail.calls {
+		if tail.results[i] != nil {
+			continue
+		}
+		if tail.pending[i] && c.opts.Approve != nil {
+			c.emit(ApprovalRequested{Turn: turn, Call: tc.public()})
+			d, err := c.opts.Approve(ctx, tc.public())
+			if err != nil {
+				return nil, fmt.Errorf("approve %s (%s): %w", tc.name, tc.id, err)
+			}
+			d.ID = tc.id
+			if err := checkVerdict(d); err != nil {
+				return nil, err
+			}
+			c.emit(ApprovalDecided{Turn: turn, Call: tc.public(), Decision: d})
+			tail.decide(i, d)
+		}
+		if !tail.pending[i] && tail.results[i] == nil {
+			run = append(run, i)
+		}
+	}
+	return run, nil
+}
+
+// applyDecisions checks that decisions decide every pending call of tail,
+// and nothing else, and applies them.
+func (c *Conversation) applyDecisions(tail *openTurn, decisions []Decision) error {
+	byID := make(map[string]Decision, len(decisions))
+	for _, d := range decisions {
+		if _, dup := byID[d.ID]; dup {
+			return fmt.Errorf("%w: two decisions for the call %q", ErrDecision, d.ID)
+		}
+		if err := checkVerdict(d); err != nil {
+			return err
+		}
+		if d.Verdict == Paused {
+			return fmt.Errorf("%w: Resume takes approvals and denials, not a pause (call %q)", ErrDecision, d.ID)
+		}
+		byID[d.ID] = d
+	}
+	used := 0
+	for i, tc := range tail.calls {
+		if !tail.pending[i] {
+			continue
+		}
+		if _, ok := byID[tc.id]; !ok {
+			return fmt.Errorf("%w: no decision for the pending call %q (tool %s)", ErrDecision, tc.id, tc.name)
+		}
+		used++
+	}
+	if used < len(byID) {
+		for _, d := range decisions {
+			if !slices.ContainsFunc(tail.pendingCalls(), func(p Call) bool { return p.ID == d.ID }) {
+				return fmt.Errorf("%w: %q is not a pending call", ErrDecision, d.ID)
+			}
+		}
+	}
+	for i, tc := range tail.calls {
+		if tail.pending[i] {
+			d := byID[tc.id]
+			c.emit(ApprovalDecided{Call: tc.public(), Decision: d})
+			tail.decide(i, d)
+		}
+	}
+	return nil
+}
+
+func checkVerdict(d Decision) error {
+	switch d.Verdict {
+	case Approved, Denied, Paused:
+		return nil
+	}
+	return fmt.Errorf("%w: the decision for the call %q has no verdict (%q)", ErrDecision, d.ID, d.Verdict)
+}
+
+// denial is the result of a denied call.
+func denial(id string, d Decision, status bool) types.ContentBlock {
+	by, reason := d.By, d.Reason
+	if strings.TrimSpace(by) == "" {
+		by = "the approver"
+	}
+	if strings.TrimSpace(reason) == "" {
+		reason = "no reason given"
+	}
+	return errorResult(id, fmt.Sprintf("Error: the call was denied by %s: %s", by, reason), status)
+}
+
+// errorResult is a toolResult block holding an error text.
+func errorResult(id, text string, status bool) types.ContentBlock {
+	block := types.ToolResultBlock{ToolUseId: aws.String(id),
+		Content: []types.ToolResultContentBlock{&types.ToolResultContentBlockMemberText{Value: text}}}
+	if status {
+		block.Status = types.ToolResultStatusError
+	}
+	return &types.ContentBlockMemberToolResult{Value: block}
+}
+
+func (tc toolCall) public() Call {
+	return Call{ID: tc.id, Tool: tc.name, Input: tc.input}
+}

@@ -1,0 +1,211 @@
+package converse
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+)
+
+// ErrInterrupted means a Send was refused because the conversation was
+// interrupted after a completed tool exchange: a failed Send or Resume left
+// it ending with tool results, or with tool calls that were cut off. Resume
+// it first. (A prompt left unanswered is replaced by the next Send.)
+var ErrInterrupted = errors.New("the conversation was interrupted: Resume it before sending")
+
+// ErrNothingToResume means Resume was called on a conversation that is empty
+// or ends with a final answer: there is nothing to continue; Send instead.
+var ErrNothingToResume = errors.New("nothing to resume: the conversation is empty or ends with a final answer")
+
+// interruptedText answers a call that was running when the conversation
+// stopped (a crash, say, restored from a Store): it is never run again, as
+// it may have taken effect.
+const interruptedText = "Error: the call was interrupted before it returned (the conversation stopped and was resumed); it was not run again and may or may not have taken effect"
+
+// openTurn is the state of the client tool calls of the conversation's last
+// message, an assistant message, while they are not all answered.
+type openTurn struct {
+	calls   []toolCall
+	results []types.ContentBlock // by call; nil while unanswered
+	pending []bool               // by call: awaiting a decision
+	started bool                 // calls were started: the unanswered ones were cut off
+	status  bool                 // error results carry the status field
+}
+
+// newOpenTurn opens the calls of a turn and marks those that need approval
+// pending. Calls sharing a toolUseId share it, so that they always run
+// together and the executor answers all but the first as duplicates.
+func (c *Conversation) newOpenTurn(calls []toolCall) *openTurn {
+	t := &openTurn{calls: calls, results: make([]types.ContentBlock, len(calls)), pending: make([]bool, len(calls)), status: c.exec.Status != StatusNever}
+	needs := map[string]bool{}
+	for _, tc := range calls {
+		needs[tc.id] = needs[tc.id] || c.needsApproval(tc)
+	}
+	for i, tc := range calls {
+		t.pending[i] = needs[tc.id]
+	}
+	return t
+}
+
+// decide applies a decision to the call i: a denial answers it.
+func (t *openTurn) decide(i int, d Decision) {
+	switch d.Verdict {
+	case Approved:
+		t.pending[i] = false
+	case Denied:
+		t.pending[i] = false
+		t.results[i] = denial(t.calls[i].id, d, t.status)
+	}
+}
+
+// paused reports whether calls await a decision.
+func (t *openTurn) paused() bool {
+	for _, p := range t.pending {
+		if p {
+			return true
+		}
+	}
+	return false
+}
+
+func (t *openTurn) pendingCalls() []Call {
+	var calls []Call
+	for i, tc := range t.calls {
+		if t.pending[i] {
+			calls = append(calls, tc.public())
+		}
+	}
+	return calls
+}
+
+// message is the user message answering every call; all are answered.
+func (t *openTurn) message() types.Message {
+	return types.Message{Role: types.ConversationRoleUser, Content: limitMedia(append([]types.ContentBlock(nil), t.results...))}
+}
+
+func (t *openTurn) clone() *openTurn {
+	cp := *t
+	cp.results = append([]types.ContentBlock(nil), t.results...)
+	cp.pending = append([]bool(nil), t.pending...)
+	return &cp
+}
+
+// runCalls runs the calls of t at the indexes run and keeps their results.
+// First it marks the calls started and saves the conversation, so that a
+// crash while they run never runs them again on resume.
+func (c *Conversation) runCalls(ctx context.Context, turn int, history []types.Message, t *openTurn, run []int, started map[string]*pending) error {
+	if len(run) == 0 {
+		return nil
+	}
+	t.started = true
+	c.keep(history, t)
+	if err := c.save(ctx, turn); err != nil {
+		return err
+	}
+	calls := make([]toolCall, len(run))
+	for k, i := range run {
+		calls[k] = t.calls[i]
+	}
+	for k, r := range c.exec.execute(ctx, turn, calls, started) {
+		t.results[run[k]] = r
+	}
+	return nil
+}
+
+// Resume continues a conversation that a failed Send or Resume left
+// interrupted, or that calls for approval paused, without adding a user
+// message; see the package doc for the states.
+//
+// On an interrupted conversation it takes no decisions: it answers any
+// calls that were cut off (as restored from a Store after a crash) with an
+// error result saying so, never running them again, and calls the model. On
+// a paused one it takes exactly one Decision, Approve or Deny, per pending
+// call, runs the approved calls, answers the denied ones with an error
+// result saying who denied them and why, and calls the model; a missing,
+// unknown, repeated or empty decision is an error (ErrDecision) and changes
+// nothing. Resume on an empty or finished conversation returns
+// ErrNothingToResume. Otherwise it behaves as SendMessage, errors included;
+// its turns are numbered from 1, and the calls it finishes for an earlier
+// turn report turn 0.
+func (c *Conversation) Resume(ctx context.Context, decisions ...Decision) (*Result, error) {
+	c.sendMu.Lock()
+	defer c.sendMu.Unlock()
+	cfg, err := c.toolConfig()
+	if err != nil {
+		return nil, err
+	}
+	if err := c.checkSession(); err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	history, tail := c.history, c.tail
+	c.mu.Unlock()
+	switch {
+	case tail != nil:
+		tail = tail.clone()
+		for i := range tail.calls { // cut off by a crash: never run again
+			if tail.started && tail.results[i] == nil && !tail.pending[i] {
+				tail.results[i] = errorResult(tail.calls[i].id, interruptedText, tail.status)
+			}
+		}
+		if err := c.applyDecisions(tail, decisions); err != nil {
+			return nil, fmt.Errorf("converse: Resume: %w", err)
+		}
+		c.emit(Resumed{Messages: len(history), Decisions: len(decisions)})
+		var run []int
+		for i := range tail.calls {
+			if tail.results[i] == nil {
+				run = append(run, i)
+			}
+		}
+		if err := c.runCalls(ctx, 0, history, tail, run, nil); err != nil {
+			return nil, fmt.Errorf("converse: Resume: %w", err)
+		}
+		history = append(history, tail.message())
+		c.keep(history, nil)
+		if err := c.save(ctx, 0); err != nil {
+			return nil, fmt.Errorf("converse: Resume: %w", err)
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("converse: Resume: %w", err)
+		}
+	case len(history) > 0 && history[len(history)-1].Role == types.ConversationRoleUser:
+		if len(decisions) > 0 {
+			return nil, fmt.Errorf("converse: Resume: %w: no call is pending", ErrDecision)
+		}
+		c.emit(Resumed{Messages: len(history)})
+	default:
+		return nil, fmt.Errorf("converse: %w", ErrNothingToResume)
+	}
+	return c.loop(ctx, cfg, history)
+}
+
+// sendable says why a Send cannot start: the conversation is paused or
+// interrupted.
+func (c *Conversation) sendable() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.tail != nil && c.tail.paused():
+		return fmt.Errorf("converse: %w: Resume with a decision for each pending call", ErrPaused)
+	case c.tail != nil, len(c.history) > 0 && answersTools(c.history[len(c.history)-1]):
+		return fmt.Errorf("converse: %w", ErrInterrupted)
+	}
+	return nil
+}
+
+// base is the history a Send adds its message to: the conversation's,
+// without a prompt left unanswered by a failed model call, which nothing
+// answered and the new message replaces. The history is then copied, as
+// History may be reading the prompt's slot.
+func (c *Conversation) base() []types.Message {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	h := c.history
+	if n := len(h); n > 0 && h[n-1].Role == types.ConversationRoleUser {
+		return slices.Clip(h[:n-1])
+	}
+	return h
+}

@@ -1,0 +1,240 @@
+package converse_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tooluse/bedrock/converse"
+	"github.com/tooluse/bedrock/converse/bedrocktest"
+	"github.com/tooluse/bedrock/tools"
+)
+
+// runCounter counts the runs of each tool call, by toolUseId.
+type runCounter struct {
+	mu   sync.Mutex
+	runs map[string]int
+}
+
+func (r *runCounter) add(id string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.runs == nil {
+		r.runs = map[string]int{}
+	}
+	r.runs[id]++
+}
+
+func (r *runCounter) snapshot() map[string]int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := map[string]int{}
+	for k, v := range r.runs {
+		out[k] = v
+	}
+	return out
+}
+
+type stepIn struct {
+	N int `json:"n"`
+}
+
+// countingTools are "step", which counts its runs and may panic, and
+// "send", which needs approval and counts its runs too.
+func countingTools(t *testing.T, runs *runCounter, panicOn string) *tools.Registry {
+	t.Helper()
+	step, err := tools.New("step", "Does a step.", func(ctx context.Context, in stepIn) (int, error) {
+		id := tools.CallID(ctx)
+		runs.add(id)
+		if id == panicOn {
+			panic("step exploded")
+		}
+		return in.N * 2, nil
+	})
+	require.NoError(t, err)
+	send, err := tools.New("send", "Sends a message; needs approval.", func(ctx context.Context, in stepIn) (string, error) {
+		id := tools.CallID(ctx)
+		runs.add(id)
+		return "sent", nil
+	}, func(o *tools.Options) { o.Approve = true })
+	require.NoError(t, err)
+	reg, err := tools.NewRegistry(step, send)
+	require.NoError(t, err)
+	return reg
+}
+
+// threeRounds is a conversation of three tool rounds and an answer.
+func threeRounds() []*bedrocktest.Reply {
+	return []*bedrocktest.Reply{
+		bedrocktest.ToolUse("one", bedrocktest.Call{ID: "s1", Name: "step", Input: map[string]any{"n": 1}}),
+		bedrocktest.ToolUse("two", bedrocktest.Call{ID: "s2", Name: "step", Input: map[string]any{"n": 2}},
+			bedrocktest.Call{ID: "s3", Name: "step", Input: map[string]any{"n": 3}}),
+		bedrocktest.ToolUse("three", bedrocktest.Call{ID: "s4", Name: "step", Input: map[string]any{"n": 4}}),
+		bedrocktest.Text("done"),
+	}
+}
+
+// faulty answers with script, except that the model call numbered failAt
+// fails with fault, without using up a reply.
+func faulty(script bedrocktest.Handler, failAt int, fault func(ctx context.Context) error) bedrocktest.Handler {
+	var mu sync.Mutex
+	n := 0
+	return bedrocktest.HandlerFunc(func(ctx context.Context, req *bedrocktest.Request) (*bedrocktest.Reply, error) {
+		mu.Lock()
+		n++
+		fail := n == failAt
+		mu.Unlock()
+		if fail {
+			return nil, fault(ctx)
+		}
+		return script.ServeConverse(ctx, req)
+	})
+}
+
+// noRetries makes API errors reach the loop at once.
+func noRetries(o *bedrockruntime.Options) { o.Retryer = aws.NopRetryer{} }
+
+// checkState requires st to be resumable and to make, with its open turn
+// answered, a request that bedrocktest.Validate accepts.
+func checkState(t *testing.T, st *converse.State, reg *tools.Registry) {
+	t.Helper()
+	b, err := json.Marshal(st)
+	require.NoError(t, err)
+	var back converse.State
+	require.NoError(t, json.Unmarshal(b, &back), "%s", b)
+	_, err = converse.Restore(nil, reg, &back)
+	require.NoError(t, err)
+	msgs := back.Messages
+	if len(msgs) == 0 {
+		return
+	}
+	last := msgs[len(msgs)-1]
+	if last.Role == types.ConversationRoleAssistant {
+		answer := types.Message{Role: types.ConversationRoleUser}
+		for _, blk := range last.Content {
+			if tu, ok := blk.(*types.ContentBlockMemberToolUse); ok {
+				answer.Content = append(answer.Content, &types.ContentBlockMemberToolResult{Value: types.ToolResultBlock{
+					ToolUseId: tu.Value.ToolUseId, Content: []types.ToolResultContentBlock{&types.ToolResultContentBlockMemberText{Value: "ok"}}}})
+			}
+		}
+		if len(answer.Content) == 0 {
+			answer.Content = []types.ContentBlock{text("next")}
+		}
+		msgs = append(msgs, answer)
+	}
+	cfg, err := converse.ToolConfig(reg, nil)
+	require.NoError(t, err)
+	if e := bedrocktest.Validate(&bedrocktest.Request{Operation: "Converse", ModelID: back.ModelID, Messages: msgs, ToolConfig: cfg}); e != nil {
+		t.Fatalf("saved state is not a valid request: %v\n%s", e, b)
+	}
+}
+
+// TestResumeAfterFailureAtEveryTurn fails each model call of a three-round
+// conversation in turn, with a throttle, a 5xx or a cancellation, then
+// restores the saved session in a fresh Conversation and resumes it: the
+// answer comes, and every tool call has run exactly once.
+func TestResumeAfterFailureAtEveryTurn(t *testing.T) {
+	faults := map[string]func(cancel context.CancelFunc) func(ctx context.Context) error{
+		"throttle": func(context.CancelFunc) func(context.Context) error {
+			return func(context.Context) error { return bedrocktest.Throttling() }
+		},
+		"5xx": func(context.CancelFunc) func(context.Context) error {
+			return func(context.Context) error { return bedrocktest.InternalServer() }
+		},
+		"cancel": func(cancel context.CancelFunc) func(context.Context) error {
+			return func(ctx context.Context) error {
+				cancel()
+				<-ctx.Done() // the client gave up
+				return ctx.Err()
+			}
+		},
+	}
+	for name, fault := range faults {
+		for failAt := 1; failAt <= 4; failAt++ {
+			t.Run(fmt.Sprintf("%s at turn %d", name, failAt), func(t *testing.T) {
+				var runs runCounter
+				reg := countingTools(t, &runs, "")
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				_, client := serve(t, faulty(bedrocktest.Script(threeRounds()...), failAt, fault(cancel)))
+				client = bedrockruntime.New(client.Options(), noRetries)
+				store := converse.FileStore{Dir: t.TempDir()}
+				session := func(o *converse.Options) {
+					o.Store, o.SessionID = store, "s"
+					o.OnEvent = func(ev converse.Event) {
+						if _, ok := ev.(converse.StateSaved); ok {
+							st, err := store.Load(context.Background(), "s")
+							require.NoError(t, err)
+							checkState(t, st, reg)
+						}
+					}
+				}
+				c := converse.New(client, claude, reg, session)
+				_, err := c.Send(ctx, "go")
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), fmt.Sprintf("converse: turn %d: ", failAt))
+				if failAt > 1 {
+					_, err = c.Send(context.Background(), "again")
+					require.ErrorIs(t, err, converse.ErrInterrupted)
+				}
+
+				st, err := store.Load(context.Background(), "s")
+				require.NoError(t, err)
+				assert.Equal(t, c.State().Messages, st.Messages)
+				fresh, err := converse.Restore(client, reg, st, session)
+				require.NoError(t, err)
+				res, err := fresh.Resume(context.Background())
+				require.NoError(t, err)
+				assert.Equal(t, "done", res.Text)
+				assert.Equal(t, map[string]int{"s1": 1, "s2": 1, "s3": 1, "s4": 1}, runs.snapshot(), "each call ran once")
+				assert.Equal(t, 4*15, fresh.State().Usage.TotalTokens, "usage of every model call, across the processes")
+				assertValid(t, fresh, claude)
+				_, err = fresh.Resume(context.Background())
+				require.ErrorIs(t, err, converse.ErrNothingToResume)
+			})
+		}
+	}
+}
+
+// TestPanicIsAnsweredOnce: a tool that panics is answered with an error
+// result; after a failure later on, resuming does not run it again.
+func TestPanicIsAnsweredOnce(t *testing.T) {
+	var runs runCounter
+	reg := countingTools(t, &runs, "s2")
+	srv, client := serve(t, faulty(bedrocktest.Script(threeRounds()...), 3, func(context.Context) error { return bedrocktest.ServiceUnavailable() }))
+	c := converse.New(bedrockruntime.New(client.Options(), noRetries), claude, reg)
+	_, err := c.Send(context.Background(), "go")
+	var unavailable *types.ServiceUnavailableException
+	require.ErrorAs(t, err, &unavailable)
+	res, err := c.Resume(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, "done", res.Text)
+	assert.Equal(t, map[string]int{"s1": 1, "s2": 1, "s3": 1, "s4": 1}, runs.snapshot())
+	reqs := srv.Requests()
+	assert.Contains(t, string(reqs[len(reqs)-1].Body), "step exploded", "the model saw the panic once")
+}
+
+func TestResumeWithNothingToResume(t *testing.T) {
+	_, client := serve(t, bedrocktest.Script(bedrocktest.Text("hi")))
+	c := converse.New(client, claude, nil)
+	_, err := c.Resume(context.Background())
+	require.ErrorIs(t, err, converse.ErrNothingToResume)
+	_, err = c.Send(context.Background(), "hello")
+	require.NoError(t, err)
+	_, err = c.Resume(context.Background(), converse.Approve("x"))
+	require.ErrorIs(t, err, converse.ErrNothingToResume)
+}
+
+func TestStoreNeedsSessionID(t *testing.T) {
+	c := converse.New(nil, claude, nil, func(o *converse.Options) { o.Store = converse.FileStore{Dir: t.TempDir()} })
+	_, err := c.Send(context.Background(), "hi")
+	require.ErrorContains(t, err, "Options.Store and Options.SessionID go together")
+}

@@ -1,0 +1,296 @@
+package converse
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+
+	"github.com/tooluse/bedrock/converse/internal/wire"
+	"github.com/tooluse/bedrock/tools"
+)
+
+// StateVersion is the version of the JSON form of a State that this package
+// writes. It reads this version only.
+const StateVersion = 1
+
+// State is a snapshot of a Conversation, taken with Conversation.State at
+// any time and rebuilt with Restore, possibly in another process. It is
+// always in one of the states of the package doc, and resumable when the
+// conversation was.
+//
+// Its JSON form, version 1 (see testdata/state-v1.json):
+//
+//	{
+//	  "version": 1,
+//	  "modelId": "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+//	  "messages": [...],    // the history, in Bedrock's wire JSON (a request's "messages")
+//	  "openTurn": {         // only while the last message's tool calls are not all answered
+//	    "results": [...],   // toolResult blocks of the answered calls, in wire JSON
+//	    "answered": [0, 2], // the position, among the last message's client toolUse blocks, of each result
+//	    "pending": [{"toolUseId": "t2", "name": "send_email", "input": {...}}],
+//	    "started": true     // the calls neither answered nor pending were started: they were cut off
+//	  },
+//	  "usage": {"inputTokens": 20, "outputTokens": 10, "totalTokens": 30,
+//	            "cacheReadInputTokens": 0, "cacheWriteInputTokens": 0}
+//	}
+//
+// The model ID is kept because the form of the history depends on it (the
+// status field of tool results, reasoning signatures); the system prompt,
+// inference configuration and tools are the caller's, passed to Restore
+// again.
+type State struct {
+	// ModelID is the conversation's model.
+	ModelID string
+	// Messages is the history; see Conversation.History.
+	Messages []types.Message
+	// Pending are the calls of the last message awaiting a decision.
+	Pending []Call
+	// Usage sums the tokens of every model call of the conversation.
+	Usage Usage
+
+	results []types.ContentBlock // by client call of the last message; nil while unanswered
+	started bool
+}
+
+// State returns a snapshot of the conversation. It never waits for a model
+// call or a tool: during a Send it returns the state at the last step
+// boundary.
+func (c *Conversation) State() *State {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := &State{ModelID: c.modelID, Messages: slices.Clone(c.history), Usage: c.usage}
+	if t := c.tail; t != nil {
+		st.Pending = t.pendingCalls()
+		st.results = slices.Clone(t.results)
+		st.started = t.started
+	}
+	return st
+}
+
+// Restore rebuilds a Conversation from st, with the model st names, the
+// tools of reg and the options of optFns, which should be those of the
+// conversation that was saved. It fails if st is not a state a Conversation
+// can be in, or holds tool blocks while reg has no tools (Bedrock requires
+// a tool configuration then).
+func Restore(client Client, reg *tools.Registry, st *State, optFns ...func(*Options)) (*Conversation, error) {
+	if st == nil || st.ModelID == "" {
+		return nil, errors.New("converse: restore: the state has no model ID")
+	}
+	c := New(client, st.ModelID, reg, optFns...)
+	tail, err := c.openTurnOf(st)
+	if err != nil {
+		return nil, fmt.Errorf("converse: restore: %w", err)
+	}
+	if (reg == nil || reg.Len() == 0) && hasToolBlocks(st.Messages) {
+		return nil, errors.New("converse: restore: the history holds tool blocks, so the conversation needs its tools")
+	}
+	c.history, c.tail, c.usage = slices.Clone(st.Messages), tail, st.Usage
+	return c, nil
+}
+
+// openTurnOf checks the shape of st and rebuilds its open turn, if any.
+func (c *Conversation) openTurnOf(st *State) (*openTurn, error) {
+	for i, m := range st.Messages {
+		want := types.ConversationRoleUser
+		if i%2 == 1 {
+			want = types.ConversationRoleAssistant
+		}
+		if m.Role != want {
+			return nil, fmt.Errorf("message %d is from %q, not %q: messages alternate, starting with the user", i, m.Role, want)
+		}
+	}
+	n := len(st.Messages)
+	if n == 0 || st.Messages[n-1].Role != types.ConversationRoleAssistant || !hasToolUse(st.Messages[n-1]) {
+		if st.results != nil || len(st.Pending) > 0 {
+			return nil, errors.New("results or pending calls without an open tool turn")
+		}
+		return nil, nil
+	}
+	t := c.newOpenTurn(toolCalls(st.Messages[n-1].Content))
+	t.started = st.started
+	if st.results != nil {
+		if len(st.results) != len(t.calls) {
+			return nil, fmt.Errorf("%d results for %d calls", len(st.results), len(t.calls))
+		}
+		for i, r := range st.results {
+			if r != nil && toolUseID(r) != t.calls[i].id {
+				return nil, fmt.Errorf("the result at %d answers %q, not the call %q", i, toolUseID(r), t.calls[i].id)
+			}
+		}
+		copy(t.results, st.results)
+	}
+	for i := range t.pending {
+		t.pending[i] = t.results[i] == nil && slices.ContainsFunc(st.Pending, func(p Call) bool { return p.ID == t.calls[i].id })
+	}
+	for _, p := range st.Pending {
+		if !slices.ContainsFunc(t.pendingCalls(), func(q Call) bool { return q.ID == p.ID }) {
+			return nil, fmt.Errorf("the pending call %q is not an unanswered call of the last message", p.ID)
+		}
+	}
+	return t, nil
+}
+
+func hasToolBlocks(msgs []types.Message) bool {
+	for _, m := range msgs {
+		for _, b := range m.Content {
+			switch b.(type) {
+			case *types.ContentBlockMemberToolUse, *types.ContentBlockMemberToolResult:
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// stateJSON is the JSON form of a State.
+type stateJSON struct {
+	Version  int             `json:"version"`
+	ModelID  string          `json:"modelId"`
+	Messages json.RawMessage `json:"messages"`
+	OpenTurn *openTurnJSON   `json:"openTurn,omitempty"`
+	Usage    usageJSON       `json:"usage"`
+}
+
+type openTurnJSON struct {
+	Results  json.RawMessage `json:"results"`
+	Answered []int           `json:"answered"`
+	Pending  []Call          `json:"pending"`
+	Started  bool            `json:"started"`
+}
+
+type usageJSON struct {
+	InputTokens           int `json:"inputTokens"`
+	OutputTokens          int `json:"outputTokens"`
+	TotalTokens           int `json:"totalTokens"`
+	CacheReadInputTokens  int `json:"cacheReadInputTokens"`
+	CacheWriteInputTokens int `json:"cacheWriteInputTokens"`
+}
+
+// MarshalJSON writes the documented JSON form of the state.
+func (st *State) MarshalJSON() ([]byte, error) {
+	msgs, err := wire.EncodeMessages(st.Messages)
+	if err != nil {
+		return nil, fmt.Errorf("converse: state: %w", err)
+	}
+	j := stateJSON{Version: StateVersion, ModelID: st.ModelID, Messages: msgs, Usage: usageJSON(st.Usage)}
+	if st.results != nil || len(st.Pending) > 0 {
+		ot := &openTurnJSON{Answered: []int{}, Pending: st.Pending, Started: st.started}
+		var blocks []types.ContentBlock
+		for i, r := range st.results {
+			if r != nil {
+				blocks = append(blocks, r)
+				ot.Answered = append(ot.Answered, i)
+			}
+		}
+		if ot.Results, err = encodeBlocks(blocks); err != nil {
+			return nil, fmt.Errorf("converse: state: %w", err)
+		}
+		if ot.Pending == nil {
+			ot.Pending = []Call{}
+		}
+		j.OpenTurn = ot
+	}
+	return json.Marshal(j)
+}
+
+// UnmarshalJSON reads the JSON form of a state, version 1. Restore checks
+// that the state is one a Conversation can be in.
+func (st *State) UnmarshalJSON(b []byte) error {
+	var j stateJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return fmt.Errorf("converse: state: %w", err)
+	}
+	if j.Version != StateVersion {
+		return fmt.Errorf("converse: state: version %d, this package reads version %d", j.Version, StateVersion)
+	}
+	msgs, err := decodeMessages(j.Messages)
+	if err != nil {
+		return fmt.Errorf("converse: state: %w", err)
+	}
+	*st = State{ModelID: j.ModelID, Messages: msgs, Usage: Usage(j.Usage)}
+	if ot := j.OpenTurn; ot != nil {
+		blocks, err := decodeBlocks(ot.Results)
+		if err != nil {
+			return fmt.Errorf("converse: state: open turn: %w", err)
+		}
+		if len(blocks) != len(ot.Answered) {
+			return fmt.Errorf("converse: state: open turn: %d results, %d positions", len(blocks), len(ot.Answered))
+		}
+		calls := 0
+		if n := len(msgs); n > 0 {
+			calls = len(toolCalls(msgs[n-1].Content))
+		}
+		st.results = make([]types.ContentBlock, calls)
+		for k, i := range ot.Answered {
+			if i < 0 || i >= calls || st.results[i] != nil {
+				return fmt.Errorf("converse: state: open turn: bad result position %d", i)
+			}
+			if _, ok := blocks[k].(*types.ContentBlockMemberToolResult); !ok {
+				return fmt.Errorf("converse: state: open turn: result %d is not a toolResult block", k)
+			}
+			st.results[i] = blocks[k]
+		}
+		st.Pending, st.started = ot.Pending, ot.Started
+	}
+	return nil
+}
+
+// decodeMessages reads a request's "messages" array with the wire codec.
+func decodeMessages(raw json.RawMessage) ([]types.Message, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] != '[' {
+		return nil, errors.New("messages: not a JSON array")
+	}
+	in, err := wire.DecodeConverseInput(slices.Concat([]byte(`{"messages":`), raw, []byte(`}`)))
+	if err != nil {
+		return nil, err
+	}
+	return in.Messages, nil
+}
+
+// encodeBlocks writes content blocks in wire JSON, as the content of a
+// message.
+func encodeBlocks(blocks []types.ContentBlock) (json.RawMessage, error) {
+	if len(blocks) == 0 {
+		return json.RawMessage("[]"), nil
+	}
+	b, err := wire.EncodeMessages([]types.Message{{Role: types.ConversationRoleUser, Content: blocks}})
+	if err != nil {
+		return nil, err
+	}
+	var msgs []struct {
+		Content json.RawMessage `json:"content"`
+	}
+	if err := json.Unmarshal(b, &msgs); err != nil || len(msgs) != 1 {
+		return nil, fmt.Errorf("results: unexpected encoding %s", b)
+	}
+	return msgs[0].Content, nil
+}
+
+// decodeBlocks reads what encodeBlocks wrote.
+func decodeBlocks(raw json.RawMessage) ([]types.ContentBlock, error) {
+	if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("[]")) {
+		return nil, nil
+	}
+	msgs, err := decodeMessages(slices.Concat([]byte(`[{"role":"user","content":`), raw, []byte(`}]`)))
+	if err != nil {
+		return nil, err
+	}
+	if len(msgs) != 1 {
+		return nil, errors.New("results: not an array of content blocks")
+	}
+	return msgs[0].Content, nil
+}
+
+// toolUseID is the toolUseId of a toolResult block, for checks.
+func toolUseID(b types.ContentBlock) string {
+	if r, ok := b.(*types.ContentBlockMemberToolResult); ok {
+		return aws.ToString(r.Value.ToolUseId)
+	}
+	return ""
+}
