@@ -169,4 +169,21 @@ type Options struct {
 	// resumable (Store.Load, Restore, Resume). A failed save ends the Send.
 	Store     Store
 	SessionID string
+	// PromptCache places cachePoint blocks on every request, for the
+	// models with prompt caching (Claude 3.5 Haiku, 3.7 Sonnet, Claude 4
+	// and later; Amazon Nova, on the system prompt and messages only):
+	// after the tool definitions, after the system prompt and at the end of
+	// the newest user messages, so that each turn reads from the cache what
+	// the turn before wrote. Only where the prefix has the model's minimum
+	// of tokens, never right after a document or video block, and at most
+	// four per request with the caller's own (the oldest message points go
+	// first). The points are placed on each request anew and never kept in
+	// the history. Usage reports what was read from and written to the
+	// cache.
+	PromptCache bool
+	// CacheTTL is the TTL of the points PromptCache places: "" for
+	// Bedrock's default (5 minutes), or types.CacheTTLOneHour, which only
+	// the models that accept it get (the others, the default). A point
+	// after a caller's shorter one gets the shorter TTL too.
+	CacheTTL types.CacheTTL
 }

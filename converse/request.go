@@ -11,7 +11,7 @@ import (
 // reaches both.
 func (c *Conversation) request(history []types.Message, cfg *types.ToolConfiguration) *bedrockruntime.ConverseInput {
 	o := &c.opts
-	return &bedrockruntime.ConverseInput{
+	in := &bedrockruntime.ConverseInput{
 		ModelId:                           aws.String(c.modelID),
 		Messages:                          history,
 		System:                            o.System,
@@ -26,6 +26,10 @@ func (c *Conversation) request(history []types.Message, cfg *types.ToolConfigura
 		ServiceTier:                       o.ServiceTier,
 		ToolConfig:                        cfg,
 	}
+	if o.PromptCache {
+		placeCachePoints(c.model, o.CacheTTL, in)
+	}
+	return in
 }
 
 // streamRequest is in as a ConverseStream request: every field copied, the

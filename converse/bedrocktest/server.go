@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -31,6 +32,7 @@ type Server struct {
 	srv     *httptest.Server
 	http    *http.Client
 	nextID  atomic.Int64
+	cache   promptCache
 
 	mu   sync.Mutex
 	reqs []*Request
@@ -52,6 +54,27 @@ type Options struct {
 	// by default the server has none.
 	MaxRequestBytes int64
 
+	// MaxInputTokens, when positive, is the model's context window: a
+	// request of more input tokens (by EstimateTokens) gets Bedrock's 400
+	// ValidationException "Input is too long for requested model.", from
+	// Converse, ConverseStream and CountTokens alike.
+	MaxInputTokens int
+
+	// Accounting makes the server report its own count of each request's
+	// input tokens (EstimateTokens) in the usage of the replies it encodes
+	// (Output, not Raw or Events), the output tokens left as the reply has
+	// them. It simulates Bedrock's prompt cache too: the prefix up to a
+	// cache point (of the model's minimum tokens or more, without the cache
+	// points themselves) is written to the cache for the point's TTL, and a
+	// later request with the same prefix up to one of its points, within
+	// the TTL, reads it, which starts the TTL again. Usage then counts the
+	// longest prefix read as CacheReadInputTokens, from there to the last
+	// point as CacheWriteInputTokens, and the rest as InputTokens.
+	Accounting bool
+
+	// Now is the clock of the prompt cache's TTLs; nil means time.Now.
+	Now func() time.Time
+
 	// MaxRequests is how many of the last requests the server keeps for
 	// Requests: 1000 by default, none if 0, all of them if negative (which,
 	// over a long run, holds every body in memory).
@@ -66,6 +89,10 @@ func NewServer(h Handler, optFns ...func(*Options)) *Server {
 	s := &Server{handler: h, opts: Options{MaxRequests: defaultMaxRequests}}
 	for _, fn := range optFns {
 		fn(&s.opts)
+	}
+	s.cache.now = s.opts.Now
+	if s.cache.now == nil {
+		s.cache.now = time.Now
 	}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serveHTTP))
 	s.URL = s.srv.URL
@@ -128,6 +155,10 @@ func (s *Server) Client(optFns ...func(*bedrockruntime.Options)) *bedrockruntime
 
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Amzn-Requestid", fmt.Sprintf("bedrocktest-%d", s.nextID.Add(1)))
+	if modelID, ok := wire.RouteCountTokens(r); ok {
+		s.serveCountTokens(w, r, modelID)
+		return
+	}
 	op, modelID, ok := wire.Route(r)
 	if !ok {
 		writeError(w, &Error{
@@ -144,7 +175,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	req := &Request{Operation: op, ModelID: modelID, Body: body}
 	if tooLong {
 		s.keep(req)
-		writeError(w, Validation("Input is too long for requested model."))
+		writeError(w, tooLongInput())
 		return
 	}
 	in, decodeErr := wire.DecodeConverseInput(body)
@@ -174,6 +205,10 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if s.overWindow(req) {
+		writeError(w, tooLongInput())
+		return
+	}
 
 	reply, err := s.handler.ServeConverse(r.Context(), req)
 	if err != nil {
@@ -188,6 +223,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, setupErrorf("handler returned a nil Reply"))
 		return
 	}
+	reply = s.withUsage(req, reply)
 	if op == recording.OpConverse {
 		s.writeConverse(w, reply)
 		return

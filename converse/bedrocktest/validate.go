@@ -30,7 +30,9 @@ import (
 // quirks of model families (see the models package): the toolResult status
 // field, text beside tool results, tools in streaming mode; and images and
 // documents: their sizes, counts and names, and which a model family takes
-// in a tool result.
+// in a tool result; and prompt caching: which models and fields take cache
+// points, at most four, TTLs that do not increase, none right after a
+// document or video block.
 func Validate(req *Request) *Error {
 	m := models.Parse(req.ModelID)
 	if e := validateToolConfig(req.ToolConfig); e != nil {
@@ -66,7 +68,7 @@ func Validate(req *Request) *Error {
 			return e
 		}
 	}
-	return nil
+	return validateCache(m, req)
 }
 
 // toolNamePattern is the constraint on ToolSpecification.name.

@@ -19,6 +19,28 @@ const (
 // model ID is path-escaped (an ARN's '/' arrives as %2F). ok is false for
 // any other request.
 func Route(r *http.Request) (op, modelID string, ok bool) {
+	modelID, suffix, ok := modelRoute(r)
+	switch {
+	case !ok:
+		return "", "", false
+	case suffix == "converse":
+		return OpConverse, modelID, true
+	case suffix == "converse-stream":
+		return OpConverseStream, modelID, true
+	}
+	return "", "", false
+}
+
+// RouteCountTokens reads the model ID from a request for
+// /model/{modelId}/count-tokens, the CountTokens operation, which Route
+// leaves out as recordings do.
+func RouteCountTokens(r *http.Request) (modelID string, ok bool) {
+	modelID, suffix, ok := modelRoute(r)
+	return modelID, ok && suffix == "count-tokens"
+}
+
+// modelRoute splits a POST to /model/{modelId}/{suffix}.
+func modelRoute(r *http.Request) (modelID, suffix string, ok bool) {
 	if r.Method != http.MethodPost {
 		return "", "", false
 	}
@@ -27,21 +49,14 @@ func Route(r *http.Request) (op, modelID string, ok bool) {
 		return "", "", false
 	}
 	escaped, suffix, found := strings.Cut(rest, "/")
-	switch {
-	case !found || escaped == "":
-		return "", "", false
-	case suffix == "converse":
-		op = OpConverse
-	case suffix == "converse-stream":
-		op = OpConverseStream
-	default:
+	if !found || escaped == "" {
 		return "", "", false
 	}
 	id, err := url.PathUnescape(escaped)
 	if err != nil {
 		return "", "", false
 	}
-	return op, id, true
+	return id, suffix, true
 }
 
 // ErrorTypeHeader is where Bedrock puts the type of an error response, and

@@ -1,0 +1,228 @@
+package bedrocktest
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+
+	"github.com/tooluse/bedrock/converse/internal/models"
+	"github.com/tooluse/bedrock/converse/internal/wire"
+)
+
+// EstimateTokens is the server's count of the input tokens of a request:
+// a token per four bytes of the canonical JSON of its messages, system
+// prompt and tools (the SDK's encoding of a request body holding only
+// those), cache points left out. It stands in for the model's tokenizer in
+// usage (Options.Accounting), the context window (Options.MaxInputTokens)
+// and CountTokens.
+func EstimateTokens(req *Request) int {
+	return wire.EstimateTokens(stripCachePoints(req, nil))
+}
+
+// cachePoint is where a request holds a cachePoint block.
+type cachePoint struct {
+	field string // "tools", "system" or "messages"
+	msg   int    // the message, for field messages
+	index int    // the block in its list
+	ttl   types.CacheTTL
+}
+
+// cachePoints lists a request's cache points in Bedrock's order: tools,
+// system, messages.
+func cachePoints(req *Request) []cachePoint {
+	var points []cachePoint
+	if req.ToolConfig != nil {
+		for i, t := range req.ToolConfig.Tools {
+			if cp, ok := t.(*types.ToolMemberCachePoint); ok {
+				points = append(points, cachePoint{field: "tools", index: i, ttl: cp.Value.Ttl})
+			}
+		}
+	}
+	for i, b := range req.System {
+		if cp, ok := b.(*types.SystemContentBlockMemberCachePoint); ok {
+			points = append(points, cachePoint{field: "system", index: i, ttl: cp.Value.Ttl})
+		}
+	}
+	for n, msg := range req.Messages {
+		for i, b := range msg.Content {
+			if cp, ok := b.(*types.ContentBlockMemberCachePoint); ok {
+				points = append(points, cachePoint{field: "messages", msg: n, index: i, ttl: cp.Value.Ttl})
+			}
+		}
+	}
+	return points
+}
+
+// ttlRank orders TTLs: the default (none, or 5m) before 1h.
+func ttlRank(ttl types.CacheTTL) int {
+	if ttl == types.CacheTTLOneHour {
+		return 1
+	}
+	return 0
+}
+
+// validateCache checks a request's cache points against Bedrock's prompt
+// caching rules (see models.Cache for the table and its source). Where
+// Bedrock's wording is not documented, the message is the server's own
+// and says so by naming the rule.
+func validateCache(m models.Model, req *Request) *Error {
+	points := cachePoints(req)
+	if len(points) == 0 {
+		return nil
+	}
+	rules, ok := m.Cache()
+	if !ok {
+		return Validation("You invoked an unsupported model or your request did not allow prompt caching. See the documentation for more information.")
+	}
+	if len(points) > models.MaxCachePoints {
+		return Validation(fmt.Sprintf("A maximum of %d blocks with cache_control may be provided. Found %d.", models.MaxCachePoints, len(points)))
+	}
+	prev := 1
+	for _, p := range points {
+		switch {
+		case p.field == "tools" && !rules.Tools:
+			return Validation(fmt.Sprintf("Malformed input request: #/toolConfig/tools/%d: extraneous key [cachePoint] is not permitted, please reformat your input and try again.", p.index))
+		case p.field == "system" && !rules.System, p.field == "messages" && !rules.Messages:
+			return Validation("You invoked an unsupported model or your request did not allow prompt caching. See the documentation for more information.")
+		case p.ttl != "" && p.ttl != types.CacheTTLFiveMinutes && p.ttl != types.CacheTTLOneHour:
+			return Validation(fmt.Sprintf("1 validation error detected: Value '%s' at 'cachePoint.ttl' failed to satisfy constraint: Member must satisfy enum value set: [5m, 1h]", p.ttl))
+		case p.ttl == types.CacheTTLOneHour && !rules.LongTTL:
+			return Validation(fmt.Sprintf("The model %s does not support the cache point TTL 1h. Use 5m and try again.", req.ModelID))
+		case ttlRank(p.ttl) > prev:
+			return Validation("A cachePoint with ttl '1h' must not come after a cachePoint with ttl '5m': TTLs must not increase from tools to system to messages.")
+		}
+		prev = ttlRank(p.ttl)
+		if p.field == "messages" && p.index > 0 {
+			switch req.Messages[p.msg].Content[p.index-1].(type) {
+			case *types.ContentBlockMemberDocument, *types.ContentBlockMemberVideo:
+				return Validation(fmt.Sprintf("The cachePoint at messages.%d.content.%d directly follows a document or video block, which is not supported. Move the cachePoint and try again.", p.msg, p.index))
+			}
+		}
+	}
+	return nil
+}
+
+// stripCachePoints returns the content of req without its cache points: all
+// of it, or with upTo, the prefix before that point.
+func stripCachePoints(req *Request, upTo *cachePoint) *bedrockruntime.ConverseInput {
+	in := &bedrockruntime.ConverseInput{}
+	if req.ToolConfig != nil {
+		in.ToolConfig = &types.ToolConfiguration{}
+		for i, t := range req.ToolConfig.Tools {
+			if upTo != nil && upTo.field == "tools" && i >= upTo.index {
+				return in
+			}
+			if _, ok := t.(*types.ToolMemberCachePoint); !ok {
+				in.ToolConfig.Tools = append(in.ToolConfig.Tools, t)
+			}
+		}
+	}
+	for i, b := range req.System {
+		if upTo != nil && upTo.field == "system" && i >= upTo.index {
+			return in
+		}
+		if _, ok := b.(*types.SystemContentBlockMemberCachePoint); !ok {
+			in.System = append(in.System, b)
+		}
+	}
+	for n, msg := range req.Messages {
+		kept := types.Message{Role: msg.Role}
+		for i, b := range msg.Content {
+			if upTo != nil && upTo.field == "messages" && n == upTo.msg && i >= upTo.index {
+				in.Messages = append(in.Messages, kept)
+				return in
+			}
+			if _, ok := b.(*types.ContentBlockMemberCachePoint); !ok {
+				kept.Content = append(kept.Content, b)
+			}
+		}
+		in.Messages = append(in.Messages, kept)
+	}
+	return in
+}
+
+// promptCache simulates Bedrock's prompt cache as the user guide describes
+// it: a request writes the prefix up to each of its cache points (a prefix
+// of the model's minimum tokens or more) for the point's TTL, and a later
+// request whose prefix up to one of its points is the same, within that
+// TTL, reads it from the cache, which starts the TTL again.
+type promptCache struct {
+	now func() time.Time
+
+	mu      sync.Mutex
+	entries map[[sha256.Size]byte]time.Time // prefix digest → expiry
+}
+
+// usage counts the input tokens of req as Bedrock bills them: those read
+// from the cache (the longest cached prefix), those written to it (from
+// there to the last cache point) and the rest.
+func (c *promptCache) usage(req *Request) (input, read, write int) {
+	total := EstimateTokens(req)
+	rules, ok := models.Parse(req.ModelID).Cache()
+	if !ok {
+		return total, 0, 0
+	}
+	type prefix struct {
+		key    [sha256.Size]byte
+		tokens int
+		ttl    time.Duration
+	}
+	var prefixes []prefix
+	for _, p := range cachePoints(req) {
+		b, err := wire.CanonicalJSON(stripCachePoints(req, &p))
+		if err != nil || len(b)/wire.BytesPerToken < rules.MinTokens {
+			continue
+		}
+		ttl := 5 * time.Minute
+		if p.ttl == types.CacheTTLOneHour {
+			ttl = time.Hour
+		}
+		prefixes = append(prefixes, prefix{sha256.Sum256(append([]byte(req.ModelID+"\x00"), b...)), len(b) / wire.BytesPerToken, ttl})
+	}
+	now := c.now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.entries == nil {
+		c.entries = map[[sha256.Size]byte]time.Time{}
+	}
+	for _, p := range prefixes {
+		if exp, hit := c.entries[p.key]; hit && now.Before(exp) {
+			read = max(read, p.tokens)
+		}
+		c.entries[p.key] = now.Add(p.ttl)
+	}
+	if n := len(prefixes); n > 0 {
+		write = max(prefixes[n-1].tokens-read, 0)
+	}
+	return max(total-read-write, 0), read, write
+}
+
+// withUsage returns reply with the server's accounting of req in its usage,
+// the output tokens as the reply had them. Replies served byte for byte
+// (Raw, Events) are left as they are.
+func (s *Server) withUsage(req *Request, reply *Reply) *Reply {
+	if !s.opts.Accounting || reply.Output == nil {
+		return reply
+	}
+	input, read, write := s.cache.usage(req)
+	out := *reply.Output
+	var output int32
+	if out.Usage != nil {
+		output = aws.ToInt32(out.Usage.OutputTokens)
+	}
+	out.Usage = &types.TokenUsage{
+		InputTokens:           aws.Int32(int32(input)),
+		OutputTokens:          aws.Int32(output),
+		TotalTokens:           aws.Int32(int32(input+read+write) + output),
+		CacheReadInputTokens:  aws.Int32(int32(read)),
+		CacheWriteInputTokens: aws.Int32(int32(write)),
+	}
+	r := *reply
+	r.Output = &out
+	return &r
+}

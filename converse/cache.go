@@ -1,0 +1,262 @@
+package converse
+
+import (
+	"slices"
+
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+
+	"github.com/tooluse/bedrock/converse/internal/models"
+	"github.com/tooluse/bedrock/converse/internal/wire"
+)
+
+// point is a cache point of a request, the caller's or one to place.
+type point struct {
+	field int // fieldTools, fieldSystem or fieldMessages
+	msg   int // the message, for fieldMessages
+	index int // the caller's point: its block; ours go at the end of the list
+	rank  int // ttlRank of its TTL
+	ours  bool
+}
+
+// The fields of a request that take cache points, in Bedrock's order.
+const (
+	fieldTools = iota
+	fieldSystem
+	fieldMessages
+)
+
+// ttlRank orders TTLs: the default (none, or 5m) before 1h.
+func ttlRank(ttl types.CacheTTL) int {
+	if ttl == types.CacheTTLOneHour {
+		return 1
+	}
+	return 0
+}
+
+// placeCachePoints adds cachePoint blocks to in for model m, with TTL ttl
+// ("" for Bedrock's default), by the rules of the prompt caching table (see
+// models.Cache): after the tool definitions, after the system prompt and at
+// the end of the newest user messages, so that each turn reads the prefix
+// the turn before wrote. Only the fields the model takes get points, only
+// where the prefix (estimated at a token per four bytes of its JSON) has
+// the model's minimum of tokens, and never right after a document or
+// video block. With the caller's own points, a request holds at most
+// models.MaxCachePoints: the oldest message points, the caller's included,
+// are dropped first. A placed point's TTL is lowered to keep TTLs from
+// increasing from tools to system to messages, and the point left out if
+// even that cannot. in's slices are replaced, never written: the history
+// and Options keep no cache point of ours.
+func placeCachePoints(m models.Model, ttl types.CacheTTL, in *bedrockruntime.ConverseInput) {
+	rules, ok := m.Cache()
+	if !ok {
+		return
+	}
+	if ttl == types.CacheTTLOneHour && !rules.LongTTL {
+		ttl = ""
+	}
+	points := callerPoints(in)
+	est := newPrefixTokens(in)
+	var tools []types.Tool
+	if in.ToolConfig != nil {
+		tools = in.ToolConfig.Tools
+	}
+	if rules.Tools && len(tools) > 0 && !isToolPoint(tools[len(tools)-1]) && est.tools >= rules.MinTokens {
+		points = append(points, point{field: fieldTools, rank: ttlRank(ttl), ours: true})
+	}
+	if rules.System && len(in.System) > 0 && !isSystemPoint(in.System[len(in.System)-1]) && est.system >= rules.MinTokens {
+		points = append(points, point{field: fieldSystem, rank: ttlRank(ttl), ours: true})
+	}
+	if rules.Messages {
+		// Points on the newest user messages, up to as many as a request
+		// takes; fitPoints drops the oldest that do not fit.
+		for n, placed := len(in.Messages)-1, 0; n >= 0 && placed < models.MaxCachePoints; n-- {
+			if msg := in.Messages[n]; msg.Role == types.ConversationRoleUser && takesPoint(msg) && est.through(n) >= rules.MinTokens {
+				points = append(points, point{field: fieldMessages, msg: n, rank: ttlRank(ttl), ours: true})
+				placed++
+			}
+		}
+	}
+	slices.SortStableFunc(points, comparePoints)
+	points = fitPoints(points)
+	write(in, points, ttl)
+}
+
+// callerPoints lists the cache points in already.
+func callerPoints(in *bedrockruntime.ConverseInput) []point {
+	var points []point
+	if in.ToolConfig != nil {
+		for i, t := range in.ToolConfig.Tools {
+			if cp, ok := t.(*types.ToolMemberCachePoint); ok {
+				points = append(points, point{field: fieldTools, index: i, rank: ttlRank(cp.Value.Ttl)})
+			}
+		}
+	}
+	for i, b := range in.System {
+		if cp, ok := b.(*types.SystemContentBlockMemberCachePoint); ok {
+			points = append(points, point{field: fieldSystem, index: i, rank: ttlRank(cp.Value.Ttl)})
+		}
+	}
+	for n, msg := range in.Messages {
+		for i, b := range msg.Content {
+			if cp, ok := b.(*types.ContentBlockMemberCachePoint); ok {
+				points = append(points, point{field: fieldMessages, msg: n, index: i, rank: ttlRank(cp.Value.Ttl)})
+			}
+		}
+	}
+	return points
+}
+
+func isToolPoint(t types.Tool) bool {
+	_, ok := t.(*types.ToolMemberCachePoint)
+	return ok
+}
+
+func isSystemPoint(b types.SystemContentBlock) bool {
+	_, ok := b.(*types.SystemContentBlockMemberCachePoint)
+	return ok
+}
+
+// takesPoint reports whether a cache point may go at the end of msg: it has
+// content, does not end with one already, and its last block is not a
+// document or video, which Bedrock does not let a cache point follow.
+func takesPoint(msg types.Message) bool {
+	if len(msg.Content) == 0 {
+		return false
+	}
+	switch msg.Content[len(msg.Content)-1].(type) {
+	case *types.ContentBlockMemberCachePoint, *types.ContentBlockMemberDocument, *types.ContentBlockMemberVideo:
+		return false
+	}
+	return true
+}
+
+// comparePoints orders points as they come in a request; one of ours comes
+// after the blocks of its list.
+func comparePoints(a, b point) int {
+	key := func(p point) [3]int {
+		i := p.index
+		if p.ours {
+			i = int(^uint(0) >> 1)
+		}
+		return [3]int{p.field, p.msg, i}
+	}
+	ka, kb := key(a), key(b)
+	return slices.Compare(ka[:], kb[:])
+}
+
+// fitPoints keeps at most models.MaxCachePoints of points, in request
+// order, dropping message points oldest first, then ours on the system
+// prompt and the tools; and lowers the TTL of ours where a point before
+// has a shorter one, dropping ours where a caller's point after has a
+// longer one.
+func fitPoints(points []point) []point {
+	for len(points) > models.MaxCachePoints {
+		drop := slices.IndexFunc(points, func(p point) bool { return p.field == fieldMessages })
+		if drop < 0 {
+			drop = slices.IndexFunc(points, func(p point) bool { return p.ours })
+		}
+		if drop < 0 {
+			break // the caller's own are too many; Bedrock will say so
+		}
+		points = slices.Delete(points, drop, drop+1)
+	}
+	var kept []point
+	for i, p := range points {
+		if p.ours {
+			for _, q := range kept {
+				p.rank = min(p.rank, q.rank)
+			}
+			if slices.ContainsFunc(points[i+1:], func(q point) bool { return !q.ours && q.rank > p.rank }) {
+				continue
+			}
+		}
+		kept = append(kept, p)
+	}
+	return kept
+}
+
+// write makes points the cache points of in: ours added, the caller's
+// dropped ones removed, in new slices.
+func write(in *bedrockruntime.ConverseInput, points []point, ttl types.CacheTTL) {
+	keep := map[[3]int]bool{}
+	var ours [fieldMessages + 1]map[int]types.CachePointBlock
+	for i := range ours {
+		ours[i] = map[int]types.CachePointBlock{}
+	}
+	for _, p := range points {
+		if !p.ours {
+			keep[[3]int{p.field, p.msg, p.index}] = true
+			continue
+		}
+		cp := types.CachePointBlock{Type: types.CachePointTypeDefault}
+		if p.rank == 1 {
+			cp.Ttl = types.CacheTTLOneHour
+		} else if ttl == types.CacheTTLFiveMinutes {
+			cp.Ttl = ttl
+		}
+		ours[p.field][p.msg] = cp
+	}
+	if cp, ok := ours[fieldTools][0]; ok {
+		cfg := *in.ToolConfig
+		cfg.Tools = append(slices.Clip(cfg.Tools), &types.ToolMemberCachePoint{Value: cp})
+		in.ToolConfig = &cfg
+	}
+	if cp, ok := ours[fieldSystem][0]; ok {
+		in.System = append(slices.Clip(in.System), &types.SystemContentBlockMemberCachePoint{Value: cp})
+	}
+	msgs := slices.Clone(in.Messages)
+	for n, msg := range msgs {
+		var content []types.ContentBlock
+		changed := false
+		for i, b := range msg.Content {
+			if _, ok := b.(*types.ContentBlockMemberCachePoint); ok && !keep[[3]int{fieldMessages, n, i}] {
+				changed = true
+				continue
+			}
+			content = append(content, b)
+		}
+		if cp, ok := ours[fieldMessages][n]; ok {
+			content, changed = append(content, &types.ContentBlockMemberCachePoint{Value: cp}), true
+		}
+		if changed {
+			msgs[n].Content = content
+		}
+	}
+	in.Messages = msgs
+}
+
+// prefixTokens estimates the tokens of a request's prefixes, as bedrocktest
+// counts them: the bytes of their JSON over wire.BytesPerToken.
+type prefixTokens struct {
+	tools, system, total int
+	msgs                 []types.Message
+	newest               []int // newest[i]: the tokens of the i+1 newest messages, once counted
+}
+
+func newPrefixTokens(in *bedrockruntime.ConverseInput) *prefixTokens {
+	return &prefixTokens{
+		tools:  wire.EstimateTokens(&bedrockruntime.ConverseInput{ToolConfig: in.ToolConfig}),
+		system: wire.EstimateTokens(&bedrockruntime.ConverseInput{ToolConfig: in.ToolConfig, System: in.System}),
+		total:  wire.EstimateTokens(in),
+		msgs:   in.Messages,
+	}
+}
+
+// through estimates the prefix through message n: the whole request less
+// the messages after it, counted from the newest back, each once.
+func (p *prefixTokens) through(n int) int {
+	after := len(p.msgs) - 1 - n
+	for len(p.newest) < after {
+		k := len(p.msgs) - 1 - len(p.newest)
+		sum := wire.EstimateTokens(&bedrockruntime.ConverseInput{Messages: p.msgs[k : k+1]})
+		if len(p.newest) > 0 {
+			sum += p.newest[len(p.newest)-1]
+		}
+		p.newest = append(p.newest, sum)
+	}
+	if after == 0 {
+		return p.total
+	}
+	return p.total - p.newest[after-1]
+}
