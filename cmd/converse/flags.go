@@ -41,6 +41,8 @@ type settings struct {
 	replayLenient bool
 	json          bool
 	verbose       bool
+	session       string
+	yes           bool
 	request       requestFlags
 
 	set    map[string]bool // the flags given on the command line
@@ -70,7 +72,9 @@ func parseFlags(args []string, stdout io.Writer) (*settings, error) {
 	fs.StringVar(&s.replay, "replay", "", "offline: answer the model calls from the recording `file`")
 	fs.BoolVar(&s.replayLenient, "replay-lenient", false, "with -replay, serve the recorded answers without comparing the requests")
 	fs.BoolVar(&s.json, "json", false, "print one JSON object per prompt: text, stop reason, turns, usage, history")
-	fs.BoolVar(&s.verbose, "v", false, "trace model turns and tool calls on standard error")
+	fs.BoolVar(&s.verbose, "v", false, "trace model turns, tool calls, approvals and resumes on standard error")
+	fs.StringVar(&s.session, "session", "", "keep the conversation in `file`: load it if it exists, save it at every step; with no prompt, resume it")
+	fs.BoolVar(&s.yes, "yes", false, "approve every call of the manifest tools marked \"approve\" without asking")
 
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

@@ -26,7 +26,9 @@ func (r *running) track(t *tools.Tool) (*tools.Tool, error) {
 		r.add(1)
 		defer r.add(-1)
 		return t.Call(ctx, in)
-	}, func(o *tools.Options) { o.Timeout, o.MaxOutput = t.Timeout(), t.MaxOutput() })
+	}, func(o *tools.Options) {
+		o.Timeout, o.MaxOutput, o.Approve = t.Timeout(), t.MaxOutput(), t.NeedsApproval()
+	})
 }
 
 func (r *running) add(d int) {

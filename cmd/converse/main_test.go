@@ -98,6 +98,16 @@ func helperTool(mode string, args []string) int {
 	case "touch": // leaves a mark that it ran
 		os.WriteFile(args[0], nil, 0o644)
 		fmt.Println(`"ran"`)
+	case "mark": // appends a line to args[0]: the runs can be counted
+		if err := appendLine(args[0]); err != nil {
+			return 1
+		}
+		fmt.Println(`"marked"`)
+	case "mark-hang": // marks args[0], writes its pid to the pipe args[1], and hangs
+		if appendLine(args[0]) != nil || os.WriteFile(args[1], []byte(fmt.Sprintf("%d\n", os.Getpid())), 0o644) != nil {
+			return 1
+		}
+		time.Sleep(time.Hour)
 	case "fail":
 		fmt.Fprintln(os.Stderr, "something broke")
 		return 3
@@ -125,6 +135,16 @@ func helperTool(mode string, args []string) int {
 		return 2
 	}
 	return 0
+}
+
+func appendLine(path string) error {
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = f.WriteString("ran\n")
+	return err
 }
 
 // outcome is what a run of converse did.

@@ -33,6 +33,7 @@ type manifestTool struct {
 	Timeout     string            `json:"timeout"`
 	Env         map[string]string `json:"env"`        // tools.Options.Env
 	InheritEnv  []string          `json:"inheritEnv"` // tools.Options.InheritEnv
+	Approve     bool              `json:"approve"`    // tools.Options.Approve: asked on the terminal
 }
 
 // loadManifest reads the manifest at path and makes its tools. taken holds
@@ -109,7 +110,7 @@ func (mt manifestTool) tool(dir string) (*tools.Tool, error) {
 	}
 	argv[0] = program
 	t, err := tools.Command(mt.Name, mt.Description, schema, argv, func(o *tools.Options) {
-		o.Timeout, o.Env, o.InheritEnv = timeout, mt.Env, mt.InheritEnv
+		o.Timeout, o.Env, o.InheritEnv, o.Approve = timeout, mt.Env, mt.InheritEnv, mt.Approve
 	})
 	if err != nil {
 		// Drop the tools package's own prefix: the caller names the tool.

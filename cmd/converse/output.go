@@ -51,6 +51,10 @@ func (p *printer) event(ev converse.Event) {
 		p.tracef("← %s %s %s in %v: %s\n", printable(e.Name), printable(e.ID), e.Status, roundDuration(e.Duration), shorten(result))
 	case converse.Fallback:
 		p.tracef("· turn %d: %s\n", e.Turn, e.Reason)
+	case converse.ApprovalDecided:
+		p.tracef("· %s %s %s: %s\n", printable(e.Call.Tool), printable(e.Call.ID), e.Decision.Verdict, shorten(e.Decision.By+" "+e.Decision.Reason))
+	case converse.Resumed:
+		p.tracef("· resuming the session: %d messages, %d decisions\n", e.Messages, e.Decisions)
 	}
 }
 

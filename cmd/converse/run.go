@@ -45,7 +45,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return err
 	}
 	prompt, interactive, err := readPrompt(s.prompt, stdin)
-	if err != nil {
+	resumeOnly := err != nil && isUsage(err) && s.session != "" && len(s.prompt) == 0
+	if err != nil && !resumeOnly {
 		return err
 	}
 	b, err := newBackend(ctx, s, rec)
@@ -60,7 +61,22 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return &usageError{err}
 	}
 
-	sess := newSession(s, rec, reg, b, stdout, stderr)
+	sess, err := newSession(ctx, s, rec, reg, b, stdin, stdout, stderr)
+	if err != nil {
+		return err
+	}
+	if s.session != "" {
+		resumed, err := sess.resume(ctx, stdin)
+		if err != nil {
+			return err
+		}
+		if resumeOnly && !resumed {
+			return usagef("-session %s is finished: give a prompt to continue it", s.session)
+		}
+		if resumeOnly {
+			return nil
+		}
+	}
 	if interactive {
 		return sess.chat(ctx, stdin)
 	}
@@ -153,7 +169,7 @@ type session struct {
 	stdout  io.Writer
 }
 
-func newSession(s *settings, rec *recording.Recording, reg *tools.Registry, b *backend, stdout, stderr io.Writer) *session {
+func newSession(ctx context.Context, s *settings, rec *recording.Recording, reg *tools.Registry, b *backend, stdin io.Reader, stdout, stderr io.Writer) (*session, error) {
 	var first recording.Exchange
 	if rec != nil && len(rec.Exchanges) > 0 {
 		first = rec.Exchanges[0]
@@ -164,7 +180,11 @@ func newSession(s *settings, rec *recording.Recording, reg *tools.Registry, b *b
 		stream = true // replay the way it was recorded
 	}
 	p := &printer{stdout: stdout, stderr: stderr, noText: s.json, verbose: s.verbose}
-	conv := converse.New(b.client, model, reg, func(o *converse.Options) {
+	ss := &session{
+		s: s, model: model, print: p, backend: b, stdout: stdout,
+		where: where{model: model, region: b.region, endpoint: s.endpoint, replay: s.replay, maxTurns: s.maxTurns, maxTokens: s.maxTokens},
+	}
+	conv, err := openConversation(ctx, s, b.client, model, reg, func(o *converse.Options) {
 		if s.system != "" {
 			o.System = []types.SystemContentBlock{&types.SystemContentBlockMemberText{Value: s.system}}
 		}
@@ -177,16 +197,18 @@ func newSession(s *settings, rec *recording.Recording, reg *tools.Registry, b *b
 		if s.verbose {
 			o.Logger = slog.New(slog.NewTextHandler(stderr, nil))
 		}
+		o.Approve = ss.approver(stdin)
 	})
+	if err != nil {
+		return nil, err
+	}
+	ss.conv = conv
 	if s.replay != "" {
 		p.tracef("· model %s, replaying %s offline\n", printable(model), s.replay)
 	} else {
 		p.tracef("· model %s in region %s\n", printable(model), b.region)
 	}
-	return &session{
-		s: s, model: model, conv: conv, print: p, backend: b, stdout: stdout,
-		where: where{model: model, region: b.region, endpoint: s.endpoint, replay: s.replay, maxTurns: s.maxTurns, maxTokens: s.maxTokens},
-	}
+	return ss, nil
 }
 
 func inferenceConfig(s *settings) *types.InferenceConfiguration {
@@ -208,6 +230,11 @@ func inferenceConfig(s *settings) *types.InferenceConfiguration {
 // failure, if any.
 func (ss *session) send(ctx context.Context, prompt string) error {
 	res, err := ss.conv.Send(ctx, prompt)
+	return ss.report(res, err)
+}
+
+// report reports the outcome of a Send or Resume.
+func (ss *session) report(res *converse.Result, err error) error {
 	ss.print.endText()
 	if res != nil {
 		ss.print.citations(res.Citations)

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/tooluse/bedrock/converse"
+	"github.com/tooluse/bedrock/tools"
+)
+
+// sessionStore is the store of the -session file: its directory, with the
+// file's name as the session id.
+func sessionStore(path string) (converse.FileStore, string) {
+	return converse.FileStore{Dir: filepath.Dir(path)}, filepath.Base(path)
+}
+
+// openConversation starts the conversation, or restores it from the
+// -session file if there is one; with -session it is saved there at every
+// step. A session file that cannot be read is a usage error.
+func openConversation(ctx context.Context, s *settings, client converse.Client, model string, reg *tools.Registry, opts func(*converse.Options)) (*converse.Conversation, error) {
+	if s.session == "" {
+		return converse.New(client, model, reg, opts), nil
+	}
+	store, id := sessionStore(s.session)
+	withStore := func(o *converse.Options) {
+		opts(o)
+		o.Store, o.SessionID = store, id
+	}
+	st, err := store.Load(ctx, id)
+	if errors.Is(err, fs.ErrNotExist) {
+		return converse.New(client, model, reg, withStore), nil
+	}
+	if err != nil {
+		return nil, usagef("-session: %w", err)
+	}
+	if s.set["model"] && st.ModelID != model {
+		return nil, usagef("-session %s is a conversation with %s, not %s", s.session, printable(st.ModelID), printable(model))
+	}
+	conv, err := converse.Restore(client, reg, st, withStore)
+	if err != nil {
+		return nil, usagef("-session %s: %w", s.session, err)
+	}
+	return conv, nil
+}
+
+// approver decides the calls of the manifest tools marked "approve": -yes
+// approves them all; otherwise the user is asked on the terminal, and with
+// no terminal the call is denied, so that the model hears why and the
+// conversation ends normally.
+func (ss *session) approver(stdin io.Reader) func(context.Context, converse.Call) (converse.Decision, error) {
+	return func(ctx context.Context, call converse.Call) (converse.Decision, error) {
+		if ss.s.yes {
+			return converse.Approve(call.ID), nil
+		}
+		tty, closeTTY := approvalTerminal(stdin)
+		if tty == nil {
+			return converse.Deny(call.ID, "converse", "there is no terminal to ask for approval (run with -yes to approve the calls)"), nil
+		}
+		defer closeTTY()
+		ss.print.endText()
+		fmt.Fprintf(tty, "Run %s %s? [y/N] ", printable(call.Tool), shorten(string(call.Input)))
+		answer, err := bufio.NewReader(tty).ReadString('\n')
+		if err != nil && answer == "" {
+			fmt.Fprintln(tty)
+			return converse.Deny(call.ID, "the user", "no answer at the terminal"), nil
+		}
+		switch strings.ToLower(strings.TrimSpace(answer)) {
+		case "y", "yes":
+			return converse.Approve(call.ID), nil
+		}
+		return converse.Deny(call.ID, "the user", "not approved at the terminal"), nil
+	}
+}
+
+// approvalTerminal opens the terminal to ask on: /dev/tty, else standard input if
+// it is one. It returns nil when there is none.
+func approvalTerminal(stdin io.Reader) (io.ReadWriter, func()) {
+	if f, err := os.OpenFile("/dev/tty", os.O_RDWR, 0); err == nil {
+		return f, func() { f.Close() }
+	}
+	if f, ok := stdin.(*os.File); ok && isTerminal(f) {
+		return struct {
+			io.Reader
+			io.Writer
+		}{f, os.Stderr}, func() {}
+	}
+	return nil, func() {}
+}
+
+// resume continues the -session conversation if it was interrupted,
+// deciding its pending calls first, and reports it as send does. It
+// returns false when there was nothing to resume.
+func (ss *session) resume(ctx context.Context, stdin io.Reader) (bool, error) {
+	var decisions []converse.Decision
+	approve := ss.approver(stdin)
+	for _, call := range ss.conv.State().Pending {
+		d, err := approve(ctx, call)
+		if err != nil {
+			return true, err
+		}
+		decisions = append(decisions, d)
+	}
+	res, err := ss.conv.Resume(ctx, decisions...)
+	if errors.Is(err, converse.ErrNothingToResume) {
+		return false, nil
+	}
+	return true, ss.report(res, err)
+}

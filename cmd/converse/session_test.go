@@ -1,0 +1,135 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tooluse/bedrock/converse/bedrocktest"
+)
+
+// runDetached runs the binary in a session of its own, so that it has no
+// terminal to ask on, whatever the test runs in.
+func runDetached(t *testing.T, stdin string, args ...string) outcome {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := binaryCommand(ctx, testEnv(t), args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd.Stdin = strings.NewReader(stdin)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	if err != nil {
+		var exit *exec.ExitError
+		require.ErrorAs(t, err, &exit)
+		code = exit.ExitCode()
+	}
+	checkRace(t, code, stderr.String())
+	return outcome{stdout.String(), stderr.String(), code}
+}
+
+func runs(t *testing.T, marks string) int {
+	t.Helper()
+	b, err := os.ReadFile(marks)
+	if os.IsNotExist(err) {
+		return 0
+	}
+	require.NoError(t, err)
+	return strings.Count(string(b), "ran\n")
+}
+
+// TestApprovalWithoutTerminal: with no terminal, a call of a tool marked
+// "approve" is denied and the model hears why; -yes approves it.
+func TestApprovalWithoutTerminal(t *testing.T) {
+	t.Parallel()
+	marks := filepath.Join(t.TempDir(), "marks")
+	manifest := writeManifest(t, `{"tools": [{"name": "send", "description": "Sends.", "approve": true,
+		"command": [`+quote(os.Args[0])+`, "helper-tool", "mark", `+quote(marks)+`]}]}`)
+	for _, yes := range []bool{false, true} {
+		srv := newServer(t, bedrocktest.Script(
+			bedrocktest.ToolUse("", bedrocktest.Call{ID: "t1", Name: "send"}),
+			bedrocktest.Text("Finished."),
+		))
+		args := []string{"-endpoint", srv.URL, "-tools", manifest, "-no-builtins", "-v"}
+		if yes {
+			args = append(args, "-yes")
+		}
+		out := runDetached(t, "", append(args, "send it")...)
+		require.Equal(t, 0, out.code, out.stderr)
+		assert.Equal(t, "Finished.\n", out.stdout)
+		result := resultText(toolResults(t, srv.Requests()[1])["t1"])
+		if yes {
+			assert.Equal(t, 1, runs(t, marks))
+			assert.Equal(t, `"marked"`, result)
+			assert.Contains(t, out.stderr, "· send t1 approved")
+		} else {
+			assert.Zero(t, runs(t, marks), "the tool never runs without a yes")
+			assert.Contains(t, result, "Error: the call was denied by converse: there is no terminal")
+			assert.Contains(t, out.stderr, "· send t1 denied")
+		}
+	}
+}
+
+// TestSessionCrashAndResume kills converse with SIGKILL while a tool of its
+// second round runs, then runs it again on the session with no prompt: it
+// resumes and finishes, and no tool call ran twice.
+func TestSessionCrashAndResume(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	marks, pidPipe, session := filepath.Join(dir, "marks"), filepath.Join(dir, "pid"), filepath.Join(dir, "session.json")
+	require.NoError(t, syscall.Mkfifo(pidPipe, 0o600))
+	pipe, err := os.OpenFile(pidPipe, os.O_RDWR, 0)
+	require.NoError(t, err)
+	t.Cleanup(func() { pipe.Close() })
+	self := quote(os.Args[0])
+	manifest := writeManifest(t, `{"tools": [
+		{"name": "mark", "description": "Marks.", "command": [`+self+`, "helper-tool", "mark", `+quote(marks)+`]},
+		{"name": "hang", "description": "Marks and hangs.", "timeout": "1h",
+		 "command": [`+self+`, "helper-tool", "mark-hang", `+quote(marks)+`, `+quote(pidPipe)+`]}]}`)
+	first := newServer(t, bedrocktest.Script(
+		bedrocktest.ToolUse("", bedrocktest.Call{ID: "m1", Name: "mark"}),
+		bedrocktest.ToolUse("", bedrocktest.Call{ID: "h1", Name: "hang"}),
+	))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := binaryCommand(ctx, testEnv(t), "-endpoint", first.URL, "-tools", manifest, "-no-builtins", "-session", session, "go")
+	require.NoError(t, cmd.Start())
+	line := make([]byte, 32)
+	n, err := pipe.Read(line) // the hanging tool runs
+	require.NoError(t, err)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(line[:n])))
+	require.NoError(t, err)
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+	require.NoError(t, cmd.Process.Kill())
+	_ = cmd.Wait()
+	require.Equal(t, 2, runs(t, marks))
+
+	second := newServer(t, bedrocktest.Script(bedrocktest.Text("Recovered.")))
+	out := runDetached(t, "", "-endpoint", second.URL, "-tools", manifest, "-no-builtins", "-session", session, "-v")
+	require.Equal(t, 0, out.code, out.stderr)
+	assert.Equal(t, "Recovered.\n", out.stdout)
+	assert.Contains(t, out.stderr, "· resuming the session")
+	assert.Equal(t, 2, runs(t, marks), "no call ran again")
+	req := second.Requests()[0]
+	assert.Len(t, req.Messages, 5, "the prompt and both rounds")
+	assert.Contains(t, resultText(toolResults(t, req)["h1"]), "Error: the call was interrupted")
+	info, err := os.Stat(session)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), info.Mode().Perm())
+
+	out = runDetached(t, "", "-endpoint", second.URL, "-session", session)
+	assert.Equal(t, 2, out.code, "a finished session with no prompt is a usage error")
+	assert.Contains(t, out.stderr, "is finished: give a prompt")
+}
