@@ -39,7 +39,8 @@ const (
 // written to the program's standard input, followed by a newline. If the
 // program exits with status 0, its standard output is the result: a
 // [json.RawMessage] if it is valid JSON, otherwise the text as a string, both
-// trimmed of surrounding white space. A non-zero exit is an [*ExitError]. If
+// trimmed of surrounding white space; a media envelope (see the package doc)
+// is a [Result] with images or documents. A non-zero exit is an [*ExitError]. If
 // standard output exceeds 1 MiB (or [Options].MaxOutput, if larger), the
 // program is killed and the error wraps [ErrOutputTooLarge].
 //
@@ -95,7 +96,7 @@ func (c *command) run(parent context.Context, input json.RawMessage) (any, error
 	case stdout.overflowed():
 		return nil, callErrorf(ErrOutputTooLarge, "output too large: the program wrote more than %d bytes to standard output and was killed", c.maxStdout)
 	case err == nil:
-		return commandResult(stdout.bytes()), nil
+		return commandResult(stdout.bytes())
 	case ctx.Err() != nil:
 		return nil, c.killed(parent, ctx.Err())
 	}
@@ -132,14 +133,21 @@ func (c *command) notRun(err error) error {
 	return callErrorf(err, "the program %q could not be run", c.argv[0])
 }
 
-// commandResult returns valid JSON as it is, so that a program can return
-// structured results, and anything else as text.
-func commandResult(stdout []byte) any {
+// commandResult returns a media envelope as a [Result], other valid JSON as
+// it is, so that a program can return structured results, and anything else
+// as text.
+func commandResult(stdout []byte) (any, error) {
 	out := bytes.TrimSpace(stdout)
-	if json.Valid(out) {
-		return json.RawMessage(out)
+	if res, ok, err := mediaEnvelope(out); ok {
+		if err != nil {
+			return nil, err
+		}
+		return res, nil
 	}
-	return string(out)
+	if json.Valid(out) {
+		return json.RawMessage(out), nil
+	}
+	return string(out), nil
 }
 
 // cappedBuffer collects up to limit bytes. The write that would exceed the

@@ -81,6 +81,20 @@
 // group, and the whole group is killed when the call's context ends or the
 // tool's timeout (30 seconds unless Options.Timeout sets another) expires.
 //
+// A program returns images or documents with a media envelope: standard
+// output that is a JSON object whose only keys are "$media" and, optionally,
+// "output":
+//
+//	{"output": {"rows": 3},
+//	 "$media": [{"type": "image/png", "name": "chart", "data": "iVBORw0KGgo..."}]}
+//
+// It is the [Result] of the call: output (any JSON value; absent or null for
+// none) and, for each item of "$media", a [Media] of its type, name and data
+// (standard base64). An object with any other key is ordinary output, so no
+// JSON a program writes otherwise is taken for an envelope; an envelope that
+// cannot be read is an error result. The base64 data counts against the
+// 1 MiB limit of standard output: raise Options.MaxOutput for large media.
+//
 // # Errors
 //
 // A Go error from [Tool.Call] means the call failed; the caller (usually the

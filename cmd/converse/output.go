@@ -48,7 +48,7 @@ func (p *printer) event(ev converse.Event) {
 		if e.Err != nil {
 			result = e.Err.Error()
 		}
-		p.tracef("← %s %s %s in %v: %s\n", printable(e.Name), printable(e.ID), e.Status, roundDuration(e.Duration), shorten(result))
+		p.tracef("← %s %s %s in %v: %s\n", printable(e.Name), printable(e.ID), e.Status, roundDuration(e.Duration), withMedia(shorten(result), e.Media))
 	case converse.Fallback:
 		p.tracef("· turn %d: %s\n", e.Turn, e.Reason)
 	case converse.ApprovalDecided:
@@ -56,6 +56,18 @@ func (p *printer) event(ev converse.Event) {
 	case converse.Resumed:
 		p.tracef("· resuming the session: %d messages, %d decisions\n", e.Messages, e.Decisions)
 	}
+}
+
+// withMedia adds the images and documents of a tool's result to its trace,
+// as "[image/png, 12 KiB]", never their bytes.
+func withMedia(result string, media []converse.MediaInfo) string {
+	for _, m := range media {
+		if result != "" {
+			result += " "
+		}
+		result += printable(m.String())
+	}
+	return result
 }
 
 // endText ends a line of assistant text, so that what follows, on stdout
