@@ -3,6 +3,7 @@ package mcptools
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -71,17 +72,20 @@ func Connect(ctx context.Context, reg *tools.Registry, servers ...Server) (*Brid
 	}
 	lists := make([][]*mcp.Tool, len(b.conns))
 	errs := make([]error, len(b.conns))
+	failed, fail := context.WithCancel(ctx) // the first failure stops the other starts
+	defer fail()
 	var wg sync.WaitGroup
 	for i, c := range b.conns {
 		wg.Go(func() {
-			startCtx, cancel := context.WithTimeout(ctx, c.cfg.StartupTimeout)
-			defer cancel()
-			lists[i], errs[i] = c.list(startCtx)
+			if lists[i], errs[i] = c.list(failed); errs[i] != nil {
+				fail()
+			}
 		})
 	}
 	wg.Wait()
 	for i, err := range errs {
-		if err != nil {
+		// The first failure, not a start it stopped.
+		if err != nil && (ctx.Err() != nil || !errors.Is(err, context.Canceled)) {
 			b.Close()
 			return nil, fmt.Errorf("mcptools: server %q: %w", b.conns[i].cfg.Name, err)
 		}
