@@ -71,7 +71,7 @@ func placeCachePoints(m models.Model, ttl types.CacheTTL, in *bedrockruntime.Con
 		// Points on the newest user messages, up to as many as a request
 		// takes; fitPoints drops the oldest that do not fit.
 		for n, placed := len(in.Messages)-1, 0; n >= 0 && placed < models.MaxCachePoints; n-- {
-			if msg := in.Messages[n]; msg.Role == types.ConversationRoleUser && takesPoint(msg) && est.through(n) >= rules.MinTokens {
+			if msg := in.Messages[n]; msg.Role == types.ConversationRoleUser && takesPoint(msg) && est.reaches(n, rules.MinTokens) {
 				points = append(points, point{field: fieldMessages, msg: n, rank: ttlRank(ttl), ours: true})
 				placed++
 			}
@@ -227,36 +227,32 @@ func write(in *bedrockruntime.ConverseInput, points []point, ttl types.CacheTTL)
 }
 
 // prefixTokens estimates the tokens of a request's prefixes, as bedrocktest
-// counts them: the bytes of their JSON over wire.BytesPerToken.
+// counts them: the bytes of their JSON over wire.BytesPerToken. Messages are
+// counted from the oldest, and only until the prefix has the minimum: the
+// prefixes after it are longer.
 type prefixTokens struct {
-	tools, system, total int
-	msgs                 []types.Message
-	newest               []int // newest[i]: the tokens of the i+1 newest messages, once counted
+	tools, system int
+	msgs          []types.Message
+	counted       int // the messages counted so far
+	sum           int // the tokens of the prefix through them
 }
 
 func newPrefixTokens(in *bedrockruntime.ConverseInput) *prefixTokens {
+	system := wire.EstimateTokens(&bedrockruntime.ConverseInput{ToolConfig: in.ToolConfig, System: in.System})
 	return &prefixTokens{
 		tools:  wire.EstimateTokens(&bedrockruntime.ConverseInput{ToolConfig: in.ToolConfig}),
-		system: wire.EstimateTokens(&bedrockruntime.ConverseInput{ToolConfig: in.ToolConfig, System: in.System}),
-		total:  wire.EstimateTokens(in),
+		system: system,
 		msgs:   in.Messages,
+		sum:    system,
 	}
 }
 
-// through estimates the prefix through message n: the whole request less
-// the messages after it, counted from the newest back, each once.
-func (p *prefixTokens) through(n int) int {
-	after := len(p.msgs) - 1 - n
-	for len(p.newest) < after {
-		k := len(p.msgs) - 1 - len(p.newest)
-		sum := wire.EstimateTokens(&bedrockruntime.ConverseInput{Messages: p.msgs[k : k+1]})
-		if len(p.newest) > 0 {
-			sum += p.newest[len(p.newest)-1]
-		}
-		p.newest = append(p.newest, sum)
+// reaches reports whether the prefix through message n has min tokens.
+func (p *prefixTokens) reaches(n, min int) bool {
+	for p.sum < min && p.counted <= n {
+		p.sum += wire.EstimateTokens(&bedrockruntime.ConverseInput{Messages: p.msgs[p.counted : p.counted+1]})
+		p.counted++
 	}
-	if after == 0 {
-		return p.total
-	}
-	return p.total - p.newest[after-1]
+	// counted stops at the first message whose prefix has min tokens.
+	return p.sum >= min && n >= p.counted-1
 }

@@ -89,6 +89,8 @@ func TestPlaceCachePoints(t *testing.T) {
 		{name: "prefix under the minimum", model: "anthropic.claude-haiku-4-5-20251001-v1:0",
 			system: []types.SystemContentBlock{&types.SystemContentBlockMemberText{Value: strings.Repeat("y", 12_000)}},
 			msgs: []types.Message{u(txt("q1"))}, want: ""},
+		{name: "only the prefixes past the minimum", model: "anthropic.claude-3-7-sonnet-20250219-v1:0",
+			msgs: []types.Message{u(txt("q1")), a(txt("a1")), u(txt(big)), a(txt("a2")), u(txt("q3"))}, want: "m2[1] m4[1]"},
 		{name: "1h where the model takes it", model: "anthropic.claude-sonnet-4-5-20250929-v1:0", ttl: types.CacheTTLOneHour,
 			system: system, msgs: five, want: "system[1]@1h m0[1]@1h m2[1]@1h m4[1]@1h"},
 		{name: "1h becomes the default elsewhere", model: "anthropic.claude-3-7-sonnet-20250219-v1:0", ttl: types.CacheTTLOneHour,

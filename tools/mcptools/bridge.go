@@ -3,7 +3,6 @@ package mcptools
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -72,20 +71,17 @@ func Connect(ctx context.Context, reg *tools.Registry, servers ...Server) (*Brid
 	}
 	lists := make([][]*mcp.Tool, len(b.conns))
 	errs := make([]error, len(b.conns))
-	failed, fail := context.WithCancel(ctx) // the first failure stops the other starts
-	defer fail()
 	var wg sync.WaitGroup
 	for i, c := range b.conns {
 		wg.Go(func() {
-			if lists[i], errs[i] = c.list(failed); errs[i] != nil {
-				fail()
-			}
+			startCtx, cancel := context.WithTimeout(ctx, c.cfg.StartupTimeout)
+			defer cancel()
+			lists[i], errs[i] = c.list(startCtx)
 		})
 	}
 	wg.Wait()
 	for i, err := range errs {
-		// The first failure, not a start it stopped.
-		if err != nil && (ctx.Err() != nil || !errors.Is(err, context.Canceled)) {
+		if err != nil {
 			b.Close()
 			return nil, fmt.Errorf("mcptools: server %q: %w", b.conns[i].cfg.Name, err)
 		}
