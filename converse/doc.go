@@ -53,7 +53,11 @@
 // (tools.Options.MaxOutput) or [ToolOptions].MaxOutput sets another limit. Longer output, or
 // error text, is cut on a rune boundary, ends with a marker such as
 // "… [truncated: 104857602 bytes, first 1048576 kept]", and is sent as text,
-// as cut JSON is no JSON; [ToolEnd].Truncated reports it.
+// as cut JSON is no JSON; [ToolEnd].Truncated reports it. The images and
+// documents of a tools.Result go inside the call's toolResult, beside its
+// output; the cap does not count them: Bedrock's limits and the model
+// family's rules bound them, and media past those are replaced by text
+// placeholders, never a rejected request (see [MediaInfo]).
 //
 // # History
 //
