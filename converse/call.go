@@ -30,6 +30,7 @@ type running struct {
 	begin   time.Time   // zero unless e.OnEvent is set
 	timeout time.Duration
 	decided bool
+	span    toolSpan // zero for a call answered by its early start
 }
 
 // elapsed is the call's duration so far, for its ToolEnd event.
@@ -45,6 +46,8 @@ func (st *running) elapsed() time.Duration {
 // the call's outcome, when the call cannot start: its input could not be
 // read, its tool is unknown, or ctx has ended.
 func (e *Executor) prepare(ctx context.Context, turn int, c toolCall, st *running) (*tools.Tool, outcome, bool) {
+	// The call's span is in the tool's context: the tool's own spans nest under it.
+	ctx, st.span = e.startTool(ctx, c)
 	if e.OnEvent != nil { // building the event, and timing the call, is for listeners only
 		e.emit(ToolStart{Turn: turn, ID: c.id, Name: c.name, Input: c.input})
 		st.begin = time.Now()

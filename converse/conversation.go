@@ -63,6 +63,7 @@ type Conversation struct {
 	opts    Options
 	model   models.Model
 	exec    *Executor // one for all Sends, so that abandoned calls keep counting
+	tel     *telemetry
 
 	sendMu sync.Mutex               // held for a whole Send
 	cfg    *types.ToolConfiguration // ToolConfig of the first cfgLen tools; under sendMu
@@ -99,6 +100,7 @@ func New(client Client, modelID string, reg *tools.Registry, optFns ...func(*Opt
 	for _, fn := range optFns {
 		fn(&c.opts)
 	}
+	c.tel = newTelemetry(c.opts.TracerProvider, c.opts.MeterProvider, modelID, c.opts.RecordContent)
 	c.exec = c.executor()
 	return c
 }
@@ -150,6 +152,13 @@ func (c *Conversation) Send(ctx context.Context, text string) (*Result, error) {
 // On a conversation interrupted before any tool exchange of its last prompt
 // (the model call failed), msg replaces that prompt, which nothing answered.
 func (c *Conversation) SendMessage(ctx context.Context, msg types.Message) (*Result, error) {
+	ctx, span := c.tel.startSend(ctx)
+	res, err := c.sendMessage(ctx, msg)
+	span.end(res, err)
+	return res, err
+}
+
+func (c *Conversation) sendMessage(ctx context.Context, msg types.Message) (*Result, error) {
 	if msg.Role == "" {
 		msg.Role = types.ConversationRoleUser
 	}
@@ -257,7 +266,9 @@ func (c *Conversation) turn(ctx context.Context, n int, exec *Executor, history 
 		c.logger().Info("converse: "+reason, "turn", n)
 		c.emit(Fallback{Turn: n, Reason: reason})
 	}
-	out, err := c.client.Converse(ctx, c.request(history, cfg))
+	chatCtx, chat := c.tel.startChat(ctx, false, history, &c.opts)
+	out, err := c.client.Converse(chatCtx, c.request(history, cfg), chat.options()...)
+	chat.endConverse(out, err)
 	if err != nil {
 		return nil, err
 	}
@@ -281,6 +292,7 @@ func (c *Conversation) executor() *Executor {
 		e.Status = StatusNever
 	}
 	e.media = &mediaRules{modelID: c.modelID, kinds: c.model.ToolResultMedia()}
+	e.tel = c.tel
 	if c.opts.OnEvent != nil {
 		e.OnEvent = c.emit
 	}

@@ -43,7 +43,9 @@ type Executor struct {
 
 	eventMu sync.Mutex
 	slots   slots
+	tel     *telemetry  // the Conversation's; see telemetry
 	media   *mediaRules // the Conversation's model's; nil sends every kind
+	telOnce sync.Once
 }
 
 // Execute answers every toolUse block in content, the content of an
@@ -145,6 +147,7 @@ func (e *Executor) collect(ctx context.Context, turn int, calls []toolCall, star
 	state := make([]running, len(calls))
 	decide := func(i int, out outcome) {
 		state[i].decided = true
+		state[i].span.end(out, e.maxOutput())
 		decided(i, out)
 	}
 	repeated := repeatedIDs(calls)
@@ -156,6 +159,7 @@ func (e *Executor) collect(ctx context.Context, turn int, calls []toolCall, star
 			c, st := calls[next], &state[next]
 			if st.tool == nil {
 				if repeated != nil && repeated[next] {
+					_, st.span = e.startTool(ctx, c)
 					decide(next, outcome{err: fmt.Errorf("%w: %q was already answered in this turn", ErrDuplicateID, c.id)})
 					continue
 				}

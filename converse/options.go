@@ -7,6 +7,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // The defaults of the zero ToolOptions fields.
@@ -150,6 +152,16 @@ type Options struct {
 	Logger *slog.Logger
 	// OnEvent, if set, observes the conversation; see Event.
 	OnEvent func(Event)
+	// TracerProvider and MeterProvider receive the conversation's spans and
+	// metrics, in the OpenTelemetry GenAI semantic conventions (see the
+	// package doc); nil means the global providers, so a program that set
+	// up OpenTelemetry needs no code, and one that did not pays nothing.
+	TracerProvider trace.TracerProvider
+	MeterProvider  metric.MeterProvider
+	// RecordContent adds the prompts, answers, tool arguments and tool
+	// results to the spans. It is off by default, as the conventions say:
+	// they may hold personal or secret data.
+	RecordContent bool
 	// NeedsApproval, if set, makes a call wait for a decision before it runs
 	// when it returns true, in addition to the calls of tools made with
 	// tools.Options.Approve: a policy by input, say. With it set,

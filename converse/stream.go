@@ -19,10 +19,12 @@ import (
 // streamTurn makes one model call with ConverseStream: text deltas go to
 // OnEvent as they arrive, and the events are assembled into the message
 // Converse would have returned.
-func (c *Conversation) streamTurn(ctx context.Context, n int, exec *Executor, history []types.Message, cfg *types.ToolConfiguration) (*turnResult, error) {
-	streamCtx, closeStream := context.WithCancel(ctx)
+func (c *Conversation) streamTurn(ctx context.Context, n int, exec *Executor, history []types.Message, cfg *types.ToolConfiguration) (res *turnResult, err error) {
+	chatCtx, chat := c.tel.startChat(ctx, true, history, &c.opts) // early calls are its siblings, under ctx
+	defer func() { chat.end(res, err) }()
+	streamCtx, closeStream := context.WithCancel(chatCtx)
 	defer closeStream()
-	out, err := c.client.ConverseStream(streamCtx, streamRequest(c.request(history, cfg), c.opts.GuardrailStreamMode))
+	out, err := c.client.ConverseStream(streamCtx, streamRequest(c.request(history, cfg), c.opts.GuardrailStreamMode), chat.options()...)
 	if err != nil {
 		return nil, err
 	}
@@ -49,6 +51,7 @@ func (c *Conversation) streamTurn(ctx context.Context, n int, exec *Executor, hi
 		if !ok {
 			break
 		}
+		chat.chunked()
 		switch e := ev.(type) {
 		case *types.ConverseStreamOutputMemberContentBlockStart:
 			asm.start(e.Value.ContentBlockIndex, e.Value.Start)

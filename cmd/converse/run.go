@@ -33,6 +33,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err != nil {
 		return err
 	}
+	flush, err := setupTelemetry(ctx)
+	if err != nil {
+		return err
+	}
+	defer flush(stderr) // after the calls are reaped, so their spans are ended
 	calls := &running{}
 	// Even on an interrupt, no program of a tool outlives converse.
 	defer calls.wait()

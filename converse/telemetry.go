@@ -1,0 +1,215 @@
+package converse
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/aws/smithy-go"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/metric/noop"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// instrumentationName names the tracer and the meter, as otelhttp names
+// its own by its import path.
+const instrumentationName = "github.com/tooluse/bedrock/converse"
+
+// The names of the OpenTelemetry GenAI semantic conventions this package
+// emits, in one place. They are those of go.opentelemetry.io/otel/semconv
+// v1.41.0, the last Go semconv package that carries the gen_ai.* keys; a
+// test pins them against it.
+const (
+	keyOperationName    = attribute.Key("gen_ai.operation.name")
+	keyProviderName     = attribute.Key("gen_ai.provider.name")
+	keyRequestModel     = attribute.Key("gen_ai.request.model")
+	keyRequestStream    = attribute.Key("gen_ai.request.stream")
+	keyMaxTokens        = attribute.Key("gen_ai.request.max_tokens")
+	keyTemperature      = attribute.Key("gen_ai.request.temperature")
+	keyTopP             = attribute.Key("gen_ai.request.top_p")
+	keyStopSequences    = attribute.Key("gen_ai.request.stop_sequences")
+	keyFinishReasons    = attribute.Key("gen_ai.response.finish_reasons")
+	keyTimeToFirstChunk = attribute.Key("gen_ai.response.time_to_first_chunk")
+	keyInputTokens      = attribute.Key("gen_ai.usage.input_tokens")
+	keyOutputTokens     = attribute.Key("gen_ai.usage.output_tokens")
+	keyCacheReadTokens  = attribute.Key("gen_ai.usage.cache_read.input_tokens")
+	keyCacheWriteTokens = attribute.Key("gen_ai.usage.cache_creation.input_tokens")
+	keyTokenType        = attribute.Key("gen_ai.token.type")
+	keyToolName         = attribute.Key("gen_ai.tool.name")
+	keyToolCallID       = attribute.Key("gen_ai.tool.call.id")
+	keyToolType         = attribute.Key("gen_ai.tool.type")
+	keyToolDescription  = attribute.Key("gen_ai.tool.description")
+	keyToolArguments    = attribute.Key("gen_ai.tool.call.arguments")
+	keyToolResult       = attribute.Key("gen_ai.tool.call.result")
+	keyInputMessages    = attribute.Key("gen_ai.input.messages")
+	keyOutputMessages   = attribute.Key("gen_ai.output.messages")
+	keySystem           = attribute.Key("gen_ai.system_instructions")
+	keyGuardrailID      = attribute.Key("aws.bedrock.guardrail.id")
+	keyServerAddress    = attribute.Key("server.address")
+	keyServerPort       = attribute.Key("server.port")
+	keyErrorType        = attribute.Key("error.type")
+
+	opChat        = "chat"
+	opExecuteTool = "execute_tool"
+	opInvokeAgent = "invoke_agent"
+	providerName  = "aws.bedrock"
+	errorOther    = "_OTHER"
+
+	metricDuration     = "gen_ai.client.operation.duration"
+	metricTokenUsage   = "gen_ai.client.token.usage"
+	metricFirstChunk   = "gen_ai.client.operation.time_to_first_chunk"
+	metricToolDuration = "gen_ai.execute_tool.duration"
+)
+
+// The conventions' advisory bucket boundaries: seconds for durations,
+// tokens for usage.
+var (
+	durationBuckets = []float64{0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92}
+	tokenBuckets    = []float64{1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864}
+)
+
+// telemetry holds a conversation's tracer and instruments. Everything it
+// records goes through the OpenTelemetry API only; with the global no-op
+// providers every span is non-recording, and attributes are only built for
+// recording spans.
+type telemetry struct {
+	tracer       trace.Tracer
+	duration     metric.Float64Histogram
+	tokens       metric.Int64Histogram
+	firstChunk   metric.Float64Histogram
+	toolDuration metric.Float64Histogram
+	model        string
+	chatName     string // of the model calls' spans: "chat {model}"
+	content      bool   // record prompts, tool arguments and results
+}
+
+// newTelemetry makes the telemetry of a conversation with model; nil
+// providers mean the global ones, read once here (the global providers
+// delegate to whatever is installed later).
+func newTelemetry(tp trace.TracerProvider, mp metric.MeterProvider, model string, content bool) *telemetry {
+	if tp == nil {
+		tp = otel.GetTracerProvider()
+	}
+	if mp == nil {
+		mp = otel.GetMeterProvider()
+	}
+	meter := mp.Meter(instrumentationName)
+	t := &telemetry{tracer: tp.Tracer(instrumentationName), model: model, chatName: opChat + " " + model, content: content}
+	duration := func(name, desc string) metric.Float64Histogram {
+		h, err := meter.Float64Histogram(name, metric.WithUnit("s"), metric.WithDescription(desc),
+			metric.WithExplicitBucketBoundaries(durationBuckets...))
+		return instrument(h, err, metric.Float64Histogram(noop.Float64Histogram{}))
+	}
+	t.duration = duration(metricDuration, "GenAI operation duration.")
+	t.firstChunk = duration(metricFirstChunk, "Time to receive the first chunk of a streamed response.")
+	t.toolDuration = duration(metricToolDuration, "Duration of a tool call.")
+	tokens, err := meter.Int64Histogram(metricTokenUsage, metric.WithUnit("{token}"),
+		metric.WithDescription("Number of input and output tokens used."), metric.WithExplicitBucketBoundaries(tokenBuckets...))
+	t.tokens = instrument(tokens, err, metric.Int64Histogram(noop.Int64Histogram{}))
+	return t
+}
+
+// instrument keeps an instrument the meter made, or fallback if it made
+// none; its error goes to OpenTelemetry's error handler, as otelhttp does.
+func instrument[H comparable](h H, err error, fallback H) H {
+	if err != nil {
+		otel.Handle(err)
+	}
+	var none H
+	if h == none {
+		return fallback
+	}
+	return h
+}
+
+// sendSpan is the span of one Send: the parent of its chat and
+// execute_tool spans.
+type sendSpan struct {
+	span trace.Span
+}
+
+// startSend starts the span of a Send, a child of the caller's span in ctx.
+// The conventions name an agent loop's operation invoke_agent; the span is
+// named "invoke_agent" as the conversation has no agent name, and is
+// INTERNAL as the loop runs in the caller's process.
+func (t *telemetry) startSend(ctx context.Context) (context.Context, sendSpan) {
+	ctx, span := t.tracer.Start(ctx, opInvokeAgent, trace.WithSpanKind(trace.SpanKindInternal))
+	if span.IsRecording() {
+		span.SetAttributes(keyOperationName.String(opInvokeAgent), keyProviderName.String(providerName),
+			keyRequestModel.String(t.model))
+	}
+	return ctx, sendSpan{span: span}
+}
+
+// end ends the Send's span with its total usage, its last stop reason and
+// its error.
+func (s sendSpan) end(res *Result, err error) {
+	if s.span.IsRecording() {
+		if res != nil {
+			if res.StopReason != "" {
+				s.span.SetAttributes(keyFinishReasons.StringSlice([]string{string(res.StopReason)}))
+			}
+			s.span.SetAttributes(usageAttributes(res.Usage)...)
+		}
+		if err != nil {
+			fail(s.span, sendErrorType(err), err)
+		}
+	}
+	s.span.End()
+}
+
+// usageAttributes are the token counts of a span; the cache counts only
+// when Bedrock reported some.
+func usageAttributes(u Usage) []attribute.KeyValue {
+	kv := []attribute.KeyValue{keyInputTokens.Int(u.InputTokens), keyOutputTokens.Int(u.OutputTokens)}
+	if u.CacheReadInputTokens > 0 {
+		kv = append(kv, keyCacheReadTokens.Int(u.CacheReadInputTokens))
+	}
+	if u.CacheWriteInputTokens > 0 {
+		kv = append(kv, keyCacheWriteTokens.Int(u.CacheWriteInputTokens))
+	}
+	return kv
+}
+
+// fail marks a recording span as failed. The description is err's text,
+// which for a Send or a model call is ours or the SDK's, never a tool's.
+func fail(span trace.Span, errType string, err error) {
+	span.SetAttributes(keyErrorType.String(errType))
+	span.SetStatus(codes.Error, err.Error())
+}
+
+// sendErrorType is the error.type of a failed Send or model call: the code
+// of a Bedrock exception (ThrottlingException, ValidationException...), a
+// name of ours for the loop's own errors, or _OTHER.
+func sendErrorType(err error) string {
+	var ae smithy.APIError
+	if errors.As(err, &ae) && ae.ErrorCode() != "" {
+		return ae.ErrorCode()
+	}
+	for _, e := range []struct {
+		err  error
+		name string
+	}{
+		{context.DeadlineExceeded, "timeout"},
+		{context.Canceled, "cancelled"},
+		{ErrMaxTurns, "max_turns"},
+		{ErrMaxTokens, "max_tokens"},
+		{ErrMalformedToolUse, "malformed_tool_use"},
+		{ErrMalformedModelOutput, "malformed_model_output"},
+		{ErrContextWindowExceeded, "context_window_exceeded"},
+		{ErrStreamTruncated, "stream_truncated"},
+	} {
+		if errors.Is(err, e.err) {
+			return e.name
+		}
+	}
+	return errorOther
+}
+
+// seconds is the time since start, in the unit of the duration metrics.
+func seconds(start time.Time) float64 {
+	return time.Since(start).Seconds()
+}

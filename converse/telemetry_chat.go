@@ -1,0 +1,183 @@
+package converse
+
+import (
+	"context"
+	"net/url"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	"github.com/aws/smithy-go/middleware"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// chatSpan times one model call (Converse or ConverseStream, the SDK's
+// retries included) and records it as a span and as metrics.
+type chatSpan struct {
+	t      *telemetry
+	span   trace.Span
+	start  time.Time
+	chunk  bool // the first chunk of a stream has arrived
+	mu     sync.Mutex
+	server attribute.Set // server.address and server.port, once the SDK has resolved the endpoint
+}
+
+// startChat starts the span of a model call, named "chat {model}" and of
+// kind CLIENT, with the request's attributes.
+func (t *telemetry) startChat(ctx context.Context, stream bool, history []types.Message, opts *Options) (context.Context, *chatSpan) {
+	ctx, span := t.tracer.Start(ctx, t.chatName, trace.WithSpanKind(trace.SpanKindClient))
+	s := &chatSpan{t: t, span: span, start: time.Now()}
+	if !span.IsRecording() {
+		return ctx, s
+	}
+	span.SetAttributes(keyOperationName.String(opChat), keyProviderName.String(providerName), keyRequestModel.String(t.model))
+	if stream {
+		span.SetAttributes(keyRequestStream.Bool(true))
+	}
+	if ic := opts.InferenceConfig; ic != nil {
+		if ic.MaxTokens != nil {
+			span.SetAttributes(keyMaxTokens.Int(int(*ic.MaxTokens)))
+		}
+		if ic.Temperature != nil {
+			span.SetAttributes(keyTemperature.Float64(float64(*ic.Temperature)))
+		}
+		if ic.TopP != nil {
+			span.SetAttributes(keyTopP.Float64(float64(*ic.TopP)))
+		}
+		if len(ic.StopSequences) > 0 {
+			span.SetAttributes(keyStopSequences.StringSlice(ic.StopSequences))
+		}
+	}
+	if g := opts.GuardrailConfig; g != nil && g.GuardrailIdentifier != nil {
+		span.SetAttributes(keyGuardrailID.String(*g.GuardrailIdentifier))
+	}
+	if t.content {
+		span.SetAttributes(keyInputMessages.String(messagesJSON(history, "")))
+		if len(opts.System) > 0 {
+			span.SetAttributes(keySystem.String(systemJSON(opts.System)))
+		}
+	}
+	return ctx, s
+}
+
+// options are the SDK options of the call: a middleware that records the
+// endpoint the SDK resolved as server.address and server.port, which is
+// where the request really goes (a region's endpoint, a FIPS or VPC
+// endpoint, BaseEndpoint). None when nothing would use them.
+func (s *chatSpan) options() []func(*bedrockruntime.Options) {
+	if !s.span.IsRecording() && !s.t.duration.Enabled(context.Background()) {
+		return nil
+	}
+	return []func(*bedrockruntime.Options){func(o *bedrockruntime.Options) {
+		o.APIOptions = append(o.APIOptions, s.addServerMiddleware)
+	}}
+}
+
+func (s *chatSpan) addServerMiddleware(stack *middleware.Stack) error {
+	return stack.Finalize.Add(middleware.FinalizeMiddlewareFunc("converse.telemetry.server",
+		func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
+			if req, ok := in.Request.(*smithyhttp.Request); ok && req.URL != nil {
+				s.setServer(req.URL)
+			}
+			return next.HandleFinalize(ctx, in)
+		}), middleware.After)
+}
+
+func (s *chatSpan) setServer(u *url.URL) {
+	host := u.Hostname()
+	if host == "" {
+		return
+	}
+	port, err := strconv.Atoi(u.Port())
+	if err != nil {
+		port = 443
+		if u.Scheme == "http" {
+			port = 80
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.server = attribute.NewSet(keyServerAddress.String(host), keyServerPort.Int(port))
+}
+
+// chunked notes the arrival of a stream's chunk; the first one sets the
+// span's gen_ai.response.time_to_first_chunk and is recorded by the
+// gen_ai.client.operation.time_to_first_chunk histogram.
+func (s *chatSpan) chunked() {
+	if s.chunk {
+		return
+	}
+	s.chunk = true
+	d := seconds(s.start)
+	if s.span.IsRecording() {
+		s.span.SetAttributes(keyTimeToFirstChunk.Float64(d))
+	}
+	if ctx := context.Background(); s.t.firstChunk.Enabled(ctx) {
+		s.t.firstChunk.Record(ctx, d, metric.WithAttributeSet(s.metricAttributes("")))
+	}
+}
+
+// endConverse ends the span of a Converse call.
+func (s *chatSpan) endConverse(out *bedrockruntime.ConverseOutput, err error) {
+	if err != nil || out == nil {
+		s.end(nil, err)
+		return
+	}
+	t := &turnResult{stop: out.StopReason, usage: usageOf(out.Usage)}
+	if msg, ok := out.Output.(*types.ConverseOutputMemberMessage); ok {
+		t.message = msg.Value
+	}
+	s.end(t, nil)
+}
+
+// end ends the span with the call's answer, or its error, and records the
+// call's duration and tokens.
+func (s *chatSpan) end(t *turnResult, err error) {
+	d := seconds(s.start)
+	errType := ""
+	if err != nil {
+		errType = sendErrorType(err)
+	}
+	if s.span.IsRecording() {
+		s.mu.Lock()
+		s.span.SetAttributes(s.server.ToSlice()...)
+		s.mu.Unlock()
+		if t != nil {
+			s.span.SetAttributes(keyFinishReasons.StringSlice([]string{string(t.stop)}))
+			s.span.SetAttributes(usageAttributes(t.usage)...)
+			if s.t.content {
+				s.span.SetAttributes(keyOutputMessages.String(messagesJSON([]types.Message{t.message}, t.stop)))
+			}
+		}
+		if err != nil {
+			fail(s.span, errType, err)
+		}
+	}
+	s.span.End()
+	// Measurements are made only for instruments that take them: building
+	// their attribute sets is most of what telemetry costs.
+	ctx := context.Background()
+	if s.t.duration.Enabled(ctx) {
+		s.t.duration.Record(ctx, d, metric.WithAttributeSet(s.metricAttributes(errType)))
+	}
+	if t != nil && s.t.tokens.Enabled(ctx) {
+		s.t.tokens.Record(ctx, int64(t.usage.InputTokens), metric.WithAttributeSet(s.metricAttributes("", keyTokenType.String("input"))))
+		s.t.tokens.Record(ctx, int64(t.usage.OutputTokens), metric.WithAttributeSet(s.metricAttributes("", keyTokenType.String("output"))))
+	}
+}
+
+// metricAttributes are the attributes of the call's measurements.
+func (s *chatSpan) metricAttributes(errType string, extra ...attribute.KeyValue) attribute.Set {
+	s.mu.Lock()
+	kv := append(s.server.ToSlice(), keyOperationName.String(opChat), keyProviderName.String(providerName), keyRequestModel.String(s.t.model))
+	s.mu.Unlock()
+	if errType != "" {
+		kv = append(kv, keyErrorType.String(errType))
+	}
+	return attribute.NewSet(append(kv, extra...)...)
+}

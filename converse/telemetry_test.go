@@ -1,0 +1,429 @@
+package converse_test
+
+import (
+	"context"
+	"errors"
+	"net/url"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/tooluse/bedrock/converse"
+	"github.com/tooluse/bedrock/converse/bedrocktest"
+	"github.com/tooluse/bedrock/tools"
+)
+
+// traced records the spans and metrics of the conversations it configures.
+type traced struct {
+	spans  *tracetest.SpanRecorder
+	tp     *sdktrace.TracerProvider
+	reader *sdkmetric.ManualReader
+	mp     *sdkmetric.MeterProvider
+}
+
+func newTraced(t *testing.T) *traced {
+	t.Helper()
+	tr := &traced{spans: tracetest.NewSpanRecorder(), reader: sdkmetric.NewManualReader()}
+	tr.tp = sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(tr.spans))
+	tr.mp = sdkmetric.NewMeterProvider(sdkmetric.WithReader(tr.reader))
+	t.Cleanup(func() {
+		_ = tr.tp.Shutdown(context.Background())
+		_ = tr.mp.Shutdown(context.Background())
+	})
+	return tr
+}
+
+func (tr *traced) options(o *converse.Options) {
+	o.TracerProvider, o.MeterProvider = tr.tp, tr.mp
+}
+
+// named returns the ended spans called name, in the order they ended.
+func (tr *traced) named(name string) []sdktrace.ReadOnlySpan {
+	var out []sdktrace.ReadOnlySpan
+	for _, s := range tr.spans.Ended() {
+		if s.Name() == name {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func (tr *traced) one(t *testing.T, name string) sdktrace.ReadOnlySpan {
+	t.Helper()
+	s := tr.named(name)
+	require.Len(t, s, 1, "spans named %q", name)
+	return s[0]
+}
+
+func attrs(s sdktrace.ReadOnlySpan) map[attribute.Key]attribute.Value {
+	m := map[attribute.Key]attribute.Value{}
+	for _, kv := range s.Attributes() {
+		m[kv.Key] = kv.Value
+	}
+	return m
+}
+
+func serverAddr(t *testing.T, client *bedrockruntime.Client) (string, int64) {
+	t.Helper()
+	u, err := url.Parse(aws.ToString(client.Options().BaseEndpoint))
+	require.NoError(t, err)
+	port, err := strconv.Atoi(u.Port())
+	require.NoError(t, err)
+	return u.Hostname(), int64(port)
+}
+
+func TestTelemetryConversation(t *testing.T) {
+	tr := newTraced(t)
+	reply := bedrocktest.Text("20 and 60.")
+	reply.Output.Usage.CacheReadInputTokens = aws.Int32(7)
+	reply.Output.Usage.CacheWriteInputTokens = aws.Int32(3)
+	_, client := serve(t, bedrocktest.Script(
+		bedrocktest.ToolUse("I'll add both.",
+			bedrocktest.Call{ID: "AB3", Name: "calculator", Input: map[string]any{"a": 10, "b": 10}},
+			bedrocktest.Call{ID: "PO9", Name: "calculator", Input: map[string]any{"a": 30, "b": 30}}),
+		reply,
+	))
+	ctx, caller := tr.tp.Tracer("test").Start(context.Background(), "caller")
+	_, err := converse.Run(ctx, client, claude, calculator(t), "Add", tr.options, func(o *converse.Options) {
+		o.InferenceConfig = &types.InferenceConfiguration{MaxTokens: aws.Int32(512), Temperature: aws.Float32(0.5),
+			TopP: aws.Float32(0.25), StopSequences: []string{"STOP"}}
+		o.GuardrailConfig = &types.GuardrailConfiguration{GuardrailIdentifier: aws.String("gr-1"), GuardrailVersion: aws.String("1")}
+	})
+	require.NoError(t, err)
+	caller.End()
+
+	send := tr.one(t, "invoke_agent")
+	assert.Equal(t, trace.SpanKindInternal, send.SpanKind())
+	assert.Equal(t, caller.SpanContext().SpanID(), send.Parent().SpanID(), "the Send nests under the caller's span")
+	assert.Equal(t, caller.SpanContext().TraceID(), send.SpanContext().TraceID())
+	sa := attrs(send)
+	assert.Equal(t, "invoke_agent", sa["gen_ai.operation.name"].AsString())
+	assert.Equal(t, int64(20), sa["gen_ai.usage.input_tokens"].AsInt64(), "the Send's usage is the sum of its turns'")
+
+	chats := tr.named("chat " + claude)
+	require.Len(t, chats, 2)
+	host, port := serverAddr(t, client)
+	for i, c := range chats {
+		assert.Equal(t, trace.SpanKindClient, c.SpanKind())
+		assert.Equal(t, send.SpanContext().SpanID(), c.Parent().SpanID())
+		assert.Equal(t, codes.Unset, c.Status().Code)
+		a := attrs(c)
+		assert.Equal(t, "chat", a["gen_ai.operation.name"].AsString())
+		assert.Equal(t, "aws.bedrock", a["gen_ai.provider.name"].AsString())
+		assert.Equal(t, claude, a["gen_ai.request.model"].AsString())
+		assert.Equal(t, int64(512), a["gen_ai.request.max_tokens"].AsInt64())
+		assert.InDelta(t, 0.5, a["gen_ai.request.temperature"].AsFloat64(), 1e-6)
+		assert.InDelta(t, 0.25, a["gen_ai.request.top_p"].AsFloat64(), 1e-6)
+		assert.Equal(t, []string{"STOP"}, a["gen_ai.request.stop_sequences"].AsStringSlice())
+		assert.Equal(t, "gr-1", a["aws.bedrock.guardrail.id"].AsString())
+		assert.Equal(t, host, a["server.address"].AsString())
+		assert.Equal(t, port, a["server.port"].AsInt64())
+		assert.Equal(t, int64(10), a["gen_ai.usage.input_tokens"].AsInt64())
+		assert.Equal(t, int64(5), a["gen_ai.usage.output_tokens"].AsInt64())
+		_, stream := a["gen_ai.request.stream"]
+		assert.False(t, stream, "set only when streaming")
+		_, content := a["gen_ai.input.messages"]
+		assert.False(t, content, "content is recorded only when opted in")
+		if i == 0 {
+			assert.Equal(t, []string{"tool_use"}, a["gen_ai.response.finish_reasons"].AsStringSlice())
+			_, cache := a["gen_ai.usage.cache_read.input_tokens"]
+			assert.False(t, cache, "cache counts only when present")
+		} else {
+			assert.Equal(t, []string{"end_turn"}, a["gen_ai.response.finish_reasons"].AsStringSlice())
+			assert.Equal(t, int64(7), a["gen_ai.usage.cache_read.input_tokens"].AsInt64())
+			assert.Equal(t, int64(3), a["gen_ai.usage.cache_creation.input_tokens"].AsInt64())
+		}
+	}
+
+	calls := tr.named("execute_tool calculator")
+	require.Len(t, calls, 2)
+	ids := map[string]bool{}
+	for _, c := range calls {
+		assert.Equal(t, trace.SpanKindInternal, c.SpanKind())
+		assert.Equal(t, send.SpanContext().SpanID(), c.Parent().SpanID(), "the calls are siblings under the Send")
+		a := attrs(c)
+		assert.Equal(t, "execute_tool", a["gen_ai.operation.name"].AsString())
+		assert.Equal(t, "calculator", a["gen_ai.tool.name"].AsString())
+		assert.Equal(t, "function", a["gen_ai.tool.type"].AsString())
+		assert.NotEmpty(t, a["gen_ai.tool.description"].AsString())
+		_, content := a["gen_ai.tool.call.arguments"]
+		assert.False(t, content)
+		ids[a["gen_ai.tool.call.id"].AsString()] = true
+	}
+	assert.Equal(t, map[string]bool{"AB3": true, "PO9": true}, ids)
+}
+
+// TestTelemetryConcurrentCallsAreSiblings runs two calls that each wait for
+// the other to start: they overlap, and neither span nests in the other.
+func TestTelemetryConcurrentCallsAreSiblings(t *testing.T) {
+	tr := newTraced(t)
+	var started sync.WaitGroup
+	started.Add(2)
+	barrier, err := tools.New("barrier", "Waits for its sibling.", func(ctx context.Context, _ struct{}) (string, error) {
+		started.Done()
+		started.Wait()
+		return "ok", nil
+	})
+	require.NoError(t, err)
+	reg, err := tools.NewRegistry(barrier)
+	require.NoError(t, err)
+	_, client := serve(t, bedrocktest.Script(
+		bedrocktest.ToolUse("", bedrocktest.Call{ID: "a", Name: "barrier"}, bedrocktest.Call{ID: "b", Name: "barrier"}),
+		bedrocktest.Text("done"),
+	))
+	_, err = converse.Run(context.Background(), client, claude, reg, "go", tr.options)
+	require.NoError(t, err)
+	send := tr.one(t, "invoke_agent")
+	calls := tr.named("execute_tool barrier")
+	require.Len(t, calls, 2)
+	for _, c := range calls {
+		assert.Equal(t, send.SpanContext().SpanID(), c.Parent().SpanID())
+	}
+	assert.True(t, calls[0].StartTime().Before(calls[1].EndTime()) && calls[1].StartTime().Before(calls[0].EndTime()),
+		"the calls overlap")
+}
+
+func TestTelemetryStream(t *testing.T) {
+	for _, early := range []bool{false, true} {
+		t.Run("early="+strconv.FormatBool(early), func(t *testing.T) {
+			tr := newTraced(t)
+			spec, err := tools.New("lookup", "Looks up.", func(ctx context.Context, _ struct{}) (string, error) {
+				return "found", nil
+			}, func(o *tools.Options) { o.Speculative = true })
+			require.NoError(t, err)
+			reg, err := tools.NewRegistry(spec)
+			require.NoError(t, err)
+			_, client := serve(t, bedrocktest.Script(
+				bedrocktest.ToolUse("Looking.", bedrocktest.Call{ID: "l1", Name: "lookup"}),
+				bedrocktest.Text("Found it."),
+			))
+			_, err = converse.Run(context.Background(), client, claude, reg, "find", tr.options, streaming,
+				func(o *converse.Options) { o.EarlyToolStart = early })
+			require.NoError(t, err)
+			send := tr.one(t, "invoke_agent")
+			chats := tr.named("chat " + claude)
+			require.Len(t, chats, 2)
+			for _, c := range chats {
+				a := attrs(c)
+				assert.True(t, a["gen_ai.request.stream"].AsBool())
+				assert.Greater(t, a["gen_ai.response.time_to_first_chunk"].AsFloat64(), 0.0)
+				assert.Equal(t, int64(5), a["gen_ai.usage.output_tokens"].AsInt64())
+				assert.Equal(t, send.SpanContext().SpanID(), c.Parent().SpanID())
+			}
+			call := tr.one(t, "execute_tool lookup")
+			assert.Equal(t, send.SpanContext().SpanID(), call.Parent().SpanID(), "an early call is a sibling of the chat, not its child")
+			assert.Equal(t, "l1", attrs(call)["gen_ai.tool.call.id"].AsString())
+		})
+	}
+}
+
+func TestTelemetryChatErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		h      bedrocktest.Handler
+		stream bool
+		want   string
+	}{
+		{"throttling", bedrocktest.Fail(1, bedrocktest.Throttling(), bedrocktest.Script(bedrocktest.Text("x"))), false, "ThrottlingException"},
+		{"validation", bedrocktest.Fail(1, bedrocktest.Validation("bad"), bedrocktest.Script(bedrocktest.Text("x"))), false, "ValidationException"},
+		{"stream throttling", bedrocktest.Fail(1, bedrocktest.Throttling(), bedrocktest.Script(bedrocktest.Text("x"))), true, "ThrottlingException"},
+		{"stream truncated", bedrocktest.Script(&bedrocktest.Reply{Output: bedrocktest.Text("hello there").Output, DropMessageStop: true}), true, "stream_truncated"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := newTraced(t)
+			srv := bedrocktest.NewServer(tc.h)
+			t.Cleanup(srv.Close)
+			client := srv.Client(func(o *bedrockruntime.Options) { o.Retryer = aws.NopRetryer{} })
+			_, err := converse.Run(context.Background(), client, claude, nil, "Hi", tr.options,
+				func(o *converse.Options) { o.Stream = tc.stream })
+			require.Error(t, err)
+			for _, s := range []sdktrace.ReadOnlySpan{tr.one(t, "chat "+claude), tr.one(t, "invoke_agent")} {
+				assert.Equal(t, codes.Error, s.Status().Code, s.Name())
+				assert.Equal(t, tc.want, attrs(s)["error.type"].AsString(), s.Name())
+			}
+		})
+	}
+}
+
+// TestTelemetryToolErrors gives each failure class of a call its error.type.
+func TestTelemetryToolErrors(t *testing.T) {
+	failing, err := tools.New("failing", "Fails.", func(ctx context.Context, _ struct{}) (string, error) {
+		return "", errors.New("the disk is full")
+	})
+	require.NoError(t, err)
+	panicking, err := tools.New("panicking", "Panics.", func(ctx context.Context, _ struct{}) (string, error) {
+		panic("boom")
+	})
+	require.NoError(t, err)
+	slow, err := tools.New("slow", "Outlives its timeout.", func(ctx context.Context, _ struct{}) (string, error) {
+		<-ctx.Done()
+		return "", ctx.Err()
+	}, func(o *tools.Options) { o.Timeout = time.Millisecond })
+	require.NoError(t, err)
+	unencodable, err := tools.New("unencodable", "Returns what JSON cannot hold.", func(ctx context.Context, _ struct{}) (func(), error) {
+		return func() {}, nil
+	})
+	require.NoError(t, err)
+	reg, err := tools.NewRegistry(tools.Calculator(), failing, panicking, slow, unencodable)
+	require.NoError(t, err)
+
+	for _, tc := range []struct {
+		name  string
+		calls []bedrocktest.Call
+		want  []string // the error.type of each span, "" for none
+	}{
+		{"unknown tool", []bedrocktest.Call{{ID: "u", Name: "nosuch"}}, []string{"unknown_tool"}},
+		{"invalid input", []bedrocktest.Call{{ID: "i", Name: "calculator", Input: map[string]any{"a": "ten"}}}, []string{"invalid_input"}},
+		{"tool error", []bedrocktest.Call{{ID: "f", Name: "failing"}}, []string{"tool_error"}},
+		{"panic", []bedrocktest.Call{{ID: "p", Name: "panicking"}}, []string{"panic"}},
+		{"timeout", []bedrocktest.Call{{ID: "s", Name: "slow"}}, []string{"timeout"}},
+		{"output", []bedrocktest.Call{{ID: "o", Name: "unencodable"}}, []string{"output_error"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := newTraced(t)
+			srv := bedrocktest.NewServer(bedrocktest.Script(bedrocktest.ToolUse("", tc.calls...), bedrocktest.Text("ok")),
+				func(o *bedrocktest.Options) { o.Lenient = true })
+			t.Cleanup(srv.Close)
+			_, err := converse.Run(context.Background(), srv.Client(), claude, reg, "go", tr.options)
+			require.NoError(t, err, "a failed call is data for the model")
+			var got []string
+			for _, s := range tr.spans.Ended() {
+				a := attrs(s)
+				if a["gen_ai.operation.name"].AsString() != "execute_tool" {
+					continue
+				}
+				got = append(got, a["error.type"].AsString())
+				if a["error.type"].AsString() != "" {
+					assert.Equal(t, codes.Error, s.Status().Code)
+				} else {
+					assert.Equal(t, codes.Unset, s.Status().Code)
+				}
+			}
+			assert.ElementsMatch(t, tc.want, got)
+		})
+	}
+}
+
+func TestTelemetryCancelledCall(t *testing.T) {
+	tr := newTraced(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	waiting, err := tools.New("waiting", "Waits for cancellation.", func(ctx context.Context, _ struct{}) (string, error) {
+		cancel()
+		<-ctx.Done()
+		return "", ctx.Err()
+	})
+	require.NoError(t, err)
+	reg, err := tools.NewRegistry(waiting)
+	require.NoError(t, err)
+	_, client := serve(t, bedrocktest.Script(bedrocktest.ToolUse("", bedrocktest.Call{ID: "w", Name: "waiting"}), bedrocktest.Text("ok")))
+	_, err = converse.Run(ctx, client, claude, reg, "go", tr.options)
+	require.ErrorIs(t, err, context.Canceled)
+	call := tr.one(t, "execute_tool waiting")
+	assert.Equal(t, "cancelled", attrs(call)["error.type"].AsString())
+	send := tr.one(t, "invoke_agent")
+	assert.Equal(t, "cancelled", attrs(send)["error.type"].AsString())
+}
+
+func TestTelemetryRecordContent(t *testing.T) {
+	tr := newTraced(t)
+	_, client := serve(t, bedrocktest.Script(
+		bedrocktest.ToolUse("Adding.", bedrocktest.Call{ID: "c1", Name: "calculator", Input: map[string]any{"a": 2, "b": 3}}),
+		bedrocktest.Text("5."),
+	))
+	_, err := converse.Run(context.Background(), client, claude, calculator(t), "Add 2 and 3", tr.options, func(o *converse.Options) {
+		o.RecordContent = true
+		o.System = []types.SystemContentBlock{&types.SystemContentBlockMemberText{Value: "Be brief."}}
+	})
+	require.NoError(t, err)
+	chats := tr.named("chat " + claude)
+	require.Len(t, chats, 2)
+	first := attrs(chats[0])
+	assert.JSONEq(t, `[{"role":"user","parts":[{"type":"text","content":"Add 2 and 3"}]}]`, first["gen_ai.input.messages"].AsString())
+	assert.JSONEq(t, `[{"type":"text","content":"Be brief."}]`, first["gen_ai.system_instructions"].AsString())
+	assert.JSONEq(t, `[{"role":"assistant","finish_reason":"tool_call","parts":[{"type":"text","content":"Adding."},
+		{"type":"tool_call","id":"c1","name":"calculator","arguments":{"a":2,"b":3}}]}]`, first["gen_ai.output.messages"].AsString())
+	second := attrs(chats[1])
+	assert.Contains(t, second["gen_ai.input.messages"].AsString(), `{"type":"tool_call_response","id":"c1","response":[`)
+	call := attrs(tr.one(t, "execute_tool calculator"))
+	assert.JSONEq(t, `{"a":2,"b":3}`, call["gen_ai.tool.call.arguments"].AsString())
+	assert.NotEmpty(t, call["gen_ai.tool.call.result"].AsString())
+}
+
+func TestTelemetryMetrics(t *testing.T) {
+	tr := newTraced(t)
+	_, client := serve(t, bedrocktest.Script(
+		bedrocktest.ToolUse("", bedrocktest.Call{ID: "c1", Name: "calculator", Input: map[string]any{"a": 2, "b": 3}}),
+		bedrocktest.Text("5."),
+	))
+	_, err := converse.Run(context.Background(), client, claude, calculator(t), "Add", tr.options, streaming)
+	require.NoError(t, err)
+	var rm metricdata.ResourceMetrics
+	require.NoError(t, tr.reader.Collect(context.Background(), &rm))
+	got := map[string]metricdata.Metrics{}
+	for _, sm := range rm.ScopeMetrics {
+		assert.Equal(t, "github.com/tooluse/bedrock/converse", sm.Scope.Name)
+		for _, m := range sm.Metrics {
+			got[m.Name] = m
+		}
+	}
+	durationBounds := []float64{0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92}
+
+	duration := got["gen_ai.client.operation.duration"]
+	assert.Equal(t, "s", duration.Unit)
+	dp := duration.Data.(metricdata.Histogram[float64]).DataPoints
+	require.Len(t, dp, 1)
+	assert.Equal(t, uint64(2), dp[0].Count, "two model calls")
+	assert.Equal(t, durationBounds, dp[0].Bounds)
+	op, _ := dp[0].Attributes.Value("gen_ai.operation.name")
+	assert.Equal(t, "chat", op.AsString())
+	addr, _ := dp[0].Attributes.Value("server.address")
+	assert.NotEmpty(t, addr.AsString())
+
+	tokens := got["gen_ai.client.token.usage"]
+	assert.Equal(t, "{token}", tokens.Unit)
+	sums := map[string]int64{}
+	for _, p := range tokens.Data.(metricdata.Histogram[int64]).DataPoints {
+		typ, _ := p.Attributes.Value("gen_ai.token.type")
+		sums[typ.AsString()] = p.Sum
+		assert.Equal(t, []float64{1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864}, p.Bounds)
+	}
+	assert.Equal(t, map[string]int64{"input": 20, "output": 10}, sums)
+
+	first := got["gen_ai.client.operation.time_to_first_chunk"].Data.(metricdata.Histogram[float64]).DataPoints
+	require.Len(t, first, 1)
+	assert.Equal(t, uint64(2), first[0].Count)
+
+	tool := got["gen_ai.execute_tool.duration"]
+	assert.Equal(t, "s", tool.Unit)
+	tp := tool.Data.(metricdata.Histogram[float64]).DataPoints
+	require.Len(t, tp, 1)
+	assert.Equal(t, uint64(1), tp[0].Count)
+	name, _ := tp[0].Attributes.Value("gen_ai.tool.name")
+	assert.Equal(t, "calculator", name.AsString())
+}
+
+// TestTelemetryExecutorAlone traces an Executor used without a
+// Conversation with the global providers: with none installed, nothing is
+// recorded and nothing fails.
+func TestTelemetryExecutorAlone(t *testing.T) {
+	e := &converse.Executor{Tools: calculator(t)}
+	results := e.Execute(context.Background(), []types.ContentBlock{&types.ContentBlockMemberToolUse{Value: types.ToolUseBlock{
+		ToolUseId: aws.String("x"), Name: aws.String("calculator"), Input: nil,
+	}}})
+	require.Len(t, results, 1)
+}

@@ -1,0 +1,141 @@
+package converse
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/tooluse/bedrock/tools"
+)
+
+// The error.type of a failed tool call, a small fixed vocabulary.
+const (
+	toolErrUnknown   = "unknown_tool"
+	toolErrInput     = "invalid_input"
+	toolErrTool      = "tool_error"
+	toolErrPanic     = "panic"
+	toolErrTimeout   = "timeout"
+	toolErrCancelled = "cancelled"
+	toolErrOutput    = "output_error"
+	toolErrDuplicate = "duplicate_id"
+)
+
+// toolSpan is the span of one tool call, from its start to its answer.
+// The zero value, for a call that has none, does nothing.
+type toolSpan struct {
+	t     *telemetry
+	span  trace.Span
+	start time.Time
+	name  string
+}
+
+// startTool starts the span of call c, named "execute_tool {name}" and of
+// kind INTERNAL, as a child of the turn's context: the calls of a turn are
+// siblings. The context it returns carries the span, for the tool.
+func (e *Executor) startTool(ctx context.Context, c toolCall) (context.Context, toolSpan) {
+	t := e.telemetry()
+	ctx, span := t.tracer.Start(ctx, opExecuteTool+" "+c.name, trace.WithSpanKind(trace.SpanKindInternal))
+	if span.IsRecording() {
+		span.SetAttributes(keyOperationName.String(opExecuteTool), keyToolName.String(c.name),
+			keyToolCallID.String(c.id), keyToolType.String("function"))
+		if tool, ok := e.lookup(c.name); ok && tool.Description() != "" {
+			span.SetAttributes(keyToolDescription.String(tool.Description()))
+		}
+		if t.content {
+			span.SetAttributes(keyToolArguments.String(string(c.input)))
+		}
+	}
+	return ctx, toolSpan{t: t, span: span, start: time.Now(), name: c.name}
+}
+
+// end ends the span with the call's outcome and records its duration. The
+// status description is the error type, never the text: an error a tool
+// returned is untrusted, and is only read where a panic is recovered.
+func (s toolSpan) end(out outcome, limit int) {
+	if s.span == nil {
+		return
+	}
+	errType := ""
+	if out.err != nil {
+		errType = toolErrorType(out.err)
+	}
+	if s.span.IsRecording() {
+		if errType != "" {
+			s.span.SetAttributes(keyErrorType.String(errType))
+			s.span.SetStatus(codes.Error, errType)
+		}
+		if s.t.content {
+			s.span.SetAttributes(keyToolResult.String(resultText(out, limit)))
+		}
+	}
+	s.span.End()
+	if ctx := context.Background(); s.t.toolDuration.Enabled(ctx) {
+		kv := []attribute.KeyValue{keyOperationName.String(opExecuteTool), keyToolName.String(s.name)}
+		if errType != "" {
+			kv = append(kv, keyErrorType.String(errType))
+		}
+		s.t.toolDuration.Record(ctx, seconds(s.start), metric.WithAttributeSet(attribute.NewSet(kv...)))
+	}
+}
+
+// resultText is what the model is answered for a call, cut to limit bytes.
+func resultText(out outcome, limit int) string {
+	if out.limit > 0 {
+		limit = out.limit
+	}
+	if out.err == nil {
+		text, _ := truncate(out.output, limit)
+		return text
+	}
+	msg := out.text
+	if msg == "" {
+		msg = errorText(out.err)
+	}
+	text, _ := truncate(msg, limit)
+	return text
+}
+
+// toolErrorType names the failure of a call. The error may wrap one a tool
+// returned, whose Is or Unwrap methods are untrusted: a panic in them makes
+// the call a tool_error.
+func toolErrorType(err error) (name string) {
+	defer func() {
+		if recover() != nil {
+			name = toolErrTool
+		}
+	}()
+	for _, e := range []struct {
+		err  error
+		name string
+	}{
+		{ErrDuplicateID, toolErrDuplicate},
+		{ErrUnknownTool, toolErrUnknown},
+		{tools.ErrInvalidInput, toolErrInput},
+		{ErrToolPanic, toolErrPanic},
+		{ErrToolOutput, toolErrOutput},
+		{tools.ErrOutputTooLarge, toolErrOutput},
+		{context.DeadlineExceeded, toolErrTimeout},
+		{context.Canceled, toolErrCancelled},
+	} {
+		if errors.Is(err, e.err) {
+			return e.name
+		}
+	}
+	return toolErrTool
+}
+
+// telemetry is the Executor's telemetry: its Conversation's, or for an
+// Executor used alone, one made from the global providers.
+func (e *Executor) telemetry() *telemetry {
+	e.telOnce.Do(func() {
+		if e.tel == nil {
+			e.tel = newTelemetry(nil, nil, "", false)
+		}
+	})
+	return e.tel
+}
