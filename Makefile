@@ -1,13 +1,14 @@
 # Everything the project needs is installed by this Makefile: only Go is assumed.
 GO          ?= go
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+LAMBDA_RIE  := github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie@v0.0.0-20261030222936-bef5c4ba774d
 BENCHSTAT   := golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 BIN         := bin/converse
 BENCH       ?= Conversation
 BENCHTIME   ?= 1s
 COUNT       ?= 10
 
-.PHONY: all build test vet staticcheck race fmt-check demo bench benchstat cover clean
+.PHONY: all build test vet staticcheck race lambda-emulator fmt-check demo bench benchstat cover clean
 
 all: build
 
@@ -29,7 +30,14 @@ race:
 
 # test is what CI runs: formatting, vet, staticcheck and every test under the
 # race detector, the runs of the converse binary included (built with -race).
-test: fmt-check vet staticcheck race
+test: fmt-check vet staticcheck lambda-emulator race
+
+# lambda-emulator installs the AWS Lambda Runtime Interface Emulator into
+# $(go env GOPATH)/bin, where the tests of tools/lambdatool find it (they skip
+# without it). It runs on Linux only.
+lambda-emulator:
+	@if [ "$$(uname -s)" = Linux ]; then $(GO) install $(LAMBDA_RIE); \
+	else echo "lambda-emulator: Linux only; the tests of tools/lambdatool will skip"; fi
 
 # demo replays a recorded tool-use conversation offline: no AWS account needed.
 demo: build

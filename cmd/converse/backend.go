@@ -36,6 +36,27 @@ func newBackend(ctx context.Context, s *settings, rec *recording.Recording) (*ba
 	if rec != nil {
 		return replayBackend(s, rec), nil
 	}
+	cfg, err := loadConfig(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkCredentials(ctx, cfg); err != nil {
+		if !isLoopback(s.endpoint) || ctx.Err() != nil {
+			return nil, err
+		}
+		// A local server, such as bedrocktest's, needs no account: the
+		// requests go unsigned. Without the preference for noAuth, the
+		// client picks bearer auth with no token provider, and panics.
+		cfg.Credentials = aws.AnonymousCredentials{}
+		cfg.AuthSchemePreference = []string{"noAuth"}
+	}
+	return newClient(cfg, s), nil
+}
+
+// loadConfig loads the AWS configuration the flags ask for (-region,
+// -profile), which the Bedrock client and the Lambda client of manifest
+// tools share.
+func loadConfig(ctx context.Context, s *settings) (aws.Config, error) {
 	var opts []func(*config.LoadOptions) error
 	if !s.verbose {
 		// The SDK's own warnings (such as an IMDS fallback) are noise
@@ -52,24 +73,14 @@ func newBackend(ctx context.Context, s *settings, rec *recording.Recording) (*ba
 	if err != nil {
 		var missing config.SharedConfigProfileNotExistError
 		if errors.As(err, &missing) {
-			return nil, usagef("profile %q is in neither ~/.aws/config nor ~/.aws/credentials: %w", missing.Profile, err)
+			return aws.Config{}, usagef("profile %q is in neither ~/.aws/config nor ~/.aws/credentials: %w", missing.Profile, err)
 		}
-		return nil, fmt.Errorf("loading the AWS configuration: %w", err)
+		return aws.Config{}, fmt.Errorf("loading the AWS configuration: %w", err)
 	}
 	if cfg.Region == "" {
 		cfg.Region = defaultRegion
 	}
-	if err := checkCredentials(ctx, cfg); err != nil {
-		if !isLoopback(s.endpoint) || ctx.Err() != nil {
-			return nil, err
-		}
-		// A local server, such as bedrocktest's, needs no account: the
-		// requests go unsigned. Without the preference for noAuth, the
-		// client picks bearer auth with no token provider, and panics.
-		cfg.Credentials = aws.AnonymousCredentials{}
-		cfg.AuthSchemePreference = []string{"noAuth"}
-	}
-	return newClient(cfg, s), nil
+	return cfg, nil
 }
 
 // isLoopback reports whether endpoint, an -endpoint URL, is on this

@@ -60,12 +60,15 @@ func TestManifestHelpExample(t *testing.T) {
 	dec.DisallowUnknownFields()
 	var m manifest
 	require.NoError(t, dec.Decode(&m))
-	require.Len(t, m.Tools, 1)
+	require.Len(t, m.Tools, 2)
 	tool := m.Tools[0]
 	assert.NotEmpty(t, tool.Env)
 	assert.NotEmpty(t, tool.InheritEnv)
 	assert.NotEmpty(t, tool.Timeout)
-	for _, field := range []string{"name", "description", "inputSchema", "command", "timeout", "env", "inheritEnv"} {
+	function := m.Tools[1]
+	assert.NotEmpty(t, function.Lambda)
+	assert.NotEmpty(t, function.Qualifier)
+	for _, field := range []string{"name", "description", "inputSchema", "command", "lambda", "qualifier", "timeout", "env", "inheritEnv"} {
 		assert.Contains(t, text, "\n  "+field+" ", "the manifest help describes %s", field)
 	}
 }

@@ -24,7 +24,8 @@ type manifest struct {
 	Tools []manifestTool `json:"tools"`
 }
 
-// manifestTool is a tool that runs a program; see the package doc.
+// manifestTool is a tool that runs a program or invokes a Lambda function;
+// see the package doc.
 type manifestTool struct {
 	Name        string            `json:"name"`
 	Description string            `json:"description"`
@@ -34,17 +35,19 @@ type manifestTool struct {
 	Env         map[string]string `json:"env"`        // tools.Options.Env
 	InheritEnv  []string          `json:"inheritEnv"` // tools.Options.InheritEnv
 	Approve     bool              `json:"approve"`    // tools.Options.Approve: asked on the terminal
+	Lambda      string            `json:"lambda"`     // a function instead of a command: lambdatool.Function.Name
+	Qualifier   string            `json:"qualifier"`  // lambdatool.Function.Qualifier
 }
 
 // loadManifest reads the manifest at path and makes its tools. taken holds
 // the names already in use (the built-ins). Every problem is a usageError
 // naming the file and, where there is one, the tool.
-func loadManifest(path string, taken []string) ([]*tools.Tool, error) {
+func loadManifest(path string, taken []string, fns *functions) ([]*tools.Tool, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, usagef("-tools: %w", err)
 	}
-	ts, err := parseManifest(data, filepath.Dir(path), taken)
+	ts, err := parseManifest(data, filepath.Dir(path), taken, fns)
 	if err != nil {
 		return nil, usagef("manifest %s: %w", path, err)
 	}
@@ -53,7 +56,7 @@ func loadManifest(path string, taken []string) ([]*tools.Tool, error) {
 
 // parseManifest makes the tools of a manifest; relative program paths are
 // taken from dir, the manifest's directory.
-func parseManifest(data []byte, dir string, taken []string) ([]*tools.Tool, error) {
+func parseManifest(data []byte, dir string, taken []string, fns *functions) ([]*tools.Tool, error) {
 	var m manifest
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -77,7 +80,7 @@ func parseManifest(data []byte, dir string, taken []string) ([]*tools.Tool, erro
 			return nil, fmt.Errorf("%s: duplicate name", label)
 		}
 		seen = append(seen, mt.Name)
-		t, err := mt.tool(dir)
+		t, err := mt.tool(dir, fns)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", label, err)
 		}
@@ -86,10 +89,11 @@ func parseManifest(data []byte, dir string, taken []string) ([]*tools.Tool, erro
 	return out, nil
 }
 
-// tool makes the tools.Command of one manifest entry.
-func (mt manifestTool) tool(dir string) (*tools.Tool, error) {
-	if len(mt.Command) == 0 || strings.TrimSpace(mt.Command[0]) == "" {
-		return nil, errors.New(`empty command: want "command": ["/path/to/program", "arg", ...]`)
+// tool makes the tools.Command, or the lambdatool tool, of one manifest
+// entry.
+func (mt manifestTool) tool(dir string, fns *functions) (*tools.Tool, error) {
+	if err := mt.checkKind(); err != nil {
+		return nil, err
 	}
 	timeout := defaultToolTimeout
 	if mt.Timeout != "" {
@@ -103,21 +107,44 @@ func (mt manifestTool) tool(dir string) (*tools.Tool, error) {
 	if len(schema) == 0 {
 		schema = json.RawMessage(`{"type":"object"}`)
 	}
-	argv := slices.Clone(mt.Command)
-	program, err := findProgram(argv[0], dir)
-	if err != nil {
-		return nil, err
+	var t *tools.Tool
+	var err error
+	if mt.Lambda != "" {
+		t, err = fns.tool(mt, schema, func(o *tools.Options) { o.Timeout, o.Approve = timeout, mt.Approve })
+	} else {
+		argv := slices.Clone(mt.Command)
+		program, perr := findProgram(argv[0], dir)
+		if perr != nil {
+			return nil, perr
+		}
+		argv[0] = program
+		t, err = tools.Command(mt.Name, mt.Description, schema, argv, func(o *tools.Options) {
+			o.Timeout, o.Env, o.InheritEnv, o.Approve = timeout, mt.Env, mt.InheritEnv, mt.Approve
+		})
 	}
-	argv[0] = program
-	t, err := tools.Command(mt.Name, mt.Description, schema, argv, func(o *tools.Options) {
-		o.Timeout, o.Env, o.InheritEnv, o.Approve = timeout, mt.Env, mt.InheritEnv, mt.Approve
-	})
 	if err != nil {
-		// Drop the tools package's own prefix: the caller names the tool.
-		msg := strings.TrimPrefix(err.Error(), fmt.Sprintf("%v %q: ", tools.ErrInvalidTool, mt.Name))
+		// Drop the packages' own prefixes: the caller names the tool.
+		msg := strings.TrimPrefix(err.Error(), fmt.Sprintf("lambdatool: tool %q: ", mt.Name))
+		msg = strings.TrimPrefix(msg, fmt.Sprintf("%v %q: ", tools.ErrInvalidTool, mt.Name))
 		return nil, errors.New(msg)
 	}
 	return t, nil
+}
+
+// checkKind checks that the entry runs a program or invokes a function,
+// with the fields of its kind only.
+func (mt manifestTool) checkKind() error {
+	switch {
+	case mt.Lambda != "" && len(mt.Command) > 0:
+		return errors.New(`both "command" and "lambda": a tool runs a program or invokes a function, not both`)
+	case mt.Lambda != "" && (len(mt.Env) > 0 || len(mt.InheritEnv) > 0):
+		return errors.New(`"env" and "inheritEnv" are for "command" tools: a function has its own environment`)
+	case mt.Lambda == "" && mt.Qualifier != "":
+		return errors.New(`"qualifier" without "lambda"`)
+	case mt.Lambda == "" && (len(mt.Command) == 0 || strings.TrimSpace(mt.Command[0]) == ""):
+		return errors.New(`empty command: want "command": ["/path/to/program", "arg", ...] (or "lambda": "function name or ARN")`)
+	}
+	return nil
 }
 
 // findProgram resolves a manifest's program: a name without a slash is

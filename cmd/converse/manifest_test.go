@@ -54,7 +54,7 @@ func TestParseManifest(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := parseManifest([]byte(tt.manifest), dir, []string{"get_current_datetime", "calculator"})
+			_, err := parseManifest([]byte(tt.manifest), dir, []string{"get_current_datetime", "calculator"}, nil)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.want)
 		})
@@ -71,7 +71,7 @@ func TestLoadManifest(t *testing.T) {
 		 "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}},
 		{"name": "ls", "description": "List.", "command": ["ls", "-l"]}
 	]}`), 0o644))
-	ts, err := loadManifest(path, nil)
+	ts, err := loadManifest(path, nil, nil)
 	require.NoError(t, err)
 	require.Len(t, ts, 2)
 	assert.Equal(t, "echo", ts[0].Name())
@@ -83,7 +83,7 @@ func TestLoadManifest(t *testing.T) {
 	assert.Equal(t, `{"text":"hi"}`, mustJSON(t, out))
 
 	require.NoError(t, os.WriteFile(path, []byte(`{"tools": [{"name": "x"}]}`), 0o644))
-	_, err = loadManifest(path, nil)
+	_, err = loadManifest(path, nil, nil)
 	require.Error(t, err)
 	assert.True(t, isUsage(err), "a usage error: %v", err)
 	assert.True(t, strings.HasPrefix(err.Error(), "manifest "+path+`: tool 1 ("x"): `), "naming the file and the tool: %v", err)

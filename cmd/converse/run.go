@@ -41,7 +41,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	calls := &running{}
 	// Even on an interrupt, no program of a tool outlives converse.
 	defer calls.wait()
-	reg, err := registry(s, calls)
+	reg, err := registry(s, calls, newFunctions(s, stderr))
 	if err != nil {
 		return err
 	}
@@ -90,8 +90,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 }
 
 // registry holds the built-ins, unless -no-builtins, and the tools of the
-// -tools manifest, whose calls are counted in calls.
-func registry(s *settings, calls *running) (*tools.Registry, error) {
+// -tools manifest, whose calls are counted in calls and whose Lambda
+// functions fns invokes.
+func registry(s *settings, calls *running, fns *functions) (*tools.Registry, error) {
 	var ts []*tools.Tool
 	if !s.noBuiltins {
 		ts = tools.Builtins()
@@ -101,7 +102,7 @@ func registry(s *settings, calls *running) (*tools.Registry, error) {
 		for i, t := range ts {
 			taken[i] = t.Name()
 		}
-		more, err := loadManifest(s.toolsFile, taken)
+		more, err := loadManifest(s.toolsFile, taken, fns)
 		if err != nil {
 			return nil, err
 		}

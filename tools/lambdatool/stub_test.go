@@ -296,4 +296,3 @@ func TestNewErrors(t *testing.T) {
 		})
 	}
 }
-
