@@ -29,6 +29,7 @@
 //	-temperature X    sampling temperature, 0 to 2 (models accept less); default the model's
 //	-max-turns N      most model calls per prompt (default 10)
 //	-tools FILE       tool manifest (converse help manifest); its tools join the built-ins
+//	-mcp FILE         MCP servers (converse help mcp); their tools join the others
 //	-no-builtins      leave out the built-in tools get_current_datetime and calculator
 //	-stream           use ConverseStream, so text appears as it is generated
 //	-record FILE      write the model calls to FILE as a recording
@@ -64,6 +65,7 @@
 // is in the help directory beside this file):
 //
 //	converse help manifest    the tool manifest of -tools
+//	converse help mcp         the MCP servers of -mcp
 //	converse help json        the object printed by -json
 //	converse help recording   -record and -replay
 //	converse help exit        the exit status

@@ -33,6 +33,7 @@ type settings struct {
 	temperature   float64
 	maxTurns      int
 	toolsFile     string
+	mcpFile       string
 	noBuiltins    bool
 	systemTools   names
 	stream        bool
@@ -64,6 +65,7 @@ func parseFlags(args []string, stdout io.Writer) (*settings, error) {
 	fs.Float64Var(&s.temperature, "temperature", 0, "sampling temperature `X` (default: the model's)")
 	fs.IntVar(&s.maxTurns, "max-turns", converse.DefaultMaxTurns, "allow `N` model calls per prompt")
 	fs.StringVar(&s.toolsFile, "tools", "", "tool manifest `file` (JSON); its tools join the built-ins")
+	fs.StringVar(&s.mcpFile, "mcp", "", "MCP servers' configuration `file` (JSON, as Claude Desktop's); their tools join the others")
 	fs.BoolVar(&s.noBuiltins, "no-builtins", false, "leave out the built-in tools get_current_datetime and calculator")
 	fs.Var(&s.systemTools, "system-tool", "offer Bedrock's server-side system tool `NAME`, such as nova_grounding (repeatable)")
 	s.request.define(fs)
@@ -74,7 +76,7 @@ func parseFlags(args []string, stdout io.Writer) (*settings, error) {
 	fs.BoolVar(&s.json, "json", false, "print one JSON object per prompt: text, stop reason, turns, usage, history")
 	fs.BoolVar(&s.verbose, "v", false, "trace model turns, tool calls, approvals and resumes on standard error")
 	fs.StringVar(&s.session, "session", "", "keep the conversation in `file`: load it if it exists, save it at every step; with no prompt, resume it")
-	fs.BoolVar(&s.yes, "yes", false, "approve every call of the manifest tools marked \"approve\" without asking")
+	fs.BoolVar(&s.yes, "yes", false, "approve every call of the tools marked \"approve\" (in the manifest or the -mcp file) without asking")
 
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -177,7 +179,8 @@ Examples:
   converse -record chat.json "What is 2 + 2?" && converse -replay chat.json "What is 2 + 2?"
   converse -replay testdata/demo.json -v %q
 
-More: converse help manifest (the -tools file), converse help json (the -json
-object), converse help recording (-record and -replay), converse help exit.
+More: converse help manifest (the -tools file), converse help mcp (the -mcp
+file), converse help json (the -json object), converse help recording
+(-record and -replay), converse help exit.
 `, demoPrompt)
 }

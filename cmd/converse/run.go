@@ -45,6 +45,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err != nil {
 		return err
 	}
+	stopMCP, err := startMCP(ctx, s, reg, stderr)
+	if err != nil {
+		return err
+	}
+	defer stopMCP()
 	rec, err := loadReplay(s.replay)
 	if err != nil {
 		return err

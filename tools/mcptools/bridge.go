@@ -3,6 +3,7 @@ package mcptools
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -71,17 +72,20 @@ func Connect(ctx context.Context, reg *tools.Registry, servers ...Server) (*Brid
 	}
 	lists := make([][]*mcp.Tool, len(b.conns))
 	errs := make([]error, len(b.conns))
+	failed, fail := context.WithCancel(ctx) // the first failure stops the other starts
+	defer fail()
 	var wg sync.WaitGroup
 	for i, c := range b.conns {
 		wg.Go(func() {
-			startCtx, cancel := context.WithTimeout(ctx, c.cfg.StartupTimeout)
-			defer cancel()
-			lists[i], errs[i] = c.list(startCtx)
+			if lists[i], errs[i] = c.list(failed); errs[i] != nil {
+				fail()
+			}
 		})
 	}
 	wg.Wait()
 	for i, err := range errs {
-		if err != nil {
+		// The first failure, not a start it stopped.
+		if err != nil && (ctx.Err() != nil || !errors.Is(err, context.Canceled)) {
 			b.Close()
 			return nil, fmt.Errorf("mcptools: server %q: %w", b.conns[i].cfg.Name, err)
 		}
@@ -173,8 +177,10 @@ func (b *Bridge) make(c *conn, t *mcp.Tool) (*tools.Tool, error) {
 	if description == "" {
 		description = "The " + t.Name + " tool of the MCP server " + c.cfg.Name + "."
 	}
+	approve := c.cfg.Approve != nil && c.cfg.Approve(t.Name, annotations(t.Annotations))
 	tool, err := tools.NewRaw(name, description, schema, b.dispatch(name), func(o *tools.Options) {
 		o.Timeout = c.cfg.CallTimeout
+		o.Approve = approve
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%w: server %q: tool %q: %w", ErrSkipped, c.cfg.Name, t.Name, err)

@@ -115,7 +115,7 @@ func TestResults(t *testing.T) {
 		{kind: "text", want: "two\nlines"},
 		{kind: "structured", want: json.RawMessage(`{"n":1}`)},
 		{kind: "structured array", want: "[1,2]"},
-		{kind: "image", want: tools.Result{Output: "a chart", Media: []tools.Media{{Type: "image/png", Data: []byte("PNG")}}}},
+		{kind: "image", want: tools.Result{Output: "a chart", Media: []tools.Media{{Type: "image/png", Data: onePixelPNG}}}},
 		{kind: "image only", want: tools.Result{Media: []tools.Media{{Type: "image/webp", Data: []byte("WEBP")}}}},
 		{kind: "document", want: tools.Result{Media: []tools.Media{{Type: "application/pdf", Name: "report.pdf", Data: []byte("%PDF")}}}},
 		{kind: "others", want: "[audio/wav content left out]\n[image/svg+xml content left out]\n" +
@@ -231,8 +231,10 @@ func TestListChanged(t *testing.T) {
 	assert.NotContains(t, toolNames(b.Tools()), "mem__echo")
 }
 
-func TestAnnotations(t *testing.T) {
-	b, _ := connect(t, inMemory(t, "mem", newTestServer(newFixture(), nil)))
+func TestAnnotationsAndApproval(t *testing.T) {
+	s := inMemory(t, "mem", newTestServer(newFixture(), nil))
+	s.Approve = func(_ string, a mcptools.Annotations) bool { return a.Destructive }
+	b, reg := connect(t, s)
 
 	a, ok := b.Annotations("mem__echo")
 	require.True(t, ok)
@@ -242,6 +244,11 @@ func TestAnnotations(t *testing.T) {
 	assert.Equal(t, mcptools.Annotations{Destructive: true, OpenWorld: true}, a, "the protocol's defaults")
 	_, ok = b.Annotations("mem__nope")
 	assert.False(t, ok)
+
+	echo, _ := reg.Lookup("mem__echo")
+	die, _ := reg.Lookup("mem__die")
+	assert.False(t, echo.NeedsApproval())
+	assert.True(t, die.NeedsApproval())
 }
 
 func TestConnectFailureNamesTheServer(t *testing.T) {
@@ -301,4 +308,16 @@ func toolNames(ts []*tools.Tool) []string {
 		names[i] = t.Name()
 	}
 	return names
+}
+
+// A failure does not wait for the other servers' starts: a silent server
+// with an hour to answer would hold Connect for that hour.
+func TestConnectFailureStopsTheOtherStarts(t *testing.T) {
+	b, err := mcptools.Connect(context.Background(), nil,
+		mcptools.Server{Name: "silent", StartupTimeout: time.Hour, Transport: silent},
+		mcptools.Server{Name: "missing", Command: []string{"no-such-mcp-server-here"}},
+	)
+	require.Error(t, err)
+	assert.Nil(t, b)
+	assert.Contains(t, err.Error(), `mcptools: server "missing": `)
 }

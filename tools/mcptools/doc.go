@@ -69,7 +69,9 @@
 // # Annotations
 //
 // [Bridge.Annotations] gives a tool's hints (read-only, destructive, ...)
-// with the protocol's defaults applied, for an approval policy.
+// with the protocol's defaults applied, for an approval policy;
+// [Server].Approve marks tools as needing approval
+// ([tools.Options].Approve) when they are listed.
 //
 // # Processes
 //

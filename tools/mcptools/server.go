@@ -50,6 +50,10 @@ type Server struct {
 	// Include, if not empty, names the server's tools to offer (by the
 	// server's names); Exclude names tools not to offer.
 	Include, Exclude []string
+	// Approve, if set, is asked for each tool when it is listed: true makes
+	// its calls need approval (tools.Options.Approve), such as for the
+	// tools whose annotations say they are destructive.
+	Approve func(tool string, a Annotations) bool
 
 	// CallTimeout bounds each call; zero means DefaultCallTimeout.
 	CallTimeout time.Duration

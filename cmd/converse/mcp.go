@@ -1,0 +1,186 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/tooluse/bedrock/tools"
+	"github.com/tooluse/bedrock/tools/mcptools"
+)
+
+// mcpConfig is the JSON file of the -mcp flag, in the format of Claude
+// Desktop and Cursor; see "converse help mcp".
+type mcpConfig struct {
+	Servers map[string]mcpServer `json:"mcpServers"`
+}
+
+// mcpServer is one server of an mcpConfig.
+type mcpServer struct {
+	Command string            `json:"command"`
+	Args    []string          `json:"args"`
+	Env     map[string]string `json:"env"`
+	URL     string            `json:"url"`
+	Headers map[string]string `json:"headers"`
+	// Fields of other clients: type is checked, disabled honored, and the
+	// auto-approval lists ignored (converse asks instead).
+	Type        string          `json:"type"`
+	Disabled    bool            `json:"disabled"`
+	AutoApprove json.RawMessage `json:"autoApprove"`
+	AlwaysAllow json.RawMessage `json:"alwaysAllow"`
+	// Our extensions.
+	Timeout        string          `json:"timeout"`
+	MaxConcurrency int             `json:"maxConcurrency"`
+	Include        []string        `json:"include"`
+	Exclude        []string        `json:"exclude"`
+	Approve        json.RawMessage `json:"approve"` // true, false or "destructive"
+}
+
+// startMCP starts the servers of the -mcp file, if any, and adds their
+// tools to reg. The returned function stops them. A server that fails to
+// start is an error naming it.
+func startMCP(ctx context.Context, s *settings, reg *tools.Registry, stderr io.Writer) (func(), error) {
+	if s.mcpFile == "" {
+		return func() {}, nil
+	}
+	servers, err := loadMCP(s.mcpFile, s.verbose, stderr)
+	if err != nil {
+		return nil, err
+	}
+	b, err := mcptools.Connect(ctx, reg, servers...)
+	if err != nil {
+		return nil, fmt.Errorf("-mcp %s: %w", s.mcpFile, errors.Unwrap(err))
+	}
+	for _, w := range b.Warnings() {
+		fmt.Fprintf(stderr, "converse: -mcp %s: %s\n", s.mcpFile, strings.TrimPrefix(w.Error(), "mcptools: "))
+	}
+	if s.verbose {
+		for _, st := range b.Servers() {
+			fmt.Fprintf(stderr, "· MCP server %s started: %d tools\n", printable(st.Name), st.Tools)
+		}
+	}
+	return func() { _ = b.Close() }, nil
+}
+
+// loadMCP reads the -mcp file; every problem is a usageError naming the
+// file and, where there is one, the server. Servers come in name order.
+// Under -v, their standard error goes to stderr.
+func loadMCP(path string, verbose bool, stderr io.Writer) ([]mcptools.Server, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, usagef("-mcp: %w", err)
+	}
+	servers, err := parseMCP(data, filepath.Dir(path))
+	if err != nil {
+		return nil, usagef("-mcp %s: %w", path, err)
+	}
+	if verbose {
+		for i := range servers {
+			if len(servers[i].Command) > 0 {
+				servers[i].Stderr = stderr
+			}
+		}
+	}
+	return servers, nil
+}
+
+// parseMCP makes the servers of a configuration; relative program paths are
+// taken from dir, the file's directory.
+func parseMCP(data []byte, dir string) ([]mcptools.Server, error) {
+	var c mcpConfig
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&c); err != nil {
+		return nil, jsonError(data, err)
+	}
+	if len(c.Servers) == 0 {
+		return nil, errors.New(`no servers: want {"mcpServers": {"NAME": {"command": "...", "args": [...]}}}`)
+	}
+	var out []mcptools.Server
+	for _, name := range slices.Sorted(maps.Keys(c.Servers)) {
+		ms := c.Servers[name]
+		if ms.Disabled {
+			continue
+		}
+		srv, err := ms.server(name, dir)
+		if err != nil {
+			return nil, fmt.Errorf("server %q: %w", name, err)
+		}
+		out = append(out, srv)
+	}
+	return out, nil
+}
+
+// server makes the mcptools.Server of one entry.
+func (ms mcpServer) server(name, dir string) (mcptools.Server, error) {
+	srv := mcptools.Server{Name: name, Env: ms.Env, Headers: ms.Headers, URL: ms.URL,
+		Include: ms.Include, Exclude: ms.Exclude, MaxConcurrency: ms.MaxConcurrency}
+	switch {
+	case ms.Command != "" && ms.URL != "":
+		return srv, errors.New(`both "command" and "url": want one`)
+	case ms.Command == "" && ms.URL == "":
+		return srv, errors.New(`want "command" (a program run over stdio) or "url" (a streamable HTTP endpoint)`)
+	case ms.Type == "sse":
+		return srv, errors.New(`"type": "sse" is not supported: converse speaks streamable HTTP`)
+	case !slices.Contains([]string{"", "stdio", "http", "streamable-http", "streamableHttp"}, ms.Type):
+		return srv, fmt.Errorf(`"type" %q: want "stdio" or "http"`, ms.Type)
+	case ms.URL != "" && len(ms.Env) > 0:
+		return srv, errors.New(`"env" is for a "command"`)
+	case ms.Command != "" && len(ms.Headers) > 0:
+		return srv, errors.New(`"headers" are for a "url"`)
+	case ms.MaxConcurrency < 0:
+		return srv, fmt.Errorf(`"maxConcurrency" %d: want a positive number`, ms.MaxConcurrency)
+	}
+	if ms.URL != "" && !strings.HasPrefix(ms.URL, "http://") && !strings.HasPrefix(ms.URL, "https://") {
+		return srv, fmt.Errorf(`"url" %q: want an http or https URL`, ms.URL)
+	}
+	if ms.Command != "" {
+		program, err := findProgram(ms.Command, dir)
+		if err != nil {
+			return srv, err
+		}
+		srv.Command = append([]string{program}, ms.Args...)
+	}
+	if ms.Timeout != "" {
+		d, err := time.ParseDuration(ms.Timeout)
+		if err != nil || d <= 0 {
+			return srv, fmt.Errorf(`"timeout" %q: want a positive Go duration such as 30s or 2m`, ms.Timeout)
+		}
+		srv.CallTimeout = d
+	}
+	approve, err := approval(ms.Approve)
+	if err != nil {
+		return srv, err
+	}
+	srv.Approve = approve
+	return srv, nil
+}
+
+// approval reads "approve": true asks for every call of the server's tools,
+// "destructive" for those of tools the server does not declare read-only or
+// non-destructive, false or nothing for none.
+func approval(raw json.RawMessage) (func(string, mcptools.Annotations) bool, error) {
+	var b bool
+	var s string
+	switch {
+	case len(raw) == 0:
+		return nil, nil
+	case json.Unmarshal(raw, &b) == nil:
+		if !b {
+			return nil, nil
+		}
+		return func(string, mcptools.Annotations) bool { return true }, nil
+	case json.Unmarshal(raw, &s) == nil && s == "destructive":
+		return func(_ string, a mcptools.Annotations) bool { return a.Destructive }, nil
+	}
+	return nil, fmt.Errorf(`"approve" %s: want true, false or "destructive"`, raw)
+}

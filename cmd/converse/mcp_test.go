@@ -1,0 +1,177 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tooluse/bedrock/converse/bedrocktest"
+	"github.com/tooluse/bedrock/tools/mcptools"
+)
+
+func TestParseMCP(t *testing.T) {
+	dir := t.TempDir()
+	t.Run("servers", func(t *testing.T) {
+		servers, err := parseMCP([]byte(`{"mcpServers": {
+			"web": {"url": "https://example.com/mcp", "headers": {"Authorization": "Bearer x"}, "timeout": "5s", "maxConcurrency": 2, "approve": "destructive"},
+			"files": {"command": "sh", "args": ["-c", "not a shell: an argument"], "env": {"ROOT": "/tmp"}, "include": ["read"], "exclude": ["write"], "approve": true},
+			"off": {"command": "nope-not-here", "disabled": true},
+			"typed": {"type": "stdio", "command": "sh", "autoApprove": ["x"], "alwaysAllow": ["y"]}
+		}}`), dir)
+		require.NoError(t, err)
+		require.Len(t, servers, 3)
+		files, typed, web := servers[0], servers[1], servers[2]
+		assert.Equal(t, "files", files.Name)
+		assert.Equal(t, "-c", files.Command[1])
+		assert.True(t, filepath.IsAbs(files.Command[0]), "looked up in PATH")
+		assert.Equal(t, map[string]string{"ROOT": "/tmp"}, files.Env)
+		assert.Equal(t, []string{"read"}, files.Include)
+		assert.Equal(t, []string{"write"}, files.Exclude)
+		assert.True(t, files.Approve("read", mcptools.Annotations{ReadOnly: true}))
+		assert.Equal(t, "typed", typed.Name)
+		assert.Nil(t, typed.Approve)
+		assert.Equal(t, "https://example.com/mcp", web.URL)
+		assert.Equal(t, map[string]string{"Authorization": "Bearer x"}, web.Headers)
+		assert.Equal(t, 5*time.Second, web.CallTimeout)
+		assert.Equal(t, 2, web.MaxConcurrency)
+		assert.False(t, web.Approve("read", mcptools.Annotations{ReadOnly: true}))
+		assert.True(t, web.Approve("rm", mcptools.Annotations{Destructive: true}))
+	})
+	tests := []struct{ name, config, want string }{
+		{"empty", `{}`, "no servers"},
+		{"unknown field", `{"mcpServers": {"a": {"command": "sh", "comand": "x"}}}`, `unknown field "comand"`},
+		{"both", `{"mcpServers": {"a": {"command": "sh", "url": "http://x"}}}`, `server "a": both "command" and "url"`},
+		{"neither", `{"mcpServers": {"a": {}}}`, `server "a": want "command"`},
+		{"sse", `{"mcpServers": {"a": {"type": "sse", "url": "http://x"}}}`, `"type": "sse" is not supported`},
+		{"bad url", `{"mcpServers": {"a": {"url": "ftp://x"}}}`, `"url" "ftp://x": want an http or https URL`},
+		{"bad timeout", `{"mcpServers": {"a": {"command": "sh", "timeout": "soon"}}}`, `"timeout" "soon"`},
+		{"bad approve", `{"mcpServers": {"a": {"command": "sh", "approve": "sometimes"}}}`, `"approve" "sometimes": want true, false or "destructive"`},
+		{"missing program", `{"mcpServers": {"a": {"command": "no-such-mcp-server-here"}}}`, `server "a": command no-such-mcp-server-here: not found in PATH`},
+		{"env for url", `{"mcpServers": {"a": {"url": "http://x", "env": {"A": "1"}}}}`, `"env" is for a "command"`},
+		{"not json", `{"mcpServers": `, "not valid JSON"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := parseMCP([]byte(tt.config), dir)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.want)
+		})
+	}
+}
+
+// writeMCP writes an -mcp file for the test.
+func writeMCP(t *testing.T, config string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "mcp.json")
+	require.NoError(t, os.WriteFile(path, []byte(config), 0o600))
+	return path
+}
+
+// greeter serves an MCP server with a greet tool on loopback, and returns
+// its URL.
+func greeter(t *testing.T) string {
+	t.Helper()
+	srv := mcp.NewServer(&mcp.Implementation{Name: "web", Version: "1"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "greet", Description: "Greets."},
+		func(_ context.Context, _ *mcp.CallToolRequest, in struct {
+			Name string `json:"name"`
+		}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "hello " + in.Name}}}, nil, nil
+		})
+	web := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	t.Cleanup(web.Close)
+	return web.URL
+}
+
+func TestMCPToolsJoinTheOthers(t *testing.T) {
+	config := writeMCP(t, `{"mcpServers": {"web": {"url": "`+greeter(t)+`"}}}`)
+
+	model := newServer(t, bedrocktest.Script(
+		bedrocktest.ToolUse("",
+			bedrocktest.Call{ID: "t_greet", Name: "web__greet", Input: map[string]any{"name": "Ada"}},
+			bedrocktest.Call{ID: "t_calc", Name: "calculator", Input: map[string]any{"expression": "1+1"}},
+		),
+		bedrocktest.Text("Done."),
+	))
+	out := runInProcess(t, nil, "-endpoint", model.URL, "-mcp", config, "-v", "Greet Ada.")
+	require.Equal(t, 0, out.code, out.stderr)
+	assert.Equal(t, "Done.\n", out.stdout)
+	assert.Contains(t, out.stderr, "· MCP server web started: 1 tools")
+
+	first := model.Requests()[0]
+	var offered []string
+	for _, tool := range first.ToolConfig.Tools {
+		if spec, ok := tool.(*types.ToolMemberToolSpec); ok {
+			offered = append(offered, *spec.Value.Name)
+		}
+	}
+	assert.Contains(t, offered, "web__greet")
+	assert.Contains(t, offered, "calculator", "beside the built-ins")
+
+	results := toolResults(t, model.Requests()[1])
+	assert.Equal(t, types.ToolResultStatusSuccess, results["t_greet"].Status)
+	assert.Equal(t, `"hello Ada"`, resultText(results["t_greet"]))
+}
+
+// "approve" makes the calls of a server's tools need approval: without a
+// terminal or -yes they are denied, with -yes they run.
+func TestMCPApprove(t *testing.T) {
+	config := writeMCP(t, `{"mcpServers": {"web": {"url": "`+greeter(t)+`", "approve": true}}}`)
+	for _, yes := range []bool{false, true} {
+		t.Run(fmt.Sprintf("yes=%v", yes), func(t *testing.T) {
+			model := newServer(t, bedrocktest.Script(
+				bedrocktest.ToolUse("", bedrocktest.Call{ID: "t_greet", Name: "web__greet", Input: map[string]any{"name": "Ada"}}),
+				bedrocktest.Text("Done."),
+			))
+			args := []string{"-endpoint", model.URL, "-mcp", config}
+			if yes {
+				args = append(args, "-yes")
+			}
+			out := runInProcess(t, strings.NewReader(""), append(args, "Greet Ada.")...)
+			require.Equal(t, 0, out.code, out.stderr)
+			result := toolResults(t, model.Requests()[1])["t_greet"]
+			if yes {
+				assert.Equal(t, `"hello Ada"`, resultText(result))
+				return
+			}
+			assert.Equal(t, types.ToolResultStatusError, result.Status)
+			assert.Contains(t, resultText(result), "denied")
+		})
+	}
+}
+
+func TestMCPServerThatFailsToStart(t *testing.T) {
+	config := writeMCP(t, `{"mcpServers": {"broken": {"command": "false"}}}`)
+	out := runInProcess(t, nil, "-endpoint", "http://127.0.0.1:1", "-mcp", config, "Hi.")
+	assert.Equal(t, 1, out.code, out.stderr)
+	assert.Contains(t, out.stderr, `the MCP server "broken" could not be started`)
+	assert.Contains(t, out.stderr, "-mcp "+config)
+}
+
+// TestMCPHelpExample: the example of "converse help mcp" is a configuration
+// with our extensions, each of them described.
+func TestMCPHelpExample(t *testing.T) {
+	text := helpText("mcp")
+	start, end := strings.Index(text, "{"), strings.Index(text, "\n  }}\n")
+	require.True(t, start >= 0 && end > start, "no example")
+	dec := json.NewDecoder(strings.NewReader(text[start : end+len("\n  }}")]))
+	dec.DisallowUnknownFields()
+	var c mcpConfig
+	require.NoError(t, dec.Decode(&c))
+	require.Len(t, c.Servers, 2)
+	for _, field := range []string{"command", "url", "timeout", "maxConcurrency", "include", "approve"} {
+		assert.Contains(t, text, "\n  "+field+" ", "the help describes %s", field)
+	}
+}
