@@ -7,6 +7,9 @@ import (
 	"maps"
 	"slices"
 
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/propagation"
+
 	"github.com/tooluse/bedrock/tools"
 )
 
@@ -35,24 +38,32 @@ func (inv *invoker) clientContext(ctx context.Context) string {
 		KeyToolName:          inv.name,
 		KeyAgentCoreToolName: inv.name,
 	}
-	if inv.fn.TraceContext != nil {
-		trace := map[string]string{}
-		inv.fn.TraceContext(ctx, trace)
-		// Sorted, so that the entries kept do not depend on map order;
-		// "traceparent" sorts before "tracestate" and matters more.
-		for _, k := range slices.Sorted(maps.Keys(trace)) {
-			if _, taken := custom[k]; taken {
-				continue
-			}
-			custom[k] = trace[k]
-			if len(encodeClientContext(custom)) > MaxClientContext {
-				delete(custom, k)
-				inv.logger.Warn("lambdatool: a trace context entry was left out of the client context, over Lambda's limit",
-					"tool", inv.name, "key", k, "limit", MaxClientContext)
-			}
+	trace := map[string]string{}
+	inv.propagate(ctx, trace)
+	// Sorted, so that the entries kept do not depend on map order;
+	// "traceparent" sorts before "tracestate" and matters more.
+	for _, k := range slices.Sorted(maps.Keys(trace)) {
+		if _, taken := custom[k]; taken {
+			continue
+		}
+		custom[k] = trace[k]
+		if len(encodeClientContext(custom)) > MaxClientContext {
+			delete(custom, k)
+			inv.logger.Warn("lambdatool: a trace context entry was left out of the client context, over Lambda's limit",
+				"tool", inv.name, "key", k, "limit", MaxClientContext)
 		}
 	}
 	return encodeClientContext(custom)
+}
+
+// propagate adds the trace context of ctx to carrier, with
+// Function.TraceContext or else OpenTelemetry's global propagator.
+func (inv *invoker) propagate(ctx context.Context, carrier map[string]string) {
+	if inv.fn.TraceContext != nil {
+		inv.fn.TraceContext(ctx, carrier)
+		return
+	}
+	otel.GetTextMapPropagator().Inject(ctx, propagation.MapCarrier(carrier))
 }
 
 // encodeClientContext encodes a ClientContext holding custom as Lambda wants

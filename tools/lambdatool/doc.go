@@ -26,11 +26,11 @@
 // of a Python handler, lambdacontext.ClientContext.Custom in Go) holds the
 // call's toolUseId under "toolUseId" (set by the executor with
 // [tools.WithCallID]), the tool's name under "toolName" and, as an AgentCore
-// Gateway sends it, under "bedrockAgentCoreToolName"; and, if
-// [Function.TraceContext] is set, the trace context ("traceparent",
-// "tracestate"), as long as the whole fits Lambda's limit of 3,583 bytes.
-// The package does not import OpenTelemetry: TraceContext's doc shows the
-// one line that connects it.
+// Gateway sends it, under "bedrockAgentCoreToolName"; and the trace context
+// ("traceparent", "tracestate") when the call's context carries an
+// OpenTelemetry span and a global propagator is set (or what
+// [Function.TraceContext] adds), as long as the whole fits Lambda's limit of
+// 3,583 bytes.
 //
 // # Failures
 //

@@ -92,7 +92,8 @@ func startEmulator(t *testing.T, env ...string) *emulator {
 	t.Helper()
 	rie := findEmulator(t)
 	bootstrap := buildHandler(t)
-	api, rapi := freePort(t), freePort(t)
+	ports := freePorts(t, 2)
+	api, rapi := ports[0], ports[1]
 	// A file, not a pipe: the function, which the emulator starts in a
 	// process group of its own, must not keep the test waiting on the pipe.
 	log, err := os.Create(filepath.Join(t.TempDir(), "emulator.log"))
@@ -135,14 +136,18 @@ func startEmulator(t *testing.T, env ...string) *emulator {
 	return &emulator{URL: "http://" + api}
 }
 
-// freePort is a loopback address no one listened on a moment ago.
-func freePort(t *testing.T) string {
+// freePorts are n distinct loopback addresses no one listened on a moment
+// ago: all are held until all are found, so that none is handed out twice.
+func freePorts(t *testing.T, n int) []string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := l.Addr().String()
-	require.NoError(t, l.Close())
-	return addr
+	var addrs []string
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		defer l.Close()
+		addrs = append(addrs, l.Addr().String())
+	}
+	return addrs
 }
 
 // client is a real Lambda client aimed at the emulator.

@@ -28,17 +28,14 @@ type Function struct {
 	// such as what to check when access to the function is denied; nil
 	// discards them.
 	Logger *slog.Logger
-	// TraceContext, if set, adds the trace context of a call's ctx to carrier,
-	// which the function receives in ClientContext.custom. With
-	// OpenTelemetry:
-	//
-	//	func(ctx context.Context, carrier map[string]string) {
-	//		otel.GetTextMapPropagator().Inject(ctx, propagation.MapCarrier(carrier))
-	//	}
-	//
-	// It may set "traceparent" and "tracestate", never the keys the package
-	// sets itself; an entry that would take the client context over Lambda's
-	// limit is left out.
+	// TraceContext adds the trace context of a call's ctx to carrier, which
+	// the function receives in ClientContext.custom. Nil means
+	// OpenTelemetry's global propagator (otel.GetTextMapPropagator), which
+	// adds "traceparent" and "tracestate" when ctx carries a span and a
+	// propagator was set with otel.SetTextMapPropagator, and nothing
+	// otherwise. It cannot replace the keys the package sets itself; an
+	// entry that would take the client context over Lambda's limit is left
+	// out.
 	TraceContext func(ctx context.Context, carrier map[string]string)
 }
 

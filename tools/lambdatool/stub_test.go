@@ -16,6 +16,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/lambda/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/tooluse/bedrock/tools"
 	"github.com/tooluse/bedrock/tools/lambdatool"
@@ -295,4 +298,36 @@ func TestNewErrors(t *testing.T) {
 			assert.Contains(t, err.Error(), tt.want)
 		})
 	}
+}
+
+// Without TraceContext, the trace context of the call's OpenTelemetry span
+// goes with the global propagator, and none goes without a span.
+func TestClientContextOpenTelemetry(t *testing.T) {
+	prev := otel.GetTextMapPropagator()
+	otel.SetTextMapPropagator(propagation.TraceContext{})
+	t.Cleanup(func() { otel.SetTextMapPropagator(prev) })
+	stub := newLambdaStub(t, stubResponse{status: 200, body: `{}`})
+	tool, err := lambdatool.NewRaw(newClient(stub.URL), lambdatool.Function{Name: "resize"}, "resize_image", "Resizes an image.", modeSchema)
+	require.NoError(t, err)
+	sc := trace.NewSpanContext(trace.SpanContextConfig{
+		TraceID:    trace.TraceID{0x4b, 0xf9, 0x2f, 0x35, 0x77, 0xb3, 0x4d, 0xa6, 0xa3, 0xce, 0x92, 0x9d, 0x0e, 0x0e, 0x47, 0x36},
+		SpanID:     trace.SpanID{0x00, 0xf0, 0x67, 0xaa, 0x0b, 0xa9, 0x02, 0xb7},
+		TraceFlags: trace.FlagsSampled,
+	})
+	ctx := trace.ContextWithSpanContext(context.Background(), sc)
+	for _, ctx := range []context.Context{ctx, context.Background()} {
+		_, err = tool.Call(ctx, json.RawMessage(`{"mode": "x"}`))
+		require.NoError(t, err)
+	}
+	reqs := stub.requests()
+	require.Len(t, reqs, 2)
+	custom := func(r stubRequest) map[string]string {
+		cc, err := base64.StdEncoding.DecodeString(r.Header.Get("X-Amz-Client-Context"))
+		require.NoError(t, err)
+		var got struct{ Custom map[string]string }
+		require.NoError(t, json.Unmarshal(cc, &got))
+		return got.Custom
+	}
+	assert.Equal(t, traceparent, custom(reqs[0])["traceparent"])
+	assert.NotContains(t, custom(reqs[1]), "traceparent")
 }
