@@ -81,6 +81,9 @@ func (c *conn) current(ctx context.Context) (*mcp.ClientSession, error) {
 			c.cfg.Name, c.lastErr, time.Until(c.retryAt).Round(time.Second))
 	}
 	cs, err := c.connect(ctx)
+	if err != nil && ctx.Err() != nil { // the caller's end, no failure of the server
+		return nil, c.ended(ctx, "while the server started")
+	}
 	if err != nil {
 		c.failures++
 		c.retryAt = time.Now().Add(c.backoff())
@@ -104,13 +107,15 @@ func (c *conn) backoff() time.Duration {
 
 // connect starts or reaches the server and makes the handshake, within the
 // startup timeout.
-func (c *conn) connect(ctx context.Context) (*mcp.ClientSession, error) {
-	ctx, cancel := context.WithTimeout(ctx, c.cfg.StartupTimeout)
+func (c *conn) connect(parent context.Context) (*mcp.ClientSession, error) {
+	ctx, cancel := context.WithTimeout(parent, c.cfg.StartupTimeout)
 	defer cancel()
 	cs, err := c.client.Connect(ctx, c.transport(), nil)
 	switch {
 	case err == nil:
 		return cs, nil
+	case parent.Err() != nil:
+		return nil, parent.Err()
 	case ctx.Err() != nil:
 		return nil, fmt.Errorf("no answer within %v", c.cfg.StartupTimeout)
 	case errors.Is(err, exec.ErrNotFound):
@@ -175,12 +180,15 @@ func (c *conn) close() {
 	c.watches.Wait()
 }
 
-// list lists the server's tools through every page.
+// list lists the server's tools through every page, within the startup
+// timeout once connected.
 func (c *conn) list(ctx context.Context) ([]*mcp.Tool, error) {
 	cs, err := c.current(ctx)
 	if err != nil {
 		return nil, err
 	}
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.StartupTimeout)
+	defer cancel()
 	var list []*mcp.Tool
 	for t, err := range cs.Tools(ctx, nil) {
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -19,6 +20,7 @@ func TestCallsThroughTheLoop(t *testing.T) {
 			bedrocktest.Call{ID: "t1", Name: "mem__echo", Input: map[string]any{"text": "hello"}},
 			bedrocktest.Call{ID: "t2", Name: "mem__content", Input: map[string]any{"kind": "error"}},
 			bedrocktest.Call{ID: "t3", Name: "mem__echo", Input: map[string]any{"text": 42}},
+			bedrocktest.Call{ID: "t4", Name: "mem__content", Input: map[string]any{"kind": "image"}},
 		),
 		bedrocktest.Text("Done."),
 	))
@@ -40,10 +42,25 @@ func TestCallsThroughTheLoop(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "Done.", res.Text)
 
-	require.Len(t, ends, 3)
+	require.Len(t, ends, 4)
 	assert.JSONEq(t, `{"echo":"hello"}`, string(ends["t1"].Output))
 	require.Error(t, ends["t2"].Err)
 	assert.Equal(t, "no such file", ends["t2"].Err.Error())
 	require.Error(t, ends["t3"].Err)
 	assert.Contains(t, ends["t3"].Err.Error(), "invalid input")
+
+	// The image reaches the model as an image block of the toolResult.
+	var image *types.ImageBlock
+	for _, b := range srv.Requests()[1].Messages[2].Content {
+		if r, ok := b.(*types.ContentBlockMemberToolResult); ok && *r.Value.ToolUseId == "t4" {
+			for _, c := range r.Value.Content {
+				if img, ok := c.(*types.ToolResultContentBlockMemberImage); ok {
+					image = &img.Value
+				}
+			}
+		}
+	}
+	require.NotNil(t, image, "no image in the result of t4")
+	assert.Equal(t, types.ImageFormatPng, image.Format)
+	assert.Equal(t, onePixelPNG, image.Source.(*types.ImageSourceMemberBytes).Value)
 }

@@ -1,10 +1,13 @@
 package mcptools_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"image"
+	"image/png"
 	"os"
 	"strings"
 	"sync"
@@ -134,13 +137,22 @@ func newTestServer(f *fixture, opts *mcp.ServerOptions) *mcp.Server {
 	return s
 }
 
+// onePixelPNG is a PNG image, which the executor reads to check its size.
+var onePixelPNG = func() []byte {
+	var b bytes.Buffer
+	if err := png.Encode(&b, image.NewGray(image.Rect(0, 0, 1, 1))); err != nil {
+		panic(err)
+	}
+	return b.Bytes()
+}()
+
 // contentResult is a result of each kind the bridge maps.
 func contentResult(kind string) *mcp.CallToolResult {
 	switch kind {
 	case "image":
 		return &mcp.CallToolResult{Content: []mcp.Content{
 			&mcp.TextContent{Text: "a chart"},
-			&mcp.ImageContent{MIMEType: "image/png", Data: []byte("PNG")},
+			&mcp.ImageContent{MIMEType: "image/png", Data: onePixelPNG},
 		}}
 	case "image only":
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.ImageContent{MIMEType: "image/webp", Data: []byte("WEBP")}}}

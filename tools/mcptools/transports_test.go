@@ -99,7 +99,7 @@ func TestStreamableHTTP(t *testing.T) {
 	assert.JSONEq(t, `{"echo":"over http"}`, string(out.(json.RawMessage)))
 	out, err = call(t, reg, "web__content", `{"kind":"image"}`)
 	require.NoError(t, err)
-	assert.Equal(t, tools.Result{Output: "a chart", Media: []tools.Media{{Type: "image/png", Data: []byte("PNG")}}}, out)
+	assert.Equal(t, tools.Result{Output: "a chart", Media: []tools.Media{{Type: "image/png", Data: onePixelPNG}}}, out)
 	require.NoError(t, b.Close())
 	assert.Positive(t, requests.Load())
 	assert.Equal(t, requests.Load(), authorized.Load(), "every request has the header")
