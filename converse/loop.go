@@ -18,12 +18,14 @@ func (c *Conversation) loop(ctx context.Context, cfg *types.ToolConfiguration, h
 		res.History = slices.Clone(attempted)
 		return res, fmt.Errorf("converse: turn %d: %w", turn, err)
 	}
+	var win window // the last request's size, for Options.Context
 	for turn := 1; ; turn++ {
 		first := 2 // a forced tool choice holds only for a turn answering a prompt
 		if !answersTools(history[len(history)-1]) {
 			first = 1
 		}
-		t, err := c.turn(ctx, turn, c.exec, history, turnConfig(cfg, first+turn-1))
+		fitted, t, err := c.fittedTurn(ctx, turn, &win, history, turnConfig(cfg, first+turn-1))
+		history = fitted
 		if err != nil {
 			return fail(turn, history, err)
 		}

@@ -198,4 +198,9 @@ type Options struct {
 	// the models that accept it get (the others, the default). A point
 	// after a caller's shorter one gets the shorter TTL too.
 	CacheTTL types.CacheTTL
+	// Context, if set, keeps every request inside the model's context
+	// window, trimming the history before a model call and once more when
+	// Bedrock reports an overflow; see ContextPolicy. Without it a history
+	// that outgrows the window ends the Send with Bedrock's error.
+	Context *ContextPolicy
 }

@@ -1,0 +1,182 @@
+package converse_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tooluse/bedrock/converse"
+	"github.com/tooluse/bedrock/converse/bedrocktest"
+	"github.com/tooluse/bedrock/tools"
+)
+
+// fetchTool returns pages of about 3,000 bytes, so that a tool loop soon
+// fills a small context window.
+func fetchTool(t *testing.T) *tools.Registry {
+	t.Helper()
+	type in struct {
+		Page int `json:"page"`
+	}
+	tool, err := tools.New("fetch", "Fetches a page of the archive.", func(ctx context.Context, p in) (string, error) {
+		return fmt.Sprintf("page %d: ", p.Page) + strings.Repeat("lorem ipsum ", 250), nil
+	})
+	require.NoError(t, err)
+	reg, err := tools.NewRegistry(tool)
+	require.NoError(t, err)
+	return reg
+}
+
+// fetchLoop is a script of calls to fetch, one page a turn, then an answer.
+func fetchLoop(calls int) []*bedrocktest.Reply {
+	var replies []*bedrocktest.Reply
+	for i := 1; i <= calls; i++ {
+		replies = append(replies, bedrocktest.ToolUse("", bedrocktest.Call{ID: fmt.Sprint("tooluse_", i), Name: "fetch", Input: map[string]any{"page": i}}))
+	}
+	return append(replies, bedrocktest.Text("I read them all."))
+}
+
+// TestLongConversationOverflowsAndFinishes runs a tool loop that outgrows
+// bedrocktest's context window: with a ContextPolicy it finishes, the
+// history trimmed on Bedrock's overflow error, or before each call.
+func TestLongConversationOverflowsAndFinishes(t *testing.T) {
+	const window = 4000
+	for _, tt := range []struct {
+		name   string
+		policy converse.ContextPolicy
+	}{
+		{"on overflow", converse.ContextPolicy{}},
+		{"before the call", converse.ContextPolicy{MaxInputTokens: window - 500}},
+		{"with CountTokens", converse.ContextPolicy{MaxInputTokens: window - 500, CountTokens: true}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			srv, client := serve(t, bedrocktest.Script(fetchLoop(12)...), func(o *bedrocktest.Options) {
+				o.MaxInputTokens = window
+				o.Accounting = true
+			})
+			var trims []converse.Trimmed
+			policy := tt.policy
+			c := converse.New(client, claude, fetchTool(t), func(o *converse.Options) {
+				o.MaxTurns = 20
+				o.Context = &policy
+				o.OnEvent = func(ev converse.Event) {
+					if tr, ok := ev.(converse.Trimmed); ok {
+						trims = append(trims, tr)
+					}
+				}
+			})
+			res, err := c.Send(context.Background(), "Read pages 1 to 12 of the archive.")
+			require.NoError(t, err)
+			assert.Equal(t, 13, res.Turns)
+			assert.Equal(t, "I read them all.", res.Text)
+			require.NotEmpty(t, trims)
+			t.Logf("trims: %+v", trims)
+			for _, tr := range trims {
+				assert.Less(t, tr.TokensAfter, tr.TokensBefore)
+				assert.Equal(t, tt.policy.MaxInputTokens == 0, tr.Overflow)
+			}
+
+			var converses, counts int
+			for _, req := range srv.Requests() {
+				switch req.Operation {
+				case bedrocktest.OpCountTokens:
+					counts++
+				default:
+					converses++
+					assert.LessOrEqual(t, bedrocktest.EstimateTokens(req), window+window/4, "a request far over the window")
+				}
+			}
+			if tt.policy.MaxInputTokens > 0 {
+				assert.Equal(t, 13, converses, "trimmed before each call, no request overflows")
+			} else {
+				assert.Equal(t, 13+len(trims), converses, "each overflow is retried once")
+			}
+			assert.Equal(t, tt.policy.CountTokens, counts > 0)
+
+			h := c.History()
+			assert.Less(t, len(h), 2+2*12, "the kept history is the trimmed one")
+			assert.Equal(t, res.History[0], h[0])
+			assertValid(t, c, claude)
+		})
+	}
+}
+
+// TestOverflowWithoutPolicyFails shows what the policy prevents.
+func TestOverflowWithoutPolicyFails(t *testing.T) {
+	_, client := serve(t, bedrocktest.Script(fetchLoop(12)...), func(o *bedrocktest.Options) { o.MaxInputTokens = 4000 })
+	_, err := converse.Run(context.Background(), client, claude, fetchTool(t), "Read pages 1 to 12.", func(o *converse.Options) { o.MaxTurns = 20 })
+	var ve *types.ValidationException
+	require.ErrorAs(t, err, &ve)
+	assert.Equal(t, "Input is too long for requested model.", ve.ErrorMessage())
+}
+
+// TestContextWindowStopIsRetried: a turn that stops with
+// model_context_window_exceeded is made again on the trimmed history.
+func TestContextWindowStopIsRetried(t *testing.T) {
+	replies := fetchLoop(3)
+	replies = append(replies[:3:3], bedrocktest.ContextWindowExceeded(), replies[3])
+	srv, client := serve(t, bedrocktest.Script(replies...))
+	var trims []converse.Trimmed
+	res, err := converse.Run(context.Background(), client, claude, fetchTool(t), "Read pages 1 to 3.", func(o *converse.Options) {
+		o.Context = &converse.ContextPolicy{}
+		o.OnEvent = func(ev converse.Event) {
+			if tr, ok := ev.(converse.Trimmed); ok {
+				trims = append(trims, tr)
+			}
+		}
+	})
+	require.NoError(t, err)
+	assert.Equal(t, "I read them all.", res.Text)
+	require.Len(t, trims, 1)
+	assert.True(t, trims[0].Overflow)
+	assert.Len(t, srv.Requests(), 5)
+}
+
+// TestSummaryCallCarriesToolConfig: the summary of dropped tool exchanges
+// is asked for with the tool configuration (which bedrocktest, as Bedrock,
+// requires beside tool blocks), and joins the first kept prompt.
+func TestSummaryCallCarriesToolConfig(t *testing.T) {
+	script := bedrocktest.Script(fetchLoop(8)...)
+	var mu sync.Mutex
+	var summaries []*bedrocktest.Request
+	h := bedrocktest.HandlerFunc(func(ctx context.Context, req *bedrocktest.Request) (*bedrocktest.Reply, error) {
+		last := req.Messages[len(req.Messages)-1]
+		if tb, ok := last.Content[len(last.Content)-1].(*types.ContentBlockMemberText); ok && strings.HasPrefix(tb.Value, "Summarize the conversation so far") {
+			mu.Lock()
+			summaries = append(summaries, req)
+			mu.Unlock()
+			return bedrocktest.Text("The user asked for the archive; pages were fetched."), nil
+		}
+		return script.ServeConverse(ctx, req)
+	})
+	_, client := serve(t, h, func(o *bedrocktest.Options) { o.Accounting = true })
+	var trims []converse.Trimmed
+	c := converse.New(client, claude, fetchTool(t), func(o *converse.Options) {
+		o.Context = &converse.ContextPolicy{MaxInputTokens: 3000, Summarize: true}
+		o.OnEvent = func(ev converse.Event) {
+			if tr, ok := ev.(converse.Trimmed); ok {
+				trims = append(trims, tr)
+			}
+		}
+	})
+	res, err := c.Send(context.Background(), "Read pages 1 to 8.")
+	require.NoError(t, err)
+	assert.Equal(t, "I read them all.", res.Text)
+
+	require.NotEmpty(t, summaries)
+	for _, req := range summaries {
+		assert.NotNil(t, req.ToolConfig, "the summary call holds tool blocks and must carry the toolConfig")
+	}
+	require.NotEmpty(t, trims)
+	assert.True(t, trims[0].Summarized)
+	assert.Positive(t, trims[0].Usage.OutputTokens)
+	first := c.History()[0]
+	assert.Equal(t, "Read pages 1 to 8.", first.Content[0].(*types.ContentBlockMemberText).Value)
+	assert.Contains(t, first.Content[len(first.Content)-1].(*types.ContentBlockMemberText).Value, "pages were fetched")
+	assertValid(t, c, claude)
+}

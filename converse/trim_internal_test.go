@@ -1,0 +1,137 @@
+package converse
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tooluse/bedrock/converse/bedrocktest"
+	"github.com/tooluse/bedrock/converse/internal/wire"
+	"github.com/tooluse/bedrock/converse/recording"
+)
+
+// randomHistory is a tool-heavy conversation: prompts, tool rounds of one
+// to three calls with results of every size (text and JSON, some failed),
+// final answers; it ends with a user message, as a request does.
+func randomHistory(r *rand.Rand) []types.Message {
+	txt := func(s string) types.ContentBlock { return &types.ContentBlockMemberText{Value: s} }
+	user := func(b ...types.ContentBlock) types.Message {
+		return types.Message{Role: types.ConversationRoleUser, Content: b}
+	}
+	assistant := func(b ...types.ContentBlock) types.Message {
+		return types.Message{Role: types.ConversationRoleAssistant, Content: b}
+	}
+	history := []types.Message{user(txt("first prompt"))}
+	id := 0
+	for round := r.IntN(25); round > 0; round-- {
+		if r.IntN(4) == 0 {
+			history = append(history, assistant(txt("an answer")), user(txt(fmt.Sprint("prompt ", round))))
+			continue
+		}
+		var uses, results []types.ContentBlock
+		if r.IntN(2) == 0 {
+			uses = append(uses, txt("let me look"))
+		}
+		for range 1 + r.IntN(3) {
+			id++
+			tid := fmt.Sprint("tooluse_", id)
+			uses = append(uses, &types.ContentBlockMemberToolUse{Value: types.ToolUseBlock{
+				ToolUseId: aws.String(tid), Name: aws.String("lookup"), Input: document.NewLazyDocument(map[string]any{"q": id}),
+			}})
+			size := []int{10, 500, 5000, 40000}[r.IntN(4)]
+			var content types.ToolResultContentBlock = &types.ToolResultContentBlockMemberText{Value: strings.Repeat("é", size/2)}
+			if r.IntN(3) == 0 {
+				content = &types.ToolResultContentBlockMemberJson{Value: document.NewLazyDocument(map[string]any{"data": strings.Repeat("x", size)})}
+			}
+			status := types.ToolResultStatusSuccess
+			if r.IntN(5) == 0 {
+				status = types.ToolResultStatusError
+			}
+			results = append(results, &types.ContentBlockMemberToolResult{Value: types.ToolResultBlock{
+				ToolUseId: aws.String(tid), Status: status, Content: []types.ToolResultContentBlock{content},
+			}})
+		}
+		history = append(history, assistant(uses...), user(results...))
+	}
+	return history
+}
+
+// TestTrimKeepsHistoriesValid trims random tool-heavy histories to random
+// budgets: every trimmed history, and the summary request of what was
+// dropped, passes bedrocktest's validator (pairs intact, toolConfig
+// present, first message a user message, roles alternating), ends with
+// the same message, and is no larger than the original.
+func TestTrimKeepsHistoriesValid(t *testing.T) {
+	cfg := &types.ToolConfiguration{Tools: []types.Tool{&types.ToolMemberToolSpec{Value: types.ToolSpecification{
+		Name: aws.String("lookup"), InputSchema: &types.ToolInputSchemaMemberJson{Value: document.NewLazyDocument(map[string]any{"type": "object"})},
+	}}}}
+	for seed := range uint64(200) {
+		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
+			r := rand.New(rand.NewPCG(seed, 15))
+			history := randomHistory(r)
+			before := wire.EstimateTokens(&bedrockruntime.ConverseInput{Messages: history, ToolConfig: cfg})
+			budget := r.IntN(before + 1)
+			tr := newTrimmer(history, []int{100, 1000, 4096}[r.IntN(3)], before)
+			tr.shorten(budget)
+			tr.drop(budget)
+			trimmed := tr.history()
+			newest, kept := history[len(history)-1], trimmed[len(trimmed)-1]
+			assert.Equal(t, newest.Role, kept.Role)
+			assert.Len(t, kept.Content, len(newest.Content), "the newest message is kept, if shortened")
+			after := wire.EstimateTokens(&bedrockruntime.ConverseInput{Messages: trimmed, ToolConfig: cfg})
+			assert.LessOrEqual(t, after, before)
+			assert.InDelta(t, after, tr.tokens, float64(after)/50+float64(len(history)), "the running estimate follows the cuts")
+			if tr.tokens > budget {
+				assert.Negative(t, slices.IndexFunc(trimmed[1:], isPrompt), "over budget with a prompt left to cut at")
+				assert.False(t, len(trimmed) > 3 && hasToolUse(trimmed[1]) && answersTools(trimmed[2]), "over budget with a pair left to drop")
+			}
+			if tr.dropped > 0 {
+				tr.addSummary("what happened")
+			}
+			trimmed = tr.history()
+
+			e := bedrocktest.Validate(&bedrocktest.Request{Operation: recording.OpConverse, ModelID: "anthropic.claude-sonnet-4-5-20250929-v1:0", Messages: trimmed, ToolConfig: cfg})
+			require.Nil(t, e, "the trimmed history is not valid")
+			assert.Equal(t, types.ConversationRoleUser, trimmed[0].Role)
+			assert.True(t, isPrompt(trimmed[0]), "the first message is a prompt")
+			if tr.dropped > 0 {
+				prefix := tr.droppedPrefix()
+				req := append(prefix[:len(prefix):len(prefix)], types.Message{Role: types.ConversationRoleUser, Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: summaryPrompt}}})
+				if prefix[len(prefix)-1].Role == types.ConversationRoleUser {
+					last := prefix[len(prefix)-1]
+					req = append(prefix[:len(prefix)-1:len(prefix)-1], types.Message{Role: last.Role, Content: append(last.Content[:len(last.Content):len(last.Content)], &types.ContentBlockMemberText{Value: summaryPrompt})})
+				}
+				e := bedrocktest.Validate(&bedrocktest.Request{Operation: recording.OpConverse, ModelID: "anthropic.claude-sonnet-4-5-20250929-v1:0", Messages: req, ToolConfig: cfg})
+				require.Nil(t, e, "the summary request is not valid")
+			}
+		})
+	}
+}
+
+func TestShortenResult(t *testing.T) {
+	r := types.ToolResultBlock{ToolUseId: aws.String("t1"), Status: types.ToolResultStatusSuccess, Content: []types.ToolResultContentBlock{
+		&types.ToolResultContentBlockMemberText{Value: "HEAD" + strings.Repeat("ü", 3000) + "TAIL"},
+	}}
+	short, ok := shortenResult(r, 1000)
+	require.True(t, ok)
+	got := short.Content[0].(*types.ToolResultContentBlockMemberText).Value
+	assert.LessOrEqual(t, len(got), 1000)
+	assert.True(t, strings.HasPrefix(got, "HEAD") && strings.HasSuffix(got, "TAIL"), "head and tail are kept")
+	assert.Contains(t, got, "bytes cut to fit the context window")
+	assert.True(t, isValidUTF8(got))
+	assert.Equal(t, r.Status, short.Status)
+
+	_, again := shortenResult(short, 1000)
+	assert.False(t, again, "a shortened result is not shortened again")
+}
+
+func isValidUTF8(s string) bool { return strings.ToValidUTF8(s, "\uFFFD") == s }
