@@ -66,7 +66,9 @@ func TestPlaceCachePoints(t *testing.T) {
 	txt := func(s string) types.ContentBlock { return &types.ContentBlockMemberText{Value: s} }
 	doc := &types.ContentBlockMemberDocument{Value: types.DocumentBlock{Name: aws.String("d"), Format: types.DocumentFormatTxt,
 		Source: &types.DocumentSourceMemberBytes{Value: []byte("doc")}}}
-	point := func(ttl types.CacheTTL) types.ContentBlock { return &types.ContentBlockMemberCachePoint{Value: cp(ttl)} }
+	point := func(ttl types.CacheTTL) types.ContentBlock {
+		return &types.ContentBlockMemberCachePoint{Value: cp(ttl)}
+	}
 	five := []types.Message{u(txt("q1")), a(txt("a1")), u(txt("q2")), a(txt("a2")), u(txt("q3"))}
 
 	tests := []struct {
@@ -88,7 +90,7 @@ func TestPlaceCachePoints(t *testing.T) {
 		{name: "no caching for the model", model: "meta.llama3-1-70b-instruct-v1:0", system: system, tools: tools, msgs: five, want: ""},
 		{name: "prefix under the minimum", model: "anthropic.claude-haiku-4-5-20251001-v1:0",
 			system: []types.SystemContentBlock{&types.SystemContentBlockMemberText{Value: strings.Repeat("y", 12_000)}},
-			msgs: []types.Message{u(txt("q1"))}, want: ""},
+			msgs:   []types.Message{u(txt("q1"))}, want: ""},
 		{name: "only the prefixes past the minimum", model: "anthropic.claude-3-7-sonnet-20250219-v1:0",
 			msgs: []types.Message{u(txt("q1")), a(txt("a1")), u(txt(big)), a(txt("a2")), u(txt("q3"))}, want: "m2[1] m4[1]"},
 		{name: "1h where the model takes it", model: "anthropic.claude-sonnet-4-5-20250929-v1:0", ttl: types.CacheTTLOneHour,

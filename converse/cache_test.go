@@ -158,5 +158,3 @@ func golden(t *testing.T, path, got string) {
 	require.NoError(t, err, "write it with -update")
 	assert.Equal(t, string(want), got)
 }
-
-
