@@ -130,6 +130,13 @@ func (c *Conversation) runCalls(ctx context.Context, turn int, history []types.M
 // its turns are numbered from 1, and the calls it finishes for an earlier
 // turn report turn 0.
 func (c *Conversation) Resume(ctx context.Context, decisions ...Decision) (*Result, error) {
+	ctx, span := c.tel.startSend(ctx)
+	res, err := c.resume(ctx, decisions)
+	span.end(res, err)
+	return res, err
+}
+
+func (c *Conversation) resume(ctx context.Context, decisions []Decision) (*Result, error) {
 	c.sendMu.Lock()
 	defer c.sendMu.Unlock()
 	cfg, err := c.toolConfig()
