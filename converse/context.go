@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -120,13 +121,23 @@ func (c *Conversation) estimate(ctx context.Context, w *window, history []types.
 	return wire.EstimateTokens(&bedrockruntime.ConverseInput{Messages: history, System: c.opts.System, ToolConfig: cfg})
 }
 
+// overflowMessages are what Bedrock's ValidationException says of an input
+// too large for the model: its own message, and those it passes on from
+// Anthropic's models ("prompt is too long: 210000 tokens > 200000
+// maximum", "input length and `max_tokens` exceed context limit").
+var overflowMessages = []string{"input is too long for requested model", "prompt is too long", "exceed context limit"}
+
 // overflowed reports Bedrock's answers to an input too large for the model.
 func overflowed(err error, t *turnResult) bool {
 	if err == nil {
 		return t.stop == types.StopReasonModelContextWindowExceeded
 	}
 	var ve *types.ValidationException
-	return errors.As(err, &ve) && strings.Contains(strings.ToLower(ve.ErrorMessage()), "too long")
+	if !errors.As(err, &ve) {
+		return false
+	}
+	msg := strings.ToLower(ve.ErrorMessage())
+	return slices.ContainsFunc(overflowMessages, func(m string) bool { return strings.Contains(msg, m) })
 }
 
 // fittedTurn makes turn n's model call on history, trimmed first to the

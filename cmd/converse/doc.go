@@ -35,6 +35,9 @@
 //	-record FILE      write the model calls to FILE as a recording
 //	-replay FILE      offline: answer the model calls from the recording FILE
 //	-replay-lenient   with -replay, serve the recorded answers without comparing requests
+//	-cache            place prompt cache points on each request, for the models with prompt caching
+//	-no-trim          fail when the history outgrows the model's context window; by default
+//	                  its oldest exchanges are dropped and the call retried (-v says so)
 //	-json             print one JSON object per prompt (converse help json), and no text
 //	-v                trace each turn and tool call on standard error
 //	-h                print the usage

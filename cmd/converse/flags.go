@@ -44,6 +44,8 @@ type settings struct {
 	verbose       bool
 	session       string
 	yes           bool
+	cache         bool
+	noTrim        bool
 	request       requestFlags
 
 	set    map[string]bool // the flags given on the command line
@@ -76,6 +78,8 @@ func parseFlags(args []string, stdout io.Writer) (*settings, error) {
 	fs.BoolVar(&s.json, "json", false, "print one JSON object per prompt: text, stop reason, turns, usage, history")
 	fs.BoolVar(&s.verbose, "v", false, "trace model turns, tool calls, approvals and resumes on standard error")
 	fs.StringVar(&s.session, "session", "", "keep the conversation in `file`: load it if it exists, save it at every step; with no prompt, resume it")
+	fs.BoolVar(&s.cache, "cache", false, "place prompt cache points on each request (models with prompt caching), so each turn reads the conversation so far from the cache")
+	fs.BoolVar(&s.noTrim, "no-trim", false, "fail when the history outgrows the model's context window, instead of trimming its oldest exchanges and retrying")
 	fs.BoolVar(&s.yes, "yes", false, "approve every call of the tools marked \"approve\" (in the manifest or the -mcp file) without asking")
 
 	if err := fs.Parse(args); err != nil {

@@ -40,7 +40,10 @@ func (p *printer) event(ev converse.Event) {
 		p.midLine = !strings.HasSuffix(e.Text, "\n")
 	case converse.TurnEnd:
 		p.endText()
-		p.tracef("· turn %d: %s; tokens %d in, %d out\n", e.Turn, printable(string(e.StopReason)), e.Usage.InputTokens, e.Usage.OutputTokens)
+		p.tracef("· turn %d: %s; tokens %d in, %d out%s\n", e.Turn, printable(string(e.StopReason)), e.Usage.InputTokens, e.Usage.OutputTokens, cacheNote(e.Usage))
+	case converse.Trimmed:
+		p.tracef("· turn %d: %s: %d messages dropped, %d tool results shortened; about %d tokens, now %d\n",
+			e.Turn, trimReason(e), e.DroppedMessages, e.ShortenedResults, e.TokensBefore, e.TokensAfter)
 	case converse.ToolStart:
 		p.tracef("→ %s %s %s\n", printable(e.Name), printable(e.ID), shorten(string(e.Input)))
 	case converse.ToolEnd:
@@ -88,6 +91,22 @@ func (p *printer) citations(cits []converse.Citation) {
 	for i, c := range cits {
 		fmt.Fprintf(p.stdout, "[%d] %s\n", i+1, printable(c.String()))
 	}
+}
+
+// cacheNote is the prompt cache's part of a turn's usage, if any.
+func cacheNote(u converse.Usage) string {
+	if u.CacheReadInputTokens == 0 && u.CacheWriteInputTokens == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %d read from the cache, %d written to it", u.CacheReadInputTokens, u.CacheWriteInputTokens)
+}
+
+// trimReason says why a history was trimmed.
+func trimReason(e converse.Trimmed) string {
+	if e.Overflow {
+		return "the input was too long for the model; trimmed the history and retried"
+	}
+	return "trimmed the history to fit the context window"
 }
 
 func (p *printer) tracef(format string, args ...any) {

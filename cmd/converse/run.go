@@ -204,6 +204,10 @@ func newSession(ctx context.Context, s *settings, rec *recording.Recording, reg 
 		o.Stream = stream
 		o.SystemTools = s.systemTools
 		s.request.apply(o)
+		o.PromptCache = s.cache
+		if !s.noTrim {
+			o.Context = &converse.ContextPolicy{} // trim when Bedrock reports an overflow
+		}
 		o.OnEvent = p.event
 		if s.verbose {
 			o.Logger = slog.New(slog.NewTextHandler(stderr, nil))

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tooluse/bedrock/converse/bedrocktest"
+)
+
+// calculations is a script of n calculator calls and an answer.
+func calculations(n int) bedrocktest.Handler {
+	var replies []*bedrocktest.Reply
+	for i := 1; i <= n; i++ {
+		replies = append(replies, bedrocktest.ToolUse("", bedrocktest.Call{ID: fmt.Sprint("tooluse_", i), Name: "calculator", Input: map[string]any{"expression": fmt.Sprintf("%d + %d", i, i)}}))
+	}
+	return bedrocktest.Script(append(replies, bedrocktest.Text("Done."))...)
+}
+
+func TestCacheFlag(t *testing.T) {
+	srv := bedrocktest.NewServer(calculations(2), func(o *bedrocktest.Options) { o.Accounting = true })
+	t.Cleanup(srv.Close)
+	system := strings.Repeat("You answer with care. ", 400) // over the default model's 1,024 tokens
+	out := runInProcess(t, nil, "-endpoint", srv.URL, "-cache", "-json", "-v", "-system", system, "Add up some numbers.")
+	require.Equal(t, 0, out.code, out.stderr)
+	mustContain(t, "the -v trace", out.stderr, "written to it", "read from the cache")
+	mustContain(t, "the -json object", out.stdout, `"cacheReadInputTokens":`, `"cacheWriteInputTokens":`)
+	for _, req := range srv.Requests() {
+		assert.Contains(t, string(req.Body), `"cachePoint"`)
+	}
+
+	plain := bedrocktest.NewServer(calculations(1))
+	t.Cleanup(plain.Close)
+	out = runInProcess(t, nil, "-endpoint", plain.URL, "-system", system, "Add up some numbers.")
+	require.Equal(t, 0, out.code, out.stderr)
+	for _, req := range plain.Requests() {
+		assert.NotContains(t, string(req.Body), `"cachePoint"`, "no cache points without -cache")
+	}
+}
+
+// tooLongPast answers Bedrock's overflow error to requests of more than n
+// messages, as a model with a small context window would.
+func tooLongPast(n int, h bedrocktest.Handler) bedrocktest.Handler {
+	return bedrocktest.HandlerFunc(func(ctx context.Context, req *bedrocktest.Request) (*bedrocktest.Reply, error) {
+		if len(req.Messages) > n {
+			return nil, bedrocktest.Validation("Input is too long for requested model.")
+		}
+		return h.ServeConverse(ctx, req)
+	})
+}
+
+func TestTrimByDefault(t *testing.T) {
+	srv := newServer(t, tooLongPast(5, calculations(3)))
+	out := runInProcess(t, nil, "-endpoint", srv.URL, "-v", "Add up some numbers.")
+	require.Equal(t, 0, out.code, out.stderr)
+	assert.Contains(t, out.stdout, "Done.")
+	mustContain(t, "the -v trace", out.stderr, "the input was too long for the model; trimmed the history and retried: 2 messages dropped")
+
+	srv = newServer(t, tooLongPast(5, calculations(3)))
+	out = runInProcess(t, nil, "-endpoint", srv.URL, "-no-trim", "Add up some numbers.")
+	assert.Equal(t, 1, out.code)
+	assert.Contains(t, out.stderr, "Input is too long for requested model.")
+}
