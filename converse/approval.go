@@ -119,7 +119,7 @@ func (c *Conversation) askApprover(ctx context.Context, turn int, tail *openTurn
 				return nil, err
 			}
 			c.emit(ApprovalDecided{Turn: turn, Call: tc.public(), Decision: d})
-			tail.decide(i, d)
+			c.decide(ctx, tail, i, d)
 		}
 		if !tail.pending[i] && tail.results[i] == nil {
 			run = append(run, i)
@@ -130,7 +130,7 @@ func (c *Conversation) askApprover(ctx context.Context, turn int, tail *openTurn
 
 // applyDecisions checks that decisions decide every pending call of tail,
 // and nothing else, and applies them.
-func (c *Conversation) applyDecisions(tail *openTurn, decisions []Decision) error {
+func (c *Conversation) applyDecisions(ctx context.Context, tail *openTurn, decisions []Decision) error {
 	byID := make(map[string]Decision, len(decisions))
 	for _, d := range decisions {
 		if _, dup := byID[d.ID]; dup {
@@ -165,7 +165,7 @@ func (c *Conversation) applyDecisions(tail *openTurn, decisions []Decision) erro
 		if tail.pending[i] {
 			d := byID[tc.id]
 			c.emit(ApprovalDecided{Call: tc.public(), Decision: d})
-			tail.decide(i, d)
+			c.decide(ctx, tail, i, d)
 		}
 	}
 	return nil
@@ -179,8 +179,18 @@ func checkVerdict(d Decision) error {
 	return fmt.Errorf("%w: the decision for the call %q has no verdict (%q)", ErrDecision, d.ID, d.Verdict)
 }
 
-// denial is the result of a denied call.
-func denial(id string, d Decision, status bool) types.ContentBlock {
+// decide applies a decision to the call i of t: a denial answers it.
+func (c *Conversation) decide(ctx context.Context, t *openTurn, i int, d Decision) {
+	switch d.Verdict {
+	case Approved:
+		t.pending[i] = false
+	case Denied:
+		c.answer(ctx, t, i, toolErrDenied, denialText(d))
+	}
+}
+
+// denialText answers a denied call.
+func denialText(d Decision) string {
 	by, reason := d.By, d.Reason
 	if strings.TrimSpace(by) == "" {
 		by = "the approver"
@@ -188,7 +198,7 @@ func denial(id string, d Decision, status bool) types.ContentBlock {
 	if strings.TrimSpace(reason) == "" {
 		reason = "no reason given"
 	}
-	return errorResult(id, fmt.Sprintf("Error: the call was denied by %s: %s", by, reason), status)
+	return fmt.Sprintf("Error: the call was denied by %s: %s", by, reason)
 }
 
 // errorResult is a toolResult block holding an error text.

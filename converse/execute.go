@@ -160,7 +160,7 @@ func (e *Executor) collect(ctx context.Context, turn int, calls []toolCall, star
 			if st.tool == nil {
 				if repeated != nil && repeated[next] {
 					_, st.span = e.startTool(ctx, c)
-					decide(next, outcome{err: fmt.Errorf("%w: %q was already answered in this turn", ErrDuplicateID, c.id)})
+					decide(next, outcome{err: duplicateID(c.id)})
 					continue
 				}
 				if p := started[c.id]; p.answers(c) {
@@ -206,6 +206,12 @@ func (e *Executor) collect(ctx context.Context, turn int, calls []toolCall, star
 			next++
 		}
 	}
+}
+
+// duplicateID is the failure of a call repeating the toolUseId id of an
+// earlier call of its turn.
+func duplicateID(id string) error {
+	return fmt.Errorf("%w: %q was already answered in this turn", ErrDuplicateID, id)
 }
 
 // repeatedIDs marks the calls whose toolUseId an earlier call has: only the

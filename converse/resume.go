@@ -36,7 +36,7 @@ type openTurn struct {
 
 // newOpenTurn opens the calls of a turn and marks those that need approval
 // pending. Calls sharing a toolUseId share it, so that they always run
-// together and the executor answers all but the first as duplicates.
+// together and all but the first are answered as duplicates.
 func (c *Conversation) newOpenTurn(calls []toolCall) *openTurn {
 	t := &openTurn{calls: calls, results: make([]types.ContentBlock, len(calls)), pending: make([]bool, len(calls)), status: c.exec.Status != StatusNever}
 	needs := map[string]bool{}
@@ -49,15 +49,18 @@ func (c *Conversation) newOpenTurn(calls []toolCall) *openTurn {
 	return t
 }
 
-// decide applies a decision to the call i: a denial answers it.
-func (t *openTurn) decide(i int, d Decision) {
-	switch d.Verdict {
-	case Approved:
-		t.pending[i] = false
-	case Denied:
-		t.pending[i] = false
-		t.results[i] = denial(t.calls[i].id, d, t.status)
+// answer answers the call i of t without running it, with text, and
+// traces it as failed with errType: denied, or cut off. A repeat of an
+// earlier call's toolUseId is answered, and traced, as a duplicate, as the
+// executor answers one.
+func (c *Conversation) answer(ctx context.Context, t *openTurn, i int, errType, text string) {
+	tc := t.calls[i]
+	if slices.ContainsFunc(t.calls[:i], func(p toolCall) bool { return p.id == tc.id }) {
+		errType, text = toolErrDuplicate, errorText(duplicateID(tc.id))
 	}
+	t.pending[i] = false
+	t.results[i] = errorResult(tc.id, text, t.status)
+	c.exec.answered(ctx, tc, errType, text)
 }
 
 // paused reports whether calls await a decision.
@@ -152,13 +155,17 @@ func (c *Conversation) resume(ctx context.Context, decisions []Decision) (*Resul
 	switch {
 	case tail != nil:
 		tail = tail.clone()
-		for i := range tail.calls { // cut off by a crash: never run again
+		var cut []int // cut off by a crash: never run again
+		for i := range tail.calls {
 			if tail.started && tail.results[i] == nil && !tail.pending[i] {
-				tail.results[i] = errorResult(tail.calls[i].id, interruptedText, tail.status)
+				cut = append(cut, i)
 			}
 		}
-		if err := c.applyDecisions(tail, decisions); err != nil {
+		if err := c.applyDecisions(ctx, tail, decisions); err != nil {
 			return nil, fmt.Errorf("converse: Resume: %w", err)
+		}
+		for _, i := range cut {
+			c.answer(ctx, tail, i, toolErrInterrupted, interruptedText)
 		}
 		c.emit(Resumed{Messages: len(history), Decisions: len(decisions)})
 		var run []int

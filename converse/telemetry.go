@@ -195,6 +195,7 @@ func sendErrorType(err error) string {
 	}{
 		{context.DeadlineExceeded, "timeout"},
 		{context.Canceled, "cancelled"},
+		{ErrPaused, "paused"},
 		{ErrMaxTurns, "max_turns"},
 		{ErrMaxTokens, "max_tokens"},
 		{ErrMalformedToolUse, "malformed_tool_use"},

@@ -13,16 +13,21 @@ import (
 	"github.com/tooluse/bedrock/tools"
 )
 
-// The error.type of a failed tool call, a small fixed vocabulary.
+// The error.type of a failed tool call, a small fixed vocabulary. The
+// last three name calls the conversation answers without running them: a
+// repeat of a toolUseId in the turn, a call an approver denied, and one cut
+// off by a crash (or a failed save) and answered on Resume.
 const (
-	toolErrUnknown   = "unknown_tool"
-	toolErrInput     = "invalid_input"
-	toolErrTool      = "tool_error"
-	toolErrPanic     = "panic"
-	toolErrTimeout   = "timeout"
-	toolErrCancelled = "cancelled"
-	toolErrOutput    = "output_error"
-	toolErrDuplicate = "duplicate_id"
+	toolErrUnknown     = "unknown_tool"
+	toolErrInput       = "invalid_input"
+	toolErrTool        = "tool_error"
+	toolErrPanic       = "panic"
+	toolErrTimeout     = "timeout"
+	toolErrCancelled   = "cancelled"
+	toolErrOutput      = "output_error"
+	toolErrDuplicate   = "duplicate_id"
+	toolErrDenied      = "denied"
+	toolErrInterrupted = "interrupted"
 )
 
 // toolSpan is the span of one tool call, from its start to its answer.
@@ -60,17 +65,33 @@ func (s toolSpan) end(out outcome, limit int) {
 	if s.span == nil {
 		return
 	}
-	errType := ""
+	errType, result := "", ""
 	if out.err != nil {
 		errType = toolErrorType(out.err)
 	}
+	if s.t.content && s.span.IsRecording() {
+		result = resultText(out, limit)
+	}
+	s.finish(errType, result)
+}
+
+// answered traces the call c, which the conversation answered with result
+// without running it, as failed with errType.
+func (e *Executor) answered(ctx context.Context, c toolCall, errType, result string) {
+	_, s := e.startTool(ctx, c)
+	s.finish(errType, result)
+}
+
+// finish ends the span, failed with errType unless it is empty, with the
+// call's result when content is recorded, and records the call's duration.
+func (s toolSpan) finish(errType, result string) {
 	if s.span.IsRecording() {
 		if errType != "" {
 			s.span.SetAttributes(keyErrorType.String(errType))
 			s.span.SetStatus(codes.Error, errType)
 		}
 		if s.t.content {
-			s.span.SetAttributes(keyToolResult.String(resultText(out, limit)))
+			s.span.SetAttributes(keyToolResult.String(result))
 		}
 	}
 	s.span.End()
