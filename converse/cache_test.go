@@ -104,16 +104,20 @@ func turnUsage(t *testing.T, turn int, events []converse.Event) converse.Usage {
 }
 
 // TestCachePointsGolden runs a 5-turn tool loop with PromptCache for a
-// Claude model, a Nova model and a model without prompt caching, through a
-// validating bedrocktest that simulates the cache, and compares where the
-// cache points went and what each turn read and wrote with
-// testdata/cache-*.golden (go test -run TestCachePointsGolden -update
-// writes them anew).
+// Claude model (with Converse and ConverseStream), a Nova model and a model
+// without prompt caching, through a validating bedrocktest that simulates
+// the cache, and compares where the cache points went and what each turn
+// read and wrote with testdata/cache-*.golden (go test -run
+// TestCachePointsGolden -update writes them anew).
 func TestCachePointsGolden(t *testing.T) {
-	for _, tt := range []struct{ name, model string }{
-		{"claude", "us.anthropic.claude-3-7-sonnet-20250219-v1:0"},
-		{"nova", "us.amazon.nova-pro-v1:0"},
-		{"nocache", "meta.llama3-1-70b-instruct-v1:0"},
+	for _, tt := range []struct {
+		name, model, golden string
+		stream              bool
+	}{
+		{"claude", "us.anthropic.claude-3-7-sonnet-20250219-v1:0", "claude", false},
+		{"claude streaming", "us.anthropic.claude-3-7-sonnet-20250219-v1:0", "claude", true},
+		{"nova", "us.amazon.nova-pro-v1:0", "nova", false},
+		{"nocache", "meta.llama3-1-70b-instruct-v1:0", "nocache", false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			srv, client := serve(t, toolLoop(5), func(o *bedrocktest.Options) { o.Accounting = true })
@@ -121,7 +125,12 @@ func TestCachePointsGolden(t *testing.T) {
 			c := converse.New(client, tt.model, lookupTools(t, 6), func(o *converse.Options) {
 				o.System = systemPrompt(1500)
 				o.PromptCache = true
-				o.OnEvent = func(ev converse.Event) { events = append(events, ev) }
+				o.Stream = tt.stream
+				o.OnEvent = func(ev converse.Event) {
+					if _, ok := ev.(converse.TurnEnd); ok {
+						events = append(events, ev)
+					}
+				}
 			})
 			res, err := c.Send(context.Background(), "Find the records about the harbour.")
 			require.NoError(t, err)
@@ -143,7 +152,7 @@ func TestCachePointsGolden(t *testing.T) {
 					require.False(t, isPoint, "a cache point was kept in the history")
 				}
 			}
-			golden(t, filepath.Join("testdata", "cache-"+tt.name+".golden"), sb.String())
+			golden(t, filepath.Join("testdata", "cache-"+tt.golden+".golden"), sb.String())
 		})
 	}
 }

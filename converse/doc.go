@@ -102,6 +102,21 @@
 // running when the process died is answered on Resume with an error saying
 // it was interrupted, never run again.
 //
+// # Cost and length
+//
+// Every turn of a tool loop sends the whole history again. With
+// Options.PromptCache, each request carries cachePoint blocks (after the
+// tools, the system prompt and the newest user messages) so that a turn
+// reads what the turn before wrote from Bedrock's prompt cache, billed at a
+// tenth of the input price for Claude; only the models and fields of
+// Bedrock's prompt caching table get them, and they are never kept in the
+// history. Usage reports CacheReadInputTokens and CacheWriteInputTokens.
+// With Options.Context (a [ContextPolicy]) a history that outgrows the
+// model's context window is trimmed before the call, or when Bedrock
+// reports the overflow, and the call made again: the oldest large tool
+// results are shortened, then the oldest exchanges dropped, whole, and
+// optionally summarised; a [Trimmed] event reports each trim.
+//
 // # Retries
 //
 // Throttling and 5xx errors are retried by the SDK's retryer, not by this

@@ -9,8 +9,9 @@ import (
 
 // Event is something that happened in a conversation, handed to
 // Options.OnEvent. It is one of Text, ToolStart, ToolEnd, TurnEnd,
-// Fallback, ApprovalRequested, ApprovalDecided, Resumed and StateSaved. Calls to OnEvent are never concurrent, and come in the order the
-// things happened.
+// Fallback, ApprovalRequested, ApprovalDecided, Resumed, StateSaved and
+// Trimmed. Calls to OnEvent are never concurrent, and come in the order
+// the things happened.
 type Event interface{ event() }
 
 // Text is assistant text. Without streaming it is the whole text of one text

@@ -27,6 +27,14 @@
 // request gets (there is no limit by default: Bedrock documents none in
 // bytes).
 //
+// Options.MaxInputTokens gives the server a context window, in tokens by
+// EstimateTokens (a token per four bytes of the request's JSON), and
+// answers a larger request as Bedrock does; the server also answers
+// CountTokens with that estimate. Options.Accounting reports the estimate
+// in each reply's usage and simulates Bedrock's prompt cache, so that a
+// test sees what cache points save. Validate, applied to every request,
+// checks the prompt caching rules too.
+//
 // A client of your own aimed at the server (Options.BaseEndpoint set to
 // URL) should send through Server.HTTPClient or recording.PlainBodies,
 // which work around a trap of the SDK's transport on loopback: without
