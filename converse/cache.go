@@ -146,8 +146,8 @@ func comparePoints(a, b point) int {
 }
 
 // fitPoints keeps at most models.MaxCachePoints of points, in request
-// order, dropping message points oldest first, then ours on the system
-// prompt and the tools; and lowers the TTL of ours where a point before
+// order, dropping message points oldest first, then ours in order (the
+// tools' point first: the system prompt's covers the tools too); and lowers the TTL of ours where a point before
 // has a shorter one, dropping ours where a caller's point after has a
 // longer one.
 func fitPoints(points []point) []point {

@@ -142,42 +142,47 @@ func overflowed(err error, t *turnResult) bool {
 
 // fittedTurn makes turn n's model call on history, trimmed first to the
 // policy's window, and once more on a trimmed history if Bedrock reports an
-// overflow. It returns the history the call was made with, which the
-// Conversation keeps.
+// overflow (unless nothing is left to trim: then Bedrock's answer stands).
+// It returns the history the call was made with, which the Conversation
+// keeps.
 func (c *Conversation) fittedTurn(ctx context.Context, n int, w *window, history []types.Message, cfg *types.ToolConfiguration) ([]types.Message, *turnResult, error) {
 	p := c.opts.Context
 	if p == nil {
 		t, err := c.turn(ctx, n, c.exec, history, cfg)
 		return history, t, err
 	}
-	var err error
 	if p.MaxInputTokens > 0 {
-		if history, err = c.fit(ctx, n, w, history, cfg, p.MaxInputTokens, false); err != nil {
+		var err error
+		if history, _, err = c.fit(ctx, n, w, history, cfg, p.MaxInputTokens, false); err != nil {
 			return history, nil, err
 		}
 	}
 	t, err := c.turn(ctx, n, c.exec, history, cfg)
-	if !overflowed(err, t) {
-		if err == nil {
-			w.record(history, t.usage)
+	if overflowed(err, t) {
+		limit := c.estimate(ctx, w, history, cfg)
+		if p.MaxInputTokens > 0 {
+			limit = min(limit, p.MaxInputTokens)
 		}
-		return history, t, err
+		trimmed, cut, ferr := c.fit(ctx, n, w, history, cfg, limit, true)
+		if ferr != nil {
+			if t != nil {
+				t.discard()
+			}
+			return trimmed, nil, ferr
+		}
+		if cut {
+			var wasted Usage
+			if t != nil {
+				t.discard()
+				wasted = t.usage
+			}
+			history = trimmed
+			if t, err = c.turn(ctx, n, c.exec, history, cfg); err == nil {
+				t.usage = t.usage.Add(wasted)
+			}
+		}
 	}
-	var wasted Usage
 	if err == nil {
-		t.discard()
-		wasted = t.usage
-	}
-	budget := c.estimate(ctx, w, history, cfg)
-	if p.MaxInputTokens > 0 {
-		budget = min(budget, p.MaxInputTokens)
-	}
-	if history, err = c.fit(ctx, n, w, history, cfg, budget, true); err != nil {
-		return history, nil, err
-	}
-	t, err = c.turn(ctx, n, c.exec, history, cfg)
-	if err == nil {
-		t.usage = t.usage.Add(wasted)
 		w.record(history, t.usage)
 	}
 	return history, t, err
@@ -186,12 +191,12 @@ func (c *Conversation) fittedTurn(ctx context.Context, n int, w *window, history
 // fit trims history, if it holds more than limit tokens (or after an
 // overflow), to three quarters of limit: the room it leaves spares the
 // next turns a trim each, which would change the prefix that prompt
-// caching reads. It keeps the trimmed history as the Conversation's and
-// reports it with a Trimmed event.
-func (c *Conversation) fit(ctx context.Context, n int, w *window, history []types.Message, cfg *types.ToolConfiguration, limit int, overflow bool) ([]types.Message, error) {
+// caching reads. It keeps the trimmed history as the Conversation's,
+// reports it with a Trimmed event and says whether anything was cut.
+func (c *Conversation) fit(ctx context.Context, n int, w *window, history []types.Message, cfg *types.ToolConfiguration, limit int, overflow bool) ([]types.Message, bool, error) {
 	before := c.estimate(ctx, w, history, cfg)
 	if before <= limit && !overflow {
-		return history, nil
+		return history, false, nil
 	}
 	budget := limit * 3 / 4
 	tr := newTrimmer(history, c.opts.Context.toolResultBytes(), before)
@@ -199,7 +204,7 @@ func (c *Conversation) fit(ctx context.Context, n int, w *window, history []type
 	tr.drop(budget)
 	ev := Trimmed{Turn: n, Overflow: overflow, ShortenedResults: tr.shortened, DroppedMessages: tr.dropped, TokensBefore: before}
 	if ev.ShortenedResults == 0 && ev.DroppedMessages == 0 {
-		return history, nil // nothing left to cut; Bedrock will say so
+		return history, false, nil
 	}
 	if c.opts.Context.Summarize && tr.dropped > 0 {
 		summary, u, err := c.summarize(ctx, tr.droppedPrefix(), cfg)
@@ -217,10 +222,10 @@ func (c *Conversation) fit(ctx context.Context, n int, w *window, history []type
 	ev.TokensAfter = c.estimate(ctx, w, history, cfg)
 	c.keep(history, nil)
 	if err := c.save(ctx, n); err != nil {
-		return history, err
+		return history, true, err
 	}
 	c.emit(ev)
-	return history, nil
+	return history, true, nil
 }
 
 // summaryPrompt asks for the summary of the dropped messages.

@@ -180,3 +180,16 @@ func TestSummaryCallCarriesToolConfig(t *testing.T) {
 	assert.Contains(t, first.Content[len(first.Content)-1].(*types.ContentBlockMemberText).Value, "pages were fetched")
 	assertValid(t, c, claude)
 }
+
+// TestOverflowWithNothingToTrim: a prompt too long on its own gets
+// Bedrock's error at once, without a retry of the same request.
+func TestOverflowWithNothingToTrim(t *testing.T) {
+	srv, client := serve(t, bedrocktest.Script(bedrocktest.Text("unreached")), func(o *bedrocktest.Options) { o.MaxInputTokens = 100 })
+	_, err := converse.Run(context.Background(), client, claude, nil, strings.Repeat("a long prompt ", 100), func(o *converse.Options) {
+		o.Context = &converse.ContextPolicy{}
+	})
+	var ve *types.ValidationException
+	require.ErrorAs(t, err, &ve)
+	assert.Equal(t, "Input is too long for requested model.", ve.ErrorMessage())
+	assert.Len(t, srv.Requests(), 1)
+}
