@@ -68,6 +68,7 @@ type Conversation struct {
 	sendMu sync.Mutex               // held for a whole Send
 	cfg    *types.ToolConfiguration // ToolConfig of the first cfgLen tools; under sendMu
 	cfgLen int                      // -1 until cfg is built
+	shape  *shape                   // of a structured Send; under sendMu
 
 	mu      sync.Mutex // held only to read or replace history, never across a model call or a tool
 	history []types.Message
@@ -153,12 +154,14 @@ func (c *Conversation) Send(ctx context.Context, text string) (*Result, error) {
 // (the model call failed), msg replaces that prompt, which nothing answered.
 func (c *Conversation) SendMessage(ctx context.Context, msg types.Message) (*Result, error) {
 	ctx, span := c.tel.startSend(ctx)
-	res, err := c.sendMessage(ctx, msg)
+	res, err := c.sendMessage(ctx, msg, nil)
 	span.end(res, err)
 	return res, err
 }
 
-func (c *Conversation) sendMessage(ctx context.Context, msg types.Message) (*Result, error) {
+// sendMessage is SendMessage; sh, if not nil, is the shape a structured
+// Send's answer must take.
+func (c *Conversation) sendMessage(ctx context.Context, msg types.Message, sh *shape) (*Result, error) {
 	if msg.Role == "" {
 		msg.Role = types.ConversationRoleUser
 	}
@@ -170,6 +173,8 @@ func (c *Conversation) sendMessage(ctx context.Context, msg types.Message) (*Res
 	}
 	c.sendMu.Lock()
 	defer c.sendMu.Unlock()
+	c.shape = sh
+	defer func() { c.shape = nil }()
 	cfg, err := c.toolConfig()
 	if err != nil {
 		return nil, err

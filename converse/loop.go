@@ -24,12 +24,13 @@ func (c *Conversation) loop(ctx context.Context, cfg *types.ToolConfiguration, h
 		if !answersTools(history[len(history)-1]) {
 			first = 1
 		}
-		fitted, t, err := c.fittedTurn(ctx, turn, &win, history, turnConfig(cfg, first+turn-1))
+		fitted, t, err := c.fittedTurn(ctx, turn, &win, history, c.shape.toolConfig(cfg, first+turn-1))
 		history = fitted
 		if err != nil {
 			return fail(turn, history, err)
 		}
 		reply := echo(t.message)
+		answered := c.shape != nil && c.shape.accept(ctx, &reply, t.stop)
 		attempted := append(history, reply)
 		res.Message, res.Text, res.Citations, res.StopReason = reply, textOf(reply), citationsOf(reply), t.stop
 		res.Turns, res.Usage, res.Response = turn, res.Usage.Add(t.usage), t.resp
@@ -43,8 +44,14 @@ func (c *Conversation) loop(ctx context.Context, cfg *types.ToolConfiguration, h
 		// A tool_use turn with only server tool calls, which Bedrock answered
 		// itself, leaves the client nothing to answer: it ends the Send as a
 		// final answer would (an empty user message would be rejected).
-		if t.stop != types.StopReasonToolUse || !hasToolUse(reply) {
+		if answered || t.stop != types.StopReasonToolUse || !hasToolUse(reply) {
 			t.discard()
+			if c.shape != nil && !answered { // a structured Send's answer that is none
+				if history, err = c.retry(ctx, turn, attempted, t.stop); err != nil {
+					return fail(turn, attempted, err)
+				}
+				continue
+			}
 			res.History = c.keepFinal(attempted)
 			if err := c.save(ctx, turn); err != nil {
 				return fail(turn, attempted, err)
@@ -53,6 +60,9 @@ func (c *Conversation) loop(ctx context.Context, cfg *types.ToolConfiguration, h
 		}
 		if turn >= c.maxTurns() {
 			t.discard()
+			if c.shape != nil {
+				return fail(turn, attempted, c.shape.failure(t.stop, true, c.maxTurns()))
+			}
 			return fail(turn, attempted, fmt.Errorf("%w (%d model calls): raise Options.MaxTurns", ErrMaxTurns, c.maxTurns()))
 		}
 		calls := t.calls
@@ -61,6 +71,7 @@ func (c *Conversation) loop(ctx context.Context, cfg *types.ToolConfiguration, h
 		}
 		history = attempted
 		tail := c.newOpenTurn(calls)
+		c.shape.answerCalls(tail)
 		c.keep(history, tail)
 		if err := c.save(ctx, turn); err != nil {
 			t.discard()

@@ -19,7 +19,7 @@ func (c *Conversation) request(history []types.Message, cfg *types.ToolConfigura
 		AdditionalModelRequestFields:      o.AdditionalModelRequestFields,
 		AdditionalModelResponseFieldPaths: o.AdditionalModelResponseFieldPaths,
 		GuardrailConfig:                   o.GuardrailConfig,
-		OutputConfig:                      o.OutputConfig,
+		OutputConfig:                      c.shape.outputConfig(o.OutputConfig),
 		PerformanceConfig:                 o.PerformanceConfig,
 		PromptVariables:                   o.PromptVariables,
 		RequestMetadata:                   o.RequestMetadata,

@@ -24,15 +24,11 @@ func ToolConfig(reg *tools.Registry, choice types.ToolChoice) (*types.ToolConfig
 	ts := reg.Tools()
 	cfg := &types.ToolConfiguration{Tools: make([]types.Tool, 0, len(ts)), ToolChoice: choice}
 	for _, t := range ts {
-		var schema map[string]any
-		if err := json.Unmarshal(t.InputSchema(), &schema); err != nil {
-			return nil, fmt.Errorf("converse: tool %q: input schema: %w", t.Name(), err)
+		spec, err := toolSpec(t)
+		if err != nil {
+			return nil, err
 		}
-		cfg.Tools = append(cfg.Tools, &types.ToolMemberToolSpec{Value: types.ToolSpecification{
-			Name:        aws.String(t.Name()),
-			Description: aws.String(t.Description()),
-			InputSchema: &types.ToolInputSchemaMemberJson{Value: document.NewLazyDocument(schema)},
-		}})
+		cfg.Tools = append(cfg.Tools, spec)
 	}
 	if tc, ok := choice.(*types.ToolChoiceMemberTool); ok {
 		if _, found := reg.Lookup(aws.ToString(tc.Value.Name)); !found {
@@ -40,6 +36,24 @@ func ToolConfig(reg *tools.Registry, choice types.ToolChoice) (*types.ToolConfig
 		}
 	}
 	return cfg, nil
+}
+
+// toolSpec describes t to the model; a strict tool (tools.Options.Strict)
+// says so, the others leave the field out.
+func toolSpec(t *tools.Tool) (types.Tool, error) {
+	var schema map[string]any
+	if err := json.Unmarshal(t.InputSchema(), &schema); err != nil {
+		return nil, fmt.Errorf("converse: tool %q: input schema: %w", t.Name(), err)
+	}
+	spec := types.ToolSpecification{
+		Name:        aws.String(t.Name()),
+		Description: aws.String(t.Description()),
+		InputSchema: &types.ToolInputSchemaMemberJson{Value: document.NewLazyDocument(schema)},
+	}
+	if t.Strict() {
+		spec.Strict = aws.Bool(true)
+	}
+	return &types.ToolMemberToolSpec{Value: spec}, nil
 }
 
 // withSystemTools adds Bedrock's server-side system tools named in names

@@ -36,6 +36,11 @@ type Options struct {
 	// tool's program may write up to 1 MiB of standard output, or MaxOutput
 	// bytes if larger, before it is killed.
 	MaxOutput int
+	// Strict asks the model to keep the tool's calls to its input schema
+	// (Bedrock's toolSpec "strict", for the models with structured output):
+	// the model's decoding is constrained, and the schema must be one the
+	// model accepts for strict use. Calls are validated either way.
+	Strict bool
 	// Env sets variables in the environment of a Command tool's program, in
 	// addition to those passed through from the current process (see
 	// InheritEnv), and overriding them. A variable named here is set

@@ -32,6 +32,7 @@ type Tool struct {
 	timeout     time.Duration
 	speculative bool
 	approve     bool
+	strict      bool
 	maxOutput   int          // bytes of output sent to the model; 0: the executor's default
 	defaults    bool         // the schema declares a default somewhere (conservatively)
 	quick       *quickSchema // the schema compiled for the quick check, or nil
@@ -158,6 +159,7 @@ func build(name, description string, schema *jsonschema.Schema, raw json.RawMess
 		timeout:     o.Timeout,
 		speculative: o.Speculative,
 		approve:     o.Approve,
+		strict:      o.Strict,
 		maxOutput:   o.MaxOutput,
 		defaults:    bytes.Contains(raw, []byte(`"default"`)),
 	}
@@ -244,6 +246,10 @@ func (t *Tool) Speculative() bool { return t.speculative }
 // NeedsApproval reports whether the tool was made with [Options].Approve: a
 // call must be approved before it runs.
 func (t *Tool) NeedsApproval() bool { return t.approve }
+
+// Strict reports whether the tool was made with [Options].Strict: the model
+// is asked to keep its calls to the input schema.
+func (t *Tool) Strict() bool { return t.strict }
 
 // Call runs the tool with the model's input. The input must be a JSON object;
 // an empty input counts as {}, since a model streaming a call without

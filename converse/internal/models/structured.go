@@ -1,0 +1,40 @@
+package models
+
+import "strings"
+
+// nativeStructured lists the models whose Converse takes a JSON schema for
+// the answer's text (outputConfig.textFormat, type json_schema), matched by
+// prefix of the model name. From the user guide "Get validated JSON results
+// from models" (docs.aws.amazon.com/bedrock/latest/userguide/structured-output.html)
+// and "Structured outputs" for Claude
+// (docs.aws.amazon.com/bedrock/latest/userguide/claude-messages-structured-outputs.html):
+//
+//	model              path
+//	Claude Sonnet 4.5  native (outputConfig.textFormat)
+//	Claude Haiku 4.5   native
+//	Claude Opus 4.5    native
+//	Claude Opus 4.6    native
+//	any other model    forced tool (toolChoice any, a final tool)
+//
+// The guide also names some open-weight models (select Qwen, DeepSeek,
+// Mistral, Gemma, Nemotron, MiniMax and Kimi versions) without their IDs;
+// until it does, they take the forced tool, which every tool-capable model
+// supports.
+var nativeStructured = []struct{ provider, prefix string }{
+	{"anthropic", "claude-sonnet-4-5"},
+	{"anthropic", "claude-haiku-4-5"},
+	{"anthropic", "claude-opus-4-5"},
+	{"anthropic", "claude-opus-4-6"},
+}
+
+// NativeStructuredOutput reports whether the model's Converse constrains
+// its answer to a JSON schema given in outputConfig.textFormat. The others
+// give a structured answer by calling a final tool.
+func (m Model) NativeStructuredOutput() bool {
+	for _, e := range nativeStructured {
+		if m.Provider == e.provider && strings.HasPrefix(m.Name, e.prefix) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,292 @@
+package converse
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"regexp"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+
+	"github.com/tooluse/bedrock/tools"
+)
+
+// ErrInvalidAnswer means a structured Send (Structured, StructuredJSON)
+// ended without an answer that matches the schema: the turn limit was
+// reached while the answer stayed invalid (the error then matches
+// ErrMaxTurns too), or the model stopped for a reason it cannot be asked
+// to correct (max_tokens, guardrail_intervened, content_filtered).
+var ErrInvalidAnswer = errors.New("the answer does not match the schema")
+
+// finalDescription is the description of the final tool of the forced path.
+const finalDescription = "Gives the final answer. Call it once you have the answer, with the answer as its input; it is the only way to answer."
+
+// Structured sends prompt and runs the conversation, tools and all, until
+// the model answers with a value of type T, which it returns with the
+// Result. T's JSON Schema is inferred as tools.New infers a tool's input (T
+// must be a struct or a map with string keys), and the answer is validated
+// against it and decoded like a tool's input, defaults filled in.
+//
+// The model is asked for the schema in one of two ways (the table is in
+// the internal models package, with its source): the models whose Converse
+// takes outputConfig.textFormat (Claude Sonnet 4.5, Haiku 4.5, Opus 4.5 and
+// 4.6) get the schema there, and their final text is the answer; the others
+// get a final tool, named final_ and T's name (final_answer for an unnamed
+// type), and toolChoice any on every turn, so that they may call other
+// tools first but can only end by calling it. An answer that fails the
+// schema (or, on the forced path, a text answer) is sent back as an error
+// ("Error: the answer does not match the schema: ...") and the model
+// answers again, within Options.MaxTurns.
+//
+// The kept history is a valid Bedrock conversation ending with the answer:
+// on the forced path the final tool's call is kept as a text block holding
+// its input, the answer's JSON, and the other calls of that turn are not
+// run (they are dropped, like the calls of a final answer). Result.Text is
+// the answer's JSON on both paths.
+//
+// The errors are those of SendMessage and ErrInvalidAnswer. Resume of a
+// structured Send that failed goes on as a plain Send.
+func Structured[T any](ctx context.Context, conv *Conversation, prompt string) (T, *Result, error) {
+	var zero T
+	echo := func(_ context.Context, v T) (T, error) { return v, nil }
+	tool, err := tools.New(finalName(reflect.TypeFor[T]().Name()), finalDescription, echo)
+	if err != nil {
+		return zero, nil, fmt.Errorf("converse: Structured: %w", err)
+	}
+	v, res, err := conv.structured(ctx, prompt, tool)
+	if err != nil {
+		return zero, res, err
+	}
+	t, ok := v.(T)
+	if !ok { // cannot happen: the tool returns its decoded input
+		return zero, res, fmt.Errorf("converse: Structured: the answer decoded as %T", v)
+	}
+	return t, res, nil
+}
+
+// StructuredJSON is Structured for a JSON Schema known only at run time
+// (an object schema, as tools.NewRaw takes): it returns the answer as a
+// JSON object that matches schema, defaults filled in. The schema's
+// "title", if any, names the final tool (final_ and the title).
+func StructuredJSON(ctx context.Context, conv *Conversation, prompt string, schema json.RawMessage) (json.RawMessage, *Result, error) {
+	var head struct {
+		Title string `json:"title"`
+	}
+	_ = json.Unmarshal(schema, &head) // NewRaw reports a schema that is not JSON
+	echo := func(_ context.Context, in json.RawMessage) (any, error) { return in, nil }
+	tool, err := tools.NewRaw(finalName(head.Title), finalDescription, schema, echo)
+	if err != nil {
+		return nil, nil, fmt.Errorf("converse: StructuredJSON: %w", err)
+	}
+	v, res, err := conv.structured(ctx, prompt, tool)
+	if err != nil {
+		return nil, res, err
+	}
+	return v.(json.RawMessage), res, nil
+}
+
+var unnamed = regexp.MustCompile(`[^a-zA-Z0-9_-]+`)
+
+// finalName names the final tool after a type or title, cleaned to the
+// tool-name rule.
+func finalName(name string) string {
+	name = strings.Trim(unnamed.ReplaceAllString(name, "_"), "_")
+	if name == "" {
+		name = "answer"
+	}
+	name = "final_" + name
+	if len(name) > 64 {
+		name = name[:64]
+	}
+	return name
+}
+
+// shape is what a structured Send's answer must be: the final tool, which
+// validates and decodes it, and the path the model takes.
+type shape struct {
+	tool   *tools.Tool
+	native bool
+	spec   types.Tool               // the final tool's spec, for the forced path
+	cfg    *types.ToolConfiguration // the forced path's tool configuration, once built
+	value  any                      // the accepted answer
+	answer json.RawMessage          // the accepted answer's JSON, as the model gave it
+	reason string                   // why the last answer was rejected
+}
+
+func (c *Conversation) structured(ctx context.Context, prompt string, tool *tools.Tool) (any, *Result, error) {
+	sh := &shape{tool: tool, native: c.model.NativeStructuredOutput(), reason: "no answer was given"}
+	if !sh.native {
+		if _, taken := c.tools.Lookup(tool.Name()); taken {
+			return nil, nil, fmt.Errorf("converse: the final tool %q of a structured answer is a registered tool's name", tool.Name())
+		}
+		spec, err := toolSpec(tool)
+		if err != nil {
+			return nil, nil, err
+		}
+		sh.spec = spec
+	}
+	msg := types.Message{Role: types.ConversationRoleUser, Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: prompt}}}
+	ctx, span := c.tel.startSend(ctx)
+	res, err := c.sendMessage(ctx, msg, sh)
+	span.end(res, err)
+	if err != nil {
+		return nil, res, err
+	}
+	res.Text = string(sh.answer)
+	return sh.value, res, nil
+}
+
+// outputConfig is o with the answer's schema as its text format, on the
+// native path.
+func (sh *shape) outputConfig(o *types.OutputConfig) *types.OutputConfig {
+	if sh == nil || !sh.native {
+		return o
+	}
+	out := &types.OutputConfig{}
+	if o != nil {
+		*out = *o
+	}
+	out.TextFormat = &types.OutputFormat{
+		Type: types.OutputFormatTypeJsonSchema,
+		Structure: &types.OutputFormatStructureMemberJsonSchema{Value: types.JsonSchemaDefinition{
+			Name:   aws.String(sh.tool.Name()),
+			Schema: aws.String(string(sh.tool.InputSchema())),
+		}},
+	}
+	return out
+}
+
+// toolConfig is the configuration of a turn: on the forced path, cfg's
+// tools and the final tool, with toolChoice any on every turn.
+func (sh *shape) toolConfig(cfg *types.ToolConfiguration, turn int) *types.ToolConfiguration {
+	if sh == nil || sh.native {
+		return turnConfig(cfg, turn)
+	}
+	if sh.cfg == nil {
+		sh.cfg = &types.ToolConfiguration{ToolChoice: &types.ToolChoiceMemberAny{}}
+		if cfg != nil {
+			sh.cfg.Tools = append(sh.cfg.Tools, cfg.Tools...)
+		}
+		sh.cfg.Tools = append(sh.cfg.Tools, sh.spec)
+	}
+	return sh.cfg
+}
+
+// check validates an answer, keeping its value or why it was rejected.
+func (sh *shape) check(ctx context.Context, answer json.RawMessage) bool {
+	v, err := sh.tool.Call(ctx, answer)
+	if err != nil {
+		var ie *tools.InputError
+		if errors.As(err, &ie) {
+			sh.reason = ie.Reason
+		} else {
+			sh.reason = err.Error()
+		}
+		return false
+	}
+	sh.value, sh.answer = v, answer
+	return true
+}
+
+// accept reports whether reply answers: on the native path its text, on
+// the forced path a valid call of the final tool, which becomes a text
+// block holding its input (the first valid call, if several).
+func (sh *shape) accept(ctx context.Context, reply *types.Message, stop types.StopReason) bool {
+	if sh.native {
+		if stop == types.StopReasonToolUse && hasToolUse(*reply) {
+			return false
+		}
+		return sh.check(ctx, json.RawMessage(strings.TrimSpace(textOf(*reply))))
+	}
+	sh.reason = "answer by calling the tool " + sh.tool.Name() + ", with the answer as its input"
+	if stop != types.StopReasonToolUse {
+		return false
+	}
+	for i, b := range reply.Content {
+		tu, ok := b.(*types.ContentBlockMemberToolUse)
+		if !ok || aws.ToString(tu.Value.Name) != sh.tool.Name() || !clientCall(b) {
+			continue
+		}
+		input, err := documentJSON(tu.Value.Input)
+		if err != nil {
+			sh.reason = "the input is not JSON"
+			continue
+		}
+		if !sh.check(ctx, input) {
+			continue
+		}
+		content := append([]types.ContentBlock(nil), reply.Content...)
+		content[i] = &types.ContentBlockMemberText{Value: string(sh.answer)}
+		reply.Content = content
+		return true
+	}
+	return false
+}
+
+// retry deals with a final answer of a structured Send that is not the
+// answer: it sends the model a correction and returns the history to go
+// on with, or, after the last turn or a stop that another try would meet
+// again, keeps the answer as the conversation's final one and returns the
+// error ending the Send.
+func (c *Conversation) retry(ctx context.Context, turn int, attempted []types.Message, stop types.StopReason) ([]types.Message, error) {
+	sh := c.shape
+	limit := turn >= c.maxTurns()
+	if limit || !sh.correctable(stop, attempted[len(attempted)-1]) {
+		c.keepFinal(attempted)
+		if err := c.save(ctx, turn); err != nil {
+			return nil, err
+		}
+		return nil, sh.failure(stop, limit, c.maxTurns())
+	}
+	history := append(attempted, types.Message{Role: types.ConversationRoleUser,
+		Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: sh.correction()}}})
+	c.keep(history, nil)
+	if err := c.save(ctx, turn); err != nil {
+		return nil, err
+	}
+	return history, nil
+}
+
+// answerCalls answers the calls of the final tool in t, which accept found
+// invalid, with the schema violation, so that the model corrects its call.
+func (sh *shape) answerCalls(t *openTurn) {
+	if sh == nil || sh.native {
+		return
+	}
+	for i, tc := range t.calls {
+		if tc.name == sh.tool.Name() {
+			t.results[i] = errorResult(tc.id, sh.correction(), t.status)
+		}
+	}
+}
+
+// correction is the error the model gets for a rejected answer.
+func (sh *shape) correction() string {
+	if sh.native {
+		return "Error: " + ErrInvalidAnswer.Error() + ": " + sh.reason + ". Answer again with only a JSON object that matches the schema."
+	}
+	return "Error: " + ErrInvalidAnswer.Error() + ": " + sh.reason
+}
+
+// correctable reports whether a final answer that is not one can be sent
+// back for another try: not when the model stopped for a reason another
+// try would meet again, nor after its last turn.
+func (sh *shape) correctable(stop types.StopReason, reply types.Message) bool {
+	switch stop {
+	case types.StopReasonEndTurn, types.StopReasonStopSequence, types.StopReasonToolUse:
+		return len(reply.Content) > 0 && !hasToolUse(reply)
+	}
+	return false
+}
+
+// failure is the error of a structured Send that ends without an answer.
+func (sh *shape) failure(stop types.StopReason, limit bool, maxTurns int) error {
+	if limit {
+		return fmt.Errorf("%w (%d model calls): %w: %s; raise Options.MaxTurns", ErrMaxTurns, maxTurns, ErrInvalidAnswer, sh.reason)
+	}
+	return fmt.Errorf("%w: stop reason %s: %s", ErrInvalidAnswer, stop, sh.reason)
+}

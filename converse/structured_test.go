@@ -1,0 +1,255 @@
+package converse_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tooluse/bedrock/converse"
+	"github.com/tooluse/bedrock/converse/bedrocktest"
+	"github.com/tooluse/bedrock/tools"
+)
+
+// forecast is the structured answer of the tests.
+type forecast struct {
+	City string `json:"city"`
+	Temp int    `json:"temp" jsonschema:"degrees Celsius"`
+}
+
+const (
+	valid   = `{"city":"Oslo","temp":3}`
+	invalid = `{"city":"Oslo","temp":"cold"}`
+	finalFn = "final_forecast"
+)
+
+// weatherTools is a registry with one tool, used along the way.
+func weatherTools(t *testing.T) *tools.Registry {
+	t.Helper()
+	weather := func(context.Context, struct {
+		City string `json:"city"`
+	}) (string, error) {
+		return "3 degrees", nil
+	}
+	tool, err := tools.New("get_weather", "Reports the weather.", weather)
+	require.NoError(t, err)
+	reg, err := tools.NewRegistry(tool)
+	require.NoError(t, err)
+	return reg
+}
+
+func call(id, name, input string) bedrocktest.Call {
+	var v map[string]any
+	if err := json.Unmarshal([]byte(input), &v); err != nil {
+		panic(err)
+	}
+	return bedrocktest.Call{ID: id, Name: name, Input: v}
+}
+
+// The two paths, each with the scripted replies of an answer that is
+// invalid and then corrected, after a tool call along the way.
+var paths = []struct {
+	name, model   string
+	answer        func(id, json string) *bedrocktest.Reply
+	correctedWith string // how the correction reaches the model
+}{
+	{"native", claude, func(_, js string) *bedrocktest.Reply { return bedrocktest.Text(js) }, "text"},
+	{"forced tool", novaPro, func(id, js string) *bedrocktest.Reply {
+		return bedrocktest.ToolUse("Here it is.", call(id, finalFn, js))
+	}, "toolResult"},
+}
+
+func TestStructured(t *testing.T) {
+	for _, p := range paths {
+		for _, m := range modes {
+			t.Run(p.name+"/"+m.name, func(t *testing.T) {
+				srv, client := serve(t, bedrocktest.Script(
+					bedrocktest.ToolUse("", call("t1", "get_weather", `{"city":"Oslo"}`)),
+					p.answer("t2", valid),
+					bedrocktest.Text("You are welcome."),
+				))
+				conv := converse.New(client, p.model, weatherTools(t), m.opt)
+				got, res, err := converse.Structured[forecast](context.Background(), conv, "Weather in Oslo?")
+				require.NoError(t, err)
+				assert.Equal(t, forecast{City: "Oslo", Temp: 3}, got)
+				assert.JSONEq(t, valid, res.Text)
+				assert.Equal(t, 2, res.Turns)
+
+				reqs := srv.Requests()
+				require.Len(t, reqs, 2)
+				for _, r := range reqs {
+					specs := r.ToolConfig.Tools
+					if p.name == "native" {
+						require.NotNil(t, r.OutputConfig)
+						js := r.OutputConfig.TextFormat.Structure.(*types.OutputFormatStructureMemberJsonSchema).Value
+						assert.Equal(t, types.OutputFormatTypeJsonSchema, r.OutputConfig.TextFormat.Type)
+						assert.JSONEq(t, `{"type":"object","required":["city","temp"],"additionalProperties":false,
+							"properties":{"city":{"type":"string"},"temp":{"type":"integer","description":"degrees Celsius"}}}`, aws.ToString(js.Schema))
+						assert.Len(t, specs, 1, "no final tool on the native path")
+						assert.Nil(t, r.ToolConfig.ToolChoice)
+						continue
+					}
+					assert.Nil(t, r.OutputConfig)
+					require.Len(t, specs, 2)
+					assert.Equal(t, finalFn, aws.ToString(specs[1].(*types.ToolMemberToolSpec).Value.Name))
+					assert.Equal(t, &types.ToolChoiceMemberAny{}, r.ToolConfig.ToolChoice, "every turn must end in a tool call")
+				}
+
+				// The kept history ends with the answer as text, and the
+				// conversation goes on: the server validates the next request.
+				hist := conv.History()
+				last := hist[len(hist)-1]
+				assert.Equal(t, types.ConversationRoleAssistant, last.Role)
+				for _, b := range last.Content {
+					_, isCall := b.(*types.ContentBlockMemberToolUse)
+					assert.False(t, isCall, "no unanswered call is kept")
+				}
+				assert.Contains(t, textOfMessage(last), valid)
+				next, err := conv.Send(context.Background(), "Thanks!")
+				require.NoError(t, err)
+				assert.Equal(t, "You are welcome.", next.Text)
+				assert.Nil(t, srv.Requests()[2].OutputConfig, "a plain Send after a structured one has no schema")
+			})
+		}
+	}
+}
+
+func textOfMessage(m types.Message) string {
+	var sb strings.Builder
+	for _, b := range m.Content {
+		if t, ok := b.(*types.ContentBlockMemberText); ok {
+			sb.WriteString(t.Value)
+		}
+	}
+	return sb.String()
+}
+
+// lastCorrection is the text the model got back in the last message of r:
+// a user text, or the toolResult of the final tool.
+func lastCorrection(t *testing.T, r *bedrocktest.Request) (kind, text string) {
+	t.Helper()
+	last := r.Messages[len(r.Messages)-1]
+	require.Equal(t, types.ConversationRoleUser, last.Role)
+	for _, b := range last.Content {
+		switch b := b.(type) {
+		case *types.ContentBlockMemberText:
+			return "text", b.Value
+		case *types.ContentBlockMemberToolResult:
+			return "toolResult", b.Value.Content[0].(*types.ToolResultContentBlockMemberText).Value
+		}
+	}
+	t.Fatal("no correction")
+	return "", ""
+}
+
+func TestStructuredCorrected(t *testing.T) {
+	for _, p := range paths {
+		t.Run(p.name, func(t *testing.T) {
+			srv, client := serve(t, bedrocktest.Script(p.answer("t1", invalid), p.answer("t2", valid)))
+			conv := converse.New(client, p.model, nil)
+			got, res, err := converse.Structured[forecast](context.Background(), conv, "Weather in Oslo?")
+			require.NoError(t, err)
+			assert.Equal(t, forecast{City: "Oslo", Temp: 3}, got)
+			assert.Equal(t, 2, res.Turns)
+			kind, text := lastCorrection(t, srv.Requests()[1])
+			assert.Equal(t, p.correctedWith, kind)
+			assert.True(t, strings.HasPrefix(text, `Error: the answer does not match the schema: property "temp": want integer, got string`), text)
+			assert.NotContains(t, text, "converse:")
+			assert.NotContains(t, text, "forecast{")
+		})
+	}
+	t.Run("forced tool answered in text", func(t *testing.T) {
+		srv, client := serve(t, bedrocktest.Script(bedrocktest.Text("It is 3 degrees."), paths[1].answer("t1", valid)))
+		got, _, err := converse.Structured[forecast](context.Background(), converse.New(client, novaPro, nil), "Weather in Oslo?")
+		require.NoError(t, err)
+		assert.Equal(t, forecast{City: "Oslo", Temp: 3}, got)
+		kind, text := lastCorrection(t, srv.Requests()[1])
+		assert.Equal(t, "text", kind)
+		assert.Equal(t, "Error: the answer does not match the schema: answer by calling the tool final_forecast, with the answer as its input", text)
+	})
+}
+
+func TestStructuredStaysInvalid(t *testing.T) {
+	for _, p := range paths {
+		t.Run(p.name, func(t *testing.T) {
+			srv, client := serve(t, bedrocktest.Script(p.answer("t1", invalid), p.answer("t2", invalid), bedrocktest.Text("ok")))
+			conv := converse.New(client, p.model, weatherTools(t), func(o *converse.Options) { o.MaxTurns = 2 })
+			got, res, err := converse.Structured[forecast](context.Background(), conv, "Weather in Oslo?")
+			require.ErrorIs(t, err, converse.ErrMaxTurns)
+			require.ErrorIs(t, err, converse.ErrInvalidAnswer)
+			assert.ErrorContains(t, err, `property "temp": want integer, got string`)
+			assert.Zero(t, got)
+			require.NotNil(t, res)
+			assert.Equal(t, 2, res.Turns)
+			assert.Len(t, srv.Requests(), 2)
+			// What is kept is valid history: another Send is accepted.
+			if p.name == "native" {
+				_, err = conv.Send(context.Background(), "Never mind.")
+			} else {
+				_, err = conv.Resume(context.Background())
+			}
+			require.NoError(t, err)
+		})
+	}
+	t.Run("guardrail", func(t *testing.T) {
+		_, client := serve(t, bedrocktest.Script(bedrocktest.Output(types.StopReasonGuardrailIntervened,
+			&types.ContentBlockMemberText{Value: "Sorry."})))
+		_, _, err := converse.Structured[forecast](context.Background(), converse.New(client, claude, nil), "Weather?")
+		require.ErrorIs(t, err, converse.ErrInvalidAnswer)
+		assert.NotErrorIs(t, err, converse.ErrMaxTurns)
+		assert.ErrorContains(t, err, "guardrail_intervened")
+	})
+}
+
+func TestStructuredJSON(t *testing.T) {
+	schema := json.RawMessage(`{"title":"Forecast","type":"object","properties":{"city":{"type":"string"},
+		"unit":{"type":"string","default":"C"}},"required":["city"]}`)
+	srv, client := serve(t, bedrocktest.Script(bedrocktest.ToolUse("", call("t1", "final_Forecast", `{"city":"Oslo"}`))))
+	got, _, err := converse.StructuredJSON(context.Background(), converse.New(client, novaPro, nil), "Weather?", schema)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"city":"Oslo","unit":"C"}`, string(got), "defaults filled in")
+	assert.Equal(t, "final_Forecast", aws.ToString(srv.Requests()[0].ToolConfig.Tools[0].(*types.ToolMemberToolSpec).Value.Name))
+
+	_, _, err = converse.StructuredJSON(context.Background(), converse.New(client, novaPro, nil), "Weather?", json.RawMessage(`{"type":"array"}`))
+	require.ErrorIs(t, err, tools.ErrInvalidTool)
+	assert.ErrorContains(t, err, "converse: StructuredJSON: ")
+}
+
+func TestStructuredFinalToolNameTaken(t *testing.T) {
+	tool, err := tools.New(finalFn, "Clashes.", func(context.Context, struct{}) (int, error) { return 0, nil })
+	require.NoError(t, err)
+	reg, err := tools.NewRegistry(tool)
+	require.NoError(t, err)
+	srv, client := serve(t, bedrocktest.Script(bedrocktest.Text(valid)))
+	_, _, err = converse.Structured[forecast](context.Background(), converse.New(client, novaPro, reg), "Weather?")
+	assert.ErrorContains(t, err, `final tool "final_forecast"`)
+	assert.Empty(t, srv.Requests())
+}
+
+func TestStrictReachesTheWire(t *testing.T) {
+	noop := func(context.Context, struct{}) (int, error) { return 0, nil }
+	strict, err := tools.New("strict_tool", "Is strict.", noop, func(o *tools.Options) { o.Strict = true })
+	require.NoError(t, err)
+	plain, err := tools.New("plain_tool", "Is not.", noop)
+	require.NoError(t, err)
+	reg, err := tools.NewRegistry(strict, plain)
+	require.NoError(t, err)
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			srv, client := serve(t, bedrocktest.Script(bedrocktest.Text("ok")))
+			_, err := converse.Run(context.Background(), client, claude, reg, "hi", m.opt)
+			require.NoError(t, err)
+			r := srv.Requests()[0]
+			specs := r.ToolConfig.Tools
+			require.Len(t, specs, 2)
+			assert.Equal(t, aws.Bool(true), specs[0].(*types.ToolMemberToolSpec).Value.Strict)
+			assert.Nil(t, specs[1].(*types.ToolMemberToolSpec).Value.Strict, "left out, not false")
+			assert.Equal(t, 1, strings.Count(string(r.Body), `"strict":true`))
+		})
+	}
+}
