@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/resource"
 	"go.opentelemetry.io/otel/sdk/trace"
@@ -35,6 +36,10 @@ const flushTimeout = 5 * time.Second
 // themselves, and the resource OTEL_SERVICE_NAME and
 // OTEL_RESOURCE_ATTRIBUTES (service.name is "converse" otherwise). Without
 // these variables nothing is installed and nothing is exported.
+//
+// With traces, the global propagator is W3C trace context and baggage, the
+// default of OTEL_PROPAGATORS, so that Lambda tools get the call's
+// traceparent in their ClientContext.
 //
 // The returned function flushes and shuts the providers down; run defers
 // it, so it runs on success, on failure and after an interrupt.
@@ -64,6 +69,7 @@ func setupTelemetry(ctx context.Context) (func(stderr io.Writer), error) {
 		}
 		tp := trace.NewTracerProvider(trace.WithBatcher(exp), trace.WithResource(res))
 		otel.SetTracerProvider(tp)
+		otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
 		shutdowns = append(shutdowns, tp.Shutdown)
 	}
 	if metrics {

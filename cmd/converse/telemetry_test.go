@@ -1,11 +1,16 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -145,4 +150,64 @@ func TestTelemetryBadProtocol(t *testing.T) {
 	out := runInProcess(t, nil, "-endpoint", "http://127.0.0.1:1", "hi")
 	assert.Equal(t, 2, out.code)
 	assert.Contains(t, out.stderr, `OTEL_EXPORTER_OTLP_PROTOCOL "http/json" is not supported`)
+}
+
+// TestTelemetryFlushOnInterrupt: Ctrl-C while the model call is in flight
+// exits 130 only after the spans of the interrupted conversation, failed as
+// cancelled, reached the collector.
+func TestTelemetryFlushOnInterrupt(t *testing.T) {
+	t.Parallel()
+	rcv := newOTLPReceiver(t)
+	reached, done := make(chan struct{}), make(chan struct{})
+	defer close(done)
+	var once sync.Once
+	srv := newServer(t, bedrocktest.HandlerFunc(func(ctx context.Context, _ *bedrocktest.Request) (*bedrocktest.Reply, error) {
+		once.Do(func() { close(reached) })
+		select { // the model call stalls until converse hangs up
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-done:
+			return nil, context.Canceled
+		}
+	}))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := binaryCommand(ctx, testEnv(t, "OTEL_EXPORTER_OTLP_ENDPOINT="+rcv.URL), "-endpoint", srv.URL, "What is 6 times 7?")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case <-reached:
+	case err := <-exited:
+		require.FailNow(t, "converse exited before calling the model", "%v\n%s", err, stderr.String())
+	}
+	require.NoError(t, cmd.Process.Signal(os.Interrupt))
+	err := <-exited
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit, "stderr:\n%s", stderr.String())
+	checkRace(t, exit.ExitCode(), stderr.String())
+	require.Equal(t, exitInterrupted, exit.ExitCode(), stderr.String())
+
+	spans, services := rcv.spans()
+	require.NotEmpty(t, services, "spans were flushed before exit")
+	send, chats := spans["invoke_agent"], spans["chat "+defaultModel]
+	require.Len(t, send, 1)
+	require.Len(t, chats, 1)
+	assert.Equal(t, send[0].SpanId, chats[0].ParentSpanId)
+	for _, s := range []*tracepb.Span{send[0], chats[0]} {
+		assert.Equal(t, tracepb.Status_STATUS_CODE_ERROR, s.GetStatus().GetCode(), s.Name)
+		assert.Equal(t, "cancelled", spanAttr(s, "error.type"), s.Name)
+	}
+}
+
+// spanAttr is the string value of a span's attribute key.
+func spanAttr(s *tracepb.Span, key string) string {
+	for _, kv := range s.Attributes {
+		if kv.Key == key {
+			return kv.GetValue().GetStringValue()
+		}
+	}
+	return ""
 }
