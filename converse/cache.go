@@ -68,10 +68,14 @@ func placeCachePoints(m models.Model, ttl types.CacheTTL, in *bedrockruntime.Con
 		points = append(points, point{field: fieldSystem, rank: ttlRank(ttl), ours: true})
 	}
 	if rules.Messages {
-		// Points on the newest user messages, up to as many as a request
-		// takes; fitPoints drops the oldest that do not fit.
+		// Points on the newest user messages, where the turn before put its
+		// own, up to as many as a request takes; fitPoints drops the oldest
+		// that do not fit. A model that takes no point after a tool result
+		// gets them on the newest messages of either role that take one:
+		// in a tool loop, the assistant's calls.
 		for n, placed := len(in.Messages)-1, 0; n >= 0 && placed < models.MaxCachePoints; n-- {
-			if msg := in.Messages[n]; msg.Role == types.ConversationRoleUser && takesPoint(msg) && est.reaches(n, rules.MinTokens) {
+			msg := in.Messages[n]
+			if (msg.Role == types.ConversationRoleUser || !rules.AfterToolResult) && takesPoint(msg, rules) && est.reaches(n, rules.MinTokens) {
 				points = append(points, point{field: fieldMessages, msg: n, rank: ttlRank(ttl), ours: true})
 				placed++
 			}
@@ -119,14 +123,17 @@ func isSystemPoint(b types.SystemContentBlock) bool {
 
 // takesPoint reports whether a cache point may go at the end of msg: it has
 // content, does not end with one already, and its last block is not a
-// document or video, which Bedrock does not let a cache point follow.
-func takesPoint(msg types.Message) bool {
+// document or video, which Bedrock does not let a cache point follow, nor a
+// tool result for a model that rejects a point there.
+func takesPoint(msg types.Message, rules models.Cache) bool {
 	if len(msg.Content) == 0 {
 		return false
 	}
 	switch msg.Content[len(msg.Content)-1].(type) {
 	case *types.ContentBlockMemberCachePoint, *types.ContentBlockMemberDocument, *types.ContentBlockMemberVideo:
 		return false
+	case *types.ContentBlockMemberToolResult:
+		return rules.AfterToolResult
 	}
 	return true
 }

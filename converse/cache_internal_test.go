@@ -69,6 +69,13 @@ func TestPlaceCachePoints(t *testing.T) {
 	point := func(ttl types.CacheTTL) types.ContentBlock {
 		return &types.ContentBlockMemberCachePoint{Value: cp(ttl)}
 	}
+	use := func(id string) types.ContentBlock {
+		return &types.ContentBlockMemberToolUse{Value: types.ToolUseBlock{ToolUseId: aws.String(id), Name: aws.String("lookup"), Input: document.NewLazyDocument(map[string]any{})}}
+	}
+	result := func(id string) types.ContentBlock {
+		return &types.ContentBlockMemberToolResult{Value: types.ToolResultBlock{ToolUseId: aws.String(id),
+			Content: []types.ToolResultContentBlock{&types.ToolResultContentBlockMemberText{Value: "found"}}}}
+	}
 	five := []types.Message{u(txt("q1")), a(txt("a1")), u(txt("q2")), a(txt("a2")), u(txt("q3"))}
 
 	tests := []struct {
@@ -86,7 +93,13 @@ func TestPlaceCachePoints(t *testing.T) {
 			msgs: []types.Message{u(txt(big)), a(txt("a1")), u(txt("q2")), a(txt("a2")), u(txt("q3")), a(txt("a3")), u(txt("q4")), a(txt("a4")), u(txt("q5"))},
 			want: "m2[1] m4[1] m6[1] m8[1]"},
 		{name: "nova: no tools point", model: "us.amazon.nova-lite-v1:0", system: system, tools: tools, msgs: five,
-			want: "system[1] m0[1] m2[1] m4[1]"},
+			want: "system[1] m2[1] m3[1] m4[1]"},
+		{name: "nova: none right after tool results", model: "us.amazon.nova-lite-v1:0", system: system, tools: tools,
+			msgs: []types.Message{u(txt("q1")), a(use("t1")), u(result("t1")), a(use("t2")), u(result("t2"))},
+			want: "system[1] m0[1] m1[1] m3[1]"},
+		{name: "claude: right after tool results", model: "anthropic.claude-3-7-sonnet-20250219-v1:0", system: system, tools: tools,
+			msgs: []types.Message{u(txt("q1")), a(use("t1")), u(result("t1")), a(use("t2")), u(result("t2"))},
+			want: "tools[1] system[1] m2[1] m4[1]"},
 		{name: "no caching for the model", model: "meta.llama3-1-70b-instruct-v1:0", system: system, tools: tools, msgs: five, want: ""},
 		{name: "prefix under the minimum", model: "anthropic.claude-haiku-4-5-20251001-v1:0",
 			system: []types.SystemContentBlock{&types.SystemContentBlockMemberText{Value: strings.Repeat("y", 12_000)}},

@@ -67,7 +67,7 @@ func ttlRank(ttl types.CacheTTL) int {
 }
 
 // validateCache checks a request's cache points against Bedrock's prompt
-// caching rules (see models.Cache for the table and its source). Where
+// caching rules (see models.Cache for the table and its sources). Where
 // Bedrock's wording is not documented, the message is the server's own
 // and says so by naming the rule.
 func validateCache(m models.Model, req *Request) *Error {
@@ -101,6 +101,10 @@ func validateCache(m models.Model, req *Request) *Error {
 			switch req.Messages[p.msg].Content[p.index-1].(type) {
 			case *types.ContentBlockMemberDocument, *types.ContentBlockMemberVideo:
 				return Validation(fmt.Sprintf("The cachePoint at messages.%d.content.%d directly follows a document or video block, which is not supported. Move the cachePoint and try again.", p.msg, p.index))
+			case *types.ContentBlockMemberToolResult:
+				if !rules.AfterToolResult {
+					return Validation(fmt.Sprintf("Malformed input request: #/messages/%d/content/%d: extraneous key [cachePoint] is not permitted, please reformat your input and try again.", p.msg, p.index))
+				}
 			}
 		}
 	}

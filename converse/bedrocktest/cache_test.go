@@ -79,6 +79,11 @@ func TestValidateCacheRules(t *testing.T) {
 		{name: "point right after a document", model: cacheClaude, msgs: []types.Message{user(text("read this"), documentBlock(), cachePointBlock(""))},
 			want: "The cachePoint at messages.0.content.2 directly follows a document or video block"},
 		{name: "point after text after a document", model: cacheClaude, msgs: []types.Message{user(documentBlock(), text("read this"), cachePointBlock(""))}},
+		{name: "claude: point right after a tool result", model: cacheClaude, tools: weatherTools(),
+			msgs: []types.Message{user(text("weather?")), assistant(use("t1")), user(result("t1", ""), cachePointBlock(""))}},
+		{name: "nova: no point right after a tool result", model: cacheNova, tools: weatherTools(),
+			msgs: []types.Message{user(text("weather?")), assistant(use("t1"), cachePointBlock("")), user(result("t1", ""), cachePointBlock(""))},
+			want: "Malformed input request: #/messages/2/content/1: extraneous key [cachePoint] is not permitted"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -16,6 +16,9 @@ type Cache struct {
 	// LongTTL reports that the model takes ttl "1h" as well as the default
 	// "5m".
 	LongTTL bool
+	// AfterToolResult reports that a cache point may directly follow a
+	// toolResult block; Nova rejects one there.
+	AfterToolResult bool
 }
 
 // MaxCachePoints is the most cache checkpoints one request may hold, in
@@ -43,8 +46,12 @@ const MaxCachePoints = 4
 //
 // Every model takes at most MaxCachePoints points. Nova rejects a cache
 // point in toolConfig.tools ("extraneous key [cachePoint] is not
-// permitted"); Nova 2 is not in the table, and rejects cache points in
-// messages (github.com/zeroclaw-labs/zeroclaw pull 8943). The entries are
+// permitted") and one right after a toolResult block (AWS's own sample
+// client, github.com/aws-samples/bedrock-engineer,
+// src/common/utils/promptCacheUtils.ts, skips those for Nova: "placing a
+// cachePoint right after toolResult causes an error"); Nova 2 is not in
+// the table, and rejects cache points in the messages of a tool loop
+// (github.com/zeroclaw-labs/zeroclaw pull 8943). The entries are
 // matched by prefix of the model name, longest first; a Claude model of
 // generation 4 or later that the table does not list yet gets the most
 // cautious of its family's rules (4,096 tokens, no 1h TTL).
@@ -69,7 +76,7 @@ var cacheTable = []struct {
 }
 
 func claude(minTokens int, longTTL bool) Cache {
-	return Cache{MinTokens: minTokens, Tools: true, System: true, Messages: true, LongTTL: longTTL}
+	return Cache{MinTokens: minTokens, Tools: true, System: true, Messages: true, LongTTL: longTTL, AfterToolResult: true}
 }
 
 var nova = Cache{MinTokens: 1000, System: true, Messages: true}
