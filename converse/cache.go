@@ -37,7 +37,8 @@ func ttlRank(ttl types.CacheTTL) int {
 // placeCachePoints adds cachePoint blocks to in for model m, with TTL ttl
 // ("" for Bedrock's default), by the rules of the prompt caching table (see
 // models.Cache): after the tool definitions, after the system prompt and at
-// the end of the newest user messages, so that each turn reads the prefix
+// the end of the newest user messages (of either role for a model that
+// takes no point after a tool result), so that each turn reads the prefix
 // the turn before wrote. Only the fields the model takes get points, only
 // where the prefix (estimated at a token per four bytes of its JSON) has
 // the model's minimum of tokens, and never right after a document or

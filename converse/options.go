@@ -185,9 +185,11 @@ type Options struct {
 	// models with prompt caching (Claude 3.5 Haiku, 3.7 Sonnet, Claude 4
 	// and later; Amazon Nova, on the system prompt and messages only):
 	// after the tool definitions, after the system prompt and at the end of
-	// the newest user messages, so that each turn reads from the cache what
-	// the turn before wrote. Only where the prefix has the model's minimum
-	// of tokens, never right after a document or video block, and at most
+	// the newest user messages (for Nova, which takes none right after a
+	// tool result, the newest messages that take one), so that each turn
+	// reads from the cache what the turn before wrote. Only where the
+	// prefix has the model's minimum of tokens, never right after a
+	// document or video block, and at most
 	// four per request with the caller's own (the oldest message points go
 	// first). The points are placed on each request anew and never kept in
 	// the history. Usage reports what was read from and written to the
