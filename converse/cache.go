@@ -12,26 +12,11 @@ import (
 
 // point is a cache point of a request, the caller's or one to place.
 type point struct {
-	field int // fieldTools, fieldSystem or fieldMessages
-	msg   int // the message, for fieldMessages
+	field int // wire.FieldTools, FieldSystem or FieldMessages
+	msg   int // the message, for FieldMessages
 	index int // the caller's point: its block; ours go at the end of the list
-	rank  int // ttlRank of its TTL
+	rank  int // wire.TTLRank of its TTL
 	ours  bool
-}
-
-// The fields of a request that take cache points, in Bedrock's order.
-const (
-	fieldTools = iota
-	fieldSystem
-	fieldMessages
-)
-
-// ttlRank orders TTLs: the default (none, or 5m) before 1h.
-func ttlRank(ttl types.CacheTTL) int {
-	if ttl == types.CacheTTLOneHour {
-		return 1
-	}
-	return 0
 }
 
 // placeCachePoints adds cachePoint blocks to in for model m, with TTL ttl
@@ -63,10 +48,10 @@ func placeCachePoints(m models.Model, ttl types.CacheTTL, in *bedrockruntime.Con
 		tools = in.ToolConfig.Tools
 	}
 	if rules.Tools && len(tools) > 0 && !isToolPoint(tools[len(tools)-1]) && est.tools >= rules.MinTokens {
-		points = append(points, point{field: fieldTools, rank: ttlRank(ttl), ours: true})
+		points = append(points, point{field: wire.FieldTools, rank: wire.TTLRank(ttl), ours: true})
 	}
 	if rules.System && len(in.System) > 0 && !isSystemPoint(in.System[len(in.System)-1]) && est.system >= rules.MinTokens {
-		points = append(points, point{field: fieldSystem, rank: ttlRank(ttl), ours: true})
+		points = append(points, point{field: wire.FieldSystem, rank: wire.TTLRank(ttl), ours: true})
 	}
 	if rules.Messages {
 		// Points on the newest user messages, where the turn before put its
@@ -77,7 +62,7 @@ func placeCachePoints(m models.Model, ttl types.CacheTTL, in *bedrockruntime.Con
 		for n, placed := len(in.Messages)-1, 0; n >= 0 && placed < models.MaxCachePoints; n-- {
 			msg := in.Messages[n]
 			if (msg.Role == types.ConversationRoleUser || !rules.AfterToolResult) && takesPoint(msg, rules) && est.reaches(n, rules.MinTokens) {
-				points = append(points, point{field: fieldMessages, msg: n, rank: ttlRank(ttl), ours: true})
+				points = append(points, point{field: wire.FieldMessages, msg: n, rank: wire.TTLRank(ttl), ours: true})
 				placed++
 			}
 		}
@@ -90,24 +75,8 @@ func placeCachePoints(m models.Model, ttl types.CacheTTL, in *bedrockruntime.Con
 // callerPoints lists the cache points in already.
 func callerPoints(in *bedrockruntime.ConverseInput) []point {
 	var points []point
-	if in.ToolConfig != nil {
-		for i, t := range in.ToolConfig.Tools {
-			if cp, ok := t.(*types.ToolMemberCachePoint); ok {
-				points = append(points, point{field: fieldTools, index: i, rank: ttlRank(cp.Value.Ttl)})
-			}
-		}
-	}
-	for i, b := range in.System {
-		if cp, ok := b.(*types.SystemContentBlockMemberCachePoint); ok {
-			points = append(points, point{field: fieldSystem, index: i, rank: ttlRank(cp.Value.Ttl)})
-		}
-	}
-	for n, msg := range in.Messages {
-		for i, b := range msg.Content {
-			if cp, ok := b.(*types.ContentBlockMemberCachePoint); ok {
-				points = append(points, point{field: fieldMessages, msg: n, index: i, rank: ttlRank(cp.Value.Ttl)})
-			}
-		}
+	for _, cp := range wire.CachePoints(in) {
+		points = append(points, point{field: cp.Field, msg: cp.Msg, index: cp.Index, rank: wire.TTLRank(cp.TTL)})
 	}
 	return points
 }
@@ -160,7 +129,7 @@ func comparePoints(a, b point) int {
 // longer one.
 func fitPoints(points []point) []point {
 	for len(points) > models.MaxCachePoints {
-		drop := slices.IndexFunc(points, func(p point) bool { return p.field == fieldMessages })
+		drop := slices.IndexFunc(points, func(p point) bool { return p.field == wire.FieldMessages })
 		if drop < 0 {
 			drop = slices.IndexFunc(points, func(p point) bool { return p.ours })
 		}
@@ -188,7 +157,7 @@ func fitPoints(points []point) []point {
 // dropped ones removed, in new slices.
 func write(in *bedrockruntime.ConverseInput, points []point, ttl types.CacheTTL) {
 	keep := map[[3]int]bool{}
-	var ours [fieldMessages + 1]map[int]types.CachePointBlock
+	var ours [wire.FieldMessages + 1]map[int]types.CachePointBlock
 	for i := range ours {
 		ours[i] = map[int]types.CachePointBlock{}
 	}
@@ -205,12 +174,12 @@ func write(in *bedrockruntime.ConverseInput, points []point, ttl types.CacheTTL)
 		}
 		ours[p.field][p.msg] = cp
 	}
-	if cp, ok := ours[fieldTools][0]; ok {
+	if cp, ok := ours[wire.FieldTools][0]; ok {
 		cfg := *in.ToolConfig
 		cfg.Tools = append(slices.Clip(cfg.Tools), &types.ToolMemberCachePoint{Value: cp})
 		in.ToolConfig = &cfg
 	}
-	if cp, ok := ours[fieldSystem][0]; ok {
+	if cp, ok := ours[wire.FieldSystem][0]; ok {
 		in.System = append(slices.Clip(in.System), &types.SystemContentBlockMemberCachePoint{Value: cp})
 	}
 	msgs := slices.Clone(in.Messages)
@@ -218,13 +187,13 @@ func write(in *bedrockruntime.ConverseInput, points []point, ttl types.CacheTTL)
 		var content []types.ContentBlock
 		changed := false
 		for i, b := range msg.Content {
-			if _, ok := b.(*types.ContentBlockMemberCachePoint); ok && !keep[[3]int{fieldMessages, n, i}] {
+			if _, ok := b.(*types.ContentBlockMemberCachePoint); ok && !keep[[3]int{wire.FieldMessages, n, i}] {
 				changed = true
 				continue
 			}
 			content = append(content, b)
 		}
-		if cp, ok := ours[fieldMessages][n]; ok {
+		if cp, ok := ours[wire.FieldMessages][n]; ok {
 			content, changed = append(content, &types.ContentBlockMemberCachePoint{Value: cp}), true
 		}
 		if changed {

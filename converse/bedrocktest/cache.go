@@ -24,46 +24,10 @@ func EstimateTokens(req *Request) int {
 	return wire.EstimateTokens(stripCachePoints(req, nil))
 }
 
-// cachePoint is where a request holds a cachePoint block.
-type cachePoint struct {
-	field string // "tools", "system" or "messages"
-	msg   int    // the message, for field messages
-	index int    // the block in its list
-	ttl   types.CacheTTL
-}
-
 // cachePoints lists a request's cache points in Bedrock's order: tools,
 // system, messages.
-func cachePoints(req *Request) []cachePoint {
-	var points []cachePoint
-	if req.ToolConfig != nil {
-		for i, t := range req.ToolConfig.Tools {
-			if cp, ok := t.(*types.ToolMemberCachePoint); ok {
-				points = append(points, cachePoint{field: "tools", index: i, ttl: cp.Value.Ttl})
-			}
-		}
-	}
-	for i, b := range req.System {
-		if cp, ok := b.(*types.SystemContentBlockMemberCachePoint); ok {
-			points = append(points, cachePoint{field: "system", index: i, ttl: cp.Value.Ttl})
-		}
-	}
-	for n, msg := range req.Messages {
-		for i, b := range msg.Content {
-			if cp, ok := b.(*types.ContentBlockMemberCachePoint); ok {
-				points = append(points, cachePoint{field: "messages", msg: n, index: i, ttl: cp.Value.Ttl})
-			}
-		}
-	}
-	return points
-}
-
-// ttlRank orders TTLs: the default (none, or 5m) before 1h.
-func ttlRank(ttl types.CacheTTL) int {
-	if ttl == types.CacheTTLOneHour {
-		return 1
-	}
-	return 0
+func cachePoints(req *Request) []wire.CachePoint {
+	return wire.CachePoints(&bedrockruntime.ConverseInput{ToolConfig: req.ToolConfig, System: req.System, Messages: req.Messages})
 }
 
 // validateCache checks a request's cache points against Bedrock's prompt
@@ -85,25 +49,25 @@ func validateCache(m models.Model, req *Request) *Error {
 	prev := 1
 	for _, p := range points {
 		switch {
-		case p.field == "tools" && !rules.Tools:
-			return Validation(fmt.Sprintf("Malformed input request: #/toolConfig/tools/%d: extraneous key [cachePoint] is not permitted, please reformat your input and try again.", p.index))
-		case p.field == "system" && !rules.System, p.field == "messages" && !rules.Messages:
+		case p.Field == wire.FieldTools && !rules.Tools:
+			return Validation(fmt.Sprintf("Malformed input request: #/toolConfig/tools/%d: extraneous key [cachePoint] is not permitted, please reformat your input and try again.", p.Index))
+		case p.Field == wire.FieldSystem && !rules.System, p.Field == wire.FieldMessages && !rules.Messages:
 			return Validation("You invoked an unsupported model or your request did not allow prompt caching. See the documentation for more information.")
-		case p.ttl != "" && p.ttl != types.CacheTTLFiveMinutes && p.ttl != types.CacheTTLOneHour:
-			return Validation(fmt.Sprintf("1 validation error detected: Value '%s' at 'cachePoint.ttl' failed to satisfy constraint: Member must satisfy enum value set: [5m, 1h]", p.ttl))
-		case p.ttl == types.CacheTTLOneHour && !rules.LongTTL:
+		case p.TTL != "" && p.TTL != types.CacheTTLFiveMinutes && p.TTL != types.CacheTTLOneHour:
+			return Validation(fmt.Sprintf("1 validation error detected: Value '%s' at 'cachePoint.ttl' failed to satisfy constraint: Member must satisfy enum value set: [5m, 1h]", p.TTL))
+		case p.TTL == types.CacheTTLOneHour && !rules.LongTTL:
 			return Validation(fmt.Sprintf("The model %s does not support the cache point TTL 1h. Use 5m and try again.", req.ModelID))
-		case ttlRank(p.ttl) > prev:
+		case wire.TTLRank(p.TTL) > prev:
 			return Validation("A cachePoint with ttl '1h' must not come after a cachePoint with ttl '5m': TTLs must not increase from tools to system to messages.")
 		}
-		prev = ttlRank(p.ttl)
-		if p.field == "messages" && p.index > 0 {
-			switch req.Messages[p.msg].Content[p.index-1].(type) {
+		prev = wire.TTLRank(p.TTL)
+		if p.Field == wire.FieldMessages && p.Index > 0 {
+			switch req.Messages[p.Msg].Content[p.Index-1].(type) {
 			case *types.ContentBlockMemberDocument, *types.ContentBlockMemberVideo:
-				return Validation(fmt.Sprintf("The cachePoint at messages.%d.content.%d directly follows a document or video block, which is not supported. Move the cachePoint and try again.", p.msg, p.index))
+				return Validation(fmt.Sprintf("The cachePoint at messages.%d.content.%d directly follows a document or video block, which is not supported. Move the cachePoint and try again.", p.Msg, p.Index))
 			case *types.ContentBlockMemberToolResult:
 				if !rules.AfterToolResult {
-					return Validation(fmt.Sprintf("Malformed input request: #/messages/%d/content/%d: extraneous key [cachePoint] is not permitted, please reformat your input and try again.", p.msg, p.index))
+					return Validation(fmt.Sprintf("Malformed input request: #/messages/%d/content/%d: extraneous key [cachePoint] is not permitted, please reformat your input and try again.", p.Msg, p.Index))
 				}
 			}
 		}
@@ -113,12 +77,12 @@ func validateCache(m models.Model, req *Request) *Error {
 
 // stripCachePoints returns the content of req without its cache points: all
 // of it, or with upTo, the prefix before that point.
-func stripCachePoints(req *Request, upTo *cachePoint) *bedrockruntime.ConverseInput {
+func stripCachePoints(req *Request, upTo *wire.CachePoint) *bedrockruntime.ConverseInput {
 	in := &bedrockruntime.ConverseInput{}
 	if req.ToolConfig != nil {
 		in.ToolConfig = &types.ToolConfiguration{}
 		for i, t := range req.ToolConfig.Tools {
-			if upTo != nil && upTo.field == "tools" && i >= upTo.index {
+			if upTo != nil && upTo.Field == wire.FieldTools && i >= upTo.Index {
 				return in
 			}
 			if _, ok := t.(*types.ToolMemberCachePoint); !ok {
@@ -127,7 +91,7 @@ func stripCachePoints(req *Request, upTo *cachePoint) *bedrockruntime.ConverseIn
 		}
 	}
 	for i, b := range req.System {
-		if upTo != nil && upTo.field == "system" && i >= upTo.index {
+		if upTo != nil && upTo.Field == wire.FieldSystem && i >= upTo.Index {
 			return in
 		}
 		if _, ok := b.(*types.SystemContentBlockMemberCachePoint); !ok {
@@ -137,7 +101,7 @@ func stripCachePoints(req *Request, upTo *cachePoint) *bedrockruntime.ConverseIn
 	for n, msg := range req.Messages {
 		kept := types.Message{Role: msg.Role}
 		for i, b := range msg.Content {
-			if upTo != nil && upTo.field == "messages" && n == upTo.msg && i >= upTo.index {
+			if upTo != nil && upTo.Field == wire.FieldMessages && n == upTo.Msg && i >= upTo.Index {
 				in.Messages = append(in.Messages, kept)
 				return in
 			}
@@ -183,7 +147,7 @@ func (c *promptCache) usage(req *Request) (input, read, write int) {
 			continue
 		}
 		ttl := 5 * time.Minute
-		if p.ttl == types.CacheTTLOneHour {
+		if p.TTL == types.CacheTTLOneHour {
 			ttl = time.Hour
 		}
 		prefixes = append(prefixes, prefix{sha256.Sum256(append([]byte(req.ModelID+"\x00"), b...)), len(b) / wire.BytesPerToken, ttl})
