@@ -38,6 +38,9 @@
 //	-cache            place prompt cache points on each request, for the models with prompt caching
 //	-no-trim          fail when the history outgrows the model's context window; by default
 //	                  its oldest exchanges are dropped and the call retried (-v says so)
+//	-schema FILE      answer with a JSON object matching the JSON Schema in FILE: the answer
+//	                  is validated (an invalid one goes back to the model to correct) and
+//	                  printed once valid, as "structured" with -json; a bad schema is a usage error
 //	-json             print one JSON object per prompt (converse help json), and no text
 //	-v                trace each turn and tool call on standard error
 //	-h                print the usage

@@ -185,7 +185,8 @@ type jsonResult struct {
 	Turns      int             `json:"turns"`
 	Usage      jsonUsage       `json:"usage"`
 	Citations  []jsonCitation  `json:"citations,omitempty"`
-	History    json.RawMessage `json:"history"` // Bedrock's wire JSON of the messages
+	Structured json.RawMessage `json:"structured,omitempty"` // -schema: the validated answer
+	History    json.RawMessage `json:"history"`              // Bedrock's wire JSON of the messages
 	Error      string          `json:"error,omitempty"`
 }
 
@@ -212,10 +213,11 @@ type jsonCitation struct {
 	Quotes []string `json:"quotes,omitempty"`
 }
 
-// writeJSON prints the result of one prompt, which may have failed with
-// failed: then res, if not nil, holds what was done.
-func writeJSON(w io.Writer, model string, res *converse.Result, failed error) error {
-	out := jsonResult{Model: model, History: json.RawMessage("[]")}
+// writeJSON prints the result of one prompt, with its structured answer
+// (-schema) if any, which may have failed with failed: then res, if not
+// nil, holds what was done.
+func writeJSON(w io.Writer, model string, res *converse.Result, structured json.RawMessage, failed error) error {
+	out := jsonResult{Model: model, History: json.RawMessage("[]"), Structured: structured}
 	if res != nil {
 		history, err := converse.MarshalMessages(res.History)
 		if err != nil {

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 
@@ -10,14 +13,16 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
 	"github.com/tooluse/bedrock/converse"
+	"github.com/tooluse/bedrock/tools"
 )
 
 // requestFlags are the flags of the Converse request fields: guardrail,
-// service tier and latency.
+// service tier, latency and the answer's schema.
 type requestFlags struct {
 	guardrail *types.GuardrailConfiguration
 	tier      *types.ServiceTier
 	latency   *types.PerformanceConfiguration
+	schema    json.RawMessage // -schema: the answer is a JSON object matching it
 }
 
 // define adds the flags to fs; each checks its value as it is parsed.
@@ -48,6 +53,20 @@ func (r *requestFlags) define(fs *flag.FlagSet) {
 			return fmt.Errorf("want one of %s", strings.Join(enumNames(l.Values()), ", "))
 		}
 		r.latency = &types.PerformanceConfiguration{Latency: l}
+		return nil
+	})
+	fs.Func("schema", "answer with a JSON object matching the JSON Schema in `FILE` (validated; printed as the answer)", func(path string) error {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		// The schema is checked as converse.StructuredJSON will check it,
+		// so that a bad one is a usage error before any model call.
+		noop := func(context.Context, json.RawMessage) (any, error) { return nil, nil }
+		if _, err := tools.NewRaw("final_answer", "The answer.", b, noop); err != nil {
+			return fmt.Errorf("%s: %s", path, strings.TrimPrefix(err.Error(), `tools: invalid tool "final_answer": `))
+		}
+		r.schema = b
 		return nil
 	})
 }

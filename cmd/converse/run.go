@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -178,6 +179,8 @@ type session struct {
 	backend *backend
 	where   where
 	stdout  io.Writer
+	// structured is the answer of a -schema prompt, for -json.
+	structured json.RawMessage
 }
 
 func newSession(ctx context.Context, s *settings, rec *recording.Recording, reg *tools.Registry, b *backend, stdin io.Reader, stdout, stderr io.Writer) (*session, error) {
@@ -190,7 +193,8 @@ func newSession(ctx context.Context, s *settings, rec *recording.Recording, reg 
 	if !s.set["stream"] && first.Operation == recording.OpConverseStream {
 		stream = true // replay the way it was recorded
 	}
-	p := &printer{stdout: stdout, stderr: stderr, noText: s.json, verbose: s.verbose}
+	// With -schema the answer is printed once validated, not as it arrives.
+	p := &printer{stdout: stdout, stderr: stderr, noText: s.json || s.request.schema != nil, verbose: s.verbose}
 	ss := &session{
 		s: s, model: model, print: p, backend: b, stdout: stdout,
 		where: where{model: model, region: b.region, endpoint: s.endpoint, replay: s.replay, maxTurns: s.maxTurns, maxTokens: s.maxTokens},
@@ -244,7 +248,16 @@ func inferenceConfig(s *settings) *types.InferenceConfiguration {
 // as it arrived; here come the -json object, the -record file and the
 // failure, if any.
 func (ss *session) send(ctx context.Context, prompt string) error {
-	res, err := ss.conv.Send(ctx, prompt)
+	if ss.s.request.schema == nil {
+		res, err := ss.conv.Send(ctx, prompt)
+		return ss.report(res, err)
+	}
+	answer, res, err := converse.StructuredJSON(ctx, ss.conv, prompt, ss.s.request.schema)
+	ss.structured = answer
+	defer func() { ss.structured = nil }()
+	if err == nil && !ss.s.json {
+		fmt.Fprintf(ss.stdout, "%s\n", answer)
+	}
 	return ss.report(res, err)
 }
 
@@ -257,7 +270,7 @@ func (ss *session) report(res *converse.Result, err error) error {
 	err = explain(err, ss.where)
 	var jsonErr error
 	if ss.s.json {
-		jsonErr = writeJSON(ss.stdout, ss.model, res, err)
+		jsonErr = writeJSON(ss.stdout, ss.model, res, ss.structured, err)
 	}
 	saveErr := ss.backend.save(ss.s.record)
 	if err == nil && res != nil {
