@@ -19,6 +19,7 @@ func (ss *session) chat(ctx context.Context, in io.Reader) error {
 	stderr := ss.print.stderr
 	fmt.Fprintf(stderr, "Chatting with %s: one message a line; end with Ctrl-D.\n", printable(ss.model))
 	lines := readLines(in)
+	ss.lines = lines
 	for {
 		fmt.Fprint(stderr, "> ")
 		var line string

@@ -68,7 +68,8 @@ func TestManifestHelpExample(t *testing.T) {
 	function := m.Tools[1]
 	assert.NotEmpty(t, function.Lambda)
 	assert.NotEmpty(t, function.Qualifier)
-	for _, field := range []string{"name", "description", "inputSchema", "command", "lambda", "qualifier", "timeout", "env", "inheritEnv"} {
+	assert.True(t, function.Approve)
+	for _, field := range []string{"name", "description", "inputSchema", "command", "lambda", "qualifier", "timeout", "env", "inheritEnv", "approve"} {
 		assert.Contains(t, text, "\n  "+field+" ", "the manifest help describes %s", field)
 	}
 }

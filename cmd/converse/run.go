@@ -181,6 +181,10 @@ type session struct {
 	stdout  io.Writer
 	// structured is the answer of a -schema prompt, for -json.
 	structured json.RawMessage
+	// lines are the chat's lines of the terminal while it chats: the
+	// approval prompt takes its answer from them, as a second reader of
+	// the terminal would take lines typed for the chat, and the reverse.
+	lines <-chan string
 }
 
 func newSession(ctx context.Context, s *settings, rec *recording.Recording, reg *tools.Registry, b *backend, stdin io.Reader, stdout, stderr io.Writer) (*session, error) {

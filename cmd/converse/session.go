@@ -66,8 +66,8 @@ func (ss *session) approver(stdin io.Reader) func(context.Context, converse.Call
 		defer closeTTY()
 		ss.print.endText()
 		fmt.Fprintf(tty, "Run %s %s? [y/N] ", printable(call.Tool), shorten(string(call.Input)))
-		answer, err := bufio.NewReader(tty).ReadString('\n')
-		if err != nil && answer == "" {
+		answer, ok := ss.answer(ctx, tty)
+		if !ok {
 			fmt.Fprintln(tty)
 			return converse.Deny(call.ID, "the user", "no answer at the terminal"), nil
 		}
@@ -76,6 +76,22 @@ func (ss *session) approver(stdin io.Reader) func(context.Context, converse.Call
 			return converse.Approve(call.ID), nil
 		}
 		return converse.Deny(call.ID, "the user", "not approved at the terminal"), nil
+	}
+}
+
+// answer reads the answer to an approval prompt: the chat's next line when
+// it chats, else a line of tty. It returns false when the terminal ended
+// (or the conversation was interrupted) without one.
+func (ss *session) answer(ctx context.Context, tty io.Reader) (string, bool) {
+	if ss.lines == nil {
+		answer, err := bufio.NewReader(tty).ReadString('\n')
+		return answer, err == nil || answer != ""
+	}
+	select {
+	case line, ok := <-ss.lines:
+		return line, ok
+	case <-ctx.Done():
+		return "", false
 	}
 }
 

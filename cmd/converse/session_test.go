@@ -82,6 +82,39 @@ func TestApprovalWithoutTerminal(t *testing.T) {
 	}
 }
 
+// TestChatApprovalOnTerminal chats on a terminal that is also converse's
+// controlling terminal (/dev/tty), where the approval prompt asks: the line
+// typed after the message answers the prompt, though the chat reads the
+// same terminal for its next message.
+func TestChatApprovalOnTerminal(t *testing.T) {
+	t.Parallel()
+	tty, keyboard := openTerminal(t)
+	marks := filepath.Join(t.TempDir(), "marks")
+	manifest := writeManifest(t, `{"tools": [{"name": "send", "description": "Sends.", "approve": true,
+		"command": [`+quote(os.Args[0])+`, "helper-tool", "mark", `+quote(marks)+`]}]}`)
+	srv := newServer(t, bedrocktest.Script(
+		bedrocktest.ToolUse("", bedrocktest.Call{ID: "t1", Name: "send"}),
+		bedrocktest.Text("Sent."),
+	))
+	_, err := keyboard.WriteString("send it\ny\n\x04") // typed ahead: the chat's reader reads on
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := binaryCommand(ctx, testEnv(t), "-endpoint", srv.URL, "-tools", manifest, "-no-builtins", "-v")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0} // stdin, the tty
+	cmd.Stdin = tty
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Run(), stderr.String())
+	checkRace(t, 0, stderr.String())
+	assert.Equal(t, "Sent.\n", stdout.String())
+	assert.Contains(t, stderr.String(), "· send t1 approved")
+	assert.Equal(t, 1, runs(t, marks))
+	reqs := srv.Requests()
+	require.Len(t, reqs, 2, "model calls: the answer y is no chat message\n%s", stderr.String())
+	assert.Equal(t, `"marked"`, resultText(toolResults(t, reqs[1])["t1"]))
+}
+
 // TestSessionCrashAndResume kills converse with SIGKILL while a tool of its
 // second round runs, then runs it again on the session with no prompt: it
 // resumes and finishes, and no tool call ran twice.
