@@ -3,6 +3,7 @@ package converse
 import (
 	"slices"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
@@ -47,10 +48,10 @@ func placeCachePoints(m models.Model, ttl types.CacheTTL, in *bedrockruntime.Con
 	if in.ToolConfig != nil {
 		tools = in.ToolConfig.Tools
 	}
-	if rules.Tools && len(tools) > 0 && !isToolPoint(tools[len(tools)-1]) && est.tools >= rules.MinTokens {
+	if rules.Tools && len(tools) > 0 && !isToolPoint(tools[len(tools)-1]) && est.toolsReach(rules.MinTokens) {
 		points = append(points, point{field: wire.FieldTools, rank: wire.TTLRank(ttl), ours: true})
 	}
-	if rules.System && len(in.System) > 0 && !isSystemPoint(in.System[len(in.System)-1]) && est.system >= rules.MinTokens {
+	if rules.System && len(in.System) > 0 && !isSystemPoint(in.System[len(in.System)-1]) && est.systemReach(rules.MinTokens) {
 		points = append(points, point{field: wire.FieldSystem, rank: wire.TTLRank(ttl), ours: true})
 	}
 	if rules.Messages {
@@ -203,31 +204,64 @@ func write(in *bedrockruntime.ConverseInput, points []point, ttl types.CacheTTL)
 	in.Messages = msgs
 }
 
-// prefixTokens estimates the tokens of a request's prefixes, as bedrocktest
-// counts them: the bytes of their JSON over wire.BytesPerToken. Messages are
-// counted from the oldest, and only until the prefix has the minimum: the
-// prefixes after it are longer.
+// prefixTokens tells whether a request's prefixes have a model's minimum
+// of tokens, as bedrocktest counts them: the bytes of their JSON over
+// wire.BytesPerToken. The text they hold gives a lower bound for free, so
+// that a long system prompt or tool set is encoded only when that bound
+// falls short; messages are counted from the oldest, and only until the
+// prefix has the minimum: the prefixes after it are longer.
 type prefixTokens struct {
-	tools, system int
-	msgs          []types.Message
-	counted       int // the messages counted so far
-	sum           int // the tokens of the prefix through them
+	in                *bedrockruntime.ConverseInput
+	toolsText, system int // the tools' text over BytesPerToken; the system prefix, -1 until counted
+	counted           int // the messages counted so far
+	sum               int // the tokens of the prefix through them
 }
 
 func newPrefixTokens(in *bedrockruntime.ConverseInput) *prefixTokens {
-	system := wire.EstimateTokens(&bedrockruntime.ConverseInput{ToolConfig: in.ToolConfig, System: in.System})
-	return &prefixTokens{
-		tools:  wire.EstimateTokens(&bedrockruntime.ConverseInput{ToolConfig: in.ToolConfig}),
-		system: system,
-		msgs:   in.Messages,
-		sum:    system,
+	text := 0
+	if in.ToolConfig != nil {
+		for _, t := range in.ToolConfig.Tools {
+			if spec, ok := t.(*types.ToolMemberToolSpec); ok {
+				text += len(aws.ToString(spec.Value.Name)) + len(aws.ToString(spec.Value.Description))
+			}
+		}
 	}
+	return &prefixTokens{in: in, toolsText: text / wire.BytesPerToken, system: -1}
+}
+
+// toolsReach reports whether the tool definitions have min tokens.
+func (p *prefixTokens) toolsReach(min int) bool {
+	return p.toolsText >= min || wire.EstimateTokens(&bedrockruntime.ConverseInput{ToolConfig: p.in.ToolConfig}) >= min
+}
+
+// systemReach reports whether the prefix through the system prompt has min
+// tokens.
+func (p *prefixTokens) systemReach(min int) bool {
+	if p.system < 0 {
+		text := 0
+		for _, b := range p.in.System {
+			if t, ok := b.(*types.SystemContentBlockMemberText); ok {
+				text += len(t.Value)
+			}
+		}
+		if p.toolsText+text/wire.BytesPerToken >= min {
+			return true
+		}
+		p.system = wire.EstimateTokens(&bedrockruntime.ConverseInput{ToolConfig: p.in.ToolConfig, System: p.in.System})
+	}
+	return p.system >= min
 }
 
 // reaches reports whether the prefix through message n has min tokens.
 func (p *prefixTokens) reaches(n, min int) bool {
+	if p.systemReach(min) {
+		return true
+	}
+	if p.counted == 0 {
+		p.sum = p.system
+	}
 	for p.sum < min && p.counted <= n {
-		p.sum += wire.EstimateTokens(&bedrockruntime.ConverseInput{Messages: p.msgs[p.counted : p.counted+1]})
+		p.sum += wire.EstimateTokens(&bedrockruntime.ConverseInput{Messages: p.in.Messages[p.counted : p.counted+1]})
 		p.counted++
 	}
 	// counted stops at the first message whose prefix has min tokens.
