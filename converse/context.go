@@ -45,9 +45,9 @@ type ContextPolicy struct {
 	// model's context window less the room its answer needs. 0 trims only
 	// when Bedrock reports an overflow.
 	MaxInputTokens int
-	// ToolResultBytes is the length past which a tool result may be
-	// shortened, to its first and last ToolResultBytes/2 bytes; 0 means
-	// 4096.
+	// ToolResultBytes is the length past which the text of a tool result
+	// may be shortened, to that many bytes: its head and tail around a note
+	// of the bytes cut; 0 means 4096. Images and documents in it stay.
 	ToolResultBytes int
 	// Summarize summarises the dropped messages with a model call.
 	Summarize bool
