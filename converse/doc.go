@@ -78,21 +78,33 @@
 //   - empty, or idle (ending with a final answer): Send is allowed; Resume
 //     returns [ErrNothingToResume].
 //   - interrupted: a Send or Resume failed (a Bedrock error, a cancelled
-//     context, the turn limit, a failed Store save). Every completed step is
-//     kept: the prompt, and each tool exchange (the assistant's toolUse turn
-//     with the one user message of all its results); only the step in
-//     progress is dropped. [Conversation.Resume] continues with a model call
-//     on the kept history, without a new user message, so no completed call
-//     runs twice. Send is refused with [ErrInterrupted] once a tool exchange
-//     was kept; a prompt left unanswered is replaced by the next Send.
+//     context, the turn limit, a failed Store save), or a Send's final
+//     answer after a tool round had no content (Bedrock rejects an empty
+//     message, so it is not kept). Every completed step is kept: the prompt,
+//     and each tool exchange (the assistant's toolUse turn with the one user
+//     message of all its results); only the step in progress is dropped,
+//     except that a tool round that failed part way (a failed save) keeps
+//     its open turn: the results of the calls that returned. Resume goes on
+//     without a new user message: it runs the calls of that turn that never
+//     started, answers those cut off (running when the process died,
+//     restored from a Store) with an error result saying so, never running
+//     them again, and calls the model on the kept history, so no completed
+//     call runs twice. Send is refused with [ErrInterrupted] once a tool
+//     exchange or an open turn was kept; a prompt left unanswered is
+//     replaced by the next Send (or answered by Resume).
 //   - paused: calls that need approval (tools.Options.Approve, or
-//     Options.NeedsApproval for a call) wait for a decision, because no
-//     Options.Approve decided them: Send and Resume return a [*PausedError]
-//     listing them. The calls of the same turn that need none have run, once,
-//     and their results are kept. Only Resume with one [Decision] per pending
-//     call ([Approve] or [Deny]) goes on; a missing or unknown decision is
-//     [ErrDecision], and Send is [ErrPaused]. A denied call is answered
-//     "Error: the call was denied by <who>: <reason>".
+//     Options.NeedsApproval for a call) wait for a decision: there is no
+//     Options.Approve, or it answered [Paused] for them, and Send and Resume
+//     return a [*PausedError] listing them (State().Pending lists them too).
+//     The calls of the same turn that need none have run, once, and their
+//     results are kept. An Options.Approve that fails pauses the
+//     conversation as well, with the calls it did not decide pending, but
+//     Send returns its error and nothing of the turn has run yet. Only
+//     Resume with one [Decision] per pending call ([Approve] or [Deny]) goes
+//     on, running the approved calls and any others of the turn not yet
+//     run; a missing, unknown or repeated decision is [ErrDecision], and
+//     Send is [ErrPaused]. A denied call is answered "Error: the call was
+//     denied by <who>: <reason>".
 //
 // [Conversation.State] snapshots a conversation as a [State], which
 // marshals to a versioned JSON form in Bedrock's wire JSON; [Restore]

@@ -11,8 +11,9 @@ import (
 
 // ErrInterrupted means a Send was refused because the conversation was
 // interrupted after a completed tool exchange: a failed Send or Resume left
-// it ending with tool results, or with tool calls that were cut off. Resume
-// it first. (A prompt left unanswered is replaced by the next Send.)
+// it ending with tool results, or with tool calls not all answered, or a
+// Send's final answer after a tool round had no content and was not kept.
+// Resume it first. (A prompt left unanswered is replaced by the next Send.)
 var ErrInterrupted = errors.New("the conversation was interrupted: Resume it before sending")
 
 // ErrNothingToResume means Resume was called on a conversation that is empty
@@ -121,17 +122,18 @@ func (c *Conversation) runCalls(ctx context.Context, turn int, history []types.M
 // interrupted, or that calls for approval paused, without adding a user
 // message; see the package doc for the states.
 //
-// On an interrupted conversation it takes no decisions: it answers any
-// calls that were cut off (as restored from a Store after a crash) with an
-// error result saying so, never running them again, and calls the model. On
-// a paused one it takes exactly one Decision, Approve or Deny, per pending
-// call, runs the approved calls, answers the denied ones with an error
-// result saying who denied them and why, and calls the model; a missing,
-// unknown, repeated or empty decision is an error (ErrDecision) and changes
-// nothing. Resume on an empty or finished conversation returns
-// ErrNothingToResume. Otherwise it behaves as SendMessage, errors included;
-// its turns are numbered from 1, and the calls it finishes for an earlier
-// turn report turn 0.
+// On an interrupted conversation it takes no decisions: it runs the calls
+// of the last turn that never started, answers any that were cut off (as
+// restored from a Store after a crash) with an error result saying so,
+// never running them again, and calls the model. On a paused one it takes
+// exactly one Decision, Approve or Deny, per pending call, runs the
+// approved calls and any others of the turn not yet run, answers the
+// denied ones with an error result saying who denied them and why, and
+// calls the model; a missing, unknown, repeated or empty decision is an
+// error (ErrDecision) and changes nothing. Resume on an empty or finished
+// conversation returns ErrNothingToResume. Otherwise it behaves as
+// SendMessage, errors included; its turns are numbered from 1, and the
+// calls it finishes for an earlier turn report turn 0.
 func (c *Conversation) Resume(ctx context.Context, decisions ...Decision) (*Result, error) {
 	ctx, span := c.tel.startSend(ctx)
 	res, err := c.resume(ctx, decisions)
