@@ -1,0 +1,345 @@
+package converse_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tooluse/bedrock/converse"
+	"github.com/tooluse/bedrock/converse/bedrocktest"
+	"github.com/tooluse/bedrock/tools"
+)
+
+// The ways a survival plan stops the first process's loop.
+const (
+	killNone   = "none"   // it runs to its end (a pause ends it too)
+	killCancel = "cancel" // the context is cancelled at the killAt-th event
+	killFault  = "fault"  // the killAt-th model call fails with a throttle or a 5xx
+	killStop   = "stop"   // the bedrocktest server is closed while the call stopOn runs
+	killCrash  = "crash"  // the store takes no save after the killAt-th, as if the process died
+)
+
+// plannedCall is a tool call of a survival plan. A "send" call needs
+// approval: the in-process approver answers verdict, and a call it pauses
+// is decided later, on Resume.
+type plannedCall struct {
+	id, tool       string
+	verdict, later converse.Verdict
+}
+
+// denied reports whether the call is denied, now or on Resume.
+func (p plannedCall) denied() bool {
+	return p.verdict == converse.Denied || p.verdict == converse.Paused && p.later == converse.Denied
+}
+
+// survivalPlan is a random conversation and the way it is stopped.
+type survivalPlan struct {
+	rounds  [][]plannedCall
+	kill    string
+	killAt  int
+	fault   func() *bedrocktest.Error
+	panicOn string // a step call that panics, if any
+	stopOn  string // a step call during which the server stops, for killStop
+}
+
+func newSurvivalPlan(seed uint64) survivalPlan {
+	r := rand.New(rand.NewPCG(seed, 12))
+	p := survivalPlan{kill: []string{killNone, killCancel, killFault, killStop, killCrash}[r.IntN(5)]}
+	var steps []string
+	for i := range 1 + r.IntN(4) {
+		var round []plannedCall
+		for j := range 1 + r.IntN(3) {
+			c := plannedCall{id: fmt.Sprintf("r%dc%d", i+1, j+1), tool: "step"}
+			if r.IntN(3) == 0 {
+				c.tool = "send"
+				c.verdict = []converse.Verdict{converse.Approved, converse.Denied, converse.Paused}[r.IntN(3)]
+				c.later = []converse.Verdict{converse.Approved, converse.Denied}[r.IntN(2)]
+			} else {
+				steps = append(steps, c.id)
+			}
+			round = append(round, c)
+		}
+		p.rounds = append(p.rounds, round)
+	}
+	if len(steps) > 0 && r.IntN(3) == 0 {
+		p.panicOn = steps[r.IntN(len(steps))]
+	}
+	switch p.kill {
+	case killCancel:
+		p.killAt = 1 + r.IntN(4+8*len(p.rounds)) // past the end at times: then nothing is cancelled
+	case killFault:
+		p.killAt = 1 + r.IntN(len(p.rounds)+1)
+		p.fault = []func() *bedrocktest.Error{bedrocktest.Throttling, bedrocktest.InternalServer, bedrocktest.ServiceUnavailable}[r.IntN(3)]
+	case killStop:
+		if len(steps) == 0 {
+			p.kill = killNone
+			break
+		}
+		p.stopOn = steps[r.IntN(len(steps))]
+	case killCrash:
+		p.killAt = 1 + r.IntN(3*len(p.rounds)+1)
+	}
+	return p
+}
+
+func (p survivalPlan) call(id string) plannedCall {
+	for _, round := range p.rounds {
+		for _, c := range round {
+			if c.id == id {
+				return c
+			}
+		}
+	}
+	return plannedCall{}
+}
+
+// replies are the model's turns: a tool_use turn per round, then "done".
+func (p survivalPlan) replies() []*bedrocktest.Reply {
+	var out []*bedrocktest.Reply
+	for i, round := range p.rounds {
+		calls := make([]bedrocktest.Call, len(round))
+		for j, c := range round {
+			calls[j] = bedrocktest.Call{ID: c.id, Name: c.tool, Input: map[string]any{"n": j}}
+		}
+		out = append(out, bedrocktest.ToolUse(fmt.Sprintf("round %d", i+1), calls...))
+	}
+	return append(out, bedrocktest.Text("done"))
+}
+
+// byHistory answers each model call with the reply for the number of
+// assistant turns in its request, so that a fresh server, or the same one
+// asked again after a failure, goes on where the conversation is.
+func byHistory(replies []*bedrocktest.Reply) bedrocktest.Handler {
+	return bedrocktest.HandlerFunc(func(ctx context.Context, req *bedrocktest.Request) (*bedrocktest.Reply, error) {
+		n := 0
+		for _, m := range req.Messages {
+			if m.Role == types.ConversationRoleAssistant {
+				n++
+			}
+		}
+		if n >= len(replies) {
+			return nil, bedrocktest.Validation(fmt.Sprintf("no reply after %d turns", n))
+		}
+		return replies[n], nil
+	})
+}
+
+// recordingStore is a FileStore that keeps a copy of every state it saved,
+// as written, and that takes no save after the crashAfter-th (if set), as
+// if the process had died: the file keeps the last state saved.
+type recordingStore struct {
+	converse.FileStore
+	crashAfter int
+
+	mu    sync.Mutex
+	saves int
+	saved [][]byte
+}
+
+var errCrashed = errors.New("the process died")
+
+func (s *recordingStore) Save(ctx context.Context, id string, st *converse.State) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.saves++
+	if s.crashAfter > 0 && s.saves > s.crashAfter {
+		return errCrashed
+	}
+	if err := s.FileStore.Save(ctx, id, st); err != nil {
+		return err
+	}
+	b, err := os.ReadFile(filepath.Join(s.Dir, id))
+	if err != nil {
+		return err
+	}
+	s.saved = append(s.saved, b)
+	return nil
+}
+
+// survivalTools are "step", which may panic or stop the server, and "send",
+// which needs approval; both count their runs by toolUseId.
+func survivalTools(t *testing.T, p survivalPlan, runs *runCounter, stop func()) *tools.Registry {
+	t.Helper()
+	step, err := tools.New("step", "Does a step.", func(ctx context.Context, in stepIn) (int, error) {
+		id := tools.CallID(ctx)
+		runs.add(id)
+		if id == p.stopOn {
+			stop()
+		}
+		if id == p.panicOn {
+			panic("step exploded")
+		}
+		return in.N, nil
+	})
+	require.NoError(t, err)
+	send, err := tools.New("send", "Sends a message; needs approval.", func(ctx context.Context, in stepIn) (string, error) {
+		runs.add(tools.CallID(ctx))
+		return "sent", nil
+	}, func(o *tools.Options) { o.Approve = true })
+	require.NoError(t, err)
+	reg, err := tools.NewRegistry(step, send)
+	require.NoError(t, err)
+	return reg
+}
+
+// TestSurvivalProperty runs many seeded random conversations (random rounds
+// and calls per round, some calls needing approval, approved, denied or
+// paused by an in-process approver) with a FileStore, stops each at a
+// random point (a context cancelled at a random event, a throttle or a 5xx
+// at a random turn, the server closed during a tool round, the store dying
+// at a random save; a tool panics in some), then requires every state ever
+// saved to load, restore and make a request bedrocktest accepts, and the
+// last one to resume, in a fresh Conversation against a fresh server, to
+// the final answer, with each call run at most once: exactly once unless
+// it was denied, or cut off by the cancellation or the crash, and then
+// answered with an error result the model saw.
+func TestSurvivalProperty(t *testing.T) {
+	seeds := 60
+	if testing.Short() {
+		seeds = 15
+	}
+	for seed := range uint64(seeds) {
+		p := newSurvivalPlan(seed)
+		t.Run(fmt.Sprintf("seed %d %s", seed, p.kill), func(t *testing.T) {
+			checkSurvival(t, p)
+		})
+	}
+}
+
+func checkSurvival(t *testing.T, p survivalPlan) {
+	var runs runCounter
+	var srv *bedrocktest.Server
+	reg := survivalTools(t, p, &runs, func() { srv.Close() })
+	var h bedrocktest.Handler = byHistory(p.replies())
+	if p.kill == killFault {
+		h = faulty(h, p.killAt, func(context.Context) error { return p.fault() })
+	}
+	srv, client := serve(t, h)
+	dir := t.TempDir()
+	store := &recordingStore{FileStore: converse.FileStore{Dir: dir}}
+	if p.kill == killCrash {
+		store.crashAfter = p.killAt
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var events atomic.Int32
+	approve := func(_ context.Context, c converse.Call) (converse.Decision, error) {
+		pc := p.call(c.ID)
+		return converse.Decision{Verdict: pc.verdict, By: "the test", Reason: "planned"}, nil
+	}
+	options := func(st converse.Store, kill bool) func(*converse.Options) {
+		return func(o *converse.Options) {
+			o.Store, o.SessionID, o.Approve = st, "s", approve
+			if kill && p.kill == killCancel {
+				o.OnEvent = func(converse.Event) {
+					if int(events.Add(1)) == p.killAt {
+						cancel()
+					}
+				}
+			}
+		}
+	}
+	c := converse.New(bedrockruntime.New(client.Options(), noRetries), claude, reg, options(store, true))
+	first, err := c.Send(ctx, "go")
+
+	st, lerr := converse.FileStore{Dir: dir}.Load(context.Background(), "s")
+	require.NoError(t, lerr, "the prompt was saved before the first model call")
+	_, fresh := serve(t, byHistory(p.replies()))
+	again := &recordingStore{FileStore: converse.FileStore{Dir: dir}}
+	rc, rerr := converse.Restore(fresh, reg, st, options(again, false))
+	require.NoError(t, rerr)
+	var decisions []converse.Decision
+	decide := func(pending []converse.Call) {
+		decisions = nil
+		for _, call := range pending {
+			decisions = append(decisions, converse.Decision{ID: call.ID, Verdict: p.call(call.ID).later, By: "the reviewer", Reason: "later"})
+		}
+	}
+	decide(st.Pending)
+	final := ""
+	if err == nil {
+		final = first.Text
+	}
+resuming:
+	for range 2*len(p.rounds) + 2 {
+		res, err := rc.Resume(context.Background(), decisions...)
+		var paused *converse.PausedError
+		switch {
+		case errors.As(err, &paused):
+			decide(paused.Pending)
+			continue
+		case errors.Is(err, converse.ErrNothingToResume):
+			require.Equal(t, "done", final, "only a finished conversation has nothing to resume")
+		default:
+			require.NoError(t, err)
+			final = res.Text
+		}
+		break resuming
+	}
+	require.Equal(t, "done", final)
+
+	for i, b := range append(store.saved, again.saved...) {
+		var saved converse.State
+		require.NoError(t, json.Unmarshal(b, &saved), "state %d:\n%s", i, b)
+		checkState(t, &saved, reg)
+	}
+	assertValid(t, rc, claude)
+	checkRuns(t, p, rc.History(), runs.snapshot())
+}
+
+// checkRuns requires each planned call to be answered once in history and
+// to have run at most once: exactly once unless denied, or cut off by a
+// cancellation or a crash, and then answered with an error.
+func checkRuns(t *testing.T, p survivalPlan, history []types.Message, runs map[string]int) {
+	t.Helper()
+	results := map[string][]string{}
+	for _, m := range history {
+		for _, b := range m.Content {
+			if r, ok := b.(*types.ContentBlockMemberToolResult); ok {
+				txt := ""
+				if len(r.Value.Content) > 0 {
+					if tb, ok := r.Value.Content[0].(*types.ToolResultContentBlockMemberText); ok {
+						txt = tb.Value
+					}
+				}
+				id := aws.ToString(r.Value.ToolUseId)
+				results[id] = append(results[id], txt)
+			}
+		}
+	}
+	for _, round := range p.rounds {
+		for _, c := range round {
+			require.Len(t, results[c.id], 1, "call %s is answered once", c.id)
+			got := results[c.id][0]
+			switch {
+			case c.denied():
+				assert.Zero(t, runs[c.id], "denied call %s never runs", c.id)
+				assert.True(t, strings.HasPrefix(got, "Error: the call was denied by "), "call %s: %s", c.id, got)
+			case p.kill == killCancel || p.kill == killCrash:
+				assert.LessOrEqual(t, runs[c.id], 1, "call %s runs at most once", c.id)
+				if runs[c.id] == 0 {
+					assert.True(t, strings.HasPrefix(got, "Error: "), "call %s did not run: %s", c.id, got)
+				}
+			default:
+				assert.Equal(t, 1, runs[c.id], "call %s runs exactly once", c.id)
+			}
+			if c.id == p.panicOn && p.kill != killCancel && p.kill != killCrash { // else it may be answered as cancelled or interrupted
+				assert.Contains(t, got, "step exploded")
+			}
+		}
+	}
+}
