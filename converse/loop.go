@@ -24,7 +24,7 @@ func (c *Conversation) loop(ctx context.Context, cfg *types.ToolConfiguration, h
 		if !answersTools(history[len(history)-1]) {
 			first = 1
 		}
-		fitted, t, err := c.fittedTurn(ctx, turn, &win, history, c.shape.toolConfig(cfg, first+turn-1))
+		fitted, t, err := c.fittedTurn(ctx, turn, &win, history, coverHistory(c.shape.toolConfig(cfg, first+turn-1), history))
 		history = fitted
 		if err != nil {
 			return fail(turn, history, err)
@@ -52,6 +52,9 @@ func (c *Conversation) loop(ctx context.Context, cfg *types.ToolConfiguration, h
 				}
 				continue
 			}
+			if answered {
+				c.traceAnswer(ctx, turn)
+			}
 			res.History = c.keepFinal(attempted)
 			if err := c.save(ctx, turn); err != nil {
 				return fail(turn, attempted, err)
@@ -71,7 +74,7 @@ func (c *Conversation) loop(ctx context.Context, cfg *types.ToolConfiguration, h
 		}
 		history = attempted
 		tail := c.newOpenTurn(calls)
-		c.shape.answerCalls(tail)
+		c.answerFinal(ctx, turn, tail)
 		c.keep(history, tail)
 		if err := c.save(ctx, turn); err != nil {
 			t.discard()

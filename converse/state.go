@@ -75,8 +75,9 @@ func (c *Conversation) State() *State {
 // Restore rebuilds a Conversation from st, with the model st names, the
 // tools of reg and the options of optFns, which should be those of the
 // conversation that was saved. It fails if st is not a state a Conversation
-// can be in, or holds tool blocks while reg has no tools (Bedrock requires
-// a tool configuration then).
+// can be in. Tools the history calls that reg lacks stay described to the
+// model, as withdrawn, since Bedrock requires a toolConfig for tool blocks;
+// a pending call of one is answered as a call of an unknown tool.
 func Restore(client Client, reg *tools.Registry, st *State, optFns ...func(*Options)) (*Conversation, error) {
 	if st == nil || st.ModelID == "" {
 		return nil, errors.New("converse: restore: the state has no model ID")
@@ -85,9 +86,6 @@ func Restore(client Client, reg *tools.Registry, st *State, optFns ...func(*Opti
 	tail, err := c.openTurnOf(st)
 	if err != nil {
 		return nil, fmt.Errorf("converse: restore: %w", err)
-	}
-	if (reg == nil || reg.Len() == 0) && hasToolBlocks(st.Messages) {
-		return nil, errors.New("converse: restore: the history holds tool blocks, so the conversation needs its tools")
 	}
 	c.history, c.tail, c.usage = slices.Clone(st.Messages), tail, st.Usage
 	return c, nil

@@ -45,8 +45,12 @@ const finalDescription = "Gives the final answer. Call it once you have the answ
 // The kept history is a valid Bedrock conversation ending with the answer:
 // on the forced path the final tool's call is kept as a text block holding
 // its input, the answer's JSON, and the other calls of that turn are not
-// run (they are dropped, like the calls of a final answer). Result.Text is
-// the answer's JSON on both paths.
+// run (they are dropped, like the calls of a final answer). Its rejected
+// calls stay, answered with their errors; a later Send on a conversation
+// without tools describes the final tool to Bedrock as withdrawn, since
+// Bedrock wants a toolConfig with tool blocks. The final tool's calls are
+// reported as any call is (ToolStart, ToolEnd, an execute_tool span).
+// Result.Text is the answer's JSON on both paths.
 //
 // The errors are those of SendMessage and ErrInvalidAnswer. Resume of a
 // structured Send that failed goes on as a plain Send.
@@ -115,6 +119,8 @@ type shape struct {
 	value  any                      // the accepted answer
 	answer json.RawMessage          // the accepted answer's JSON, as the model gave it
 	reason string                   // why the last answer was rejected
+	call   toolCall                 // on the forced path, the call that gave the answer
+	reject []string                 // why each final-tool call of the last reply was rejected, in order
 }
 
 func (c *Conversation) structured(ctx context.Context, prompt string, tool *tools.Tool) (any, *Result, error) {
@@ -203,6 +209,7 @@ func (sh *shape) accept(ctx context.Context, reply *types.Message, stop types.St
 		return sh.check(ctx, json.RawMessage(strings.TrimSpace(textOf(*reply))))
 	}
 	sh.reason = "answer by calling the tool " + sh.tool.Name() + ", with the answer as its input"
+	sh.reject = sh.reject[:0]
 	if stop != types.StopReasonToolUse {
 		return false
 	}
@@ -214,11 +221,12 @@ func (sh *shape) accept(ctx context.Context, reply *types.Message, stop types.St
 		input, err := documentJSON(tu.Value.Input)
 		if err != nil {
 			sh.reason = "the input is not JSON"
+		}
+		if err != nil || !sh.check(ctx, input) {
+			sh.reject = append(sh.reject, sh.reason)
 			continue
 		}
-		if !sh.check(ctx, input) {
-			continue
-		}
+		sh.call = toolCall{id: aws.ToString(tu.Value.ToolUseId), name: sh.tool.Name(), input: input}
 		content := append([]types.ContentBlock(nil), reply.Content...)
 		content[i] = &types.ContentBlockMemberText{Value: string(sh.answer)}
 		reply.Content = content
@@ -243,7 +251,7 @@ func (c *Conversation) retry(ctx context.Context, turn int, attempted []types.Me
 		return nil, sh.failure(stop, limit, c.maxTurns())
 	}
 	history := append(attempted, types.Message{Role: types.ConversationRoleUser,
-		Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: sh.correction()}}})
+		Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: sh.correction(sh.reason)}}})
 	c.keep(history, nil)
 	if err := c.save(ctx, turn); err != nil {
 		return nil, err
@@ -251,25 +259,53 @@ func (c *Conversation) retry(ctx context.Context, turn int, attempted []types.Me
 	return history, nil
 }
 
-// answerCalls answers the calls of the final tool in t, which accept found
-// invalid, with the schema violation, so that the model corrects its call.
-func (sh *shape) answerCalls(t *openTurn) {
+// answerFinal answers the calls of the final tool in t, which accept
+// found invalid, each with its schema violation, so that the model
+// corrects its call. They are reported as the executor reports the calls
+// it runs: ToolStart and ToolEnd events and an execute_tool span, failed
+// with invalid_input.
+func (c *Conversation) answerFinal(ctx context.Context, turn int, t *openTurn) {
+	sh := c.shape
 	if sh == nil || sh.native {
 		return
 	}
+	k := 0
 	for i, tc := range t.calls {
-		if tc.name == sh.tool.Name() {
-			t.results[i] = errorResult(tc.id, sh.correction(), t.status)
+		if tc.name != sh.tool.Name() {
+			continue
 		}
+		reason := sh.reason
+		if k < len(sh.reject) {
+			reason = sh.reject[k]
+		}
+		k++
+		c.emit(ToolStart{Turn: turn, ID: tc.id, Name: tc.name, Input: tc.input})
+		c.answer(ctx, t, i, toolErrInput, sh.correction(reason))
+		c.emit(ToolEnd{Turn: turn, ID: tc.id, Name: tc.name, Input: tc.input,
+			Err: fmt.Errorf("%w: %s", ErrInvalidAnswer, reason), Status: types.ToolResultStatusError})
 	}
 }
 
-// correction is the error the model gets for a rejected answer.
-func (sh *shape) correction() string {
-	if sh.native {
-		return "Error: " + ErrInvalidAnswer.Error() + ": " + sh.reason + ". Answer again with only a JSON object that matches the schema."
+// traceAnswer reports the final tool's call that gave the answer, on the
+// forced path, as the executor reports a call it runs: ToolStart and
+// ToolEnd events and an execute_tool span.
+func (c *Conversation) traceAnswer(ctx context.Context, turn int) {
+	sh := c.shape
+	if sh == nil || sh.native {
+		return
 	}
-	return "Error: " + ErrInvalidAnswer.Error() + ": " + sh.reason
+	tc := sh.call
+	c.emit(ToolStart{Turn: turn, ID: tc.id, Name: tc.name, Input: tc.input})
+	c.exec.answered(ctx, tc, "", string(sh.answer))
+	c.emit(ToolEnd{Turn: turn, ID: tc.id, Name: tc.name, Input: tc.input, Output: sh.answer, Status: types.ToolResultStatusSuccess})
+}
+
+// correction is the error the model gets for an answer rejected for reason.
+func (sh *shape) correction(reason string) string {
+	if sh.native {
+		return "Error: " + ErrInvalidAnswer.Error() + ": " + reason + ". Answer again with only a JSON object that matches the schema."
+	}
+	return "Error: " + ErrInvalidAnswer.Error() + ": " + reason
 }
 
 // correctable reports whether a final answer that is not one can be sent

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/bedrocktest"
@@ -252,4 +253,72 @@ func TestStrictReachesTheWire(t *testing.T) {
 			assert.Equal(t, 1, strings.Count(string(r.Body), `"strict":true`))
 		})
 	}
+}
+
+// TestStructuredForcedHistoryStaysValid: on the forced path, the rejected
+// call of the final tool and its error result stay in the history, so the
+// requests after the structured Send still describe the final tool (as
+// withdrawn) though the registry is empty: bedrocktest, like Bedrock,
+// rejects tool blocks without a toolConfig. A restored copy goes on too.
+func TestStructuredForcedHistoryStaysValid(t *testing.T) {
+	srv, client := serve(t, bedrocktest.Script(paths[1].answer("t1", invalid), paths[1].answer("t2", valid),
+		bedrocktest.Text("You are welcome."), bedrocktest.Text("Bye.")))
+	conv := converse.New(client, novaPro, nil)
+	_, _, err := converse.Structured[forecast](context.Background(), conv, "Weather in Oslo?")
+	require.NoError(t, err)
+
+	_, err = conv.Send(context.Background(), "Thanks!")
+	require.NoError(t, err)
+	cfg := srv.Requests()[2].ToolConfig
+	require.NotNil(t, cfg)
+	require.Len(t, cfg.Tools, 1)
+	spec := cfg.Tools[0].(*types.ToolMemberToolSpec).Value
+	assert.Equal(t, finalFn, aws.ToString(spec.Name))
+	assert.Contains(t, aws.ToString(spec.Description), "No longer offered")
+	assert.Nil(t, cfg.ToolChoice, "a plain Send forces no tool")
+
+	restored, err := converse.Restore(client, nil, conv.State())
+	require.NoError(t, err)
+	_, err = restored.Send(context.Background(), "Bye!")
+	require.NoError(t, err)
+	require.Len(t, srv.Requests(), 4)
+}
+
+// TestStructuredFinalToolTraced: the final tool's calls are reported as any
+// call: ToolStart and ToolEnd events and an execute_tool span, the rejected
+// one failed with invalid_input, the answer a success.
+func TestStructuredFinalToolTraced(t *testing.T) {
+	tr := newTraced(t)
+	_, client := serve(t, bedrocktest.Script(paths[1].answer("t1", invalid), paths[1].answer("t2", valid)))
+	var events []converse.Event
+	conv := converse.New(client, novaPro, nil, tr.options, func(o *converse.Options) {
+		o.OnEvent = func(ev converse.Event) {
+			switch ev.(type) {
+			case converse.ToolStart, converse.ToolEnd:
+				events = append(events, ev)
+			}
+		}
+	})
+	_, _, err := converse.Structured[forecast](context.Background(), conv, "Weather in Oslo?")
+	require.NoError(t, err)
+
+	require.Len(t, events, 4)
+	assert.Equal(t, converse.ToolStart{Turn: 1, ID: "t1", Name: finalFn, Input: json.RawMessage(invalid)}, events[0])
+	rejected := events[1].(converse.ToolEnd)
+	assert.Equal(t, "t1", rejected.ID)
+	assert.Equal(t, types.ToolResultStatusError, rejected.Status)
+	require.ErrorIs(t, rejected.Err, converse.ErrInvalidAnswer)
+	assert.ErrorContains(t, rejected.Err, `property "temp": want integer, got string`)
+	assert.Equal(t, converse.ToolStart{Turn: 2, ID: "t2", Name: finalFn, Input: json.RawMessage(valid)}, events[2])
+	answer := events[3].(converse.ToolEnd)
+	assert.Equal(t, types.ToolResultStatusSuccess, answer.Status)
+	assert.NoError(t, answer.Err)
+	assert.JSONEq(t, valid, string(answer.Output))
+
+	spans := tr.named("execute_tool " + finalFn)
+	require.Len(t, spans, 2)
+	assert.Equal(t, "invalid_input", attrs(spans[0])["error.type"].AsString())
+	assert.Equal(t, "t1", attrs(spans[0])["gen_ai.tool.call.id"].AsString())
+	assert.NotContains(t, attrs(spans[1]), attribute.Key("error.type"), "the answer is no failure")
+	assert.Equal(t, "t2", attrs(spans[1])["gen_ai.tool.call.id"].AsString())
 }

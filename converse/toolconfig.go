@@ -3,6 +3,7 @@ package converse
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
@@ -71,4 +72,50 @@ func withSystemTools(cfg *types.ToolConfiguration, choice types.ToolChoice, name
 		out.Tools = append(out.Tools, &types.ToolMemberSystemTool{Value: types.SystemTool{Name: aws.String(name)}})
 	}
 	return out
+}
+
+// withdrawnDescription describes a tool that the history calls but the
+// conversation no longer offers.
+const withdrawnDescription = "No longer offered: do not call it. It appears only because earlier messages call it."
+
+// coverHistory returns cfg, or, when cfg is nil and history holds toolUse
+// blocks, a configuration describing the tools they call as withdrawn,
+// with an empty object schema. Bedrock requires a toolConfig on every
+// request whose history holds tool blocks, and a kept history may call
+// tools no longer offered: the final tool of a structured Send (whose
+// rejected calls stay, answered), or the tools of a conversation restored
+// without them. Bedrock asks only that a toolConfig be there, not that it
+// name every tool the history calls (a call of an unknown tool is answered
+// and sent back with the other tools), so an offered configuration is left
+// as it is. A call of a withdrawn tool is answered as one of an unknown
+// tool.
+func coverHistory(cfg *types.ToolConfiguration, history []types.Message) *types.ToolConfiguration {
+	if cfg != nil {
+		return cfg
+	}
+	for _, m := range history {
+		for _, b := range m.Content {
+			tu, ok := b.(*types.ContentBlockMemberToolUse)
+			if !ok || offers(cfg, aws.ToString(tu.Value.Name)) {
+				continue
+			}
+			if cfg == nil {
+				cfg = &types.ToolConfiguration{}
+			}
+			cfg.Tools = append(cfg.Tools, &types.ToolMemberToolSpec{Value: types.ToolSpecification{
+				Name:        tu.Value.Name,
+				Description: aws.String(withdrawnDescription),
+				InputSchema: &types.ToolInputSchemaMemberJson{Value: document.NewLazyDocument(map[string]any{"type": "object", "properties": map[string]any{}})},
+			}})
+		}
+	}
+	return cfg
+}
+
+// offers reports whether cfg has a tool spec named name.
+func offers(cfg *types.ToolConfiguration, name string) bool {
+	return cfg != nil && slices.ContainsFunc(cfg.Tools, func(t types.Tool) bool {
+		spec, ok := t.(*types.ToolMemberToolSpec)
+		return ok && aws.ToString(spec.Value.Name) == name
+	})
 }
