@@ -75,9 +75,10 @@ func (c *Conversation) State() *State {
 // Restore rebuilds a Conversation from st, with the model st names, the
 // tools of reg and the options of optFns, which should be those of the
 // conversation that was saved. It fails if st is not a state a Conversation
-// can be in. Tools the history calls that reg lacks stay described to the
-// model, as withdrawn, since Bedrock requires a toolConfig for tool blocks;
-// a pending call of one is answered as a call of an unknown tool.
+// can be in. Restored without tools, a history with tool blocks is sent
+// with the tools it calls described as withdrawn, since Bedrock requires a
+// toolConfig then; a call of a tool reg lacks is answered as one of an
+// unknown tool.
 func Restore(client Client, reg *tools.Registry, st *State, optFns ...func(*Options)) (*Conversation, error) {
 	if st == nil || st.ModelID == "" {
 		return nil, errors.New("converse: restore: the state has no model ID")
