@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/tooluse/bedrock/tools/internal/modelerr"
 )
 
 const (
@@ -94,7 +96,7 @@ func (c *command) run(parent context.Context, input json.RawMessage) (any, error
 	err := cmd.Run()
 	switch {
 	case stdout.overflowed():
-		return nil, callErrorf(ErrOutputTooLarge, "output too large: the program wrote more than %d bytes to standard output and was killed", c.maxStdout)
+		return nil, modelerr.Errorf(ErrOutputTooLarge, "output too large: the program wrote more than %d bytes to standard output and was killed", c.maxStdout)
 	case err == nil:
 		return commandResult(stdout.bytes())
 	case ctx.Err() != nil:
@@ -112,11 +114,11 @@ func (c *command) run(parent context.Context, input json.RawMessage) (any, error
 func (c *command) killed(parent context.Context, err error) error {
 	switch {
 	case parent.Err() == nil: // the tool's own timeout
-		return callErrorf(err, "the program was killed: it ran longer than the tool's timeout of %v", c.timeout)
+		return modelerr.Errorf(err, "the program was killed: it ran longer than the tool's timeout of %v", c.timeout)
 	case errors.Is(err, context.DeadlineExceeded):
-		return callErrorf(err, "the program was killed: the call timed out")
+		return modelerr.Errorf(err, "the program was killed: the call timed out")
 	}
-	return callErrorf(err, "the program was killed: the call was canceled")
+	return modelerr.Errorf(err, "the program was killed: the call was canceled")
 }
 
 // notRun words why the program could not be run, without exec's Go prefixes.
@@ -124,13 +126,13 @@ func (c *command) notRun(err error) error {
 	var pathErr *fs.PathError
 	switch {
 	case errors.Is(err, exec.ErrWaitDelay):
-		return callErrorf(err, "the program exited but a process it started kept its output open")
+		return modelerr.Errorf(err, "the program exited but a process it started kept its output open")
 	case errors.Is(err, exec.ErrNotFound):
-		return callErrorf(err, "the program %q was not found", c.argv[0])
+		return modelerr.Errorf(err, "the program %q was not found", c.argv[0])
 	case errors.As(err, &pathErr):
-		return callErrorf(err, "the program %q could not be started: %v", c.argv[0], pathErr.Err)
+		return modelerr.Errorf(err, "the program %q could not be started: %v", c.argv[0], pathErr.Err)
 	}
-	return callErrorf(err, "the program %q could not be run", c.argv[0])
+	return modelerr.Errorf(err, "the program %q could not be run", c.argv[0])
 }
 
 // commandResult returns a media envelope as a [Result], other valid JSON as

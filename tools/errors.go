@@ -63,18 +63,3 @@ func (e *ExitError) Error() string {
 func invalid(name, format string, args ...any) error {
 	return fmt.Errorf("%w %q: %s", ErrInvalidTool, name, fmt.Sprintf(format, args...))
 }
-
-// callError is an error of a call worded for the model, which reads it in the
-// tool result, while Go callers still find what it wraps with [errors.Is].
-type callError struct {
-	text string
-	err  error
-}
-
-func callErrorf(err error, format string, args ...any) error {
-	return &callError{text: fmt.Sprintf(format, args...), err: err}
-}
-
-func (e *callError) Error() string { return e.text }
-
-func (e *callError) Unwrap() error { return e.err }

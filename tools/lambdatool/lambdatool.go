@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/lambda/types"
 
 	"github.com/tooluse/bedrock/tools"
+	"github.com/tooluse/bedrock/tools/internal/modelerr"
 )
 
 // Function is the Lambda function a tool invokes, and what the tool tells
@@ -126,7 +127,7 @@ func (inv *invoker) invoke(ctx context.Context, payload json.RawMessage) (json.R
 // operator should know.
 func (inv *invoker) invokeError(ctx context.Context, err error) error {
 	if ctxErr := ctx.Err(); ctxErr != nil {
-		return modelErrorf(ctxErr, "the invocation was abandoned (%v); the function may still run", ctxErr)
+		return modelerr.Errorf(ctxErr, "the invocation was abandoned (%v); the function may still run", ctxErr)
 	}
 	var throttled *types.TooManyRequestsException
 	if errors.As(err, &throttled) {
@@ -137,13 +138,13 @@ func (inv *invoker) invokeError(ctx context.Context, err error) error {
 		if after := aws.ToString(throttled.RetryAfterSeconds); after != "" {
 			text += "; Lambda says to retry after " + after + " seconds"
 		}
-		return modelErrorf(err, "%s", text)
+		return modelerr.Errorf(err, "%s", text)
 	}
 	if isAccessDenied(err) {
 		inv.logger.Warn("lambdatool: access to the function was denied: the credentials of the Lambda client need lambda:InvokeFunction on it (and the function's resource policy must allow them, across accounts)",
 			"tool", inv.name, "function", inv.fn.Name, "qualifier", inv.fn.Qualifier, "error", err)
-		return modelErrorf(err, "access to the function was denied")
+		return modelerr.Errorf(err, "access to the function was denied")
 	}
 	inv.logger.Warn("lambdatool: the function could not be invoked", "tool", inv.name, "function", inv.fn.Name, "error", err)
-	return modelErrorf(err, "the function could not be invoked: %s", apiErrorText(err))
+	return modelerr.Errorf(err, "the function could not be invoked: %s", apiErrorText(err))
 }

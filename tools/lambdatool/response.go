@@ -3,7 +3,6 @@ package lambdatool
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"strings"
 	"unicode/utf8"
@@ -12,6 +11,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/tooluse/bedrock/tools"
+	"github.com/tooluse/bedrock/tools/internal/modelerr"
 )
 
 // minResponseLimit is the response a tool accepts unless its output limit
@@ -84,13 +84,13 @@ func responseLimit(maxOutput int) int {
 // JSON of at most limit bytes.
 func checkResponse(payload []byte, limit int) (json.RawMessage, error) {
 	if len(payload) > limit {
-		return nil, modelErrorf(tools.ErrOutputTooLarge, "%v: the function's response is %d bytes, over the limit of %d", tools.ErrOutputTooLarge, len(payload), limit)
+		return nil, modelerr.Errorf(tools.ErrOutputTooLarge, "%v: the function's response is %d bytes, over the limit of %d", tools.ErrOutputTooLarge, len(payload), limit)
 	}
 	if len(strings.TrimSpace(string(payload))) == 0 {
-		return nil, modelErrorf(errNotJSON, "the function's response is empty, not JSON")
+		return nil, modelerr.Errorf(errNotJSON, "the function's response is empty, not JSON")
 	}
 	if !json.Valid(payload) {
-		return nil, modelErrorf(errNotJSON, "the function's response is not JSON: %s", quote(payload))
+		return nil, modelerr.Errorf(errNotJSON, "the function's response is not JSON: %s", quote(payload))
 	}
 	return payload, nil
 }
@@ -139,19 +139,3 @@ func apiErrorText(err error) string {
 	}
 	return "Lambda could not be reached"
 }
-
-// modelError is an error worded for the model, which reads it in the tool
-// result, while Go callers still find what it wraps with errors.Is and
-// errors.As.
-type modelError struct {
-	text string
-	err  error
-}
-
-func modelErrorf(err error, format string, args ...any) error {
-	return &modelError{text: fmt.Sprintf(format, args...), err: err}
-}
-
-func (e *modelError) Error() string { return e.text }
-
-func (e *modelError) Unwrap() error { return e.err }

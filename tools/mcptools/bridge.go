@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tooluse/bedrock/tools"
+	"github.com/tooluse/bedrock/tools/internal/modelerr"
 )
 
 // Bridge offers the tools of MCP servers. Its methods are safe for
@@ -201,7 +202,7 @@ func (b *Bridge) dispatch(name string) func(context.Context, json.RawMessage) (a
 		o, ok := b.offered[name]
 		b.mu.Unlock()
 		if !ok {
-			return nil, callErrorf(ErrNotOffered, "the tool %q is no longer offered by its MCP server", name)
+			return nil, modelerr.Errorf(ErrNotOffered, "the tool %q is no longer offered by its MCP server", name)
 		}
 		return o.conn.call(ctx, o.tool, input)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tooluse/bedrock/tools"
+	"github.com/tooluse/bedrock/tools/internal/modelerr"
 )
 
 const (
@@ -73,11 +74,11 @@ func (c *conn) current(ctx context.Context) (*mcp.ClientSession, error) {
 	defer c.release()
 	switch {
 	case c.closed:
-		return nil, callErrorf(ErrUnavailable, "the MCP server %q has been shut down", c.cfg.Name)
+		return nil, modelerr.Errorf(ErrUnavailable, "the MCP server %q has been shut down", c.cfg.Name)
 	case c.session != nil:
 		return c.session, nil
 	case time.Now().Before(c.retryAt):
-		return nil, callErrorf(ErrUnavailable, "the MCP server %q is unavailable (%v); it is tried again in %v",
+		return nil, modelerr.Errorf(ErrUnavailable, "the MCP server %q is unavailable (%v); it is tried again in %v",
 			c.cfg.Name, c.lastErr, time.Until(c.retryAt).Round(time.Second))
 	}
 	cs, err := c.connect(ctx)
@@ -88,7 +89,7 @@ func (c *conn) current(ctx context.Context) (*mcp.ClientSession, error) {
 		c.failures++
 		c.retryAt = time.Now().Add(c.backoff())
 		c.lastErr = err
-		return nil, callErrorf(errors.Join(ErrUnavailable, err), "the MCP server %q could not be started: %v", c.cfg.Name, err)
+		return nil, modelerr.Errorf(errors.Join(ErrUnavailable, err), "the MCP server %q could not be started: %v", c.cfg.Name, err)
 	}
 	c.failures, c.session = 0, cs
 	c.watches.Add(1)
@@ -228,14 +229,14 @@ func (c *conn) failed(ctx context.Context, cs *mcp.ClientSession, err error) err
 	case ctx.Err() != nil:
 		return c.ended(ctx, "")
 	case errors.As(err, &rpc):
-		return callErrorf(errors.Join(ErrToolFailed, err), "the MCP server %q refused the call: %s", c.cfg.Name, rpc.Message)
+		return modelerr.Errorf(errors.Join(ErrToolFailed, err), "the MCP server %q refused the call: %s", c.cfg.Name, rpc.Message)
 	}
 	c.drop(cs)
 	why := err.Error()
 	if _, after, ok := strings.Cut(why, `"tools/call": `); ok { // the SDK's prefix, which only says what we asked
 		why = after
 	}
-	return callErrorf(errors.Join(ErrUnavailable, err), "the MCP server %q broke off the call (%s); it is reconnected on the next call", c.cfg.Name, why)
+	return modelerr.Errorf(errors.Join(ErrUnavailable, err), "the MCP server %q broke off the call (%s); it is reconnected on the next call", c.cfg.Name, why)
 }
 
 // ended words the end of a call's context.
@@ -244,9 +245,9 @@ func (c *conn) ended(ctx context.Context, while string) error {
 		while = " " + while
 	}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return callErrorf(ctx.Err(), "the call to the MCP server %q timed out%s", c.cfg.Name, while)
+		return modelerr.Errorf(ctx.Err(), "the call to the MCP server %q timed out%s", c.cfg.Name, while)
 	}
-	return callErrorf(ctx.Err(), "the call to the MCP server %q was cancelled%s", c.cfg.Name, while)
+	return modelerr.Errorf(ctx.Err(), "the call to the MCP server %q was cancelled%s", c.cfg.Name, while)
 }
 
 // headers adds headers to every request.
@@ -266,18 +267,3 @@ func (h headers) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	return next.RoundTrip(req)
 }
-
-// callError is a call's error worded for the model, which reads it in the
-// tool result, while Go callers find what it wraps with errors.Is.
-type callError struct {
-	text string
-	err  error
-}
-
-func callErrorf(err error, format string, args ...any) error {
-	return &callError{text: fmt.Sprintf(format, args...), err: err}
-}
-
-func (e *callError) Error() string { return e.text }
-
-func (e *callError) Unwrap() error { return e.err }

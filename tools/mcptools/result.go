@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tooluse/bedrock/tools"
+	"github.com/tooluse/bedrock/tools/internal/modelerr"
 )
 
 // imageTypes are the image media types the model reads.
@@ -64,7 +65,7 @@ func result(res *mcp.CallToolResult) (any, error) {
 		if strings.TrimSpace(joined) == "" {
 			joined = "the tool reported an error without saying why"
 		}
-		return nil, callErrorf(ErrToolFailed, "%s", joined)
+		return nil, modelerr.Errorf(ErrToolFailed, "%s", joined)
 	}
 	var out any = joined
 	if obj, ok := res.StructuredContent.(map[string]any); ok {
