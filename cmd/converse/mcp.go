@@ -80,6 +80,10 @@ func loadMCP(path string, verbose bool, stderr io.Writer) ([]mcptools.Server, er
 		return nil, usagef("-mcp: %w", err)
 	}
 	servers, err := parseMCP(data, filepath.Dir(path))
+	var cannot *cannotStart
+	if errors.As(err, &cannot) {
+		return nil, fmt.Errorf("-mcp %s: %w", path, cannot) // the file is right: exit 1
+	}
 	if err != nil {
 		return nil, usagef("-mcp %s: %w", path, err)
 	}
@@ -112,8 +116,12 @@ func parseMCP(data []byte, dir string) ([]mcptools.Server, error) {
 			continue
 		}
 		srv, err := ms.server(name, dir)
+		var cannot *cannotStart
+		if err != nil && !errors.As(err, &cannot) {
+			err = fmt.Errorf("server %q: %w", name, err)
+		}
 		if err != nil {
-			return nil, fmt.Errorf("server %q: %w", name, err)
+			return nil, err
 		}
 		out = append(out, srv)
 	}
@@ -146,7 +154,7 @@ func (ms mcpServer) server(name, dir string) (mcptools.Server, error) {
 	if ms.Command != "" {
 		program, err := findProgram(ms.Command, dir)
 		if err != nil {
-			return srv, err
+			return srv, &cannotStart{name, err}
 		}
 		srv.Command = append([]string{program}, ms.Args...)
 	}
@@ -164,6 +172,20 @@ func (ms mcpServer) server(name, dir string) (mcptools.Server, error) {
 	srv.Approve = approve
 	return srv, nil
 }
+
+// cannotStart is a server whose program is not there: the configuration
+// is right, but the server cannot start, which is a failure (exit status
+// 1) like a server that exits at once, not a usage error.
+type cannotStart struct {
+	name string
+	err  error
+}
+
+func (e *cannotStart) Error() string {
+	return fmt.Sprintf("the MCP server %q could not be started: %v", e.name, e.err)
+}
+
+func (e *cannotStart) Unwrap() error { return e.err }
 
 // approval reads "approve": true asks for every call of the server's tools,
 // "destructive" for those of tools the server does not declare read-only or

@@ -58,7 +58,7 @@ func TestParseMCP(t *testing.T) {
 		{"bad url", `{"mcpServers": {"a": {"url": "ftp://x"}}}`, `"url" "ftp://x": want an http or https URL`},
 		{"bad timeout", `{"mcpServers": {"a": {"command": "sh", "timeout": "soon"}}}`, `"timeout" "soon"`},
 		{"bad approve", `{"mcpServers": {"a": {"command": "sh", "approve": "sometimes"}}}`, `"approve" "sometimes": want true, false or "destructive"`},
-		{"missing program", `{"mcpServers": {"a": {"command": "no-such-mcp-server-here"}}}`, `server "a": command no-such-mcp-server-here: not found in PATH`},
+		{"missing program", `{"mcpServers": {"a": {"command": "no-such-mcp-server-here"}}}`, `the MCP server "a" could not be started: command no-such-mcp-server-here: not found in PATH`},
 		{"env for url", `{"mcpServers": {"a": {"url": "http://x", "env": {"A": "1"}}}}`, `"env" is for a "command"`},
 		{"not json", `{"mcpServers": `, "not valid JSON"},
 	}
@@ -152,12 +152,34 @@ func TestMCPApprove(t *testing.T) {
 	}
 }
 
+// TestMCPServerThatFailsToStart: a server that exits at once, or whose
+// program is not there, is a failure naming it (exit status 1); a -mcp
+// file that cannot be used is a usage error (exit status 2).
 func TestMCPServerThatFailsToStart(t *testing.T) {
-	config := writeMCP(t, `{"mcpServers": {"broken": {"command": "false"}}}`)
-	out := runInProcess(t, nil, "-endpoint", "http://127.0.0.1:1", "-mcp", config, "Hi.")
-	assert.Equal(t, 1, out.code, out.stderr)
-	assert.Contains(t, out.stderr, `the MCP server "broken" could not be started`)
-	assert.Contains(t, out.stderr, "-mcp "+config)
+	tests := []struct {
+		name, config, want string
+		code               int
+	}{
+		{"exits at once", `{"mcpServers": {"broken": {"command": "false"}}}`, `the MCP server "broken" could not be started`, 1},
+		{"no such program", `{"mcpServers": {"ghost": {"command": "/nonexistent/server"}}}`, `the MCP server "ghost" could not be started: command /nonexistent/server`, 1},
+		{"not in PATH", `{"mcpServers": {"ghost": {"command": "no-such-mcp-server-here"}}}`, `the MCP server "ghost" could not be started`, 1},
+		{"not JSON", `{"mcpServers": `, "not valid JSON", 2},
+		{"unknown field", `{"mcpServers": {"a": {"command": "false", "comand": "x"}}}`, `unknown field "comand"`, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			config := writeMCP(t, tt.config)
+			out := runInProcess(t, nil, "-endpoint", "http://127.0.0.1:1", "-mcp", config, "Hi.")
+			assert.Equal(t, tt.code, out.code, out.stderr)
+			assert.Contains(t, out.stderr, "converse: -mcp "+config+": ")
+			assert.Contains(t, out.stderr, tt.want)
+		})
+	}
+	t.Run("unreadable", func(t *testing.T) {
+		out := runInProcess(t, nil, "-endpoint", "http://127.0.0.1:1", "-mcp", filepath.Join(t.TempDir(), "none.json"), "Hi.")
+		assert.Equal(t, 2, out.code, out.stderr)
+		assert.Contains(t, out.stderr, "converse: -mcp: ")
+	})
 }
 
 // TestMCPHelpExample: the example of "converse help mcp" is a configuration
