@@ -53,13 +53,8 @@ func TestHelpShowsExitStatus(t *testing.T) {
 // TestManifestHelpExample: the example of "converse help manifest" is a
 // manifest, with every field it documents.
 func TestManifestHelpExample(t *testing.T) {
-	text := helpText("manifest")
-	start, end := strings.Index(text, "{"), strings.Index(text, "\n  ]}\n")
-	require.True(t, start >= 0 && end > start, "no example")
-	dec := json.NewDecoder(strings.NewReader(text[start : end+len("\n  ]}")]))
-	dec.DisallowUnknownFields()
 	var m manifest
-	require.NoError(t, dec.Decode(&m))
+	text := helpExample(t, "manifest", "  ]}", &m)
 	require.Len(t, m.Tools, 2)
 	tool := m.Tools[0]
 	assert.NotEmpty(t, tool.Env)
@@ -81,4 +76,17 @@ func TestDocPointsToHelp(t *testing.T) {
 	for _, topic := range helpTopics {
 		assert.Contains(t, string(doc), "converse help "+topic)
 	}
+}
+
+// helpExample decodes into v, strictly, the JSON example of the help
+// topic: from its first "{" to its line last. It returns the topic's text.
+func helpExample(t *testing.T, topic, last string, v any) string {
+	t.Helper()
+	text := helpText(topic)
+	start, end := strings.Index(text, "{"), strings.Index(text, "\n"+last+"\n")
+	require.True(t, start >= 0 && end > start, "no example")
+	dec := json.NewDecoder(strings.NewReader(text[start : end+1+len(last)]))
+	dec.DisallowUnknownFields()
+	require.NoError(t, dec.Decode(v))
+	return text
 }

@@ -182,6 +182,12 @@ func runBinaryIn(t *testing.T, dir string, env []string, stdin io.Reader, args .
 	cmd := binaryCommand(ctx, env, args...)
 	cmd.Dir = dir
 	cmd.Stdin = stdin
+	return runCommand(t, cmd)
+}
+
+// runCommand runs cmd, a binaryCommand, and returns its outcome.
+func runCommand(t *testing.T, cmd *exec.Cmd) outcome {
+	t.Helper()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()

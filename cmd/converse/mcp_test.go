@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -185,13 +184,8 @@ func TestMCPServerThatFailsToStart(t *testing.T) {
 // TestMCPHelpExample: the example of "converse help mcp" is a configuration
 // with our extensions, each of them described.
 func TestMCPHelpExample(t *testing.T) {
-	text := helpText("mcp")
-	start, end := strings.Index(text, "{"), strings.Index(text, "\n  }}\n")
-	require.True(t, start >= 0 && end > start, "no example")
-	dec := json.NewDecoder(strings.NewReader(text[start : end+len("\n  }}")]))
-	dec.DisallowUnknownFields()
 	var c mcpConfig
-	require.NoError(t, dec.Decode(&c))
+	text := helpExample(t, "mcp", "  }}", &c)
 	require.Len(t, c.Servers, 2)
 	for _, field := range []string{"command", "url", "timeout", "maxConcurrency", "include", "approve"} {
 		assert.Contains(t, text, "\n  "+field+" ", "the help describes %s", field)

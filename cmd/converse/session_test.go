@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -27,17 +26,7 @@ func runDetached(t *testing.T, stdin string, args ...string) outcome {
 	cmd := binaryCommand(ctx, testEnv(t), args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	cmd.Stdin = strings.NewReader(stdin)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	code := 0
-	if err != nil {
-		var exit *exec.ExitError
-		require.ErrorAs(t, err, &exit)
-		code = exit.ExitCode()
-	}
-	checkRace(t, code, stderr.String())
-	return outcome{stdout.String(), stderr.String(), code}
+	return runCommand(t, cmd)
 }
 
 func runs(t *testing.T, marks string) int {
