@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/url"
 	"time"
@@ -163,7 +164,13 @@ func (b *backend) save(path string) error {
 		return nil
 	}
 	if err := b.recorder.Save(path); err != nil {
-		return fmt.Errorf("-record: %w", err)
+		// Save writes a temporary file beside path first: name the
+		// user's file, not that one.
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return &restated{fmt.Sprintf("-record %s: %v", path, pe.Err), err}
+		}
+		return fmt.Errorf("-record %s: %w", path, err)
 	}
 	return nil
 }

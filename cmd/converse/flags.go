@@ -77,7 +77,7 @@ func parseFlags(args []string, stdout io.Writer) (*settings, error) {
 	fs.BoolVar(&s.replayLenient, "replay-lenient", false, "with -replay, serve the recorded answers without comparing the requests")
 	fs.BoolVar(&s.json, "json", false, "print one JSON object per prompt: text, stop reason, turns, usage, history")
 	fs.BoolVar(&s.verbose, "v", false, "trace model turns, tool calls, approvals and resumes on standard error")
-	fs.StringVar(&s.session, "session", "", "keep the conversation in `file`: load it if it exists, save it at every step; with no prompt, resume it")
+	fs.StringVar(&s.session, "session", "", "keep the conversation in `file`: load it if it exists, save it at every step; with no prompt, resume it (its directory must exist)")
 	fs.BoolVar(&s.cache, "cache", false, "place prompt cache points on each request (models with prompt caching), so each turn reads the conversation so far from the cache")
 	fs.BoolVar(&s.noTrim, "no-trim", false, "fail when the history outgrows the model's context window, instead of trimming its oldest exchanges and retrying")
 	fs.BoolVar(&s.yes, "yes", false, "approve every call of the tools marked \"approve\" (in the manifest or the -mcp file) without asking")
@@ -115,6 +115,13 @@ func (s *settings) check() error {
 	case s.replay != "" && s.record != "" && sameFile(s.replay, s.record):
 		return usagef("-record and -replay name the same file %s", s.record)
 	}
+	if s.session != "" {
+		// FileStore would make the directory; -session, like -record,
+		// takes a mistyped one as a mistake.
+		if dir := filepath.Dir(s.session); !isDir(dir) {
+			return usagef("-session %s: no directory %s", s.session, dir)
+		}
+	}
 	if s.endpoint != "" {
 		u, err := url.Parse(s.endpoint)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -151,6 +158,11 @@ func (n *names) Set(v string) error {
 	}
 	*n = append(*n, v)
 	return nil
+}
+
+func isDir(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
 }
 
 func sameFile(a, b string) bool {

@@ -109,7 +109,7 @@ func TestRecordUnwritable(t *testing.T) {
 	if out.code != 2 {
 		t.Errorf("exit %d, want 2; stderr:\n%s", out.code, out.stderr)
 	}
-	mustContain(t, "stderr", out.stderr, "converse: -record: ", "no-such-dir")
+	mustContain(t, "stderr", out.stderr, "converse: -record "+file+": no such file or directory")
 	if n := len(srv.Requests()); n != 0 {
 		t.Errorf("%d model calls before the -record file was found unwritable", n)
 	}

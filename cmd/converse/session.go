@@ -38,17 +38,42 @@ func openConversation(ctx context.Context, s *settings, client converse.Client, 
 		return converse.New(client, model, reg, withStore), nil
 	}
 	if err != nil {
-		return nil, usagef("-session: %w", err)
+		return nil, &usageError{sessionError(s.session, err)}
 	}
 	if s.set["model"] && st.ModelID != model {
 		return nil, usagef("-session %s is a conversation with %s, not %s", s.session, printable(st.ModelID), printable(model))
 	}
 	conv, err := converse.Restore(client, reg, st, withStore)
 	if err != nil {
-		return nil, usagef("-session %s: %w", s.session, err)
+		return nil, &usageError{sessionError(s.session, err)}
 	}
 	return conv, nil
 }
+
+// sessionError is err, a failure to load or restore the -session file at
+// path, as one line naming the file once: the library's prefixes
+// ("converse: load session PATH: converse: state: ...") are dropped.
+func sessionError(path string, err error) error {
+	msg := err.Error()
+	for _, prefix := range []string{"converse: load session " + path + ": ", "converse: load session: ", "converse: "} {
+		msg = strings.TrimPrefix(msg, prefix)
+	}
+	msg = strings.TrimPrefix(msg, "converse: ") // a state error under a load error
+	if rest, ok := strings.CutPrefix(msg, "state: "); ok {
+		msg = "state " + rest
+	}
+	return &restated{fmt.Sprintf("-session %s: %s", path, msg), err}
+}
+
+// restated is an error with a message of the CLI's own; errors.Is and As
+// still see the error it restates.
+type restated struct {
+	msg string
+	err error
+}
+
+func (e *restated) Error() string { return e.msg }
+func (e *restated) Unwrap() error { return e.err }
 
 // approver decides the calls of the manifest tools marked "approve": -yes
 // approves them all; otherwise the user is asked on the terminal, and with
