@@ -31,6 +31,14 @@
 //	-tools FILE       tool manifest (converse help manifest); its tools join the built-ins
 //	-mcp FILE         MCP servers (converse help mcp); their tools join the others
 //	-no-builtins      leave out the built-in tools get_current_datetime and calculator
+//	-system-tool NAME offer Bedrock's server-side system tool NAME, such as nova_grounding
+//	                  (repeatable); Bedrock runs its calls itself
+//	-yes              approve every call of the tools marked "approve" (in the manifest or
+//	                  the -mcp file) without asking; without it converse asks on the
+//	                  terminal, and denies them when there is none
+//	-session FILE     keep the conversation in FILE: load it if it exists, save it at every
+//	                  step; resume an interrupted one (alone with no prompt, else before
+//	                  the prompt); its directory must exist
 //	-stream           use ConverseStream, so text appears as it is generated
 //	-record FILE      write the model calls to FILE as a recording
 //	-replay FILE      offline: answer the model calls from the recording FILE
@@ -41,8 +49,11 @@
 //	-schema FILE      answer with a JSON object matching the JSON Schema in FILE: the answer
 //	                  is validated (an invalid one goes back to the model to correct) and
 //	                  printed once valid, as "structured" with -json; a bad schema is a usage error
+//	-guardrail ID:VERSION  apply the Bedrock guardrail ID (or ARN) at VERSION, with its trace
+//	-service-tier T   ask for the service tier priority, default, flex or reserved
+//	-latency L        ask for optimized (or standard) latency, where the model offers it
 //	-json             print one JSON object per prompt (converse help json), and no text
-//	-v                trace each turn and tool call on standard error
+//	-v                trace each turn, tool call, approval and resume on standard error
 //	-h                print the usage
 //
 // Credentials and region come from -profile and -region, or else from the

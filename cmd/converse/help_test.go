@@ -3,8 +3,11 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"flag"
 	"io/fs"
 	"os"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -89,4 +92,27 @@ func helpExample(t *testing.T, topic, last string, v any) string {
 	dec.DisallowUnknownFields()
 	require.NoError(t, dec.Decode(v))
 	return text
+}
+
+// TestDocListsEveryFlag: the package doc's flag list names the flags that
+// "converse -h" prints, no more and no fewer.
+func TestDocListsEveryFlag(t *testing.T) {
+	var usage bytes.Buffer
+	_, err := parseFlags([]string{"-h"}, &usage)
+	require.ErrorIs(t, err, flag.ErrHelp)
+	doc, err := os.ReadFile("doc.go")
+	require.NoError(t, err)
+	section := string(doc)[strings.Index(string(doc), "// # Flags"):strings.Index(string(doc), "// Credentials and region")]
+	names := func(pattern, text string) []string {
+		var out []string
+		for _, m := range regexp.MustCompile(pattern).FindAllStringSubmatch(text, -1) {
+			out = append(out, m[1])
+		}
+		slices.Sort(out)
+		return out
+	}
+	printed := names(`(?m)^  -([a-z-]+)`, usage.String())
+	require.NotEmpty(t, printed)
+	documented := slices.DeleteFunc(names(`(?m)^//\t-([a-z-]+)`, section), func(n string) bool { return n == "h" })
+	assert.Equal(t, printed, documented)
 }
