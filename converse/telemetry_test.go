@@ -97,8 +97,9 @@ func TestTelemetryConversation(t *testing.T) {
 			bedrocktest.Call{ID: "PO9", Name: "calculator", Input: map[string]any{"a": 30, "b": 30}}),
 		reply,
 	))
+	const model = "us.anthropic.claude-sonnet-4-20250514-v1:0" // which takes temperature and topP together
 	ctx, caller := tr.tp.Tracer("test").Start(context.Background(), "caller")
-	_, err := converse.Run(ctx, client, claude, calculator(t), "Add", tr.options, func(o *converse.Options) {
+	_, err := converse.Run(ctx, client, model, calculator(t), "Add", tr.options, func(o *converse.Options) {
 		o.InferenceConfig = &types.InferenceConfiguration{MaxTokens: aws.Int32(512), Temperature: aws.Float32(0.5),
 			TopP: aws.Float32(0.25), StopSequences: []string{"STOP"}}
 		o.GuardrailConfig = &types.GuardrailConfiguration{GuardrailIdentifier: aws.String("gr-1"), GuardrailVersion: aws.String("1")}
@@ -114,7 +115,7 @@ func TestTelemetryConversation(t *testing.T) {
 	assert.Equal(t, "invoke_agent", sa["gen_ai.operation.name"].AsString())
 	assert.Equal(t, int64(20), sa["gen_ai.usage.input_tokens"].AsInt64(), "the Send's usage is the sum of its turns'")
 
-	chats := tr.named("chat " + claude)
+	chats := tr.named("chat " + model)
 	require.Len(t, chats, 2)
 	host, port := serverAddr(t, client)
 	for i, c := range chats {
@@ -124,7 +125,7 @@ func TestTelemetryConversation(t *testing.T) {
 		a := attrs(c)
 		assert.Equal(t, "chat", a["gen_ai.operation.name"].AsString())
 		assert.Equal(t, "aws.bedrock", a["gen_ai.provider.name"].AsString())
-		assert.Equal(t, claude, a["gen_ai.request.model"].AsString())
+		assert.Equal(t, model, a["gen_ai.request.model"].AsString())
 		assert.Equal(t, int64(512), a["gen_ai.request.max_tokens"].AsInt64())
 		assert.InDelta(t, 0.5, a["gen_ai.request.temperature"].AsFloat64(), 1e-6)
 		assert.InDelta(t, 0.25, a["gen_ai.request.top_p"].AsFloat64(), 1e-6)

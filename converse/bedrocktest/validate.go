@@ -28,7 +28,12 @@ import (
 // only in the assistant message of its server_tool_use call (which the next
 // user message does not answer), tool names and schemas, and the
 // quirks of model families (see the models package): the toolResult status
-// field, text beside tool results, tools in streaming mode; and images and
+// field, text beside tool results, tools in streaming mode, toolChoice any
+// and tool (only Claude 3 and later, Nova; any also Mistral Large), a
+// forcing toolChoice beside Claude's extended thinking ("thinking" or
+// "reasoning_config" of type enabled in additionalModelRequestFields),
+// temperature and topP each from 0 to 1, and not both for Claude Sonnet
+// 4.5 and 4.6, Haiku 4.5 and Opus 4.5 and 4.6; and images and
 // documents: their sizes, counts and names, and which a model family takes
 // in a tool result; and prompt caching: which models and fields take cache
 // points, at most four, TTLs that do not increase, none right after a
@@ -36,6 +41,12 @@ import (
 func Validate(req *Request) *Error {
 	m := models.Parse(req.ModelID)
 	if e := validateToolConfig(req.ToolConfig); e != nil {
+		return e
+	}
+	if e := validateSampling(m, req.InferenceConfig); e != nil {
+		return e
+	}
+	if e := validateToolChoice(m, req); e != nil {
 		return e
 	}
 	if req.Operation == recording.OpConverseStream && req.ToolConfig != nil && !m.SupportsStreamingToolUse() {

@@ -1,0 +1,94 @@
+package models
+
+import (
+	"encoding/json"
+	"strings"
+)
+
+// ToolChoice is which forcing toolChoice values a model takes; every
+// model with tool use takes auto, the default.
+type ToolChoice struct {
+	Any  bool // toolChoice any: the model must call some tool
+	Tool bool // toolChoice tool: the model must call the named tool
+}
+
+// ToolChoice returns the toolChoice values the model takes. Sources: the
+// API reference's ToolChoice (docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ToolChoice.html:
+// "only supported by Anthropic Claude 3 models and by Mistral AI Mistral
+// Large", tool "only supported by Anthropic Claude 3"), the Amazon Nova
+// user guide's "Choosing a tool" (tool, any and auto), and the table of
+// langchain-aws (libs/aws/langchain_aws/chat_models/bedrock_converse.py,
+// supports_tool_choice_values), which agrees:
+//
+//	model                       any  tool
+//	Claude 3 and later          yes  yes
+//	Amazon Nova                 yes  yes
+//	Mistral Large               yes  no
+//	any other model (Llama ...) no   no
+//
+// The others answer a forcing choice with "This model doesn't support the
+// toolConfig.toolChoice.any field" (Llama 3.3: run-llama/llama_index
+// issue 19886, strands-agents issue 1241). An ID that names no model (an
+// application inference profile ARN) is given both: Bedrock decides.
+func (m Model) ToolChoice() ToolChoice {
+	switch {
+	case m == Model{}:
+		return ToolChoice{Any: true, Tool: true}
+	case m.Provider == "anthropic" && claudeModern.MatchString(m.Name),
+		m.Provider == "amazon" && strings.HasPrefix(m.Name, "nova"):
+		return ToolChoice{Any: true, Tool: true}
+	case m.Provider == "mistral" && strings.HasPrefix(m.Name, "mistral-large"):
+		return ToolChoice{Any: true}
+	}
+	return ToolChoice{}
+}
+
+// ThinkingForbidsForcing reports whether fields, the JSON of a request's
+// additionalModelRequestFields, turn on extended thinking with a budget on
+// a Claude model (or one the ID does not name): {"thinking": {"type":
+// "enabled"}}, or Claude 3.7 Sonnet's {"reasoning_config": {"type":
+// "enabled"}}. Anthropic then rejects a toolChoice that forces tool use,
+// any or tool: "Thinking may not be enabled when tool_choice forces tool
+// use" (Anthropic's extended thinking guide: with thinking only auto and
+// none; on Bedrock langchain-aws pull 640 and issue 925, pydantic-ai issue
+// 3092). Adaptive thinking ({"type": "adaptive"}) takes a forced choice,
+// as Anthropic's guide says.
+func (m Model) ThinkingForbidsForcing(fields []byte) bool {
+	if m.Provider != "anthropic" && m != (Model{}) {
+		return false
+	}
+	var f struct {
+		Thinking        struct{ Type string } `json:"thinking"`
+		ReasoningConfig struct{ Type string } `json:"reasoning_config"`
+	}
+	if json.Unmarshal(fields, &f) != nil {
+		return false
+	}
+	return f.Thinking.Type == "enabled" || f.ReasoningConfig.Type == "enabled"
+}
+
+// exclusiveSampling lists the Claude models that reject temperature and
+// topP together ("`temperature` and `top_p` cannot both be specified for
+// this model. Please use only one."): Anthropic's migration guide for
+// Claude 4.5; on Bedrock BerriAI/litellm issue 15070 (Sonnet 4.5),
+// aws-samples/bedrock-access-gateway issue 191 (Haiku 4.5) and its
+// TEMPERATURE_TOPP_CONFLICT_MODELS (Sonnet 4.5, Haiku 4.5, Opus 4.5; pull
+// 238 adds Sonnet 4.6), skydiscover-ai/skydiscover issue 15 (Sonnet 4.6).
+// Opus 4.6 and the Claude models of generation 5 on are taken to follow
+// their family.
+var exclusiveSampling = []string{"claude-sonnet-4-5", "claude-haiku-4-5", "claude-opus-4-5", "claude-opus-4-6", "claude-sonnet-4-6"}
+
+// ExclusiveSampling reports whether the model rejects a request setting
+// both temperature and topP.
+func (m Model) ExclusiveSampling() bool {
+	if m.Provider != "anthropic" {
+		return false
+	}
+	for _, p := range exclusiveSampling {
+		if strings.HasPrefix(m.Name, p) {
+			return true
+		}
+	}
+	_, gen, _ := strings.Cut(strings.TrimPrefix(m.Name, "claude-"), "-")
+	return laterClaude(m.Name) && gen[0] >= '5'
+}

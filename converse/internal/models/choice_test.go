@@ -1,0 +1,68 @@
+package models
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestToolChoice(t *testing.T) {
+	all, none := ToolChoice{Any: true, Tool: true}, ToolChoice{}
+	for id, want := range map[string]ToolChoice{
+		"anthropic.claude-3-5-sonnet-20240620-v1:0":                                all,
+		"us.anthropic.claude-sonnet-4-5-20250929-v1:0":                             all,
+		"anthropic.claude-v2:1":                                                    none,
+		"us.amazon.nova-pro-v1:0":                                                  all,
+		"amazon.titan-text-express-v1":                                             none,
+		"mistral.mistral-large-2407-v1:0":                                          {Any: true},
+		"mistral.mistral-small-2402-v1:0":                                          none,
+		"us.meta.llama3-3-70b-instruct-v1:0":                                       none,
+		"meta.llama4-maverick-17b-instruct-v1:0":                                   none,
+		"cohere.command-r-plus-v1:0":                                               none,
+		"arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/abc": all,
+	} {
+		t.Run(id, func(t *testing.T) {
+			assert.Equal(t, want, Parse(id).ToolChoice())
+		})
+	}
+}
+
+func TestThinkingForbidsForcing(t *testing.T) {
+	claude := "anthropic.claude-sonnet-4-20250514-v1:0"
+	for _, tc := range []struct {
+		name, model, fields string
+		want                bool
+	}{
+		{"thinking enabled", claude, `{"thinking":{"type":"enabled","budget_tokens":2048}}`, true},
+		{"reasoning_config enabled", "us.anthropic.claude-3-7-sonnet-20250219-v1:0", `{"reasoning_config":{"type":"enabled","budget_tokens":1024}}`, true},
+		{"adaptive", "anthropic.claude-opus-4-6-v1", `{"thinking":{"type":"adaptive"}}`, false},
+		{"disabled", claude, `{"thinking":{"type":"disabled"}}`, false},
+		{"other fields", claude, `{"top_k":5}`, false},
+		{"no fields", claude, ``, false},
+		{"unnamed model", "arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/abc", `{"thinking":{"type":"enabled"}}`, true},
+		{"not Claude", "deepseek.v3-v1:0", `{"thinking":{"type":"enabled"}}`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, Parse(tc.model).ThinkingForbidsForcing([]byte(tc.fields)))
+		})
+	}
+}
+
+func TestExclusiveSampling(t *testing.T) {
+	for id, want := range map[string]bool{
+		"us.anthropic.claude-sonnet-4-5-20250929-v1:0": true,
+		"anthropic.claude-haiku-4-5-20251001-v1:0":     true,
+		"anthropic.claude-opus-4-5-20251101-v1:0":      true,
+		"anthropic.claude-opus-4-6-v1":                 true,
+		"anthropic.claude-sonnet-4-6":                  true,
+		"anthropic.claude-sonnet-5":                    true,
+		"anthropic.claude-sonnet-4-20250514-v1:0":      false,
+		"anthropic.claude-opus-4-1-20250805-v1:0":      false,
+		"anthropic.claude-3-7-sonnet-20250219-v1:0":    false,
+		"us.amazon.nova-pro-v1:0":                      false,
+	} {
+		t.Run(id, func(t *testing.T) {
+			assert.Equal(t, want, Parse(id).ExclusiveSampling())
+		})
+	}
+}
