@@ -7,11 +7,13 @@ import (
 	"io/fs"
 	"net"
 	"net/url"
+	"os"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/smithy-go/logging"
 
@@ -37,28 +39,49 @@ func newBackend(ctx context.Context, s *settings, rec *recording.Recording) (*ba
 	if rec != nil {
 		return replayBackend(s, rec), nil
 	}
-	cfg, err := loadConfig(ctx, s)
+	var opts []func(*config.LoadOptions) error
+	if isLoopback(s.endpoint) {
+		// A local server: the metadata service, which can take seconds
+		// to fail off EC2, is never asked.
+		opts = append(opts, config.WithEC2IMDSClientEnableState(imds.ClientDisabled))
+	}
+	cfg, err := loadConfig(ctx, s, opts...)
 	if err != nil {
 		return nil, err
+	}
+	if isLoopback(s.endpoint) && !explicitCredentials(s) {
+		anonymous(&cfg)
+		return newClient(cfg, s), nil
 	}
 	if err := checkCredentials(ctx, cfg); err != nil {
 		if !isLoopback(s.endpoint) || ctx.Err() != nil {
 			return nil, err
 		}
-		// A local server, such as bedrocktest's, needs no account: the
-		// requests go unsigned. Without the preference for noAuth, the
-		// client picks bearer auth with no token provider, and panics.
-		cfg.Credentials = aws.AnonymousCredentials{}
-		cfg.AuthSchemePreference = []string{"noAuth"}
+		anonymous(&cfg)
 	}
 	return newClient(cfg, s), nil
 }
 
+// explicitCredentials reports whether credentials were asked for by name:
+// -profile, AWS_PROFILE or AWS_ACCESS_KEY_ID. Only then are the requests to
+// a local endpoint signed; otherwise the credentials of the default
+// profile or of an SSO login stay off a server on this machine.
+func explicitCredentials(s *settings) bool {
+	return s.profile != "" || os.Getenv("AWS_PROFILE") != "" || os.Getenv("AWS_ACCESS_KEY_ID") != ""
+}
+
+// anonymous makes cfg's requests unsigned: a local server, such as
+// bedrocktest's, needs no account. Without the preference for noAuth, the
+// client picks bearer auth with no token provider, and panics.
+func anonymous(cfg *aws.Config) {
+	cfg.Credentials = aws.AnonymousCredentials{}
+	cfg.AuthSchemePreference = []string{"noAuth"}
+}
+
 // loadConfig loads the AWS configuration the flags ask for (-region,
 // -profile), which the Bedrock client and the Lambda client of manifest
-// tools share.
-func loadConfig(ctx context.Context, s *settings) (aws.Config, error) {
-	var opts []func(*config.LoadOptions) error
+// tools share, with opts after those.
+func loadConfig(ctx context.Context, s *settings, opts ...func(*config.LoadOptions) error) (aws.Config, error) {
 	if !s.verbose {
 		// The SDK's own warnings (such as an IMDS fallback) are noise
 		// unless asked for; failures are reported anyway.
