@@ -105,7 +105,7 @@ func (e *Executor) settle(c toolCall, st *running, r report) outcome {
 	}
 	if r.ended && e.slots.abandon(st.slot) {
 		out.abandoned = true
-		e.logger().Warn("converse: tool call abandoned while its tool still runs; it keeps its concurrency slot",
+		e.logger().Warn("converse: tool call answered as timed out or cancelled; the tool has not returned yet and keeps its concurrency slot",
 			"tool", c.name, "toolUseId", c.id, "abandoned", e.Abandoned())
 	}
 	return st.close(out)
