@@ -89,6 +89,11 @@ func (c *Conversation) toolConfig() (*types.ToolConfiguration, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg != nil || len(c.opts.SystemTools) > 0 {
+		if err := c.checkToolChoice(c.opts.ToolChoice); err != nil {
+			return nil, err
+		}
+	}
 	c.cfg, c.cfgLen = withSystemTools(cfg, c.opts.ToolChoice, c.opts.SystemTools), n
 	return c.cfg, nil
 }

@@ -149,7 +149,17 @@
 // results never share a user message with text (Llama, Mistral and Writer
 // reject that); echoed toolUse blocks carry only toolUseId, name and input;
 // reasoning blocks are echoed unchanged; the status field is sent only to
-// model families documented to accept it (see [StatusMode]).
+// model families documented to accept it (see [StatusMode]); a forcing
+// Options.ToolChoice (any, or a named tool) that Bedrock would reject is
+// an [ErrToolChoice] before any model call: only Claude 3 and later and
+// Amazon Nova take both, Mistral Large takes any, and Claude takes neither
+// with extended thinking enabled ("thinking" or "reasoning_config" of type
+// enabled; adaptive thinking takes them), so a structured Send there does
+// not force its final tool either (see [Structured]). Bedrock also wants
+// temperature and topP within 0 to 1, and rejects the two together on
+// Claude Sonnet 4.5 and 4.6, Haiku 4.5 and Opus 4.5 and 4.6; the loop
+// passes Options.InferenceConfig as it is, and bedrocktest answers such a
+// request with Bedrock's error.
 //
 // Offline tests of code built on this package use the bedrocktest
 // subpackage, a local Bedrock Runtime that the real SDK client talks to.

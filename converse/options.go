@@ -129,6 +129,9 @@ type Options struct {
 	// ToolChoice forces the first turn of each Send to use a tool
 	// (&types.ToolChoiceMemberAny{}) or a named tool; later turns of the same
 	// Send leave the choice to the model, so a forced choice cannot loop.
+	// A forcing choice that Bedrock would reject (on a model without it, or
+	// with Claude's extended thinking enabled) fails the Send before any
+	// model call with ErrToolChoice.
 	ToolChoice types.ToolChoice
 	// MaxTurns bounds the model calls one Send makes; 0 means
 	// DefaultMaxTurns.

@@ -14,7 +14,7 @@ func (c *Conversation) request(history []types.Message, cfg *types.ToolConfigura
 	in := &bedrockruntime.ConverseInput{
 		ModelId:                           aws.String(c.modelID),
 		Messages:                          history,
-		System:                            o.System,
+		System:                            c.shape.system(o.System),
 		InferenceConfig:                   o.InferenceConfig,
 		AdditionalModelRequestFields:      o.AdditionalModelRequestFields,
 		AdditionalModelResponseFieldPaths: o.AdditionalModelResponseFieldPaths,

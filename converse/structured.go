@@ -37,10 +37,14 @@ const finalDescription = "Gives the final answer. Call it once you have the answ
 // 4.6) get the schema there, and their final text is the answer; the others
 // get a final tool, named final_ and T's name (final_answer for an unnamed
 // type), and toolChoice any on every turn, so that they may call other
-// tools first but can only end by calling it. An answer that fails the
-// schema (or, on the forced path, a text answer) is sent back as an error
-// ("Error: the answer does not match the schema: ...") and the model
-// answers again, within Options.MaxTurns.
+// tools first but can only end by calling it. Where Bedrock rejects
+// toolChoice any (a model without it, such as Llama, or Claude with
+// extended thinking enabled in Options.AdditionalModelRequestFields) the
+// final tool is offered with the default choice and a line added to the
+// system prompt tells the model to answer by calling it. An answer that
+// fails the schema (or, on the forced path, a text answer) is sent back as
+// an error ("Error: the answer does not match the schema: ...") and the
+// model answers again, within Options.MaxTurns.
 //
 // The kept history is a valid Bedrock conversation ending with the answer:
 // on the forced path the final tool's call is kept as a text block holding
@@ -114,6 +118,7 @@ func finalName(name string) string {
 type shape struct {
 	tool   *tools.Tool
 	native bool
+	force  bool                     // on the forced path, whether toolChoice any is sent
 	spec   types.Tool               // the final tool's spec, for the forced path
 	cfg    *types.ToolConfiguration // the forced path's tool configuration, once built
 	value  any                      // the accepted answer
@@ -133,7 +138,7 @@ func (c *Conversation) structured(ctx context.Context, prompt string, tool *tool
 		if err != nil {
 			return nil, nil, err
 		}
-		sh.spec = spec
+		sh.spec, sh.force = spec, c.canForce()
 	}
 	msg := types.Message{Role: types.ConversationRoleUser, Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: prompt}}}
 	ctx, span := c.tel.startSend(ctx)
@@ -167,13 +172,17 @@ func (sh *shape) outputConfig(o *types.OutputConfig) *types.OutputConfig {
 }
 
 // toolConfig is the configuration of a turn: on the forced path, cfg's
-// tools and the final tool, with toolChoice any on every turn.
+// tools and the final tool, with toolChoice any on every turn where the
+// model takes it (see canForce).
 func (sh *shape) toolConfig(cfg *types.ToolConfiguration, turn int) *types.ToolConfiguration {
 	if sh == nil || sh.native {
 		return turnConfig(cfg, turn)
 	}
 	if sh.cfg == nil {
-		sh.cfg = &types.ToolConfiguration{ToolChoice: &types.ToolChoiceMemberAny{}}
+		sh.cfg = &types.ToolConfiguration{}
+		if sh.force {
+			sh.cfg.ToolChoice = &types.ToolChoiceMemberAny{}
+		}
 		if cfg != nil {
 			sh.cfg.Tools = append(sh.cfg.Tools, cfg.Tools...)
 		}

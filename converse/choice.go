@@ -1,0 +1,71 @@
+package converse
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+)
+
+// ErrToolChoice means Options.ToolChoice forces tool use (any, or a named
+// tool) where Bedrock would reject it: on a model without that toolChoice
+// (only Claude 3 and later and Amazon Nova take both, Mistral Large takes
+// any), or with Claude's extended thinking enabled in
+// Options.AdditionalModelRequestFields. The Send fails before any model
+// call.
+var ErrToolChoice = errors.New("unsupported tool choice")
+
+// finalInstruction tells a model that cannot be forced to call the final
+// tool of a structured Send to answer with it.
+const finalInstruction = "Give your final answer only by calling the tool %s, with the answer as its input; do not answer in text."
+
+// checkToolChoice returns an ErrToolChoice for a forcing choice that the
+// model, or its thinking configuration, rejects.
+func (c *Conversation) checkToolChoice(choice types.ToolChoice) error {
+	var name string
+	var ok bool
+	switch choice.(type) {
+	case *types.ToolChoiceMemberAny:
+		name, ok = "any", c.model.ToolChoice().Any
+	case *types.ToolChoiceMemberTool:
+		name, ok = "tool", c.model.ToolChoice().Tool
+	default:
+		return nil
+	}
+	if !ok {
+		return fmt.Errorf("converse: %w: model %s does not support toolChoice %s", ErrToolChoice, c.modelID, name)
+	}
+	if c.thinking() {
+		return fmt.Errorf("converse: %w: model %s does not take toolChoice %s, which forces tool use, with extended thinking enabled (Options.AdditionalModelRequestFields); leave Options.ToolChoice nil or auto", ErrToolChoice, c.modelID, name)
+	}
+	return nil
+}
+
+// thinking reports whether the request fields turn on an extended thinking
+// that rules out a forced tool choice.
+func (c *Conversation) thinking() bool {
+	d := c.opts.AdditionalModelRequestFields
+	if d == nil {
+		return false
+	}
+	b, err := d.MarshalSmithyDocument()
+	return err == nil && c.model.ThinkingForbidsForcing(b)
+}
+
+// canForce reports whether a structured Send's final tool may be forced
+// with toolChoice any: not on a model without it, nor with extended
+// thinking on. Otherwise the tool is offered with the default choice and
+// the model told, in the system prompt, to answer by calling it.
+func (c *Conversation) canForce() bool {
+	return c.model.ToolChoice().Any && !c.thinking()
+}
+
+// system is the system prompt of a turn: on the structured path that
+// cannot force its final tool, sys and the instruction to call it.
+func (sh *shape) system(sys []types.SystemContentBlock) []types.SystemContentBlock {
+	if sh == nil || sh.native || sh.force {
+		return sys
+	}
+	return append(slices.Clip(sys), &types.SystemContentBlockMemberText{Value: fmt.Sprintf(finalInstruction, sh.tool.Name())})
+}
