@@ -6,6 +6,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -28,6 +29,9 @@ type printer struct {
 	noText         bool // -json: stdout holds the JSON object only
 	verbose        bool
 	midLine        bool // text was written without its final newline
+	// mu orders the trace's lines: the library logs (see traceHandler)
+	// from tools' goroutines too, beside the events.
+	mu sync.Mutex
 }
 
 func (p *printer) event(ev converse.Event) {
@@ -52,13 +56,29 @@ func (p *printer) event(ev converse.Event) {
 			result = e.Err.Error()
 		}
 		p.tracef("← %s %s %s in %v: %s\n", printable(e.Name), printable(e.ID), e.Status, roundDuration(e.Duration), withMedia(shorten(result), e.Media))
+		if e.Abandoned {
+			p.tracef("· %s %s abandoned: the tool has not returned yet; it keeps its concurrency slot\n", printable(e.Name), printable(e.ID))
+		}
 	case converse.Fallback:
 		p.tracef("· turn %d: %s\n", e.Turn, e.Reason)
 	case converse.ApprovalDecided:
-		p.tracef("· %s %s %s: %s\n", printable(e.Call.Tool), printable(e.Call.ID), e.Decision.Verdict, shorten(e.Decision.By+" "+e.Decision.Reason))
+		p.tracef("· %s %s %s\n", printable(e.Call.Tool), printable(e.Call.ID), decided(e.Decision))
 	case converse.Resumed:
 		p.tracef("· resuming the session: %d messages, %d decisions\n", e.Messages, e.Decisions)
 	}
+}
+
+// decided is a decision as the trace shows it: "approved", "denied by the
+// user: not approved at the terminal".
+func decided(d converse.Decision) string {
+	s := string(d.Verdict)
+	if d.By != "" {
+		s += " by " + shorten(d.By)
+	}
+	if d.Reason != "" {
+		s += ": " + shorten(d.Reason)
+	}
+	return s
 }
 
 // withMedia adds the images and documents of a tool's result to its trace,
@@ -111,6 +131,8 @@ func trimReason(e converse.Trimmed) string {
 
 func (p *printer) tracef(format string, args ...any) {
 	if p.verbose {
+		p.mu.Lock()
+		defer p.mu.Unlock()
 		fmt.Fprintf(p.stderr, format, args...)
 	}
 }

@@ -218,7 +218,7 @@ func newSession(ctx context.Context, s *settings, rec *recording.Recording, reg 
 		}
 		o.OnEvent = p.event
 		if s.verbose {
-			o.Logger = slog.New(slog.NewTextHandler(stderr, nil))
+			o.Logger = slog.New(&traceHandler{p: p})
 		}
 		o.Approve = ss.approver(stdin)
 	})

@@ -66,7 +66,7 @@ func TestApprovalWithoutTerminal(t *testing.T) {
 		} else {
 			assert.Zero(t, runs(t, marks), "the tool never runs without a yes")
 			assert.Contains(t, result, "Error: the call was denied by converse: there is no terminal")
-			assert.Contains(t, out.stderr, "· send t1 denied")
+			assert.Contains(t, out.stderr, "· send t1 denied by converse: there is no terminal")
 		}
 	}
 }

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+)
+
+// traceHandler is a slog.Handler that prints the library's log records in
+// the -v trace, in its style: "· warning: MSG key=value ...", each value as
+// printable shows it.
+type traceHandler struct {
+	p      *printer
+	attrs  []slog.Attr
+	prefix string // the groups' names, each followed by "."
+}
+
+func (h *traceHandler) Enabled(_ context.Context, level slog.Level) bool {
+	return level >= slog.LevelInfo
+}
+
+func (h *traceHandler) Handle(_ context.Context, r slog.Record) error {
+	var b strings.Builder
+	b.WriteString("· ")
+	switch {
+	case r.Level >= slog.LevelError:
+		b.WriteString("error: ")
+	case r.Level >= slog.LevelWarn:
+		b.WriteString("warning: ")
+	}
+	b.WriteString(printable(strings.TrimPrefix(r.Message, "converse: ")))
+	for _, a := range h.attrs {
+		writeAttr(&b, "", a)
+	}
+	r.Attrs(func(a slog.Attr) bool {
+		writeAttr(&b, h.prefix, a)
+		return true
+	})
+	h.p.tracef("%s\n", b.String())
+	return nil
+}
+
+// writeAttr writes " key=value", or one such pair for each attribute of a
+// group.
+func writeAttr(b *strings.Builder, prefix string, a slog.Attr) {
+	v := a.Value.Resolve()
+	if v.Kind() == slog.KindGroup {
+		for _, g := range v.Group() {
+			writeAttr(b, prefix+a.Key+".", g)
+		}
+		return
+	}
+	if a.Equal(slog.Attr{}) {
+		return
+	}
+	fmt.Fprintf(b, " %s=%s", printable(prefix+a.Key), printable(v.String()))
+}
+
+func (h *traceHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	h2 := *h
+	h2.attrs = append([]slog.Attr(nil), h.attrs...)
+	for _, a := range attrs {
+		if h.prefix != "" {
+			a.Key = h.prefix + a.Key
+		}
+		h2.attrs = append(h2.attrs, a)
+	}
+	return &h2
+}
+
+func (h *traceHandler) WithGroup(name string) slog.Handler {
+	if name == "" {
+		return h
+	}
+	h2 := *h
+	h2.prefix += name + "."
+	return &h2
+}
