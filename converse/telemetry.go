@@ -71,6 +71,13 @@ var (
 	tokenBuckets    = []float64{1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864}
 )
 
+// The start options of the spans, made once: made at each start they
+// would cost two allocations a span, even with the no-op providers.
+var (
+	internalSpan = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal)}
+	clientSpan   = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)}
+)
+
 // telemetry holds a conversation's tracer and instruments. Everything it
 // records goes through the OpenTelemetry API only; with the global no-op
 // providers every span is non-recording, and attributes are only built for
@@ -136,7 +143,7 @@ type sendSpan struct {
 // named "invoke_agent" as the conversation has no agent name, and is
 // INTERNAL as the loop runs in the caller's process.
 func (t *telemetry) startSend(ctx context.Context) (context.Context, sendSpan) {
-	ctx, span := t.tracer.Start(ctx, opInvokeAgent, trace.WithSpanKind(trace.SpanKindInternal))
+	ctx, span := t.tracer.Start(ctx, opInvokeAgent, internalSpan...)
 	if span.IsRecording() {
 		span.SetAttributes(keyOperationName.String(opInvokeAgent), keyProviderName.String(providerName),
 			keyRequestModel.String(t.model))

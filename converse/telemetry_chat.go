@@ -17,21 +17,29 @@ import (
 )
 
 // chatSpan times one model call (Converse or ConverseStream, the SDK's
-// retries included) and records it as a span and as metrics.
+// retries included) and records it as a span and as metrics. It is a
+// value, kept by the caller: only what the SDK's middleware shares, the
+// endpoint, is allocated, and only when something records it.
 type chatSpan struct {
 	t      *telemetry
 	span   trace.Span
 	start  time.Time
-	chunk  bool // the first chunk of a stream has arrived
-	mu     sync.Mutex
-	server attribute.Set // server.address and server.port, once the SDK has resolved the endpoint
+	chunk  bool      // the first chunk of a stream has arrived
+	server *endpoint // set by options; nil when nothing records the endpoint
+}
+
+// endpoint is where the SDK sent a model call: server.address and
+// server.port, once the SDK has resolved them.
+type endpoint struct {
+	mu  sync.Mutex
+	set attribute.Set
 }
 
 // startChat starts the span of a model call, named "chat {model}" and of
 // kind CLIENT, with the request's attributes.
-func (t *telemetry) startChat(ctx context.Context, stream bool, history []types.Message, opts *Options) (context.Context, *chatSpan) {
-	ctx, span := t.tracer.Start(ctx, t.chatName, trace.WithSpanKind(trace.SpanKindClient))
-	s := &chatSpan{t: t, span: span, start: time.Now()}
+func (t *telemetry) startChat(ctx context.Context, stream bool, history []types.Message, opts *Options) (context.Context, chatSpan) {
+	ctx, span := t.tracer.Start(ctx, t.chatName, clientSpan...)
+	s := chatSpan{t: t, span: span, start: time.Now()}
 	if !span.IsRecording() {
 		return ctx, s
 	}
@@ -73,22 +81,24 @@ func (s *chatSpan) options() []func(*bedrockruntime.Options) {
 	if !s.span.IsRecording() && !s.t.duration.Enabled(context.Background()) {
 		return nil
 	}
+	e := &endpoint{}
+	s.server = e
 	return []func(*bedrockruntime.Options){func(o *bedrockruntime.Options) {
-		o.APIOptions = append(o.APIOptions, s.addServerMiddleware)
+		o.APIOptions = append(o.APIOptions, e.addMiddleware)
 	}}
 }
 
-func (s *chatSpan) addServerMiddleware(stack *middleware.Stack) error {
+func (e *endpoint) addMiddleware(stack *middleware.Stack) error {
 	return stack.Finalize.Add(middleware.FinalizeMiddlewareFunc("converse.telemetry.server",
 		func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
 			if req, ok := in.Request.(*smithyhttp.Request); ok && req.URL != nil {
-				s.setServer(req.URL)
+				e.resolved(req.URL)
 			}
 			return next.HandleFinalize(ctx, in)
 		}), middleware.After)
 }
 
-func (s *chatSpan) setServer(u *url.URL) {
+func (e *endpoint) resolved(u *url.URL) {
 	host := u.Hostname()
 	if host == "" {
 		return
@@ -100,9 +110,20 @@ func (s *chatSpan) setServer(u *url.URL) {
 			port = 80
 		}
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.server = attribute.NewSet(keyServerAddress.String(host), keyServerPort.Int(port))
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.set = attribute.NewSet(keyServerAddress.String(host), keyServerPort.Int(port))
+}
+
+// attributes are server.address and server.port; none before the SDK has
+// resolved the endpoint, or when nothing records it (e is nil).
+func (e *endpoint) attributes() []attribute.KeyValue {
+	if e == nil {
+		return nil
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.set.ToSlice()
 }
 
 // chunked notes the arrival of a stream's chunk; the first one sets the
@@ -144,9 +165,7 @@ func (s *chatSpan) end(t *turnResult, err error) {
 		errType = sendErrorType(err)
 	}
 	if s.span.IsRecording() {
-		s.mu.Lock()
-		s.span.SetAttributes(s.server.ToSlice()...)
-		s.mu.Unlock()
+		s.span.SetAttributes(s.server.attributes()...)
 		if t != nil {
 			s.span.SetAttributes(keyFinishReasons.StringSlice([]string{string(t.stop)}))
 			s.span.SetAttributes(usageAttributes(t.usage)...)
@@ -173,9 +192,7 @@ func (s *chatSpan) end(t *turnResult, err error) {
 
 // metricAttributes are the attributes of the call's measurements.
 func (s *chatSpan) metricAttributes(errType string, extra ...attribute.KeyValue) attribute.Set {
-	s.mu.Lock()
-	kv := append(s.server.ToSlice(), keyOperationName.String(opChat), keyProviderName.String(providerName), keyRequestModel.String(s.t.model))
-	s.mu.Unlock()
+	kv := append(s.server.attributes(), keyOperationName.String(opChat), keyProviderName.String(providerName), keyRequestModel.String(s.t.model))
 	if errType != "" {
 		kv = append(kv, keyErrorType.String(errType))
 	}

@@ -100,25 +100,56 @@ func TestTelemetryExecutorDuplicate(t *testing.T) {
 	assert.Equal(t, []string{"duplicate_id"}, got)
 }
 
-// BenchmarkTelemetryOverhead is the telemetry of BenchmarkConversation's
-// conversation alone (one Send, three model calls, four tool calls) with
-// the global providers, none set up: what a program that did not set up
-// OpenTelemetry pays per conversation. Compare with BenchmarkConversation.
-func BenchmarkTelemetryOverhead(b *testing.B) {
-	tel := newTelemetry(nil, nil, "m", false)
-	e := &Executor{tel: tel}
+// conversationTelemetry is the telemetry of BenchmarkConversation's
+// conversation (one Send, three model calls, four tool calls), with e's
+// registry holding the calculator; it starts eight spans.
+func conversationTelemetry(ctx context.Context, e *Executor, out outcome) {
+	tel := e.telemetry()
+	sctx, send := tel.startSend(ctx)
+	for range 3 {
+		_, chat := tel.startChat(sctx, false, nil, &Options{})
+		chat.options()
+		chat.end(&turnResult{stop: types.StopReasonToolUse}, nil)
+	}
+	for range 4 {
+		_, span := e.startTool(sctx, toolCall{id: "t", name: "calculator"})
+		span.end(out, 10)
+	}
+	send.end(&Result{}, nil)
+}
+
+// TestTelemetryNoopAllocations: with the global providers and no SDK set
+// up, the telemetry of a conversation allocates nothing beyond its spans'
+// names and what the global tracer's Start of its eight spans does.
+func TestTelemetryNoopAllocations(t *testing.T) {
+	reg, err := tools.NewRegistry(tools.Calculator())
+	require.NoError(t, err)
+	e := &Executor{Tools: reg, tel: newTelemetry(nil, nil, "m", false)}
 	ctx := context.Background()
-	c := toolCall{id: "t", name: "add"}
-	for b.Loop() {
-		sctx, send := tel.startSend(ctx)
+	out := outcome{output: []byte("1")}
+	c := toolCall{name: "calculator"}
+	starts := testing.AllocsPerRun(100, func() {
+		e.tel.tracer.Start(ctx, opInvokeAgent)
 		for range 3 {
-			_, chat := tel.startChat(sctx, false, nil, &Options{})
-			chat.end(&turnResult{stop: types.StopReasonToolUse}, nil)
+			e.tel.tracer.Start(ctx, e.tel.chatName)
 		}
 		for range 4 {
-			_, span := e.startTool(sctx, c)
-			span.end(outcome{output: []byte("1")}, 10)
+			e.tel.tracer.Start(ctx, opExecuteTool+" "+c.name)
 		}
-		send.end(&Result{}, nil)
+	})
+	assert.Equal(t, starts, testing.AllocsPerRun(100, func() { conversationTelemetry(ctx, e, out) }))
+}
+
+// BenchmarkTelemetryOverhead is conversationTelemetry with the global
+// providers, none set up: what a program that did not set up
+// OpenTelemetry pays per conversation. Compare with BenchmarkConversation.
+func BenchmarkTelemetryOverhead(b *testing.B) {
+	reg, err := tools.NewRegistry(tools.Calculator())
+	require.NoError(b, err)
+	e := &Executor{Tools: reg, tel: newTelemetry(nil, nil, "m", false)}
+	ctx := context.Background()
+	out := outcome{output: []byte("1")} // the tool's, not the telemetry's
+	for b.Loop() {
+		conversationTelemetry(ctx, e, out)
 	}
 }

@@ -44,7 +44,7 @@ type toolSpan struct {
 // siblings. The context it returns carries the span, for the tool.
 func (e *Executor) startTool(ctx context.Context, c toolCall) (context.Context, toolSpan) {
 	t := e.telemetry()
-	ctx, span := t.tracer.Start(ctx, opExecuteTool+" "+c.name, trace.WithSpanKind(trace.SpanKindInternal))
+	ctx, span := t.tracer.Start(ctx, opExecuteTool+" "+c.name, internalSpan...)
 	if span.IsRecording() {
 		span.SetAttributes(keyOperationName.String(opExecuteTool), keyToolName.String(c.name),
 			keyToolCallID.String(c.id), keyToolType.String("function"))
