@@ -146,7 +146,7 @@ func (c *conn) transport() mcp.Transport {
 	cmd.Env = tools.MinimalEnv(c.cfg.Env, c.cfg.InheritEnv)
 	cmd.Stderr = c.cfg.Stderr
 	cmd.WaitDelay = terminateAfter // a child holding standard error does not hang Close
-	return &mcp.CommandTransport{Command: cmd, TerminateDuration: terminateAfter}
+	return &commandTransport{mcp.CommandTransport{Command: cmd, TerminateDuration: terminateAfter}}
 }
 
 // watch forgets a session when its connection ends, so that the next call

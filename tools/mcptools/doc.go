@@ -77,6 +77,11 @@
 //
 // A command server runs without a shell, its argv as given, with the
 // minimal environment of a [tools.Command] program ([tools.MinimalEnv]) plus
-// its Env and InheritEnv. [Bridge.Close] stops every server process (closing
-// its standard input, then SIGTERM, then SIGKILL) and reaps it.
+// its Env and InheritEnv. On Unix it runs in a process group of its own, so
+// the terminal's Ctrl-C reaches the program using the bridge and not the
+// servers. [Bridge.Close] stops every server process (closing its standard
+// input, then SIGTERM, then SIGKILL, two seconds apart) and reaps it, then
+// kills whatever is left in its process group (the node that npx started,
+// say). So do a server's death, before it is restarted, and a start that
+// failed or timed out.
 package mcptools

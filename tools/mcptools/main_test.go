@@ -1,6 +1,7 @@
 package mcptools_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -8,11 +9,16 @@ import (
 	"fmt"
 	"image"
 	"image/png"
+	"io"
 	"os"
+	"os/exec"
+	"os/signal"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
@@ -25,16 +31,67 @@ import (
 // serverEnv, set to "1", makes the test binary an MCP server on stdio.
 const serverEnv = "MCPTOOLS_TEST_SERVER"
 
+// The roles of the test binary re-executed, by the value of serverEnv.
+const (
+	// asServer serves the test tools.
+	asServer = "1"
+	// asParent starts a child (asChild), reports "server PID child PID" on
+	// standard error, and serves.
+	asParent = "parent"
+	// asMute starts a child and reports as asParent does, then reads its
+	// input to the end without answering.
+	asMute = "mute"
+	// asChild ignores SIGTERM, says so on standard output, and sleeps.
+	asChild = "child"
+)
+
 func TestMain(m *testing.M) {
-	if os.Getenv(serverEnv) == "1" {
+	switch os.Getenv(serverEnv) {
+	case asParent, asMute:
+		child, err := startChild()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		fmt.Fprintf(os.Stderr, "server %d child %d\n", os.Getpid(), child)
+		if os.Getenv(serverEnv) == asMute {
+			_, _ = io.Copy(io.Discard, os.Stdin)
+			os.Exit(0)
+		}
+		fallthrough
+	case asServer:
 		err := newTestServer(newFixture(), nil).Run(context.Background(), &mcp.StdioTransport{})
 		if err != nil && !errors.Is(err, mcp.ErrConnectionClosed) {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
 		os.Exit(0)
+	case asChild:
+		signal.Ignore(syscall.SIGTERM)
+		fmt.Println("ready")
+		for {
+			time.Sleep(time.Hour)
+		}
 	}
 	goleak.VerifyTestMain(m)
+}
+
+// startChild starts the test binary as a child that ignores SIGTERM, and
+// returns its pid once it does. Its standard streams are not the server's.
+func startChild() (int, error) {
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = []string{serverEnv + "=" + asChild}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return 0, err
+	}
+	if err := cmd.Start(); err != nil {
+		return 0, err
+	}
+	if _, err := bufio.NewReader(out).ReadString('\n'); err != nil {
+		return 0, fmt.Errorf("child: %w", err)
+	}
+	return cmd.Process.Pid, nil
 }
 
 type echoIn struct {

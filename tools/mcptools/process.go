@@ -1,0 +1,47 @@
+package mcptools
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// commandTransport is the SDK's CommandTransport with the server in a
+// process group of its own: the terminal's Ctrl-C does not reach it, and
+// closing the connection also ends the processes it started (npx's node).
+type commandTransport struct {
+	mcp.CommandTransport
+}
+
+// Connect starts the server and connects to it.
+func (t *commandTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	ownGroup(t.Command)
+	conn, err := t.CommandTransport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &groupConn{Connection: conn, pgid: t.Command.Process.Pid}, nil
+}
+
+// groupConn kills what is left of the server's process group once the SDK
+// has closed the connection: closed the server's standard input, waited for
+// it to exit (signalling it if it did not) and reaped it. The SDK closes a
+// connection when the session ends, when the server dies and when the
+// handshake fails or times out.
+type groupConn struct {
+	mcp.Connection
+	pgid int
+
+	once sync.Once
+	err  error
+}
+
+// Close closes the connection and kills the server's process group, once.
+func (c *groupConn) Close() error {
+	c.once.Do(func() {
+		c.err = errors.Join(c.Connection.Close(), killGroup(c.pgid))
+	})
+	return c.err
+}
