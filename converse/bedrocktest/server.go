@@ -193,20 +193,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		req.RequestMetadata = in.RequestMetadata
 		req.ServiceTier = in.ServiceTier
 	}
-	s.keep(req)
-
-	if decodeErr != nil {
-		writeError(w, Validation("Malformed input request, please reformat your input and try again."))
-		return
-	}
-	if !s.opts.Lenient {
-		if e := Validate(req); e != nil {
-			writeError(w, e)
-			return
-		}
-	}
-	if s.overWindow(req) {
-		writeError(w, tooLongInput())
+	if !s.admit(w, req, decodeErr) {
 		return
 	}
 
@@ -229,6 +216,29 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.writeStream(w, r, reply)
+}
+
+// admit keeps req and checks it as Bedrock would before a model sees it: a
+// body that did not decode, a request that breaks Bedrock's rules (unless
+// Lenient) and one over the context window are answered here, and admit
+// reports false.
+func (s *Server) admit(w http.ResponseWriter, req *Request, decodeErr error) bool {
+	s.keep(req)
+	var e *Error
+	switch {
+	case decodeErr != nil:
+		e = Validation("Malformed input request, please reformat your input and try again.")
+	case !s.opts.Lenient:
+		e = Validate(req)
+	}
+	if e == nil && s.overWindow(req) {
+		e = tooLongInput()
+	}
+	if e != nil {
+		writeError(w, e)
+		return false
+	}
+	return true
 }
 
 // readBody reads a request body, or with a size limit, reads no more than

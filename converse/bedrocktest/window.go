@@ -38,19 +38,7 @@ func (s *Server) serveCountTokens(w http.ResponseWriter, r *http.Request, modelI
 	if err == nil {
 		req.Messages, req.System, req.ToolConfig = in.Messages, in.System, in.ToolConfig
 	}
-	s.keep(req)
-	if err != nil {
-		writeError(w, Validation("Malformed input request, please reformat your input and try again."))
-		return
-	}
-	if !s.opts.Lenient {
-		if e := Validate(req); e != nil {
-			writeError(w, e)
-			return
-		}
-	}
-	if s.overWindow(req) {
-		writeError(w, tooLongInput())
+	if !s.admit(w, req, err) {
 		return
 	}
 	out, err := wire.EncodeCountTokensOutput(int32(EstimateTokens(req)))
