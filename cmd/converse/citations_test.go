@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -73,4 +74,16 @@ func TestEmptySystemToolIsAUsageError(t *testing.T) {
 	out := runInProcess(t, nil, "-system-tool", " ", "hi")
 	assert.Equal(t, 2, out.code)
 	assert.True(t, strings.Contains(out.stderr, "system-tool"), out.stderr)
+}
+
+// TestJSONHelpDocumentsCitations: "converse help json" shows the citations
+// array and describes every field of a citation that -json prints.
+func TestJSONHelpDocumentsCitations(t *testing.T) {
+	text := helpText("json")
+	assert.Contains(t, text, `"citations": [{`)
+	fields := reflect.TypeFor[jsonCitation]()
+	for i := range fields.NumField() {
+		name, _, _ := strings.Cut(fields.Field(i).Tag.Get("json"), ",")
+		assert.Contains(t, text, "\n  "+name+" ", "the json help describes %s", name)
+	}
 }
