@@ -261,6 +261,8 @@ func TestConnectFailureNamesTheServer(t *testing.T) {
 		{"two ways", mcptools.Server{Name: "s", Command: []string{"x"}, URL: "http://x"}, `mcptools: server "s": set exactly one of Command, URL and Transport`},
 		{"missing program", mcptools.Server{Name: "s", Command: []string{"/nonexistent/mcp-server"}}, `mcptools: server "s": the MCP server "s" could not be started`},
 		{"not found", mcptools.Server{Name: "s", Command: []string{"no-such-mcp-server-here"}}, `mcptools: server "s": the MCP server "s" could not be started: the program "no-such-mcp-server-here" was not found`},
+		{"exits at once", mcptools.Server{Name: "s", Command: []string{"/bin/false"}}, `mcptools: server "s": the MCP server "s" could not be started: the server process exited before it answered (exit status 1)`},
+		{"exits with a status", mcptools.Server{Name: "s", Command: []string{"/bin/sh", "-c", "exit 3"}}, `mcptools: server "s": the MCP server "s" could not be started: the server process exited before it answered (exit status 3)`},
 		{"silent", mcptools.Server{Name: "s", StartupTimeout: 50 * time.Millisecond, Transport: silent}, `mcptools: server "s": the MCP server "s" could not be started: no answer within 50ms`},
 	}
 	for _, tt := range tests {

@@ -111,7 +111,8 @@ func (c *conn) backoff() time.Duration {
 func (c *conn) connect(parent context.Context) (*mcp.ClientSession, error) {
 	ctx, cancel := context.WithTimeout(parent, c.cfg.StartupTimeout)
 	defer cancel()
-	cs, err := c.client.Connect(ctx, c.transport(), nil)
+	tr := c.transport()
+	cs, err := c.client.Connect(ctx, tr, nil)
 	switch {
 	case err == nil:
 		return cs, nil
@@ -121,6 +122,11 @@ func (c *conn) connect(parent context.Context) (*mcp.ClientSession, error) {
 		return nil, fmt.Errorf("no answer within %v", c.cfg.StartupTimeout)
 	case errors.Is(err, exec.ErrNotFound):
 		return nil, fmt.Errorf("the program %q was not found", c.cfg.Command[0])
+	}
+	if ct, ok := tr.(*commandTransport); ok {
+		if status := ct.exitedEarly(); status != "" {
+			return nil, fmt.Errorf("the server process exited before it answered (%s)", status)
+		}
 	}
 	return nil, err
 }

@@ -25,6 +25,17 @@ func (t *commandTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 	return &groupConn{Connection: conn, pgid: t.Command.Process.Pid}, nil
 }
 
+// exitedEarly is the exit status of the server, such as "exit status 1",
+// if it exited of its own accord while the connection was made, as a
+// server does that fails at once; it is empty if it is still running or
+// was killed (as Close kills one that does not answer).
+func (t *commandTransport) exitedEarly() string {
+	if ps := t.Command.ProcessState; ps != nil && ps.Exited() {
+		return ps.String()
+	}
+	return ""
+}
+
 // groupConn kills what is left of the server's process group once the SDK
 // has closed the connection: closed the server's standard input, waited for
 // it to exit (signalling it if it did not) and reaped it. The SDK closes a
