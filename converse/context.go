@@ -19,10 +19,11 @@ import (
 // is trimmed; when Bedrock answers that the input is too long (a
 // ValidationException "Input is too long for requested model.", or the
 // stop reason model_context_window_exceeded), the history is trimmed and
-// the call made once more. A trim goes down to three quarters of the limit
-// (MaxInputTokens, or after an overflow the estimate of the request that
-// overflowed), so that the next turns fit without one; it goes in this
-// order, until the estimate fits:
+// the call made once more. A trim goes down to three quarters of the limit,
+// so that the next turns fit without one: MaxInputTokens, or after an
+// overflow, when smaller, the last request Bedrock accepted (the window
+// holds at least that, where the request that overflowed may have grown
+// past it by any amount). It goes in this order, until the estimate fits:
 //
 //  1. the oldest tool results longer than ToolResultBytes are shortened to
 //     their head and tail, with a note of what was cut;
@@ -160,6 +161,9 @@ func (c *Conversation) fittedTurn(ctx context.Context, n int, w *window, history
 	t, err := c.turn(ctx, n, c.exec, history, cfg)
 	if overflowed(err, t) {
 		limit := c.estimate(ctx, w, history, cfg)
+		if ok := c.admitted(ctx, w, history, cfg); ok > 0 {
+			limit = min(limit, ok)
+		}
 		if p.MaxInputTokens > 0 {
 			limit = min(limit, p.MaxInputTokens)
 		}
@@ -186,6 +190,24 @@ func (c *Conversation) fittedTurn(ctx context.Context, n int, w *window, history
 		w.record(history, t.usage)
 	}
 	return history, t, err
+}
+
+// admitted estimates the last request of history that Bedrock accepted:
+// the one its last assistant message answers, by its usage when it was
+// this Send's last request. The window holds at least that much, so a
+// history trimmed below it fits after an overflow, where one trimmed below
+// the request that overflowed may not. It is 0 without an answer.
+func (c *Conversation) admitted(ctx context.Context, w *window, history []types.Message, cfg *types.ToolConfiguration) int {
+	for i := len(history) - 1; i > 0; i-- {
+		if history[i].Role != types.ConversationRoleAssistant {
+			continue
+		}
+		if w.tokens > 0 && w.sent == i {
+			return w.tokens
+		}
+		return c.estimate(ctx, w, history[:i], cfg)
+	}
+	return 0
 }
 
 // fit trims history, if it holds more than limit tokens (or after an

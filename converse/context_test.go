@@ -16,15 +16,15 @@ import (
 	"github.com/tooluse/bedrock/tools"
 )
 
-// fetchTool returns pages of about 3,000 bytes, so that a tool loop soon
-// fills a small context window.
-func fetchTool(t *testing.T) *tools.Registry {
+// fetchTool returns pages of about 12 × words bytes (3,000 for 250), so
+// that a tool loop soon fills a small context window.
+func fetchTool(t *testing.T, words int) *tools.Registry {
 	t.Helper()
 	type in struct {
 		Page int `json:"page"`
 	}
 	tool, err := tools.New("fetch", "Fetches a page of the archive.", func(ctx context.Context, p in) (string, error) {
-		return fmt.Sprintf("page %d: ", p.Page) + strings.Repeat("lorem ipsum ", 250), nil
+		return fmt.Sprintf("page %d: ", p.Page) + strings.Repeat("lorem ipsum ", words), nil
 	})
 	require.NoError(t, err)
 	reg, err := tools.NewRegistry(tool)
@@ -61,7 +61,7 @@ func TestLongConversationOverflowsAndFinishes(t *testing.T) {
 			})
 			var trims []converse.Trimmed
 			policy := tt.policy
-			c := converse.New(client, claude, fetchTool(t), func(o *converse.Options) {
+			c := converse.New(client, claude, fetchTool(t, 250), func(o *converse.Options) {
 				o.MaxTurns = 20
 				o.Context = &policy
 				o.OnEvent = func(ev converse.Event) {
@@ -106,10 +106,100 @@ func TestLongConversationOverflowsAndFinishes(t *testing.T) {
 	}
 }
 
+// TestFastGrowingConversationFinishes: pages of 20,000 bytes grow each
+// request by more than a third of a window of 8,000 tokens, so a trim to
+// three quarters of the request that overflowed would still overflow; the
+// trim goes below the last request Bedrock accepted, and the one retry of
+// each overflow fits.
+func TestFastGrowingConversationFinishes(t *testing.T) {
+	const window = 8000
+	for _, tt := range []struct {
+		name   string
+		policy converse.ContextPolicy
+	}{
+		{"by usage", converse.ContextPolicy{}},
+		{"with CountTokens", converse.ContextPolicy{CountTokens: true}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			srv, client := serve(t, bedrocktest.Script(fetchLoop(6)...), func(o *bedrocktest.Options) {
+				o.MaxInputTokens = window
+				o.Accounting = true
+			})
+			var trims []converse.Trimmed
+			policy := tt.policy
+			c := converse.New(client, claude, fetchTool(t, 1667), func(o *converse.Options) {
+				o.MaxTurns = 12
+				o.Context = &policy
+				o.OnEvent = func(ev converse.Event) {
+					if tr, ok := ev.(converse.Trimmed); ok {
+						trims = append(trims, tr)
+					}
+				}
+			})
+			res, err := c.Send(context.Background(), "Read pages 1 to 6 of the archive.")
+			require.NoError(t, err)
+			assert.Equal(t, 7, res.Turns)
+			assert.Equal(t, "I read them all.", res.Text)
+			require.NotEmpty(t, trims)
+			t.Logf("trims: %+v", trims)
+			for _, tr := range trims {
+				assert.True(t, tr.Overflow)
+				assert.LessOrEqual(t, tr.TokensAfter, window*3/4, "trimmed below the window with room for the next turn")
+			}
+			var converses int
+			for _, req := range srv.Requests() {
+				if req.Operation != bedrocktest.OpCountTokens {
+					converses++
+				}
+			}
+			assert.Equal(t, 7+len(trims), converses, "each overflow is retried once, and the retry fits")
+			assertValid(t, c, claude)
+		})
+	}
+}
+
+// TestOverflowInALaterSend: a Send whose prompt overflows the window has
+// no request of its own yet that Bedrock accepted; the trim goes below the
+// one the history's last answer replied to, from an earlier Send.
+func TestOverflowInALaterSend(t *testing.T) {
+	const window = 8000
+	replies := make([]*bedrocktest.Reply, 7)
+	for i := range replies {
+		replies[i] = bedrocktest.Text(fmt.Sprint("answer ", i+1))
+	}
+	srv, client := serve(t, bedrocktest.Script(replies...), func(o *bedrocktest.Options) {
+		o.MaxInputTokens = window
+		o.Accounting = true
+	})
+	var trims []converse.Trimmed
+	c := converse.New(client, claude, nil, func(o *converse.Options) {
+		o.Context = &converse.ContextPolicy{}
+		o.OnEvent = func(ev converse.Event) {
+			if tr, ok := ev.(converse.Trimmed); ok {
+				trims = append(trims, tr)
+			}
+		}
+	})
+	for i := range 6 {
+		_, err := c.Send(context.Background(), fmt.Sprintf("note %d: %s", i+1, strings.Repeat("a", 4000)))
+		require.NoError(t, err)
+	}
+	require.Empty(t, trims)
+	res, err := c.Send(context.Background(), "the long one: "+strings.Repeat("b", 22000))
+	require.NoError(t, err)
+	assert.Equal(t, "answer 7", res.Text)
+	require.Len(t, trims, 1)
+	t.Logf("trim: %+v", trims[0])
+	assert.True(t, trims[0].Overflow)
+	assert.LessOrEqual(t, trims[0].TokensAfter, window)
+	assert.Len(t, srv.Requests(), 8, "the overflow is retried once, and the retry fits")
+	assertValid(t, c, claude)
+}
+
 // TestOverflowWithoutPolicyFails shows what the policy prevents.
 func TestOverflowWithoutPolicyFails(t *testing.T) {
 	_, client := serve(t, bedrocktest.Script(fetchLoop(12)...), func(o *bedrocktest.Options) { o.MaxInputTokens = 4000 })
-	_, err := converse.Run(context.Background(), client, claude, fetchTool(t), "Read pages 1 to 12.", func(o *converse.Options) { o.MaxTurns = 20 })
+	_, err := converse.Run(context.Background(), client, claude, fetchTool(t, 250), "Read pages 1 to 12.", func(o *converse.Options) { o.MaxTurns = 20 })
 	var ve *types.ValidationException
 	require.ErrorAs(t, err, &ve)
 	assert.Equal(t, "Input is too long for requested model.", ve.ErrorMessage())
@@ -122,7 +212,7 @@ func TestContextWindowStopIsRetried(t *testing.T) {
 	replies = append(replies[:3:3], bedrocktest.ContextWindowExceeded(), replies[3])
 	srv, client := serve(t, bedrocktest.Script(replies...))
 	var trims []converse.Trimmed
-	res, err := converse.Run(context.Background(), client, claude, fetchTool(t), "Read pages 1 to 3.", func(o *converse.Options) {
+	res, err := converse.Run(context.Background(), client, claude, fetchTool(t, 250), "Read pages 1 to 3.", func(o *converse.Options) {
 		o.Context = &converse.ContextPolicy{}
 		o.OnEvent = func(ev converse.Event) {
 			if tr, ok := ev.(converse.Trimmed); ok {
@@ -156,7 +246,7 @@ func TestSummaryCallCarriesToolConfig(t *testing.T) {
 	})
 	_, client := serve(t, h, func(o *bedrocktest.Options) { o.Accounting = true })
 	var trims []converse.Trimmed
-	c := converse.New(client, claude, fetchTool(t), func(o *converse.Options) {
+	c := converse.New(client, claude, fetchTool(t, 250), func(o *converse.Options) {
 		o.Context = &converse.ContextPolicy{MaxInputTokens: 3000, Summarize: true}
 		o.OnEvent = func(ev converse.Event) {
 			if tr, ok := ev.(converse.Trimmed); ok {
