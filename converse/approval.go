@@ -128,39 +128,44 @@ func (c *Conversation) askApprover(ctx context.Context, turn int, tail *openTurn
 	return run, nil
 }
 
-// applyDecisions checks that decisions decide every pending call of tail,
-// and nothing else, and applies them.
-func (c *Conversation) applyDecisions(ctx context.Context, tail *openTurn, decisions []Decision) error {
+// checkDecisions checks that decisions decide every pending call of tail,
+// and nothing else, and returns them by call. Every call left undecided
+// and every decision for no pending call is named.
+func checkDecisions(tail *openTurn, decisions []Decision) (map[string]Decision, error) {
 	byID := make(map[string]Decision, len(decisions))
 	for _, d := range decisions {
 		if _, dup := byID[d.ID]; dup {
-			return fmt.Errorf("%w: two decisions for the call %q", ErrDecision, d.ID)
+			return nil, fmt.Errorf("%w: two decisions for the call %q", ErrDecision, d.ID)
 		}
 		if err := checkVerdict(d); err != nil {
-			return err
+			return nil, err
 		}
 		if d.Verdict == Paused {
-			return fmt.Errorf("%w: Resume takes approvals and denials, not a pause (call %q)", ErrDecision, d.ID)
+			return nil, fmt.Errorf("%w: Resume takes approvals and denials, not a pause (call %q)", ErrDecision, d.ID)
 		}
 		byID[d.ID] = d
 	}
-	used := 0
+	var problems []string
 	for i, tc := range tail.calls {
-		if !tail.pending[i] {
-			continue
-		}
-		if _, ok := byID[tc.id]; !ok {
-			return fmt.Errorf("%w: no decision for the pending call %q (tool %s)", ErrDecision, tc.id, tc.name)
-		}
-		used++
-	}
-	if used < len(byID) {
-		for _, d := range decisions {
-			if !slices.ContainsFunc(tail.pendingCalls(), func(p Call) bool { return p.ID == d.ID }) {
-				return fmt.Errorf("%w: %q is not a pending call", ErrDecision, d.ID)
-			}
+		if _, ok := byID[tc.id]; tail.pending[i] && !ok {
+			problems = append(problems, fmt.Sprintf("no decision for the pending call %q (tool %s)", tc.id, tc.name))
 		}
 	}
+	pending := tail.pendingCalls()
+	for _, d := range decisions {
+		if !slices.ContainsFunc(pending, func(p Call) bool { return p.ID == d.ID }) {
+			problems = append(problems, fmt.Sprintf("%q is not a pending call", d.ID))
+		}
+	}
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("%w: %s", ErrDecision, strings.Join(problems, "; "))
+	}
+	return byID, nil
+}
+
+// applyDecisions applies the checked decisions of byID to the pending
+// calls of tail.
+func (c *Conversation) applyDecisions(ctx context.Context, tail *openTurn, byID map[string]Decision) {
 	for i, tc := range tail.calls {
 		if tail.pending[i] {
 			d := byID[tc.id]
@@ -168,7 +173,6 @@ func (c *Conversation) applyDecisions(ctx context.Context, tail *openTurn, decis
 			c.decide(ctx, tail, i, d)
 		}
 	}
-	return nil
 }
 
 func checkVerdict(d Decision) error {

@@ -40,4 +40,7 @@ var (
 	ErrToolOutput = errors.New("tool output is not JSON")
 	// ErrDuplicateID: the toolUseId was already used in the same turn.
 	ErrDuplicateID = errors.New("duplicate toolUseId")
+	// ErrCallInterrupted: the call was running when the conversation
+	// stopped (a crash, say); Resume answers it without running it again.
+	ErrCallInterrupted = errors.New("the call was interrupted before it returned; it was not run again and may or may not have taken effect")
 )

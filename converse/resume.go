@@ -163,13 +163,17 @@ func (c *Conversation) resume(ctx context.Context, decisions []Decision) (*Resul
 				cut = append(cut, i)
 			}
 		}
-		if err := c.applyDecisions(ctx, tail, decisions); err != nil {
+		byID, err := checkDecisions(tail, decisions)
+		if err != nil {
 			return nil, fmt.Errorf("converse: Resume: %w", err)
 		}
-		for _, i := range cut {
-			c.answer(ctx, tail, i, toolErrInterrupted, interruptedText)
-		}
 		c.emit(Resumed{Messages: len(history), Decisions: len(decisions)})
+		c.applyDecisions(ctx, tail, byID)
+		for _, i := range cut {
+			tc := tail.calls[i]
+			c.answer(ctx, tail, i, toolErrInterrupted, interruptedText)
+			c.emit(ToolEnd{ID: tc.id, Name: tc.name, Input: tc.input, Err: ErrCallInterrupted, Status: types.ToolResultStatusError})
+		}
 		var run []int
 		for i := range tail.calls {
 			if tail.results[i] == nil {

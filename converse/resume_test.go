@@ -238,3 +238,81 @@ func TestStoreNeedsSessionID(t *testing.T) {
 	_, err := c.Send(context.Background(), "hi")
 	require.ErrorContains(t, err, "Options.Store and Options.SessionID go together")
 }
+
+// eventLog records the events of the kinds a Resume reports, by name.
+type eventLog []string
+
+func (l *eventLog) options(o *converse.Options) {
+	o.OnEvent = func(ev converse.Event) {
+		switch e := ev.(type) {
+		case converse.Resumed:
+			*l = append(*l, fmt.Sprintf("resumed %d %d", e.Messages, e.Decisions))
+		case converse.ApprovalDecided:
+			*l = append(*l, fmt.Sprintf("decided %s %s", e.Call.ID, e.Decision.Verdict))
+		case converse.ToolEnd:
+			*l = append(*l, fmt.Sprintf("end %s %v %v", e.ID, e.Status, e.Err))
+		}
+	}
+}
+
+// TestResumeEventsInOrder: Resume reports that it resumes first, then the
+// decisions it applies and the calls it answers as interrupted (a ToolEnd
+// with ErrCallInterrupted), then the calls it runs.
+func TestResumeEventsInOrder(t *testing.T) {
+	t.Run("paused", func(t *testing.T) {
+		var runs runCounter
+		reg := countingTools(t, &runs, "")
+		_, client := serve(t, bedrocktest.Script(stepAndSend()...))
+		c := converse.New(client, claude, reg)
+		_, err := c.Send(context.Background(), "send it")
+		require.ErrorIs(t, err, converse.ErrPaused)
+		var events eventLog
+		fresh, err := converse.Restore(client, reg, c.State(), events.options)
+		require.NoError(t, err)
+		_, err = fresh.Resume(context.Background(), converse.Approve("m1"))
+		require.NoError(t, err)
+		assert.Equal(t, eventLog{"resumed 2 1", "decided m1 approved", "end m1 success <nil>"}, events)
+	})
+	t.Run("interrupted", func(t *testing.T) {
+		var runs runCounter
+		var st converse.State
+		require.NoError(t, json.Unmarshal([]byte(`{"version": 1, "modelId": "`+claude+`", "messages": [
+			{"role": "user", "content": [{"text": "step"}]},
+			{"role": "assistant", "content": [{"toolUse": {"toolUseId": "s1", "name": "step", "input": {"n": 1}}}]}],
+			"openTurn": {"results": [], "answered": [], "pending": [], "started": true}}`), &st))
+		_, client := serve(t, bedrocktest.Script(bedrocktest.Text("done")))
+		var events eventLog
+		var end converse.ToolEnd
+		c, err := converse.Restore(client, countingTools(t, &runs, ""), &st, events.options, func(o *converse.Options) {
+			log := o.OnEvent
+			o.OnEvent = func(ev converse.Event) {
+				if e, ok := ev.(converse.ToolEnd); ok {
+					end = e
+				}
+				log(ev)
+			}
+		})
+		require.NoError(t, err)
+		_, err = c.Resume(context.Background())
+		require.NoError(t, err)
+		assert.Empty(t, runs.snapshot())
+		assert.Equal(t, eventLog{"resumed 2 0", "end s1 error " + converse.ErrCallInterrupted.Error()}, events)
+		require.ErrorIs(t, end.Err, converse.ErrCallInterrupted)
+		assert.Equal(t, "step", end.Name)
+		assert.JSONEq(t, `{"n": 1}`, string(end.Input))
+	})
+}
+
+// TestResumeDecisionErrorNamesEveryProblem: decisions that both miss a
+// pending call and name a call that is not pending are refused with an
+// error naming both.
+func TestResumeDecisionErrorNamesEveryProblem(t *testing.T) {
+	var runs runCounter
+	_, client := serve(t, bedrocktest.Script(stepAndSend()...))
+	c := converse.New(client, claude, countingTools(t, &runs, ""))
+	_, err := c.Send(context.Background(), "send it")
+	require.ErrorIs(t, err, converse.ErrPaused)
+	_, err = c.Resume(context.Background(), converse.Approve("nope"), converse.Approve("s1"))
+	require.ErrorIs(t, err, converse.ErrDecision)
+	assert.EqualError(t, err, `converse: Resume: bad decisions: no decision for the pending call "m1" (tool send); "nope" is not a pending call; "s1" is not a pending call`)
+}

@@ -120,10 +120,15 @@ func syncDir(dir string) error {
 	return nil
 }
 
-// checkSession rejects a Store without a SessionID, or the reverse.
+// checkSession rejects a Store without a SessionID, or the reverse, and an
+// id a FileStore cannot hold, before anything is sent or saved.
 func (c *Conversation) checkSession() error {
 	if (c.opts.Store == nil) != (c.opts.SessionID == "") {
 		return errors.New("converse: Options.Store and Options.SessionID go together")
+	}
+	if fs, ok := c.opts.Store.(FileStore); ok {
+		_, err := fs.path(c.opts.SessionID)
+		return err
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tooluse/bedrock/converse"
+	"github.com/tooluse/bedrock/converse/bedrocktest"
 )
 
 func textState(words ...string) *converse.State {
@@ -64,4 +65,22 @@ func TestFileStoreIDs(t *testing.T) {
 	for _, id := range []string{"", ".", "..", ".hidden", "a/b", `a\b`, "a\x00b"} {
 		require.Error(t, store.Save(context.Background(), id, textState("x")), "%q", id)
 	}
+}
+
+// TestBadSessionIDIsOneError: a SessionID a FileStore cannot hold fails
+// Send and Resume before any model call, with one prefix.
+func TestBadSessionIDIsOneError(t *testing.T) {
+	srv, client := serve(t, bedrocktest.Script(bedrocktest.Text("never")))
+	for _, id := range []string{"../escape", "a/b", "."} {
+		t.Run(id, func(t *testing.T) {
+			c := converse.New(client, claude, nil, func(o *converse.Options) {
+				o.Store, o.SessionID = converse.FileStore{Dir: t.TempDir()}, id
+			})
+			_, err := c.Send(context.Background(), "hi")
+			assert.EqualError(t, err, fmt.Sprintf("converse: session id %q is not a plain file name", id))
+			_, err = c.Resume(context.Background())
+			assert.EqualError(t, err, fmt.Sprintf("converse: session id %q is not a plain file name", id))
+		})
+	}
+	assert.Empty(t, srv.Requests())
 }
