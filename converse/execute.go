@@ -55,6 +55,9 @@ type Executor struct {
 // server-side system tools (type server_tool_use), which Bedrock ran and
 // answered in the same message; no toolUse blocks gives no results. When
 // ctx is cancelled, calls not yet finished are answered with error results.
+// The results' documents have names distinct from each other (see
+// MediaInfo), but not from those of documents earlier in a history the
+// caller keeps, which a Conversation also avoids.
 func (e *Executor) Execute(ctx context.Context, content []types.ContentBlock) []types.ContentBlock {
 	return e.execute(ctx, 0, toolCalls(content), nil)
 }
@@ -107,7 +110,7 @@ func (e *Executor) execute(ctx context.Context, turn int, calls []toolCall, star
 	e.collect(ctx, turn, calls, started, func(i int, out outcome) {
 		results[i] = e.finish(turn, calls[i], out)
 	})
-	return limitMedia(results)
+	return resultsMedia(nil, results)
 }
 
 // pending is a call started ahead of the end of its turn.

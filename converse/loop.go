@@ -96,7 +96,7 @@ func (c *Conversation) loop(ctx context.Context, cfg *types.ToolConfiguration, h
 			res.History = slices.Clone(history)
 			return res, &PausedError{Pending: tail.pendingCalls()}
 		}
-		history = append(history, tail.message())
+		history = append(history, tail.message(history))
 		c.keep(history, nil)
 		if err := c.save(ctx, turn); err != nil {
 			return fail(turn, history, err)

@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"mime"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
 	"github.com/tooluse/bedrock/converse/internal/models"
+	"github.com/tooluse/bedrock/converse/internal/wire"
 	"github.com/tooluse/bedrock/tools"
 )
 
@@ -28,14 +30,21 @@ import (
 // "[image/png, 12 KiB: left out, model X takes no images in tool results]",
 // so a request is never rejected for them. The output limit (MaxOutput)
 // bounds the output only, not the media, which Bedrock's limits bound.
+//
+// A document is sent with its tools.Media Name, cleaned, or else as
+// "document N", N its place among its call's documents. Bedrock rejects a
+// request that holds a document name twice, so a name that an earlier
+// document of the request has (one of the history a Conversation sends, or
+// of an earlier call of the turn) is numbered: "notes 2", "document 2".
 type MediaInfo struct {
 	Type string // the media type, such as image/png
-	Name string // the document's name as sent, cleaned to the characters Bedrock allows; "" for an image
+	Name string // the document's name, cleaned to the characters Bedrock allows, before a repeat is numbered; "" for an image
 	Size int    // bytes
 	// LeftOut, when not empty, says why the medium was left out and a
 	// placeholder sent instead. The message's limits of 20 images and 5
 	// documents are applied once every call of the turn is answered, after
-	// the ToolEnd events, and are not reported here.
+	// the ToolEnd events, and are not reported here; nor is the number a
+	// repeated name gets then.
 	LeftOut string
 }
 
@@ -154,13 +163,105 @@ func (e *Executor) documentProblem(data []byte) string {
 	return ""
 }
 
+// resultsMedia keeps the media of content, the toolResult blocks of a user
+// message that follows history, within Bedrock's rules for a request: at
+// most 20 images and 5 documents in the message (see limitMedia), and no
+// document name twice in the request (see uniqueNames). It changes no block
+// of content, which may be shared with the history: it returns content, or
+// a copy with new blocks where something changed.
+func resultsMedia(history []types.Message, content []types.ContentBlock) []types.ContentBlock {
+	return uniqueNames(history, limitMedia(content))
+}
+
 // limitMedia keeps the toolResult blocks of one user message within
 // Bedrock's limits of images and documents per message: media past them, in
-// the order of the blocks, are replaced by placeholders. It changes no block
-// of content, which may be shared with the history: it returns content, or
-// a copy with new blocks where media were left out.
+// the order of the blocks, are replaced by placeholders.
 func limitMedia(content []types.ContentBlock) []types.ContentBlock {
 	images, docs := 0, 0
+	return rewriteResults(content, func(c types.ToolResultContentBlock) types.ToolResultContentBlock {
+		var info MediaInfo
+		switch v := c.(type) {
+		case *types.ToolResultContentBlockMemberImage:
+			if images++; images <= models.MaxImages {
+				return nil
+			}
+			info = MediaInfo{Type: mediaType(string(v.Value.Format), imageFormats), Size: sourceSize(v.Value.Source),
+				LeftOut: "a message holds at most 20 images"}
+		case *types.ToolResultContentBlockMemberDocument:
+			if docs++; docs <= models.MaxDocuments {
+				return nil
+			}
+			info = MediaInfo{Type: mediaType(string(v.Value.Format), documentFormats), Size: sourceSize(v.Value.Source),
+				LeftOut: "a message holds at most 5 documents"}
+		default:
+			return nil
+		}
+		return &types.ToolResultContentBlockMemberText{Value: info.String()}
+	})
+}
+
+// uniqueNames renames the documents of content's toolResult blocks whose
+// names an earlier document of the request has, in history or before them
+// in content: Bedrock rejects a request whose messages hold a name twice.
+// A repeat is numbered ("notes 2", "notes 3"; "document 2" after
+// "document 1") with the first number that no document of the request has.
+// Names are compared without regard to case, in case Bedrock does.
+func uniqueNames(history []types.Message, content []types.ContentBlock) []types.ContentBlock {
+	taken := map[string]bool{} // the names of history and those kept so far
+	for _, name := range wire.DocumentNames(history...) {
+		taken[strings.ToLower(name)] = true
+	}
+	own := map[string]bool{} // the names of content, which a new name must not take either
+	for _, name := range wire.DocumentNames(types.Message{Content: content}) {
+		own[strings.ToLower(name)] = true
+	}
+	return rewriteResults(content, func(c types.ToolResultContentBlock) types.ToolResultContentBlock {
+		d, ok := c.(*types.ToolResultContentBlockMemberDocument)
+		if !ok {
+			return nil
+		}
+		name := aws.ToString(d.Value.Name)
+		if !taken[strings.ToLower(name)] {
+			taken[strings.ToLower(name)] = true
+			return nil
+		}
+		name = freeName(name, func(n string) bool { return taken[strings.ToLower(n)] || own[strings.ToLower(n)] })
+		taken[strings.ToLower(name)] = true
+		doc := d.Value
+		doc.Name = aws.String(name)
+		return &types.ToolResultContentBlockMemberDocument{Value: doc}
+	})
+}
+
+// freeName is the first numbered variant of name that taken does not hold:
+// name with " 2", " 3" and so on, or with the numbers after its own if it
+// ends in one ("document 1" gives "document 2"), cut to keep within
+// Bedrock's length of a name.
+func freeName(name string, taken func(string) bool) string {
+	base, n := name, 1
+	if i := strings.LastIndexByte(name, ' '); i > 0 {
+		if k, err := strconv.Atoi(name[i+1:]); err == nil && k > 0 {
+			base, n = name[:i], k
+		}
+	}
+	for k := n + 1; ; k++ {
+		suffix := " " + strconv.Itoa(k)
+		b := base
+		if len(b)+len(suffix) > models.MaxDocumentName {
+			b = strings.TrimRight(b[:models.MaxDocumentName-len(suffix)], " ")
+		}
+		if !taken(b + suffix) {
+			return b + suffix
+		}
+	}
+}
+
+// rewriteResults replaces the blocks inside the toolResult blocks of
+// content, in order, with what replace returns for each: nil keeps a block.
+// It changes no block of content, which may be shared with the history: it
+// returns content, or a copy with new toolResult blocks where a block was
+// replaced.
+func rewriteResults(content []types.ContentBlock, replace func(types.ToolResultContentBlock) types.ToolResultContentBlock) []types.ContentBlock {
 	out, copied := content, false
 	for i, b := range content {
 		tr, ok := b.(*types.ContentBlockMemberToolResult)
@@ -169,27 +270,14 @@ func limitMedia(content []types.ContentBlock) []types.ContentBlock {
 		}
 		var inner []types.ToolResultContentBlock // a copy of tr's content, once changed
 		for k, c := range tr.Value.Content {
-			var info MediaInfo
-			switch v := c.(type) {
-			case *types.ToolResultContentBlockMemberImage:
-				if images++; images <= models.MaxImages {
-					continue
-				}
-				info = MediaInfo{Type: mediaType(string(v.Value.Format), imageFormats), Size: sourceSize(v.Value.Source),
-					LeftOut: "a message holds at most 20 images"}
-			case *types.ToolResultContentBlockMemberDocument:
-				if docs++; docs <= models.MaxDocuments {
-					continue
-				}
-				info = MediaInfo{Type: mediaType(string(v.Value.Format), documentFormats), Size: sourceSize(v.Value.Source),
-					LeftOut: "a message holds at most 5 documents"}
-			default:
+			r := replace(c)
+			if r == nil {
 				continue
 			}
 			if inner == nil {
 				inner = slices.Clone(tr.Value.Content)
 			}
-			inner[k] = &types.ToolResultContentBlockMemberText{Value: info.String()}
+			inner[k] = r
 		}
 		if inner == nil {
 			continue

@@ -84,9 +84,10 @@ func (t *openTurn) pendingCalls() []Call {
 	return calls
 }
 
-// message is the user message answering every call; all are answered.
-func (t *openTurn) message() types.Message {
-	return types.Message{Role: types.ConversationRoleUser, Content: limitMedia(append([]types.ContentBlock(nil), t.results...))}
+// message is the user message answering every call, all answered, that
+// follows history: its documents' names are made unique in the request.
+func (t *openTurn) message(history []types.Message) types.Message {
+	return types.Message{Role: types.ConversationRoleUser, Content: resultsMedia(history, append([]types.ContentBlock(nil), t.results...))}
 }
 
 func (t *openTurn) clone() *openTurn {
@@ -183,7 +184,7 @@ func (c *Conversation) resume(ctx context.Context, decisions []Decision) (*Resul
 		if err := c.runCalls(ctx, 0, history, tail, run, nil); err != nil {
 			return nil, fmt.Errorf("converse: Resume: %w", err)
 		}
-		history = append(history, tail.message())
+		history = append(history, tail.message(history))
 		c.keep(history, nil)
 		if err := c.save(ctx, 0); err != nil {
 			return nil, fmt.Errorf("converse: Resume: %w", err)

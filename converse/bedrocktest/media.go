@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
 	"github.com/tooluse/bedrock/converse/internal/models"
+	"github.com/tooluse/bedrock/converse/internal/wire"
 )
 
 // validateMedia checks the images and documents of messages[n], at its top
@@ -15,9 +16,10 @@ import (
 // models.MaxImages and friends) and what the model family takes in a tool
 // result (models.Model.ToolResultMedia).
 //
-// The texts of the name rule and of Claude's complaint about a document
-// beside a toolResult are Bedrock's, as reported in public issues; those of
-// the other rules are guesses in Bedrock's style.
+// The texts of the name rules (see also validateDocumentNames) and of
+// Claude's complaint about a document beside a toolResult are Bedrock's, as
+// reported in public issues; those of the other rules are guesses in
+// Bedrock's style.
 func validateMedia(m models.Model, n int, msg types.Message) *Error {
 	var images, docs int
 	var resultIDs []string
@@ -113,6 +115,22 @@ func validateDocument(doc types.DocumentBlock, where string) *Error {
 	}
 	if src, ok := doc.Source.(*types.DocumentSourceMemberBytes); ok && len(src.Value) > models.MaxDocumentBytes {
 		return Validation(fmt.Sprintf("The document at %s is %d bytes; a document can be at most 4.5 MB.", where, len(src.Value)))
+	}
+	return nil
+}
+
+// validateDocumentNames checks that no two documents of the request's
+// messages, at their top level or inside toolResult blocks, have one name:
+// Bedrock rejects a repeat anywhere in the request, in one message or in two
+// (bifrost issue 7003, ag-ui issue 2425). Names are compared as they are, as
+// the public reports show only exact repeats.
+func validateDocumentNames(msgs []types.Message) *Error {
+	seen := map[string]bool{}
+	for _, name := range wire.DocumentNames(msgs...) {
+		if seen[name] {
+			return Validation("Messages can't contain duplicate document names. Rename the document and retry your request.")
+		}
+		seen[name] = true
 	}
 	return nil
 }

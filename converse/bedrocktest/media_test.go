@@ -55,7 +55,8 @@ func TestValidateMedia(t *testing.T) {
 		want  string // "" for valid
 	}{
 		{name: "an image and a document on claude", msgs: answered(img, doc)},
-		{name: "20 images and 5 documents", msgs: answered(append(repeat[types.ToolResultContentBlock](20, img), repeat[types.ToolResultContentBlock](5, doc)...)...)},
+		{name: "20 images and 5 documents", msgs: answered(append(repeat[types.ToolResultContentBlock](20, img),
+			documentOf("a", 1), documentOf("b", 1), documentOf("c", 1), documentOf("d", 1), documentOf("e", 1))...)},
 		{name: "21 images", msgs: answered(repeat[types.ToolResultContentBlock](21, img)...),
 			want: "messages.2.content holds 21 images; a message can include at most 20 images."},
 		{name: "21 images over two results", msgs: []types.Message{
@@ -72,6 +73,24 @@ func TestValidateMedia(t *testing.T) {
 			want: "messages.2.content holds 6 documents; a message can include at most 5 documents."},
 		{name: "a 5 MB document", msgs: answered(documentOf("big", 5_000_000)),
 			want: "The document at messages.2.content.0.toolResult.content.0.document is 5000000 bytes; a document can be at most 4.5 MB."},
+		{name: "a name twice in a result", msgs: answered(documentOf("document 1", 1), documentOf("document 1", 1)),
+			want: "Messages can't contain duplicate document names. Rename the document and retry your request."},
+		{name: "a name twice over two results", msgs: []types.Message{
+			user(text("a")), assistant(use("t1"), use("t2")),
+			user(result("t1", "", documentOf("document 1", 1)), result("t2", "", documentOf("document 1", 1))),
+		}, want: "Messages can't contain duplicate document names. Rename the document and retry your request."},
+		{name: "a name of an earlier message", msgs: []types.Message{
+			user(text("a")), assistant(use("t1")), user(result("t1", "", documentOf("document 1", 1))),
+			assistant(use("t2")), user(result("t2", "", documentOf("document 1", 1))),
+		}, want: "Messages can't contain duplicate document names. Rename the document and retry your request."},
+		{name: "a name of a prompt's document", msgs: []types.Message{
+			user(text("a"), &types.ContentBlockMemberDocument{Value: doc.Value}), assistant(use("t1")), user(result("t1", "", doc)),
+		}, want: "Messages can't contain duplicate document names. Rename the document and retry your request."},
+		{name: "distinct names over messages", msgs: []types.Message{
+			user(text("a"), &types.ContentBlockMemberDocument{Value: doc.Value}), assistant(use("t1")),
+			user(result("t1", "", documentOf("document 1", 1), documentOf("document 2", 1))),
+			assistant(use("t2")), user(result("t2", "", documentOf("document 3", 1))),
+		}},
 		{name: "a file name", msgs: answered(documentOf("notes.txt", 1)),
 			want: "The document file name can only contain alphanumeric characters, whitespace characters, hyphens, parentheses, and square brackets. The name can't contain more than one consecutive whitespace character. Check that the file name conforms to these restrictions and retry your request."},
 		{name: "two spaces in a name", msgs: answered(documentOf("my  notes", 1)),

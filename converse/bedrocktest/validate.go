@@ -34,8 +34,9 @@ import (
 // "reasoning_config" of type enabled in additionalModelRequestFields),
 // temperature and topP each from 0 to 1, and not both for Claude Sonnet
 // 4.5 and 4.6, Haiku 4.5 and Opus 4.5 and 4.6; and images and
-// documents: their sizes, counts and names, and which a model family takes
-// in a tool result; and prompt caching: which models and fields take cache
+// documents: their sizes, counts and names (no name twice in the request's
+// messages), and which a model family takes in a tool result; and prompt
+// caching: which models and fields take cache
 // points, at most four, TTLs that do not increase, none right after a
 // document or video block.
 func Validate(req *Request) *Error {
@@ -78,6 +79,9 @@ func Validate(req *Request) *Error {
 		if e := validateToolResults(n, prev, msg); e != nil {
 			return e
 		}
+	}
+	if e := validateDocumentNames(msgs); e != nil {
+		return e
 	}
 	return validateCache(m, req)
 }
