@@ -157,9 +157,15 @@
 // enabled; adaptive thinking takes them), so a structured Send there does
 // not force its final tool either (see [Structured]). Bedrock also wants
 // temperature and topP within 0 to 1, and rejects the two together on
-// Claude Sonnet 4.5 and 4.6, Haiku 4.5 and Opus 4.5 and 4.6; the loop
-// passes Options.InferenceConfig as it is, and bedrocktest answers such a
-// request with Bedrock's error.
+// Claude Sonnet 4.5 and 4.6, Haiku 4.5 and Opus 4.5 and 4.6; it wants
+// maxTokens of at least 1, and beside Claude's extended thinking a
+// budget_tokens from 1024 and below maxTokens, temperature 1 or unset,
+// topP from 0.95 or unset and no top_k. The loop passes
+// Options.InferenceConfig and Options.AdditionalModelRequestFields as they
+// are, and bedrocktest answers such a request with Bedrock's error. A
+// strict tool's input schema and a structured answer's schema on the
+// native path are sent with every object schema closed
+// ("additionalProperties": false where left out), as Bedrock requires.
 //
 // Offline tests of code built on this package use the bedrocktest
 // subpackage, a local Bedrock Runtime that the real SDK client talks to.

@@ -27,7 +27,7 @@ func everyField(o *converse.Options) {
 	o.PromptVariables = map[string]types.PromptVariableValues{"city": &types.PromptVariableValuesMemberText{Value: "Oslo"}}
 	o.OutputConfig = &types.OutputConfig{TextFormat: &types.OutputFormat{
 		Type:      types.OutputFormatTypeJsonSchema,
-		Structure: &types.OutputFormatStructureMemberJsonSchema{Value: types.JsonSchemaDefinition{Name: aws.String("answer"), Schema: aws.String(`{"type":"object"}`)}},
+		Structure: &types.OutputFormatStructureMemberJsonSchema{Value: types.JsonSchemaDefinition{Name: aws.String("answer"), Schema: aws.String(`{"type":"object","additionalProperties":false}`)}},
 	}}
 }
 
@@ -64,7 +64,7 @@ func TestEveryRequestFieldReachesTheWire(t *testing.T) {
 			js, ok := r.OutputConfig.TextFormat.Structure.(*types.OutputFormatStructureMemberJsonSchema)
 			require.True(t, ok)
 			assert.Equal(t, "answer", aws.ToString(js.Value.Name))
-			assert.JSONEq(t, `{"type":"object"}`, aws.ToString(js.Value.Schema))
+			assert.JSONEq(t, `{"type":"object","additionalProperties":false}`, aws.ToString(js.Value.Schema))
 		})
 	}
 }

@@ -1,6 +1,7 @@
 package converse
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
+	"github.com/tooluse/bedrock/converse/internal/models"
 	"github.com/tooluse/bedrock/tools"
 )
 
@@ -34,7 +36,11 @@ const finalDescription = "Gives the final answer. Call it once you have the answ
 // The model is asked for the schema in one of two ways (the table is in
 // the internal models package, with its source): the models whose Converse
 // takes outputConfig.textFormat (Claude Sonnet 4.5, Haiku 4.5, Opus 4.5 and
-// 4.6) get the schema there, and their final text is the answer; the others
+// 4.6) get the schema there, and their final text is the answer (Bedrock
+// takes only closed object schemas there, so every object schema that
+// leaves additionalProperties out is sent with "additionalProperties":
+// false, and one that sets it to anything else, such as a map type's
+// schema, fails the Send before any model call); the others
 // get a final tool, named final_ and T's name (final_answer for an unnamed
 // type), and toolChoice any on every turn, so that they may call other
 // tools first but can only end by calling it. Where Bedrock rejects
@@ -97,6 +103,22 @@ func StructuredJSON(ctx context.Context, conv *Conversation, prompt string, sche
 	return v.(json.RawMessage), res, nil
 }
 
+// closedSchema is schema with every object schema closed
+// (models.CloseObjects), as Bedrock's structured output requires.
+func closedSchema(schema json.RawMessage) (string, error) {
+	var m map[string]any
+	d := json.NewDecoder(bytes.NewReader(schema))
+	d.UseNumber() // numbers as written
+	if err := d.Decode(&m); err != nil {
+		return "", err
+	}
+	if err := models.CloseObjects(m); err != nil {
+		return "", err
+	}
+	b, err := json.Marshal(m)
+	return string(b), err
+}
+
 var unnamed = regexp.MustCompile(`[^a-zA-Z0-9_-]+`)
 
 // finalName names the final tool after a type or title, cleaned to the
@@ -118,6 +140,7 @@ func finalName(name string) string {
 type shape struct {
 	tool   *tools.Tool
 	native bool
+	schema string                   // on the native path, the answer's schema as sent, objects closed
 	force  bool                     // on the forced path, whether toolChoice any is sent
 	spec   types.Tool               // the final tool's spec, for the forced path
 	cfg    *types.ToolConfiguration // the forced path's tool configuration, once built
@@ -130,7 +153,13 @@ type shape struct {
 
 func (c *Conversation) structured(ctx context.Context, prompt string, tool *tools.Tool) (any, *Result, error) {
 	sh := &shape{tool: tool, native: c.model.NativeStructuredOutput(), reason: "no answer was given"}
-	if !sh.native {
+	if sh.native {
+		schema, err := closedSchema(tool.InputSchema())
+		if err != nil {
+			return nil, nil, fmt.Errorf("converse: the schema of a structured answer: %w", err)
+		}
+		sh.schema = schema
+	} else {
 		if _, taken := c.tools.Lookup(tool.Name()); taken {
 			return nil, nil, fmt.Errorf("converse: the final tool %q of a structured answer is a registered tool's name", tool.Name())
 		}
@@ -165,7 +194,7 @@ func (sh *shape) outputConfig(o *types.OutputConfig) *types.OutputConfig {
 		Type: types.OutputFormatTypeJsonSchema,
 		Structure: &types.OutputFormatStructureMemberJsonSchema{Value: types.JsonSchemaDefinition{
 			Name:   aws.String(sh.tool.Name()),
-			Schema: aws.String(string(sh.tool.InputSchema())),
+			Schema: aws.String(sh.schema),
 		}},
 	}
 	return out

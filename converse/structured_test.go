@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -321,4 +322,81 @@ func TestStructuredFinalToolTraced(t *testing.T) {
 	assert.Equal(t, "t1", attrs(spans[0])["gen_ai.tool.call.id"].AsString())
 	assert.NotContains(t, attrs(spans[1]), attribute.Key("error.type"), "the answer is no failure")
 	assert.Equal(t, "t2", attrs(spans[1])["gen_ai.tool.call.id"].AsString())
+}
+
+// TestStructuredClosesObjects: Bedrock's structured output and strict
+// tools take only object schemas with "additionalProperties": false, which
+// the library adds where a schema leaves it out (bedrocktest, like Bedrock,
+// rejects a request without it); a schema that sets it otherwise fails
+// before any model call.
+func TestStructuredClosesObjects(t *testing.T) {
+	open := json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"},
+		"at":{"type":"object","properties":{"lat":{"type":"number"}}}},"required":["city"]}`)
+	closed := `{"type":"object","additionalProperties":false,"properties":{"city":{"type":"string"},
+		"at":{"type":"object","additionalProperties":false,"properties":{"lat":{"type":"number"}}}},"required":["city"]}`
+	ctx := context.Background()
+	t.Run("native answer schema", func(t *testing.T) {
+		srv, client := serve(t, bedrocktest.Script(bedrocktest.Text(`{"city":"Oslo","at":{"lat":59.9}}`)))
+		got, _, err := converse.StructuredJSON(ctx, converse.New(client, claude, nil), "Where?", open)
+		require.NoError(t, err)
+		assert.JSONEq(t, `{"city":"Oslo","at":{"lat":59.9}}`, string(got))
+		js := srv.Requests()[0].OutputConfig.TextFormat.Structure.(*types.OutputFormatStructureMemberJsonSchema)
+		assert.JSONEq(t, closed, aws.ToString(js.Value.Schema))
+	})
+	t.Run("strict tool", func(t *testing.T) {
+		echo := func(_ context.Context, in json.RawMessage) (any, error) { return in, nil }
+		tool, err := tools.NewRaw("locate", "Locates.", open, echo, func(o *tools.Options) { o.Strict = true })
+		require.NoError(t, err)
+		reg, err := tools.NewRegistry(tool)
+		require.NoError(t, err)
+		srv, client := serve(t, bedrocktest.Script(bedrocktest.Text("ok")))
+		_, err = converse.Run(ctx, client, claude, reg, "hi")
+		require.NoError(t, err)
+		spec := srv.Requests()[0].ToolConfig.Tools[0].(*types.ToolMemberToolSpec)
+		schema, err := spec.Value.InputSchema.(*types.ToolInputSchemaMemberJson).Value.MarshalSmithyDocument()
+		require.NoError(t, err)
+		assert.JSONEq(t, closed, string(schema))
+	})
+	extra := json.RawMessage(`{"type":"object","properties":{"tags":{"type":"object","additionalProperties":{"type":"string"}}}}`)
+	t.Run("native answer schema with extra properties", func(t *testing.T) {
+		srv, client := serve(t, bedrocktest.Script(bedrocktest.Text(`{}`)))
+		_, _, err := converse.StructuredJSON(ctx, converse.New(client, claude, nil), "Tags?", extra)
+		require.EqualError(t, err, "converse: the schema of a structured answer: the object schema at /properties/tags sets additionalProperties, which must be false or left out")
+		assert.Empty(t, srv.Requests())
+	})
+	t.Run("strict tool with extra properties", func(t *testing.T) {
+		tool, err := tools.NewRaw("tag", "Tags.", extra, func(context.Context, json.RawMessage) (any, error) { return "ok", nil },
+			func(o *tools.Options) { o.Strict = true })
+		require.NoError(t, err)
+		reg, err := tools.NewRegistry(tool)
+		require.NoError(t, err)
+		srv, client := serve(t, bedrocktest.Script(bedrocktest.Text("ok")))
+		_, err = converse.Run(ctx, client, claude, reg, "hi")
+		require.ErrorContains(t, err, `converse: strict tool "tag": input schema: the object schema at /properties/tags sets additionalProperties`)
+		assert.Empty(t, srv.Requests())
+	})
+}
+
+// TestStructuredWithThinking: a structured Send beside extended thinking
+// sends nothing Bedrock rejects on either path: bedrocktest checks the
+// thinking parameters and the forcing toolChoice.
+func TestStructuredWithThinking(t *testing.T) {
+	thinking := document.NewLazyDocument(map[string]any{"thinking": map[string]any{"type": "enabled", "budget_tokens": 1024}})
+	for _, model := range []string{claude, "us.anthropic.claude-3-7-sonnet-20250219-v1:0"} {
+		t.Run(model, func(t *testing.T) {
+			reply := bedrocktest.Text(valid)
+			if model != claude {
+				reply = bedrocktest.ToolUse("", call("f1", finalFn, valid))
+			}
+			srv, client := serve(t, bedrocktest.Script(reply))
+			conv := converse.New(client, model, nil, func(o *converse.Options) {
+				o.AdditionalModelRequestFields = thinking
+				o.InferenceConfig = &types.InferenceConfiguration{MaxTokens: aws.Int32(4000)}
+			})
+			got, _, err := converse.Structured[forecast](context.Background(), conv, "Weather?")
+			require.NoError(t, err)
+			assert.Equal(t, forecast{City: "Oslo", Temp: 3}, got)
+			assert.Len(t, srv.Requests(), 1)
+		})
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
+	"github.com/tooluse/bedrock/converse/internal/models"
 	"github.com/tooluse/bedrock/tools"
 )
 
@@ -40,11 +41,18 @@ func ToolConfig(reg *tools.Registry, choice types.ToolChoice) (*types.ToolConfig
 }
 
 // toolSpec describes t to the model; a strict tool (tools.Options.Strict)
-// says so, the others leave the field out.
+// says so, with every object schema of its input schema closed
+// (models.CloseObjects), as Bedrock requires of strict tools; the others
+// leave the field out and their schema as it is.
 func toolSpec(t *tools.Tool) (types.Tool, error) {
 	var schema map[string]any
 	if err := json.Unmarshal(t.InputSchema(), &schema); err != nil {
 		return nil, fmt.Errorf("converse: tool %q: input schema: %w", t.Name(), err)
+	}
+	if t.Strict() {
+		if err := models.CloseObjects(schema); err != nil {
+			return nil, fmt.Errorf("converse: strict tool %q: input schema: %w", t.Name(), err)
+		}
 	}
 	spec := types.ToolSpecification{
 		Name:        aws.String(t.Name()),

@@ -43,12 +43,16 @@ func unsupportedChoice(field string) *Error {
 	return Validation(fmt.Sprintf("This model doesn't support the toolConfig.toolChoice.%s field. Remove toolConfig.toolChoice.%[1]s and try again.", field))
 }
 
-// validateSampling checks temperature and topP: each within the API's
+// validateSampling checks maxTokens, at least 1 (the API reference's
+// InferenceConfiguration), and temperature and topP: each within the API's
 // range, 0 to 1, for every model, and not both for the Claude models that
 // take only one of them.
 func validateSampling(m models.Model, ic *types.InferenceConfiguration) *Error {
 	if ic == nil {
 		return nil
+	}
+	if ic.MaxTokens != nil && *ic.MaxTokens < 1 {
+		return Validation(fmt.Sprintf("1 validation error detected: Value '%d' at 'inferenceConfig.maxTokens' failed to satisfy constraint: Member must have value greater than or equal to 1", *ic.MaxTokens))
 	}
 	for _, p := range []struct {
 		name string
@@ -94,4 +98,53 @@ func documentJSON(d document.Interface) []byte {
 		return nil
 	}
 	return b
+}
+
+// The model's answers to extended thinking's parameters, as Bedrock passes
+// them on: budget_tokens from LibreChat issue 8346 (Claude 3.7 Sonnet on
+// Bedrock), max_tokens from vercel/ai issue 7927 (Opus 4.1 on Bedrock),
+// temperature from MartialBE/one-hub issue 529, top_k from
+// quarkus-langchain4j issue 1812 (Anthropic's API). top_p's wording is
+// guessed from top_k's: Anthropic's extended thinking guide allows top_p
+// from 0.95 to 1 with thinking, and Claude 3.7 on Bedrock said "top_p must
+// be unset when thinking is enabled" (n8n issue 14288) before it did.
+const (
+	thinkingDocs     = "https://docs.claude.com/en/docs/build-with-claude/extended-thinking#important-considerations-when-using-extended-thinking"
+	budgetMissing    = "The model returned the following errors: thinking.enabled.budget_tokens: Field required"
+	budgetTooSmall   = "The model returned the following errors: thinking.enabled.budget_tokens: Input should be greater than or equal to 1024"
+	budgetOverMax    = "The model returned the following errors: `max_tokens` must be greater than `thinking.budget_tokens`. Please consult our documentation at https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking#max-tokens-and-context-window-size"
+	thinkingTemp     = "The model returned the following errors: `temperature` may only be set to 1 when thinking is enabled. Please consult our documentation at " + thinkingDocs
+	thinkingTopP     = "The model returned the following errors: `top_p` must be greater than or equal to 0.95 or unset when thinking is enabled. Please consult our documentation at " + thinkingDocs
+	thinkingTopK     = "The model returned the following errors: `top_k` must be unset when thinking is enabled. Please consult our documentation at " + thinkingDocs
+	minThinkingToken = 1024
+)
+
+// validateThinking checks the parameters beside Claude's extended thinking
+// with a budget: budget_tokens at least 1024 and, unless interleaved
+// thinking is on, below maxTokens; temperature 1 or unset, topP from 0.95
+// or unset, top_k unset.
+func validateThinking(m models.Model, req *Request) *Error {
+	t, on := m.BudgetThinking(documentJSON(req.AdditionalModelRequestFields))
+	if !on {
+		return nil
+	}
+	var ic types.InferenceConfiguration
+	if req.InferenceConfig != nil {
+		ic = *req.InferenceConfig
+	}
+	switch {
+	case t.Budget == nil:
+		return Validation(budgetMissing)
+	case *t.Budget < minThinkingToken:
+		return Validation(budgetTooSmall)
+	case ic.MaxTokens != nil && int(*ic.MaxTokens) <= *t.Budget && !t.Interleaved:
+		return Validation(budgetOverMax)
+	case ic.Temperature != nil && *ic.Temperature != 1:
+		return Validation(thinkingTemp)
+	case ic.TopP != nil && *ic.TopP < 0.95:
+		return Validation(thinkingTopP)
+	case t.TopK:
+		return Validation(thinkingTopK)
+	}
+	return nil
 }

@@ -33,7 +33,12 @@ import (
 // forcing toolChoice beside Claude's extended thinking ("thinking" or
 // "reasoning_config" of type enabled in additionalModelRequestFields),
 // temperature and topP each from 0 to 1, and not both for Claude Sonnet
-// 4.5 and 4.6, Haiku 4.5 and Opus 4.5 and 4.6; and images and
+// 4.5 and 4.6, Haiku 4.5 and Opus 4.5 and 4.6, maxTokens at least 1;
+// beside Claude's extended thinking with a budget, budget_tokens from 1024
+// and below maxTokens (unless interleaved thinking is on), temperature 1
+// or unset, topP from 0.95 or unset and no top_k; closed object schemas
+// ("additionalProperties": false on each) in outputConfig.textFormat and
+// in strict tools' input schemas; and images and
 // documents: their sizes, counts and names (no name twice in the request's
 // messages), and which a model family takes in a tool result; and prompt
 // caching: which models and fields take cache
@@ -48,6 +53,12 @@ func Validate(req *Request) *Error {
 		return e
 	}
 	if e := validateToolChoice(m, req); e != nil {
+		return e
+	}
+	if e := validateThinking(m, req); e != nil {
+		return e
+	}
+	if e := validateOutputSchema(req.OutputConfig); e != nil {
 		return e
 	}
 	if req.Operation == recording.OpConverseStream && req.ToolConfig != nil && !m.SupportsStreamingToolUse() {
@@ -119,6 +130,11 @@ func validateToolConfig(tc *types.ToolConfiguration) *Error {
 		schema, ok := spec.Value.InputSchema.(*types.ToolInputSchemaMemberJson)
 		if !ok || !isObject(schema.Value) {
 			return Validation(fmt.Sprintf("The value at toolConfig.tools.%d.toolSpec.inputSchema.json must be a JSON object.", i))
+		}
+		if aws.ToBool(spec.Value.Strict) {
+			if e := closedSchema(fmt.Sprintf("tools.%d.custom", i), documentJSON(schema.Value)); e != nil {
+				return e
+			}
 		}
 	}
 	return nil

@@ -1,9 +1,6 @@
 package models
 
-import (
-	"encoding/json"
-	"strings"
-)
+import "strings"
 
 // ToolChoice is which forcing toolChoice values a model takes; every
 // model with tool use takes auto, the default.
@@ -54,17 +51,8 @@ func (m Model) ToolChoice() ToolChoice {
 // 3092). Adaptive thinking ({"type": "adaptive"}) takes a forced choice,
 // as Anthropic's guide says.
 func (m Model) ThinkingForbidsForcing(fields []byte) bool {
-	if m.Provider != "anthropic" && m != (Model{}) {
-		return false
-	}
-	var f struct {
-		Thinking        struct{ Type string } `json:"thinking"`
-		ReasoningConfig struct{ Type string } `json:"reasoning_config"`
-	}
-	if json.Unmarshal(fields, &f) != nil {
-		return false
-	}
-	return f.Thinking.Type == "enabled" || f.ReasoningConfig.Type == "enabled"
+	_, on := m.BudgetThinking(fields)
+	return on
 }
 
 // exclusiveSampling lists the Claude models that reject temperature and

@@ -66,3 +66,31 @@ func TestExclusiveSampling(t *testing.T) {
 		})
 	}
 }
+
+func TestBudgetThinking(t *testing.T) {
+	sonnet := Parse("us.anthropic.claude-sonnet-4-20250514-v1:0")
+	budget := func(n int) *int { return &n }
+	tests := []struct {
+		name   string
+		m      Model
+		fields string
+		want   Thinking
+		on     bool
+	}{
+		{name: "enabled", m: sonnet, fields: `{"thinking":{"type":"enabled","budget_tokens":2048}}`, want: Thinking{Budget: budget(2048)}, on: true},
+		{name: "reasoning_config", m: sonnet, fields: `{"reasoning_config":{"type":"enabled","budget_tokens":1024}}`, want: Thinking{Budget: budget(1024)}, on: true},
+		{name: "no budget, top_k and interleaved", m: sonnet, fields: `{"thinking":{"type":"enabled"},"top_k":5,"anthropic_beta":["interleaved-thinking-2025-05-14"]}`,
+			want: Thinking{TopK: true, Interleaved: true}, on: true},
+		{name: "adaptive", m: sonnet, fields: `{"thinking":{"type":"adaptive"}}`},
+		{name: "disabled", m: sonnet, fields: `{"thinking":{"type":"disabled"}}`},
+		{name: "none", m: sonnet, fields: ``},
+		{name: "not claude", m: Parse("us.amazon.nova-pro-v1:0"), fields: `{"thinking":{"type":"enabled","budget_tokens":2048}}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, on := tt.m.BudgetThinking([]byte(tt.fields))
+			assert.Equal(t, tt.on, on)
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}

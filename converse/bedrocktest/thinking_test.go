@@ -1,0 +1,161 @@
+package bedrocktest
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tooluse/bedrock/converse/recording"
+)
+
+func thinkingFields(budget any, extra map[string]any) document.Interface {
+	thinking := map[string]any{"type": "enabled"}
+	if budget != nil {
+		thinking["budget_tokens"] = budget
+	}
+	f := map[string]any{"thinking": thinking}
+	for k, v := range extra {
+		f[k] = v
+	}
+	return document.NewLazyDocument(f)
+}
+
+func TestValidateThinking(t *testing.T) {
+	const sonnet4 = "us.anthropic.claude-sonnet-4-20250514-v1:0"
+	i, f := aws.Int32, aws.Float32
+	tests := []struct {
+		name   string
+		model  string
+		fields document.Interface
+		ic     *types.InferenceConfiguration
+		want   string // "" for valid
+	}{
+		{name: "budget 1024 under max tokens", fields: thinkingFields(1024, nil), ic: &types.InferenceConfiguration{MaxTokens: i(4000)}},
+		{name: "budget without max tokens", fields: thinkingFields(2048, nil)},
+		{name: "budget missing", fields: thinkingFields(nil, nil), want: budgetMissing},
+		{name: "budget 1023", fields: thinkingFields(1023, nil), want: budgetTooSmall},
+		{name: "reasoning_config budget 500", model: "us.anthropic.claude-3-7-sonnet-20250219-v1:0",
+			fields: document.NewLazyDocument(map[string]any{"reasoning_config": map[string]any{"type": "enabled", "budget_tokens": 500}}), want: budgetTooSmall},
+		{name: "budget equal to max tokens", fields: thinkingFields(2048, nil), ic: &types.InferenceConfiguration{MaxTokens: i(2048)}, want: budgetOverMax},
+		{name: "budget over max tokens", fields: thinkingFields(4096, nil), ic: &types.InferenceConfiguration{MaxTokens: i(2048)}, want: budgetOverMax},
+		{name: "budget over max tokens with interleaved thinking", ic: &types.InferenceConfiguration{MaxTokens: i(2048)},
+			fields: thinkingFields(4096, map[string]any{"anthropic_beta": []string{"interleaved-thinking-2025-05-14"}})},
+		{name: "temperature 1", fields: thinkingFields(1024, nil), ic: &types.InferenceConfiguration{Temperature: f(1)}},
+		{name: "temperature 0.5", fields: thinkingFields(1024, nil), ic: &types.InferenceConfiguration{Temperature: f(0.5)}, want: thinkingTemp},
+		{name: "topP 0.95", fields: thinkingFields(1024, nil), ic: &types.InferenceConfiguration{TopP: f(0.95)}},
+		{name: "topP 0.9", fields: thinkingFields(1024, nil), ic: &types.InferenceConfiguration{TopP: f(0.9)}, want: thinkingTopP},
+		{name: "top_k", fields: thinkingFields(1024, map[string]any{"top_k": 40}), want: thinkingTopK},
+		{name: "top_k without thinking", fields: document.NewLazyDocument(map[string]any{"top_k": 40})},
+		{name: "temperature 0.5 with adaptive thinking", model: "anthropic.claude-opus-4-6-v1",
+			fields: document.NewLazyDocument(map[string]any{"thinking": map[string]any{"type": "adaptive"}}), ic: &types.InferenceConfiguration{Temperature: f(0.5)}},
+		{name: "thinking fields on nova are not claude's", model: "us.amazon.nova-pro-v1:0", fields: thinkingFields(10, nil)},
+		{name: "max tokens 0", ic: &types.InferenceConfiguration{MaxTokens: i(0)},
+			want: "1 validation error detected: Value '0' at 'inferenceConfig.maxTokens' failed to satisfy constraint: Member must have value greater than or equal to 1"},
+		{name: "max tokens -3 on nova", model: "us.amazon.nova-pro-v1:0", ic: &types.InferenceConfiguration{MaxTokens: i(-3)},
+			want: "1 validation error detected: Value '-3' at 'inferenceConfig.maxTokens' failed to satisfy constraint: Member must have value greater than or equal to 1"},
+		{name: "max tokens 1", ic: &types.InferenceConfiguration{MaxTokens: i(1)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			model := tt.model
+			if model == "" {
+				model = sonnet4
+			}
+			e := Validate(&Request{Operation: recording.OpConverse, ModelID: model, Messages: []types.Message{user(text("hi"))},
+				AdditionalModelRequestFields: tt.fields, InferenceConfig: tt.ic})
+			if tt.want == "" {
+				assert.Nil(t, e)
+				return
+			}
+			require.NotNil(t, e)
+			assert.Equal(t, tt.want, e.Message)
+		})
+	}
+}
+
+func TestValidateClosedSchemas(t *testing.T) {
+	const (
+		missing  = "For 'object' type, 'additionalProperties' must be explicitly set to false"
+		notFalse = "For 'object' type, 'additionalProperties: true' is not supported. Please set 'additionalProperties' to false"
+	)
+	closed := `{"type":"object","properties":{"a":{"type":"object","properties":{"b":{"type":"string"}},"additionalProperties":false}},"additionalProperties":false}`
+	tests := []struct {
+		name   string
+		schema string
+		strict bool // the schema is a strict tool's input schema, not the output format's
+		want   string
+	}{
+		{name: "closed output schema", schema: closed},
+		{name: "open output schema", schema: `{"type":"object","properties":{"a":{"type":"string"}}}`,
+			want: "The model returned the following errors: output_config.format.schema: " + missing},
+		{name: "nested open output schema", schema: `{"type":"object","properties":{"a":{"type":"array","items":{"type":"object"}}},"additionalProperties":false}`,
+			want: "The model returned the following errors: output_config.format.schema: " + missing},
+		{name: "output schema allowing extra properties", schema: `{"type":"object","additionalProperties":true}`,
+			want: "The model returned the following errors: output_config.format.schema: " + notFalse},
+		{name: "closed strict tool", schema: closed, strict: true},
+		{name: "open strict tool", schema: `{"type":"object","properties":{"a":{"type":"string"}}}`, strict: true,
+			want: "The model returned the following errors: tools.0.custom: " + missing},
+		{name: "map-typed strict tool", schema: `{"type":"object","additionalProperties":{"type":"integer"}}`, strict: true,
+			want: "The model returned the following errors: tools.0.custom: " + notFalse},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req := &Request{Operation: recording.OpConverse, ModelID: testModel, Messages: []types.Message{user(text("hi"))}}
+			if tt.strict {
+				req.ToolConfig = &types.ToolConfiguration{Tools: []types.Tool{&types.ToolMemberToolSpec{Value: types.ToolSpecification{
+					Name: aws.String("f"), Strict: aws.Bool(true),
+					InputSchema: &types.ToolInputSchemaMemberJson{Value: rawDocument(t, tt.schema)},
+				}}}}
+			} else {
+				req.OutputConfig = outputSchema(tt.schema)
+			}
+			e := Validate(req)
+			if tt.want == "" {
+				assert.Nil(t, e)
+				return
+			}
+			require.NotNil(t, e)
+			assert.Equal(t, tt.want, e.Message)
+		})
+	}
+}
+
+func rawDocument(t *testing.T, schema string) document.Interface {
+	var m map[string]any
+	require.NoError(t, json.Unmarshal([]byte(schema), &m))
+	return document.NewLazyDocument(m)
+}
+
+func outputSchema(schema string) *types.OutputConfig {
+	return &types.OutputConfig{TextFormat: &types.OutputFormat{Type: types.OutputFormatTypeJsonSchema,
+		Structure: &types.OutputFormatStructureMemberJsonSchema{Value: types.JsonSchemaDefinition{Name: aws.String("answer"), Schema: aws.String(schema)}}}}
+}
+
+// TestThinkingThroughClient sends the new rules' requests through the SDK's
+// client, so that the fields are checked as they arrive on the wire.
+func TestThinkingThroughClient(t *testing.T) {
+	srv := NewServer(Script(Text("unreached")))
+	defer srv.Close()
+	ctx := context.Background()
+	var ve *types.ValidationException
+	for want, in := range map[string]*bedrockruntime.ConverseInput{
+		budgetTooSmall: {AdditionalModelRequestFields: thinkingFields(512, nil)},
+		budgetOverMax:  {AdditionalModelRequestFields: thinkingFields(2048, nil), InferenceConfig: &types.InferenceConfiguration{MaxTokens: aws.Int32(1024)}},
+		thinkingTemp:   {AdditionalModelRequestFields: thinkingFields(1024, nil), InferenceConfig: &types.InferenceConfiguration{Temperature: aws.Float32(0.2)}},
+		"Value '0' at 'inferenceConfig.maxTokens'":                                                               {InferenceConfig: &types.InferenceConfiguration{MaxTokens: aws.Int32(0)}},
+		"output_config.format.schema: For 'object' type, 'additionalProperties' must be explicitly set to false": {OutputConfig: outputSchema(`{"type":"object","properties":{"a":{"type":"string"}}}`)},
+	} {
+		in.ModelId, in.Messages = aws.String(testModel), []types.Message{user(text("a"))}
+		_, err := srv.Client().Converse(ctx, in)
+		require.ErrorAs(t, err, &ve, want)
+		assert.Contains(t, ve.ErrorMessage(), want)
+	}
+}

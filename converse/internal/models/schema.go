@@ -1,0 +1,147 @@
+package models
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Bedrock's structured output (outputConfig.textFormat) and strict tools
+// (toolSpec "strict") take only closed object schemas: every object
+// schema must say "additionalProperties": false. Anthropic answers one
+// that leaves it out with "For 'object' type, 'additionalProperties' must
+// be explicitly set to false" (Anthropic's structured outputs guide:
+// "additionalProperties (must be set to false for objects)"; on Bedrock
+// BerriAI/litellm pull 25209 for strict tools, ax-llm/ax issue 458 and
+// veryfront/veryfront-code issue 3918 for the output format), and one
+// that sets it otherwise with "For 'object' type, 'additionalProperties:
+// true' is not supported. Please set 'additionalProperties' to false"
+// (BerriAI/litellm issue 35808).
+
+// subschemaMaps and subschemaLists are the keywords whose values hold
+// subschemas, by name or in a list.
+var (
+	subschemaMaps  = []string{"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"}
+	subschemaLists = []string{"anyOf", "oneOf", "allOf", "prefixItems"}
+	subschemaOnes  = []string{"items", "additionalItems", "not", "if", "then", "else", "contains", "propertyNames", "unevaluatedItems"}
+)
+
+// CloseObjects makes every object schema in schema, a decoded JSON
+// Schema, closed: it sets "additionalProperties": false where the keyword
+// is missing. An object schema that sets it to anything but false is an
+// error naming where, since closing it would change what it accepts.
+func CloseObjects(schema map[string]any) error {
+	return walkObjects(schema, "", func(obj map[string]any, path string) error {
+		ap, ok := obj["additionalProperties"]
+		if !ok {
+			obj["additionalProperties"] = false
+			return nil
+		}
+		if ap != false {
+			return fmt.Errorf("the object schema at %s sets additionalProperties, which must be false or left out", where(path))
+		}
+		return nil
+	})
+}
+
+// OpenObject reports whether schema, a decoded JSON Schema, holds an
+// object schema that does not set "additionalProperties": false, with the
+// value the first one sets (nil when left out).
+func OpenObject(schema map[string]any) (value any, open bool) {
+	_ = walkObjects(schema, "", func(obj map[string]any, _ string) error {
+		if ap, ok := obj["additionalProperties"]; !ok || ap != false {
+			value, open = ap, true
+			return errStop
+		}
+		return nil
+	})
+	return value, open
+}
+
+// errStop ends a walk early.
+var errStop = errors.New("stop")
+
+// where names a JSON pointer for an error: the root is "the root".
+func where(path string) string {
+	if path == "" {
+		return "the root"
+	}
+	return path
+}
+
+// walkObjects calls fn on every object schema in s (a schema with type
+// "object", a list of types holding it, or properties and no type), parent
+// before children, each with its JSON pointer, stopping at fn's first
+// error.
+func walkObjects(s any, path string, fn func(map[string]any, string) error) error {
+	m, ok := s.(map[string]any)
+	if !ok {
+		return nil
+	}
+	if isObjectSchema(m) {
+		if err := fn(m, path); err != nil {
+			return err
+		}
+	}
+	for _, k := range subschemaMaps {
+		sub, _ := m[k].(map[string]any)
+		for _, name := range slices.Sorted(maps.Keys(sub)) {
+			if err := walkObjects(sub[name], path+"/"+escape(k)+"/"+escape(name), fn); err != nil {
+				return err
+			}
+		}
+	}
+	for _, k := range subschemaLists {
+		list, _ := m[k].([]any)
+		for i, v := range list {
+			if err := walkObjects(v, path+"/"+k+"/"+strconv.Itoa(i), fn); err != nil {
+				return err
+			}
+		}
+	}
+	for _, k := range subschemaOnes {
+		switch v := m[k].(type) {
+		case map[string]any:
+			if err := walkObjects(v, path+"/"+k, fn); err != nil {
+				return err
+			}
+		case []any: // items as a list, in drafts before 2020-12
+			for i, e := range v {
+				if err := walkObjects(e, path+"/"+k+"/"+strconv.Itoa(i), fn); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if ap, ok := m["additionalProperties"].(map[string]any); ok {
+		return walkObjects(ap, path+"/additionalProperties", fn)
+	}
+	return nil
+}
+
+// isObjectSchema reports whether m describes objects.
+func isObjectSchema(m map[string]any) bool {
+	switch t := m["type"].(type) {
+	case string:
+		return t == "object"
+	case []any:
+		for _, e := range t {
+			if e == "object" {
+				return true
+			}
+		}
+		return false
+	case nil:
+		_, props := m["properties"]
+		return props
+	}
+	return false
+}
+
+// escape escapes a JSON pointer token.
+func escape(s string) string {
+	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
+}
