@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -55,6 +56,10 @@ func (p *printer) event(ev converse.Event) {
 		if e.Err != nil {
 			result = e.Err.Error()
 		}
+		if errors.Is(e.Err, converse.ErrCallInterrupted) { // it ran in a process that died: no duration
+			p.tracef("← %s %s %s: %s\n", printable(e.Name), printable(e.ID), e.Status, result)
+			return
+		}
 		p.tracef("← %s %s %s in %v: %s\n", printable(e.Name), printable(e.ID), e.Status, roundDuration(e.Duration), withMedia(shorten(result), e.Media))
 		if e.Abandoned {
 			p.tracef("· %s %s abandoned: the tool has not returned yet; it keeps its concurrency slot\n", printable(e.Name), printable(e.ID))
@@ -64,8 +69,16 @@ func (p *printer) event(ev converse.Event) {
 	case converse.ApprovalDecided:
 		p.tracef("· %s %s %s\n", printable(e.Call.Tool), printable(e.Call.ID), decided(e.Decision))
 	case converse.Resumed:
-		p.tracef("· resuming the session: %d messages, %d decisions\n", e.Messages, e.Decisions)
+		p.tracef("· resuming the session: %s, %s\n", count(e.Messages, "message"), count(e.Decisions, "decision"))
 	}
+}
+
+// count is n things, such as "1 message" or "2 messages".
+func count(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }
 
 // decided is a decision as the trace shows it: "approved", "denied by the

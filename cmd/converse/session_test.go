@@ -142,7 +142,8 @@ func TestSessionCrashAndResume(t *testing.T) {
 	out := runDetached(t, "", "-endpoint", second.URL, "-tools", manifest, "-no-builtins", "-session", session, "-v")
 	require.Equal(t, 0, out.code, out.stderr)
 	assert.Equal(t, "Recovered.\n", out.stdout)
-	assert.Contains(t, out.stderr, "· resuming the session")
+	resumed, interrupted := strings.Index(out.stderr, "· resuming the session: 4 messages, 0 decisions\n"), strings.Index(out.stderr, "← hang h1 error: the call was interrupted before it returned")
+	assert.True(t, resumed >= 0 && interrupted > resumed, "the resume, then the interrupted call:\n%s", out.stderr)
 	assert.Equal(t, 2, runs(t, marks), "no call ran again")
 	req := second.Requests()[0]
 	assert.Len(t, req.Messages, 5, "the prompt and both rounds")
@@ -154,4 +155,30 @@ func TestSessionCrashAndResume(t *testing.T) {
 	out = runDetached(t, "", "-endpoint", second.URL, "-session", session)
 	assert.Equal(t, 2, out.code, "a finished session with no prompt is a usage error")
 	assert.Contains(t, out.stderr, "is finished: give a prompt")
+}
+
+// TestSessionResumeWithPendingApproval resumes a session saved while a
+// call awaited approval: with -v the trace says it resumes first, then the
+// decision, then the call, each count worded for its number.
+func TestSessionResumeWithPendingApproval(t *testing.T) {
+	t.Parallel()
+	marks, session := filepath.Join(t.TempDir(), "marks"), filepath.Join(t.TempDir(), "session.json")
+	manifest := writeManifest(t, `{"tools": [{"name": "send", "description": "Sends.", "approve": true,
+		"command": [`+quote(os.Args[0])+`, "helper-tool", "mark", `+quote(marks)+`]}]}`)
+	require.NoError(t, os.WriteFile(session, []byte(`{"version": 1, "modelId": "`+defaultModel+`", "messages": [
+		{"role": "user", "content": [{"text": "send it"}]},
+		{"role": "assistant", "content": [{"toolUse": {"toolUseId": "t1", "name": "send", "input": {}}}]}],
+		"openTurn": {"results": [], "answered": [], "pending": [{"toolUseId": "t1", "name": "send", "input": {}}]}}`), 0o600))
+	srv := newServer(t, bedrocktest.Script(bedrocktest.Text("Sent.")))
+	out := runDetached(t, "", "-endpoint", srv.URL, "-tools", manifest, "-no-builtins", "-session", session, "-yes", "-v")
+	require.Equal(t, 0, out.code, out.stderr)
+	assert.Equal(t, "Sent.\n", out.stdout)
+	assert.Equal(t, 1, runs(t, marks))
+	var lines []string
+	for _, line := range strings.Split(out.stderr, "\n") {
+		if strings.HasPrefix(line, "· resuming") || strings.HasPrefix(line, "· send") || strings.HasPrefix(line, "→ send") {
+			lines = append(lines, line)
+		}
+	}
+	assert.Equal(t, []string{"· resuming the session: 2 messages, 1 decision", "· send t1 approved", "→ send t1 {}"}, lines, out.stderr)
 }

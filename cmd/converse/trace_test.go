@@ -15,7 +15,9 @@ import (
 )
 
 // TestTraceLines: the -v trace's decisions read "approved" or "denied by
-// WHO: WHY", an abandoned call is said after its answer, and the library's
+// WHO: WHY", an abandoned call is said after its answer, a call cut off by
+// a crash is said answered without a duration, counts take the singular
+// for one, and the library's
 // log records are lines of the trace ("· warning: ..."), not slog's text.
 func TestTraceLines(t *testing.T) {
 	call := converse.Call{ID: "c3", Tool: "risky"}
@@ -36,6 +38,14 @@ func TestTraceLines(t *testing.T) {
 		{"abandoned", func(p *printer) {
 			p.event(converse.ToolEnd{ID: "c3", Name: "risky", Err: errors.New("Error: the call timed out"), Status: types.ToolResultStatusError, Abandoned: true})
 		}, "← risky c3 error in 0s: Error: the call timed out\n· risky c3 abandoned: the tool has not returned yet; it keeps its concurrency slot\n"},
+		{"interrupted", func(p *printer) {
+			p.event(converse.ToolEnd{ID: "c3", Name: "risky", Err: converse.ErrCallInterrupted, Status: types.ToolResultStatusError})
+		}, "← risky c3 error: " + converse.ErrCallInterrupted.Error() + "\n"},
+		{"resumed", func(p *printer) {
+			p.event(converse.Resumed{Messages: 2})
+			p.event(converse.Resumed{Messages: 1, Decisions: 1})
+			p.event(converse.Resumed{Messages: 4, Decisions: 2})
+		}, "· resuming the session: 2 messages, 0 decisions\n· resuming the session: 1 message, 1 decision\n· resuming the session: 4 messages, 2 decisions\n"},
 		{"a warning", func(p *printer) {
 			slog.New(&traceHandler{p: p}).Warn("converse: tool call answered as timed out or cancelled", "tool", "risky", "toolUseId", "c3", "abandoned", 1)
 		}, "· warning: tool call answered as timed out or cancelled tool=risky toolUseId=c3 abandoned=1\n"},
