@@ -112,7 +112,8 @@
 // [FileStore]) and Options.SessionID the state is saved at every step
 // boundary, so a crash loses at most the step in progress: a call that was
 // running when the process died is answered on Resume with an error saying
-// it was interrupted, never run again.
+// it was interrupted (its ToolEnd event carries [ErrCallInterrupted]),
+// never run again.
 //
 // # Cost and length
 //
