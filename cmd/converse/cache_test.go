@@ -58,7 +58,9 @@ func TestTrimByDefault(t *testing.T) {
 	out := runInProcess(t, nil, "-endpoint", srv.URL, "-v", "Add up some numbers.")
 	require.Equal(t, 0, out.code, out.stderr)
 	assert.Contains(t, out.stdout, "Done.")
-	mustContain(t, "the -v trace", out.stderr, "the input was too long for the model; trimmed the history and retried: 2 messages dropped")
+	// How much is dropped is the policy's business (converse's context
+	// tests pin it); here: the overflow was trimmed, retried and said so.
+	assert.Regexp(t, `the input was too long for the model; trimmed the history and retried: [1-9][0-9]* messages dropped`, out.stderr)
 
 	srv = newServer(t, tooLongPast(5, calculations(3)))
 	out = runInProcess(t, nil, "-endpoint", srv.URL, "-no-trim", "Add up some numbers.")
