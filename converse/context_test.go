@@ -41,6 +41,35 @@ func fetchLoop(calls int) []*bedrocktest.Reply {
 	return append(replies, bedrocktest.Text("I read them all."))
 }
 
+// readArchive runs a conversation that fetches pages of words words, one
+// a turn, through bedrocktest's context window, under policy, and checks
+// that it finished and trimmed; it returns the server, the conversation, the
+// result and the trims.
+func readArchive(t *testing.T, window, pages, words int, policy converse.ContextPolicy) (*bedrocktest.Server, *converse.Conversation, *converse.Result, []converse.Trimmed) {
+	t.Helper()
+	srv, client := serve(t, bedrocktest.Script(fetchLoop(pages)...), func(o *bedrocktest.Options) {
+		o.MaxInputTokens = window
+		o.Accounting = true
+	})
+	var trims []converse.Trimmed
+	c := converse.New(client, claude, fetchTool(t, words), func(o *converse.Options) {
+		o.MaxTurns = 2 * pages // room to spare: the loop needs pages+1
+		o.Context = &policy
+		o.OnEvent = func(ev converse.Event) {
+			if tr, ok := ev.(converse.Trimmed); ok {
+				trims = append(trims, tr)
+			}
+		}
+	})
+	res, err := c.Send(context.Background(), fmt.Sprintf("Read pages 1 to %d of the archive.", pages))
+	require.NoError(t, err)
+	assert.Equal(t, pages+1, res.Turns)
+	assert.Equal(t, "I read them all.", res.Text)
+	require.NotEmpty(t, trims)
+	t.Logf("trims: %+v", trims)
+	return srv, c, res, trims
+}
+
 // TestLongConversationOverflowsAndFinishes runs a tool loop that outgrows
 // bedrocktest's context window: with a ContextPolicy it finishes, the
 // history trimmed on Bedrock's overflow error, or before each call.
@@ -55,27 +84,7 @@ func TestLongConversationOverflowsAndFinishes(t *testing.T) {
 		{"with CountTokens", converse.ContextPolicy{MaxInputTokens: window - 500, CountTokens: true}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			srv, client := serve(t, bedrocktest.Script(fetchLoop(12)...), func(o *bedrocktest.Options) {
-				o.MaxInputTokens = window
-				o.Accounting = true
-			})
-			var trims []converse.Trimmed
-			policy := tt.policy
-			c := converse.New(client, claude, fetchTool(t, 250), func(o *converse.Options) {
-				o.MaxTurns = 20
-				o.Context = &policy
-				o.OnEvent = func(ev converse.Event) {
-					if tr, ok := ev.(converse.Trimmed); ok {
-						trims = append(trims, tr)
-					}
-				}
-			})
-			res, err := c.Send(context.Background(), "Read pages 1 to 12 of the archive.")
-			require.NoError(t, err)
-			assert.Equal(t, 13, res.Turns)
-			assert.Equal(t, "I read them all.", res.Text)
-			require.NotEmpty(t, trims)
-			t.Logf("trims: %+v", trims)
+			srv, c, res, trims := readArchive(t, window, 12, 250, tt.policy)
 			for _, tr := range trims {
 				assert.Less(t, tr.TokensAfter, tr.TokensBefore)
 				assert.Equal(t, tt.policy.MaxInputTokens == 0, tr.Overflow)
@@ -121,27 +130,7 @@ func TestFastGrowingConversationFinishes(t *testing.T) {
 		{"with CountTokens", converse.ContextPolicy{CountTokens: true}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			srv, client := serve(t, bedrocktest.Script(fetchLoop(6)...), func(o *bedrocktest.Options) {
-				o.MaxInputTokens = window
-				o.Accounting = true
-			})
-			var trims []converse.Trimmed
-			policy := tt.policy
-			c := converse.New(client, claude, fetchTool(t, 1667), func(o *converse.Options) {
-				o.MaxTurns = 12
-				o.Context = &policy
-				o.OnEvent = func(ev converse.Event) {
-					if tr, ok := ev.(converse.Trimmed); ok {
-						trims = append(trims, tr)
-					}
-				}
-			})
-			res, err := c.Send(context.Background(), "Read pages 1 to 6 of the archive.")
-			require.NoError(t, err)
-			assert.Equal(t, 7, res.Turns)
-			assert.Equal(t, "I read them all.", res.Text)
-			require.NotEmpty(t, trims)
-			t.Logf("trims: %+v", trims)
+			srv, c, _, trims := readArchive(t, window, 6, 1667, tt.policy)
 			for _, tr := range trims {
 				assert.True(t, tr.Overflow)
 				assert.LessOrEqual(t, tr.TokensAfter, window*3/4, "trimmed below the window with room for the next turn")

@@ -82,12 +82,7 @@ func TestValidateParams(t *testing.T) {
 				req.InferenceConfig = &types.InferenceConfiguration{Temperature: tt.temp, TopP: tt.p}
 			}
 			e := Validate(req)
-			if tt.want == "" {
-				assert.Nil(t, e)
-				return
-			}
-			require.NotNil(t, e)
-			assert.Equal(t, tt.want, e.Message)
+			assertVerdict(t, e, tt.want)
 		})
 	}
 }
@@ -122,4 +117,16 @@ func TestParamsThroughClient(t *testing.T) {
 	})
 	require.ErrorAs(t, err, &ve)
 	assert.Contains(t, ve.ErrorMessage(), "cannot both be specified")
+}
+
+// assertVerdict checks Validate's answer: nil when want is empty, else a
+// ValidationException whose message is want.
+func assertVerdict(t *testing.T, e *Error, want string) {
+	t.Helper()
+	if want == "" {
+		assert.Nil(t, e)
+		return
+	}
+	require.NotNil(t, e)
+	assert.Equal(t, want, e.Message)
 }
