@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/tooluse/bedrock/converse/internal/models"
+	"github.com/tooluse/bedrock/converse/internal/wire"
 )
 
 func cp(ttl types.CacheTTL) types.CachePointBlock {
@@ -21,33 +22,26 @@ func cp(ttl types.CacheTTL) types.CachePointBlock {
 // placed says where in holds cache points, as field[index]@ttl.
 func placed(in *bedrockruntime.ConverseInput) string {
 	var where []string
-	if in.ToolConfig != nil {
-		for i, t := range in.ToolConfig.Tools {
-			if p, ok := t.(*types.ToolMemberCachePoint); ok {
-				where = append(where, fmt.Sprintf("tools[%d]%s", i, ttlNote(p.Value)))
-			}
+	for _, p := range wire.CachePoints(in) {
+		var at string
+		switch p.Field {
+		case wire.FieldTools:
+			at = "tools"
+		case wire.FieldSystem:
+			at = "system"
+		default:
+			at = fmt.Sprintf("m%d", p.Msg)
 		}
-	}
-	for i, b := range in.System {
-		if p, ok := b.(*types.SystemContentBlockMemberCachePoint); ok {
-			where = append(where, fmt.Sprintf("system[%d]%s", i, ttlNote(p.Value)))
-		}
-	}
-	for n, m := range in.Messages {
-		for i, b := range m.Content {
-			if p, ok := b.(*types.ContentBlockMemberCachePoint); ok {
-				where = append(where, fmt.Sprintf("m%d[%d]%s", n, i, ttlNote(p.Value)))
-			}
-		}
+		where = append(where, fmt.Sprintf("%s[%d]%s", at, p.Index, ttlNote(p.TTL)))
 	}
 	return strings.Join(where, " ")
 }
 
-func ttlNote(p types.CachePointBlock) string {
-	if p.Ttl == "" {
+func ttlNote(ttl types.CacheTTL) string {
+	if ttl == "" {
 		return ""
 	}
-	return "@" + string(p.Ttl)
+	return "@" + string(ttl)
 }
 
 func TestPlaceCachePoints(t *testing.T) {

@@ -8,12 +8,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/bedrocktest"
+	"github.com/tooluse/bedrock/converse/internal/wire"
 	"github.com/tooluse/bedrock/tools"
 )
 
@@ -59,36 +61,26 @@ func systemPrompt(tokens int) []types.SystemContentBlock {
 // describePoints says where a request holds cache points.
 func describePoints(req *bedrocktest.Request) string {
 	var where []string
-	if req.ToolConfig != nil {
-		for i, t := range req.ToolConfig.Tools {
-			if cp, ok := t.(*types.ToolMemberCachePoint); ok {
-				where = append(where, fmt.Sprintf("tools[%d]%s", i, ttlSuffix(cp.Value)))
-			}
+	in := &bedrockruntime.ConverseInput{ToolConfig: req.ToolConfig, System: req.System, Messages: req.Messages}
+	for _, p := range wire.CachePoints(in) {
+		var at string
+		switch p.Field {
+		case wire.FieldTools:
+			at = fmt.Sprintf("tools[%d]", p.Index)
+		case wire.FieldSystem:
+			at = fmt.Sprintf("system[%d]", p.Index)
+		default:
+			at = fmt.Sprintf("messages[%d].content[%d]", p.Msg, p.Index)
 		}
-	}
-	for i, b := range req.System {
-		if cp, ok := b.(*types.SystemContentBlockMemberCachePoint); ok {
-			where = append(where, fmt.Sprintf("system[%d]%s", i, ttlSuffix(cp.Value)))
+		if p.TTL != "" {
+			at += "@" + string(p.TTL)
 		}
-	}
-	for n, m := range req.Messages {
-		for i, b := range m.Content {
-			if cp, ok := b.(*types.ContentBlockMemberCachePoint); ok {
-				where = append(where, fmt.Sprintf("messages[%d].content[%d]%s", n, i, ttlSuffix(cp.Value)))
-			}
-		}
+		where = append(where, at)
 	}
 	if len(where) == 0 {
 		return "none"
 	}
 	return strings.Join(where, " ")
-}
-
-func ttlSuffix(cp types.CachePointBlock) string {
-	if cp.Ttl == "" {
-		return ""
-	}
-	return "@" + string(cp.Ttl)
 }
 
 // turnUsage is the usage of a turn, as its TurnEnd event reports it.
