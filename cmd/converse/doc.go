@@ -26,7 +26,7 @@
 //	-endpoint URL     custom Bedrock Runtime endpoint: a VPC endpoint, or a local server
 //	-system TEXT      system prompt
 //	-max-tokens N     most output tokens of each model call; default the model's
-//	-temperature X    sampling temperature, 0 to 2 (models accept less); default the model's
+//	-temperature X    sampling temperature, 0 to 1; default the model's
 //	-max-turns N      most model calls per prompt (default 10)
 //	-tools FILE       tool manifest (converse help manifest); its tools join the built-ins
 //	-mcp FILE         MCP servers (converse help mcp); their tools join the others

@@ -112,6 +112,7 @@ func TestUsageErrors(t *testing.T) {
 		{"negative max tokens", "", []string{"-max-tokens", "-1", "hi"}, "-max-tokens -1"},
 		{"zero turns", "", []string{"-max-turns", "0", "hi"}, "-max-turns 0: want at least 1"},
 		{"temperature", "", []string{"-temperature", "7", "hi"}, "-temperature 7"},
+		{"temperature above Bedrock's", "", []string{"-temperature", "1.5", "hi"}, "-temperature 1.5: want a number from 0 to 1"},
 		{"empty model", "", []string{"-model", " ", "hi"}, "-model: empty model ID"},
 		{"endpoint", "", []string{"-endpoint", "localhost:8080", "hi"}, `-endpoint "localhost:8080"`},
 		{"replay and endpoint", "", []string{"-replay", bad, "-endpoint", "http://127.0.0.1:1", "hi"}, "-replay and -endpoint cannot be used together"},

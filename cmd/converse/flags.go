@@ -64,7 +64,7 @@ func parseFlags(args []string, stdout io.Writer) (*settings, error) {
 	fs.StringVar(&s.endpoint, "endpoint", "", "custom Bedrock Runtime endpoint `URL` (a VPC endpoint or a local server)")
 	fs.StringVar(&s.system, "system", "", "system prompt `text`")
 	fs.IntVar(&s.maxTokens, "max-tokens", 0, "limit each model call to `N` output tokens (default: the model's limit)")
-	fs.Float64Var(&s.temperature, "temperature", 0, "sampling temperature `X` (default: the model's)")
+	fs.Float64Var(&s.temperature, "temperature", 0, "sampling temperature `X`, 0 to 1 (default: the model's)")
 	fs.IntVar(&s.maxTurns, "max-turns", converse.DefaultMaxTurns, "allow `N` model calls per prompt")
 	fs.StringVar(&s.toolsFile, "tools", "", "tool manifest `file` (JSON); its tools join the built-ins")
 	fs.StringVar(&s.mcpFile, "mcp", "", "MCP servers' configuration `file` (JSON, as Claude Desktop's); their tools join the others")
@@ -104,8 +104,9 @@ func (s *settings) check() error {
 		return usagef("-model: empty model ID")
 	case s.maxTokens < 0 || s.maxTokens > math.MaxInt32:
 		return usagef("-max-tokens %d: want a positive number", s.maxTokens)
-	case s.set["temperature"] && !(s.temperature >= 0 && s.temperature <= 2):
-		return usagef("-temperature %v: want a number from 0 to 2", s.temperature)
+	case s.set["temperature"] && !(s.temperature >= 0 && s.temperature <= 1):
+		// Bedrock's Converse API takes 0 to 1 for every model.
+		return usagef("-temperature %v: want a number from 0 to 1", s.temperature)
 	case s.maxTurns < 1:
 		return usagef("-max-turns %d: want at least 1", s.maxTurns)
 	case s.replay != "" && s.endpoint != "":
