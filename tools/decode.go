@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/big"
 	"reflect"
 	"regexp"
 	"strconv"
@@ -84,35 +85,27 @@ func integerForm(lit string) (string, bool) {
 	if !strings.ContainsAny(lit, ".eE") {
 		return "", false
 	}
-	sign, body := "", lit
-	if rest, ok := strings.CutPrefix(lit, "-"); ok {
-		sign, body = "-", rest
-	}
-	mantissa, exponent, hasExp := strings.Cut(strings.ToLower(body), "e")
-	exp := 0
-	if hasExp {
-		var err error
-		if exp, err = strconv.Atoi(exponent); err != nil {
+	// big.Rat expands an exponent into that many digits, so a huge one
+	// (1e999999999) is judged without it: such a value is 0, or a
+	// fraction or longer than 20 digits unless written with hundreds of
+	// zeros, which no model does.
+	if _, exp, ok := strings.Cut(strings.ToLower(lit), "e"); ok {
+		if e, err := strconv.Atoi(exp); err != nil || e > 400 || e < -400 {
+			if strings.Trim(lit[:strings.IndexAny(lit, "eE")], "-+0.") == "" {
+				return "0", true
+			}
 			return "", false
 		}
 	}
-	intPart, frac, _ := strings.Cut(mantissa, ".")
-	digits := intPart + frac
-	if strings.Trim(digits, "0") == "" {
-		return "0", true
-	}
-	point := len(intPart) + exp // digits[:point] is the integer part
-	if point > 20+len(digits)-len(strings.TrimLeft(digits, "0")) {
+	var r big.Rat
+	if _, ok := r.SetString(lit); !ok || !r.IsInt() {
 		return "", false
 	}
-	if strings.Trim(digits[min(max(point, 0), len(digits)):], "0") != "" {
-		return "", false // a fraction is left
+	whole := r.Num().String()
+	if len(strings.TrimPrefix(whole, "-")) > 20 {
+		return "", false
 	}
-	whole := digits[:min(max(point, 0), len(digits))] + strings.Repeat("0", max(point-len(digits), 0))
-	if whole = strings.TrimLeft(whole, "0"); whole == "" {
-		return "0", true
-	}
-	return sign + whole, true
+	return whole, true
 }
 
 func isInteger(t reflect.Type) bool {

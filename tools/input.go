@@ -10,8 +10,7 @@ import (
 // and validates the result. It returns the object, defaults included, as JSON;
 // a schema without defaults gets the input back as it came.
 //
-// An input the quick check accepts (see quickcheck.go) is valid without
-// being decoded; the others are decoded and validated by jsonschema-go.
+// jsonschema-go validates every input, as the official MCP Go SDK does.
 //
 // With defaults, the input is decoded twice. Validation needs float64 numbers
 // (jsonschema-go takes a json.Number for a string), while the copy handed on
@@ -20,9 +19,6 @@ func (t *Tool) prepare(input json.RawMessage) (json.RawMessage, error) {
 	data := bytes.TrimSpace(input)
 	if len(data) == 0 {
 		data = []byte("{}")
-	}
-	if t.quick != nil && t.quick.accepts(data) {
-		return data, nil
 	}
 	var check map[string]any
 	if err := json.Unmarshal(data, &check); err != nil || check == nil {

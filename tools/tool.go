@@ -33,10 +33,9 @@ type Tool struct {
 	speculative bool
 	approve     bool
 	strict      bool
-	maxOutput   int          // bytes of output sent to the model; 0: the executor's default
-	defaults    bool         // the schema declares a default somewhere (conservatively)
-	quick       *quickSchema // the schema compiled for the quick check, or nil
-	err         error        // why a built-in could not be made; see builtin
+	maxOutput   int   // bytes of output sent to the model; 0: the executor's default
+	defaults    bool  // the schema declares a default somewhere (conservatively)
+	err         error // why a built-in could not be made; see builtin
 }
 
 // New makes a tool whose input schema is inferred from In with
@@ -162,13 +161,6 @@ func build(name, description string, schema *jsonschema.Schema, raw json.RawMess
 		strict:      o.Strict,
 		maxOutput:   o.MaxOutput,
 		defaults:    bytes.Contains(raw, []byte(`"default"`)),
-	}
-	if !t.defaults {
-		// Compiled from jsonschema-go's reading of the schema, so that the
-		// quick check and the full path judge by the same schema.
-		if b, err := json.Marshal(resolved.Schema()); err == nil {
-			t.quick = compileQuick(b)
-		}
 	}
 	return t, nil
 }
