@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -80,4 +82,26 @@ func TestTraceIsSafe(t *testing.T) {
 		`→ "evil\x1b]0;title\a" t2 {}`,
 		`← "evil\x1b]0;title\a" t2 error in `,
 	)
+}
+
+// TestSessionModelIsReported: a -session resumed without -model talks to the
+// session's model, and the -v header, -json's "model" and the hints name
+// that model, not the default.
+func TestSessionModelIsReported(t *testing.T) {
+	const model = "anthropic.claude-3-haiku-20240307-v1:0"
+	path := filepath.Join(t.TempDir(), "chat.json")
+	first := newServer(t, bedrocktest.Script(bedrocktest.Text("Hello.")))
+	out := runInProcess(t, nil, "-endpoint", first.URL, "-session", path, "-model", model, "hi")
+	require.Equal(t, 0, out.code, out.stderr)
+
+	denied := newServer(t, bedrocktest.Fail(1, bedrocktest.AccessDenied("You don't have access to the model with the specified model ID."), nil))
+	out = runInProcess(t, nil, "-endpoint", denied.URL, "-session", path, "-json", "-v", "again")
+	require.Equal(t, 1, out.code, out.stderr)
+	require.Len(t, denied.Requests(), 1)
+	assert.Equal(t, model, denied.Requests()[0].ModelID)
+	mustContain(t, "stderr", out.stderr, "· model "+model+" in region ", "access denied to model "+model+" in region ")
+	assert.NotContains(t, out.stderr, defaultModel)
+	var report struct{ Model string }
+	require.NoError(t, json.Unmarshal([]byte(out.stdout), &report), out.stdout)
+	assert.Equal(t, model, report.Model)
 }

@@ -226,10 +226,14 @@ func newSession(ctx context.Context, s *settings, rec *recording.Recording, reg 
 		return nil, err
 	}
 	ss.conv = conv
+	// A restored -session talks to the model it was started with, which
+	// the header, -json and the hints name, not the default.
+	ss.model = conv.State().ModelID
+	ss.where.model = ss.model
 	if s.replay != "" {
-		p.tracef("· model %s, replaying %s offline\n", printable(model), s.replay)
+		p.tracef("· model %s, replaying %s offline\n", printable(ss.model), s.replay)
 	} else {
-		p.tracef("· model %s in region %s\n", printable(model), b.region)
+		p.tracef("· model %s in region %s\n", printable(ss.model), b.region)
 	}
 	return ss, nil
 }
