@@ -163,7 +163,9 @@ type Options struct {
 	MeterProvider  metric.MeterProvider
 	// RecordContent adds the prompts, answers, tool arguments and tool
 	// results to the spans. It is off by default, as the conventions say:
-	// they may hold personal or secret data.
+	// they may hold personal or secret data. AWS credentials and signatures
+	// in them are redacted, as in recordings (see recording.Redact), and so
+	// is a failed span's status description.
 	RecordContent bool
 	// NeedsApproval, if set, makes a call wait for a decision before it runs
 	// when it returns true, in addition to the calls of tools made with

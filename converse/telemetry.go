@@ -12,6 +12,8 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/tooluse/bedrock/converse/internal/redact"
 )
 
 // instrumentationName names the tracer and the meter, as otelhttp names
@@ -182,10 +184,12 @@ func usageAttributes(u Usage) []attribute.KeyValue {
 }
 
 // fail marks a recording span as failed. The description is err's text,
-// which for a Send or a model call is ours or the SDK's, never a tool's.
+// which for a Send or a model call is ours or the SDK's, never a tool's,
+// redacted: an AWS error body can echo the signed request, session token
+// included.
 func fail(span trace.Span, errType string, err error) {
 	span.SetAttributes(keyErrorType.String(errType))
-	span.SetStatus(codes.Error, err.Error())
+	span.SetStatus(codes.Error, redact.String(err.Error()))
 }
 
 // sendErrorType is the error.type of a failed Send or model call: the code

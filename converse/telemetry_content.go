@@ -5,6 +5,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+
+	"github.com/tooluse/bedrock/converse/internal/redact"
 )
 
 // The content of a chat span, recorded only with Options.RecordContent, in
@@ -101,12 +103,13 @@ func finishReason(stop types.StopReason) string {
 	return string(stop)
 }
 
-// marshalContent encodes content; what cannot be encoded is recorded as
+// marshalContent encodes content, redacted as recordings are (a tool's
+// result can hold an AWS error body); what cannot be encoded is recorded as
 // an empty list rather than failing the call.
 func marshalContent(v any) string {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return "[]"
 	}
-	return string(b)
+	return redact.String(string(b))
 }

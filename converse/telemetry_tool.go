@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/tooluse/bedrock/converse/internal/redact"
 	"github.com/tooluse/bedrock/tools"
 )
 
@@ -52,7 +53,7 @@ func (e *Executor) startTool(ctx context.Context, c toolCall) (context.Context, 
 			span.SetAttributes(keyToolDescription.String(tool.Description()))
 		}
 		if t.content {
-			span.SetAttributes(keyToolArguments.String(string(c.input)))
+			span.SetAttributes(keyToolArguments.String(redact.String(string(c.input))))
 		}
 	}
 	return ctx, toolSpan{t: t, span: span, start: time.Now(), name: c.name}
@@ -91,7 +92,7 @@ func (s toolSpan) finish(errType, result string) {
 			s.span.SetStatus(codes.Error, errType)
 		}
 		if s.t.content {
-			s.span.SetAttributes(keyToolResult.String(result))
+			s.span.SetAttributes(keyToolResult.String(redact.String(result)))
 		}
 	}
 	s.span.End()
