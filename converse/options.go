@@ -144,6 +144,9 @@ type Options struct {
 	// Stream uses ConverseStream, so text reaches OnEvent as it is
 	// generated. For model families that do not support tool use while
 	// streaming, turns fall back to Converse with a Fallback event.
+	// Conversations may stream at once on one client: each ConverseStream
+	// call gets an event-stream decoder of its own, as the SDK's client
+	// shares one between its streams, which race on it.
 	Stream bool
 	// EarlyToolStart (with Stream) starts each call of a speculative tool
 	// (tools.Options.Speculative) as soon as its block is complete, while the

@@ -9,9 +9,12 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/schemas"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 	smithydocument "github.com/aws/smithy-go/document"
+	"github.com/aws/smithy-go/transport/http/protocol/restjson1"
 
 	"github.com/tooluse/bedrock/tools"
 )
@@ -24,7 +27,7 @@ func (c *Conversation) streamTurn(ctx context.Context, n int, exec *Executor, hi
 	defer func() { chat.end(res, err) }()
 	streamCtx, closeStream := context.WithCancel(chatCtx)
 	defer closeStream()
-	out, err := c.client.ConverseStream(streamCtx, streamRequest(c.request(history, cfg), c.opts.GuardrailStreamMode), chat.options()...)
+	out, err := c.client.ConverseStream(streamCtx, streamRequest(c.request(history, cfg), c.opts.GuardrailStreamMode), append(chat.options(), ownProtocol)...)
 	if err != nil {
 		return nil, err
 	}
@@ -85,6 +88,19 @@ func (c *Conversation) streamTurn(ctx context.Context, n int, exec *Executor, hi
 	}
 	t.message, t.calls = asm.message()
 	return t, nil
+}
+
+// ownProtocol gives a ConverseStream call a protocol, and so an event-stream
+// codec, of its own. A client's protocol is made once, in bedrockruntime.New,
+// and its one codec (a decoder and the buffer events are decoded into) is
+// shared by the reader goroutines of all the client's streams, which race on
+// it (smithy-go v1.28.9): a service that shares one client between
+// conversations, as it should, would see streams' events mixed. A protocol
+// the caller set on the client, of another type, is left alone.
+func ownProtocol(o *bedrockruntime.Options) {
+	if _, ok := o.Protocol.(*restjson1.Protocol); ok {
+		o.Protocol = restjson1.New(schemas.AmazonBedrockFrontendService)
+	}
 }
 
 // earlyStarter starts speculative tool calls while the model still streams.

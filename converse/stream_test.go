@@ -468,3 +468,30 @@ func TestEarlyStartRepeatedIDAcrossTools(t *testing.T) {
 		})
 	}
 }
+
+// TestConcurrentStreamsOneClient: streamed conversations running at once on
+// one client, as a service shares one, each get their own answer, and the
+// race detector finds nothing in the SDK's event-stream decoding (each
+// ConverseStream call has a codec of its own; the client's is shared by all
+// its streams).
+func TestConcurrentStreamsOneClient(t *testing.T) {
+	echo := bedrocktest.HandlerFunc(func(_ context.Context, req *bedrocktest.Request) (*bedrocktest.Reply, error) {
+		prompt := req.Messages[len(req.Messages)-1].Content[0].(*types.ContentBlockMemberText).Value
+		return bedrocktest.Text("the answer to " + prompt + ", long enough to come in several deltas"), nil
+	})
+	_, client := serve(t, echo)
+	const goroutines, each = 8, 5
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Go(func() {
+			for i := range each {
+				prompt := fmt.Sprintf("question %d.%d", g, i)
+				res, err := converse.Run(context.Background(), client, claude, nil, prompt, streaming)
+				if assert.NoError(t, err, prompt) {
+					assert.Equal(t, "the answer to "+prompt+", long enough to come in several deltas", res.Text)
+				}
+			}
+		})
+	}
+	wg.Wait()
+}

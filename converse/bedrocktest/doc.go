@@ -114,8 +114,10 @@
 // bedrockruntime.New, holds a single event-stream codec (a decoder and a
 // payload buffer) that every stream's reader goroutine uses. The race is the
 // SDK's (smithy-go v1.28.9, bedrockruntime v1.63.13), and not only a
-// report: streams share the buffer their events are decoded into. Until it
-// is fixed, give each stream a protocol of its own with a per-call option,
+// report: streams share the buffer their events are decoded into. A
+// converse.Conversation applies the workaround to its own calls; until the
+// SDK is fixed, code that calls ConverseStream itself should give each
+// stream a protocol of its own with a per-call option,
 //
 //	out, err := client.ConverseStream(ctx, in, func(o *bedrockruntime.Options) {
 //		o.Protocol = restjson1.New(schemas.AmazonBedrockFrontendService)
