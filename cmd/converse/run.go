@@ -82,7 +82,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return err
 		}
 		if resumeOnly && !resumed {
-			return usagef("-session %s is finished: give a prompt to continue it", s.session)
+			return nothingToResume(s.session)
 		}
 		if resumeOnly {
 			return nil

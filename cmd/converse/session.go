@@ -50,6 +50,16 @@ func openConversation(ctx context.Context, s *settings, client converse.Client, 
 	return conv, nil
 }
 
+// nothingToResume is the usage error of a -session run without a prompt
+// that found nothing to resume: the file is not there yet, or its
+// conversation is finished.
+func nothingToResume(path string) error {
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return usagef("-session %s does not exist yet: give a prompt to start the conversation", path)
+	}
+	return usagef("-session %s is finished: give a prompt to continue it", path)
+}
+
 // sessionError is err, a failure to load or restore the -session file at
 // path, as one line naming the file once: the library's prefixes
 // ("converse: load session PATH: converse: state: ...") are dropped.

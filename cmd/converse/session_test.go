@@ -182,3 +182,25 @@ func TestSessionResumeWithPendingApproval(t *testing.T) {
 	}
 	assert.Equal(t, []string{"· resuming the session: 2 messages, 1 decision", "· send t1 approved", "→ send t1 {}"}, lines, out.stderr)
 }
+
+// TestSessionWithoutPrompt: -session with no prompt and nothing to resume
+// is a usage error saying why: the file is not there, or its conversation
+// is finished.
+func TestSessionWithoutPrompt(t *testing.T) {
+	t.Parallel()
+	finished := filepath.Join(t.TempDir(), "finished.json")
+	require.NoError(t, os.WriteFile(finished, []byte(`{"version": 1, "modelId": "`+defaultModel+`", "messages": [
+		{"role": "user", "content": [{"text": "hi"}]}, {"role": "assistant", "content": [{"text": "Hello."}]}]}`), 0o600))
+	missing := filepath.Join(t.TempDir(), "missing.json")
+	srv := newServer(t, bedrocktest.Script())
+	for _, tc := range []struct{ session, want string }{
+		{missing, "converse: -session " + missing + " does not exist yet: give a prompt to start the conversation"},
+		{finished, "converse: -session " + finished + " is finished: give a prompt to continue it"},
+	} {
+		out := runDetached(t, "", "-endpoint", srv.URL, "-session", tc.session)
+		assert.Equal(t, 2, out.code, out.stderr)
+		assert.Contains(t, out.stderr, tc.want)
+		assert.NoFileExists(t, missing)
+	}
+	assert.Empty(t, srv.Requests())
+}
