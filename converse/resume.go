@@ -132,26 +132,41 @@ func (c *Conversation) runCalls(ctx context.Context, turn int, history []types.M
 // denied ones with an error result saying who denied them and why, and
 // calls the model; a missing, unknown, repeated or empty decision is an
 // error (ErrDecision) and changes nothing. Resume on an empty or finished
-// conversation returns ErrNothingToResume. Otherwise it behaves as
+// conversation returns ErrNothingToResume and records no span, so that a
+// caller may try Resume before every Send. Otherwise it behaves as
 // SendMessage, errors included; its turns are numbered from 1, and the
 // calls it finishes for an earlier turn report turn 0.
 func (c *Conversation) Resume(ctx context.Context, decisions ...Decision) (*Result, error) {
+	c.sendMu.Lock()
+	defer c.sendMu.Unlock()
+	cfg, err := c.toolConfig()
+	if err == nil {
+		err = c.checkSession()
+	}
+	if err == nil && !c.resumable() {
+		// A check that finds nothing to resume, as a caller makes before
+		// every Send, is no operation: it has no span.
+		return nil, fmt.Errorf("converse: %w", ErrNothingToResume)
+	}
 	ctx, span := c.tel.startSend(ctx)
-	res, err := c.resume(ctx, decisions)
+	var res *Result
+	if err == nil {
+		res, err = c.resume(ctx, cfg, decisions)
+	}
 	span.end(res, err)
 	return res, err
 }
 
-func (c *Conversation) resume(ctx context.Context, decisions []Decision) (*Result, error) {
-	c.sendMu.Lock()
-	defer c.sendMu.Unlock()
-	cfg, err := c.toolConfig()
-	if err != nil {
-		return nil, err
-	}
-	if err := c.checkSession(); err != nil {
-		return nil, err
-	}
+// resumable reports whether the conversation has something to continue:
+// tool calls not all answered, or a last message from the user.
+func (c *Conversation) resumable() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.tail != nil || len(c.history) > 0 && c.history[len(c.history)-1].Role == types.ConversationRoleUser
+}
+
+// resume is Resume of a resumable conversation, under sendMu.
+func (c *Conversation) resume(ctx context.Context, cfg *types.ToolConfiguration, decisions []Decision) (*Result, error) {
 	c.mu.Lock()
 	history, tail := c.history, c.tail
 	c.mu.Unlock()
@@ -192,13 +207,10 @@ func (c *Conversation) resume(ctx context.Context, decisions []Decision) (*Resul
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("converse: Resume: %w", err)
 		}
-	case len(history) > 0 && history[len(history)-1].Role == types.ConversationRoleUser:
-		if len(decisions) > 0 {
-			return nil, fmt.Errorf("converse: Resume: %w: no call is pending", ErrDecision)
-		}
-		c.emit(Resumed{Messages: len(history)})
+	case len(decisions) > 0: // a last message from the user
+		return nil, fmt.Errorf("converse: Resume: %w: no call is pending", ErrDecision)
 	default:
-		return nil, fmt.Errorf("converse: %w", ErrNothingToResume)
+		c.emit(Resumed{Messages: len(history)})
 	}
 	return c.loop(ctx, cfg, history)
 }

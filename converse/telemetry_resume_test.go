@@ -146,3 +146,21 @@ func TestTelemetryInterruptedOnResume(t *testing.T) {
 	assertFailed(t, call, "interrupted")
 	assert.Equal(t, "s1", attrs(call)["gen_ai.tool.call.id"].AsString())
 }
+
+// TestTelemetryNothingToResumeHasNoSpan: a Resume that finds nothing to
+// resume, empty or after a final answer, as a caller tries before every
+// Send, leaves no span; only the Send has one.
+func TestTelemetryNothingToResumeHasNoSpan(t *testing.T) {
+	tr := newTraced(t)
+	_, client := serve(t, bedrocktest.Script(bedrocktest.Text("hello")))
+	c := converse.New(client, claude, nil, tr.options)
+	_, err := c.Resume(context.Background())
+	require.ErrorIs(t, err, converse.ErrNothingToResume)
+	assert.Empty(t, tr.named("invoke_agent"), "empty")
+	_, err = c.Send(context.Background(), "hi")
+	require.NoError(t, err)
+	_, err = c.Resume(context.Background())
+	require.ErrorIs(t, err, converse.ErrNothingToResume)
+	send := tr.one(t, "invoke_agent")
+	assert.Equal(t, codes.Unset, send.Status().Code)
+}
