@@ -16,6 +16,11 @@
 //	res, err := converse.Run(ctx, client, "us.anthropic.claude-sonnet-4-20250514-v1:0", reg,
 //		"What time is it?")
 //
+// The client is used as it is, however it authenticates: with the SigV4
+// credentials of the AWS config, or with a Bedrock API key, which
+// bedrockruntime.NewFromConfig reads from AWS_BEARER_TOKEN_BEDROCK itself
+// and then sends as a bearer token (over HTTPS only) in preference to SigV4.
+//
 // # Failures
 //
 // A tool that fails, panics, hangs past its timeout, is unknown, or gets

@@ -30,8 +30,16 @@ type backend struct {
 	client   *bedrockruntime.Client
 	region   string
 	recorder *recording.Recorder // nil without -record
-	close    func()
+	// auth says how the requests are authenticated, for -v; "" for a
+	// replay, which sends none.
+	auth  string
+	close func()
 }
+
+// bearerTokenVariable holds a Bedrock API key. The Bedrock Runtime client
+// reads it itself (resolveEnvBearerToken) and then prefers bearer auth to
+// SigV4, whatever other credentials there are.
+const bearerTokenVariable = "AWS_BEARER_TOKEN_BEDROCK"
 
 // newBackend builds the Bedrock Runtime client the flags ask for. rec is the
 // -replay recording, or nil.
@@ -49,30 +57,61 @@ func newBackend(ctx context.Context, s *settings, rec *recording.Recording) (*ba
 	if err != nil {
 		return nil, err
 	}
-	if isLoopback(s.endpoint) && !explicitCredentials(s) {
-		anonymous(&cfg)
-		return newClient(cfg, s), nil
+	auth, err := authenticate(ctx, s, &cfg)
+	if err != nil {
+		return nil, err
 	}
-	if err := checkCredentials(ctx, cfg); err != nil {
-		if !isLoopback(s.endpoint) || ctx.Err() != nil {
-			return nil, err
-		}
-		anonymous(&cfg)
-	}
-	return newClient(cfg, s), nil
+	b := newClient(cfg, s)
+	b.auth = auth
+	return b, nil
 }
 
-// explicitCredentials reports whether credentials were asked for by name:
-// -profile, AWS_PROFILE or AWS_ACCESS_KEY_ID. Only then are the requests to
-// a local endpoint signed; otherwise the credentials of the default
-// profile or of an SSO login stay off a server on this machine.
+// authenticate picks how the requests of cfg are authenticated, and says
+// how for -v: with a Bedrock API key if there is one, else with SigV4
+// credentials, which must be found, but for a local endpoint, which gets
+// unsigned requests unless credentials are asked for by name.
+func authenticate(ctx context.Context, s *settings, cfg *aws.Config) (string, error) {
+	const none = "none: the requests to the local endpoint are unsigned"
+	if os.Getenv(bearerTokenVariable) != "" {
+		switch {
+		case !plainHTTP(s.endpoint):
+			// The client takes it itself; no other credential is needed.
+			return "a Bedrock API key (" + bearerTokenVariable + ")", nil
+		case isLoopback(s.endpoint):
+			anonymous(cfg)
+			return none + " (a Bedrock API key in " + bearerTokenVariable + " is sent over HTTPS only)", nil
+		}
+		return "", usagef("-endpoint %s: a Bedrock API key (%s) is sent over HTTPS only: use an https URL", s.endpoint, bearerTokenVariable)
+	}
+	if isLoopback(s.endpoint) && !explicitCredentials(s) {
+		anonymous(cfg)
+		return none, nil
+	}
+	source, err := checkCredentials(ctx, *cfg)
+	if err != nil {
+		if !isLoopback(s.endpoint) || ctx.Err() != nil {
+			return "", err
+		}
+		anonymous(cfg)
+		return none, nil
+	}
+	return "AWS credentials (SigV4) from " + source, nil
+}
+
+// explicitCredentials reports whether SigV4 credentials were asked for by
+// name: -profile, AWS_PROFILE or AWS_ACCESS_KEY_ID. Only then are the
+// requests to a local endpoint signed; otherwise the credentials of the
+// default profile or of an SSO login stay off a server on this machine.
+// (A Bedrock API key in AWS_BEARER_TOKEN_BEDROCK is named as well, and
+// always sent.)
 func explicitCredentials(s *settings) bool {
 	return s.profile != "" || os.Getenv("AWS_PROFILE") != "" || os.Getenv("AWS_ACCESS_KEY_ID") != ""
 }
 
 // anonymous makes cfg's requests unsigned: a local server, such as
 // bedrocktest's, needs no account. Without the preference for noAuth, the
-// client picks bearer auth with no token provider, and panics.
+// client picks bearer auth with no token provider, and panics; newClient
+// keeps the preference over the client's own for AWS_BEARER_TOKEN_BEDROCK.
 func anonymous(cfg *aws.Config) {
 	cfg.Credentials = aws.AnonymousCredentials{}
 	cfg.AuthSchemePreference = []string{"noAuth"}
@@ -107,6 +146,12 @@ func loadConfig(ctx context.Context, s *settings, opts ...func(*config.LoadOptio
 	return cfg, nil
 }
 
+// plainHTTP reports whether endpoint, an -endpoint URL, is http, not https.
+func plainHTTP(endpoint string) bool {
+	u, err := url.Parse(endpoint)
+	return err == nil && u.Scheme == "http"
+}
+
 // isLoopback reports whether endpoint, an -endpoint URL, is on this
 // machine: localhost, 127.0.0.0/8 or ::1.
 func isLoopback(endpoint string) bool {
@@ -123,20 +168,22 @@ func isLoopback(endpoint string) bool {
 }
 
 // checkCredentials finds the credentials before the first model call, so
-// that a missing configuration is reported as such, and quickly.
-func checkCredentials(ctx context.Context, cfg aws.Config) error {
+// that a missing configuration is reported as such, and quickly. It
+// returns where they were found, such as "EnvConfigCredentials".
+func checkCredentials(ctx context.Context, cfg aws.Config) (string, error) {
 	if cfg.Credentials == nil {
-		return noCredentials(errors.New("no credential provider"))
+		return "", noCredentials(errors.New("no credential provider"))
 	}
 	lookup, cancel := context.WithTimeout(ctx, credentialsTimeout)
 	defer cancel()
-	if _, err := cfg.Credentials.Retrieve(lookup); err != nil {
+	creds, err := cfg.Credentials.Retrieve(lookup)
+	if err != nil {
 		if ctx.Err() != nil {
-			return failf(ctx.Err(), "interrupted") // while looking: not a missing configuration
+			return "", failf(ctx.Err(), "interrupted") // while looking: not a missing configuration
 		}
-		return noCredentials(err)
+		return "", noCredentials(err)
 	}
-	return nil
+	return creds.Source, nil
 }
 
 // replayBackend serves rec in process, with a recording.Replayer: no
@@ -177,6 +224,10 @@ func newClient(cfg aws.Config, s *settings) *backend {
 			o.BaseEndpoint = aws.String(s.endpoint)
 		}
 		o.HTTPClient = httpClient
+		if _, ok := cfg.Credentials.(aws.AnonymousCredentials); ok {
+			o.AuthSchemePreference = cfg.AuthSchemePreference
+			o.BearerAuthTokenProvider = nil
+		}
 	})
 	return b
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -167,9 +168,46 @@ func TestNoCredentials(t *testing.T) {
 	env := append(noCredentialsEnv(t), "AWS_EC2_METADATA_SERVICE_ENDPOINT="+imds.URL)
 	out := runBinary(t, env, nil, "What time is it?")
 	assert.Equal(t, 1, out.code, "exit status")
-	mustContain(t, "stderr", out.stderr, "converse: no AWS credentials found", "AWS_ACCESS_KEY_ID", "-profile", "aws configure",
+	mustContain(t, "stderr", out.stderr, "converse: no AWS credentials found", "AWS_BEARER_TOKEN_BEDROCK", "AWS_ACCESS_KEY_ID", "-profile", "aws configure",
 		`-replay testdata/demo.json "`+demoPrompt+`"`)
 	assert.Zero(t, calls.Load(), "requests to the metadata service")
+}
+
+// TestBedrockAPIKey: a Bedrock API key in AWS_BEARER_TOKEN_BEDROCK is
+// credentials enough, which the client sends as a bearer token, over HTTPS
+// only. (TestLoopbackCredentials sends it.)
+func TestBedrockAPIKey(t *testing.T) {
+	setTestEnv(t)
+	for _, name := range []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"} {
+		t.Setenv(name, "")
+	}
+	t.Setenv("AWS_BEARER_TOKEN_BEDROCK", fakeAPIKey)
+	tests := []struct {
+		name, endpoint string
+		usage          string // the usage error, if any
+	}{
+		{"Bedrock", "", ""},
+		{"an https endpoint", "https://vpce-0123.bedrock-runtime.us-east-1.vpce.amazonaws.com", ""},
+		{"an http endpoint", "http://bedrock.example.com", "-endpoint http://bedrock.example.com: a Bedrock API key (AWS_BEARER_TOKEN_BEDROCK) is sent over HTTPS only"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var args []string
+			if tt.endpoint != "" {
+				args = []string{"-endpoint", tt.endpoint}
+			}
+			s, err := parseFlags(append(args, "hi"), io.Discard)
+			require.NoError(t, err)
+			b, err := newBackend(context.Background(), s, nil)
+			if tt.usage != "" {
+				require.True(t, isUsage(err), "a usage error: %v", err)
+				assert.ErrorContains(t, err, tt.usage)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, "a Bedrock API key (AWS_BEARER_TOKEN_BEDROCK)", b.auth)
+		})
+	}
 }
 
 // TestProfile: -profile takes credentials and region from the shared files.

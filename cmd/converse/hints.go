@@ -47,7 +47,8 @@ func noCredentials(err error) error {
 	if strings.Contains(err.Error(), "no EC2 IMDS role found") {
 		detail = "" // the end of the default chain: nothing is configured
 	}
-	return failf(err, "no AWS credentials found%s: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, "+
+	return failf(err, "no AWS credentials found%s: set AWS_BEARER_TOKEN_BEDROCK to a Bedrock API key, "+
+		"or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, "+
 		"or pick a profile of ~/.aws/config with -profile or AWS_PROFILE (\"aws configure\", or \"aws sso login\" for SSO); "+
 		"or try converse offline in a checkout of the repository: converse -replay testdata/demo.json %q", detail, demoPrompt)
 }

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"encoding/pem"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -18,8 +20,9 @@ import (
 
 // TestLoopbackCredentials: with -endpoint on loopback, the requests are
 // signed only when credentials are asked for by name (AWS_ACCESS_KEY_ID,
-// AWS_PROFILE, -profile), and the EC2 metadata service is never asked,
-// even where nothing disables it.
+// AWS_PROFILE, -profile, or a Bedrock API key in AWS_BEARER_TOKEN_BEDROCK,
+// sent as a bearer token over HTTPS only), -v says which, and the EC2
+// metadata service is never asked, even where nothing disables it.
 func TestLoopbackCredentials(t *testing.T) {
 	t.Parallel()
 	var imdsCalls atomic.Int32
@@ -42,39 +45,66 @@ func TestLoopbackCredentials(t *testing.T) {
 	base := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "AWS_REGION=us-east-1",
 		"AWS_EC2_METADATA_SERVICE_ENDPOINT=" + imds.URL}
 
+	const (
+		unsigned = "· auth: none: the requests to the local endpoint are unsigned"
+		apiKey   = "· auth: a Bedrock API key (AWS_BEARER_TOKEN_BEDROCK)"
+		bearer   = "Bearer " + fakeAPIKey
+	)
+	withKey := func(env ...string) []string { return append(env, "AWS_BEARER_TOKEN_BEDROCK="+fakeAPIKey) }
+	keys := []string{"AWS_ACCESS_KEY_ID=" + fakeKeyID, "AWS_SECRET_ACCESS_KEY=" + fakeSecret}
 	tests := []struct {
-		name   string
-		env    []string
-		args   []string
-		signed bool
+		name  string
+		env   []string
+		args  []string
+		https bool
+		auth  string // the Authorization header, up to its first space, or a bearer token
+		trace string // the -v line
 	}{
-		{"nothing asked for", nil, nil, false},
-		{"a profile without credentials", []string{"AWS_PROFILE=empty"}, nil, false},
-		{"-profile without credentials", nil, []string{"-profile", "empty"}, false},
-		{"-profile default", nil, []string{"-profile", "default"}, true},
-		{"keys in the environment", []string{"AWS_ACCESS_KEY_ID=" + fakeKeyID, "AWS_SECRET_ACCESS_KEY=" + fakeSecret}, nil, true},
+		{"nothing asked for", nil, nil, false, "", unsigned},
+		{"a profile without credentials", []string{"AWS_PROFILE=empty"}, nil, false, "", unsigned},
+		{"-profile without credentials", nil, []string{"-profile", "empty"}, false, "", unsigned},
+		{"-profile default", nil, []string{"-profile", "default"}, false, "AWS4-HMAC-SHA256", "· auth: AWS credentials (SigV4) from SharedConfigCredentials: "},
+		{"keys in the environment", keys, nil, false, "AWS4-HMAC-SHA256", "· auth: AWS credentials (SigV4) from EnvConfigCredentials"},
+		{"a Bedrock API key", withKey(), nil, true, bearer, apiKey},
+		{"a Bedrock API key beside keys", withKey(keys...), nil, true, bearer, apiKey},
+		{"a Bedrock API key over http", withKey(keys...), nil, false, "", unsigned + " (a Bedrock API key in AWS_BEARER_TOKEN_BEDROCK is sent over HTTPS only)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			srv := newServer(t, bedrocktest.Script(bedrocktest.Text("Hi.")))
-			var signed atomic.Int32
+			var auth atomic.Value
+			auth.Store("")
 			target, err := url.Parse(srv.URL)
 			require.NoError(t, err)
 			proxy := httputil.NewSingleHostReverseProxy(target)
-			front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				if r.Header.Get("Authorization") != "" {
-					signed.Add(1)
+			front := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if h := r.Header.Get("Authorization"); strings.HasPrefix(h, "Bearer ") {
+					auth.Store(h)
+				} else {
+					scheme, _, _ := strings.Cut(h, " ")
+					auth.Store(scheme)
 				}
 				proxy.ServeHTTP(w, r)
 			}))
+			env := append(base, tt.env...)
+			if tt.https {
+				front.StartTLS()
+				bundle := filepath.Join(t.TempDir(), "ca.pem")
+				require.NoError(t, os.WriteFile(bundle, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: front.Certificate().Raw}), 0o600))
+				env = append(env, "AWS_CA_BUNDLE="+bundle)
+			} else {
+				front.Start()
+			}
 			t.Cleanup(front.Close)
 
-			args := append(append([]string{"-endpoint", front.URL}, tt.args...), "hi")
-			out := runBinary(t, append(base, tt.env...), nil, args...)
+			args := append(append([]string{"-endpoint", front.URL, "-v"}, tt.args...), "hi")
+			out := runBinary(t, env, nil, args...)
 			require.Equal(t, 0, out.code, out.stderr)
 			assert.Equal(t, "Hi.\n", out.stdout)
-			assert.Equal(t, tt.signed, signed.Load() > 0, "signed")
+			assert.Equal(t, tt.auth, auth.Load(), "Authorization")
+			mustContain(t, "stderr", out.stderr, tt.trace)
+			assert.NotContains(t, out.stderr, fakeAPIKey)
 		})
 	}
 }

@@ -30,7 +30,7 @@ func main() {
 		os.Exit(exitInterrupted)
 	}()
 	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
-	os.Exit(report(os.Stderr, err))
+	os.Exit(report(onTerminal(os.Stderr), err))
 }
 
 // report prints err, if any, as one line on w and returns the exit status:

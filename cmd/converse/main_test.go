@@ -44,6 +44,7 @@ const (
 	fakeKeyID  = "AKIACONVERSETESTKEY1"
 	fakeSecret = "converse/test/secret/aBcDeFgHiJkLmNoPqRsTuVwXyZ012345"
 	fakeToken  = "FwoGZXIvYXdzConverseTestSessionToken0123456789"
+	fakeAPIKey = "ABSKQmVkcm9ja0FQSUtleS1jb252ZXJzZVRlc3Q=" // a Bedrock API key
 )
 
 func TestMain(m *testing.M) {

@@ -23,7 +23,8 @@ import (
 // status. Assistant text goes to stdout; diagnostics and the -v trace to
 // stderr. A returned usageError means exit status 2, any other error 1.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	stderr = redacting{stderr}
+	// What reaches a terminal is made visible; stderr is redacted first.
+	stdout, stderr = onTerminal(stdout), redacting{onTerminal(stderr)}
 	if isHelp(args) {
 		return printHelp(stdout, args)
 	}
@@ -163,11 +164,12 @@ func readPrompt(args []string, stdin io.Reader) (prompt string, interactive bool
 	return prompt, false, nil
 }
 
-// isTerminal reports whether r is a terminal, asking the system about its
-// file descriptor: a character device such as /dev/null is not one.
-func isTerminal(r io.Reader) bool {
-	f, ok := r.(interface{ Fd() uintptr })
-	return ok && term.IsTerminal(int(f.Fd()))
+// isTerminal reports whether f, a reader or a writer, is a terminal, asking
+// the system about its file descriptor: a character device such as
+// /dev/null is not one.
+func isTerminal(f any) bool {
+	fd, ok := f.(interface{ Fd() uintptr })
+	return ok && term.IsTerminal(int(fd.Fd()))
 }
 
 // session is a conversation with its output: what run and chat share.

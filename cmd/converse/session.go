@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/tooluse/bedrock/converse"
@@ -100,7 +101,9 @@ func (ss *session) approver(stdin io.Reader) func(context.Context, converse.Call
 		}
 		defer closeTTY()
 		ss.print.endText()
-		fmt.Fprintf(tty, "Run %s %s? [y/N] ", printable(call.Tool), shorten(string(call.Input)))
+		// The question starts afresh and quotes the tool's name, so that
+		// what the model wrote before cannot hide or imitate it.
+		fmt.Fprintf(tty, "%sRun %s %s? [y/N] ", resetLine, strconv.Quote(call.Tool), shorten(string(call.Input)))
 		answer, ok := ss.answer(ctx, tty)
 		if !ok {
 			fmt.Fprintln(tty)
