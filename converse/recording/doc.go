@@ -17,11 +17,15 @@
 //
 //	r, err := recording.Load("testdata/chat.json")
 //	replay := recording.NewReplayer(r)
-//	client := bedrockruntime.NewFromConfig(cfg, func(o *bedrockruntime.Options) {
-//		o.HTTPClient = replay
-//	})
+//	client := replay.Client()
 //	// ... the same conversation ...
 //	err = replay.Unused() // nil once every recorded call was asked for
+//
+// Replayer.Client needs no AWS configuration or credentials, and never
+// looks for them, so a replay runs in CI as it runs on a laptop. (A client
+// of a config.LoadDefaultConfig, with the Replayer as its HTTPClient, would
+// search for credentials, asking the EC2 metadata service when it finds
+// none; and aws.AnonymousCredentials alone makes the SDK's client panic.)
 //
 // The package bedrocktest serves a recording from its loopback server too
 // (bedrocktest.Replay), with the same checks.

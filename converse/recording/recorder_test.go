@@ -19,7 +19,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
@@ -610,7 +609,7 @@ func recordAndReplay(t *testing.T, h bedrocktest.Handler, turn turnFunc) (rec *r
 	ignoreClock := func(o *recording.ReplayOptions) { o.IgnoreToolResults = []string{"get_current_datetime"} }
 
 	replayer := recording.NewReplayer(rec, ignoreClock)
-	replayed = holdConversation(t, replayClient(replayer, e2eOptions), "2025-06-30T17:42:09Z", turn)
+	replayed = holdConversation(t, replayer.Client(e2eOptions), "2025-06-30T17:42:09Z", turn)
 	if err := replayer.Unused(); err != nil {
 		t.Error(err)
 	}
@@ -622,15 +621,6 @@ func recordAndReplay(t *testing.T, h bedrocktest.Handler, turn turnFunc) (rec *r
 		t.Errorf("bedrocktest.Replay served:\n  %s\nthe Replayer:\n  %s", strings.Join(served, "\n  "), strings.Join(replayed, "\n  "))
 	}
 	return rec, recorded, replayed
-}
-
-// replayClient is a bedrockruntime client whose calls p answers.
-func replayClient(p *recording.Replayer, optFns ...func(*bedrockruntime.Options)) *bedrockruntime.Client {
-	return bedrockruntime.New(bedrockruntime.Options{
-		Region:      "us-east-1",
-		Credentials: credentials.NewStaticCredentialsProvider("AKIDREPLAYTEST", "replay-secret", ""),
-		HTTPClient:  p,
-	}, optFns...)
 }
 
 func checkSameConversation(t *testing.T, recorded, replayed []string) {
@@ -712,7 +702,7 @@ func TestReplayThroughSDKClient(t *testing.T) {
 	holdConversation(t, srv.Client(func(o *bedrockruntime.Options) { o.HTTPClient = recorder }), "10:00", converseTurn)
 
 	t.Run("Replayer", func(t *testing.T) {
-		checkStrictReplay(t, replayClient(recording.NewReplayer(recorder.Recording())))
+		checkStrictReplay(t, recording.NewReplayer(recorder.Recording()).Client())
 	})
 	t.Run("bedrocktest.Replay", func(t *testing.T) {
 		replay := bedrocktest.NewServer(bedrocktest.Replay(recorder.Recording()))
@@ -766,12 +756,7 @@ func ExampleNewReplayer() {
 	live.Close()
 
 	replayer := recording.NewReplayer(recorder.Recording())
-	client = bedrockruntime.New(bedrockruntime.Options{
-		Region:      "us-east-1",
-		Credentials: credentials.NewStaticCredentialsProvider("AKID", "secret", ""),
-		HTTPClient:  replayer,
-	})
-	out, err := client.Converse(ctx, input)
+	out, err := replayer.Client().Converse(ctx, input) // no AWS configuration needed
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -8,6 +8,9 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+
 	"github.com/tooluse/bedrock/converse/internal/wire"
 )
 
@@ -81,6 +84,24 @@ func NewReplayer(rec *Recording, optFns ...func(*ReplayOptions)) *Replayer {
 		}
 	}
 	return p
+}
+
+// Client returns a bedrockruntime client whose calls p answers, in
+// process, that needs no AWS configuration at all: its requests are
+// unsigned, so it looks for no credentials (no environment, no shared
+// files, no EC2 metadata service) and sends none, not even a Bedrock API
+// key in AWS_BEARER_TOKEN_BEDROCK, which the SDK's client would otherwise
+// prefer. Its region is us-east-1. optFns change its Options after that, as
+// bedrockruntime.New applies them (set HTTPClient to a Recorder of p, say).
+func (p *Replayer) Client(optFns ...func(*bedrockruntime.Options)) *bedrockruntime.Client {
+	unsigned := func(o *bedrockruntime.Options) {
+		// Anonymous credentials alone make the client pick bearer auth,
+		// with no token, and panic: noAuth must come first.
+		o.Credentials = aws.AnonymousCredentials{}
+		o.AuthSchemePreference = []string{"noAuth"}
+		o.BearerAuthTokenProvider = nil
+	}
+	return bedrockruntime.New(bedrockruntime.Options{Region: "us-east-1", HTTPClient: p}, append([]func(*bedrockruntime.Options){unsigned}, optFns...)...)
 }
 
 // Next uses up the next exchange for a call of operation (OpConverse or
