@@ -54,7 +54,8 @@ func TestOutputToPipeUnchanged(t *testing.T) {
 // what follows (ESC[8m), clears the screen, sets the title and the
 // clipboard and writes a fake prompt for a harmless tool before calling
 // danger: the terminal shows its escape sequences as text, and the real
-// question starts on a reset, cleared line and names danger, quoted.
+// question starts on a reset, cleared line and names danger, quoted. The
+// -v trace shares the terminal and its escaping.
 func TestApprovalPromptCannotBeForged(t *testing.T) {
 	t.Parallel()
 	tty, keyboard := openTerminal(t)
@@ -75,7 +76,7 @@ func TestApprovalPromptCannotBeForged(t *testing.T) {
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := binaryCommand(ctx, testEnv(t), "-endpoint", srv.URL, "-tools", manifest, "-no-builtins", "go")
+	cmd := binaryCommand(ctx, testEnv(t), "-endpoint", srv.URL, "-tools", manifest, "-no-builtins", "-v", "go")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0} // stdin, the tty
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
 	runErr := cmd.Run()
@@ -85,7 +86,8 @@ func TestApprovalPromptCannotBeForged(t *testing.T) {
 	require.NoError(t, runErr, screen)
 
 	assert.Zero(t, runs(t, marks), "danger never runs without a yes")
-	mustContain(t, "the terminal", screen, "^[[2J^[]0;calculator^G^[]52;c;eQ==^GSure.", "^[[8m", "Done.")
+	mustContain(t, "the terminal", screen, "^[[2J^[]0;calculator^G^[]52;c;eQ==^GSure.", "^[[8m", "Done.",
+		"· danger d1 denied by the user: not approved at the terminal") // the -v trace, on the same terminal
 	prompt := resetLine + `Run "danger" {"path":"/"}? [y/N] `
 	before, _, found := strings.Cut(screen, prompt)
 	require.True(t, found, "the prompt, after a reset: %q", screen)
