@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/schemas"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
 	"github.com/tooluse/bedrock/converse/internal/wire"
@@ -75,7 +76,8 @@ func (c *Conversation) State() *State {
 // Restore rebuilds a Conversation from st, with the model st names, the
 // tools of reg and the options of optFns, which should be those of the
 // conversation that was saved. It fails if st is not a state a Conversation
-// can be in. Restored without tools, a history with tool blocks is sent
+// can be in, naming the message and block at fault: a toolResult that
+// answers no toolUse, say, which Bedrock would reject at every later call. Restored without tools, a history with tool blocks is sent
 // with the tools it calls described as withdrawn, since Bedrock requires a
 // toolConfig then; a call of a tool reg lacks is answered as one of an
 // unknown tool.
@@ -101,6 +103,9 @@ func (c *Conversation) openTurnOf(st *State) (*openTurn, error) {
 		}
 		if m.Role != want {
 			return nil, fmt.Errorf("message %d is from %q, not %q: messages alternate, starting with the user", i, m.Role, want)
+		}
+		if err := checkBlocks(st.Messages, i); err != nil {
+			return nil, err
 		}
 	}
 	n := len(st.Messages)
@@ -132,6 +137,42 @@ func (c *Conversation) openTurnOf(st *State) (*openTurn, error) {
 		}
 	}
 	return t, nil
+}
+
+// checkBlocks rejects, in message i of msgs, a nil content block (dropped
+// when sent) and a toolResult that answers no toolUse: of the message
+// before, in a user message; of its own message, a server tool's, in an
+// assistant message. Bedrock rejects every later request of such a history.
+func checkBlocks(msgs []types.Message, i int) error {
+	calls := map[string]bool{}
+	answered := msgs[i]
+	if msgs[i].Role == types.ConversationRoleUser {
+		answered = types.Message{}
+		if i > 0 {
+			answered = msgs[i-1]
+		}
+	}
+	for _, b := range answered.Content {
+		if tu, ok := b.(*types.ContentBlockMemberToolUse); ok && clientCall(b) == (msgs[i].Role == types.ConversationRoleUser) {
+			calls[aws.ToString(tu.Value.ToolUseId)] = true
+		}
+	}
+	for j, b := range msgs[i].Content {
+		r, isResult := b.(*types.ContentBlockMemberToolResult)
+		switch {
+		case b == nil:
+			return fmt.Errorf("message %d, block %d: not a content block this package knows", i, j)
+		case !isResult:
+			continue
+		case !calls[aws.ToString(r.Value.ToolUseId)]:
+			of := "the message before"
+			if msgs[i].Role == types.ConversationRoleAssistant {
+				of = "its message (a server tool's)"
+			}
+			return fmt.Errorf("message %d, block %d: the toolResult %q answers no toolUse of %s", i, j, aws.ToString(r.Value.ToolUseId), of)
+		}
+	}
+	return nil
 }
 
 func hasToolBlocks(msgs []types.Message) bool {
@@ -197,8 +238,10 @@ func (st *State) MarshalJSON() ([]byte, error) {
 	return json.Marshal(j)
 }
 
-// UnmarshalJSON reads the JSON form of a state, version 1. Restore checks
-// that the state is one a Conversation can be in.
+// UnmarshalJSON reads the JSON form of a state, version 1. A content block
+// of a kind this package does not know is an error naming its message and
+// block, not dropped. Restore checks that the state is one a Conversation
+// can be in.
 func (st *State) UnmarshalJSON(b []byte) error {
 	var j stateJSON
 	if err := json.Unmarshal(b, &j); err != nil {
@@ -207,7 +250,7 @@ func (st *State) UnmarshalJSON(b []byte) error {
 	if j.Version != StateVersion {
 		return fmt.Errorf("converse: state: version %d, this package reads version %d", j.Version, StateVersion)
 	}
-	msgs, err := decodeMessages(j.Messages)
+	msgs, err := decodeMessages(j.Messages, 0)
 	if err != nil {
 		return fmt.Errorf("converse: state: %w", err)
 	}
@@ -239,11 +282,25 @@ func (st *State) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// decodeMessages reads a request's "messages" array with the wire codec.
-func decodeMessages(raw json.RawMessage) ([]types.Message, error) {
+// decodeMessages reads a request's "messages" array with the wire codec;
+// first is the position of its first message in the history, for errors.
+func decodeMessages(raw json.RawMessage, first int) ([]types.Message, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || raw[0] != '[' {
 		return nil, errors.New("messages: not a JSON array")
+	}
+	var msgs []struct {
+		Content []json.RawMessage `json:"content"`
+	}
+	if err := json.Unmarshal(raw, &msgs); err != nil {
+		return nil, fmt.Errorf("messages: %w", err)
+	}
+	for i, m := range msgs {
+		for j, b := range m.Content {
+			if err := knownBlock(b); err != nil {
+				return nil, fmt.Errorf("message %d, block %d: %w", first+i, j, err)
+			}
+		}
 	}
 	in, err := wire.DecodeConverseInput(slices.Concat([]byte(`{"messages":`), raw, []byte(`}`)))
 	if err != nil {
@@ -276,7 +333,7 @@ func decodeBlocks(raw json.RawMessage) ([]types.ContentBlock, error) {
 	if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("[]")) {
 		return nil, nil
 	}
-	msgs, err := decodeMessages(slices.Concat([]byte(`[{"role":"user","content":`), raw, []byte(`}]`)))
+	msgs, err := decodeMessages(slices.Concat([]byte(`[{"role":"user","content":`), raw, []byte(`}]`)), 0)
 	if err != nil {
 		return nil, err
 	}
@@ -284,6 +341,36 @@ func decodeBlocks(raw json.RawMessage) ([]types.ContentBlock, error) {
 		return nil, errors.New("results: not an array of content blocks")
 	}
 	return msgs[0].Content, nil
+}
+
+// knownBlock rejects a content block, or a toolResult content block within
+// it, of a kind the SDK does not know: its decoder would read it as a copy
+// of the block before it, or as nil, which is dropped when sent.
+func knownBlock(raw json.RawMessage) error {
+	var block map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &block); err != nil {
+		return err
+	}
+	for kind, v := range block {
+		if schemas.ContentBlock.Member(kind) == nil {
+			return fmt.Errorf("%q is not a content block this package knows", kind)
+		}
+		if kind != "toolResult" {
+			continue
+		}
+		var r struct{ Content []map[string]json.RawMessage }
+		if err := json.Unmarshal(v, &r); err != nil {
+			return err
+		}
+		for k, c := range r.Content {
+			for kind := range c {
+				if schemas.ToolResultContentBlock.Member(kind) == nil {
+					return fmt.Errorf("toolResult content %d: %q is not a content block this package knows", k, kind)
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // toolUseID is the toolUseId of a toolResult block, for checks.
