@@ -165,11 +165,11 @@ func checkDecisions(tail *openTurn, decisions []Decision) (map[string]Decision, 
 
 // applyDecisions applies the checked decisions of byID to the pending
 // calls of tail.
-func (c *Conversation) applyDecisions(ctx context.Context, tail *openTurn, byID map[string]Decision) {
+func (c *Conversation) applyDecisions(ctx context.Context, turn int, tail *openTurn, byID map[string]Decision) {
 	for i, tc := range tail.calls {
 		if tail.pending[i] {
 			d := byID[tc.id]
-			c.emit(ApprovalDecided{Call: tc.public(), Decision: d})
+			c.emit(ApprovalDecided{Turn: turn, Call: tc.public(), Decision: d})
 			c.decide(ctx, tail, i, d)
 		}
 	}

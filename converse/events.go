@@ -80,7 +80,8 @@ type ApprovalRequested struct {
 }
 
 // ApprovalDecided is the decision on a call that needed approval, by
-// Options.Approve or, with Turn 0, by Resume.
+// Options.Approve or by Resume (Turn is then the turn that asked for the
+// call; see Conversation.Resume).
 type ApprovalDecided struct {
 	Turn     int
 	Call     Call
@@ -95,9 +96,11 @@ type Resumed struct {
 }
 
 // StateSaved is the conversation's state saved in Options.Store at a step
-// boundary: after the turn's model call or tool round (Turn 0 for those
-// Resume finishes), as Messages messages with Pending calls awaiting
-// approval.
+// boundary: after the turn's model call or tool round (for a round Resume
+// finishes, the turn that asked for its calls), as Messages messages with
+// Pending calls awaiting approval. A step is saved, and reported, once: a
+// pause that ran and decided nothing after the model call is not saved
+// again.
 type StateSaved struct {
 	SessionID string
 	Turn      int

@@ -74,21 +74,27 @@ func (c *Conversation) loop(ctx context.Context, cfg *types.ToolConfiguration, h
 		}
 		history = attempted
 		tail := c.newOpenTurn(calls)
+		tail.turn = turn
 		c.answerFinal(ctx, turn, tail)
 		c.keep(history, tail)
 		if err := c.save(ctx, turn); err != nil {
 			t.discard()
 			return fail(turn, history, err)
 		}
+		waiting := tail.waiting()
 		run, err := c.askApprover(ctx, turn, tail)
 		if err == nil {
 			err = c.runCalls(ctx, turn, history, tail, run, t.started)
 		}
 		t.discard() // releases the early calls' context; they are done
 		if err != nil || tail.paused() {
-			c.keep(history, tail)
-			if serr := c.save(ctx, turn); serr != nil && err == nil {
-				err = serr
+			// A pause that ran and decided nothing is the state saved
+			// above: it is not saved, nor reported, twice.
+			if err != nil || len(run) > 0 || tail.waiting() != waiting {
+				c.keep(history, tail)
+				if serr := c.save(ctx, turn); serr != nil && err == nil {
+					err = serr
+				}
 			}
 			if err != nil {
 				return fail(turn, history, err)

@@ -32,6 +32,7 @@ type openTurn struct {
 	results []types.ContentBlock // by call; nil while unanswered
 	pending []bool               // by call: awaiting a decision
 	started bool                 // calls were started: the unanswered ones were cut off
+	turn    int                  // the turn that asked for the calls; 0 when restored (see turnOf)
 	status  bool                 // error results carry the status field
 }
 
@@ -66,12 +67,32 @@ func (c *Conversation) answer(ctx context.Context, t *openTurn, i int, errType, 
 
 // paused reports whether calls await a decision.
 func (t *openTurn) paused() bool {
+	return t.waiting() > 0
+}
+
+// waiting counts the calls awaiting a decision.
+func (t *openTurn) waiting() int {
+	n := 0
 	for _, p := range t.pending {
 		if p {
-			return true
+			n++
 		}
 	}
-	return false
+	return n
+}
+
+// turnOf numbers the turn of history's last message, an assistant message,
+// as the Send that made it did: its model calls since the prompt, the last
+// user message that holds no tool results. (A structured Send's correction
+// counts as a prompt.) A restored open turn gets its number from it.
+func turnOf(history []types.Message) int {
+	n := 0
+	for i := len(history) - 1; i >= 0 && (history[i].Role == types.ConversationRoleAssistant || answersTools(history[i])); i-- {
+		if history[i].Role == types.ConversationRoleAssistant {
+			n++
+		}
+	}
+	return n
 }
 
 func (t *openTurn) pendingCalls() []Call {
@@ -135,7 +156,9 @@ func (c *Conversation) runCalls(ctx context.Context, turn int, history []types.M
 // conversation returns ErrNothingToResume and records no span, so that a
 // caller may try Resume before every Send. Otherwise it behaves as
 // SendMessage, errors included; its turns are numbered from 1, and the
-// calls it finishes for an earlier turn report turn 0.
+// events of the calls it finishes for an earlier turn (ApprovalDecided,
+// ToolStart, ToolEnd, StateSaved) carry the number that turn had in its
+// Send, restored ones too.
 func (c *Conversation) Resume(ctx context.Context, decisions ...Decision) (*Result, error) {
 	c.sendMu.Lock()
 	defer c.sendMu.Unlock()
@@ -173,6 +196,10 @@ func (c *Conversation) resume(ctx context.Context, cfg *types.ToolConfiguration,
 	switch {
 	case tail != nil:
 		tail = tail.clone()
+		if tail.turn == 0 {
+			tail.turn = turnOf(history)
+		}
+		turn := tail.turn
 		var cut []int // cut off by a crash: never run again
 		for i := range tail.calls {
 			if tail.started && tail.results[i] == nil && !tail.pending[i] {
@@ -184,11 +211,11 @@ func (c *Conversation) resume(ctx context.Context, cfg *types.ToolConfiguration,
 			return nil, fmt.Errorf("converse: Resume: %w", err)
 		}
 		c.emit(Resumed{Messages: len(history), Decisions: len(decisions)})
-		c.applyDecisions(ctx, tail, byID)
+		c.applyDecisions(ctx, turn, tail, byID)
 		for _, i := range cut {
 			tc := tail.calls[i]
 			c.answer(ctx, tail, i, toolErrInterrupted, interruptedText)
-			c.emit(ToolEnd{ID: tc.id, Name: tc.name, Input: tc.input, Err: ErrCallInterrupted, Status: types.ToolResultStatusError})
+			c.emit(ToolEnd{Turn: turn, ID: tc.id, Name: tc.name, Input: tc.input, Err: ErrCallInterrupted, Status: types.ToolResultStatusError})
 		}
 		var run []int
 		for i := range tail.calls {
@@ -196,12 +223,12 @@ func (c *Conversation) resume(ctx context.Context, cfg *types.ToolConfiguration,
 				run = append(run, i)
 			}
 		}
-		if err := c.runCalls(ctx, 0, history, tail, run, nil); err != nil {
+		if err := c.runCalls(ctx, turn, history, tail, run, nil); err != nil {
 			return nil, fmt.Errorf("converse: Resume: %w", err)
 		}
 		history = append(history, tail.message(history))
 		c.keep(history, nil)
-		if err := c.save(ctx, 0); err != nil {
+		if err := c.save(ctx, turn); err != nil {
 			return nil, fmt.Errorf("converse: Resume: %w", err)
 		}
 		if err := ctx.Err(); err != nil {

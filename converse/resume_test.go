@@ -316,3 +316,93 @@ func TestResumeDecisionErrorNamesEveryProblem(t *testing.T) {
 	require.ErrorIs(t, err, converse.ErrDecision)
 	assert.EqualError(t, err, `converse: Resume: bad decisions: no decision for the pending call "m1" (tool send); "nope" is not a pending call; "s1" is not a pending call`)
 }
+
+// stepEvents describes the events that number turns, one a line.
+type stepEvents struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (s *stepEvents) record(ev converse.Event) {
+	var line string
+	switch e := ev.(type) {
+	case converse.TurnEnd:
+		line = fmt.Sprintf("turn %d: model call", e.Turn)
+	case converse.ToolStart:
+		line = fmt.Sprintf("turn %d: start %s", e.Turn, e.ID)
+	case converse.ToolEnd:
+		line = fmt.Sprintf("turn %d: end %s", e.Turn, e.ID)
+	case converse.ApprovalDecided:
+		line = fmt.Sprintf("turn %d: decided %s %s", e.Turn, e.Call.ID, e.Decision.Verdict)
+	case converse.StateSaved:
+		line = fmt.Sprintf("turn %d: saved %d messages, %d pending", e.Turn, e.Messages, e.Pending)
+	default:
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lines = append(s.lines, line)
+}
+
+func (s *stepEvents) take() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	lines := s.lines
+	s.lines = nil
+	return lines
+}
+
+// TestPauseSavesOnceAndRestoredTurnsKeepTheirNumbers: a Send that pauses
+// saves the paused step once (one StateSaved), and the Resume of the
+// restored state reports the calls it finishes with the number of the turn
+// that asked for them, not 0; its own model calls count from 1.
+func TestPauseSavesOnceAndRestoredTurnsKeepTheirNumbers(t *testing.T) {
+	for _, restore := range []bool{false, true} {
+		t.Run(fmt.Sprintf("restored %v", restore), func(t *testing.T) {
+			var runs runCounter
+			reg := countingTools(t, &runs, "")
+			_, client := serve(t, bedrocktest.Script(
+				bedrocktest.ToolUse("first", bedrocktest.Call{ID: "s1", Name: "step", Input: map[string]any{"n": 1}}),
+				bedrocktest.ToolUse("then", bedrocktest.Call{ID: "m1", Name: "send", Input: map[string]any{"n": 2}}),
+				bedrocktest.Text("done"),
+			))
+			var events stepEvents
+			store := converse.FileStore{Dir: t.TempDir()}
+			session := func(o *converse.Options) { o.Store, o.SessionID, o.OnEvent = store, "s", events.record }
+			c := converse.New(client, claude, reg, session)
+			_, err := c.Send(context.Background(), "go")
+			require.ErrorIs(t, err, converse.ErrPaused)
+			assert.Equal(t, []string{
+				"turn 0: saved 1 messages, 0 pending",
+				"turn 1: model call",
+				"turn 1: saved 2 messages, 0 pending",
+				"turn 1: saved 2 messages, 0 pending", // the call started
+				"turn 1: start s1",
+				"turn 1: end s1",
+				"turn 1: saved 3 messages, 0 pending",
+				"turn 2: model call",
+				"turn 2: saved 4 messages, 1 pending",
+			}, events.take())
+
+			if restore {
+				st, err := store.Load(context.Background(), "s")
+				require.NoError(t, err)
+				c, err = converse.Restore(client, reg, st, session)
+				require.NoError(t, err)
+			}
+			res, err := c.Resume(context.Background(), converse.Approve("m1"))
+			require.NoError(t, err)
+			assert.Equal(t, "done", res.Text)
+			assert.Equal(t, []string{
+				"turn 2: decided m1 approved",
+				"turn 2: saved 4 messages, 0 pending", // the call started
+				"turn 2: start m1",
+				"turn 2: end m1",
+				"turn 2: saved 5 messages, 0 pending",
+				"turn 1: model call",
+				"turn 1: saved 6 messages, 0 pending",
+			}, events.take())
+			assert.Equal(t, map[string]int{"s1": 1, "m1": 1}, runs.snapshot())
+		})
+	}
+}
