@@ -122,7 +122,13 @@ func Run(ctx context.Context, client Client, modelID string, reg *tools.Registry
 // with tool calls awaiting approval). It keeps every completed step: a Send
 // that fails loses only the step in progress. During a Send it returns the
 // history at the last step boundary, at once: it may be called from OnEvent
-// or from another goroutine.
+// or from another goroutine. A model call's reply is kept before its
+// TurnEnd, so that History then ends with the reply the event reports: a
+// final answer (without the toolUse blocks nothing answers, and not kept
+// at all when left empty), or a tool_use turn whose calls are not answered
+// yet. A reply that ends the Send with an error (max_tokens cutting a call,
+// malformed tool use or output, a context window exceeded, the turn limit)
+// is never kept.
 func (c *Conversation) History() []types.Message {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -505,7 +505,9 @@ func within(t *testing.T, what string, f func()) {
 }
 
 // TestHistoryFromOnEvent: a UI that redraws the transcript on TurnEnd or
-// ToolEnd calls History from OnEvent; it must not deadlock Send.
+// ToolEnd calls History from OnEvent; it must not deadlock Send, and at
+// TurnEnd History ends with the reply the event reports (the tool_use turn,
+// then the final answer).
 func TestHistoryFromOnEvent(t *testing.T) {
 	_, client := serve(t, bedrocktest.Script(
 		bedrocktest.ToolUse("", bedrocktest.Call{ID: "t1", Name: "calculator", Input: map[string]any{"a": 1, "b": 2}}),
@@ -526,7 +528,7 @@ func TestHistoryFromOnEvent(t *testing.T) {
 		_, err = c.Send(context.Background(), "and again?")
 		require.NoError(t, err)
 	})
-	assert.Equal(t, []int{1, 2, 3, 5}, seen, "History during a Send is the history at the last step boundary")
+	assert.Equal(t, []int{2, 2, 4, 6}, seen, "History during a Send is the history at the last step boundary, the reply kept before TurnEnd")
 }
 
 // TestHistoryDoesNotWaitForTheModel: History from another goroutine

@@ -68,8 +68,9 @@
 //
 // [Conversation.History] never waits for a model call or a tool: during a
 // Send it returns the history at the last step boundary, so it may be called
-// from OnEvent (to redraw a transcript on TurnEnd) or from another
-// goroutine. Go errors are for the caller: Bedrock API errors (wrapped with the
+// from OnEvent or from another goroutine; at a [TurnEnd] it ends with the
+// reply the event reports (see its doc for the exceptions), so a transcript
+// can be redrawn then. Go errors are for the caller: Bedrock API errors (wrapped with the
 // turn number, usable with errors.As against *types.ThrottlingException and
 // the rest), cancellation, and the sentinels [ErrMaxTurns], [ErrMaxTokens],
 // [ErrMalformedToolUse], [ErrMalformedModelOutput],

@@ -35,16 +35,33 @@ func (c *Conversation) loop(ctx context.Context, cfg *types.ToolConfiguration, h
 		res.Message, res.Text, res.Citations, res.StopReason = reply, textOf(reply), citationsOf(reply), t.stop
 		res.Turns, res.Usage, res.Response = turn, res.Usage.Add(t.usage), t.resp
 		c.addUsage(t.usage)
-		c.emit(TurnEnd{Turn: turn, StopReason: t.stop, Usage: t.usage, Response: t.resp})
-
-		if err := stopError(t.stop, reply); err != nil {
-			t.discard()
-			return fail(turn, attempted, err)
-		}
+		stopErr := stopError(t.stop, reply)
 		// A tool_use turn with only server tool calls, which Bedrock answered
 		// itself, leaves the client nothing to answer: it ends the Send as a
 		// final answer would (an empty user message would be rejected).
-		if answered || t.stop != types.StopReasonToolUse || !hasToolUse(reply) {
+		final := answered || t.stop != types.StopReasonToolUse || !hasToolUse(reply)
+		var tail *openTurn
+		switch { // the reply is kept before TurnEnd, so that History holds it then
+		case stopErr != nil, !final && turn >= c.maxTurns():
+			// not kept: the Send fails with this step
+		case final:
+			res.History = c.keepFinal(attempted)
+		default:
+			calls := t.calls
+			if calls == nil {
+				calls = toolCalls(reply.Content)
+			}
+			tail = c.newOpenTurn(calls)
+			tail.turn = turn
+			c.keep(attempted, tail)
+		}
+		c.emit(TurnEnd{Turn: turn, StopReason: t.stop, Usage: t.usage, Response: t.resp})
+
+		if stopErr != nil {
+			t.discard()
+			return fail(turn, attempted, stopErr)
+		}
+		if final {
 			t.discard()
 			if c.shape != nil && !answered { // a structured Send's answer that is none
 				if history, err = c.retry(ctx, turn, attempted, t.stop); err != nil {
@@ -55,7 +72,6 @@ func (c *Conversation) loop(ctx context.Context, cfg *types.ToolConfiguration, h
 			if answered {
 				c.traceAnswer(ctx, turn)
 			}
-			res.History = c.keepFinal(attempted)
 			if err := c.save(ctx, turn); err != nil {
 				return fail(turn, attempted, err)
 			}
@@ -68,15 +84,11 @@ func (c *Conversation) loop(ctx context.Context, cfg *types.ToolConfiguration, h
 			}
 			return fail(turn, attempted, fmt.Errorf("%w (%d model calls): raise Options.MaxTurns", ErrMaxTurns, c.maxTurns()))
 		}
-		calls := t.calls
-		if calls == nil {
-			calls = toolCalls(reply.Content)
-		}
 		history = attempted
-		tail := c.newOpenTurn(calls)
-		tail.turn = turn
-		c.answerFinal(ctx, turn, tail)
-		c.keep(history, tail)
+		if c.shape != nil { // the final tool's invalid calls are answered at once
+			c.answerFinal(ctx, turn, tail)
+			c.keep(history, tail)
+		}
 		if err := c.save(ctx, turn); err != nil {
 			t.discard()
 			return fail(turn, history, err)
@@ -133,19 +145,21 @@ func (c *Conversation) keep(history []types.Message, tail *openTurn) {
 // it answered, so that the caller can send another; after tool results the
 // conversation stays interrupted. It returns the history for the Result.
 func (c *Conversation) keepFinal(history []types.Message) []types.Message {
-	last := &history[len(history)-1]
-	if hasToolUse(*last) {
+	n := len(history)
+	if last := history[n-1]; hasToolUse(last) {
 		final := types.Message{Role: last.Role}
 		for _, b := range last.Content {
 			if !clientCall(b) {
 				final.Content = append(final.Content, b)
 			}
 		}
-		*last = final
+		// A copy: the caller's attempt stays as the model sent it, to be
+		// checked again (a structured Send's retry) or reported on error.
+		history = append(slices.Clip(history[:n-1]), final)
 	}
 	kept := history
-	if len(last.Content) == 0 {
-		kept = history[:len(history)-1]
+	if len(history[n-1].Content) == 0 {
+		kept = history[:n-1]
 		if !answersTools(kept[len(kept)-1]) {
 			kept = kept[:len(kept)-1]
 		}
