@@ -69,7 +69,7 @@ func Structured[T any](ctx context.Context, conv *Conversation, prompt string) (
 	echo := func(_ context.Context, v T) (T, error) { return v, nil }
 	tool, err := tools.New(finalName(reflect.TypeFor[T]().Name()), finalDescription, echo)
 	if err != nil {
-		return zero, nil, fmt.Errorf("converse: Structured: %w", err)
+		return zero, nil, answerSchemaError(err)
 	}
 	v, res, err := conv.structured(ctx, prompt, tool)
 	if err != nil {
@@ -85,16 +85,12 @@ func Structured[T any](ctx context.Context, conv *Conversation, prompt string) (
 // StructuredJSON is Structured for a JSON Schema known only at run time
 // (an object schema, as tools.NewRaw takes): it returns the answer as a
 // JSON object that matches schema, defaults filled in. The schema's
-// "title", if any, names the final tool (final_ and the title).
+// "title", if any, names the final tool (final_ and the title). A schema
+// it cannot take fails before any model call, as [CheckSchema] says.
 func StructuredJSON(ctx context.Context, conv *Conversation, prompt string, schema json.RawMessage) (json.RawMessage, *Result, error) {
-	var head struct {
-		Title string `json:"title"`
-	}
-	_ = json.Unmarshal(schema, &head) // NewRaw reports a schema that is not JSON
-	echo := func(_ context.Context, in json.RawMessage) (any, error) { return in, nil }
-	tool, err := tools.NewRaw(finalName(head.Title), finalDescription, schema, echo)
+	tool, err := answerTool(schema)
 	if err != nil {
-		return nil, nil, fmt.Errorf("converse: StructuredJSON: %w", err)
+		return nil, nil, err
 	}
 	v, res, err := conv.structured(ctx, prompt, tool)
 	if err != nil {
@@ -102,6 +98,56 @@ func StructuredJSON(ctx context.Context, conv *Conversation, prompt string, sche
 	}
 	return v.(json.RawMessage), res, nil
 }
+
+// CheckSchema returns the error StructuredJSON returns for schema before
+// any model call, or nil if it takes it: schema must be a JSON Schema of an
+// object, as tools.NewRaw takes. The error, such as "converse: answer
+// schema: type must be "object", got array", wraps tools.ErrInvalidTool.
+// (On the models that take the schema natively, one that sets
+// additionalProperties to anything but false still fails the Send; see
+// Structured.)
+func CheckSchema(schema json.RawMessage) error {
+	_, err := answerTool(schema)
+	return err
+}
+
+// answerTool is StructuredJSON's final tool for schema.
+func answerTool(schema json.RawMessage) (*tools.Tool, error) {
+	var head struct {
+		Title string `json:"title"`
+	}
+	_ = json.Unmarshal(schema, &head) // NewRaw reports a schema that is not JSON
+	echo := func(_ context.Context, in json.RawMessage) (any, error) { return in, nil }
+	tool, err := tools.NewRaw(finalName(head.Title), finalDescription, schema, echo)
+	if err != nil {
+		return nil, answerSchemaError(err)
+	}
+	return tool, nil
+}
+
+// answerSchemaError is err, the tools package's error about the final
+// tool's input schema, worded for what it is to the caller: the schema of
+// the answer ("converse: answer schema: ..."), the final tool unnamed.
+func answerSchemaError(err error) error {
+	msg := err.Error()
+	if _, rest, ok := strings.Cut(msg, `": `); ok { // after tools: invalid tool "final_x"
+		msg = rest
+	}
+	if rest, ok := strings.CutPrefix(msg, "input schema"); ok {
+		msg = "answer schema" + rest
+	}
+	return &schemaError{msg: "converse: " + msg, err: err}
+}
+
+// schemaError is an error about the answer's schema, in its own words; it
+// unwraps to the tools package's error.
+type schemaError struct {
+	msg string
+	err error
+}
+
+func (e *schemaError) Error() string { return e.msg }
+func (e *schemaError) Unwrap() error { return e.err }
 
 // closedSchema is schema with every object schema closed
 // (models.CloseObjects), as Bedrock's structured output requires.

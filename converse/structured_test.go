@@ -219,7 +219,33 @@ func TestStructuredJSON(t *testing.T) {
 
 	_, _, err = converse.StructuredJSON(context.Background(), converse.New(client, novaPro, nil), "Weather?", json.RawMessage(`{"type":"array"}`))
 	require.ErrorIs(t, err, tools.ErrInvalidTool)
-	assert.ErrorContains(t, err, "converse: StructuredJSON: ")
+	assert.Empty(t, srv.Requests()[1:], "no model call")
+}
+
+// TestCheckSchema: a schema StructuredJSON cannot take is named as the
+// answer's schema, not as a tool's input schema, and CheckSchema gives
+// StructuredJSON's error without a conversation.
+func TestCheckSchema(t *testing.T) {
+	tests := []struct {
+		name, schema, want string
+	}{
+		{"not an object schema", `{"type":"array"}`, `converse: answer schema: type must be "object", got array`},
+		{"not JSON", `{"type":`, "converse: answer schema: "},
+		{"not a JSON Schema", `{"type":"object","properties":{"a":{"minLength":-1}}}`, `converse: answer schema is not a valid JSON Schema: at "properties.*.minLength"`},
+	}
+	_, client := serve(t, bedrocktest.Script())
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := converse.CheckSchema(json.RawMessage(tt.schema))
+			require.ErrorIs(t, err, tools.ErrInvalidTool)
+			assert.True(t, strings.HasPrefix(err.Error(), tt.want), err.Error())
+			assert.NotContains(t, err.Error(), "input schema")
+			assert.NotContains(t, err.Error(), "final_answer")
+			_, _, sendErr := converse.StructuredJSON(context.Background(), converse.New(client, novaPro, nil), "Weather?", json.RawMessage(tt.schema))
+			assert.Equal(t, err.Error(), sendErr.Error(), "StructuredJSON's error")
+		})
+	}
+	require.NoError(t, converse.CheckSchema(json.RawMessage(`{"type":"object"}`)))
 }
 
 func TestStructuredFinalToolNameTaken(t *testing.T) {

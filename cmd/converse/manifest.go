@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -39,6 +40,9 @@ type manifestTool struct {
 	Qualifier   string            `json:"qualifier"`  // lambdatool.Function.Qualifier
 }
 
+// manifestShape is what a manifest looks like, for its errors.
+const manifestShape = `{"tools": [{"name": ..., "description": ..., "inputSchema": ..., "command": [...]}]}`
+
 // loadManifest reads the manifest at path and makes its tools. taken holds
 // the names already in use (the built-ins). Every problem is a usageError
 // naming the file and, where there is one, the tool.
@@ -61,13 +65,17 @@ func parseManifest(data []byte, dir string, taken []string, fns *functions) ([]*
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&m); err != nil {
+		var typ *json.UnmarshalTypeError
+		if errors.As(err, &typ) && typ.Field == "" { // such as a bare array of tools
+			return nil, fmt.Errorf("%w: a manifest is %s", jsonError(data, err), manifestShape)
+		}
 		return nil, jsonError(data, err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, errors.New("data after the manifest's JSON object")
 	}
 	if len(m.Tools) == 0 {
-		return nil, errors.New(`no tools: want {"tools": [{"name": ..., "description": ..., "inputSchema": ..., "command": [...]}]}`)
+		return nil, errors.New("no tools: want " + manifestShape)
 	}
 	seen := slices.Clone(taken)
 	var out []*tools.Tool
@@ -182,7 +190,13 @@ func jsonError(data []byte, err error) error {
 	case errors.As(err, &syn):
 		offset = syn.Offset
 	case errors.As(err, &typ):
+		// Said in JSON's terms, not Go's ("cannot unmarshal array into
+		// Go value of type main.manifest").
 		offset = typ.Offset
+		err = fmt.Errorf("want %s, got %s", jsonKind(typ.Type), article(typ.Value))
+		if typ.Field != "" {
+			err = fmt.Errorf("%q: %w", typ.Field, err)
+		}
 	case errors.Is(err, io.EOF):
 		return errors.New("empty file: want a JSON object")
 	case errors.Is(err, io.ErrUnexpectedEOF):
@@ -194,4 +208,33 @@ func jsonError(data []byte, err error) error {
 	}
 	line := 1 + bytes.Count(data[:min(offset, int64(len(data)))], []byte("\n"))
 	return fmt.Errorf("line %d: %s", line, msg)
+}
+
+// jsonKind is the JSON value that decodes into t, as an error says it.
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	}
+	return "another value"
+}
+
+// article is a JSON kind of encoding/json's errors ("array", "number 5")
+// with its article.
+func article(kind string) string {
+	if strings.HasPrefix(kind, "a") || strings.HasPrefix(kind, "o") {
+		return "an " + kind
+	}
+	return "a " + kind
 }

@@ -28,11 +28,14 @@ func TestParseManifest(t *testing.T) {
 		{"empty", ``, "empty file"},
 		{"cut short", `{"tools": [`, "unexpected end of file"},
 		{"unknown field", tool(`, "environment": {}`), `unknown field "environment"`},
-		{"env not an object", tool(`, "env": ["A=1"]`), "cannot unmarshal array"},
+		{"env not an object", tool(`, "env": ["A=1"]`), `line 1: "tools.env": want an object, got an array`},
+		{"approve not a bool", tool(`, "approve": "yes"`), `line 1: "tools.approve": want true or false, got a string`},
+		{"timeout a number", tool(`, "timeout": 5`), `line 1: "tools.timeout": want a string, got a number`},
+		{"a bare array", `[{"name": "echo"}]`, `line 1: want an object, got an array: a manifest is {"tools": [{"name": `},
 		{"bad env name", tool(`, "env": {"A=B": "1"}`), `tool 1 ("echo"): environment variable name "A=B"`},
 		{"bad inherited name", tool(`, "inheritEnv": [""]`), `tool 1 ("echo"): environment variable name ""`},
 		{"unknown top-level field", `{"tools": [], "version": 2}`, `unknown field "version"`},
-		{"wrong type", "{\n\"tools\": {}}", "line 2: cannot unmarshal object"},
+		{"wrong type", "{\n\"tools\": {}}", `line 2: "tools": want an array, got an object`},
 		{"trailing data", tool("") + "{}", "data after the manifest's JSON object"},
 		{"no tools", `{"tools": []}`, "no tools"},
 		{"duplicate", `{"tools": [{"name": "a", "description": "A.", "command": ["` + prog + `"]}, {"name": "a", "description": "B.", "command": ["` + prog + `"]}]}`, `tool 2 ("a"): duplicate name`},
@@ -57,6 +60,8 @@ func TestParseManifest(t *testing.T) {
 			_, err := parseManifest([]byte(tt.manifest), dir, []string{"get_current_datetime", "calculator"}, nil)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.want)
+			assert.NotContains(t, err.Error(), "Go value", "said in JSON's terms")
+			assert.NotContains(t, err.Error(), "main.", "said in JSON's terms")
 		})
 	}
 }

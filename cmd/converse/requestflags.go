@@ -1,8 +1,8 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -13,7 +13,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
 	"github.com/tooluse/bedrock/converse"
-	"github.com/tooluse/bedrock/tools"
 )
 
 // requestFlags are the flags of the Converse request fields: guardrail,
@@ -60,11 +59,10 @@ func (r *requestFlags) define(fs *flag.FlagSet) {
 		if err != nil {
 			return err
 		}
-		// The schema is checked as converse.StructuredJSON will check it,
-		// so that a bad one is a usage error before any model call.
-		noop := func(context.Context, json.RawMessage) (any, error) { return nil, nil }
-		if _, err := tools.NewRaw("final_answer", "The answer.", b, noop); err != nil {
-			return fmt.Errorf("%s: %s", path, strings.TrimPrefix(err.Error(), `tools: invalid tool "final_answer": `))
+		// A bad schema is a usage error before any model call; the flag
+		// package names the file.
+		if err := converse.CheckSchema(b); err != nil {
+			return errors.New(strings.TrimPrefix(err.Error(), "converse: "))
 		}
 		r.schema = b
 		return nil

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -39,16 +40,19 @@ func TestSchema(t *testing.T) {
 		require.NoError(t, json.Unmarshal([]byte(out.stdout), &got), out.stdout)
 		assert.Equal(t, map[string]any{"city": "Oslo"}, got.Structured)
 	})
-	for name, bad := range map[string]string{
-		"not JSON":   `{"type":`,
-		"not object": `{"type":"array"}`,
-		"bad schema": `{"type":"object","properties":{"a":{"minLength":-1}}}`,
+	for name, bad := range map[string]struct{ schema, want string }{
+		"not JSON":   {`{"type":`, "answer schema: "},
+		"not object": {`{"type":"array"}`, `answer schema: type must be "object", got array`},
+		"bad schema": {`{"type":"object","properties":{"a":{"minLength":-1}}}`, "answer schema is not a valid JSON Schema: "},
 	} {
 		t.Run(name, func(t *testing.T) {
-			out := runInProcess(t, nil, "-schema", writeSchema(t, bad), "Where?")
+			path := writeSchema(t, bad.schema)
+			out := runInProcess(t, nil, "-schema", path, "Where?")
 			assert.Equal(t, 2, out.code, out.stderr)
-			assert.Contains(t, out.stderr, "schema.json")
+			assert.Contains(t, out.stderr, `invalid value "`+path+`" for flag -schema: `+bad.want)
+			assert.Equal(t, 1, strings.Count(out.stderr, path), "the file named once")
 			assert.NotContains(t, out.stderr, "final_answer")
+			assert.NotContains(t, out.stderr, "input schema", "the answer's schema is no tool's input schema")
 		})
 	}
 	t.Run("missing file", func(t *testing.T) {
