@@ -74,6 +74,7 @@ type Conversation struct {
 	history []types.Message
 	tail    *openTurn // the calls of the last message, while not all answered
 	usage   Usage     // of every model call so far
+	log     *fileLog  // the FileStore file as last saved or restored
 	eventMu sync.Mutex
 }
 
@@ -191,9 +192,11 @@ func (c *Conversation) sendMessage(ctx context.Context, msg types.Message, sh *s
 		return nil, err
 	}
 
-	if err := c.checkSession(); err != nil {
+	release, err := c.holdSession()
+	if err != nil {
 		return nil, err
 	}
+	defer release()
 	if err := c.sendable(); err != nil {
 		return nil, err
 	}

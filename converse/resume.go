@@ -164,7 +164,10 @@ func (c *Conversation) Resume(ctx context.Context, decisions ...Decision) (*Resu
 	defer c.sendMu.Unlock()
 	cfg, err := c.toolConfig()
 	if err == nil {
-		err = c.checkSession()
+		var release func()
+		if release, err = c.holdSession(); err == nil {
+			defer release()
+		}
 	}
 	if err == nil && !c.resumable() {
 		// A check that finds nothing to resume, as a caller makes before

@@ -56,6 +56,7 @@ type State struct {
 
 	results []types.ContentBlock // by client call of the last message; nil while unanswered
 	started bool
+	log     *fileLog // the FileStore file the state was read from or written to
 }
 
 // State returns a snapshot of the conversation. It never waits for a model
@@ -64,7 +65,7 @@ type State struct {
 func (c *Conversation) State() *State {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	st := &State{ModelID: c.modelID, Messages: slices.Clone(c.history), Usage: c.usage}
+	st := &State{ModelID: c.modelID, Messages: slices.Clone(c.history), Usage: c.usage, log: c.log}
 	if t := c.tail; t != nil {
 		st.Pending = t.pendingCalls()
 		st.results = slices.Clone(t.results)
@@ -90,7 +91,7 @@ func Restore(client Client, reg *tools.Registry, st *State, optFns ...func(*Opti
 	if err != nil {
 		return nil, fmt.Errorf("converse: restore: %w", err)
 	}
-	c.history, c.tail, c.usage = slices.Clone(st.Messages), tail, st.Usage
+	c.history, c.tail, c.usage, c.log = slices.Clone(st.Messages), tail, st.Usage, st.log
 	return c, nil
 }
 
@@ -196,6 +197,15 @@ type stateJSON struct {
 	Usage    usageJSON       `json:"usage"`
 }
 
+// stepJSON is a step record of a FileStore's session log: the state after
+// the step, as the first Keep messages of the state before and Messages.
+type stepJSON struct {
+	Keep     int             `json:"keep"`
+	Messages json.RawMessage `json:"messages"`
+	OpenTurn *openTurnJSON   `json:"openTurn,omitempty"`
+	Usage    usageJSON       `json:"usage"`
+}
+
 type openTurnJSON struct {
 	Results  json.RawMessage `json:"results"`
 	Answered []int           `json:"answered"`
@@ -213,11 +223,21 @@ type usageJSON struct {
 
 // MarshalJSON writes the documented JSON form of the state.
 func (st *State) MarshalJSON() ([]byte, error) {
-	msgs, err := wire.EncodeMessages(st.Messages)
+	j, err := st.form(0)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(stateJSON{Version: StateVersion, ModelID: st.ModelID, Messages: j.Messages, OpenTurn: j.OpenTurn, Usage: j.Usage})
+}
+
+// form is the JSON form of the state with its messages from the one at
+// from: a whole state for 0, a session log's step record otherwise.
+func (st *State) form(from int) (*stepJSON, error) {
+	msgs, err := wire.EncodeMessages(st.Messages[from:])
 	if err != nil {
 		return nil, fmt.Errorf("converse: state: %w", err)
 	}
-	j := stateJSON{Version: StateVersion, ModelID: st.ModelID, Messages: msgs, Usage: usageJSON(st.Usage)}
+	j := &stepJSON{Keep: from, Messages: msgs, Usage: usageJSON(st.Usage)}
 	if st.results != nil || len(st.Pending) > 0 {
 		ot := &openTurnJSON{Answered: []int{}, Pending: st.Pending, Started: st.started}
 		var blocks []types.ContentBlock
@@ -235,7 +255,7 @@ func (st *State) MarshalJSON() ([]byte, error) {
 		}
 		j.OpenTurn = ot
 	}
-	return json.Marshal(j)
+	return j, nil
 }
 
 // UnmarshalJSON reads the JSON form of a state, version 1. A content block
@@ -247,38 +267,53 @@ func (st *State) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &j); err != nil {
 		return fmt.Errorf("converse: state: %w", err)
 	}
+	msgs, err := j.messages()
+	if err != nil {
+		return err
+	}
+	return st.set(j.ModelID, msgs, j.OpenTurn, j.Usage)
+}
+
+// messages checks the version of the state and decodes its messages.
+func (j *stateJSON) messages() ([]types.Message, error) {
 	if j.Version != StateVersion {
-		return fmt.Errorf("converse: state: version %d, this package reads version %d", j.Version, StateVersion)
+		return nil, fmt.Errorf("converse: state: version %d, this package reads version %d", j.Version, StateVersion)
 	}
 	msgs, err := decodeMessages(j.Messages, 0)
 	if err != nil {
-		return fmt.Errorf("converse: state: %w", err)
+		return nil, fmt.Errorf("converse: state: %w", err)
 	}
-	*st = State{ModelID: j.ModelID, Messages: msgs, Usage: Usage(j.Usage)}
-	if ot := j.OpenTurn; ot != nil {
-		blocks, err := decodeBlocks(ot.Results)
-		if err != nil {
-			return fmt.Errorf("converse: state: open turn: %w", err)
-		}
-		if len(blocks) != len(ot.Answered) {
-			return fmt.Errorf("converse: state: open turn: %d results, %d positions", len(blocks), len(ot.Answered))
-		}
-		calls := 0
-		if n := len(msgs); n > 0 {
-			calls = len(toolCalls(msgs[n-1].Content))
-		}
-		st.results = make([]types.ContentBlock, calls)
-		for k, i := range ot.Answered {
-			if i < 0 || i >= calls || st.results[i] != nil {
-				return fmt.Errorf("converse: state: open turn: bad result position %d", i)
-			}
-			if _, ok := blocks[k].(*types.ContentBlockMemberToolResult); !ok {
-				return fmt.Errorf("converse: state: open turn: result %d is not a toolResult block", k)
-			}
-			st.results[i] = blocks[k]
-		}
-		st.Pending, st.started = ot.Pending, ot.Started
+	return msgs, nil
+}
+
+// set makes st the state of these messages, open turn and usage.
+func (st *State) set(modelID string, msgs []types.Message, ot *openTurnJSON, usage usageJSON) error {
+	*st = State{ModelID: modelID, Messages: msgs, Usage: Usage(usage)}
+	if ot == nil {
+		return nil
 	}
+	blocks, err := decodeBlocks(ot.Results)
+	if err != nil {
+		return fmt.Errorf("converse: state: open turn: %w", err)
+	}
+	if len(blocks) != len(ot.Answered) {
+		return fmt.Errorf("converse: state: open turn: %d results, %d positions", len(blocks), len(ot.Answered))
+	}
+	calls := 0
+	if n := len(msgs); n > 0 {
+		calls = len(toolCalls(msgs[n-1].Content))
+	}
+	st.results = make([]types.ContentBlock, calls)
+	for k, i := range ot.Answered {
+		if i < 0 || i >= calls || st.results[i] != nil {
+			return fmt.Errorf("converse: state: open turn: bad result position %d", i)
+		}
+		if _, ok := blocks[k].(*types.ContentBlockMemberToolResult); !ok {
+			return fmt.Errorf("converse: state: open turn: result %d is not a toolResult block", k)
+		}
+		st.results[i] = blocks[k]
+	}
+	st.Pending, st.started = ot.Pending, ot.Started
 	return nil
 }
 

@@ -1,14 +1,18 @@
 package converse
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 )
 
 // Store keeps the states of conversations by session id. A Conversation
@@ -21,18 +25,67 @@ type Store interface {
 	Save(ctx context.Context, id string, st *State) error
 }
 
+var (
+	// ErrSessionLocked is the error of a Send or Resume of a FileStore
+	// session that another Send or Resume holds, in this process or
+	// another; the error names the process.
+	ErrSessionLocked = errors.New("session in use")
+	// ErrSessionChanged is the error of a Send or Resume of a FileStore
+	// session whose file was saved by another conversation since this one
+	// last saved or was restored from it: going on would lose what the
+	// other saved. Load and Restore it again.
+	ErrSessionChanged = errors.New("session changed")
+)
+
 // FileStore is a Store keeping each session in a file of Dir named by its
-// id, in the JSON form of State, readable by its owner only (0600). A Save
-// is atomic: it writes a temporary file in Dir, syncs it, renames it over
-// the session's file and syncs Dir, so a crash leaves the old state or the
-// new one. Saves of different sessions may run concurrently; saves of one
-// session must not (a Conversation's are serialized).
+// id, readable by its owner only (0600).
+//
+// The file is a log, so that a step costs what it adds, not the whole
+// history: its first line is the JSON form of a State, each further line a
+// step record, {"keep": K, "messages": [...], "openTurn": {...}, "usage":
+// {...}}: the state after the step is the first K messages of the state
+// before, then the record's messages, with the record's open turn (none if
+// absent) and usage. A Save appends one record and syncs the file once. It
+// writes the whole state instead (to a temporary file in Dir, synced,
+// renamed over the session's file, Dir synced) for a new file, a history
+// that lost messages (trimmed, or an unanswered prompt replaced), a file it
+// did not write or read last, or one whose superseded records make up half
+// of it. A crash during a Save leaves the old state or the new one: a torn
+// last record is ignored. A file of the whole State alone, as written
+// before, is a log of no records.
+//
+// A Send or Resume of a conversation holds its session: it takes an
+// exclusive lock (flock(2)) on the file .ID.lock beside the session's, and
+// fails at once with ErrSessionLocked if another holds it, or with
+// ErrSessionChanged if the file changed since the conversation saved or
+// was restored from it. Where flock is not available (Windows, Plan 9,
+// Solaris), no lock is taken; the check for a changed file still is.
+// Stale temporary files of a crashed Save (.ID.tmp-N) are removed when the
+// session is next held or saved whole. Saves of different sessions may run
+// concurrently; saves of one session must not.
 type FileStore struct {
 	Dir string
 }
 
+// fileLog is what a FileStore knows of a session's file after reading or
+// writing it, for appending the next step. It is never changed once made.
+type fileLog struct {
+	path     string
+	info     os.FileInfo     // the file when read or written, to see whether it changed since
+	end      int64           // the end of its last whole record
+	messages []types.Message // the history it holds
+	waste    int64           // bytes of records that later ones supersede
+	last     int64           // bytes of the last record but its messages, superseded by the next
+}
+
+// unchanged reports whether the file at l.path is still as l saw it.
+func (l *fileLog) unchanged(cur os.FileInfo) bool {
+	return os.SameFile(l.info, cur) && cur.Size() == l.info.Size() && cur.ModTime().Equal(l.info.ModTime())
+}
+
 // path is the session's file. An id must be a plain file name: no
-// separator, not "." or "..", and no leading dot (temporary files have one).
+// separator, not "." or "..", and no leading dot (temporary and lock files
+// have one).
 func (s FileStore) path(id string) (string, error) {
 	if id == "" || strings.ContainsAny(id, `/\`+"\x00") || strings.HasPrefix(id, ".") || filepath.Base(id) != id {
 		return "", fmt.Errorf("converse: session id %q is not a plain file name", id)
@@ -49,19 +102,84 @@ func (s FileStore) Load(ctx context.Context, id string) (*State, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("converse: load session: %w", err)
 	}
-	st := &State{}
-	if err := json.Unmarshal(b, st); err != nil {
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("converse: load session: %w", err)
+	}
+	b := make([]byte, info.Size())
+	if _, err := f.ReadAt(b, 0); err != nil {
+		return nil, fmt.Errorf("converse: load session: %w", err)
+	}
+	st, err := readLog(b)
+	if err != nil {
 		return nil, fmt.Errorf("converse: load session %s: %w", path, err)
 	}
+	st.log.path, st.log.info = path, info
 	return st, nil
 }
 
-// Save writes the state of the session id, atomically.
-func (s FileStore) Save(ctx context.Context, id string, st *State) (err error) {
+// readLog reads a session log: a state, then step records, one a line.
+func readLog(b []byte) (*State, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	var base stateJSON
+	if err := dec.Decode(&base); err != nil {
+		return nil, fmt.Errorf("converse: state: %w", err)
+	}
+	msgs, err := base.messages()
+	if err != nil {
+		return nil, err
+	}
+	end := dec.InputOffset()
+	log := &fileLog{last: end - int64(len(base.Messages))}
+	ot, usage := base.OpenTurn, base.Usage
+	for rest := b[end:]; len(bytes.TrimSpace(rest)) > 0; {
+		n := bytes.IndexByte(rest, '\n')
+		if n < 0 {
+			break // torn by a crash
+		}
+		line := rest[:n]
+		if len(bytes.TrimSpace(line)) == 0 { // the end of the state's line
+			end += int64(n + 1)
+			rest = rest[n+1:]
+			continue
+		}
+		var rec stepJSON
+		if err := json.Unmarshal(line, &rec); err != nil {
+			if len(bytes.TrimSpace(rest[n+1:])) == 0 {
+				break // torn by a crash
+			}
+			return nil, fmt.Errorf("converse: state: the record at byte %d: %w", end, err)
+		}
+		if rec.Keep < 0 || rec.Keep > len(msgs) {
+			return nil, fmt.Errorf("converse: state: the record at byte %d keeps %d of %d messages", end, rec.Keep, len(msgs))
+		}
+		more, err := decodeMessages(rec.Messages, rec.Keep)
+		if err != nil {
+			return nil, fmt.Errorf("converse: state: %w", err)
+		}
+		msgs, ot, usage = append(msgs[:rec.Keep:rec.Keep], more...), rec.OpenTurn, rec.Usage
+		log.waste += log.last
+		log.last = int64(len(line) + 1 - len(rec.Messages))
+		end += int64(n + 1)
+		rest = rest[n+1:]
+	}
+	st := &State{}
+	if err := st.set(base.ModelID, msgs, ot, usage); err != nil {
+		return nil, err
+	}
+	log.end, log.messages = end, msgs
+	st.log = log
+	return st, nil
+}
+
+// Save saves the state of the session id, appending a step record to its
+// file or writing it whole.
+func (s FileStore) Save(ctx context.Context, id string, st *State) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -69,15 +187,82 @@ func (s FileStore) Save(ctx context.Context, id string, st *State) (err error) {
 	if err != nil {
 		return err
 	}
-	b, err := json.MarshalIndent(st, "", "  ")
+	if l := st.log; l != nil && l.path == path {
+		if done, err := appendStep(l, st); done {
+			return err
+		}
+	}
+	return s.saveWhole(path, id, st)
+}
+
+// appendStep appends to l's file the record of st, if that is how st is
+// best saved; it returns false if st should be saved whole instead.
+func appendStep(l *fileLog, st *State) (bool, error) {
+	keep := 0
+	for keep < len(l.messages) && keep < len(st.Messages) && sameMessage(l.messages[keep], st.Messages[keep]) {
+		keep++
+	}
+	if keep < len(l.messages) || l.end != l.info.Size() {
+		return false, nil
+	}
+	if cur, err := os.Stat(l.path); err != nil || !l.unchanged(cur) {
+		return false, nil
+	}
+	rec, err := st.form(keep)
+	if err != nil {
+		return true, err
+	}
+	line, err := json.Marshal(rec)
+	if err != nil {
+		return true, fmt.Errorf("converse: save session: %w", err)
+	}
+	line = append(line, '\n')
+	waste, last := l.waste+l.last, int64(len(line)-len(rec.Messages))
+	if 2*waste > l.end+int64(len(line)) {
+		return false, nil // compact
+	}
+	f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return true, fmt.Errorf("converse: save session: %w", err)
+	}
+	defer f.Close()
+	if _, err := f.Write(line); err != nil {
+		return true, fmt.Errorf("converse: save session: %w", err)
+	}
+	if err := f.Sync(); err != nil {
+		return true, fmt.Errorf("converse: save session: %w", err)
+	}
+	info, err := f.Stat()
+	if err != nil {
+		return true, fmt.Errorf("converse: save session: %w", err)
+	}
+	st.log = &fileLog{path: l.path, info: info, end: info.Size(), messages: st.Messages, waste: waste, last: last}
+	return true, nil
+}
+
+// sameMessage reports whether a and b are the same message of a history:
+// a conversation replaces a message it changes, never edits it in place.
+func sameMessage(a, b types.Message) bool {
+	return a.Role == b.Role && len(a.Content) == len(b.Content) && (len(a.Content) == 0 || &a.Content[0] == &b.Content[0])
+}
+
+// saveWhole writes st as the session's file, atomically, and removes the
+// temporary files of saves that a crash cut off.
+func (s FileStore) saveWhole(path, id string, st *State) (err error) {
+	j, err := st.form(0)
 	if err != nil {
 		return err
+	}
+	b, err := json.Marshal(stateJSON{Version: StateVersion, ModelID: st.ModelID, Messages: j.Messages, OpenTurn: j.OpenTurn, Usage: j.Usage})
+	if err != nil {
+		return fmt.Errorf("converse: save session: %w", err)
 	}
 	if s.Dir != "" {
 		if err := os.MkdirAll(s.Dir, 0o700); err != nil {
 			return fmt.Errorf("converse: save session: %w", err)
 		}
 	}
+	s.removeTemporary(id)
 	f, err := os.CreateTemp(filepath.Dir(path), "."+id+".tmp-*") // 0600
 	if err != nil {
 		return fmt.Errorf("converse: save session: %w", err)
@@ -94,13 +279,90 @@ func (s FileStore) Save(ctx context.Context, id string, st *State) (err error) {
 	if err = f.Sync(); err != nil {
 		return fmt.Errorf("converse: save session: %w", err)
 	}
+	info, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("converse: save session: %w", err)
+	}
 	if err = f.Close(); err != nil {
 		return fmt.Errorf("converse: save session: %w", err)
 	}
 	if err = os.Rename(f.Name(), path); err != nil {
 		return fmt.Errorf("converse: save session: %w", err)
 	}
-	return syncDir(filepath.Dir(path))
+	if err = syncDir(filepath.Dir(path)); err != nil {
+		return err
+	}
+	st.log = &fileLog{path: path, info: info, end: info.Size(), messages: st.Messages, last: info.Size() - int64(len(j.Messages))}
+	return nil
+}
+
+// removeTemporary removes the temporary files of the session id's saves
+// (.ID.tmp- and the digits os.CreateTemp adds): saves of a session do not
+// overlap, so any there is left by a crash.
+func (s FileStore) removeTemporary(id string) {
+	dir := s.Dir
+	if dir == "" {
+		dir = "."
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	prefix := "." + id + ".tmp-"
+	for _, e := range entries {
+		if n, ok := strings.CutPrefix(e.Name(), prefix); ok && n != "" && strings.Trim(n, "0123456789") == "" {
+			os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
+}
+
+// hold takes the session id for a Send or Resume of a conversation whose
+// file was last as l saw it (nil: never seen), until release is called.
+func (s FileStore) hold(id string, l *fileLog) (release func(), err error) {
+	path, err := s.path(id)
+	if err != nil {
+		return nil, err
+	}
+	release, pid, err := lockFile(filepath.Join(filepath.Dir(path), "."+id+".lock"))
+	switch {
+	case errors.Is(err, ErrSessionLocked) && pid > 0:
+		return nil, fmt.Errorf("converse: %w: %q is held by process %d", err, id, pid)
+	case errors.Is(err, ErrSessionLocked):
+		return nil, fmt.Errorf("converse: %w: %q is held by another process", err, id)
+	case errors.Is(err, fs.ErrNotExist):
+		return func() {}, nil // no directory yet: nothing to hold, and the first save makes it
+	case err != nil:
+		return nil, fmt.Errorf("converse: session %q: %w", id, err)
+	}
+	cur, err := os.Stat(path)
+	if err == nil && (l == nil || l.path != path || !l.unchanged(cur)) {
+		release()
+		return nil, fmt.Errorf("converse: %w: %q was saved by another conversation since this one last saved or was restored from it; Load and Restore it again", ErrSessionChanged, id)
+	}
+	s.removeTemporary(id)
+	return release, nil
+}
+
+// sessionHolder is a Store whose sessions a Send or Resume holds: FileStore
+// and the stores that embed it.
+type sessionHolder interface {
+	hold(id string, l *fileLog) (func(), error)
+}
+
+// holdSession rejects a Store without a SessionID, or the reverse, and
+// holds the session of a FileStore, before anything is sent or saved.
+func (c *Conversation) holdSession() (release func(), err error) {
+	if (c.opts.Store == nil) != (c.opts.SessionID == "") {
+		return nil, errors.New("converse: Options.Store and Options.SessionID go together")
+	}
+	h, ok := c.opts.Store.(sessionHolder)
+	if !ok {
+		return func() {}, nil
+	}
+	c.mu.Lock()
+	l := c.log
+	c.mu.Unlock()
+	return h.hold(c.opts.SessionID, l)
 }
 
 // syncDir makes a rename in dir durable. Windows cannot sync a directory;
@@ -120,19 +382,6 @@ func syncDir(dir string) error {
 	return nil
 }
 
-// checkSession rejects a Store without a SessionID, or the reverse, and an
-// id a FileStore cannot hold, before anything is sent or saved.
-func (c *Conversation) checkSession() error {
-	if (c.opts.Store == nil) != (c.opts.SessionID == "") {
-		return errors.New("converse: Options.Store and Options.SessionID go together")
-	}
-	if fs, ok := c.opts.Store.(FileStore); ok {
-		_, err := fs.path(c.opts.SessionID)
-		return err
-	}
-	return nil
-}
-
 // save saves the conversation's state in Options.Store, if set, at a step
 // boundary of turn. Cancellation does not stop it: what happened must be
 // kept.
@@ -144,6 +393,9 @@ func (c *Conversation) save(ctx context.Context, turn int) error {
 	if err := c.opts.Store.Save(context.WithoutCancel(ctx), c.opts.SessionID, st); err != nil {
 		return fmt.Errorf("save session %q: %w", c.opts.SessionID, err)
 	}
+	c.mu.Lock()
+	c.log = st.log
+	c.mu.Unlock()
 	c.emit(StateSaved{SessionID: c.opts.SessionID, Turn: turn, Messages: len(st.Messages), Pending: len(st.Pending)})
 	return nil
 }

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -139,7 +137,7 @@ func byHistory(replies []*bedrocktest.Reply) bedrocktest.Handler {
 }
 
 // recordingStore is a FileStore that keeps a copy of every state it saved,
-// as written, and that takes no save after the crashAfter-th (if set), as
+// as read back, and that takes no save after the crashAfter-th (if set), as
 // if the process had died: the file keeps the last state saved.
 type recordingStore struct {
 	converse.FileStore
@@ -162,7 +160,11 @@ func (s *recordingStore) Save(ctx context.Context, id string, st *converse.State
 	if err := s.FileStore.Save(ctx, id, st); err != nil {
 		return err
 	}
-	b, err := os.ReadFile(filepath.Join(s.Dir, id))
+	saved, err := s.FileStore.Load(ctx, id)
+	if err != nil {
+		return err
+	}
+	b, err := json.Marshal(saved)
 	if err != nil {
 		return err
 	}
