@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -203,4 +204,48 @@ func TestSessionWithoutPrompt(t *testing.T) {
 		assert.NoFileExists(t, missing)
 	}
 	assert.Empty(t, srv.Requests())
+}
+
+// TestSessionTwoProcesses runs converse on a session while another
+// converse holds it (its tool hangs): the second fails at once (exit 1),
+// naming the session and the first's process, runs no tool and asks no
+// model; after the first is killed the session resumes, each call having
+// run once.
+func TestSessionTwoProcesses(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	marks, pidPipe, session := filepath.Join(dir, "marks"), filepath.Join(dir, "pid"), filepath.Join(dir, "session.json")
+	require.NoError(t, syscall.Mkfifo(pidPipe, 0o600))
+	pipe, err := os.OpenFile(pidPipe, os.O_RDWR, 0)
+	require.NoError(t, err)
+	t.Cleanup(func() { pipe.Close() })
+	manifest := writeManifest(t, `{"tools": [{"name": "hang", "description": "Marks and hangs.", "timeout": "1h",
+		"command": [`+quote(os.Args[0])+`, "helper-tool", "mark-hang", `+quote(marks)+`, `+quote(pidPipe)+`]}]}`)
+	first := newServer(t, bedrocktest.Script(bedrocktest.ToolUse("", bedrocktest.Call{ID: "h1", Name: "hang"})))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := binaryCommand(ctx, testEnv(t), "-endpoint", first.URL, "-tools", manifest, "-no-builtins", "-session", session, "go")
+	require.NoError(t, cmd.Start())
+	line := make([]byte, 32)
+	n, err := pipe.Read(line) // the hanging tool runs
+	require.NoError(t, err)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(line[:n])))
+	require.NoError(t, err)
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+
+	second := newServer(t, bedrocktest.Script(bedrocktest.Text("Recovered.")))
+	for _, args := range [][]string{{"another prompt"}, {}} {
+		out := runDetached(t, "", append([]string{"-endpoint", second.URL, "-tools", manifest, "-no-builtins", "-session", session}, args...)...)
+		assert.Equal(t, 1, out.code, out.stderr)
+		assert.Contains(t, out.stderr, fmt.Sprintf(`session in use: "session.json" is held by process %d`, cmd.Process.Pid))
+	}
+	assert.Empty(t, second.Requests())
+	assert.Equal(t, 1, runs(t, marks))
+
+	require.NoError(t, cmd.Process.Kill())
+	_ = cmd.Wait()
+	out := runDetached(t, "", "-endpoint", second.URL, "-tools", manifest, "-no-builtins", "-session", session)
+	require.Equal(t, 0, out.code, out.stderr)
+	assert.Equal(t, "Recovered.\n", out.stdout)
+	assert.Equal(t, 1, runs(t, marks), "no call ran twice")
 }
