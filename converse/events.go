@@ -9,8 +9,8 @@ import (
 
 // Event is something that happened in a conversation, handed to
 // Options.OnEvent. It is one of Text, ToolStart, ToolEnd, TurnEnd,
-// Fallback, ApprovalRequested, ApprovalDecided, Resumed, StateSaved and
-// Trimmed. Calls to OnEvent are never concurrent, and come in the order
+// Fallback, ApprovalRequested, ApprovalDecided, Resumed, StateSaved,
+// Trimmed and AnswerRejected. Calls to OnEvent are never concurrent, and come in the order
 // the things happened.
 type Event interface{ event() }
 

@@ -59,8 +59,10 @@ const finalDescription = "Gives the final answer. Call it once you have the answ
 // calls stay, answered with their errors; a later Send on a conversation
 // without tools describes the final tool to Bedrock as withdrawn, since
 // Bedrock wants a toolConfig with tool blocks. The final tool's calls are
-// reported as any call is (ToolStart, ToolEnd, an execute_tool span).
-// Result.Text is the answer's JSON on both paths.
+// reported as any call is (ToolStart, ToolEnd, an execute_tool span); an
+// answer sent back is an AnswerRejected event. Result.Text is the answer's
+// JSON on both paths, and Result.StopReason end_turn for the final tool's
+// call.
 //
 // The errors are those of SendMessage and ErrInvalidAnswer. Resume of a
 // structured Send that failed goes on as a plain Send.
@@ -223,6 +225,12 @@ func (c *Conversation) structured(ctx context.Context, prompt string, tool *tool
 		return nil, res, err
 	}
 	res.Text = string(sh.answer)
+	if res.StopReason == types.StopReasonToolUse {
+		// The final tool's call: the kept history ends with the answer as
+		// text, and tool_use would say that the conversation waits for a
+		// tool.
+		res.StopReason = types.StopReasonEndTurn
+	}
 	return sh.value, res, nil
 }
 
@@ -340,8 +348,24 @@ func (c *Conversation) retry(ctx context.Context, turn int, attempted []types.Me
 	if err := c.save(ctx, turn); err != nil {
 		return nil, err
 	}
+	c.emit(AnswerRejected{Turn: turn, Answer: strings.TrimSpace(textOf(attempted[len(attempted)-1])), Reason: sh.reason})
 	return history, nil
 }
+
+// AnswerRejected reports that the final answer of a turn of a structured
+// Send (Structured, StructuredJSON) was not the answer, and was sent back
+// to the model with Reason for another try: text that fails the schema,
+// or, where the model must answer by calling the final tool, text
+// instead. A call of the final tool that fails the schema is reported as
+// a ToolEnd with ErrInvalidAnswer instead. The answer that is still
+// invalid at the turn limit is not sent back: the Send's error says why.
+type AnswerRejected struct {
+	Turn   int
+	Answer string // the answer's text, as the model gave it
+	Reason string // why it does not match, as the model is told
+}
+
+func (AnswerRejected) event() {}
 
 // answerFinal answers the calls of the final tool in t, which accept
 // found invalid, each with its schema violation, so that the model

@@ -153,11 +153,18 @@ func TestStructuredCorrected(t *testing.T) {
 	for _, p := range paths {
 		t.Run(p.name, func(t *testing.T) {
 			srv, client := serve(t, bedrocktest.Script(p.answer("t1", invalid), p.answer("t2", valid)))
-			conv := converse.New(client, p.model, nil)
+			var rejected []converse.AnswerRejected
+			conv := converse.New(client, p.model, nil, func(o *converse.Options) { o.OnEvent = rejectedInto(&rejected) })
 			got, res, err := converse.Structured[forecast](context.Background(), conv, "Weather in Oslo?")
 			require.NoError(t, err)
 			assert.Equal(t, forecast{City: "Oslo", Temp: 3}, got)
 			assert.Equal(t, 2, res.Turns)
+			assert.Equal(t, types.StopReasonEndTurn, res.StopReason)
+			if p.name == "native" { // the final tool's calls are ToolEnds instead
+				assert.Equal(t, []converse.AnswerRejected{{Turn: 1, Answer: invalid, Reason: `property "temp": want integer, got string`}}, rejected)
+			} else {
+				assert.Empty(t, rejected)
+			}
 			kind, text := lastCorrection(t, srv.Requests()[1])
 			assert.Equal(t, p.correctedWith, kind)
 			assert.True(t, strings.HasPrefix(text, `Error: the answer does not match the schema: property "temp": want integer, got string`), text)
@@ -167,13 +174,26 @@ func TestStructuredCorrected(t *testing.T) {
 	}
 	t.Run("forced tool answered in text", func(t *testing.T) {
 		srv, client := serve(t, bedrocktest.Script(bedrocktest.Text("It is 3 degrees."), paths[1].answer("t1", valid)))
-		got, _, err := converse.Structured[forecast](context.Background(), converse.New(client, novaPro, nil), "Weather in Oslo?")
+		var rejected []converse.AnswerRejected
+		conv := converse.New(client, novaPro, nil, func(o *converse.Options) { o.OnEvent = rejectedInto(&rejected) })
+		got, _, err := converse.Structured[forecast](context.Background(), conv, "Weather in Oslo?")
 		require.NoError(t, err)
 		assert.Equal(t, forecast{City: "Oslo", Temp: 3}, got)
+		assert.Equal(t, []converse.AnswerRejected{{Turn: 1, Answer: "It is 3 degrees.",
+			Reason: "answer by calling the tool final_forecast, with the answer as its input"}}, rejected)
 		kind, text := lastCorrection(t, srv.Requests()[1])
 		assert.Equal(t, "text", kind)
 		assert.Equal(t, "Error: the answer does not match the schema: answer by calling the tool final_forecast, with the answer as its input", text)
 	})
+}
+
+// rejectedInto is an OnEvent keeping the AnswerRejected events in rejected.
+func rejectedInto(rejected *[]converse.AnswerRejected) func(converse.Event) {
+	return func(ev converse.Event) {
+		if e, ok := ev.(converse.AnswerRejected); ok {
+			*rejected = append(*rejected, e)
+		}
+	}
 }
 
 func TestStructuredStaysInvalid(t *testing.T) {
@@ -212,9 +232,10 @@ func TestStructuredJSON(t *testing.T) {
 	schema := json.RawMessage(`{"title":"Forecast","type":"object","properties":{"city":{"type":"string"},
 		"unit":{"type":"string","default":"C"}},"required":["city"]}`)
 	srv, client := serve(t, bedrocktest.Script(bedrocktest.ToolUse("", call("t1", "final_Forecast", `{"city":"Oslo"}`))))
-	got, _, err := converse.StructuredJSON(context.Background(), converse.New(client, novaPro, nil), "Weather?", schema)
+	got, res, err := converse.StructuredJSON(context.Background(), converse.New(client, novaPro, nil), "Weather?", schema)
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"city":"Oslo","unit":"C"}`, string(got), "defaults filled in")
+	assert.Equal(t, types.StopReasonEndTurn, res.StopReason, "the history ends with the answer as text, not a tool call")
 	assert.Equal(t, "final_Forecast", aws.ToString(srv.Requests()[0].ToolConfig.Tools[0].(*types.ToolMemberToolSpec).Value.Name))
 
 	_, _, err = converse.StructuredJSON(context.Background(), converse.New(client, novaPro, nil), "Weather?", json.RawMessage(`{"type":"array"}`))

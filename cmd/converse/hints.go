@@ -70,6 +70,8 @@ func explain(err error, w where) error {
 	switch {
 	case errors.Is(err, context.Canceled):
 		return failf(err, "interrupted")
+	case errors.Is(err, converse.ErrInvalidAnswer):
+		return invalidAnswer(err, w)
 	case errors.Is(err, converse.ErrMaxTurns):
 		return failf(err, "turn limit reached: the model still wanted tools after %d model calls (-max-turns %d); raise -max-turns", w.maxTurns, w.maxTurns)
 	case errors.Is(err, converse.ErrMaxTokens):
@@ -98,6 +100,20 @@ func explain(err error, w where) error {
 		return failf(err, "cannot reach Bedrock%s: %v", endpointNote(w), netErr)
 	}
 	return failf(err, "%s", strings.TrimPrefix(err.Error(), "converse: "))
+}
+
+// invalidAnswer is the failure of a -schema prompt whose answer never
+// matched: the library's reason, and at the turn limit how many tries
+// there were. (No tool was asked for, as the turn limit's own hint would
+// say.)
+func invalidAnswer(err error, w where) error {
+	_, why, _ := strings.Cut(err.Error(), converse.ErrInvalidAnswer.Error())
+	why = strings.TrimSuffix(why, "; raise Options.MaxTurns")
+	if errors.Is(err, converse.ErrMaxTurns) {
+		return failf(err, "no answer matched the -schema in %d model calls (-max-turns %d): %s%s; raise -max-turns, or see each rejected answer with -v",
+			w.maxTurns, w.maxTurns, converse.ErrInvalidAnswer, why)
+	}
+	return failf(err, "%s%s", converse.ErrInvalidAnswer, why)
 }
 
 // explainValidation shows Bedrock's message as it is, with a hint for the

@@ -64,6 +64,8 @@ func (p *printer) event(ev converse.Event) {
 		if e.Abandoned {
 			p.tracef("· %s %s abandoned: the tool has not returned yet; it keeps its concurrency slot\n", printable(e.Name), printable(e.ID))
 		}
+	case converse.AnswerRejected:
+		p.tracef("· turn %d: answer rejected and sent back (%s): %s\n", e.Turn, shorten(e.Reason), shorten(e.Answer))
 	case converse.Fallback:
 		p.tracef("· turn %d: %s\n", e.Turn, e.Reason)
 	case converse.ApprovalDecided:

@@ -40,6 +40,34 @@ func TestSchema(t *testing.T) {
 		require.NoError(t, json.Unmarshal([]byte(out.stdout), &got), out.stdout)
 		assert.Equal(t, map[string]any{"city": "Oslo"}, got.Structured)
 	})
+	t.Run("json of a forced answer", func(t *testing.T) {
+		// Nova answers by calling the final tool: the answer ends the
+		// conversation, and -json says end_turn, not tool_use.
+		srv := newServer(t, bedrocktest.Script(bedrocktest.ToolUse("", bedrocktest.Call{ID: "t1", Name: "final_answer", Input: map[string]any{"city": "Oslo"}})))
+		out := runInProcess(t, nil, "-endpoint", srv.URL, "-model", "us.amazon.nova-pro-v1:0", "-json", "-schema", schema, "Where?")
+		require.Equal(t, 0, out.code, out.stderr)
+		var got struct {
+			StopReason string
+			Structured map[string]any
+		}
+		require.NoError(t, json.Unmarshal([]byte(out.stdout), &got), out.stdout)
+		assert.Equal(t, map[string]any{"city": "Oslo"}, got.Structured)
+		assert.Equal(t, "end_turn", got.StopReason)
+	})
+	t.Run("never valid", func(t *testing.T) {
+		// Every answer fails the schema: the failure says why, not that
+		// the model wanted tools, and -v shows each answer sent back.
+		srv := newServer(t, bedrocktest.Script(bedrocktest.Text(`{"town":"Oslo"}`), bedrocktest.Text(`{"town":"Bergen"}`), bedrocktest.Text(`{"town":"Tromsø"}`)))
+		out := runInProcess(t, nil, "-endpoint", srv.URL, "-schema", schema, "-max-turns", "3", "-v", "Where?")
+		require.Equal(t, 1, out.code, out.stderr)
+		assert.Empty(t, out.stdout)
+		mustContain(t, "stderr", out.stderr,
+			`· turn 1: answer rejected and sent back (missing required property "city"): {"town":"Oslo"}`,
+			`· turn 2: answer rejected and sent back (missing required property "city"): {"town":"Bergen"}`,
+			`converse: no answer matched the -schema in 3 model calls (-max-turns 3): the answer does not match the schema: missing required property "city"; raise -max-turns`)
+		assert.NotContains(t, out.stderr, "turn 3: answer rejected", "the last answer is not sent back")
+		assert.NotContains(t, out.stderr, "wanted tools")
+	})
 	for name, bad := range map[string]struct{ schema, want string }{
 		"not JSON":   {`{"type":`, "answer schema: "},
 		"not object": {`{"type":"array"}`, `answer schema: type must be "object", got array`},
