@@ -60,10 +60,13 @@ func (p *printer) event(ev converse.Event) {
 			p.tracef("← %s %s %s: %s\n", printable(e.Name), printable(e.ID), e.Status, result)
 			return
 		}
-		p.tracef("← %s %s %s in %v: %s\n", printable(e.Name), printable(e.ID), e.Status, roundDuration(e.Duration), withMedia(shorten(result), e.Media))
 		if e.Abandoned {
-			p.tracef("· %s %s abandoned: the tool has not returned yet; it keeps its concurrency slot\n", printable(e.Name), printable(e.ID))
+			// Every tool of converse ends with its context (a command's
+			// process group is killed, a Lambda invoke or MCP call is
+			// cancelled): it does not keep its slot for long.
+			result += " (answered before the tool returned; it is being stopped)"
 		}
+		p.tracef("← %s %s %s in %v: %s\n", printable(e.Name), printable(e.ID), e.Status, roundDuration(e.Duration), withMedia(shorten(result), e.Media))
 	case converse.AnswerRejected:
 		p.tracef("· turn %d: answer rejected and sent back (%s): %s\n", e.Turn, shorten(e.Reason), shorten(e.Answer))
 	case converse.Fallback:

@@ -4,18 +4,21 @@ import (
 	"bytes"
 	"errors"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/tooluse/bedrock/converse"
+	"github.com/tooluse/bedrock/converse/bedrocktest"
 )
 
 // TestTraceLines: the -v trace's decisions read "approved" or "denied by
-// WHO: WHY", an abandoned call is said after its answer, a call cut off by
+// WHO: WHY", an abandoned call is said in its answer's line, a call cut off by
 // a crash is said answered without a duration, counts take the singular
 // for one, and the library's
 // log records are lines of the trace ("· warning: ..."), not slog's text.
@@ -37,7 +40,7 @@ func TestTraceLines(t *testing.T) {
 		}, "· risky c3 denied by the user\n"},
 		{"abandoned", func(p *printer) {
 			p.event(converse.ToolEnd{ID: "c3", Name: "risky", Err: errors.New("Error: the call timed out"), Status: types.ToolResultStatusError, Abandoned: true})
-		}, "← risky c3 error in 0s: Error: the call timed out\n· risky c3 abandoned: the tool has not returned yet; it keeps its concurrency slot\n"},
+		}, "← risky c3 error in 0s: Error: the call timed out (answered before the tool returned; it is being stopped)\n"},
 		{"interrupted", func(p *printer) {
 			p.event(converse.ToolEnd{ID: "c3", Name: "risky", Err: converse.ErrCallInterrupted, Status: types.ToolResultStatusError})
 		}, "← risky c3 error: " + converse.ErrCallInterrupted.Error() + "\n"},
@@ -47,14 +50,14 @@ func TestTraceLines(t *testing.T) {
 			p.event(converse.Resumed{Messages: 4, Decisions: 2})
 		}, "· resuming the session: 2 messages, 0 decisions\n· resuming the session: 1 message, 1 decision\n· resuming the session: 4 messages, 2 decisions\n"},
 		{"a warning", func(p *printer) {
-			slog.New(&traceHandler{p: p}).Warn("converse: tool call answered as timed out or cancelled", "tool", "risky", "toolUseId", "c3", "abandoned", 1)
-		}, "· warning: tool call answered as timed out or cancelled tool=risky toolUseId=c3 abandoned=1\n"},
+			slog.New(&traceHandler{p: p}).Warn("converse: CountTokens failed; estimating", "error", "throttled")
+		}, "· warning: CountTokens failed; estimating error=throttled\n"},
 		{"an error with attributes and groups", func(p *printer) {
 			slog.New(&traceHandler{p: p}).With("tool", "risky").WithGroup("call").Error("panic", "stack", "line 1\nline 2", slog.Group("g", "k", "v"))
 		}, "· error: panic tool=risky call.stack=\"line 1\\nline 2\" call.g.k=v\n"},
 		{"info", func(p *printer) {
-			slog.New(&traceHandler{p: p}).Info("converse: an abandoned tool call returned", "tool", "risky")
-		}, "· an abandoned tool call returned tool=risky\n"},
+			slog.New(&traceHandler{p: p}).Info("converse: the summary of the trimmed messages failed; dropping them", "error", "x")
+		}, "· the summary of the trimmed messages failed; dropping them error=x\n"},
 		{"debug is left out", func(p *printer) {
 			slog.New(&traceHandler{p: p}).Debug("details")
 		}, ""},
@@ -83,4 +86,32 @@ func TestTraceHandlerConcurrent(t *testing.T) {
 	for _, line := range strings.Split(strings.TrimSuffix(stderr.String(), "\n"), "\n") {
 		assert.Contains(t, []string{"· warning: w k=v", "→ t c {}"}, line)
 	}
+}
+
+// TestTraceSaysEachThingOnce: what the events show, the library's log
+// records do not repeat: a streaming fallback is one line a turn, and a
+// call answered at its timeout one line, its answer's, without "keeps its
+// concurrency slot" (a command's process group is killed at the timeout).
+func TestTraceSaysEachThingOnce(t *testing.T) {
+	t.Run("fallback", func(t *testing.T) {
+		srv := newServer(t, bedrocktest.Script(
+			bedrocktest.ToolUse("", bedrocktest.Call{ID: "t1", Name: "calculator", Input: map[string]any{"operation": "add", "a": 1, "b": 2}}),
+			bedrocktest.Text("3."),
+		))
+		out := runInProcess(t, nil, "-endpoint", srv.URL, "-model", "us.meta.llama3-3-70b-instruct-v1:0", "-stream", "-v", "1+2?")
+		require.Equal(t, 0, out.code, out.stderr)
+		assert.Equal(t, 2, strings.Count(out.stderr, "does not support tool use in streaming mode"), out.stderr)
+		mustContain(t, "stderr", out.stderr, "· turn 1: model us.meta.llama3-3-70b-instruct-v1:0 does not support tool use in streaming mode; using Converse")
+	})
+	t.Run("timeout", func(t *testing.T) {
+		manifest := writeManifest(t, `{"tools": [{"name": "hang", "description": "Hangs.", "timeout": "10ms",
+			"command": [`+quote(os.Args[0])+`, "helper-tool", "hang"]}]}`)
+		srv := newServer(t, bedrocktest.Script(bedrocktest.ToolUse("", bedrocktest.Call{ID: "h1", Name: "hang"}), bedrocktest.Text("It hung.")))
+		out := runInProcess(t, nil, "-endpoint", srv.URL, "-tools", manifest, "-no-builtins", "-v", "hang")
+		require.Equal(t, 0, out.code, out.stderr)
+		assert.Equal(t, 1, strings.Count(out.stderr, "← hang h1 error in "), out.stderr)
+		assert.Equal(t, 2, strings.Count(out.stderr, "hang h1"), "the call's start and its answer: %s", out.stderr)
+		assert.NotContains(t, out.stderr, "concurrency slot")
+		assert.NotContains(t, out.stderr, "timed out or cancelled")
+	})
 }

@@ -9,7 +9,7 @@ import (
 
 // traceHandler is a slog.Handler that prints the library's log records in
 // the -v trace, in its style: "· warning: MSG key=value ...", each value as
-// printable shows it.
+// printable shows it; but for those that the events already show.
 type traceHandler struct {
 	p      *printer
 	attrs  []slog.Attr
@@ -20,7 +20,20 @@ func (h *traceHandler) Enabled(_ context.Context, level slog.Level) bool {
 	return level >= slog.LevelInfo
 }
 
+// shownByEvents reports whether a log record of the library says what an
+// event the trace shows says already: a streaming fallback (Fallback), a
+// call answered before its tool returned (ToolEnd.Abandoned), and that
+// tool's return.
+func shownByEvents(msg string) bool {
+	return strings.HasSuffix(msg, "does not support tool use in streaming mode; using Converse") ||
+		strings.HasPrefix(msg, "converse: tool call answered as timed out or cancelled") ||
+		msg == "converse: an abandoned tool call returned"
+}
+
 func (h *traceHandler) Handle(_ context.Context, r slog.Record) error {
+	if shownByEvents(r.Message) {
+		return nil
+	}
 	var b strings.Builder
 	b.WriteString("· ")
 	switch {
