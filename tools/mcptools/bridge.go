@@ -143,7 +143,7 @@ func (b *Bridge) update(c *conn, list []*mcp.Tool) {
 			name = tool.Name()
 			added = append(added, tool)
 		}
-		b.offered[name] = offer{conn: c, tool: t.Name, annotations: annotations(t.Annotations)}
+		b.offered[name] = offer{conn: c, tool: t.Name, annotations: c.cfg.annotations(t.Annotations)}
 	}
 	if b.reg == nil || len(added) == 0 {
 		return
@@ -178,7 +178,7 @@ func (b *Bridge) make(c *conn, t *mcp.Tool) (*tools.Tool, error) {
 	if description == "" {
 		description = "The " + t.Name + " tool of the MCP server " + c.cfg.Name + "."
 	}
-	approve := c.cfg.Approve != nil && c.cfg.Approve(t.Name, annotations(t.Annotations))
+	approve := c.cfg.Approve != nil && c.cfg.Approve(t.Name, c.cfg.annotations(t.Annotations))
 	tool, err := tools.NewRaw(name, description, schema, b.dispatch(name), func(o *tools.Options) {
 		o.Timeout = c.cfg.CallTimeout
 		o.Approve = approve

@@ -231,24 +231,39 @@ func TestListChanged(t *testing.T) {
 	assert.NotContains(t, toolNames(b.Tools()), "mem__echo")
 }
 
+// A server's annotations are believed only if it is trusted: an untrusted
+// one that calls a tool read-only does not get it run unasked.
 func TestAnnotationsAndApproval(t *testing.T) {
-	s := inMemory(t, "mem", newTestServer(newFixture(), nil))
-	s.Approve = func(_ string, a mcptools.Annotations) bool { return a.Destructive }
-	b, reg := connect(t, s)
+	tests := []struct {
+		trusted     bool
+		echo, die   mcptools.Annotations
+		approveEcho bool
+	}{
+		{true, mcptools.Annotations{ReadOnly: true, OpenWorld: true}, mcptools.Annotations{Destructive: true, OpenWorld: true}, false},
+		{false, mcptools.Annotations{Destructive: true, OpenWorld: true}, mcptools.Annotations{Destructive: true, OpenWorld: true}, true},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("trusted=%v", tt.trusted), func(t *testing.T) {
+			s := inMemory(t, "mem", newTestServer(newFixture(), nil))
+			s.TrustAnnotations = tt.trusted
+			s.Approve = func(_ string, a mcptools.Annotations) bool { return a.Destructive }
+			b, reg := connect(t, s)
 
-	a, ok := b.Annotations("mem__echo")
-	require.True(t, ok)
-	assert.Equal(t, mcptools.Annotations{ReadOnly: true, OpenWorld: true}, a)
-	a, ok = b.Annotations("mem__die")
-	require.True(t, ok)
-	assert.Equal(t, mcptools.Annotations{Destructive: true, OpenWorld: true}, a, "the protocol's defaults")
-	_, ok = b.Annotations("mem__nope")
-	assert.False(t, ok)
+			a, ok := b.Annotations("mem__echo")
+			require.True(t, ok)
+			assert.Equal(t, tt.echo, a, "echo declares itself read-only")
+			a, ok = b.Annotations("mem__die")
+			require.True(t, ok)
+			assert.Equal(t, tt.die, a, "the protocol's defaults")
+			_, ok = b.Annotations("mem__nope")
+			assert.False(t, ok)
 
-	echo, _ := reg.Lookup("mem__echo")
-	die, _ := reg.Lookup("mem__die")
-	assert.False(t, echo.NeedsApproval())
-	assert.True(t, die.NeedsApproval())
+			echo, _ := reg.Lookup("mem__echo")
+			die, _ := reg.Lookup("mem__die")
+			assert.Equal(t, tt.approveEcho, echo.NeedsApproval())
+			assert.True(t, die.NeedsApproval())
+		})
+	}
 }
 
 func TestConnectFailureNamesTheServer(t *testing.T) {
@@ -263,6 +278,10 @@ func TestConnectFailureNamesTheServer(t *testing.T) {
 		{"not found", mcptools.Server{Name: "s", Command: []string{"no-such-mcp-server-here"}}, `mcptools: server "s": the MCP server "s" could not be started: the program "no-such-mcp-server-here" was not found`},
 		{"exits at once", mcptools.Server{Name: "s", Command: []string{"/bin/false"}}, `mcptools: server "s": the MCP server "s" could not be started: the server process exited before it answered (exit status 1)`},
 		{"exits with a status", mcptools.Server{Name: "s", Command: []string{"/bin/sh", "-c", "exit 3"}}, `mcptools: server "s": the MCP server "s" could not be started: the server process exited before it answered (exit status 3)`},
+		// It exits as well, once its input is closed: the answer is the news.
+		{"answers what is not JSON", mcptools.Server{Name: "s", Command: []string{"/bin/sh", "-c", "read line; echo '{not json'"}}, `mcptools: server "s": the MCP server "s" could not be started: the server's answer was not valid JSON-RPC (invalid character 'n' looking for beginning of object key string)`},
+		{"url without a host", mcptools.Server{Name: "s", URL: "http://"}, `mcptools: server "s": URL "http://": want an http or https URL with a host`},
+		{"url of another scheme", mcptools.Server{Name: "s", URL: "ftp://x"}, `mcptools: server "s": URL "ftp://x": want an http or https URL with a host`},
 		{"silent", mcptools.Server{Name: "s", StartupTimeout: 50 * time.Millisecond, Transport: silent}, `mcptools: server "s": the MCP server "s" could not be started: no answer within 50ms`},
 	}
 	for _, tt := range tests {

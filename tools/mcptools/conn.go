@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -17,6 +19,10 @@ import (
 	"github.com/tooluse/bedrock/tools"
 	"github.com/tooluse/bedrock/tools/internal/modelerr"
 )
+
+// codeRejected is the code of the SDK's jsonrpc2.ErrRejected, "rejected by
+// transport", an error of the transport and not of the server.
+const codeRejected = -32005
 
 const (
 	firstBackoff = time.Second
@@ -111,7 +117,14 @@ func (c *conn) backoff() time.Duration {
 func (c *conn) connect(parent context.Context) (*mcp.ClientSession, error) {
 	ctx, cancel := context.WithTimeout(parent, c.cfg.StartupTimeout)
 	defer cancel()
+	ctx, ex := watched(ctx)
 	tr := c.transport()
+	ct, isCommand := tr.(*commandTransport)
+	var heard *hearing
+	if isCommand {
+		heard = &hearing{commandTransport: ct}
+		tr = heard
+	}
 	cs, err := c.client.Connect(ctx, tr, nil)
 	switch {
 	case err == nil:
@@ -123,9 +136,12 @@ func (c *conn) connect(parent context.Context) (*mcp.ClientSession, error) {
 	case errors.Is(err, exec.ErrNotFound):
 		return nil, fmt.Errorf("the program %q was not found", c.cfg.Command[0])
 	}
-	if ct, ok := tr.(*commandTransport); ok {
-		if status := ct.exitedEarly(); status != "" {
-			return nil, fmt.Errorf("the server process exited before it answered (%s)", status)
+	if why, _ := ex.failure(); why != "" {
+		return nil, errors.New(why)
+	}
+	if isCommand {
+		if why := heard.failure(); why != "" {
+			return nil, errors.New(why)
 		}
 	}
 	return nil, err
@@ -136,16 +152,16 @@ func (c *conn) transport() mcp.Transport {
 	case c.cfg.Transport != nil:
 		return c.cfg.Transport()
 	case c.cfg.URL != "":
-		client := c.cfg.HTTPClient
-		if client == nil {
-			client = http.DefaultClient
+		client := http.DefaultClient
+		if c.cfg.HTTPClient != nil {
+			client = c.cfg.HTTPClient
 		}
-		if len(c.cfg.Headers) > 0 {
-			withHeaders := *client
-			withHeaders.Transport = headers{set: c.cfg.Headers, next: client.Transport}
-			client = &withHeaders
-		}
-		return &mcp.StreamableClientTransport{Endpoint: c.cfg.URL, HTTPClient: client}
+		bounded := *client
+		bounded.Transport = httpTransport{headers: c.cfg.Headers, limit: int64(c.cfg.MaxResponse), next: client.Transport}
+		return &mcp.StreamableClientTransport{Endpoint: c.cfg.URL, HTTPClient: &bounded,
+			// Events of the stream the server sends notifications on; the
+			// answers' bodies are bounded by bounded's transport.
+			MaxEventSize: max(c.cfg.MaxResponse, mcp.DefaultMaxEventSize)}
 	}
 	// The session outlives the call that starts it: no CommandContext.
 	cmd := exec.Command(c.cfg.Command[0], c.cfg.Command[1:]...)
@@ -196,10 +212,11 @@ func (c *conn) list(ctx context.Context) ([]*mcp.Tool, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.StartupTimeout)
 	defer cancel()
+	ctx, ex := watched(ctx)
 	var list []*mcp.Tool
 	for t, err := range cs.Tools(ctx, nil) {
 		if err != nil {
-			return nil, c.failed(ctx, cs, err)
+			return nil, c.failed(ctx, cs, ex, err)
 		}
 		list = append(list, t)
 	}
@@ -220,25 +237,32 @@ func (c *conn) call(ctx context.Context, tool string, input json.RawMessage) (an
 	if err != nil {
 		return nil, err
 	}
+	ctx, ex := watched(ctx)
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: input})
 	if err != nil {
-		return nil, c.failed(ctx, cs, err)
+		return nil, c.failed(ctx, cs, ex, err)
 	}
 	return result(res)
 }
 
 // failed words a failed request. An error the server answered leaves the
-// session as it is; a broken connection is dropped, to be made again.
-func (c *conn) failed(ctx context.Context, cs *mcp.ClientSession, err error) error {
+// session as it is; a broken connection is dropped, to be made again. What
+// ex saw on the wire says what happened better than the SDK, whose error
+// for an HTTP status or a cut connection is "rejected by transport".
+func (c *conn) failed(ctx context.Context, cs *mcp.ClientSession, ex *exchange, err error) error {
 	var rpc *jsonrpc.Error
+	why, kind := ex.failure()
 	switch {
 	case ctx.Err() != nil:
 		return c.ended(ctx, "")
-	case errors.As(err, &rpc):
+	case why == "" && errors.As(err, &rpc) && rpc.Code != codeRejected:
 		return modelerr.Errorf(errors.Join(ErrToolFailed, err), "the MCP server %q refused the call: %s", c.cfg.Name, rpc.Message)
 	}
 	c.drop(cs)
-	why := err.Error()
+	if why != "" {
+		return modelerr.Errorf(errors.Join(kind, err), "the call to the MCP server %q failed: %s; it is reconnected on the next call", c.cfg.Name, why)
+	}
+	why = err.Error()
 	if _, after, ok := strings.Cut(why, `"tools/call": `); ok { // the SDK's prefix, which only says what we asked
 		why = after
 	}
@@ -256,20 +280,58 @@ func (c *conn) ended(ctx context.Context, while string) error {
 	return modelerr.Errorf(ctx.Err(), "the call to the MCP server %q was cancelled%s", c.cfg.Name, while)
 }
 
-// headers adds headers to every request.
-type headers struct {
-	set  map[string]string
-	next http.RoundTripper
+// hearing is a command server's transport that notes what the server sent,
+// to tell a server that exited before it answered the handshake from one
+// whose answer could not be read (which then exits as its input is closed).
+type hearing struct {
+	*commandTransport
+	answered   atomic.Bool
+	mu         sync.Mutex
+	unreadable error // the first message that could not be read
 }
 
-func (h headers) RoundTrip(req *http.Request) (*http.Response, error) {
-	req = req.Clone(req.Context())
-	for k, v := range h.set {
-		req.Header.Set(k, v)
+// Connect starts the server and connects to it.
+func (h *hearing) Connect(ctx context.Context) (mcp.Connection, error) {
+	conn, err := h.commandTransport.Connect(ctx)
+	if err != nil {
+		return nil, err
 	}
-	next := h.next
-	if next == nil {
-		next = http.DefaultTransport
+	return heardConn{Connection: conn, h: h}, nil
+}
+
+// failure says why the handshake failed, if what the server sent or its
+// exit says it; "" otherwise.
+func (h *hearing) failure() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	switch {
+	case h.unreadable != nil:
+		return fmt.Sprintf("the server's answer was not valid JSON-RPC (%v)", h.unreadable)
+	case h.answered.Load():
+		return ""
 	}
-	return next.RoundTrip(req)
+	if status := h.exitedEarly(); status != "" {
+		return fmt.Sprintf("the server process exited before it answered (%s)", status)
+	}
+	return ""
+}
+
+type heardConn struct {
+	mcp.Connection
+	h *hearing
+}
+
+func (c heardConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.Connection.Read(ctx)
+	switch {
+	case err == nil:
+		c.h.answered.Store(true)
+	case !errors.Is(err, io.EOF) && ctx.Err() == nil:
+		c.h.mu.Lock()
+		if c.h.unreadable == nil {
+			c.h.unreadable = err
+		}
+		c.h.mu.Unlock()
+	}
+	return msg, err
 }

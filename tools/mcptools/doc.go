@@ -37,7 +37,14 @@
 // error the server answers with (an unknown tool, say); a server that cannot
 // be reached, could not start or died during the call wraps [ErrUnavailable];
 // a tool the server no longer offers wraps [ErrNotOffered]; the end of the
-// call's context wraps its error.
+// call's context wraps its error. A failure on the wire says what happened:
+// a server process that exited before it answered (and its exit status), an
+// answer that is not JSON-RPC, an HTTP status ("it answered HTTP 500
+// Internal Server Error"), a connection cut during the call.
+//
+// The body of each HTTP response is bounded by the server's MaxResponse (8
+// MiB unless set): a longer result fails its call, wrapping [ErrToolFailed],
+// as soon as the limit is passed, before it is decoded or held in memory.
 //
 // A server that dies is reconnected on the next call that needs it (a
 // command is started again, a URL gets a new session). A reconnection that
@@ -71,7 +78,11 @@
 // [Bridge.Annotations] gives a tool's hints (read-only, destructive, ...)
 // with the protocol's defaults applied, for an approval policy;
 // [Server].Approve marks tools as needing approval
-// ([tools.Options].Approve) when they are listed.
+// ([tools.Options].Approve) when they are listed. As the MCP specification
+// asks, the hints are believed only from a server set as trusted
+// ([Server].TrustAnnotations); any other server's tools get the most
+// cautious hints, so that one calling its deleting tool read-only does not
+// get it run unasked.
 //
 // # Processes
 //

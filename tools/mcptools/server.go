@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -16,6 +17,10 @@ const (
 	DefaultCallTimeout    = 60 * time.Second
 	DefaultStartupTimeout = 30 * time.Second
 	DefaultMaxConcurrency = 4
+	// DefaultMaxResponse is eight times the executor's default output
+	// limit of 1 MiB: room for the JSON of a result with images and
+	// documents, which the output limit does not bound.
+	DefaultMaxResponse = 8 << 20
 )
 
 // Server describes an MCP server and how its tools are offered. Exactly one
@@ -42,6 +47,12 @@ type Server struct {
 	Headers map[string]string
 	// HTTPClient makes the HTTP requests; nil means http.DefaultClient.
 	HTTPClient *http.Client
+	// MaxResponse bounds the bytes of the body of each HTTP response to a
+	// request, such as a call's result; zero means DefaultMaxResponse. A
+	// call whose response is longer fails (ErrToolFailed) as soon as the
+	// limit is passed, before the result is decoded, and the connection is
+	// made again. (Over stdio the SDK bounds each message to 16 MiB.)
+	MaxResponse int
 
 	// Transport, if set, returns a new SDK transport for each connection,
 	// for transports other than the two above (in-memory ones, in tests).
@@ -54,6 +65,15 @@ type Server struct {
 	// its calls need approval (tools.Options.Approve), such as for the
 	// tools whose annotations say they are destructive.
 	Approve func(tool string, a Annotations) bool
+	// TrustAnnotations says that the server is trusted to describe its
+	// tools. The MCP specification has clients treat a server's tool
+	// annotations as untrusted unless the server is: without
+	// TrustAnnotations, Approve and Bridge.Annotations get only the
+	// protocol's most cautious hints (destructive, open-world, neither
+	// read-only nor idempotent) and the title, whatever the server
+	// declares, so that a server calling its deleting tool read-only does
+	// not get it run unasked.
+	TrustAnnotations bool
 
 	// CallTimeout bounds each call; zero means DefaultCallTimeout.
 	CallTimeout time.Duration
@@ -83,9 +103,16 @@ type Annotations struct {
 	OpenWorld bool
 }
 
-func annotations(a *mcp.ToolAnnotations) Annotations {
-	if a == nil {
-		return Annotations{Destructive: true, OpenWorld: true}
+// annotations are a tool's annotations as the server is trusted to give
+// them.
+func (s Server) annotations(a *mcp.ToolAnnotations) Annotations {
+	cautious := Annotations{Destructive: true, OpenWorld: true}
+	switch {
+	case a == nil:
+		return cautious
+	case !s.TrustAnnotations:
+		cautious.Title = a.Title
+		return cautious
 	}
 	return Annotations{
 		Title:       a.Title,
@@ -140,8 +167,13 @@ func (s Server) check() (Server, error) {
 			return s, fmt.Errorf("mcptools: server %q: environment variable %q: names must be non-empty, without = or NUL, values without NUL", s.Name, n)
 		}
 	}
-	if s.CallTimeout < 0 || s.StartupTimeout < 0 || s.MaxConcurrency < 0 {
-		return s, fmt.Errorf("mcptools: server %q: negative timeout or concurrency", s.Name)
+	if s.CallTimeout < 0 || s.StartupTimeout < 0 || s.MaxConcurrency < 0 || s.MaxResponse < 0 {
+		return s, fmt.Errorf("mcptools: server %q: negative timeout, concurrency or response limit", s.Name)
+	}
+	if s.URL != "" {
+		if u, err := url.Parse(s.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return s, fmt.Errorf("mcptools: server %q: URL %q: want an http or https URL with a host", s.Name, s.URL)
+		}
 	}
 	if s.CallTimeout == 0 {
 		s.CallTimeout = DefaultCallTimeout
@@ -151,6 +183,9 @@ func (s Server) check() (Server, error) {
 	}
 	if s.MaxConcurrency == 0 {
 		s.MaxConcurrency = DefaultMaxConcurrency
+	}
+	if s.MaxResponse == 0 {
+		s.MaxResponse = DefaultMaxResponse
 	}
 	return s, nil
 }

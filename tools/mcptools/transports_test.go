@@ -1,10 +1,14 @@
 package mcptools_test
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -103,4 +107,84 @@ func TestStreamableHTTP(t *testing.T) {
 	require.NoError(t, b.Close())
 	assert.Positive(t, requests.Load())
 	assert.Equal(t, requests.Load(), authorized.Load(), "every request has the header")
+}
+
+// faulty serves srv over streamable HTTP, answering tools/call as fault
+// says instead: "500", "cut" (the connection closed before an answer),
+// "cut body" (closed in the middle of one) or "" (srv answers).
+func faulty(t *testing.T, srv *mcp.Server, jsonResponse bool, fault *string) *httptest.Server {
+	t.Helper()
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{JSONResponse: jsonResponse})
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		require.NoError(t, err)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if !bytes.Contains(body, []byte(`"tools/call"`)) || *fault == "" {
+			h.ServeHTTP(w, r)
+			return
+		}
+		switch *fault {
+		case "500":
+			http.Error(w, "boom", http.StatusInternalServerError)
+		case "cut body":
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Content-Length", "1000")
+			_, _ = w.Write([]byte(`{"jsonrpc":`))
+			w.(http.Flusher).Flush()
+			fallthrough
+		case "cut":
+			c, _, err := http.NewResponseController(w).Hijack()
+			require.NoError(t, err)
+			_ = c.Close()
+		}
+	}))
+	t.Cleanup(func() { ts.CloseClientConnections(); ts.Close() })
+	return ts
+}
+
+// A failed HTTP call says what happened on the wire (the SDK says
+// "rejected by transport" for all of them), and the next call works.
+func TestHTTPFailureSaysWhatHappened(t *testing.T) {
+	tests := []struct{ fault, want string }{
+		{"500", `the call to the MCP server "web" failed: it answered HTTP 500 Internal Server Error; it is reconnected on the next call`},
+		{"cut", `the call to the MCP server "web" failed: the connection was cut (EOF); it is reconnected on the next call`},
+		{"cut body", `the call to the MCP server "web" failed: the connection was cut (unexpected EOF); it is reconnected on the next call`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.fault, func(t *testing.T) {
+			fault := tt.fault
+			ts := faulty(t, newTestServer(newFixture(), nil), false, &fault)
+			b, reg := connect(t, mcptools.Server{Name: "web", URL: ts.URL})
+			t.Cleanup(func() { _ = b.Close() }) // before the server closes: the bridge holds a stream open
+			_, err := call(t, reg, "web__echo", `{"text":"x"}`)
+			require.ErrorIs(t, err, mcptools.ErrUnavailable)
+			assert.EqualError(t, err, tt.want)
+
+			fault = ""
+			out, err := call(t, reg, "web__echo", `{"text":"x"}`)
+			require.NoError(t, err)
+			assert.JSONEq(t, `{"echo":"x"}`, string(out.(json.RawMessage)))
+		})
+	}
+}
+
+// A response longer than MaxResponse fails the call once the limit is
+// passed, whether the server answers with JSON or an event stream, and the
+// next call works.
+func TestHTTPResponseIsBounded(t *testing.T) {
+	for _, jsonResponse := range []bool{false, true} {
+		t.Run(fmt.Sprintf("json=%v", jsonResponse), func(t *testing.T) {
+			fault := ""
+			ts := faulty(t, newTestServer(newFixture(), nil), jsonResponse, &fault)
+			b, reg := connect(t, mcptools.Server{Name: "web", URL: ts.URL, MaxResponse: 16 << 10})
+			t.Cleanup(func() { _ = b.Close() })
+			_, err := call(t, reg, "web__echo", `{"text":"`+strings.Repeat("x", 20<<10)+`"}`)
+			require.ErrorIs(t, err, mcptools.ErrToolFailed)
+			assert.EqualError(t, err, `the call to the MCP server "web" failed: its response was larger than 16384 bytes, the limit; it is reconnected on the next call`)
+
+			out, err := call(t, reg, "web__echo", `{"text":"`+strings.Repeat("x", 6<<10)+`"}`)
+			require.NoError(t, err, "under the limit (the result is sent twice: as text and structured)")
+			assert.Len(t, out.(json.RawMessage), len(`{"echo":""}`)+6<<10)
+		})
+	}
 }
