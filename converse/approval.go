@@ -98,36 +98,6 @@ func (c *Conversation) needsApproval(tc toolCall) bool {
 	return c.opts.NeedsApproval != nil && c.opts.NeedsApproval(tc.public())
 }
 
-// askApprover asks Options.Approve, if set, to decide the pending calls of
-// tail, and returns the indexes of the calls to run now: those that need no
-// approval and those approved. An error of Approve leaves the calls it did
-// not decide pending, and runs nothing.
-func (c *Conversation) askApprover(ctx context.Context, turn int, tail *openTurn) ([]int, error) {
-	var run []int
-	for i, tc := range tail.calls {
-		if tail.results[i] != nil {
-			continue
-		}
-		if tail.pending[i] && c.opts.Approve != nil {
-			c.emit(ApprovalRequested{Turn: turn, Call: tc.public()})
-			d, err := c.opts.Approve(ctx, tc.public())
-			if err != nil {
-				return nil, fmt.Errorf("approve %s (%s): %w", tc.name, tc.id, err)
-			}
-			d.ID = tc.id
-			if err := checkVerdict(d); err != nil {
-				return nil, err
-			}
-			c.emit(ApprovalDecided{Turn: turn, Call: tc.public(), Decision: d})
-			c.decide(ctx, tail, i, d)
-		}
-		if !tail.pending[i] && tail.results[i] == nil {
-			run = append(run, i)
-		}
-	}
-	return run, nil
-}
-
 // checkDecisions checks that decisions decide every pending call of tail,
 // and nothing else, and returns them by call. Every call left undecided
 // and every decision for no pending call is named.

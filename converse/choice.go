@@ -3,7 +3,6 @@ package converse
 import (
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 )
@@ -59,13 +58,4 @@ func (c *Conversation) thinking() bool {
 // the model told, in the system prompt, to answer by calling it.
 func (c *Conversation) canForce() bool {
 	return c.model.ToolChoice().Any && !c.thinking()
-}
-
-// system is the system prompt of a turn: on the structured path that
-// cannot force its final tool, sys and the instruction to call it.
-func (sh *shape) system(sys []types.SystemContentBlock) []types.SystemContentBlock {
-	if sh == nil || sh.native || sh.force {
-		return sys
-	}
-	return append(slices.Clip(sys), &types.SystemContentBlockMemberText{Value: fmt.Sprintf(finalInstruction, sh.tool.Name())})
 }

@@ -141,55 +141,20 @@ func overflowed(err error, t *turnResult) bool {
 	return slices.ContainsFunc(overflowMessages, func(m string) bool { return strings.Contains(msg, m) })
 }
 
-// fittedTurn makes turn n's model call on history, trimmed first to the
-// policy's window, and once more on a trimmed history if Bedrock reports an
-// overflow (unless nothing is left to trim: then Bedrock's answer stands).
-// It returns the history the call was made with, which the Conversation
-// keeps.
-func (c *Conversation) fittedTurn(ctx context.Context, n int, w *window, history []types.Message, cfg *types.ToolConfiguration) ([]types.Message, *turnResult, error) {
-	p := c.opts.Context
-	if p == nil {
-		t, err := c.turn(ctx, n, c.exec, history, cfg)
-		return history, t, err
+// overflowLimit is what a history must be trimmed below after Bedrock
+// reported it too long: its estimate, or less, the last request Bedrock
+// accepted (the window holds at least that, where the request that
+// overflowed may have grown past it by any amount) and the policy's limit.
+func (c *Conversation) overflowLimit(ctx context.Context, history []types.Message) int {
+	r := c.run
+	limit := c.estimate(ctx, &r.win, history, r.cfg)
+	if ok := c.admitted(ctx, &r.win, history, r.cfg); ok > 0 {
+		limit = min(limit, ok)
 	}
-	if p.MaxInputTokens > 0 {
-		var err error
-		if history, _, err = c.fit(ctx, n, w, history, cfg, p.MaxInputTokens, false); err != nil {
-			return history, nil, err
-		}
+	if m := c.opts.Context.MaxInputTokens; m > 0 {
+		limit = min(limit, m)
 	}
-	t, err := c.turn(ctx, n, c.exec, history, cfg)
-	if overflowed(err, t) {
-		limit := c.estimate(ctx, w, history, cfg)
-		if ok := c.admitted(ctx, w, history, cfg); ok > 0 {
-			limit = min(limit, ok)
-		}
-		if p.MaxInputTokens > 0 {
-			limit = min(limit, p.MaxInputTokens)
-		}
-		trimmed, cut, ferr := c.fit(ctx, n, w, history, cfg, limit, true)
-		if ferr != nil {
-			if t != nil {
-				t.discard()
-			}
-			return trimmed, nil, ferr
-		}
-		if cut {
-			var wasted Usage
-			if t != nil {
-				t.discard()
-				wasted = t.usage
-			}
-			history = trimmed
-			if t, err = c.turn(ctx, n, c.exec, history, cfg); err == nil {
-				t.usage = t.usage.Add(wasted)
-			}
-		}
-	}
-	if err == nil {
-		w.record(history, t.usage)
-	}
-	return history, t, err
+	return limit
 }
 
 // admitted estimates the last request of history that Bedrock accepted:
@@ -213,50 +178,55 @@ func (c *Conversation) admitted(ctx context.Context, w *window, history []types.
 // fit trims history, if it holds more than limit tokens (or after an
 // overflow), to three quarters of limit: the room it leaves spares the
 // next turns a trim each, which would change the prefix that prompt
-// caching reads. It keeps the trimmed history as the Conversation's,
-// reports it with a Trimmed event and says whether anything was cut.
-func (c *Conversation) fit(ctx context.Context, n int, w *window, history []types.Message, cfg *types.ToolConfiguration, limit int, overflow bool) ([]types.Message, bool, error) {
-	before := c.estimate(ctx, w, history, cfg)
+// caching reads. It reports whether anything was cut, and returns the step
+// that follows a cut: the summary call, when the policy summarises what
+// was dropped, or else the turn's call on the trimmed history, which is
+// kept. Trimming never calls the model itself.
+func (c *Conversation) fit(ctx context.Context, history []types.Message, limit int, overflow bool) (*Step, bool, error) {
+	r := c.run
+	before := c.estimate(ctx, &r.win, history, r.cfg)
 	if before <= limit && !overflow {
-		return history, false, nil
+		return nil, false, nil
 	}
 	budget := limit * 3 / 4
 	tr := newTrimmer(history, c.opts.Context.toolResultBytes(), before)
 	tr.shorten(budget)
 	tr.drop(budget)
-	ev := Trimmed{Turn: n, Overflow: overflow, ShortenedResults: tr.shortened, DroppedMessages: tr.dropped, TokensBefore: before}
-	if ev.ShortenedResults == 0 && ev.DroppedMessages == 0 {
-		return history, false, nil
+	pt := &pendingTrim{tr: tr, ev: Trimmed{Turn: r.turn, Overflow: overflow, ShortenedResults: tr.shortened, DroppedMessages: tr.dropped, TokensBefore: before}}
+	if tr.shortened == 0 && tr.dropped == 0 {
+		return nil, false, nil
 	}
 	if c.opts.Context.Summarize && tr.dropped > 0 {
-		summary, u, err := c.summarize(ctx, tr.droppedPrefix(), cfg)
-		c.addUsage(u)
-		ev.Usage = u
-		if err != nil {
-			c.logger().Info("converse: the summary of the trimmed messages failed; dropping them", "error", err)
-		} else if summary != "" {
-			tr.addSummary(summary)
-			ev.Summarized = true
-		}
+		r.trim = pt
+		return &Step{Request: c.summaryRequest(tr.droppedPrefix())}, true, nil
 	}
-	history = tr.history()
-	*w = window{} // the trimmed history has no usage yet
-	ev.TokensAfter = c.estimate(ctx, w, history, cfg)
-	c.keep(history, nil)
-	if err := c.save(ctx, n); err != nil {
-		return history, true, err
+	step, err := c.trimmed(ctx, pt)
+	return step, true, err
+}
+
+// trimmed ends a trim: the trimmed history is kept and reported, and the
+// turn's call is made on it.
+func (c *Conversation) trimmed(ctx context.Context, pt *pendingTrim) (*Step, error) {
+	r := c.run
+	history := pt.tr.history()
+	r.win = window{} // the trimmed history has no usage yet
+	pt.ev.TokensAfter = c.estimate(ctx, &r.win, history, r.cfg)
+	if err := c.endStep(ctx, history, nil, nil); err != nil {
+		return c.fail(history, err)
 	}
-	c.emit(ev)
-	return history, true, nil
+	c.emit(pt.ev)
+	return c.turnStep(), nil
 }
 
 // summaryPrompt asks for the summary of the dropped messages.
 const summaryPrompt = "Summarize the conversation so far in a few sentences: what was asked, which tools were called with which results, and what is still open. Reply with the summary only."
 
-// summarize asks the model for a summary of msgs, a conversation's first
-// messages, sending the tool configuration (without a forced choice) when
-// they hold tool blocks, as Bedrock requires.
-func (c *Conversation) summarize(ctx context.Context, msgs []types.Message, cfg *types.ToolConfiguration) (string, Usage, error) {
+// summaryRequest asks the model for a summary of msgs, a conversation's
+// first messages. It is built as every turn's request is (guardrail,
+// metadata, inference settings, cache points), with the tools (without a
+// forced choice) when msgs hold tool blocks, as Bedrock requires, and no
+// output format: the summary is text.
+func (c *Conversation) summaryRequest(msgs []types.Message) *Request {
 	msgs = append([]types.Message(nil), msgs...)
 	ask := &types.ContentBlockMemberText{Value: summaryPrompt}
 	last := msgs[len(msgs)-1]
@@ -270,22 +240,34 @@ func (c *Conversation) summarize(ctx context.Context, msgs []types.Message, cfg 
 	default:
 		msgs[len(msgs)-1] = types.Message{Role: last.Role, Content: append(append([]types.ContentBlock(nil), last.Content...), ask)}
 	}
-	in := &bedrockruntime.ConverseInput{
-		ModelId:         aws.String(c.modelID),
-		Messages:        msgs,
-		System:          c.opts.System,
-		InferenceConfig: c.opts.InferenceConfig,
+	var cfg *types.ToolConfiguration
+	if r := c.run; hasToolBlocks(msgs) && r.cfg != nil {
+		cfg = &types.ToolConfiguration{Tools: r.cfg.Tools}
 	}
-	if hasToolBlocks(msgs) && cfg != nil {
-		in.ToolConfig = &types.ToolConfiguration{Tools: cfg.Tools}
+	in := c.request(msgs, cfg, nil)
+	in.OutputConfig = nil
+	return &Request{Turn: c.run.turn, Summary: true, Input: in}
+}
+
+// summarized finishes the trim waiting for a summary with the summary
+// call's answer: the summary joins the first kept user message, or, if
+// the call failed, the dropped messages are dropped without one.
+func (c *Conversation) summarized(ctx context.Context, t *turnResult, err error) (*Step, error) {
+	r := c.run
+	pt := r.trim
+	if pt == nil {
+		return nil, errors.New("converse: HandleResponse: the request is no summary this conversation asked for")
 	}
-	out, err := c.client.Converse(ctx, in)
+	r.trim = nil
+	if t != nil {
+		c.addUsage(t.usage)
+		pt.ev.Usage = t.usage
+	}
 	if err != nil {
-		return "", Usage{}, fmt.Errorf("summary call: %w", err)
+		c.logger().Info("converse: the summary of the trimmed messages failed; dropping them", "error", fmt.Errorf("summary call: %w", err))
+	} else if summary := strings.TrimSpace(textOf(t.message)); summary != "" {
+		pt.tr.addSummary(summary)
+		pt.ev.Summarized = true
 	}
-	msg, ok := out.Output.(*types.ConverseOutputMemberMessage)
-	if !ok {
-		return "", usageOf(out.Usage), errors.New("summary call: the response holds no message")
-	}
-	return strings.TrimSpace(textOf(msg.Value)), usageOf(out.Usage), nil
+	return c.trimmed(ctx, pt)
 }

@@ -65,10 +65,10 @@ type Conversation struct {
 	exec    *Executor // one for all Sends, so that abandoned calls keep counting
 	tel     *telemetry
 
-	sendMu sync.Mutex               // held for a whole Send
+	sendMu sync.Mutex               // held for a whole Send, and for each step of the step API
 	cfg    *types.ToolConfiguration // ToolConfig of the first cfgLen tools; under sendMu
 	cfgLen int                      // -1 until cfg is built
-	shape  *shape                   // of a structured Send; under sendMu
+	run    *run                     // the Send or Resume in progress; under sendMu
 
 	mu      sync.Mutex // held only to read or replace history, never across a model call or a tool
 	history []types.Message
@@ -166,51 +166,23 @@ func (c *Conversation) Send(ctx context.Context, text string) (*Result, error) {
 // (the model call failed), msg replaces that prompt, which nothing answered.
 func (c *Conversation) SendMessage(ctx context.Context, msg types.Message) (*Result, error) {
 	ctx, span := c.tel.startSend(ctx)
-	res, err := c.sendMessage(ctx, msg, nil)
+	res, err := c.send(ctx, msg, nil)
 	span.end(res, err)
 	return res, err
 }
 
-// sendMessage is SendMessage; sh, if not nil, is the shape a structured
-// Send's answer must take.
-func (c *Conversation) sendMessage(ctx context.Context, msg types.Message, sh *shape) (*Result, error) {
-	if msg.Role == "" {
-		msg.Role = types.ConversationRoleUser
-	}
-	if msg.Role != types.ConversationRoleUser {
-		return nil, fmt.Errorf("converse: SendMessage wants a user message, not %q", msg.Role)
-	}
-	if err := checkContent(msg); err != nil {
-		return nil, err
-	}
+// send is SendMessage; sh, if not nil, is the shape a structured Send's
+// answer must take.
+func (c *Conversation) send(ctx context.Context, msg types.Message, sh *shape) (*Result, error) {
 	c.sendMu.Lock()
 	defer c.sendMu.Unlock()
-	c.shape = sh
-	defer func() { c.shape = nil }()
-	cfg, err := c.toolConfig()
-	if err != nil {
-		return nil, err
-	}
-
-	release, err := c.holdSession()
+	release, err := c.prepare()
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	if err := c.sendable(); err != nil {
-		return nil, err
-	}
-	// The new messages go after the conversation's own, in its spare
-	// capacity if it has some: no copy of the history per Send. A failed
-	// Send's Result gets a copy of its own, since the next Send writes over
-	// that spare capacity. History reads only the kept messages, before that
-	// capacity, so it never races with these writes.
-	history := append(c.base(), msg)
-	c.keep(history, nil)
-	if err := c.save(ctx, 0); err != nil {
-		return nil, fmt.Errorf("converse: %w", err)
-	}
-	return c.loop(ctx, cfg, history)
+	step, err := c.begin(ctx, msg, sh)
+	return c.loop(ctx, step, err)
 }
 
 // checkContent rejects what Bedrock would: a message without content, or
@@ -244,63 +216,16 @@ func stopError(stop types.StopReason, reply types.Message) error {
 	return nil
 }
 
-// turnConfig drops a forced tool choice after the first turn, so that the
-// model can answer once it has its results.
-func turnConfig(cfg *types.ToolConfiguration, turn int) *types.ToolConfiguration {
-	if cfg == nil || cfg.ToolChoice == nil || turn == 1 {
+// unforced is cfg without a forced tool choice, so that the model can
+// answer once it has its results.
+func unforced(cfg *types.ToolConfiguration) *types.ToolConfiguration {
+	if cfg == nil || cfg.ToolChoice == nil {
 		return cfg
 	}
 	if _, auto := cfg.ToolChoice.(*types.ToolChoiceMemberAuto); auto {
 		return cfg
 	}
 	return &types.ToolConfiguration{Tools: cfg.Tools}
-}
-
-// turnResult is one model call's answer.
-type turnResult struct {
-	message types.Message
-	stop    types.StopReason
-	usage   Usage
-	resp    Response
-	calls   []toolCall          // the tool calls, when decoded while streaming
-	started map[string]*pending // calls started early while streaming
-	cancel  context.CancelFunc  // stops the early calls
-}
-
-// discard abandons calls started early in a turn that did not end in
-// tool_use.
-func (t *turnResult) discard() {
-	if t.cancel != nil {
-		t.cancel()
-	}
-}
-
-// turn makes one model call.
-func (c *Conversation) turn(ctx context.Context, n int, exec *Executor, history []types.Message, cfg *types.ToolConfiguration) (*turnResult, error) {
-	if c.opts.Stream {
-		if cfg == nil || c.model.SupportsStreamingToolUse() {
-			return c.streamTurn(ctx, n, exec, history, cfg)
-		}
-		reason := fmt.Sprintf("model %s does not support tool use in streaming mode; using Converse", c.modelID)
-		c.logger().Info("converse: "+reason, "turn", n)
-		c.emit(Fallback{Turn: n, Reason: reason})
-	}
-	chatCtx, chat := c.tel.startChat(ctx, false, history, &c.opts)
-	out, err := c.client.Converse(chatCtx, c.request(history, cfg), chat.options()...)
-	chat.endConverse(out, err)
-	if err != nil {
-		return nil, err
-	}
-	msg, ok := out.Output.(*types.ConverseOutputMemberMessage)
-	if !ok {
-		return nil, errors.New("the response holds no message")
-	}
-	for _, b := range msg.Value.Content {
-		if t, ok := blockText(b); ok && c.opts.OnEvent != nil {
-			c.emit(Text{Turn: n, Text: t})
-		}
-	}
-	return &turnResult{message: msg.Value, stop: out.StopReason, usage: usageOf(out.Usage), resp: responseOf(out)}, nil
 }
 
 // executor builds the Executor of the conversation's Sends, deciding

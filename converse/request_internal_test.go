@@ -85,7 +85,7 @@ func TestRequestSetsEveryOption(t *testing.T) {
 		_, ok := inputType.FieldByName(name)
 		return ok
 	})
-	in := reflect.ValueOf(c.request([]types.Message{{}}, &types.ToolConfiguration{})).Elem()
+	in := reflect.ValueOf(c.request([]types.Message{{}}, &types.ToolConfiguration{}, nil)).Elem()
 	for i := range in.NumField() {
 		sf := in.Type().Field(i)
 		if !sf.IsExported() {

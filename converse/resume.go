@@ -118,28 +118,6 @@ func (t *openTurn) clone() *openTurn {
 	return &cp
 }
 
-// runCalls runs the calls of t at the indexes run and keeps their results.
-// First it marks the calls started and saves the conversation, so that a
-// crash while they run never runs them again on resume.
-func (c *Conversation) runCalls(ctx context.Context, turn int, history []types.Message, t *openTurn, run []int, started map[string]*pending) error {
-	if len(run) == 0 {
-		return nil
-	}
-	t.started = true
-	c.keep(history, t)
-	if err := c.save(ctx, turn); err != nil {
-		return err
-	}
-	calls := make([]toolCall, len(run))
-	for k, i := range run {
-		calls[k] = t.calls[i]
-	}
-	for k, r := range c.exec.execute(ctx, turn, calls, started) {
-		t.results[run[k]] = r
-	}
-	return nil
-}
-
 // Resume continues a conversation that a failed Send or Resume left
 // interrupted, or that calls for approval paused, without adding a user
 // message; see the package doc for the states.
@@ -162,23 +140,19 @@ func (c *Conversation) runCalls(ctx context.Context, turn int, history []types.M
 func (c *Conversation) Resume(ctx context.Context, decisions ...Decision) (*Result, error) {
 	c.sendMu.Lock()
 	defer c.sendMu.Unlock()
-	cfg, err := c.toolConfig()
-	if err == nil {
-		var release func()
-		if release, err = c.holdSession(); err == nil {
-			defer release()
-		}
+	release, err := c.prepare()
+	if err != nil {
+		return nil, err
 	}
-	if err == nil && !c.resumable() {
+	defer release()
+	if !c.resumable() {
 		// A check that finds nothing to resume, as a caller makes before
 		// every Send, is no operation: it has no span.
 		return nil, fmt.Errorf("converse: %w", ErrNothingToResume)
 	}
 	ctx, span := c.tel.startSend(ctx)
-	var res *Result
-	if err == nil {
-		res, err = c.resume(ctx, cfg, decisions)
-	}
+	step, err := c.beginResume(ctx, decisions)
+	res, err := c.loop(ctx, step, err)
 	span.end(res, err)
 	return res, err
 }
@@ -189,60 +163,6 @@ func (c *Conversation) resumable() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.tail != nil || len(c.history) > 0 && c.history[len(c.history)-1].Role == types.ConversationRoleUser
-}
-
-// resume is Resume of a resumable conversation, under sendMu.
-func (c *Conversation) resume(ctx context.Context, cfg *types.ToolConfiguration, decisions []Decision) (*Result, error) {
-	c.mu.Lock()
-	history, tail := c.history, c.tail
-	c.mu.Unlock()
-	switch {
-	case tail != nil:
-		tail = tail.clone()
-		if tail.turn == 0 {
-			tail.turn = turnOf(history)
-		}
-		turn := tail.turn
-		var cut []int // cut off by a crash: never run again
-		for i := range tail.calls {
-			if tail.started && tail.results[i] == nil && !tail.pending[i] {
-				cut = append(cut, i)
-			}
-		}
-		byID, err := checkDecisions(tail, decisions)
-		if err != nil {
-			return nil, fmt.Errorf("converse: Resume: %w", err)
-		}
-		c.emit(Resumed{Messages: len(history), Decisions: len(decisions)})
-		c.applyDecisions(ctx, turn, tail, byID)
-		for _, i := range cut {
-			tc := tail.calls[i]
-			c.answer(ctx, tail, i, toolErrInterrupted, interruptedText)
-			c.emit(ToolEnd{Turn: turn, ID: tc.id, Name: tc.name, Input: tc.input, Err: ErrCallInterrupted, Status: types.ToolResultStatusError})
-		}
-		var run []int
-		for i := range tail.calls {
-			if tail.results[i] == nil {
-				run = append(run, i)
-			}
-		}
-		if err := c.runCalls(ctx, turn, history, tail, run, nil); err != nil {
-			return nil, fmt.Errorf("converse: Resume: %w", err)
-		}
-		history = append(history, tail.message(history))
-		c.keep(history, nil)
-		if err := c.save(ctx, turn); err != nil {
-			return nil, fmt.Errorf("converse: Resume: %w", err)
-		}
-		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("converse: Resume: %w", err)
-		}
-	case len(decisions) > 0: // a last message from the user
-		return nil, fmt.Errorf("converse: Resume: %w: no call is pending", ErrDecision)
-	default:
-		c.emit(Resumed{Messages: len(history)})
-	}
-	return c.loop(ctx, cfg, history)
 }
 
 // sendable says why a Send cannot start: the conversation is paused or

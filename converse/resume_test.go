@@ -375,8 +375,7 @@ func TestPauseSavesOnceAndRestoredTurnsKeepTheirNumbers(t *testing.T) {
 			assert.Equal(t, []string{
 				"turn 0: saved 1 messages, 0 pending",
 				"turn 1: model call",
-				"turn 1: saved 2 messages, 0 pending",
-				"turn 1: saved 2 messages, 0 pending", // the call started
+				"turn 1: saved 2 messages, 0 pending", // the reply, its call started
 				"turn 1: start s1",
 				"turn 1: end s1",
 				"turn 1: saved 3 messages, 0 pending",

@@ -381,21 +381,3 @@ func syncDir(dir string) error {
 	}
 	return nil
 }
-
-// save saves the conversation's state in Options.Store, if set, at a step
-// boundary of turn. Cancellation does not stop it: what happened must be
-// kept.
-func (c *Conversation) save(ctx context.Context, turn int) error {
-	if c.opts.Store == nil {
-		return nil
-	}
-	st := c.State()
-	if err := c.opts.Store.Save(context.WithoutCancel(ctx), c.opts.SessionID, st); err != nil {
-		return fmt.Errorf("save session %q: %w", c.opts.SessionID, err)
-	}
-	c.mu.Lock()
-	c.log = st.log
-	c.mu.Unlock()
-	c.emit(StateSaved{SessionID: c.opts.SessionID, Turn: turn, Messages: len(st.Messages), Pending: len(st.Pending)})
-	return nil
-}

@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
 	"github.com/tooluse/bedrock/converse/internal/models"
@@ -219,7 +221,7 @@ func (c *Conversation) structured(ctx context.Context, prompt string, tool *tool
 	}
 	msg := types.Message{Role: types.ConversationRoleUser, Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: prompt}}}
 	ctx, span := c.tel.startSend(ctx)
-	res, err := c.sendMessage(ctx, msg, sh)
+	res, err := c.send(ctx, msg, sh)
 	span.end(res, err)
 	if err != nil {
 		return nil, res, err
@@ -234,15 +236,22 @@ func (c *Conversation) structured(ctx context.Context, prompt string, tool *tool
 	return sh.value, res, nil
 }
 
-// outputConfig is o with the answer's schema as its text format, on the
-// native path.
-func (sh *shape) outputConfig(o *types.OutputConfig) *types.OutputConfig {
-	if sh == nil || !sh.native {
-		return o
+// apply shapes a turn's request: on the native path the answer's schema
+// is the output's text format; on the forced path that cannot force the
+// final tool, the system prompt tells the model to call it.
+func (sh *shape) apply(in *bedrockruntime.ConverseInput) {
+	if sh == nil {
+		return
+	}
+	if !sh.native {
+		if !sh.force {
+			in.System = append(slices.Clip(in.System), &types.SystemContentBlockMemberText{Value: fmt.Sprintf(finalInstruction, sh.tool.Name())})
+		}
+		return
 	}
 	out := &types.OutputConfig{}
-	if o != nil {
-		*out = *o
+	if in.OutputConfig != nil {
+		*out = *in.OutputConfig
 	}
 	out.TextFormat = &types.OutputFormat{
 		Type: types.OutputFormatTypeJsonSchema,
@@ -251,15 +260,19 @@ func (sh *shape) outputConfig(o *types.OutputConfig) *types.OutputConfig {
 			Schema: aws.String(sh.schema),
 		}},
 	}
-	return out
+	in.OutputConfig = out
 }
 
-// toolConfig is the configuration of a turn: on the forced path, cfg's
-// tools and the final tool, with toolChoice any on every turn where the
-// model takes it (see canForce).
-func (sh *shape) toolConfig(cfg *types.ToolConfiguration, turn int) *types.ToolConfiguration {
+// toolConfig is the configuration of a turn: cfg, its forced choice kept
+// only when forced (the first turn answering a prompt); on the forced path,
+// cfg's tools and the final tool, with toolChoice any on every turn where
+// the model takes it (see canForce).
+func (sh *shape) toolConfig(cfg *types.ToolConfiguration, forced bool) *types.ToolConfiguration {
 	if sh == nil || sh.native {
-		return turnConfig(cfg, turn)
+		if forced {
+			return cfg
+		}
+		return unforced(cfg)
 	}
 	if sh.cfg == nil {
 		sh.cfg = &types.ToolConfiguration{}
@@ -327,29 +340,30 @@ func (sh *shape) accept(ctx context.Context, reply *types.Message, stop types.St
 	return false
 }
 
-// retry deals with a final answer of a structured Send that is not the
-// answer: it sends the model a correction and returns the history to go
-// on with, or, after the last turn or a stop that another try would meet
-// again, keeps the answer as the conversation's final one and returns the
-// error ending the Send.
-func (c *Conversation) retry(ctx context.Context, turn int, attempted []types.Message, stop types.StopReason) ([]types.Message, error) {
-	sh := c.shape
-	limit := turn >= c.maxTurns()
+// correct deals with a final answer of a structured Send that is not the
+// answer: it sends the model a correction, or, after the last turn or a
+// stop that another try would meet again, keeps the answer as the
+// conversation's final one and ends the run with the error.
+func (c *Conversation) correct(ctx context.Context, attempted []types.Message, stop types.StopReason, turnEnd TurnEnd) (*Step, error) {
+	r := c.run
+	sh := r.shape
+	limit := r.turn >= c.maxTurns()
+	kept, _ := keepable(attempted)
 	if limit || !sh.correctable(stop, attempted[len(attempted)-1]) {
-		c.keepFinal(attempted)
-		if err := c.save(ctx, turn); err != nil {
-			return nil, err
+		if err := c.endStep(ctx, kept, nil, turnEnd); err != nil {
+			return c.fail(attempted, err)
 		}
-		return nil, sh.failure(stop, limit, c.maxTurns())
+		return c.fail(attempted, sh.failure(stop, limit, c.maxTurns()))
 	}
+	c.keep(kept, nil) // History holds the reply at its TurnEnd
+	c.emit(turnEnd)
 	history := append(attempted, types.Message{Role: types.ConversationRoleUser,
 		Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: sh.correction(sh.reason)}}})
-	c.keep(history, nil)
-	if err := c.save(ctx, turn); err != nil {
-		return nil, err
+	if err := c.endStep(ctx, history, nil, nil); err != nil {
+		return c.fail(attempted, err)
 	}
-	c.emit(AnswerRejected{Turn: turn, Answer: strings.TrimSpace(textOf(attempted[len(attempted)-1])), Reason: sh.reason})
-	return history, nil
+	c.emit(AnswerRejected{Turn: r.turn, Answer: strings.TrimSpace(textOf(attempted[len(attempted)-1])), Reason: sh.reason})
+	return c.nextTurn(ctx)
 }
 
 // AnswerRejected reports that the final answer of a turn of a structured
@@ -373,7 +387,7 @@ func (AnswerRejected) event() {}
 // it runs: ToolStart and ToolEnd events and an execute_tool span, failed
 // with invalid_input.
 func (c *Conversation) answerFinal(ctx context.Context, turn int, t *openTurn) {
-	sh := c.shape
+	sh := c.run.shape
 	if sh == nil || sh.native {
 		return
 	}
@@ -398,7 +412,7 @@ func (c *Conversation) answerFinal(ctx context.Context, turn int, t *openTurn) {
 // forced path, as the executor reports a call it runs: ToolStart and
 // ToolEnd events and an execute_tool span.
 func (c *Conversation) traceAnswer(ctx context.Context, turn int) {
-	sh := c.shape
+	sh := c.run.shape
 	if sh == nil || sh.native {
 		return
 	}

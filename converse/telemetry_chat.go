@@ -37,7 +37,7 @@ type endpoint struct {
 
 // startChat starts the span of a model call, named "chat {model}" and of
 // kind CLIENT, with the request's attributes.
-func (t *telemetry) startChat(ctx context.Context, stream bool, history []types.Message, opts *Options) (context.Context, chatSpan) {
+func (t *telemetry) startChat(ctx context.Context, stream bool, in *bedrockruntime.ConverseInput) (context.Context, chatSpan) {
 	ctx, span := t.tracer.Start(ctx, t.chatName, clientSpan...)
 	s := chatSpan{t: t, span: span, start: time.Now()}
 	if !span.IsRecording() {
@@ -47,7 +47,7 @@ func (t *telemetry) startChat(ctx context.Context, stream bool, history []types.
 	if stream {
 		span.SetAttributes(keyRequestStream.Bool(true))
 	}
-	if ic := opts.InferenceConfig; ic != nil {
+	if ic := in.InferenceConfig; ic != nil {
 		if ic.MaxTokens != nil {
 			span.SetAttributes(keyMaxTokens.Int(int(*ic.MaxTokens)))
 		}
@@ -61,13 +61,13 @@ func (t *telemetry) startChat(ctx context.Context, stream bool, history []types.
 			span.SetAttributes(keyStopSequences.StringSlice(ic.StopSequences))
 		}
 	}
-	if g := opts.GuardrailConfig; g != nil && g.GuardrailIdentifier != nil {
+	if g := in.GuardrailConfig; g != nil && g.GuardrailIdentifier != nil {
 		span.SetAttributes(keyGuardrailID.String(*g.GuardrailIdentifier))
 	}
 	if t.content {
-		span.SetAttributes(keyInputMessages.String(messagesJSON(history, "")))
-		if len(opts.System) > 0 {
-			span.SetAttributes(keySystem.String(systemJSON(opts.System)))
+		span.SetAttributes(keyInputMessages.String(messagesJSON(in.Messages, "")))
+		if len(in.System) > 0 {
+			span.SetAttributes(keySystem.String(systemJSON(in.System)))
 		}
 	}
 	return ctx, s

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 	"github.com/stretchr/testify/assert"
@@ -107,7 +108,7 @@ func conversationTelemetry(ctx context.Context, e *Executor, out outcome) {
 	tel := e.telemetry()
 	sctx, send := tel.startSend(ctx)
 	for range 3 {
-		_, chat := tel.startChat(sctx, false, nil, &Options{})
+		_, chat := tel.startChat(sctx, false, &bedrockruntime.ConverseInput{})
 		chat.options()
 		chat.end(&turnResult{stop: types.StopReasonToolUse}, nil)
 	}

@@ -1,0 +1,628 @@
+package converse
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+)
+
+// Step is what a conversation driven one step at a time wants next: a
+// model call (Request), tool calls to run (Calls), decisions (Pending), or
+// nothing more (Result). Send and Resume are such a driver; an engine that
+// owns retries and persistence (a Temporal workflow, a queue worker) is
+// another, making the model calls and running the tools where it likes:
+//
+//	step, err := conv.Begin(ctx, prompt)
+//	for err == nil && step.Result == nil {
+//		switch {
+//		case step.Request != nil:
+//			out, callErr := client.Converse(ctx, step.Request.Input)
+//			step, err = conv.HandleResponse(ctx, step.Request, out, callErr)
+//		case len(step.Calls) > 0:
+//			step, err = conv.AnswerCalls(ctx, runEach(step.Calls)...)
+//		default: // step.Pending: wait for the decisions
+//			step, err = conv.Decide(ctx, decisions...)
+//		}
+//	}
+//
+// Every method of the step API ends a step as Send does: the history is
+// kept (and saved in Options.Store, if set) before it returns, so the
+// conversation's State between any two steps is valid and resumable. The
+// requests are those Send would send, every rule applied.
+type Step struct {
+	// Request, if not nil, is the model call to make next; its answer goes
+	// to HandleResponse.
+	Request *Request
+	// Calls are the tool calls to run now, already marked started in the
+	// conversation's state: a crash from here on answers an unanswered one
+	// as interrupted on Resume, never running it again. Run each, keyed by
+	// its ID (see tools.CallID), for instance with the Executor of
+	// Conversation.Executor, and hand the toolResult blocks to AnswerCalls.
+	Calls []Call
+	// Pending are the calls awaiting a decision; Decide takes one
+	// Decision for each. When Calls are set too, run those first.
+	Pending []Call
+	// Result, if not nil, ends the Send: a final answer.
+	Result *Result
+}
+
+// Request is a model call a conversation wants made.
+type Request struct {
+	// Turn is the model call's number in its Send or Resume, from 1. A
+	// summary call has the number of the turn it makes room for.
+	Turn int
+	// Summary marks the call that summarises the messages a ContextPolicy
+	// with Summarize dropped; its answer is not a turn of the conversation.
+	Summary bool
+	// Input is the request, every rule of the conversation applied: tool
+	// configuration, cache points, structured output, trimming.
+	Input *bedrockruntime.ConverseInput
+
+	stream bool // Send makes it with ConverseStream
+	mode   types.GuardrailStreamProcessingMode
+}
+
+// Stream reports whether Send would make the call with ConverseStream
+// (Options.Stream, when the model streams tool use; never for a summary).
+func (r *Request) Stream() bool { return r.stream }
+
+// StreamInput is Input as a ConverseStream request, with the guardrail's
+// stream processing mode of Options.GuardrailStreamMode.
+func (r *Request) StreamInput() *bedrockruntime.ConverseStreamInput {
+	return streamRequest(r.Input, r.mode)
+}
+
+// run is the state of the Send or Resume in progress, under sendMu.
+type run struct {
+	res     *Result
+	turn    int // the model calls made, summaries aside
+	win     window
+	shape   *shape
+	cfg     *types.ToolConfiguration // the configuration of the turn's request
+	retried bool                     // the turn's request was trimmed after an overflow
+	wasted  Usage                    // of the call that overflowed, counted in the retry's
+	trim    *pendingTrim             // a trim awaiting its summary
+	asked   bool                     // Options.Approve decided the open turn's calls
+	resumed bool                     // turn numbers the resumed turn's calls, until the first model call
+}
+
+// pendingTrim is a trim waiting for the summary of what it dropped.
+type pendingTrim struct {
+	tr *trimmer
+	ev Trimmed
+}
+
+// fail ends the run with err, attempted being what was attempted.
+func (c *Conversation) fail(attempted []types.Message, err error) (*Step, error) {
+	r := c.run
+	r.res.History = slices.Clone(attempted)
+	return nil, fmt.Errorf("converse: turn %d: %w", r.turn, err)
+}
+
+// Begin adds msg, a user message, and starts a Send driven one step at a
+// time (see Step): it returns the first model call. The conversation must
+// be one SendMessage takes, and the errors before the first call are
+// SendMessage's. The run ends with a Step holding a Result, an error, or
+// Pending calls that no decision came for (a pause).
+func (c *Conversation) Begin(ctx context.Context, msg types.Message) (*Step, error) {
+	c.sendMu.Lock()
+	defer c.sendMu.Unlock()
+	release, err := c.prepare()
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	return c.begin(ctx, msg, nil)
+}
+
+// BeginResume starts a Resume driven one step at a time: it takes what
+// Resume takes and returns the first step, calls to run or a model call.
+func (c *Conversation) BeginResume(ctx context.Context, decisions ...Decision) (*Step, error) {
+	c.sendMu.Lock()
+	defer c.sendMu.Unlock()
+	release, err := c.prepare()
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	return c.beginResume(ctx, decisions)
+}
+
+// HandleResponse takes the answer to req, the Request of the last Step:
+// the Converse output, or the error of the call (a stream's events are
+// assembled into a Converse output first). It makes the checks Send
+// makes, and returns the next step: calls to run, decisions to take, a
+// model call (the next turn, a structured answer's correction, or the
+// same turn trimmed after an overflow) or the Result. An error of the
+// call, and the stop reasons Send fails on, end the run with an error.
+func (c *Conversation) HandleResponse(ctx context.Context, req *Request, out *bedrockruntime.ConverseOutput, callErr error) (*Step, error) {
+	c.sendMu.Lock()
+	defer c.sendMu.Unlock()
+	release, err := c.running()
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	var t *turnResult
+	if callErr == nil {
+		if t, callErr = replyOf(out); callErr == nil && !req.Summary {
+			c.emitText(req.Turn, t.message)
+		}
+	}
+	return c.handleResponse(ctx, req, t, callErr)
+}
+
+// AnswerCalls takes toolResult blocks (*types.ContentBlockMemberToolResult)
+// answering calls of the last Step's Calls, each paired with its call by
+// toolUseId, and returns the next step. Results may come in several
+// batches, each saved as it comes; once every call is answered, the
+// results go to the model in one user message, with status and media as
+// the model takes them. A result that answers no started call is an error.
+func (c *Conversation) AnswerCalls(ctx context.Context, results ...types.ContentBlock) (*Step, error) {
+	c.sendMu.Lock()
+	defer c.sendMu.Unlock()
+	release, err := c.running()
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	history, tail := c.open()
+	if tail == nil {
+		return nil, errors.New("converse: AnswerCalls: no calls are open")
+	}
+	var run []int
+	for _, b := range results {
+		id, i := toolUseID(b), -1
+		for k, tc := range tail.calls {
+			if tc.id == id && tail.started && tail.results[k] == nil && !tail.pending[k] && !slices.Contains(run, k) {
+				i = k
+				break
+			}
+		}
+		if i < 0 {
+			return nil, fmt.Errorf("converse: AnswerCalls: %q is not a started call awaiting its result", id)
+		}
+		run = append(run, i)
+	}
+	return c.answered(ctx, history, tail, run, limitMedia(c.exec.withStatus(results)))
+}
+
+// Decide takes one Decision for each of the last Step's Pending calls
+// (approvals and denials, as Resume takes them) and returns the next step.
+func (c *Conversation) Decide(ctx context.Context, decisions ...Decision) (*Step, error) {
+	c.sendMu.Lock()
+	defer c.sendMu.Unlock()
+	release, err := c.running()
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	history, tail := c.open()
+	if tail == nil || !tail.paused() {
+		return nil, fmt.Errorf("converse: Decide: %w: no call is pending", ErrDecision)
+	}
+	byID, err := checkDecisions(tail, decisions)
+	if err != nil {
+		return nil, fmt.Errorf("converse: Decide: %w", err)
+	}
+	c.applyDecisions(ctx, c.run.turn, tail, byID)
+	return c.startCalls(ctx, history, tail, nil)
+}
+
+// running holds the session for a step of the run under way, until
+// release is called; it fails if no run was begun.
+func (c *Conversation) running() (release func(), err error) {
+	if c.run == nil {
+		return nil, errors.New("converse: no Send is under way: Begin or BeginResume first")
+	}
+	return c.prepare()
+}
+
+// open returns the history and a copy of its open turn, which the steps
+// fill in.
+func (c *Conversation) open() ([]types.Message, *openTurn) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.tail == nil {
+		return c.history, nil
+	}
+	return c.history, c.tail.clone()
+}
+
+// endStep ends a step: history, and the open turn of its last message if
+// any, become the conversation's, then ev, if not nil, is reported (so
+// that History holds what it reports), and the state is saved in
+// Options.Store if set. It is the one place a step boundary is made;
+// history is one Bedrock accepts as the start of a request. Cancellation
+// does not stop the save: what happened must be kept.
+func (c *Conversation) endStep(ctx context.Context, history []types.Message, tail *openTurn, ev Event) error {
+	c.keep(history, tail)
+	if ev != nil {
+		c.emit(ev)
+	}
+	if c.opts.Store == nil {
+		return nil
+	}
+	st := c.State()
+	if err := c.opts.Store.Save(context.WithoutCancel(ctx), c.opts.SessionID, st); err != nil {
+		return fmt.Errorf("save session %q: %w", c.opts.SessionID, err)
+	}
+	c.mu.Lock()
+	c.log = st.log
+	c.mu.Unlock()
+	turn := 0
+	if c.run != nil {
+		turn = c.run.turn
+	}
+	c.emit(StateSaved{SessionID: c.opts.SessionID, Turn: turn, Messages: len(st.Messages), Pending: len(st.Pending)})
+	return nil
+}
+
+// begin is Begin; sh, if not nil, is the shape a structured Send's answer
+// must take.
+func (c *Conversation) begin(ctx context.Context, msg types.Message, sh *shape) (*Step, error) {
+	if msg.Role == "" {
+		msg.Role = types.ConversationRoleUser
+	}
+	if msg.Role != types.ConversationRoleUser {
+		return nil, fmt.Errorf("converse: SendMessage wants a user message, not %q", msg.Role)
+	}
+	if err := checkContent(msg); err != nil {
+		return nil, err
+	}
+	if err := c.sendable(); err != nil {
+		return nil, err
+	}
+	c.run = &run{res: &Result{}, shape: sh}
+	// The new messages go after the conversation's own, in its spare
+	// capacity if it has some: no copy of the history per Send. A failed
+	// Send's Result gets a copy of its own, since the next Send writes over
+	// that spare capacity. History reads only the kept messages, before that
+	// capacity, so it never races with these writes.
+	history := append(c.base(), msg)
+	if err := c.endStep(ctx, history, nil, nil); err != nil {
+		c.run.res.History = slices.Clone(history)
+		return nil, fmt.Errorf("converse: %w", err)
+	}
+	return c.nextTurn(ctx)
+}
+
+// prepare builds the tool configuration and holds the session (see
+// FileStore) until release is called.
+func (c *Conversation) prepare() (release func(), err error) {
+	if _, err := c.toolConfig(); err != nil {
+		return nil, err
+	}
+	return c.holdSession()
+}
+
+// beginResume is BeginResume.
+func (c *Conversation) beginResume(ctx context.Context, decisions []Decision) (*Step, error) {
+	c.mu.Lock()
+	history, tail := c.history, c.tail
+	c.mu.Unlock()
+	switch {
+	case tail != nil:
+		tail = tail.clone()
+		byID, err := checkDecisions(tail, decisions)
+		if err != nil {
+			return nil, fmt.Errorf("converse: Resume: %w", err)
+		}
+		var cut []int // cut off by a crash: never run again
+		for i := range tail.calls {
+			if tail.started && tail.results[i] == nil && !tail.pending[i] {
+				cut = append(cut, i)
+			}
+		}
+		if tail.turn == 0 {
+			tail.turn = turnOf(history)
+		}
+		// The events of the calls it finishes carry the number of the
+		// turn that asked for them; its own model calls count from 1.
+		c.run = &run{res: &Result{}, turn: tail.turn, resumed: true}
+		c.emit(Resumed{Messages: len(history), Decisions: len(decisions)})
+		c.applyDecisions(ctx, tail.turn, tail, byID)
+		for _, i := range cut {
+			tc := tail.calls[i]
+			c.answer(ctx, tail, i, toolErrInterrupted, interruptedText)
+			c.emit(ToolEnd{Turn: tail.turn, ID: tc.id, Name: tc.name, Input: tc.input, Err: ErrCallInterrupted, Status: types.ToolResultStatusError})
+		}
+		step, err := c.startCalls(ctx, history, tail, nil)
+		if err != nil {
+			return nil, fmt.Errorf("converse: Resume: %w", errors.Unwrap(err))
+		}
+		return step, nil
+	case len(history) > 0 && history[len(history)-1].Role == types.ConversationRoleUser:
+		if len(decisions) > 0 {
+			return nil, fmt.Errorf("converse: Resume: %w: no call is pending", ErrDecision)
+		}
+		c.run = &run{res: &Result{}}
+		c.emit(Resumed{Messages: len(history)})
+		return c.nextTurn(ctx)
+	}
+	return nil, fmt.Errorf("converse: %w", ErrNothingToResume)
+}
+
+// nextTurn starts the next turn: the history is trimmed to the
+// ContextPolicy's limit, which may take a summary call first, and the
+// turn's request built.
+func (c *Conversation) nextTurn(ctx context.Context) (*Step, error) {
+	r := c.run
+	if r.resumed {
+		r.turn, r.resumed = 0, false
+	}
+	r.turn++
+	r.retried, r.wasted, r.asked = false, Usage{}, false
+	history := c.kept()
+	// A forced tool choice holds only for the first turn answering a
+	// prompt: after the tool results, the model may answer.
+	forced := r.turn == 1 && !answersTools(history[len(history)-1])
+	r.cfg = coverHistory(r.shape.toolConfig(c.cfg, forced), history)
+	if p := c.opts.Context; p != nil && p.MaxInputTokens > 0 {
+		step, _, err := c.fit(ctx, history, p.MaxInputTokens, false)
+		if step != nil || err != nil {
+			return step, err
+		}
+	}
+	return c.turnStep(), nil
+}
+
+// kept is the conversation's history.
+func (c *Conversation) kept() []types.Message {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.history
+}
+
+// turnStep is the step of the turn's model call, on the kept history.
+func (c *Conversation) turnStep() *Step {
+	r := c.run
+	in := c.request(c.kept(), r.cfg, r.shape)
+	stream := c.opts.Stream && (r.cfg == nil || c.model.SupportsStreamingToolUse())
+	return &Step{Request: &Request{Turn: r.turn, Input: in, stream: stream, mode: c.opts.GuardrailStreamMode}}
+}
+
+// handleResponse is HandleResponse, with the answer decoded.
+func (c *Conversation) handleResponse(ctx context.Context, req *Request, t *turnResult, err error) (*Step, error) {
+	r := c.run
+	history := c.kept()
+	if req.Summary {
+		return c.summarized(ctx, t, err)
+	}
+	if c.opts.Context != nil && !r.retried && overflowed(err, t) {
+		r.retried = true
+		if step, cut, ferr := c.fit(ctx, history, c.overflowLimit(ctx, history), true); ferr != nil || cut {
+			if t != nil {
+				r.wasted = t.usage
+			}
+			return step, ferr
+		}
+	}
+	if err != nil {
+		return c.fail(history, err)
+	}
+	if c.opts.Context != nil {
+		r.win.record(history, t.usage)
+	}
+	t.usage = t.usage.Add(r.wasted)
+	reply := echo(t.message)
+	answered := r.shape != nil && r.shape.accept(ctx, &reply, t.stop)
+	attempted := append(history, reply)
+	res := r.res
+	res.Message, res.Text, res.Citations, res.StopReason = reply, textOf(reply), citationsOf(reply), t.stop
+	res.Turns, res.Usage, res.Response = r.turn, res.Usage.Add(t.usage), t.resp
+	c.addUsage(t.usage)
+	// The reply is kept before TurnEnd (see History), unless it fails the
+	// Send.
+	turnEnd := TurnEnd{Turn: r.turn, StopReason: t.stop, Usage: t.usage, Response: t.resp}
+
+	if err := stopError(t.stop, reply); err != nil {
+		c.emit(turnEnd)
+		return c.fail(attempted, err)
+	}
+	// A tool_use turn with only server tool calls, which Bedrock answered
+	// itself, leaves the client nothing to answer: it ends the Send as a
+	// final answer would (an empty user message would be rejected).
+	if answered || t.stop != types.StopReasonToolUse || !hasToolUse(reply) {
+		if r.shape != nil && !answered {
+			return c.correct(ctx, attempted, t.stop, turnEnd)
+		}
+		kept, final := keepable(attempted)
+		res.History = final
+		var ev Event = turnEnd
+		if answered { // the final tool's call is reported after its turn
+			c.keep(kept, nil)
+			c.emit(turnEnd)
+			c.traceAnswer(ctx, r.turn)
+			ev = nil
+		}
+		if err := c.endStep(ctx, kept, nil, ev); err != nil {
+			return c.fail(attempted, err)
+		}
+		return &Step{Result: res}, nil
+	}
+	if r.turn >= c.maxTurns() {
+		c.emit(turnEnd)
+		if r.shape != nil {
+			return c.fail(attempted, r.shape.failure(t.stop, true, c.maxTurns()))
+		}
+		return c.fail(attempted, fmt.Errorf("%w (%d model calls): raise Options.MaxTurns", ErrMaxTurns, c.maxTurns()))
+	}
+	calls := t.calls
+	if calls == nil {
+		calls = toolCalls(reply.Content)
+	}
+	tail := c.newOpenTurn(calls)
+	tail.turn = r.turn
+	c.answerFinal(ctx, r.turn, tail)
+	if tail.paused() && c.opts.Approve != nil {
+		// Nothing starts before Options.Approve decides: the approved
+		// calls then run with the others.
+		if err := c.endStep(ctx, attempted, tail, turnEnd); err != nil {
+			return c.fail(attempted, err)
+		}
+		return &Step{Pending: tail.pendingCalls()}, nil
+	}
+	return c.startCalls(ctx, attempted, tail, turnEnd)
+}
+
+// startCalls marks the calls of tail that can run (not answered, not
+// pending) started, ends the step, and returns them to run; with none, the
+// round is closed if every call is answered, or paused.
+func (c *Conversation) startCalls(ctx context.Context, history []types.Message, tail *openTurn, ev Event) (*Step, error) {
+	var calls []Call
+	for i, tc := range tail.calls {
+		if tail.results[i] == nil && !tail.pending[i] {
+			calls = append(calls, tc.public())
+		}
+	}
+	if len(calls) == 0 && !tail.paused() {
+		if ev != nil { // the reply's calls are all answered already
+			c.keep(history, tail)
+			c.emit(ev)
+		}
+		return c.closeRound(ctx, history, tail)
+	}
+	if len(calls) > 0 {
+		tail.started = true
+	}
+	if err := c.endStep(ctx, history, tail, ev); err != nil {
+		return c.fail(history, err)
+	}
+	step := &Step{Calls: calls}
+	if tail.paused() {
+		step.Pending = tail.pendingCalls()
+	}
+	return step, nil
+}
+
+// answered keeps the results of the calls of tail at the indexes run,
+// and closes the round when every call is answered.
+func (c *Conversation) answered(ctx context.Context, history []types.Message, tail *openTurn, run []int, results []types.ContentBlock) (*Step, error) {
+	for k, i := range run {
+		tail.results[i] = results[k]
+	}
+	if slices.Contains(tail.results, nil) {
+		return c.startCalls(ctx, history, tail, nil)
+	}
+	return c.closeRound(ctx, history, tail)
+}
+
+// closeRound sends the results of an open turn, all answered, in one user
+// message, and starts the next turn.
+func (c *Conversation) closeRound(ctx context.Context, history []types.Message, tail *openTurn) (*Step, error) {
+	history = append(history, tail.message(history))
+	if err := c.endStep(ctx, history, nil, nil); err != nil {
+		return c.fail(history, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return c.fail(history, err)
+	}
+	return c.nextTurn(ctx)
+}
+
+// keepable is what a history ending with a final answer keeps, and what
+// the Result shows: the client's toolUse blocks of a final answer (a turn
+// that did not end in tool_use) are dropped, as nothing answers them (a
+// server tool's blocks stay, answered in the message). A final answer left
+// with no content is not kept, as Bedrock rejects empty messages, and
+// neither is the prompt it answered, so that the caller can send another;
+// after tool results the conversation stays interrupted.
+func keepable(history []types.Message) (kept, final []types.Message) {
+	last := &history[len(history)-1]
+	if hasToolUse(*last) {
+		answer := types.Message{Role: last.Role}
+		for _, b := range last.Content {
+			if !clientCall(b) {
+				answer.Content = append(answer.Content, b)
+			}
+		}
+		// A copy: the attempt stays as the model sent it, to be checked
+		// again (a structured Send's correction) or reported on error.
+		history = append(slices.Clip(history[:len(history)-1]), answer)
+		last = &history[len(history)-1]
+	}
+	kept = history
+	if len(last.Content) == 0 {
+		kept = history[:len(history)-1]
+		if !answersTools(kept[len(kept)-1]) {
+			kept = kept[:len(kept)-1]
+		}
+	}
+	if len(kept) < len(history) {
+		return kept, slices.Clone(history) // the next Send writes over what was dropped
+	}
+	return kept, slices.Clip(history)
+}
+
+// replyOf reads a Converse output.
+func replyOf(out *bedrockruntime.ConverseOutput) (*turnResult, error) {
+	if out == nil {
+		return nil, errors.New("the response holds no message")
+	}
+	msg, ok := out.Output.(*types.ConverseOutputMemberMessage)
+	if !ok {
+		return nil, errors.New("the response holds no message")
+	}
+	return &turnResult{message: msg.Value, stop: out.StopReason, usage: usageOf(out.Usage), resp: responseOf(out)}, nil
+}
+
+// withStatus returns results with the status field as the executor sends
+// it: an engine may have run the calls with other settings.
+func (e *Executor) withStatus(results []types.ContentBlock) []types.ContentBlock {
+	if e.Status != StatusNever {
+		return results
+	}
+	out := make([]types.ContentBlock, len(results))
+	for i, b := range results {
+		if r, ok := b.(*types.ContentBlockMemberToolResult); ok && r.Value.Status != "" {
+			v := r.Value
+			v.Status = ""
+			b = &types.ContentBlockMemberToolResult{Value: v}
+		}
+		out[i] = b
+	}
+	return out
+}
+
+// Run runs one call, as Execute runs the calls of a message, and returns
+// its toolResult block: for an engine that runs each call of a Step on its
+// own, keyed by its ID.
+func (e *Executor) Run(ctx context.Context, call Call) types.ContentBlock {
+	tc := toolCall{id: call.ID, name: call.Tool, input: call.Input}
+	if len(tc.input) == 0 {
+		tc.input = []byte("{}")
+	}
+	return e.execute(ctx, 0, []toolCall{tc}, nil)[0]
+}
+
+// keep makes history, and the open turn of its last message if any, the
+// conversation's; only endStep calls it.
+func (c *Conversation) keep(history []types.Message, tail *openTurn) {
+	if tail != nil {
+		tail = tail.clone() // the steps go on filling in their own
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.history, c.tail = history, tail
+}
+
+// answersTools reports whether msg holds tool results.
+func answersTools(msg types.Message) bool {
+	for _, b := range msg.Content {
+		if _, ok := b.(*types.ContentBlockMemberToolResult); ok {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *Conversation) addUsage(u Usage) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.usage = c.usage.Add(u)
+}

@@ -1,0 +1,52 @@
+package converse
+
+import (
+	"context"
+	"fmt"
+)
+
+// toolRound runs the calls of the open turn that can run now (not
+// answered, not pending), with those started early while the turn
+// streamed, and answers them: the results are kept, and once every call
+// of the turn is answered they go to the model in one user message.
+func (c *Conversation) toolRound(ctx context.Context, early map[string]*pending) (*Step, error) {
+	history, tail := c.open()
+	var run []int
+	var calls []toolCall
+	for i, tc := range tail.calls {
+		if tail.results[i] == nil && !tail.pending[i] {
+			run, calls = append(run, i), append(calls, tc)
+		}
+	}
+	return c.answered(ctx, history, tail, run, c.exec.execute(ctx, c.run.turn, calls, early))
+}
+
+// approve asks Options.Approve to decide the pending calls of the open
+// turn, one at a time, and returns the calls to run: those that need no
+// approval and those approved. A call it pauses stays pending. An error
+// of Approve ends the run with it, the calls it did not decide pending.
+func (c *Conversation) approve(ctx context.Context) (*Step, error) {
+	r := c.run
+	r.asked = true
+	history, tail := c.open()
+	for i, tc := range tail.calls {
+		if !tail.pending[i] {
+			continue
+		}
+		c.emit(ApprovalRequested{Turn: r.turn, Call: tc.public()})
+		d, err := c.opts.Approve(ctx, tc.public())
+		if err == nil {
+			d.ID = tc.id
+			err = checkVerdict(d)
+		}
+		if err != nil {
+			if serr := c.endStep(ctx, history, tail, nil); serr != nil {
+				return c.fail(history, serr)
+			}
+			return c.fail(history, fmt.Errorf("approve %s (%s): %w", tc.name, tc.id, err))
+		}
+		c.emit(ApprovalDecided{Turn: r.turn, Call: tc.public(), Decision: d})
+		c.decide(ctx, tail, i, d)
+	}
+	return c.startCalls(ctx, history, tail, nil)
+}
