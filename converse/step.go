@@ -626,3 +626,10 @@ func (c *Conversation) addUsage(u Usage) {
 	defer c.mu.Unlock()
 	c.usage = c.usage.Add(u)
 }
+
+// Executor returns the Executor the conversation runs its calls with: its
+// registry and Options.Tools, with the status field and media rules of its
+// model, its telemetry and its events. An engine driving the steps runs a
+// Step's Calls with it (Executor.Run), in any process that builds the
+// conversation with the same model, registry and options.
+func (c *Conversation) Executor() *Executor { return c.exec }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -427,4 +428,37 @@ func TestTelemetryExecutorAlone(t *testing.T) {
 		ToolUseId: aws.String("x"), Name: aws.String("calculator"), Input: nil,
 	}}})
 	require.Len(t, results, 1)
+}
+
+// TestSummaryCallIsTraced: the summary call of a trim is built as every
+// turn's request is, guardrail and request metadata included, and is
+// traced as a chat span whose usage is the summary's.
+func TestSummaryCallIsTraced(t *testing.T) {
+	tr := newTraced(t)
+	h, reg, opts := stepScenario(t)
+	srv, client := serve(t, h, func(o *bedrocktest.Options) { o.Accounting = true })
+	_, err := converse.Run(context.Background(), client, claude, reg, "Read the archive and tell ops.", opts, tr.options, func(o *converse.Options) {
+		o.GuardrailConfig = &types.GuardrailConfiguration{GuardrailIdentifier: aws.String("gr-1"), GuardrailVersion: aws.String("1")}
+		o.RequestMetadata = map[string]string{"team": "archive"}
+		o.Approve = func(_ context.Context, call converse.Call) (converse.Decision, error) {
+			return converse.Approve(call.ID), nil
+		}
+	})
+	require.NoError(t, err)
+	var summaries int
+	for _, req := range srv.Requests() {
+		if !strings.Contains(string(req.Body), "Summarize the conversation so far") {
+			continue
+		}
+		summaries++
+		require.NotNil(t, req.GuardrailConfig, "the summary call carries the guardrail")
+		assert.Equal(t, "gr-1", aws.ToString(req.GuardrailConfig.GuardrailIdentifier))
+		assert.Equal(t, map[string]string{"team": "archive"}, req.RequestMetadata)
+	}
+	require.Positive(t, summaries)
+	chats := tr.named("chat " + claude)
+	assert.Len(t, chats, len(srv.Requests()), "one chat span for every model call, the summaries' included")
+	for _, s := range chats {
+		assert.Contains(t, attrs(s), attribute.Key("gen_ai.usage.output_tokens"))
+	}
 }

@@ -1,0 +1,136 @@
+package converse_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tooluse/bedrock/converse"
+	"github.com/tooluse/bedrock/converse/bedrocktest"
+	"github.com/tooluse/bedrock/tools"
+)
+
+// stepScenario is a conversation that takes every kind of step: two
+// parallel calls, a call that needs approval beside one that does not, a
+// history that outgrows the context policy (trimmed, with a summary call)
+// and prompt caching on a long system prompt.
+func stepScenario(t *testing.T) (bedrocktest.Handler, *tools.Registry, func(*converse.Options)) {
+	t.Helper()
+	replies := []*bedrocktest.Reply{
+		bedrocktest.ToolUse("Two pages at once.",
+			bedrocktest.Call{ID: "tooluse_1", Name: "fetch", Input: map[string]any{"page": 1}},
+			bedrocktest.Call{ID: "tooluse_2", Name: "fetch", Input: map[string]any{"page": 2}}),
+		bedrocktest.ToolUse("",
+			bedrocktest.Call{ID: "tooluse_3", Name: "send", Input: map[string]any{"to": "ops"}},
+			bedrocktest.Call{ID: "tooluse_4", Name: "fetch", Input: map[string]any{"page": 3}}),
+	}
+	for i := 4; i <= 9; i++ {
+		replies = append(replies, bedrocktest.ToolUse("", bedrocktest.Call{ID: fmt.Sprint("tooluse_", i+1), Name: "fetch", Input: map[string]any{"page": i}}))
+	}
+	script := bedrocktest.Script(append(replies, bedrocktest.Text("Done: sent, and read them all."))...)
+	h := bedrocktest.HandlerFunc(func(ctx context.Context, req *bedrocktest.Request) (*bedrocktest.Reply, error) {
+		for _, b := range req.Messages[len(req.Messages)-1].Content {
+			if tb, ok := b.(*types.ContentBlockMemberText); ok && strings.HasPrefix(tb.Value, "Summarize the conversation so far") {
+				return bedrocktest.Text("Pages were fetched and a message was sent."), nil
+			}
+		}
+		return script.ServeConverse(ctx, req)
+	})
+	type to struct {
+		To string `json:"to"`
+	}
+	send, err := tools.New("send", "Sends a message.", func(ctx context.Context, in to) (string, error) { return "sent to " + in.To, nil },
+		func(o *tools.Options) { o.Approve = true })
+	require.NoError(t, err)
+	reg := fetchTool(t, 250)
+	require.NoError(t, reg.Add(send))
+	opts := func(o *converse.Options) {
+		o.System = []types.SystemContentBlock{&types.SystemContentBlockMemberText{Value: strings.Repeat("You read archives carefully. ", 300)}}
+		o.PromptCache = true
+		o.MaxTurns = 20
+		o.Context = &converse.ContextPolicy{MaxInputTokens: 6000, Summarize: true}
+	}
+	return h, reg, opts
+}
+
+// driveSteps is the hand-driven loop of an engine: each model call made by
+// the test, each call run on its own, each pending call approved.
+func driveSteps(ctx context.Context, c *converse.Conversation, client *bedrockruntime.Client, prompt string) (*converse.Result, error) {
+	step, err := c.Begin(ctx, types.Message{Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: prompt}}})
+	for err == nil && step.Result == nil {
+		switch {
+		case step.Request != nil:
+			out, callErr := client.Converse(ctx, step.Request.Input)
+			step, err = c.HandleResponse(ctx, step.Request, out, callErr)
+		case len(step.Calls) > 0:
+			var results []types.ContentBlock
+			for _, call := range step.Calls {
+				results = append(results, c.Executor().Run(ctx, call))
+			}
+			step, err = c.AnswerCalls(ctx, results...)
+		default:
+			var ds []converse.Decision
+			for _, p := range step.Pending {
+				ds = append(ds, converse.Approve(p.ID))
+			}
+			step, err = c.Decide(ctx, ds...)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return step.Result, nil
+}
+
+// TestStepsSendWhatSendSends: the same conversation driven by Send and by
+// hand through the step API makes byte-identical requests, summary call,
+// trimmed history and cache points included.
+func TestStepsSendWhatSendSends(t *testing.T) {
+	ctx := context.Background()
+	h, reg, opts := stepScenario(t)
+	sendSrv, sendClient := serve(t, h, func(o *bedrocktest.Options) { o.Accounting = true })
+	var trims int
+	byHand := converse.New(sendClient, claude, reg, opts, func(o *converse.Options) {
+		o.Approve = func(_ context.Context, call converse.Call) (converse.Decision, error) {
+			return converse.Approve(call.ID), nil
+		}
+		o.OnEvent = func(ev converse.Event) {
+			if _, ok := ev.(converse.Trimmed); ok {
+				trims++
+			}
+		}
+	})
+	want, err := byHand.Send(ctx, "Read the archive and tell ops.")
+	require.NoError(t, err)
+	require.Positive(t, trims, "the scenario trims")
+
+	h, reg, opts = stepScenario(t)
+	stepSrv, stepClient := serve(t, h, func(o *bedrocktest.Options) { o.Accounting = true })
+	c := converse.New(nil, claude, reg, opts)
+	got, err := driveSteps(ctx, c, stepClient, "Read the archive and tell ops.")
+	require.NoError(t, err)
+
+	assert.Equal(t, want.Text, got.Text)
+	assert.Equal(t, want.Turns, got.Turns)
+	assert.Equal(t, want.Usage, got.Usage)
+	sent, driven := sendSrv.Requests(), stepSrv.Requests()
+	require.Len(t, driven, len(sent))
+	var points, summaries int
+	for i := range sent {
+		assert.JSONEq(t, string(sent[i].Body), string(driven[i].Body), "request %d", i+1)
+		points += strings.Count(string(sent[i].Body), `"cachePoint"`)
+		if strings.Contains(string(sent[i].Body), "Summarize the conversation so far") {
+			summaries++
+		}
+	}
+	assert.Positive(t, points, "the requests carry cache points")
+	assert.Positive(t, summaries, "a summary call was made")
+	assert.Equal(t, byHand.History(), c.History())
+	assertValid(t, c, claude)
+}
