@@ -60,12 +60,17 @@
 // AWS SDK's default chain, as for the AWS CLI: the environment
 // (AWS_ACCESS_KEY_ID, AWS_PROFILE, AWS_REGION...), the shared config files,
 // SSO, and the EC2 or container roles. They are looked for before the first
-// model call, so a machine without any fails at once. Throttling and server
-// errors are retried by the SDK (AWS_MAX_ATTEMPTS, AWS_RETRY_MODE).
+// model call, so a machine without any fails at once. A Bedrock API key in
+// AWS_BEARER_TOKEN_BEDROCK is enough instead, and is then used in their
+// place, sent as a bearer token over HTTPS only (an http -endpoint is a
+// usage error, but for a local one). -v says which authentication is
+// used. Throttling and server errors are retried by the SDK
+// (AWS_MAX_ATTEMPTS, AWS_RETRY_MODE).
 //
 // With -endpoint on loopback (localhost, 127.0.0.0/8, ::1), such as a
 // bedrocktest server, missing credentials are no error: the requests go
-// unsigned.
+// unsigned, unless credentials are named (-profile, AWS_PROFILE,
+// AWS_ACCESS_KEY_ID, or AWS_BEARER_TOKEN_BEDROCK with an https endpoint).
 //
 // Everything converse prints on standard error and the "error" of -json
 // has AWS credentials, session tokens and signatures redacted
