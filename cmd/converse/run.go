@@ -236,6 +236,7 @@ func newSession(ctx context.Context, s *settings, rec *recording.Recording, reg 
 		p.tracef("· model %s, replaying %s offline\n", printable(ss.model), s.replay)
 	} else {
 		p.tracef("· model %s in region %s\n", printable(ss.model), b.region)
+		p.tracef("· auth: %s\n", b.auth)
 	}
 	return ss, nil
 }
