@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/tooluse/bedrock/tools/internal/modelerr"
+	"github.com/tooluse/bedrock/tools/internal/parentdeath"
 )
 
 const (
@@ -49,7 +50,10 @@ const (
 // Each call has a timeout, 30 seconds unless [Options].Timeout sets another. When it
 // expires or ctx ends, the program is killed (on Unix, with every process in
 // its process group) and the error wraps ctx.Err() or
-// [context.DeadlineExceeded].
+// [context.DeadlineExceeded]. On Linux the program is also killed
+// (SIGKILL) when the process that called the tool dies, even by SIGKILL,
+// though the processes it started are not; on other systems it outlives a
+// process killed that way.
 func Command(name, description string, schema json.RawMessage, argv []string, opts ...func(*Options)) (*Tool, error) {
 	if len(argv) == 0 || argv[0] == "" {
 		return nil, invalid(name, "empty command")
@@ -93,7 +97,11 @@ func (c *command) run(parent context.Context, input json.RawMessage) (any, error
 	cmd.WaitDelay = waitDelay
 	killGroupOnCancel(cmd)
 
-	err := cmd.Run()
+	release, err := parentdeath.Start(cmd, cmd.Start)
+	if err == nil {
+		err = cmd.Wait()
+		release()
+	}
 	switch {
 	case stdout.overflowed():
 		return nil, modelerr.Errorf(ErrOutputTooLarge, "output too large: the program wrote more than %d bytes to standard output and was killed", c.maxStdout)

@@ -94,5 +94,8 @@
 // input, then SIGTERM, then SIGKILL, two seconds apart) and reaps it, then
 // kills whatever is left in its process group (the node that npx started,
 // say). So do a server's death, before it is restarted, and a start that
-// failed or timed out.
+// failed or timed out. On Linux the server process is killed (SIGKILL) when
+// the process using the bridge dies, even if it is killed with SIGKILL and
+// cannot close the bridge; the server's own children are not. Elsewhere a
+// server outlives a process killed that way.
 package mcptools

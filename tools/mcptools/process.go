@@ -6,6 +6,8 @@ import (
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tooluse/bedrock/tools/internal/parentdeath"
 )
 
 // commandTransport is the SDK's CommandTransport with the server in a
@@ -15,14 +17,19 @@ type commandTransport struct {
 	mcp.CommandTransport
 }
 
-// Connect starts the server and connects to it.
+// Connect starts the server and connects to it. On Linux the server is
+// killed when this process dies (see parentdeath).
 func (t *commandTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	ownGroup(t.Command)
-	conn, err := t.CommandTransport.Connect(ctx)
+	var conn mcp.Connection
+	release, err := parentdeath.Start(t.Command, func() (err error) {
+		conn, err = t.CommandTransport.Connect(ctx)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
-	return &groupConn{Connection: conn, pgid: t.Command.Process.Pid}, nil
+	return &groupConn{Connection: conn, pgid: t.Command.Process.Pid, release: release}, nil
 }
 
 // exitedEarly is the exit status of the server, such as "exit status 1",
@@ -43,7 +50,8 @@ func (t *commandTransport) exitedEarly() string {
 // handshake fails or times out.
 type groupConn struct {
 	mcp.Connection
-	pgid int
+	pgid    int
+	release func() // the server's parent-death signal, once it is reaped
 
 	once sync.Once
 	err  error
@@ -53,6 +61,7 @@ type groupConn struct {
 func (c *groupConn) Close() error {
 	c.once.Do(func() {
 		c.err = errors.Join(c.Connection.Close(), killGroup(c.pgid))
+		c.release()
 	})
 	return c.err
 }
