@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -43,6 +44,9 @@ type mcpServer struct {
 	Include        []string        `json:"include"`
 	Exclude        []string        `json:"exclude"`
 	Approve        json.RawMessage `json:"approve"` // true, false or "destructive"
+	// TrustAnnotations believes the server's tool annotations, for
+	// "approve": "destructive".
+	TrustAnnotations bool `json:"trustAnnotations"`
 }
 
 // startMCP starts the servers of the -mcp file, if any, and adds their
@@ -58,7 +62,12 @@ func startMCP(ctx context.Context, s *settings, reg *tools.Registry, stderr io.W
 	}
 	b, err := mcptools.Connect(ctx, reg, servers...)
 	if err != nil {
-		return nil, fmt.Errorf("-mcp %s: %w", s.mcpFile, errors.Unwrap(err))
+		// Connect's "mcptools: server NAME: " wraps the failure, which names
+		// the server itself.
+		if inner := errors.Unwrap(err); inner != nil {
+			err = inner
+		}
+		return nil, fmt.Errorf("-mcp %s: %s", s.mcpFile, strings.TrimPrefix(err.Error(), "mcptools: "))
 	}
 	for _, w := range b.Warnings() {
 		fmt.Fprintf(stderr, "converse: -mcp %s: %s\n", s.mcpFile, strings.TrimPrefix(w.Error(), "mcptools: "))
@@ -104,7 +113,11 @@ func parseMCP(data []byte, dir string) ([]mcptools.Server, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&c); err != nil {
-		return nil, jsonError(data, err)
+		return nil, unknownField(data, jsonError(data, err))
+	}
+	if rest := bytes.TrimLeft(data[dec.InputOffset():], " \t\r\n"); len(rest) > 0 {
+		at := len(data) - len(rest)
+		return nil, fmt.Errorf("line %d: data after the JSON object", 1+bytes.Count(data[:at], []byte("\n")))
 	}
 	if len(c.Servers) == 0 {
 		return nil, errors.New(`no servers: want {"mcpServers": {"NAME": {"command": "...", "args": [...]}}}`)
@@ -128,10 +141,41 @@ func parseMCP(data []byte, dir string) ([]mcptools.Server, error) {
 	return out, nil
 }
 
+// unknownField names the server of an unknown field, found by decoding
+// each alone, and points VS Code's "servers" to "mcpServers".
+func unknownField(data []byte, err error) error {
+	if !strings.Contains(err.Error(), "unknown field ") {
+		return err
+	}
+	var c struct{ MCPServers map[string]json.RawMessage }
+	if json.Unmarshal(data, &c) == nil {
+		for _, name := range slices.Sorted(maps.Keys(c.MCPServers)) {
+			dec := json.NewDecoder(bytes.NewReader(c.MCPServers[name]))
+			dec.DisallowUnknownFields()
+			if dec.Decode(new(mcpServer)) != nil {
+				return fmt.Errorf("server %q: %w", name, err)
+			}
+		}
+	}
+	if strings.Contains(err.Error(), `unknown field "servers"`) {
+		return fmt.Errorf(`%w: did you mean "mcpServers"? (VS Code's files say "servers"; converse reads the format of Claude Desktop and Cursor)`, err)
+	}
+	return err
+}
+
 // server makes the mcptools.Server of one entry.
 func (ms mcpServer) server(name, dir string) (mcptools.Server, error) {
 	srv := mcptools.Server{Name: name, Env: ms.Env, Headers: ms.Headers, URL: ms.URL,
-		Include: ms.Include, Exclude: ms.Exclude, MaxConcurrency: ms.MaxConcurrency}
+		Include: ms.Include, Exclude: ms.Exclude, MaxConcurrency: ms.MaxConcurrency,
+		TrustAnnotations: ms.TrustAnnotations}
+	if strings.TrimSpace(name) == "" {
+		return srv, errors.New("a server without a name")
+	}
+	for n, v := range ms.Env {
+		if n == "" || strings.ContainsAny(n, "=\x00") || strings.ContainsRune(v, 0) {
+			return srv, fmt.Errorf(`"env" %q: a name must be non-empty, without '=' or NUL, a value without NUL`, n)
+		}
+	}
 	switch {
 	case ms.Command != "" && ms.URL != "":
 		return srv, errors.New(`both "command" and "url": want one`)
@@ -148,8 +192,10 @@ func (ms mcpServer) server(name, dir string) (mcptools.Server, error) {
 	case ms.MaxConcurrency < 0:
 		return srv, fmt.Errorf(`"maxConcurrency" %d: want a positive number`, ms.MaxConcurrency)
 	}
-	if ms.URL != "" && !strings.HasPrefix(ms.URL, "http://") && !strings.HasPrefix(ms.URL, "https://") {
-		return srv, fmt.Errorf(`"url" %q: want an http or https URL`, ms.URL)
+	if ms.URL != "" {
+		if u, err := url.Parse(ms.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return srv, fmt.Errorf(`"url" %q: want an http or https URL with a host`, ms.URL)
+		}
 	}
 	if ms.Command != "" {
 		program, err := findProgram(ms.Command, dir)
@@ -189,7 +235,8 @@ func (e *cannotStart) Unwrap() error { return e.err }
 
 // approval reads "approve": true asks for every call of the server's tools,
 // "destructive" for those of tools the server does not declare read-only or
-// non-destructive, false or nothing for none.
+// non-destructive (which, unless "trustAnnotations" is true, are all of
+// them: see mcptools.Server.TrustAnnotations), false or nothing for none.
 func approval(raw json.RawMessage) (func(string, mcptools.Annotations) bool, error) {
 	var b bool
 	var s string

@@ -50,11 +50,17 @@ func TestParseMCP(t *testing.T) {
 	})
 	tests := []struct{ name, config, want string }{
 		{"empty", `{}`, "no servers"},
-		{"unknown field", `{"mcpServers": {"a": {"command": "sh", "comand": "x"}}}`, `unknown field "comand"`},
+		{"unknown field", `{"mcpServers": {"a": {"command": "sh"}, "b": {"command": "sh", "comand": "x"}}}`, `server "b": unknown field "comand"`},
+		{"unknown field at the top", `{"mcpServers": {"a": {"command": "sh"}}, "extra": 1}`, `unknown field "extra"`},
+		{"VS Code's form", `{"servers": {"a": {"command": "sh"}}}`, `unknown field "servers": did you mean "mcpServers"?`},
+		{"data after the object", "{\"mcpServers\": {\"a\": {\"command\": \"sh\"}}}\n\n{\"x\": 1}", "line 3: data after the JSON object"},
+		{"blank name", `{"mcpServers": {" ": {"command": "sh"}}}`, `server " ": a server without a name`},
+		{"url without a host", `{"mcpServers": {"a": {"url": "http://"}}}`, `server "a": "url" "http://": want an http or https URL with a host`},
+		{"env name with =", `{"mcpServers": {"a": {"command": "sh", "env": {"A=B": "1"}}}}`, `server "a": "env" "A=B": a name must be non-empty, without '=' or NUL`},
 		{"both", `{"mcpServers": {"a": {"command": "sh", "url": "http://x"}}}`, `server "a": both "command" and "url"`},
 		{"neither", `{"mcpServers": {"a": {}}}`, `server "a": want "command"`},
 		{"sse", `{"mcpServers": {"a": {"type": "sse", "url": "http://x"}}}`, `"type": "sse" is not supported`},
-		{"bad url", `{"mcpServers": {"a": {"url": "ftp://x"}}}`, `"url" "ftp://x": want an http or https URL`},
+		{"bad url", `{"mcpServers": {"a": {"url": "ftp://x"}}}`, `"url" "ftp://x": want an http or https URL with a host`},
 		{"bad timeout", `{"mcpServers": {"a": {"command": "sh", "timeout": "soon"}}}`, `"timeout" "soon"`},
 		{"bad approve", `{"mcpServers": {"a": {"command": "sh", "approve": "sometimes"}}}`, `"approve" "sometimes": want true, false or "destructive"`},
 		{"missing program", `{"mcpServers": {"a": {"command": "no-such-mcp-server-here"}}}`, `the MCP server "a" could not be started: command no-such-mcp-server-here: not found in PATH`},
@@ -78,12 +84,12 @@ func writeMCP(t *testing.T, config string) string {
 	return path
 }
 
-// greeter serves an MCP server with a greet tool on loopback, and returns
-// its URL.
+// greeter serves an MCP server with a greet tool, which it declares
+// read-only, on loopback, and returns its URL.
 func greeter(t *testing.T) string {
 	t.Helper()
 	srv := mcp.NewServer(&mcp.Implementation{Name: "web", Version: "1"}, nil)
-	mcp.AddTool(srv, &mcp.Tool{Name: "greet", Description: "Greets."},
+	mcp.AddTool(srv, &mcp.Tool{Name: "greet", Description: "Greets.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
 		func(_ context.Context, _ *mcp.CallToolRequest, in struct {
 			Name string `json:"name"`
 		}) (*mcp.CallToolResult, any, error) {
@@ -151,6 +157,67 @@ func TestMCPApprove(t *testing.T) {
 	}
 }
 
+// "approve": "destructive" believes a server's annotations only with
+// "trustAnnotations": true: the greet tool, which its server declares
+// read-only, is asked for otherwise (and denied, with no terminal).
+func TestMCPApproveDestructiveTrust(t *testing.T) {
+	url := greeter(t)
+	for _, trust := range []bool{false, true} {
+		t.Run(fmt.Sprintf("trust=%v", trust), func(t *testing.T) {
+			config := writeMCP(t, fmt.Sprintf(`{"mcpServers": {"web": {"url": %q, "approve": "destructive", "trustAnnotations": %v}}}`, url, trust))
+			model := newServer(t, bedrocktest.Script(
+				bedrocktest.ToolUse("", bedrocktest.Call{ID: "t_greet", Name: "web__greet", Input: map[string]any{"name": "Ada"}}),
+				bedrocktest.Text("Done."),
+			))
+			out := runInProcess(t, strings.NewReader(""), "-endpoint", model.URL, "-mcp", config, "Greet Ada.")
+			require.Equal(t, 0, out.code, out.stderr)
+			result := toolResults(t, model.Requests()[1])["t_greet"]
+			if trust {
+				assert.Equal(t, `"hello Ada"`, resultText(result))
+				return
+			}
+			assert.Equal(t, types.ToolResultStatusError, result.Status)
+			assert.Contains(t, resultText(result), "denied")
+		})
+	}
+}
+
+// FuzzParseMCP: what parseMCP accepts, mcptools.Connect accepts too (it
+// fails only because its context is cancelled), and what it refuses it
+// says in words: a server description that only Connect refused ended in
+// "converse: -mcp FILE: %!w(<nil>)", exit status 1.
+func FuzzParseMCP(f *testing.F) {
+	for _, seed := range []string{
+		`{"mcpServers":{"":{"url":"http://"}}}`,
+		`{"mcpServers": {"a": {"command": "sh", "env": {"A=B": "1"}}}}`,
+		`{"mcpServers": {"a": {"url": "http://x"}}} []`,
+		`{"mcpServers": {"a": {"url": "https://example.com/mcp", "timeout": "5s", "maxConcurrency": 2, "approve": "destructive", "trustAnnotations": true}}}`,
+		`{"servers": {"a": {"command": "sh"}}}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		servers, err := parseMCP(data, dir)
+		if err != nil {
+			assert.NotContains(t, err.Error(), "%!")
+			return
+		}
+		if len(servers) == 0 { // every server disabled
+			return
+		}
+		for i := range servers {
+			if len(servers[i].Command) > 0 { // started by Connect: reached instead, which a cancelled context stops
+				servers[i].Command, servers[i].URL = nil, "http://127.0.0.1:1"
+			}
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		_, err = mcptools.Connect(ctx, nil, servers...)
+		require.ErrorIs(t, err, context.Canceled, "Connect refused what parseMCP accepted")
+	})
+}
+
 // TestMCPServerThatFailsToStart: a server that exits at once, or whose
 // program is not there, is a failure naming it (exit status 1); a -mcp
 // file that cannot be used is a usage error (exit status 2).
@@ -163,7 +230,10 @@ func TestMCPServerThatFailsToStart(t *testing.T) {
 		{"no such program", `{"mcpServers": {"ghost": {"command": "/nonexistent/server"}}}`, `the MCP server "ghost" could not be started: command /nonexistent/server`, 1},
 		{"not in PATH", `{"mcpServers": {"ghost": {"command": "no-such-mcp-server-here"}}}`, `the MCP server "ghost" could not be started`, 1},
 		{"not JSON", `{"mcpServers": `, "not valid JSON", 2},
-		{"unknown field", `{"mcpServers": {"a": {"command": "false", "comand": "x"}}}`, `unknown field "comand"`, 2},
+		{"unknown field", `{"mcpServers": {"a": {"command": "false", "comand": "x"}}}`, `server "a": unknown field "comand"`, 2},
+		// Found by fuzzing: these ended in "%!w(<nil>)", exit status 1.
+		{"blank name", `{"mcpServers":{"":{"url":"http://"}}}`, `server "": a server without a name`, 2},
+		{"env name with =", `{"mcpServers": {"a": {"command": "false", "env": {"A=B": "1"}}}}`, `server "a": "env" "A=B"`, 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -172,6 +242,7 @@ func TestMCPServerThatFailsToStart(t *testing.T) {
 			assert.Equal(t, tt.code, out.code, out.stderr)
 			assert.Contains(t, out.stderr, "converse: -mcp "+config+": ")
 			assert.Contains(t, out.stderr, tt.want)
+			assert.NotContains(t, out.stderr, "%!")
 		})
 	}
 	t.Run("unreadable", func(t *testing.T) {
@@ -187,7 +258,7 @@ func TestMCPHelpExample(t *testing.T) {
 	var c mcpConfig
 	text := helpExample(t, "mcp", "  }}", &c)
 	require.Len(t, c.Servers, 2)
-	for _, field := range []string{"command", "url", "timeout", "maxConcurrency", "include", "approve"} {
+	for _, field := range []string{"command", "url", "timeout", "maxConcurrency", "include", "approve", "trustAnnotations"} {
 		assert.Contains(t, text, "\n  "+field+" ", "the help describes %s", field)
 	}
 }
