@@ -22,7 +22,7 @@ import (
 // run is the whole command: main only adds the process's signals and exit
 // status. Assistant text goes to stdout; diagnostics and the -v trace to
 // stderr. A returned usageError means exit status 2, any other error 1.
-func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) (err error) {
 	// What reaches a terminal is made visible; stderr is redacted first.
 	stdout, stderr = onTerminal(stdout), redacting{onTerminal(stderr)}
 	if isHelp(args) {
@@ -35,11 +35,15 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err != nil {
 		return err
 	}
-	flush, err := setupTelemetry(ctx)
+	flush, err := setupTelemetry(ctx, stderr)
 	if err != nil {
 		return err
 	}
-	defer flush(stderr) // after the calls are reaped, so their spans are ended
+	defer func() { // after the calls are reaped, so their spans are ended
+		if interrupted := flush(ctx); err == nil {
+			err = interrupted
+		}
+	}()
 	calls := &running{}
 	// Even on an interrupt, no program of a tool outlives converse.
 	defer calls.wait()

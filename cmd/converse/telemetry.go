@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel"
@@ -22,8 +23,11 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace"
 )
 
-// flushTimeout bounds the export of what is left when converse exits.
-const flushTimeout = 5 * time.Second
+// exitTimeout bounds the export of what is left when converse exits,
+// unless OTEL_EXPORTER_OTLP_TIMEOUT (or its _TRACES_ or _METRICS_ form)
+// sets another bound: a collector that does not answer costs every run
+// that much.
+const exitTimeout = 2 * time.Second
 
 // setupTelemetry installs OTLP exporters as the global OpenTelemetry
 // providers, which the converse library uses by default, when the standard
@@ -41,10 +45,12 @@ const flushTimeout = 5 * time.Second
 // default of OTEL_PROPAGATORS, so that Lambda tools get the call's
 // traceparent in their ClientContext.
 //
-// The returned function flushes and shuts the providers down; run defers
-// it, so it runs on success, on failure and after an interrupt.
-func setupTelemetry(ctx context.Context) (func(stderr io.Writer), error) {
-	none := func(io.Writer) {}
+// The SDK's own errors (a failed export while converse runs) are lines
+// on stderr, which redacts them. The returned function flushes and shuts
+// the providers down (see exporters.flush); run defers it, so it runs on
+// success, on failure and after an interrupt.
+func setupTelemetry(ctx context.Context, stderr io.Writer) (func(context.Context) error, error) {
+	none := func(context.Context) error { return nil }
 	if disabled, _ := strconv.ParseBool(os.Getenv("OTEL_SDK_DISABLED")); disabled {
 		return none, nil
 	}
@@ -61,8 +67,12 @@ func setupTelemetry(ctx context.Context) (func(stderr io.Writer), error) {
 	if err != nil {
 		return nil, &usageError{fmt.Errorf("OpenTelemetry resource: %w", err)}
 	}
-	var shutdowns []func(context.Context) error
+	exps := &exporters{stderr: stderr}
 	if traces {
+		timeout, err := exportTimeout("TRACES")
+		if err != nil {
+			return nil, err
+		}
 		exp, err := traceExporter(ctx)
 		if err != nil {
 			return nil, err
@@ -70,30 +80,87 @@ func setupTelemetry(ctx context.Context) (func(stderr io.Writer), error) {
 		tp := trace.NewTracerProvider(trace.WithBatcher(exp), trace.WithResource(res))
 		otel.SetTracerProvider(tp)
 		otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
-		shutdowns = append(shutdowns, tp.Shutdown)
+		exps.shutdowns = append(exps.shutdowns, shutdown{tp.Shutdown, timeout})
 	}
 	if metrics {
+		timeout, err := exportTimeout("METRICS")
+		if err != nil {
+			return nil, err
+		}
 		exp, err := metricExporter(ctx)
 		if err != nil {
 			return nil, err
 		}
 		mp := metric.NewMeterProvider(metric.WithReader(metric.NewPeriodicReader(exp)), metric.WithResource(res))
 		otel.SetMeterProvider(mp)
-		shutdowns = append(shutdowns, mp.Shutdown)
+		exps.shutdowns = append(exps.shutdowns, shutdown{mp.Shutdown, timeout})
 	}
-	return func(stderr io.Writer) {
-		// Not the command's context: after an interrupt it is cancelled,
-		// and the spans of the interrupted conversation matter most.
-		ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
-		defer cancel()
-		var errs []error
-		for _, shutdown := range shutdowns {
-			errs = append(errs, shutdown(ctx))
+	// Not the log package's default, raw on the process's standard error.
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
+		fmt.Fprintf(stderr, "converse: telemetry: %v\n", err)
+	}))
+	return exps.flush, nil
+}
+
+// exporters are the installed providers, to shut down at exit.
+type exporters struct {
+	shutdowns []shutdown
+	stderr    io.Writer
+}
+
+// shutdown flushes and shuts a provider down, in at most timeout.
+type shutdown struct {
+	shutdown func(context.Context) error
+	timeout  time.Duration
+}
+
+// flush exports what is left and shuts the providers down, all at once,
+// each within its timeout; a failure is a line on stderr. ctx is the
+// command's: if it was cancelled before (an interrupted conversation,
+// whose spans matter most), the export goes on to its timeout, and a
+// second interrupt exits (see main); if it is cancelled during the export
+// (a first Ctrl-C once the conversation has ended), the export stops and
+// flush returns an error wrapping context.Canceled, for exit status 130.
+func (e *exporters) flush(ctx context.Context) error {
+	interrupted := ctx.Err() != nil
+	if interrupted {
+		ctx = context.WithoutCancel(ctx)
+	}
+	errs := make([]error, len(e.shutdowns))
+	var wg sync.WaitGroup
+	for i, s := range e.shutdowns {
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(ctx, s.timeout)
+			defer cancel()
+			errs[i] = s.shutdown(ctx)
+		})
+	}
+	wg.Wait()
+	if !interrupted && ctx.Err() != nil {
+		return fmt.Errorf("interrupted while exporting telemetry: %w", ctx.Err())
+	}
+	if err := errors.Join(errs...); err != nil {
+		fmt.Fprintf(e.stderr, "converse: exporting telemetry: %v\n", err)
+	}
+	return nil
+}
+
+// exportTimeout is the bound of a signal's export at exit: its
+// OTEL_EXPORTER_OTLP_{signal}_TIMEOUT, else OTEL_EXPORTER_OTLP_TIMEOUT, in
+// milliseconds as the exporters read them, else exitTimeout.
+func exportTimeout(signal string) (time.Duration, error) {
+	for _, name := range []string{"OTEL_EXPORTER_OTLP_" + signal + "_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT"} {
+		v := strings.TrimSpace(os.Getenv(name))
+		if v == "" {
+			continue
 		}
-		if err := errors.Join(errs...); err != nil {
-			fmt.Fprintf(stderr, "converse: exporting telemetry: %v\n", err)
+		ms, err := strconv.Atoi(v)
+		if err != nil || ms <= 0 {
+			return 0, usagef("%s %q: want a positive number of milliseconds", name, v)
 		}
-	}, nil
+		return time.Duration(ms) * time.Millisecond, nil
+	}
+	return exitTimeout, nil
 }
 
 // protocol is the OTLP protocol of a signal: its own variable, else the
