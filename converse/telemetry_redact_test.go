@@ -39,12 +39,12 @@ const signedRequestEcho = "The request signature we calculated does not match th
 func spanTexts(s sdktrace.ReadOnlySpan) []string {
 	texts := []string{s.Status().Description}
 	for _, kv := range s.Attributes() {
-		texts = append(texts, kv.Value.Emit())
+		texts = append(texts, kv.Value.String())
 	}
 	for _, e := range s.Events() {
 		texts = append(texts, e.Name)
 		for _, kv := range e.Attributes {
-			texts = append(texts, kv.Value.Emit())
+			texts = append(texts, kv.Value.String())
 		}
 	}
 	return texts
