@@ -255,7 +255,7 @@ func (c *conn) failed(ctx context.Context, cs *mcp.ClientSession, ex *exchange, 
 	switch {
 	case ctx.Err() != nil:
 		return c.ended(ctx, "")
-	case why == "" && errors.As(err, &rpc) && rpc.Code != codeRejected:
+	case kind != ErrToolFailed && errors.As(err, &rpc) && rpc.Code != codeRejected: // with an HTTP status or not
 		return modelerr.Errorf(errors.Join(ErrToolFailed, err), "the MCP server %q refused the call: %s", c.cfg.Name, rpc.Message)
 	}
 	c.drop(cs)

@@ -111,7 +111,8 @@ func TestStreamableHTTP(t *testing.T) {
 
 // faulty serves srv over streamable HTTP, answering tools/call as fault
 // says instead: "500", "cut" (the connection closed before an answer),
-// "cut body" (closed in the middle of one) or "" (srv answers).
+// "cut body" (closed in the middle of one), "400 with a JSON-RPC error" or
+// "" (srv answers).
 func faulty(t *testing.T, srv *mcp.Server, jsonResponse bool, fault *string) *httptest.Server {
 	t.Helper()
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{JSONResponse: jsonResponse})
@@ -126,6 +127,10 @@ func faulty(t *testing.T, srv *mcp.Server, jsonResponse bool, fault *string) *ht
 		switch *fault {
 		case "500":
 			http.Error(w, "boom", http.StatusInternalServerError)
+		case "400 with a JSON-RPC error":
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"no such region"}}`))
 		case "cut body":
 			w.Header().Set("Content-Type", "application/json")
 			w.Header().Set("Content-Length", "1000")
@@ -145,10 +150,15 @@ func faulty(t *testing.T, srv *mcp.Server, jsonResponse bool, fault *string) *ht
 // A failed HTTP call says what happened on the wire (the SDK says
 // "rejected by transport" for all of them), and the next call works.
 func TestHTTPFailureSaysWhatHappened(t *testing.T) {
-	tests := []struct{ fault, want string }{
-		{"500", `the call to the MCP server "web" failed: it answered HTTP 500 Internal Server Error; it is reconnected on the next call`},
-		{"cut", `the call to the MCP server "web" failed: the connection was cut (EOF); it is reconnected on the next call`},
-		{"cut body", `the call to the MCP server "web" failed: the connection was cut (unexpected EOF); it is reconnected on the next call`},
+	tests := []struct {
+		fault, want string
+		is          error
+	}{
+		{"500", `the call to the MCP server "web" failed: it answered HTTP 500 Internal Server Error; it is reconnected on the next call`, mcptools.ErrUnavailable},
+		{"cut", `the call to the MCP server "web" failed: the connection was cut (EOF); it is reconnected on the next call`, mcptools.ErrUnavailable},
+		{"cut body", `the call to the MCP server "web" failed: the connection was cut (unexpected EOF); it is reconnected on the next call`, mcptools.ErrUnavailable},
+		// The server's own words win over its status.
+		{"400 with a JSON-RPC error", `the MCP server "web" refused the call: no such region`, mcptools.ErrToolFailed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.fault, func(t *testing.T) {
@@ -157,7 +167,7 @@ func TestHTTPFailureSaysWhatHappened(t *testing.T) {
 			b, reg := connect(t, mcptools.Server{Name: "web", URL: ts.URL})
 			t.Cleanup(func() { _ = b.Close() }) // before the server closes: the bridge holds a stream open
 			_, err := call(t, reg, "web__echo", `{"text":"x"}`)
-			require.ErrorIs(t, err, mcptools.ErrUnavailable)
+			require.ErrorIs(t, err, tt.is)
 			assert.EqualError(t, err, tt.want)
 
 			fault = ""
