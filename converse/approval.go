@@ -30,13 +30,13 @@ const (
 	// Denied answers the call with an error result, "Error: the call was
 	// denied by <By>: <Reason>", which the model sees; the tool does not run.
 	Denied Verdict = "denied"
-	// Paused, returned by Options.Approve, leaves the call pending: the Send
+	// Paused, returned by Options.Approver, leaves the call pending: the Send
 	// ends with a *PausedError and the call waits for Resume.
 	Paused Verdict = "paused"
 )
 
 // Decision decides a call that needs approval. ID is the call's toolUseId;
-// Options.Approve may leave it empty. By and Reason, for a denial, tell the
+// Options.Approver may leave it empty. By and Reason, for a denial, tell the
 // model who denied the call and why.
 type Decision struct {
 	ID      string
@@ -65,7 +65,7 @@ var ErrPaused = errors.New("tool calls await approval")
 var ErrDecision = errors.New("bad decisions")
 
 // PausedError is returned by Send and Resume when calls need approval and
-// no Options.Approve decided them (or it paused them). The conversation is
+// no Options.Approver decided them (or it paused them). The conversation is
 // paused: the calls of the same turn that needed no approval have run, and
 // their results are kept; Resume with a Decision for each pending call
 // goes on.
@@ -85,17 +85,17 @@ func (e *PausedError) Error() string {
 func (e *PausedError) Is(target error) bool { return target == ErrPaused }
 
 // needsApproval reports whether c needs a decision before it runs: its tool
-// was made with tools.WithApproval, or Options.NeedsApproval says so. A call
+// was made with tools.Options.RequireApproval, or Options.ApprovalPolicy says so. A call
 // of an unknown tool, or with unreadable input, runs nothing and needs none.
 func (c *Conversation) needsApproval(tc toolCall) bool {
 	tool, ok := c.exec.lookup(tc.name)
 	if !ok || tc.inputErr != nil {
 		return false
 	}
-	if tool.NeedsApproval() {
+	if tool.RequiresApproval() {
 		return true
 	}
-	return c.opts.NeedsApproval != nil && c.opts.NeedsApproval(tc.public())
+	return c.opts.ApprovalPolicy != nil && c.opts.ApprovalPolicy(tc.public())
 }
 
 // checkDecisions checks that decisions decide every pending call of tail,

@@ -43,7 +43,7 @@ func TestApproveInProcess(t *testing.T) {
 			srv, client := serve(t, bedrocktest.Script(stepAndSend()...))
 			var events []converse.Event
 			c := converse.New(client, claude, countingTools(t, &runs, ""), func(o *converse.Options) {
-				o.Approve = func(ctx context.Context, call converse.Call) (converse.Decision, error) {
+				o.Approver = func(ctx context.Context, call converse.Call) (converse.Decision, error) {
 					assert.Equal(t, converse.Call{ID: "m1", Tool: "send", Input: json.RawMessage(`{"n":2}`)}, call)
 					return tt.decision, nil
 				}
@@ -70,7 +70,7 @@ func TestApproverErrorLeavesCallsPending(t *testing.T) {
 	_, client := serve(t, bedrocktest.Script(stepAndSend()...))
 	boom := errors.New("no terminal")
 	c := converse.New(client, claude, countingTools(t, &runs, ""), func(o *converse.Options) {
-		o.Approve = func(context.Context, converse.Call) (converse.Decision, error) { return converse.Decision{}, boom }
+		o.Approver = func(context.Context, converse.Call) (converse.Decision, error) { return converse.Decision{}, boom }
 	})
 	_, err := c.Send(context.Background(), "send it")
 	require.ErrorIs(t, err, boom)
@@ -147,14 +147,14 @@ func TestPauseAndResumeInAnotherProcess(t *testing.T) {
 	}
 }
 
-// TestNeedsApprovalByInput: the policy hook asks for approval by input.
-func TestNeedsApprovalByInput(t *testing.T) {
+// TestApprovalPolicyByInput: the policy hook asks for approval by input.
+func TestApprovalPolicyByInput(t *testing.T) {
 	var runs runCounter
 	_, client := serve(t, bedrocktest.Script(bedrocktest.ToolUse("",
 		bedrocktest.Call{ID: "small", Name: "step", Input: map[string]any{"n": 1}},
 		bedrocktest.Call{ID: "big", Name: "step", Input: map[string]any{"n": 1000}})))
 	c := converse.New(client, claude, countingTools(t, &runs, ""), func(o *converse.Options) {
-		o.NeedsApproval = func(call converse.Call) bool {
+		o.ApprovalPolicy = func(call converse.Call) bool {
 			var in stepIn
 			return json.Unmarshal(call.Input, &in) != nil || in.N > 100
 		}

@@ -196,7 +196,7 @@ func BenchmarkExecute(b *testing.B) {
 		content := benchToolTurn(b, "add", n)
 		for _, impl := range benchImpls {
 			b.Run(fmt.Sprintf("calls=%d/impl=%s", n, impl), func(b *testing.B) {
-				exec := &converse.Executor{Tools: reg}
+				exec := &converse.Executor{Registry: reg}
 				execute := benchExecute(impl, exec)
 				for b.Loop() {
 					if got := execute(ctx, content); len(got) != n {
@@ -251,7 +251,7 @@ func BenchmarkExecuteSlowTool(b *testing.B) {
 		content := benchToolTurn(b, "sleep", n)
 		for _, impl := range benchImpls {
 			b.Run(fmt.Sprintf("calls=%d/impl=%s", n, impl), func(b *testing.B) {
-				execute := benchExecute(impl, &converse.Executor{Tools: reg})
+				execute := benchExecute(impl, &converse.Executor{Registry: reg})
 				start := time.Now()
 				for b.Loop() {
 					execute(ctx, content)
@@ -967,7 +967,7 @@ func TestBenchBaselinesAgree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ours, err := converse.MarshalMessages([]types.Message{{Role: types.ConversationRoleUser, Content: (&converse.Executor{Tools: reg}).Execute(ctx, content)}})
+	ours, err := converse.MarshalMessages([]types.Message{{Role: types.ConversationRoleUser, Content: (&converse.Executor{Registry: reg}).Execute(ctx, content)}})
 	if err != nil {
 		t.Fatal(err)
 	}

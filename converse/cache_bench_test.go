@@ -28,7 +28,7 @@ func cachedConversation(tb testing.TB, cache bool) []converse.Usage {
 	defer srv.Close()
 	var turns []converse.Usage
 	c := converse.New(srv.Client(), "us.anthropic.claude-sonnet-4-5-20250929-v1:0", lookupTools(tb, 10), func(o *converse.Options) {
-		o.System = systemPrompt(4000)
+		o.Request.System = systemPrompt(4000)
 		o.MaxTurns = 20
 		o.PromptCache = cache
 		o.OnEvent = func(ev converse.Event) {

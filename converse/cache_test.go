@@ -115,7 +115,7 @@ func TestCachePointsGolden(t *testing.T) {
 			srv, client := serve(t, toolLoop(5), func(o *bedrocktest.Options) { o.Accounting = true })
 			var events []converse.Event
 			c := converse.New(client, tt.model, lookupTools(t, 6), func(o *converse.Options) {
-				o.System = systemPrompt(1500)
+				o.Request.System = systemPrompt(1500)
 				o.PromptCache = true
 				o.Stream = tt.stream
 				o.OnEvent = func(ev converse.Event) {

@@ -22,7 +22,7 @@ func TestExecuteTellsToolsTheirCallID(t *testing.T) {
 	require.NoError(t, err)
 	reg, err := tools.NewRegistry(plain, quick)
 	require.NoError(t, err)
-	e := &converse.Executor{Tools: reg}
+	e := &converse.Executor{Registry: reg}
 	got := results(t, e.Execute(context.Background(), []types.ContentBlock{
 		toolUse("tooluse_a", "plain", map[string]any{}),
 		toolUse("tooluse_b", "quick", map[string]any{}),

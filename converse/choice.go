@@ -11,7 +11,7 @@ import (
 // tool) where Bedrock would reject it: on a model without that toolChoice
 // (only Claude 3 and later and Amazon Nova take both, Mistral Large takes
 // any), or with Claude's extended thinking enabled in
-// Options.AdditionalModelRequestFields. The Send fails before any model
+// Options.Request.AdditionalModelRequestFields. The Send fails before any model
 // call.
 var ErrToolChoice = errors.New("unsupported tool choice")
 
@@ -36,7 +36,7 @@ func (c *Conversation) checkToolChoice(choice types.ToolChoice) error {
 		return fmt.Errorf("converse: %w: model %s does not support toolChoice %s", ErrToolChoice, c.modelID, name)
 	}
 	if c.thinking() {
-		return fmt.Errorf("converse: %w: model %s does not take toolChoice %s, which forces tool use, with extended thinking enabled (Options.AdditionalModelRequestFields); leave Options.ToolChoice nil or auto", ErrToolChoice, c.modelID, name)
+		return fmt.Errorf("converse: %w: model %s does not take toolChoice %s, which forces tool use, with extended thinking enabled (Options.Request.AdditionalModelRequestFields); leave Options.ToolChoice nil or auto", ErrToolChoice, c.modelID, name)
 	}
 	return nil
 }
@@ -44,7 +44,7 @@ func (c *Conversation) checkToolChoice(choice types.ToolChoice) error {
 // thinking reports whether the request fields turn on an extended thinking
 // that rules out a forced tool choice.
 func (c *Conversation) thinking() bool {
-	d := c.opts.AdditionalModelRequestFields
+	d := c.opts.Request.AdditionalModelRequestFields
 	if d == nil {
 		return false
 	}

@@ -21,7 +21,7 @@ const (
 
 // thinkingOn enables Claude's extended thinking with a budget.
 func thinkingOn(o *converse.Options) {
-	o.AdditionalModelRequestFields = document.NewLazyDocument(map[string]any{
+	o.Request.AdditionalModelRequestFields = document.NewLazyDocument(map[string]any{
 		"thinking": map[string]any{"type": "enabled", "budget_tokens": 1024}})
 }
 
@@ -44,7 +44,7 @@ func TestStructuredUnforced(t *testing.T) {
 				bedrocktest.Text("You are welcome."),
 			))
 			conv := converse.New(client, tc.model, weatherTools(t), tc.opt, func(o *converse.Options) {
-				o.System = []types.SystemContentBlock{&types.SystemContentBlockMemberText{Value: "Be brief."}}
+				o.Request.System = []types.SystemContentBlock{&types.SystemContentBlockMemberText{Value: "Be brief."}}
 			})
 			got, res, err := converse.Structured[forecast](context.Background(), conv, "Weather in Oslo?")
 			require.NoError(t, err)

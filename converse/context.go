@@ -108,7 +108,7 @@ func (c *Conversation) estimate(ctx context.Context, w *window, history []types.
 		out, err := tc.CountTokens(ctx, &bedrockruntime.CountTokensInput{
 			ModelId: aws.String(c.modelID),
 			Input: &types.CountTokensInputMemberConverse{Value: types.ConverseTokensRequest{
-				Messages: history, System: c.opts.System, ToolConfig: cfg,
+				Messages: history, System: c.opts.Request.System, ToolConfig: cfg,
 			}},
 		})
 		if err == nil && out.InputTokens != nil {
@@ -119,7 +119,7 @@ func (c *Conversation) estimate(ctx context.Context, w *window, history []types.
 	if w.tokens > 0 && w.sent <= len(history) {
 		return w.tokens + wire.EstimateTokens(&bedrockruntime.ConverseInput{Messages: history[w.sent:]})
 	}
-	return wire.EstimateTokens(&bedrockruntime.ConverseInput{Messages: history, System: c.opts.System, ToolConfig: cfg})
+	return wire.EstimateTokens(&bedrockruntime.ConverseInput{Messages: history, System: c.opts.Request.System, ToolConfig: cfg})
 }
 
 // overflowMessages are what Bedrock's ValidationException says of an input

@@ -158,8 +158,8 @@ func (c *Conversation) Send(ctx context.Context, text string) (*Result, error) {
 // Conversation keeps every completed step: msg, and each tool exchange (the
 // assistant's toolUse turn with the user message of all its results); it is
 // then interrupted, and Resume goes on without running a completed call
-// again. Calls that need approval (see Options.NeedsApproval) pause the
-// conversation when no Options.Approve decides them: the error is then a
+// again. Calls that need approval (see Options.ApprovalPolicy) pause the
+// conversation when no Options.Approver decides them: the error is then a
 // *PausedError. SendMessage on a paused conversation, or one interrupted
 // after a tool exchange, is an error (ErrPaused, ErrInterrupted): Resume it.
 // On a conversation interrupted before any tool exchange of its last prompt
@@ -231,7 +231,7 @@ func unforced(cfg *types.ToolConfiguration) *types.ToolConfiguration {
 // executor builds the Executor of the conversation's Sends, deciding
 // StatusAuto by the model family.
 func (c *Conversation) executor() *Executor {
-	e := &Executor{Tools: c.tools, ToolOptions: c.opts.Tools, Logger: c.opts.Logger}
+	e := &Executor{Registry: c.tools, ToolOptions: c.opts.Tools, Logger: c.opts.Logger}
 	if e.Status == StatusAuto && !c.model.SupportsToolStatus() {
 		e.Status = StatusNever
 	}

@@ -70,7 +70,7 @@ func TestRunWithoutTools(t *testing.T) {
 	assert.Len(t, res.History, 2)
 	req := srv.Requests()[0]
 	assert.Nil(t, req.ToolConfig, "no tools, no toolConfig")
-	assert.Equal(t, claude, req.ModelID)
+	assert.Equal(t, claude, aws.ToString(req.ModelId))
 }
 
 func TestTwoCalculatorsAnsweredByID(t *testing.T) {

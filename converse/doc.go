@@ -98,12 +98,12 @@
 //     call runs twice. Send is refused with [ErrInterrupted] once a tool
 //     exchange or an open turn was kept; a prompt left unanswered is
 //     replaced by the next Send (or answered by Resume).
-//   - paused: calls that need approval (tools.Options.Approve, or
-//     Options.NeedsApproval for a call) wait for a decision: there is no
-//     Options.Approve, or it answered [Paused] for them, and Send and Resume
+//   - paused: calls that need approval (tools.Options.RequireApproval, or
+//     Options.ApprovalPolicy for a call) wait for a decision: there is no
+//     Options.Approver, or it answered [Paused] for them, and Send and Resume
 //     return a [*PausedError] listing them (State().Pending lists them too).
 //     The calls of the same turn that need none have run, once, and their
-//     results are kept. An Options.Approve that fails pauses the
+//     results are kept. An Options.Approver that fails pauses the
 //     conversation as well, with the calls it did not decide pending, but
 //     Send returns its error and nothing of the turn has run yet. Only
 //     Resume with one [Decision] per pending call ([Approve] or [Deny]) goes
@@ -114,8 +114,8 @@
 //
 // [Conversation.State] snapshots a conversation as a [State], which
 // marshals to a versioned JSON form in Bedrock's wire JSON; [Restore]
-// rebuilds it, possibly in another process. With Options.Store (such as a
-// [FileStore]) and Options.SessionID the state is saved at every step
+// rebuilds it, possibly in another process. With Options.Session (in a Store such
+// as a [FileStore]) the state is saved at every step
 // boundary, so a crash loses at most the step in progress: a call that was
 // running when the process died is answered on Resume with an error saying
 // it was interrupted (its ToolEnd event carries [ErrCallInterrupted]),
@@ -168,7 +168,7 @@
 // maxTokens of at least 1, and beside Claude's extended thinking a
 // budget_tokens from 1024 and below maxTokens, temperature 1 or unset,
 // topP from 0.95 or unset and no top_k. The loop passes
-// Options.InferenceConfig and Options.AdditionalModelRequestFields as they
+// Options.Request.InferenceConfig and Options.Request.AdditionalModelRequestFields as they
 // are, and bedrocktest answers such a request with Bedrock's error. A
 // strict tool's input schema and a structured answer's schema on the
 // native path are sent with every object schema closed

@@ -85,7 +85,7 @@ func TestDocumentNamesUniqueInRequest(t *testing.T) {
 // TestExecutorDocumentNamesUnique: the results of one Execute hold no
 // document name twice.
 func TestExecutorDocumentNamesUnique(t *testing.T) {
-	e := &converse.Executor{Tools: registry(t, mediaTool(t, "report", tools.Result{Media: []tools.Media{
+	e := &converse.Executor{Registry: registry(t, mediaTool(t, "report", tools.Result{Media: []tools.Media{
 		{Type: "text/csv", Data: []byte("a,b\n")},
 	}}))}
 	out := e.Execute(context.Background(), []types.ContentBlock{
@@ -109,7 +109,7 @@ func TestResumeDocumentNamesUnique(t *testing.T) {
 	}
 	srv, client := serve(t, bedrocktest.Script(call("t1"), call("t2"), bedrocktest.Text("Seen.")))
 	c := converse.New(client, claude, registry(t, fetch), func(o *converse.Options) {
-		o.NeedsApproval = func(call converse.Call) bool { return call.ID == "t2" }
+		o.ApprovalPolicy = func(call converse.Call) bool { return call.ID == "t2" }
 	})
 	_, err := c.Send(context.Background(), "Look.")
 	require.ErrorIs(t, err, converse.ErrPaused)

@@ -120,7 +120,7 @@ func TestErrorTextsForTheModel(t *testing.T) {
 			if tt.ctx != nil {
 				ctx = tt.ctx()
 			}
-			e := &converse.Executor{Tools: reg}
+			e := &converse.Executor{Registry: reg}
 			got := results(t, e.Execute(ctx, tt.calls))
 			last := got[len(got)-1]
 			assert.Equal(t, types.ToolResultStatusError, last.Status)

@@ -73,14 +73,14 @@ func (TurnEnd) event()   {}
 func (Fallback) event()  {}
 
 // ApprovalRequested is a call that needs approval, about to be handed to
-// Options.Approve.
+// Options.Approver.
 type ApprovalRequested struct {
 	Turn int
 	Call Call
 }
 
 // ApprovalDecided is the decision on a call that needed approval, by
-// Options.Approve or by Resume (Turn is then the turn that asked for the
+// Options.Approver or by Resume (Turn is then the turn that asked for the
 // call; see Conversation.Resume).
 type ApprovalDecided struct {
 	Turn     int
@@ -95,7 +95,7 @@ type Resumed struct {
 	Decisions int
 }
 
-// StateSaved is the conversation's state saved in Options.Store at a step
+// StateSaved is the conversation's state saved in Options.Session at a step
 // boundary: after the turn's model call or tool round (for a round Resume
 // finishes, the turn that asked for its calls), as Messages messages with
 // Pending calls awaiting approval. A step is saved, and reported, once: a

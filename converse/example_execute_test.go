@@ -16,7 +16,7 @@ import (
 // per toolUse, paired by id.
 func ExampleExecutor() {
 	reg, _ := tools.NewRegistry(tools.Calculator())
-	exec := &converse.Executor{Tools: reg}
+	exec := &converse.Executor{Registry: reg}
 
 	// The content of an assistant message, as Converse returns it.
 	content := []types.ContentBlock{

@@ -28,7 +28,7 @@ func ExampleConversation_Resume() {
 		func(ctx context.Context, in ticketIn) (string, error) {
 			fmt.Println("creating", in.Title)
 			return "TICKET-1", nil
-		}, func(o *tools.Options) { o.Approve = true })
+		}, func(o *tools.Options) { o.RequireApproval = true })
 	reg, _ := tools.NewRegistry(ticket)
 	model := "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
 
@@ -42,7 +42,7 @@ func ExampleConversation_Resume() {
 	for _, c := range paused.Pending {
 		fmt.Printf("awaiting approval: %s %s\n", c.Tool, c.Input)
 	}
-	saved, err := json.Marshal(conv.State()) // or Options.Store saves it at every step
+	saved, err := json.Marshal(conv.State()) // or Options.Session saves it at every step
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -28,8 +28,8 @@ import (
 // Go errors. What a tool returns is untrusted: a panic of its error's Error
 // method or of its output's MarshalJSON is recovered like a panic of the tool.
 type Executor struct {
-	// Tools is the registry the calls are looked up in.
-	Tools *tools.Registry
+	// Registry is the registry the calls are looked up in.
+	Registry *tools.Registry
 	// ToolOptions set the concurrency, the timeout and the output limit of
 	// the calls, and the form of the results. Concurrent Executes share the
 	// Concurrency bound.
@@ -105,7 +105,7 @@ func toolCalls(content []types.ContentBlock) []toolCall {
 
 // execute runs calls and answers each of them. started holds calls already
 // running (streaming's early start), keyed by toolUseId.
-func (e *Executor) execute(ctx context.Context, turn int, calls []toolCall, started map[string]*pending) []types.ContentBlock {
+func (e *Executor) execute(ctx context.Context, turn int, calls []toolCall, started map[string]*earlyCall) []types.ContentBlock {
 	results := make([]types.ContentBlock, len(calls))
 	e.collect(ctx, turn, calls, started, func(i int, out outcome) {
 		results[i] = e.finish(turn, calls[i], out)
@@ -113,16 +113,16 @@ func (e *Executor) execute(ctx context.Context, turn int, calls []toolCall, star
 	return resultsMedia(nil, results)
 }
 
-// pending is a call started ahead of the end of its turn.
-type pending struct {
+// earlyCall is a call started ahead of the end of its turn.
+type earlyCall struct {
 	call toolCall
 	done chan struct{}
 	out  outcome
 }
 
 // start runs c in the background and returns its pending outcome.
-func (e *Executor) start(ctx context.Context, turn int, c toolCall) *pending {
-	p := &pending{call: c, done: make(chan struct{})}
+func (e *Executor) start(ctx context.Context, turn int, c toolCall) *earlyCall {
+	p := &earlyCall{call: c, done: make(chan struct{})}
 	go e.collect(ctx, turn, []toolCall{c}, nil, func(_ int, out outcome) {
 		p.out = out
 		close(p.done)
@@ -132,7 +132,7 @@ func (e *Executor) start(ctx context.Context, turn int, c toolCall) *pending {
 
 // answers reports whether p is the call c: the same tool with the same
 // input. A repeated toolUseId must never get another call's outcome.
-func (p *pending) answers(c toolCall) bool {
+func (p *earlyCall) answers(c toolCall) bool {
 	return p != nil && p.call.name == c.name && bytes.Equal(p.call.input, c.input)
 }
 
@@ -143,7 +143,7 @@ func (p *pending) answers(c toolCall) bool {
 // waiting for one until its deadline. A call that outlives its timeout, or
 // ctx, is answered as timed out or cancelled and left behind, holding its
 // slot: its goroutine's report, when it comes, finds no one waiting for it.
-func (e *Executor) collect(ctx context.Context, turn int, calls []toolCall, started map[string]*pending, decided func(int, outcome)) {
+func (e *Executor) collect(ctx context.Context, turn int, calls []toolCall, started map[string]*earlyCall, decided func(int, outcome)) {
 	// Every call reports at most twice (its outcome, its context's end), so
 	// no goroutine ever blocks on reports, even after collect returns.
 	reports := make(chan report, 2*len(calls))
@@ -235,17 +235,17 @@ func repeatedIDs(calls []toolCall) []bool {
 }
 
 func (e *Executor) lookup(name string) (*tools.Tool, bool) {
-	if e.Tools == nil {
+	if e.Registry == nil {
 		return nil, false
 	}
-	return e.Tools.Lookup(name)
+	return e.Registry.Lookup(name)
 }
 
 func (e *Executor) available() string {
-	if e.Tools == nil || e.Tools.Len() == 0 {
+	if e.Registry == nil || e.Registry.Len() == 0 {
 		return "(none)"
 	}
-	return strings.Join(e.Tools.Names(), ", ")
+	return strings.Join(e.Registry.Names(), ", ")
 }
 
 func (e *Executor) logger() *slog.Logger {

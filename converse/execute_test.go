@@ -254,7 +254,7 @@ func TestExecute(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var calls atomic.Int32
-			e := &converse.Executor{Tools: testTools(t, &calls)}
+			e := &converse.Executor{Registry: testTools(t, &calls)}
 			got := results(t, e.Execute(context.Background(), tt.content))
 			assert.Equal(t, tt.addCalls, calls.Load(), "times add ran")
 			if tt.wantContains == nil {
@@ -277,7 +277,7 @@ func TestExecute(t *testing.T) {
 
 func TestExecutePanicStackGoesToLoggerNotModel(t *testing.T) {
 	var logs bytes.Buffer
-	e := &converse.Executor{Tools: testTools(t, nil), Logger: slog.New(slog.NewTextHandler(&logs, nil))}
+	e := &converse.Executor{Registry: testTools(t, nil), Logger: slog.New(slog.NewTextHandler(&logs, nil))}
 	got := results(t, e.Execute(context.Background(), []types.ContentBlock{toolUse("p", "panic", map[string]any{})}))
 	require.Len(t, got, 1)
 	assert.NotContains(t, got[0].Text, "goroutine")
@@ -287,14 +287,14 @@ func TestExecutePanicStackGoesToLoggerNotModel(t *testing.T) {
 
 func TestExecuteCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	e := &converse.Executor{Tools: testTools(t, nil), ToolOptions: converse.ToolOptions{Timeout: time.Minute}}
+	e := &converse.Executor{Registry: testTools(t, nil), ToolOptions: converse.ToolOptions{Timeout: time.Minute}}
 	time.AfterFunc(20*time.Millisecond, cancel)
 	hang, err := tools.New("wait", "Waits.", func(ctx context.Context, _ struct{}) (int, error) {
 		<-ctx.Done()
 		return 0, ctx.Err()
 	})
 	require.NoError(t, err)
-	require.NoError(t, e.Tools.Add(hang))
+	require.NoError(t, e.Registry.Add(hang))
 	got := results(t, e.Execute(ctx, []types.ContentBlock{toolUse("w1", "wait", map[string]any{}), toolUse("w2", "wait", map[string]any{})}))
 	require.Len(t, got, 2)
 	for _, r := range got {
@@ -303,21 +303,21 @@ func TestExecuteCancelled(t *testing.T) {
 	}
 	// Calls that start after cancellation do not run at all.
 	var calls atomic.Int32
-	e.Tools = testTools(t, &calls)
+	e.Registry = testTools(t, &calls)
 	got = results(t, e.Execute(ctx, []types.ContentBlock{toolUse("a", "add", map[string]any{"a": 1, "b": 2})}))
 	assert.Contains(t, got[0].Text, "cancelled")
 	assert.Zero(t, calls.Load())
 }
 
 func TestExecuteStatusNever(t *testing.T) {
-	e := &converse.Executor{Tools: testTools(t, nil), ToolOptions: converse.ToolOptions{Status: converse.StatusNever}}
+	e := &converse.Executor{Registry: testTools(t, nil), ToolOptions: converse.ToolOptions{Status: converse.StatusNever}}
 	got := results(t, e.Execute(context.Background(), []types.ContentBlock{
 		toolUse("a", "add", map[string]any{"a": 1, "b": 2}), toolUse("f", "fail", map[string]any{})}))
 	assert.Equal(t, []result{{"a", "3", ""}, {"f", "Error: boom: the disk is full", ""}}, got)
 }
 
 func TestExecuteJSONContent(t *testing.T) {
-	e := &converse.Executor{Tools: testTools(t, nil), ToolOptions: converse.ToolOptions{JSONContent: true}}
+	e := &converse.Executor{Registry: testTools(t, nil), ToolOptions: converse.ToolOptions{JSONContent: true}}
 	blocks := e.Execute(context.Background(), []types.ContentBlock{
 		toolUse("obj", "echo", map[string]any{"x": 1}),
 		toolUse("num", "add", map[string]any{"a": 1, "b": 2}),
@@ -340,7 +340,7 @@ func TestExecuteJSONContent(t *testing.T) {
 
 func TestExecuteEvents(t *testing.T) {
 	var events []converse.Event
-	e := &converse.Executor{Tools: testTools(t, nil), OnEvent: func(ev converse.Event) { events = append(events, ev) }}
+	e := &converse.Executor{Registry: testTools(t, nil), OnEvent: func(ev converse.Event) { events = append(events, ev) }}
 	e.Execute(context.Background(), []types.ContentBlock{
 		toolUse("a", "add", map[string]any{"a": 1, "b": 2}), toolUse("f", "fail", map[string]any{})})
 	var starts, ends []string
@@ -368,7 +368,7 @@ func TestExecuteEvents(t *testing.T) {
 func TestExecuteErrorsAreTestable(t *testing.T) {
 	var mu sync.Mutex
 	errs := map[string]error{}
-	e := &converse.Executor{Tools: testTools(t, nil), OnEvent: func(ev converse.Event) {
+	e := &converse.Executor{Registry: testTools(t, nil), OnEvent: func(ev converse.Event) {
 		if end, ok := ev.(converse.ToolEnd); ok {
 			mu.Lock()
 			errs[end.ID] = end.Err
@@ -425,7 +425,7 @@ func TestExecuteConcurrencyLimit(t *testing.T) {
 			for i := range 20 {
 				content = append(content, toolUse(string(rune('a'+i)), "work", map[string]any{}))
 			}
-			e := &converse.Executor{Tools: reg, ToolOptions: converse.ToolOptions{Concurrency: limit, Timeout: 10 * time.Second}}
+			e := &converse.Executor{Registry: reg, ToolOptions: converse.ToolOptions{Concurrency: limit, Timeout: 10 * time.Second}}
 			for _, r := range results(t, e.Execute(context.Background(), content)) {
 				assert.Equal(t, types.ToolResultStatusSuccess, r.Status, r.Text)
 			}
@@ -459,7 +459,7 @@ func TestExecuteRunsCallsConcurrently(t *testing.T) {
 	}
 	// The timeout is a failsafe: calls run one after another would wait for
 	// it, and fail.
-	exec := &converse.Executor{Tools: reg, ToolOptions: converse.ToolOptions{Timeout: 30 * time.Second}}
+	exec := &converse.Executor{Registry: reg, ToolOptions: converse.ToolOptions{Timeout: 30 * time.Second}}
 	got := results(t, exec.Execute(context.Background(), content))
 	require.Len(t, got, 8)
 	for _, r := range got {
@@ -478,7 +478,7 @@ func TestExecuteTypedNilError(t *testing.T) {
 	reg, err := tools.NewRegistry(tool)
 	require.NoError(t, err)
 	var texts []string
-	e := &converse.Executor{Tools: reg, OnEvent: func(ev converse.Event) {
+	e := &converse.Executor{Registry: reg, OnEvent: func(ev converse.Event) {
 		if end, ok := ev.(converse.ToolEnd); ok {
 			texts = append(texts, end.Err.Error()) // what a listener does with it
 		}
@@ -517,7 +517,7 @@ func TestExecuteAbandonedCallsKeepTheirSlot(t *testing.T) {
 	require.NoError(t, err)
 	var logs bytes.Buffer
 	abandoned := map[string]bool{}
-	e := &converse.Executor{Tools: reg, ToolOptions: converse.ToolOptions{Concurrency: 1}, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+	e := &converse.Executor{Registry: reg, ToolOptions: converse.ToolOptions{Concurrency: 1}, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
 		OnEvent: func(ev converse.Event) {
 			if end, ok := ev.(converse.ToolEnd); ok {
 				abandoned[end.ID] = end.Abandoned
@@ -577,7 +577,7 @@ func TestExecuteOutputLimit(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var ends []converse.ToolEnd
-			e := &converse.Executor{Tools: reg, ToolOptions: converse.ToolOptions{MaxOutput: tt.limit, JSONContent: tt.json}, OnEvent: func(ev converse.Event) {
+			e := &converse.Executor{Registry: reg, ToolOptions: converse.ToolOptions{MaxOutput: tt.limit, JSONContent: tt.json}, OnEvent: func(ev converse.Event) {
 				if end, ok := ev.(converse.ToolEnd); ok {
 					ends = append(ends, end)
 				}

@@ -16,16 +16,16 @@ import (
 
 // everyField sets each request field that Options holds.
 func everyField(o *converse.Options) {
-	o.AdditionalModelRequestFields = document.NewLazyDocument(map[string]any{"top_k": 5})
-	o.AdditionalModelResponseFieldPaths = []string{"/stop_sequence"}
-	o.GuardrailConfig = &types.GuardrailConfiguration{
+	o.Request.AdditionalModelRequestFields = document.NewLazyDocument(map[string]any{"top_k": 5})
+	o.Request.AdditionalModelResponseFieldPaths = []string{"/stop_sequence"}
+	o.Request.GuardrailConfig = &types.GuardrailConfiguration{
 		GuardrailIdentifier: aws.String("gr-1"), GuardrailVersion: aws.String("2"), Trace: types.GuardrailTraceEnabled}
 	o.GuardrailStreamMode = types.GuardrailStreamProcessingModeAsync
-	o.PerformanceConfig = &types.PerformanceConfiguration{Latency: types.PerformanceConfigLatencyOptimized}
-	o.ServiceTier = &types.ServiceTier{Type: types.ServiceTierTypeFlex}
-	o.RequestMetadata = map[string]string{"team": "search"}
-	o.PromptVariables = map[string]types.PromptVariableValues{"city": &types.PromptVariableValuesMemberText{Value: "Oslo"}}
-	o.OutputConfig = &types.OutputConfig{TextFormat: &types.OutputFormat{
+	o.Request.PerformanceConfig = &types.PerformanceConfiguration{Latency: types.PerformanceConfigLatencyOptimized}
+	o.Request.ServiceTier = &types.ServiceTier{Type: types.ServiceTierTypeFlex}
+	o.Request.RequestMetadata = map[string]string{"team": "search"}
+	o.Request.PromptVariables = map[string]types.PromptVariableValues{"city": &types.PromptVariableValuesMemberText{Value: "Oslo"}}
+	o.Request.OutputConfig = &types.OutputConfig{TextFormat: &types.OutputFormat{
 		Type:      types.OutputFormatTypeJsonSchema,
 		Structure: &types.OutputFormatStructureMemberJsonSchema{Value: types.JsonSchemaDefinition{Name: aws.String("answer"), Schema: aws.String(`{"type":"object","additionalProperties":false}`)}},
 	}}

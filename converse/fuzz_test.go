@@ -33,7 +33,7 @@ func FuzzExecute(f *testing.F) {
 			&types.ContentBlockMemberToolUse{Value: types.ToolUseBlock{ToolUseId: aws.String(id1), Name: aws.String(name1), Input: document.NewLazyDocument(v)}},
 			&types.ContentBlockMemberToolUse{Value: types.ToolUseBlock{ToolUseId: aws.String(id2), Name: aws.String(name2), Input: document.NewLazyDocument(v)}},
 		}
-		e := &converse.Executor{Tools: reg, ToolOptions: converse.ToolOptions{Timeout: 100 * time.Millisecond}}
+		e := &converse.Executor{Registry: reg, ToolOptions: converse.ToolOptions{Timeout: 100 * time.Millisecond}}
 		out := e.Execute(context.Background(), content)
 		if len(out) != 2 {
 			t.Fatalf("got %d results for 2 calls", len(out))

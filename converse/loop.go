@@ -6,7 +6,7 @@ import (
 )
 
 // loop drives a Send or Resume from its first step to its end (see Step):
-// it makes each model call a step asks for, asks Options.Approve to decide
+// it makes each model call a step asks for, asks Options.Approver to decide
 // the calls that need it, and runs the tool calls, until a step holds the
 // Result, an error ends the run, or calls stay pending (a pause). Each
 // step ends at a boundary the steps themselves keep and save.
@@ -25,7 +25,7 @@ func (c *Conversation) loop(ctx context.Context, step *Step, err error) (*Result
 			var callErr error
 			turn, callErr = c.callModel(ctx, step.Request)
 			step, err = c.handleResponse(ctx, step.Request, turn, callErr)
-		case len(step.Pending) > 0 && c.opts.Approve != nil && !c.run.asked:
+		case len(step.Pending) > 0 && c.opts.Approver != nil && !c.run.asked:
 			step, err = c.approve(ctx)
 		case len(step.Calls) > 0:
 			step, err = c.toolRound(ctx, turn.earlyCalls())

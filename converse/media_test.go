@@ -278,7 +278,7 @@ func TestToolResultMediaByModelFamily(t *testing.T) {
 
 func TestExecutorWithoutModelSendsEveryKind(t *testing.T) {
 	img := pngOf(t, 1, 1)
-	e := &converse.Executor{Tools: registry(t, mediaTool(t, "fetch", tools.Result{Media: []tools.Media{
+	e := &converse.Executor{Registry: registry(t, mediaTool(t, "fetch", tools.Result{Media: []tools.Media{
 		{Type: "image/png", Data: img}, {Type: "text/html", Name: "page.html", Data: []byte("<p>")},
 	}}))}
 	out := e.Execute(context.Background(), []types.ContentBlock{toolUse("t1", "fetch", map[string]any{})})

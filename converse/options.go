@@ -5,7 +5,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
@@ -87,38 +87,23 @@ const (
 
 // Options configure a Conversation. The zero value is usable.
 type Options struct {
-	// System is the system prompt.
-	System []types.SystemContentBlock
-	// InferenceConfig sets max tokens, temperature, top-p and stop sequences.
-	InferenceConfig *types.InferenceConfiguration
-	// AdditionalModelRequestFields passes model-specific fields, such as
-	// Claude's reasoning configuration.
-	AdditionalModelRequestFields document.Interface
-	// AdditionalModelResponseFieldPaths are JSON Pointer paths of
-	// model-specific response fields to return, such as "/stop_sequence";
-	// they arrive in Result.AdditionalModelResponseFields.
-	AdditionalModelResponseFieldPaths []string
-	// GuardrailConfig applies an Amazon Bedrock guardrail. A turn it blocks
-	// ends the Send normally, with StopReason guardrail_intervened, the
-	// guardrail's message as the answer and, when its Trace is enabled, the
-	// assessment in Result.Trace. With Stream, GuardrailStreamMode says how
-	// the stream is checked: empty is Bedrock's default, synchronous.
-	GuardrailConfig     *types.GuardrailConfiguration
+	// Request is the template of every model call's request: what it
+	// sets (System, InferenceConfig, GuardrailConfig,
+	// AdditionalModelRequestFields, RequestMetadata, ServiceTier, ... and
+	// any field the SDK adds) is sent on each call, summaries included. The
+	// loop owns ModelId (New's model), Messages (the history) and
+	// ToolConfig (the registry, ToolChoice and SystemTools): a template
+	// that sets them fails the Send. A guardrail that blocks a turn ends
+	// the Send normally, with StopReason guardrail_intervened, the
+	// guardrail's message as the answer and, when its Trace is enabled,
+	// the assessment in Result.Trace; the paths of
+	// AdditionalModelResponseFieldPaths arrive in
+	// Result.AdditionalModelResponseFields, the tier that served a turn in
+	// Result.ServiceTier. Structured sets OutputConfig's text format itself.
+	Request bedrockruntime.ConverseInput
+	// GuardrailStreamMode, with Stream, says how the guardrail of Request
+	// checks the stream: empty is Bedrock's default, synchronous.
 	GuardrailStreamMode types.GuardrailStreamProcessingMode
-	// PerformanceConfig asks for latency-optimized inference, where the
-	// model offers it.
-	PerformanceConfig *types.PerformanceConfiguration
-	// ServiceTier asks for a service tier (priority, default, flex); the one
-	// that served a turn is in Result.ServiceTier.
-	ServiceTier *types.ServiceTier
-	// RequestMetadata tags each request, for filtering invocation logs.
-	RequestMetadata map[string]string
-	// PromptVariables fill in the variables of a Prompt management prompt,
-	// when the model ID is a prompt's ARN.
-	PromptVariables map[string]types.PromptVariableValues
-	// OutputConfig constrains the answer's format, such as a JSON schema for
-	// its text (see also Structured, which sets it itself).
-	OutputConfig *types.OutputConfig
 	// SystemTools names server-side system tools that Bedrock runs itself,
 	// such as Amazon Nova's "nova_grounding" and "nova_code_interpreter";
 	// they join the tool configuration after the registry's tools. Their
@@ -170,25 +155,24 @@ type Options struct {
 	// in them are redacted, as in recordings (see recording.Redact), and so
 	// is a failed span's status description.
 	RecordContent bool
-	// NeedsApproval, if set, makes a call wait for a decision before it runs
+	// ApprovalPolicy, if set, makes a call wait for a decision before it runs
 	// when it returns true, in addition to the calls of tools made with
-	// tools.Options.Approve: a policy by input, say. With it set,
+	// tools.Options.RequireApproval: a policy by input, say. With it set,
 	// EarlyToolStart starts nothing.
-	NeedsApproval func(Call) bool
-	// Approve, if set, decides the calls that need approval, one at a time,
-	// before they run: Approve(id) lets it run, Deny answers it with an
+	ApprovalPolicy func(Call) bool
+	// Approver, if set, decides the calls that need approval, one at a time,
+	// before they run: Approver(id) lets it run, Deny answers it with an
 	// error result the model sees, and Decision{Verdict: Paused} leaves it
-	// pending, so that the Send ends with a *PausedError. Without Approve
-	// every such call pauses. An error of Approve ends the Send with it, the
+	// pending, so that the Send ends with a *PausedError. Without Approver
+	// every such call pauses. An error of Approver ends the Send with it, the
 	// calls not decided pending.
-	Approve func(ctx context.Context, call Call) (Decision, error)
-	// Store and SessionID, set together, save the conversation's State
-	// under SessionID at every step boundary: after the prompt is added,
-	// after each model call, before and after each tool round. A crash then
-	// loses at most the step in progress, and what is saved is always
-	// resumable (Store.Load, Restore, Resume). A failed save ends the Send.
-	Store     Store
-	SessionID string
+	Approver func(ctx context.Context, call Call) (Decision, error)
+	// Session, if set, saves the conversation's State in a Store at every
+	// step boundary: after the prompt is added, after each model call with
+	// its calls started, after each tool round. A crash then loses at most
+	// the step in progress, and what is saved is always resumable
+	// (Store.Load, Restore, Resume). A failed save ends the Send.
+	Session *Session
 	// PromptCache places cachePoint blocks on every request, for the
 	// models with prompt caching (Claude 3.5 Haiku, 3.7 Sonnet, Claude 4
 	// and later; Amazon Nova, on the system prompt and messages only):

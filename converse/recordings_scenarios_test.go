@@ -187,7 +187,7 @@ var scenarios = []scenario{
 	// not run.
 	{name: "max-tokens-tool-call", model: claude, prompts: []string{"Convert 98.6 °F to Celsius, showing each step."},
 		opts: func(o *converse.Options) {
-			o.InferenceConfig = &types.InferenceConfiguration{MaxTokens: aws.Int32(48)}
+			o.Request.InferenceConfig = &types.InferenceConfiguration{MaxTokens: aws.Int32(48)}
 		},
 		replies: []*bedrocktest.Reply{
 			billed(bedrocktest.Output(types.StopReasonMaxTokens,
@@ -244,8 +244,8 @@ var scenarios = []scenario{
 	{name: "stream-reasoning-signature", model: claude, prompts: []string{"What's 1234 × 5678?"},
 		stream: true,
 		opts: func(o *converse.Options) {
-			o.InferenceConfig = &types.InferenceConfiguration{MaxTokens: aws.Int32(4096)}
-			o.AdditionalModelRequestFields = document.NewLazyDocument(map[string]any{
+			o.Request.InferenceConfig = &types.InferenceConfiguration{MaxTokens: aws.Int32(4096)}
+			o.Request.AdditionalModelRequestFields = document.NewLazyDocument(map[string]any{
 				"thinking": map[string]any{"type": "enabled", "budget_tokens": 1024},
 			})
 		},

@@ -76,15 +76,14 @@ func TestStreamRequestCopiesEveryField(t *testing.T) {
 	assert.Equal(t, types.GuardrailStreamProcessingModeAsync, gs.FieldByName("StreamProcessingMode").Interface())
 }
 
-// TestRequestSetsEveryOption checks that request passes on each Options
-// field named like a ConverseInput field.
+// TestRequestSetsEveryOption: request sends every field of the
+// Options.Request template, a field the SDK adds included, with the
+// loop's own (model, messages, tool configuration) filled in.
 func TestRequestSetsEveryOption(t *testing.T) {
 	c := &Conversation{modelID: "m"}
-	inputType := reflect.TypeFor[bedrockruntime.ConverseInput]()
-	fill(t, reflect.ValueOf(&c.opts), func(name string) bool {
-		_, ok := inputType.FieldByName(name)
-		return ok
-	})
+	owned := map[string]bool{"ModelId": true, "Messages": true, "ToolConfig": true}
+	fill(t, reflect.ValueOf(&c.opts.Request), func(name string) bool { return !owned[name] })
+	require.NoError(t, c.checkTemplate())
 	in := reflect.ValueOf(c.request([]types.Message{{}}, &types.ToolConfiguration{}, nil)).Elem()
 	for i := range in.NumField() {
 		sf := in.Type().Field(i)
@@ -93,6 +92,23 @@ func TestRequestSetsEveryOption(t *testing.T) {
 		}
 		t.Run(sf.Name, func(t *testing.T) {
 			assert.False(t, in.Field(i).IsZero(), "%s is not set", sf.Name)
+		})
+	}
+}
+
+// TestTemplateFieldsTheLoopOwns: a template that sets the model, the
+// messages or the tool configuration fails the Send before any call,
+// naming the field.
+func TestTemplateFieldsTheLoopOwns(t *testing.T) {
+	for name, set := range map[string]func(*bedrockruntime.ConverseInput){
+		"ModelId":    func(in *bedrockruntime.ConverseInput) { in.ModelId = new(string) },
+		"Messages":   func(in *bedrockruntime.ConverseInput) { in.Messages = []types.Message{} },
+		"ToolConfig": func(in *bedrockruntime.ConverseInput) { in.ToolConfig = &types.ToolConfiguration{} },
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := New(nil, "m", nil, func(o *Options) { set(&o.Request) })
+			_, err := c.Send(t.Context(), "hi")
+			require.ErrorContains(t, err, "converse: Options.Request."+name+" is the loop's")
 		})
 	}
 }

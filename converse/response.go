@@ -10,7 +10,7 @@ import (
 // Converse and ConverseStream; a Result holds the last call's, a TurnEnd
 // event each call's. Any field may be nil.
 type Response struct {
-	// Trace holds the guardrail's assessment (with Options.GuardrailConfig
+	// Trace holds the guardrail's assessment (with Options.Request.GuardrailConfig
 	// and its Trace enabled) and the prompt router's choice.
 	Trace *types.ConverseTrace
 	// Metrics holds the call's latency, as Bedrock measured it.
@@ -19,7 +19,7 @@ type Response struct {
 	ServiceTier       *types.ServiceTier
 	PerformanceConfig *types.PerformanceConfiguration
 	// AdditionalModelResponseFields are the fields that
-	// Options.AdditionalModelResponseFieldPaths asked for.
+	// Options.Request.AdditionalModelResponseFieldPaths asked for.
 	AdditionalModelResponseFields document.Interface
 }
 

@@ -64,7 +64,7 @@ func countingTools(t *testing.T, runs *runCounter, panicOn string) *tools.Regist
 		id := tools.CallID(ctx)
 		runs.add(id)
 		return "sent", nil
-	}, func(o *tools.Options) { o.Approve = true })
+	}, func(o *tools.Options) { o.RequireApproval = true })
 	require.NoError(t, err)
 	reg, err := tools.NewRegistry(step, send)
 	require.NoError(t, err)
@@ -132,7 +132,7 @@ func checkState(t *testing.T, st *converse.State, reg *tools.Registry) {
 	}
 	cfg, err := converse.ToolConfig(reg, nil)
 	require.NoError(t, err)
-	if e := bedrocktest.Validate(&bedrocktest.Request{Operation: "Converse", ModelID: back.ModelID, Messages: msgs, ToolConfig: cfg}); e != nil {
+	if e := bedrocktest.Validate(&bedrocktest.Request{Operation: "Converse", ConverseInput: bedrockruntime.ConverseInput{ModelId: aws.String(back.ModelID), Messages: msgs, ToolConfig: cfg}}); e != nil {
 		t.Fatalf("saved state is not a valid request: %v\n%s", e, b)
 	}
 }
@@ -168,7 +168,7 @@ func TestResumeAfterFailureAtEveryTurn(t *testing.T) {
 				client = bedrockruntime.New(client.Options(), noRetries)
 				store := converse.FileStore{Dir: t.TempDir()}
 				session := func(o *converse.Options) {
-					o.Store, o.SessionID = store, "s"
+					o.Session = &converse.Session{Store: store, ID: "s"}
 					o.OnEvent = func(ev converse.Event) {
 						if _, ok := ev.(converse.StateSaved); ok {
 							st, err := store.Load(context.Background(), "s")
@@ -233,10 +233,10 @@ func TestResumeWithNothingToResume(t *testing.T) {
 	require.ErrorIs(t, err, converse.ErrNothingToResume)
 }
 
-func TestStoreNeedsSessionID(t *testing.T) {
-	c := converse.New(nil, claude, nil, func(o *converse.Options) { o.Store = converse.FileStore{Dir: t.TempDir()} })
+func TestSessionNeedsAnID(t *testing.T) {
+	c := converse.New(nil, claude, nil, func(o *converse.Options) { o.Session = &converse.Session{Store: converse.FileStore{Dir: t.TempDir()}} })
 	_, err := c.Send(context.Background(), "hi")
-	require.ErrorContains(t, err, "Options.Store and Options.SessionID go together")
+	require.ErrorContains(t, err, "Options.Session needs a Store and an ID")
 }
 
 // eventLog records the events of the kinds a Resume reports, by name.
@@ -368,7 +368,9 @@ func TestPauseSavesOnceAndRestoredTurnsKeepTheirNumbers(t *testing.T) {
 			))
 			var events stepEvents
 			store := converse.FileStore{Dir: t.TempDir()}
-			session := func(o *converse.Options) { o.Store, o.SessionID, o.OnEvent = store, "s", events.record }
+			session := func(o *converse.Options) {
+				o.Session, o.OnEvent = &converse.Session{Store: store, ID: "s"}, events.record
+			}
 			c := converse.New(client, claude, reg, session)
 			_, err := c.Send(context.Background(), "go")
 			require.ErrorIs(t, err, converse.ErrPaused)

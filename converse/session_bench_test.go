@@ -29,7 +29,7 @@ func BenchmarkSession(b *testing.B) {
 				c := converse.New(srv.Client(), benchModelID, reg, func(o *converse.Options) {
 					o.MaxTurns = rounds + 1
 					if store == "file" {
-						o.Store, o.SessionID = converse.FileStore{Dir: dir}, "s"
+						o.Session = &converse.Session{Store: converse.FileStore{Dir: dir}, ID: "s"}
 					}
 				})
 				if _, err := c.Send(context.Background(), "go"); err != nil {

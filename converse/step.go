@@ -30,7 +30,7 @@ import (
 //	}
 //
 // Every method of the step API ends a step as Send does: the history is
-// kept (and saved in Options.Store, if set) before it returns, so the
+// kept (and saved in Options.Session, if set) before it returns, so the
 // conversation's State between any two steps is valid and resumable. The
 // requests are those Send would send, every rule applied.
 type Step struct {
@@ -86,7 +86,7 @@ type run struct {
 	retried bool                     // the turn's request was trimmed after an overflow
 	wasted  Usage                    // of the call that overflowed, counted in the retry's
 	trim    *pendingTrim             // a trim awaiting its summary
-	asked   bool                     // Options.Approve decided the open turn's calls
+	asked   bool                     // Options.Approver decided the open turn's calls
 	resumed bool                     // turn numbers the resumed turn's calls, until the first model call
 }
 
@@ -236,7 +236,7 @@ func (c *Conversation) open() ([]types.Message, *openTurn) {
 // endStep ends a step: history, and the open turn of its last message if
 // any, become the conversation's, then ev, if not nil, is reported (so
 // that History holds what it reports), and the state is saved in
-// Options.Store if set. It is the one place a step boundary is made;
+// Options.Session if set. It is the one place a step boundary is made;
 // history is one Bedrock accepts as the start of a request. Cancellation
 // does not stop the save: what happened must be kept.
 func (c *Conversation) endStep(ctx context.Context, history []types.Message, tail *openTurn, ev Event) error {
@@ -244,12 +244,13 @@ func (c *Conversation) endStep(ctx context.Context, history []types.Message, tai
 	if ev != nil {
 		c.emit(ev)
 	}
-	if c.opts.Store == nil {
+	s := c.opts.Session
+	if s == nil {
 		return nil
 	}
 	st := c.State()
-	if err := c.opts.Store.Save(context.WithoutCancel(ctx), c.opts.SessionID, st); err != nil {
-		return fmt.Errorf("save session %q: %w", c.opts.SessionID, err)
+	if err := s.Store.Save(context.WithoutCancel(ctx), s.ID, st); err != nil {
+		return fmt.Errorf("save session %q: %w", s.ID, err)
 	}
 	c.mu.Lock()
 	c.log = st.log
@@ -258,7 +259,7 @@ func (c *Conversation) endStep(ctx context.Context, history []types.Message, tai
 	if c.run != nil {
 		turn = c.run.turn
 	}
-	c.emit(StateSaved{SessionID: c.opts.SessionID, Turn: turn, Messages: len(st.Messages), Pending: len(st.Pending)})
+	c.emit(StateSaved{SessionID: s.ID, Turn: turn, Messages: len(st.Messages), Pending: len(st.Pending)})
 	return nil
 }
 
@@ -294,6 +295,9 @@ func (c *Conversation) begin(ctx context.Context, msg types.Message, sh *shape) 
 // prepare builds the tool configuration and holds the session (see
 // FileStore) until release is called.
 func (c *Conversation) prepare() (release func(), err error) {
+	if err := c.checkTemplate(); err != nil {
+		return nil, err
+	}
 	if _, err := c.toolConfig(); err != nil {
 		return nil, err
 	}
@@ -459,8 +463,8 @@ func (c *Conversation) handleResponse(ctx context.Context, req *Request, t *turn
 	tail := c.newOpenTurn(calls)
 	tail.turn = r.turn
 	c.answerFinal(ctx, r.turn, tail)
-	if tail.paused() && c.opts.Approve != nil {
-		// Nothing starts before Options.Approve decides: the approved
+	if tail.paused() && c.opts.Approver != nil {
+		// Nothing starts before Options.Approver decides: the approved
 		// calls then run with the others.
 		if err := c.endStep(ctx, attempted, tail, turnEnd); err != nil {
 			return c.fail(attempted, err)

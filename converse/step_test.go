@@ -46,12 +46,12 @@ func stepScenario(t *testing.T) (bedrocktest.Handler, *tools.Registry, func(*con
 		To string `json:"to"`
 	}
 	send, err := tools.New("send", "Sends a message.", func(ctx context.Context, in to) (string, error) { return "sent to " + in.To, nil },
-		func(o *tools.Options) { o.Approve = true })
+		func(o *tools.Options) { o.RequireApproval = true })
 	require.NoError(t, err)
 	reg := fetchTool(t, 250)
 	require.NoError(t, reg.Add(send))
 	opts := func(o *converse.Options) {
-		o.System = []types.SystemContentBlock{&types.SystemContentBlockMemberText{Value: strings.Repeat("You read archives carefully. ", 300)}}
+		o.Request.System = []types.SystemContentBlock{&types.SystemContentBlockMemberText{Value: strings.Repeat("You read archives carefully. ", 300)}}
 		o.PromptCache = true
 		o.MaxTurns = 20
 		o.Context = &converse.ContextPolicy{MaxInputTokens: 6000, Summarize: true}
@@ -97,7 +97,7 @@ func TestStepsSendWhatSendSends(t *testing.T) {
 	sendSrv, sendClient := serve(t, h, func(o *bedrocktest.Options) { o.Accounting = true })
 	var trims int
 	byHand := converse.New(sendClient, claude, reg, opts, func(o *converse.Options) {
-		o.Approve = func(_ context.Context, call converse.Call) (converse.Decision, error) {
+		o.Approver = func(_ context.Context, call converse.Call) (converse.Decision, error) {
 			return converse.Approve(call.ID), nil
 		}
 		o.OnEvent = func(ev converse.Event) {

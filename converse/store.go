@@ -15,9 +15,17 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 )
 
+// Session is where a conversation is saved: the session ID in a Store. A
+// Conversation with Options.Session saves its state there at every step
+// boundary.
+type Session struct {
+	Store Store
+	ID    string // for a FileStore, a plain file name
+}
+
 // Store keeps the states of conversations by session id. A Conversation
-// with Options.Store and Options.SessionID saves its state at every step
-// boundary; Load and Restore bring it back. Load of an unknown id returns an
+// with Options.Session saves its state at every step boundary; Load and
+// Restore bring it back. Load of an unknown id returns an
 // error matching fs.ErrNotExist. Save must replace the state whole, never
 // leave a torn one: a crash during Save leaves the previous state.
 type Store interface {
@@ -349,20 +357,24 @@ type sessionHolder interface {
 	hold(id string, l *fileLog) (func(), error)
 }
 
-// holdSession rejects a Store without a SessionID, or the reverse, and
-// holds the session of a FileStore, before anything is sent or saved.
+// holdSession rejects a Session without a Store or an ID, and holds the
+// session of a FileStore, before anything is sent or saved.
 func (c *Conversation) holdSession() (release func(), err error) {
-	if (c.opts.Store == nil) != (c.opts.SessionID == "") {
-		return nil, errors.New("converse: Options.Store and Options.SessionID go together")
+	s := c.opts.Session
+	if s == nil {
+		return func() {}, nil
 	}
-	h, ok := c.opts.Store.(sessionHolder)
+	if s.Store == nil || s.ID == "" {
+		return nil, errors.New("converse: Options.Session needs a Store and an ID")
+	}
+	h, ok := s.Store.(sessionHolder)
 	if !ok {
 		return func() {}, nil
 	}
 	c.mu.Lock()
 	l := c.log
 	c.mu.Unlock()
-	return h.hold(c.opts.SessionID, l)
+	return h.hold(s.ID, l)
 }
 
 // syncDir makes a rename in dir durable. Windows cannot sync a directory;

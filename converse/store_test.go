@@ -72,14 +72,14 @@ func TestFileStoreIDs(t *testing.T) {
 	}
 }
 
-// TestBadSessionIDIsOneError: a SessionID a FileStore cannot hold fails
+// TestBadSessionIDIsOneError: a session ID a FileStore cannot hold fails
 // Send and Resume before any model call, with one prefix.
 func TestBadSessionIDIsOneError(t *testing.T) {
 	srv, client := serve(t, bedrocktest.Script(bedrocktest.Text("never")))
 	for _, id := range []string{"../escape", "a/b", "."} {
 		t.Run(id, func(t *testing.T) {
 			c := converse.New(client, claude, nil, func(o *converse.Options) {
-				o.Store, o.SessionID = converse.FileStore{Dir: t.TempDir()}, id
+				o.Session = &converse.Session{Store: converse.FileStore{Dir: t.TempDir()}, ID: id}
 			})
 			_, err := c.Send(context.Background(), "hi")
 			assert.EqualError(t, err, fmt.Sprintf("converse: session id %q is not a plain file name", id))
@@ -131,7 +131,7 @@ func TestSessionHeldByOneSend(t *testing.T) {
 	store := converse.FileStore{Dir: t.TempDir()}
 	running := make(chan struct{})
 	first := converse.New(client, claude, reg, func(o *converse.Options) {
-		o.Store, o.SessionID = store, "s"
+		o.Session = &converse.Session{Store: store, ID: "s"}
 		o.OnEvent = func(ev converse.Event) {
 			if _, ok := ev.(converse.ToolStart); ok {
 				close(running)
@@ -145,13 +145,13 @@ func TestSessionHeldByOneSend(t *testing.T) {
 	}()
 	<-running
 
-	second := converse.New(client, claude, reg, func(o *converse.Options) { o.Store, o.SessionID = store, "s" })
+	second := converse.New(client, claude, reg, func(o *converse.Options) { o.Session = &converse.Session{Store: store, ID: "s"} })
 	_, err := second.Send(context.Background(), "second")
 	require.ErrorIs(t, err, converse.ErrSessionLocked)
 	assert.EqualError(t, err, fmt.Sprintf(`converse: session in use: "s" is held by process %d`, os.Getpid()))
 	st, err := store.Load(context.Background(), "s")
 	require.NoError(t, err)
-	restored, err := converse.Restore(client, reg, st, func(o *converse.Options) { o.Store, o.SessionID = store, "s" })
+	restored, err := converse.Restore(client, reg, st, func(o *converse.Options) { o.Session = &converse.Session{Store: store, ID: "s"} })
 	require.NoError(t, err)
 	_, err = restored.Resume(context.Background())
 	require.ErrorIs(t, err, converse.ErrSessionLocked, "the interrupted-looking state of a running Send is not resumed")
@@ -180,7 +180,7 @@ func TestSessionLogAppends(t *testing.T) {
 	var sizes []int64
 	var files []os.FileInfo
 	c := converse.New(client, claude, echoTool(t, nil), func(o *converse.Options) {
-		o.Store, o.SessionID, o.MaxTurns = store, "s", rounds+1
+		o.Session, o.MaxTurns = &converse.Session{Store: store, ID: "s"}, rounds+1
 		o.OnEvent = func(ev converse.Event) {
 			if _, ok := ev.(converse.StateSaved); ok {
 				info, err := os.Stat(path)
@@ -227,7 +227,7 @@ func TestSessionLogReads(t *testing.T) {
 	assert.JSONEq(t, string(wantJSON), string(gotJSON))
 
 	_, client := serve(t, echoRounds(2, 10))
-	c := converse.New(client, claude, echoTool(t, nil), func(o *converse.Options) { o.Store, o.SessionID = store, "torn" })
+	c := converse.New(client, claude, echoTool(t, nil), func(o *converse.Options) { o.Session = &converse.Session{Store: store, ID: "torn"} })
 	_, err = c.Send(context.Background(), "go")
 	require.NoError(t, err)
 	path := filepath.Join(store.Dir, "torn")
@@ -263,7 +263,7 @@ func TestSessionLogRewrites(t *testing.T) {
 		return bedrocktest.Text("answered"), nil
 	}))
 	store := converse.FileStore{Dir: t.TempDir()}
-	c := converse.New(bedrockruntime.New(client.Options(), noRetries), claude, nil, func(o *converse.Options) { o.Store, o.SessionID = store, "s" })
+	c := converse.New(bedrockruntime.New(client.Options(), noRetries), claude, nil, func(o *converse.Options) { o.Session = &converse.Session{Store: store, ID: "s"} })
 	_, err := c.Send(context.Background(), "unanswered")
 	require.Error(t, err)
 	_, err = c.Send(context.Background(), "replaced")
@@ -287,7 +287,7 @@ func TestStaleTemporaryFiles(t *testing.T) {
 		require.NoError(t, os.WriteFile(filepath.Join(store.Dir, name), []byte("{"), 0o600))
 	}
 	_, client := serve(t, bedrocktest.Script(bedrocktest.Text("hello")))
-	_, err := converse.New(client, claude, nil, func(o *converse.Options) { o.Store, o.SessionID = store, "s" }).Send(context.Background(), "hi")
+	_, err := converse.New(client, claude, nil, func(o *converse.Options) { o.Session = &converse.Session{Store: store, ID: "s"} }).Send(context.Background(), "hi")
 	require.NoError(t, err)
 	for _, name := range stale {
 		assert.NoFileExists(t, filepath.Join(store.Dir, name))

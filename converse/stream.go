@@ -38,14 +38,14 @@ type earlyStarter struct {
 	cancel  context.CancelFunc
 	turn    int
 	exec    *Executor
-	started map[string]*pending // by toolUseId; the executor checks it is the same call
-	seen    map[string]bool     // toolUseIds of the blocks completed so far
+	started map[string]*earlyCall // by toolUseId; the executor checks it is the same call
+	seen    map[string]bool       // toolUseIds of the blocks completed so far
 }
 
 func newEarlyStarter(ctx context.Context, turn int, exec *Executor) *earlyStarter {
 	ctx, cancel := context.WithCancel(ctx)
 	return &earlyStarter{ctx: ctx, cancel: cancel, turn: turn, exec: exec,
-		started: map[string]*pending{}, seen: map[string]bool{}}
+		started: map[string]*earlyCall{}, seen: map[string]bool{}}
 }
 
 // maybeStart starts c if its tool is speculative and no block before it had

@@ -47,7 +47,7 @@ const finalDescription = "Gives the final answer. Call it once you have the answ
 // type), and toolChoice any on every turn, so that they may call other
 // tools first but can only end by calling it. Where Bedrock rejects
 // toolChoice any (a model without it, such as Llama, or Claude with
-// extended thinking enabled in Options.AdditionalModelRequestFields) the
+// extended thinking enabled in Options.Request.AdditionalModelRequestFields) the
 // final tool is offered with the default choice and a line added to the
 // system prompt tells the model to answer by calling it. An answer that
 // fails the schema (or, on the forced path, a text answer) is sent back as

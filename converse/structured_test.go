@@ -437,8 +437,8 @@ func TestStructuredWithThinking(t *testing.T) {
 			}
 			srv, client := serve(t, bedrocktest.Script(reply))
 			conv := converse.New(client, model, nil, func(o *converse.Options) {
-				o.AdditionalModelRequestFields = thinking
-				o.InferenceConfig = &types.InferenceConfiguration{MaxTokens: aws.Int32(4000)}
+				o.Request.AdditionalModelRequestFields = thinking
+				o.Request.InferenceConfig = &types.InferenceConfiguration{MaxTokens: aws.Int32(4000)}
 			})
 			got, _, err := converse.Structured[forecast](context.Background(), conv, "Weather?")
 			require.NoError(t, err)

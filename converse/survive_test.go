@@ -191,7 +191,7 @@ func survivalTools(t *testing.T, p survivalPlan, runs *runCounter, stop func()) 
 	send, err := tools.New("send", "Sends a message; needs approval.", func(ctx context.Context, in stepIn) (string, error) {
 		runs.add(tools.CallID(ctx))
 		return "sent", nil
-	}, func(o *tools.Options) { o.Approve = true })
+	}, func(o *tools.Options) { o.RequireApproval = true })
 	require.NoError(t, err)
 	reg, err := tools.NewRegistry(step, send)
 	require.NoError(t, err)
@@ -245,7 +245,7 @@ func checkSurvival(t *testing.T, p survivalPlan) {
 	}
 	options := func(st converse.Store, kill bool) func(*converse.Options) {
 		return func(o *converse.Options) {
-			o.Store, o.SessionID, o.Approve = st, "s", approve
+			o.Session, o.Approver = &converse.Session{Store: st, ID: "s"}, approve
 			if kill && p.kill == killCancel {
 				o.OnEvent = func(converse.Event) {
 					if int(events.Add(1)) == p.killAt {

@@ -83,7 +83,7 @@ func TestTelemetryExecutorDuplicate(t *testing.T) {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
 	reg, err := tools.NewRegistry(tools.Calculator())
 	require.NoError(t, err)
-	e := &Executor{Tools: reg, tel: newTelemetry(tp, nil, "m", false)}
+	e := &Executor{Registry: reg, tel: newTelemetry(tp, nil, "m", false)}
 	call := func() types.ContentBlock {
 		return &types.ContentBlockMemberToolUse{Value: types.ToolUseBlock{ToolUseId: aws.String("d"), Name: aws.String("calculator"),
 			Input: document.NewLazyDocument(map[string]any{"a": 1, "b": 2})}}
@@ -125,7 +125,7 @@ func conversationTelemetry(ctx context.Context, e *Executor, out outcome) {
 func TestTelemetryNoopAllocations(t *testing.T) {
 	reg, err := tools.NewRegistry(tools.Calculator())
 	require.NoError(t, err)
-	e := &Executor{Tools: reg, tel: newTelemetry(nil, nil, "m", false)}
+	e := &Executor{Registry: reg, tel: newTelemetry(nil, nil, "m", false)}
 	ctx := context.Background()
 	out := outcome{output: []byte("1")}
 	c := toolCall{name: "calculator"}
@@ -147,7 +147,7 @@ func TestTelemetryNoopAllocations(t *testing.T) {
 func BenchmarkTelemetryOverhead(b *testing.B) {
 	reg, err := tools.NewRegistry(tools.Calculator())
 	require.NoError(b, err)
-	e := &Executor{Tools: reg, tel: newTelemetry(nil, nil, "m", false)}
+	e := &Executor{Registry: reg, tel: newTelemetry(nil, nil, "m", false)}
 	ctx := context.Background()
 	out := outcome{output: []byte("1")} // the tool's, not the telemetry's
 	for b.Loop() {

@@ -29,7 +29,7 @@ func assertFailed(t *testing.T, s sdktrace.ReadOnlySpan, errType string) {
 	assert.Equal(t, errType, attrs(s)["error.type"].AsString(), s.Name())
 }
 
-// TestTelemetryDeniedInProcess: a call Options.Approve denies never runs,
+// TestTelemetryDeniedInProcess: a call Options.Approver denies never runs,
 // but has its execute_tool span under the Send's, failed as denied, with
 // the denial as its result when content is recorded.
 func TestTelemetryDeniedInProcess(t *testing.T) {
@@ -39,7 +39,7 @@ func TestTelemetryDeniedInProcess(t *testing.T) {
 	_, err := converse.Run(context.Background(), client, claude, countingTools(t, &runs, ""), "send it", tr.options,
 		func(o *converse.Options) {
 			o.RecordContent = true
-			o.Approve = func(context.Context, converse.Call) (converse.Decision, error) {
+			o.Approver = func(context.Context, converse.Call) (converse.Decision, error) {
 				return converse.Deny("", "the user", "too risky"), nil
 			}
 		})

@@ -101,9 +101,9 @@ func TestTelemetryConversation(t *testing.T) {
 	const model = "us.anthropic.claude-sonnet-4-20250514-v1:0" // which takes temperature and topP together
 	ctx, caller := tr.tp.Tracer("test").Start(context.Background(), "caller")
 	_, err := converse.Run(ctx, client, model, calculator(t), "Add", tr.options, func(o *converse.Options) {
-		o.InferenceConfig = &types.InferenceConfiguration{MaxTokens: aws.Int32(512), Temperature: aws.Float32(0.5),
+		o.Request.InferenceConfig = &types.InferenceConfiguration{MaxTokens: aws.Int32(512), Temperature: aws.Float32(0.5),
 			TopP: aws.Float32(0.25), StopSequences: []string{"STOP"}}
-		o.GuardrailConfig = &types.GuardrailConfiguration{GuardrailIdentifier: aws.String("gr-1"), GuardrailVersion: aws.String("1")}
+		o.Request.GuardrailConfig = &types.GuardrailConfiguration{GuardrailIdentifier: aws.String("gr-1"), GuardrailVersion: aws.String("1")}
 	})
 	require.NoError(t, err)
 	caller.End()
@@ -349,7 +349,7 @@ func TestTelemetryRecordContent(t *testing.T) {
 	))
 	_, err := converse.Run(context.Background(), client, claude, calculator(t), "Add 2 and 3", tr.options, func(o *converse.Options) {
 		o.RecordContent = true
-		o.System = []types.SystemContentBlock{&types.SystemContentBlockMemberText{Value: "Be brief."}}
+		o.Request.System = []types.SystemContentBlock{&types.SystemContentBlockMemberText{Value: "Be brief."}}
 	})
 	require.NoError(t, err)
 	chats := tr.named("chat " + claude)
@@ -423,7 +423,7 @@ func TestTelemetryMetrics(t *testing.T) {
 // Conversation with the global providers: with none installed, nothing is
 // recorded and nothing fails.
 func TestTelemetryExecutorAlone(t *testing.T) {
-	e := &converse.Executor{Tools: calculator(t)}
+	e := &converse.Executor{Registry: calculator(t)}
 	results := e.Execute(context.Background(), []types.ContentBlock{&types.ContentBlockMemberToolUse{Value: types.ToolUseBlock{
 		ToolUseId: aws.String("x"), Name: aws.String("calculator"), Input: nil,
 	}}})
@@ -438,9 +438,9 @@ func TestSummaryCallIsTraced(t *testing.T) {
 	h, reg, opts := stepScenario(t)
 	srv, client := serve(t, h, func(o *bedrocktest.Options) { o.Accounting = true })
 	_, err := converse.Run(context.Background(), client, claude, reg, "Read the archive and tell ops.", opts, tr.options, func(o *converse.Options) {
-		o.GuardrailConfig = &types.GuardrailConfiguration{GuardrailIdentifier: aws.String("gr-1"), GuardrailVersion: aws.String("1")}
-		o.RequestMetadata = map[string]string{"team": "archive"}
-		o.Approve = func(_ context.Context, call converse.Call) (converse.Decision, error) {
+		o.Request.GuardrailConfig = &types.GuardrailConfiguration{GuardrailIdentifier: aws.String("gr-1"), GuardrailVersion: aws.String("1")}
+		o.Request.RequestMetadata = map[string]string{"team": "archive"}
+		o.Approver = func(_ context.Context, call converse.Call) (converse.Decision, error) {
 			return converse.Approve(call.ID), nil
 		}
 	})

@@ -9,7 +9,7 @@ import (
 // answered, not pending), with those started early while the turn
 // streamed, and answers them: the results are kept, and once every call
 // of the turn is answered they go to the model in one user message.
-func (c *Conversation) toolRound(ctx context.Context, early map[string]*pending) (*Step, error) {
+func (c *Conversation) toolRound(ctx context.Context, early map[string]*earlyCall) (*Step, error) {
 	history, tail := c.open()
 	var run []int
 	var calls []toolCall
@@ -21,7 +21,7 @@ func (c *Conversation) toolRound(ctx context.Context, early map[string]*pending)
 	return c.answered(ctx, history, tail, run, c.exec.execute(ctx, c.run.turn, calls, early))
 }
 
-// approve asks Options.Approve to decide the pending calls of the open
+// approve asks Options.Approver to decide the pending calls of the open
 // turn, one at a time, and returns the calls to run: those that need no
 // approval and those approved. A call it pauses stays pending. An error
 // of Approve ends the run with it, the calls it did not decide pending.
@@ -34,7 +34,7 @@ func (c *Conversation) approve(ctx context.Context) (*Step, error) {
 			continue
 		}
 		c.emit(ApprovalRequested{Turn: r.turn, Call: tc.public()})
-		d, err := c.opts.Approve(ctx, tc.public())
+		d, err := c.opts.Approver(ctx, tc.public())
 		if err == nil {
 			d.ID = tc.id
 			err = checkVerdict(d)

@@ -100,7 +100,7 @@ func TestTrimKeepsHistoriesValid(t *testing.T) {
 			}
 			trimmed = tr.history()
 
-			e := bedrocktest.Validate(&bedrocktest.Request{Operation: recording.OpConverse, ModelID: "anthropic.claude-sonnet-4-5-20250929-v1:0", Messages: trimmed, ToolConfig: cfg})
+			e := bedrocktest.Validate(&bedrocktest.Request{Operation: recording.OpConverse, ConverseInput: bedrockruntime.ConverseInput{ModelId: aws.String("anthropic.claude-sonnet-4-5-20250929-v1:0"), Messages: trimmed, ToolConfig: cfg}})
 			require.Nil(t, e, "the trimmed history is not valid")
 			assert.Equal(t, types.ConversationRoleUser, trimmed[0].Role)
 			assert.True(t, isPrompt(trimmed[0]), "the first message is a prompt")
@@ -111,7 +111,7 @@ func TestTrimKeepsHistoriesValid(t *testing.T) {
 					last := prefix[len(prefix)-1]
 					req = append(prefix[:len(prefix)-1:len(prefix)-1], types.Message{Role: last.Role, Content: append(last.Content[:len(last.Content):len(last.Content)], &types.ContentBlockMemberText{Value: summaryPrompt})})
 				}
-				e := bedrocktest.Validate(&bedrocktest.Request{Operation: recording.OpConverse, ModelID: "anthropic.claude-sonnet-4-5-20250929-v1:0", Messages: req, ToolConfig: cfg})
+				e := bedrocktest.Validate(&bedrocktest.Request{Operation: recording.OpConverse, ConverseInput: bedrockruntime.ConverseInput{ModelId: aws.String("anthropic.claude-sonnet-4-5-20250929-v1:0"), Messages: req, ToolConfig: cfg}})
 				require.Nil(t, e, "the summary request is not valid")
 			}
 		})

@@ -3,6 +3,8 @@ package converse
 import (
 	"context"
 	"fmt"
+	"reflect"
+	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
@@ -14,46 +16,39 @@ import (
 // alike, so that an option set once reaches every call. sh, if not nil,
 // shapes a structured Send's turns.
 func (c *Conversation) request(history []types.Message, cfg *types.ToolConfiguration, sh *shape) *bedrockruntime.ConverseInput {
-	o := &c.opts
-	in := &bedrockruntime.ConverseInput{
-		ModelId:                           aws.String(c.modelID),
-		Messages:                          history,
-		System:                            o.System,
-		InferenceConfig:                   o.InferenceConfig,
-		AdditionalModelRequestFields:      o.AdditionalModelRequestFields,
-		AdditionalModelResponseFieldPaths: o.AdditionalModelResponseFieldPaths,
-		GuardrailConfig:                   o.GuardrailConfig,
-		OutputConfig:                      o.OutputConfig,
-		PerformanceConfig:                 o.PerformanceConfig,
-		PromptVariables:                   o.PromptVariables,
-		RequestMetadata:                   o.RequestMetadata,
-		ServiceTier:                       o.ServiceTier,
-		ToolConfig:                        cfg,
+	in := c.opts.Request // a copy: the loop fills in its own fields
+	in.ModelId, in.Messages, in.ToolConfig = aws.String(c.modelID), history, cfg
+	sh.apply(&in)
+	if c.opts.PromptCache {
+		placeCachePoints(c.model, c.opts.CacheTTL, &in)
 	}
-	sh.apply(in)
-	if o.PromptCache {
-		placeCachePoints(c.model, o.CacheTTL, in)
+	return &in
+}
+
+// checkTemplate rejects an Options.Request that sets a field the loop
+// owns.
+func (c *Conversation) checkTemplate() error {
+	r := &c.opts.Request
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{{"ModelId", r.ModelId != nil}, {"Messages", r.Messages != nil}, {"ToolConfig", r.ToolConfig != nil}} {
+		if f.set {
+			name := f.name
+			return fmt.Errorf("converse: Options.Request.%s is the loop's to fill in: leave it unset (the model is New's, the messages the history's, the tool configuration the registry's)", name)
+		}
 	}
-	return in
+	return nil
 }
 
 // streamRequest is in as a ConverseStream request: every field copied, the
 // guardrail configuration in its stream form with mode as its processing
 // mode (empty: Bedrock's default, synchronous).
 func streamRequest(in *bedrockruntime.ConverseInput, mode types.GuardrailStreamProcessingMode) *bedrockruntime.ConverseStreamInput {
-	out := &bedrockruntime.ConverseStreamInput{
-		ModelId:                           in.ModelId,
-		Messages:                          in.Messages,
-		System:                            in.System,
-		InferenceConfig:                   in.InferenceConfig,
-		AdditionalModelRequestFields:      in.AdditionalModelRequestFields,
-		AdditionalModelResponseFieldPaths: in.AdditionalModelResponseFieldPaths,
-		OutputConfig:                      in.OutputConfig,
-		PerformanceConfig:                 in.PerformanceConfig,
-		PromptVariables:                   in.PromptVariables,
-		RequestMetadata:                   in.RequestMetadata,
-		ServiceTier:                       in.ServiceTier,
-		ToolConfig:                        in.ToolConfig,
+	out := &bedrockruntime.ConverseStreamInput{}
+	src, dst := reflect.ValueOf(in).Elem(), reflect.ValueOf(out).Elem()
+	for _, f := range streamFields() {
+		dst.Field(f.stream).Set(src.Field(f.converse))
 	}
 	if g := in.GuardrailConfig; g != nil {
 		out.GuardrailConfig = &types.GuardrailStreamConfiguration{
@@ -66,15 +61,31 @@ func streamRequest(in *bedrockruntime.ConverseInput, mode types.GuardrailStreamP
 	return out
 }
 
+// streamFields pairs each exported field of ConverseStreamInput with the
+// ConverseInput field of the same name and type, so that a field the SDK
+// adds to both reaches ConverseStream with no code of ours; the guardrail,
+// of another type, is converted by streamRequest.
+var streamFields = sync.OnceValue(func() []struct{ converse, stream int } {
+	var pairs []struct{ converse, stream int }
+	ct, st := reflect.TypeFor[bedrockruntime.ConverseInput](), reflect.TypeFor[bedrockruntime.ConverseStreamInput]()
+	for i := range st.NumField() {
+		sf := st.Field(i)
+		if cf, ok := ct.FieldByName(sf.Name); ok && sf.IsExported() && cf.Type == sf.Type {
+			pairs = append(pairs, struct{ converse, stream int }{cf.Index[0], i})
+		}
+	}
+	return pairs
+})
+
 // turnResult is one model call's answer.
 type turnResult struct {
 	message types.Message
 	stop    types.StopReason
 	usage   Usage
 	resp    Response
-	calls   []toolCall          // the tool calls, when decoded while streaming
-	started map[string]*pending // calls started early while streaming
-	cancel  context.CancelFunc  // stops the early calls
+	calls   []toolCall            // the tool calls, when decoded while streaming
+	started map[string]*earlyCall // calls started early while streaming
+	cancel  context.CancelFunc    // stops the early calls
 }
 
 // discard abandons the calls started early in the turn, if any: the turn
@@ -86,7 +97,7 @@ func (t *turnResult) discard() {
 }
 
 // earlyCalls are the calls the turn started while it streamed.
-func (t *turnResult) earlyCalls() map[string]*pending {
+func (t *turnResult) earlyCalls() map[string]*earlyCall {
 	if t == nil {
 		return nil
 	}
@@ -149,7 +160,7 @@ func (c *Conversation) streamTurn(ctx context.Context, req *Request) (res *turnR
 	t := &turnResult{}
 	var asm assembler
 	var early *earlyStarter
-	if c.opts.EarlyToolStart && c.opts.NeedsApproval == nil {
+	if c.opts.EarlyToolStart && c.opts.ApprovalPolicy == nil {
 		early = newEarlyStarter(ctx, n, c.exec)
 		t.started, t.cancel = early.started, early.cancel
 	}

@@ -25,11 +25,11 @@ type Options struct {
 	// complete: it has no side effects, so a call that turns out to be
 	// unwanted costs only the work.
 	Speculative bool
-	// Approve makes every call of the tool wait for a decision before it
+	// RequireApproval makes every call of the tool wait for a decision before it
 	// runs: the conversation asks its approver, or pauses until it is
-	// resumed with one (see converse.Options.Approve). A tool that needs
+	// resumed with one (see converse.Options.RequireApproval). A tool that needs
 	// approval cannot be Speculative.
-	Approve bool
+	RequireApproval bool
 	// MaxOutput is the bytes of output a call may send to the model: the
 	// executor truncates a longer result, with a marker saying so. Zero
 	// means the executor's default; a negative limit is an error. A Command

@@ -134,7 +134,7 @@ func build(name, description string, schema *jsonschema.Schema, raw json.RawMess
 	if o.MaxOutput < 0 {
 		return nil, invalid(name, "negative output limit %d", o.MaxOutput)
 	}
-	if o.Approve && o.Speculative {
+	if o.RequireApproval && o.Speculative {
 		return nil, invalid(name, "a tool that needs approval cannot be speculative")
 	}
 	if err := checkObjectSchema(name, schema); err != nil {
@@ -157,7 +157,7 @@ func build(name, description string, schema *jsonschema.Schema, raw json.RawMess
 		run:         run,
 		timeout:     o.Timeout,
 		speculative: o.Speculative,
-		approve:     o.Approve,
+		approve:     o.RequireApproval,
 		strict:      o.Strict,
 		maxOutput:   o.MaxOutput,
 		defaults:    bytes.Contains(raw, []byte(`"default"`)),
@@ -235,9 +235,9 @@ func (t *Tool) MaxOutput() int { return t.maxOutput }
 // has no side effects and may start before the model's turn is complete.
 func (t *Tool) Speculative() bool { return t.speculative }
 
-// NeedsApproval reports whether the tool was made with [Options].Approve: a
+// RequiresApproval reports whether the tool was made with [Options].RequireApproval: a
 // call must be approved before it runs.
-func (t *Tool) NeedsApproval() bool { return t.approve }
+func (t *Tool) RequiresApproval() bool { return t.approve }
 
 // Strict reports whether the tool was made with [Options].Strict: the model
 // is asked to keep its calls to the input schema.

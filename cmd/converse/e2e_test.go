@@ -44,7 +44,7 @@ func TestToolUseConversation(t *testing.T) {
 	reqs := srv.Requests()
 	require.Len(t, reqs, 2, "model calls")
 	first := reqs[0]
-	assert.Equal(t, defaultModel, first.ModelID)
+	assert.Equal(t, defaultModel, aws.ToString(first.ModelId))
 	assert.Equal(t, recording.OpConverse, first.Operation)
 	assert.Equal(t, "What is 6 times 7?", first.Messages[0].Content[0].(*types.ContentBlockMemberText).Value, "the arguments joined by spaces")
 	assert.Equal(t, []string{"get_current_datetime", "calculator"}, toolNames(first), "the built-ins")
@@ -79,13 +79,13 @@ func TestFlags(t *testing.T) {
 		check func(t *testing.T, req *bedrocktest.Request)
 	}{
 		{"model", nil, "", []string{"-model", "us.amazon.nova-pro-v1:0"}, func(t *testing.T, req *bedrocktest.Request) {
-			assert.Equal(t, "us.amazon.nova-pro-v1:0", req.ModelID)
+			assert.Equal(t, "us.amazon.nova-pro-v1:0", aws.ToString(req.ModelId))
 		}},
 		{"BEDROCK_MODEL_ID", []string{"BEDROCK_MODEL_ID=eu.anthropic.claude-3-7-sonnet-20250219-v1:0"}, "", nil, func(t *testing.T, req *bedrocktest.Request) {
-			assert.Equal(t, "eu.anthropic.claude-3-7-sonnet-20250219-v1:0", req.ModelID, "$BEDROCK_MODEL_ID")
+			assert.Equal(t, "eu.anthropic.claude-3-7-sonnet-20250219-v1:0", aws.ToString(req.ModelId), "$BEDROCK_MODEL_ID")
 		}},
 		{"model over BEDROCK_MODEL_ID", []string{"BEDROCK_MODEL_ID=other"}, "", []string{"-model", "anthropic.claude-3-5-haiku-20241022-v1:0"}, func(t *testing.T, req *bedrocktest.Request) {
-			assert.Equal(t, "anthropic.claude-3-5-haiku-20241022-v1:0", req.ModelID, "-model")
+			assert.Equal(t, "anthropic.claude-3-5-haiku-20241022-v1:0", aws.ToString(req.ModelId), "-model")
 		}},
 		{"system", nil, "", []string{"-system", "Answer in French."}, func(t *testing.T, req *bedrocktest.Request) {
 			assert.Equal(t, []types.SystemContentBlock{&types.SystemContentBlockMemberText{Value: "Answer in French."}}, req.System)

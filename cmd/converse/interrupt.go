@@ -27,7 +27,7 @@ func (r *running) track(t *tools.Tool) (*tools.Tool, error) {
 		defer r.add(-1)
 		return t.Call(ctx, in)
 	}, func(o *tools.Options) {
-		o.Timeout, o.MaxOutput, o.Approve = t.Timeout(), t.MaxOutput(), t.NeedsApproval()
+		o.Timeout, o.MaxOutput, o.RequireApproval = t.Timeout(), t.MaxOutput(), t.RequiresApproval()
 	})
 }
 

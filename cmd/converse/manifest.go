@@ -35,7 +35,7 @@ type manifestTool struct {
 	Timeout     string            `json:"timeout"`
 	Env         map[string]string `json:"env"`        // tools.Options.Env
 	InheritEnv  []string          `json:"inheritEnv"` // tools.Options.InheritEnv
-	Approve     bool              `json:"approve"`    // tools.Options.Approve: asked on the terminal
+	Approve     bool              `json:"approve"`    // tools.Options.RequireApproval: asked on the terminal
 	Lambda      string            `json:"lambda"`     // a function instead of a command: lambdatool.Function.Name
 	Qualifier   string            `json:"qualifier"`  // lambdatool.Function.Qualifier
 }
@@ -118,7 +118,7 @@ func (mt manifestTool) tool(dir string, fns *functions) (*tools.Tool, error) {
 	var t *tools.Tool
 	var err error
 	if mt.Lambda != "" {
-		t, err = fns.tool(mt, schema, func(o *tools.Options) { o.Timeout, o.Approve = timeout, mt.Approve })
+		t, err = fns.tool(mt, schema, func(o *tools.Options) { o.Timeout, o.RequireApproval = timeout, mt.Approve })
 	} else {
 		argv := slices.Clone(mt.Command)
 		program, perr := findProgram(argv[0], dir)
@@ -127,7 +127,7 @@ func (mt manifestTool) tool(dir string, fns *functions) (*tools.Tool, error) {
 		}
 		argv[0] = program
 		t, err = tools.Command(mt.Name, mt.Description, schema, argv, func(o *tools.Options) {
-			o.Timeout, o.Env, o.InheritEnv, o.Approve = timeout, mt.Env, mt.InheritEnv, mt.Approve
+			o.Timeout, o.Env, o.InheritEnv, o.RequireApproval = timeout, mt.Env, mt.InheritEnv, mt.Approve
 		})
 	}
 	if err != nil {

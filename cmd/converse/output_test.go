@@ -7,6 +7,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -98,7 +99,7 @@ func TestSessionModelIsReported(t *testing.T) {
 	out = runInProcess(t, nil, "-endpoint", denied.URL, "-session", path, "-json", "-v", "again")
 	require.Equal(t, 1, out.code, out.stderr)
 	require.Len(t, denied.Requests(), 1)
-	assert.Equal(t, model, denied.Requests()[0].ModelID)
+	assert.Equal(t, model, aws.ToString(denied.Requests()[0].ModelId))
 	mustContain(t, "stderr", out.stderr, "· model "+model+" in region ", "access denied to model "+model+" in region ")
 	assert.NotContains(t, out.stderr, defaultModel)
 	var report struct{ Model string }

@@ -36,6 +36,7 @@ var snippetImports = map[string]string{
 	"mcptools":    "github.com/tooluse/bedrock/tools/mcptools",
 	"retry":       "github.com/aws/aws-sdk-go-v2/aws/retry",
 	"time":        "time",
+	"types":       "github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types",
 }
 
 // readmeSnippets returns the README's ```go blocks: the library example, a

@@ -71,7 +71,7 @@ func (r *requestFlags) define(fs *flag.FlagSet) {
 
 // apply sets the request fields the flags gave.
 func (r *requestFlags) apply(o *converse.Options) {
-	o.GuardrailConfig, o.ServiceTier, o.PerformanceConfig = r.guardrail, r.tier, r.latency
+	o.Request.GuardrailConfig, o.Request.ServiceTier, o.Request.PerformanceConfig = r.guardrail, r.tier, r.latency
 }
 
 func enumNames[E ~string](values []E) []string {

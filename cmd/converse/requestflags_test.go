@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -19,12 +20,12 @@ func TestRequestFlags(t *testing.T) {
 		wantErr string
 	}{
 		{args: []string{"-guardrail", "arn:aws:bedrock:us-east-1:123:guardrail/gr1:DRAFT", "-service-tier", "flex", "-latency", "optimized"},
-			want: converse.Options{
+			want: converse.Options{Request: bedrockruntime.ConverseInput{
 				GuardrailConfig: &types.GuardrailConfiguration{GuardrailIdentifier: aws.String("arn:aws:bedrock:us-east-1:123:guardrail/gr1"),
 					GuardrailVersion: aws.String("DRAFT"), Trace: types.GuardrailTraceEnabled},
 				ServiceTier:       &types.ServiceTier{Type: types.ServiceTierTypeFlex},
 				PerformanceConfig: &types.PerformanceConfiguration{Latency: types.PerformanceConfigLatencyOptimized},
-			}},
+			}}},
 		{args: nil},
 		{args: []string{"-guardrail", "gr1"}, wantErr: "want ID:VERSION"},
 		{args: []string{"-guardrail", "gr1:"}, wantErr: "want ID:VERSION"},

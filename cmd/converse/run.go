@@ -211,9 +211,9 @@ func newSession(ctx context.Context, s *settings, rec *recording.Recording, reg 
 	}
 	conv, err := openConversation(ctx, s, b.client, model, reg, func(o *converse.Options) {
 		if s.system != "" {
-			o.System = []types.SystemContentBlock{&types.SystemContentBlockMemberText{Value: s.system}}
+			o.Request.System = []types.SystemContentBlock{&types.SystemContentBlockMemberText{Value: s.system}}
 		}
-		o.InferenceConfig = inferenceConfig(s)
+		o.Request.InferenceConfig = inferenceConfig(s)
 		o.MaxTurns = s.maxTurns
 		o.Stream = stream
 		o.SystemTools = s.systemTools
@@ -226,7 +226,7 @@ func newSession(ctx context.Context, s *settings, rec *recording.Recording, reg 
 		if s.verbose {
 			o.Logger = slog.New(&traceHandler{p: p})
 		}
-		o.Approve = ss.approver(stdin)
+		o.Approver = ss.approver(stdin)
 	})
 	if err != nil {
 		return nil, err

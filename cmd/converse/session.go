@@ -32,7 +32,7 @@ func openConversation(ctx context.Context, s *settings, client converse.Client, 
 	store, id := sessionStore(s.session)
 	withStore := func(o *converse.Options) {
 		opts(o)
-		o.Store, o.SessionID = store, id
+		o.Session = &converse.Session{Store: store, ID: id}
 	}
 	st, err := store.Load(ctx, id)
 	if errors.Is(err, fs.ErrNotExist) {

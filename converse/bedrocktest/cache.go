@@ -56,7 +56,7 @@ func validateCache(m models.Model, req *Request) *Error {
 		case p.TTL != "" && p.TTL != types.CacheTTLFiveMinutes && p.TTL != types.CacheTTLOneHour:
 			return Validation(fmt.Sprintf("1 validation error detected: Value '%s' at 'cachePoint.ttl' failed to satisfy constraint: Member must satisfy enum value set: [5m, 1h]", p.TTL))
 		case p.TTL == types.CacheTTLOneHour && !rules.LongTTL:
-			return Validation(fmt.Sprintf("The model %s does not support the cache point TTL 1h. Use 5m and try again.", req.ModelID))
+			return Validation(fmt.Sprintf("The model %s does not support the cache point TTL 1h. Use 5m and try again.", aws.ToString(req.ModelId)))
 		case wire.TTLRank(p.TTL) > prev:
 			return Validation("A cachePoint with ttl '1h' must not come after a cachePoint with ttl '5m': TTLs must not increase from tools to system to messages.")
 		}
@@ -131,7 +131,7 @@ type promptCache struct {
 // there to the last cache point) and the rest.
 func (c *promptCache) usage(req *Request) (input, read, write int) {
 	total := EstimateTokens(req)
-	rules, ok := models.Parse(req.ModelID).Cache()
+	rules, ok := models.Parse(aws.ToString(req.ModelId)).Cache()
 	if !ok {
 		return total, 0, 0
 	}
@@ -150,7 +150,7 @@ func (c *promptCache) usage(req *Request) (input, read, write int) {
 		if p.TTL == types.CacheTTLOneHour {
 			ttl = time.Hour
 		}
-		prefixes = append(prefixes, prefix{sha256.Sum256(append([]byte(req.ModelID+"\x00"), b...)), len(b) / wire.BytesPerToken, ttl})
+		prefixes = append(prefixes, prefix{sha256.Sum256(append([]byte(aws.ToString(req.ModelId)+"\x00"), b...)), len(b) / wire.BytesPerToken, ttl})
 	}
 	now := c.now()
 	c.mu.Lock()

@@ -87,7 +87,7 @@ func TestValidateCacheRules(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := Validate(&Request{Operation: recording.OpConverse, ModelID: tt.model, System: tt.system, ToolConfig: tt.tools, Messages: tt.msgs})
+			e := Validate(&Request{Operation: recording.OpConverse, ConverseInput: bedrockruntime.ConverseInput{ModelId: aws.String(tt.model), System: tt.system, ToolConfig: tt.tools, Messages: tt.msgs}})
 			if tt.want == "" {
 				assert.Nil(t, e)
 				return
@@ -143,8 +143,8 @@ func TestPromptCacheSimulation(t *testing.T) {
 		return *out.Usage
 	}
 	in := cachedRequest(2000, user(text("first question")))
-	prefix := EstimateTokens(&Request{System: in.System[:1]})
-	total := EstimateTokens(&Request{System: in.System, Messages: in.Messages})
+	prefix := EstimateTokens(&Request{ConverseInput: bedrockruntime.ConverseInput{System: in.System[:1]}})
+	total := EstimateTokens(&Request{ConverseInput: bedrockruntime.ConverseInput{System: in.System, Messages: in.Messages}})
 
 	first := usage(in)
 	assert.Equal(t, 0, int(aws.ToInt32(first.CacheReadInputTokens)))

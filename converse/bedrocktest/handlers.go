@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
 )
 
 // Script returns a Handler that answers the calls with replies, in order.
@@ -19,7 +21,7 @@ func Script(replies ...*Reply) Handler {
 		mu.Lock()
 		defer mu.Unlock()
 		if next >= len(replies) {
-			return nil, setupErrorf("script exhausted: call %d (%s %s) but only %d replies", next+1, req.Operation, req.ModelID, len(replies))
+			return nil, setupErrorf("script exhausted: call %d (%s %s) but only %d replies", next+1, req.Operation, aws.ToString(req.ModelId), len(replies))
 		}
 		next++
 		return replies[next-1], nil

@@ -72,8 +72,7 @@ func TestValidateParams(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			req := &Request{Operation: recording.OpConverse, ModelID: tt.model, Messages: []types.Message{user(text("hi"))},
-				AdditionalModelRequestFields: tt.fields}
+			req := &Request{Operation: recording.OpConverse, ConverseInput: bedrockruntime.ConverseInput{ModelId: aws.String(tt.model), Messages: []types.Message{user(text("hi"))}, AdditionalModelRequestFields: tt.fields}}
 			if tt.choice != nil {
 				req.ToolConfig = weatherTools()
 				req.ToolConfig.ToolChoice = tt.choice

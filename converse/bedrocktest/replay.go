@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/tooluse/bedrock/converse/internal/wire"
 	"github.com/tooluse/bedrock/converse/recording"
 )
@@ -44,7 +45,7 @@ func ReplayT(t testing.TB, rec *recording.Recording, optFns ...func(*recording.R
 type replayer struct{ p *recording.Replayer }
 
 func (r replayer) ServeConverse(_ context.Context, req *Request) (*Reply, error) {
-	x, err := r.p.Next(req.Operation, req.ModelID, req.Body)
+	x, err := r.p.Next(req.Operation, aws.ToString(req.ModelId), req.Body)
 	if err != nil {
 		return nil, Validation(err.Error())
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/tooluse/bedrock/converse/recording"
 )
 
@@ -58,7 +60,7 @@ func replayRequests() []*Request {
 	rec := replayFixture()
 	reqs := make([]*Request, len(rec.Exchanges))
 	for i, x := range rec.Exchanges {
-		reqs[i] = &Request{Operation: x.Operation, ModelID: x.ModelID, Body: []byte(x.Request)}
+		reqs[i] = &Request{Operation: x.Operation, Body: []byte(x.Request), ConverseInput: bedrockruntime.ConverseInput{ModelId: aws.String(x.ModelID)}}
 	}
 	return reqs
 }
@@ -116,7 +118,7 @@ func TestReplayStreamOfOnlyAnException(t *testing.T) {
 		Operation: recording.OpConverseStream, ModelID: "m", Request: json.RawMessage(`{}`), Status: 200,
 		Events: []recording.Event{{Type: "throttlingException", Payload: json.RawMessage(`{"message":"slow down"}`)}},
 	}}})
-	reply, err := h.ServeConverse(context.Background(), &Request{Operation: recording.OpConverseStream, ModelID: "m", Body: []byte(`{}`)})
+	reply, err := h.ServeConverse(context.Background(), &Request{Operation: recording.OpConverseStream, Body: []byte(`{}`), ConverseInput: bedrockruntime.ConverseInput{ModelId: aws.String("m")}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +140,7 @@ func TestReplayChecksRequests(t *testing.T) {
 	ctx := context.Background()
 	changed := replayRequests()[0]
 	changed.Body = []byte(replayToolBody("get_current_datetime", "2025-06-30T17:42:09Z", "success"))
-	changed.ModelID = "m2"
+	changed.ModelId = aws.String("m2")
 
 	// Lenient lets anything go.
 	if _, err := Replay(replayFixture(), func(o *recording.ReplayOptions) { o.Lenient = true }).ServeConverse(ctx, changed); err != nil {
@@ -159,7 +161,7 @@ func TestReplayChecksRequests(t *testing.T) {
 		t.Errorf("the ignored tool result is in the diff: %s", e.Message)
 	}
 
-	changed.ModelID = "m1"
+	changed.ModelId = aws.String("m1")
 	if _, err := Replay(replayFixture(), ignoreClock).ServeConverse(ctx, changed); err != nil {
 		t.Errorf("IgnoreToolResults: %v", err)
 	}
@@ -180,7 +182,7 @@ func TestReplayExchangeUsedUpByError(t *testing.T) {
 
 func TestReplayInvalidExchange(t *testing.T) {
 	h := Replay(&recording.Recording{Version: 1, Exchanges: []recording.Exchange{{Operation: recording.OpConverse, ModelID: "m", Request: json.RawMessage(`{}`), Status: 200}}})
-	_, err := h.ServeConverse(context.Background(), &Request{Operation: recording.OpConverse, ModelID: "m", Body: []byte(`{}`)})
+	_, err := h.ServeConverse(context.Background(), &Request{Operation: recording.OpConverse, Body: []byte(`{}`), ConverseInput: bedrockruntime.ConverseInput{ModelId: aws.String("m")}})
 	wantReplayError(t, err, 400, "ValidationException",
 		"recording: replay: exchange 1 of the recording: a successful Converse exchange has no response body")
 

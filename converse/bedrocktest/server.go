@@ -172,7 +172,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return // the client is gone
 	}
-	req := &Request{Operation: op, ModelID: modelID, Body: body}
+	req := &Request{Operation: op, ConverseInput: bedrockruntime.ConverseInput{ModelId: &modelID}, Body: body}
 	if tooLong {
 		s.keep(req)
 		writeError(w, tooLongInput())
@@ -180,18 +180,8 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	in, decodeErr := wire.DecodeConverseInput(body)
 	if decodeErr == nil {
-		req.Messages = in.Messages
-		req.System = in.System
-		req.ToolConfig = in.ToolConfig
-		req.InferenceConfig = in.InferenceConfig
-		req.AdditionalModelRequestFields = in.AdditionalModelRequestFields
-		req.AdditionalModelResponseFieldPaths = in.AdditionalModelResponseFieldPaths
-		req.GuardrailConfig = in.GuardrailConfig
-		req.OutputConfig = in.OutputConfig
-		req.PerformanceConfig = in.PerformanceConfig
-		req.PromptVariables = in.PromptVariables
-		req.RequestMetadata = in.RequestMetadata
-		req.ServiceTier = in.ServiceTier
+		in.ModelId = req.ModelId
+		req.ConverseInput = *in
 	}
 	if !s.admit(w, req, decodeErr) {
 		return

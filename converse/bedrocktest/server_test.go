@@ -58,7 +58,7 @@ func TestConverseText(t *testing.T) {
 	reqs := srv.Requests()
 	require.Len(t, reqs, 1)
 	assert.Equal(t, recording.OpConverse, reqs[0].Operation)
-	assert.Equal(t, testModel, reqs[0].ModelID)
+	assert.Equal(t, testModel, aws.ToString(reqs[0].ModelId))
 	require.Len(t, reqs[0].Messages, 1)
 	assert.Equal(t, "hi", reqs[0].Messages[0].Content[0].(*types.ContentBlockMemberText).Value)
 	assert.Equal(t, "be brief", reqs[0].System[0].(*types.SystemContentBlockMemberText).Value)
@@ -81,7 +81,7 @@ func TestConverseModelIDEscaped(t *testing.T) {
 				Messages: []types.Message{userText("hi")},
 			})
 			require.NoError(t, err)
-			assert.Equal(t, id, srv.Requests()[0].ModelID)
+			assert.Equal(t, id, aws.ToString(srv.Requests()[0].ModelId))
 		})
 	}
 }

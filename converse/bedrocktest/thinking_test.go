@@ -69,8 +69,7 @@ func TestValidateThinking(t *testing.T) {
 			if model == "" {
 				model = sonnet4
 			}
-			e := Validate(&Request{Operation: recording.OpConverse, ModelID: model, Messages: []types.Message{user(text("hi"))},
-				AdditionalModelRequestFields: tt.fields, InferenceConfig: tt.ic})
+			e := Validate(&Request{Operation: recording.OpConverse, ConverseInput: bedrockruntime.ConverseInput{ModelId: aws.String(model), Messages: []types.Message{user(text("hi"))}, AdditionalModelRequestFields: tt.fields, InferenceConfig: tt.ic}})
 			assertVerdict(t, e, tt.want)
 		})
 	}
@@ -103,7 +102,7 @@ func TestValidateClosedSchemas(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			req := &Request{Operation: recording.OpConverse, ModelID: testModel, Messages: []types.Message{user(text("hi"))}}
+			req := &Request{Operation: recording.OpConverse, ConverseInput: bedrockruntime.ConverseInput{ModelId: aws.String(testModel), Messages: []types.Message{user(text("hi"))}}}
 			if tt.strict {
 				req.ToolConfig = &types.ToolConfiguration{Tools: []types.Tool{&types.ToolMemberToolSpec{Value: types.ToolSpecification{
 					Name: aws.String("f"), Strict: aws.Bool(true),

@@ -7,32 +7,18 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
-	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
-	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
 	"github.com/tooluse/bedrock/converse/recording"
 )
 
 // Request is one Converse or ConverseStream call as the server received it.
 type Request struct {
-	Operation       string // recording.OpConverse or recording.OpConverseStream
-	ModelID         string
-	Messages        []types.Message
-	System          []types.SystemContentBlock
-	ToolConfig      *types.ToolConfiguration
-	InferenceConfig *types.InferenceConfiguration
-	// The other request fields, as decoded. GuardrailConfig is in its
-	// Converse form; a ConverseStream request's streamProcessingMode is
-	// only in Body.
-	AdditionalModelRequestFields      document.Interface
-	AdditionalModelResponseFieldPaths []string
-	GuardrailConfig                   *types.GuardrailConfiguration
-	OutputConfig                      *types.OutputConfig
-	PerformanceConfig                 *types.PerformanceConfiguration
-	PromptVariables                   map[string]types.PromptVariableValues
-	RequestMetadata                   map[string]string
-	ServiceTier                       *types.ServiceTier
-	Body                              []byte // the request body exactly as received
+	Operation string // recording.OpConverse or recording.OpConverseStream
+	// ConverseInput is the request as decoded, its ModelId from the URL's
+	// path. GuardrailConfig is in its Converse form; a ConverseStream
+	// request's streamProcessingMode is only in Body.
+	bedrockruntime.ConverseInput
+	Body []byte // the request body exactly as received
 }
 
 // Handler answers model calls. It is called for Converse and ConverseStream

@@ -45,7 +45,7 @@ import (
 // points, at most four, TTLs that do not increase, none right after a
 // document or video block.
 func Validate(req *Request) *Error {
-	m := models.Parse(req.ModelID)
+	m := models.Parse(aws.ToString(req.ModelId))
 	if e := validateToolConfig(req.ToolConfig); e != nil {
 		return e
 	}

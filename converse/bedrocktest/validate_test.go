@@ -178,9 +178,9 @@ func TestValidate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			req := &Request{Operation: recording.OpConverse, ModelID: testModel, Messages: tt.msgs, ToolConfig: tt.tools}
+			req := &Request{Operation: recording.OpConverse, ConverseInput: bedrockruntime.ConverseInput{ModelId: aws.String(testModel), Messages: tt.msgs, ToolConfig: tt.tools}}
 			if tt.model != "" {
-				req.ModelID = tt.model
+				req.ModelId = aws.String(tt.model)
 			}
 			if tt.op != "" {
 				req.Operation = tt.op

@@ -5,6 +5,8 @@ import (
 	"io"
 	"net/http"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
 	"github.com/tooluse/bedrock/converse/internal/wire"
@@ -33,7 +35,7 @@ func (s *Server) serveCountTokens(w http.ResponseWriter, r *http.Request, modelI
 	if err != nil {
 		return // the client is gone
 	}
-	req := &Request{Operation: OpCountTokens, ModelID: modelID, Body: body}
+	req := &Request{Operation: OpCountTokens, Body: body, ConverseInput: bedrockruntime.ConverseInput{ModelId: aws.String(modelID)}}
 	in, err := wire.DecodeCountTokensInput(body)
 	if err == nil {
 		req.Messages, req.System, req.ToolConfig = in.Messages, in.System, in.ToolConfig

@@ -46,7 +46,7 @@ func TestCountTokens(t *testing.T) {
 		Input:   &types.CountTokensInputMemberConverse{Value: types.ConverseTokensRequest{Messages: msgs, ToolConfig: weatherTools()}},
 	})
 	require.NoError(t, err)
-	want := EstimateTokens(&Request{Messages: msgs, ToolConfig: weatherTools()})
+	want := EstimateTokens(&Request{ConverseInput: bedrockruntime.ConverseInput{Messages: msgs, ToolConfig: weatherTools()}})
 	assert.Equal(t, int32(want), aws.ToInt32(out.InputTokens))
 	reqs := srv.Requests()
 	require.Len(t, reqs, 1)

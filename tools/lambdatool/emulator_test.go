@@ -137,7 +137,7 @@ func TestEmulatorCallEnds(t *testing.T) {
 		require.NoError(t, err)
 		reg, err := tools.NewRegistry(tool)
 		require.NoError(t, err)
-		e := &converse.Executor{Tools: reg}
+		e := &converse.Executor{Registry: reg}
 		got := toolResults(t, e.Execute(context.Background(), []types.ContentBlock{toolUse("tooluse_1", "handler", `{"mode": "block"}`)}))
 		assert.Equal(t, []string{`Error: tool "handler" timed out after 50ms: context deadline exceeded`}, got)
 	})
@@ -175,7 +175,7 @@ func TestEmulatorConcurrentCalls(t *testing.T) {
 	}
 	reg, err := tools.NewRegistry(ts...)
 	require.NoError(t, err)
-	e := &converse.Executor{Tools: reg, ToolOptions: converse.ToolOptions{Concurrency: 2, Timeout: 30 * time.Second}}
+	e := &converse.Executor{Registry: reg, ToolOptions: converse.ToolOptions{Concurrency: 2, Timeout: 30 * time.Second}}
 	for _, text := range toolResults(t, e.Execute(context.Background(), calls)) {
 		assert.Contains(t, text, `"result":"all arrived"`)
 	}

@@ -181,7 +181,7 @@ func (b *Bridge) make(c *conn, t *mcp.Tool) (*tools.Tool, error) {
 	approve := c.cfg.Approve != nil && c.cfg.Approve(t.Name, c.cfg.annotations(t.Annotations))
 	tool, err := tools.NewRaw(name, description, schema, b.dispatch(name), func(o *tools.Options) {
 		o.Timeout = c.cfg.CallTimeout
-		o.Approve = approve
+		o.RequireApproval = approve
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%w: server %q: tool %q: %w", ErrSkipped, c.cfg.Name, t.Name, err)

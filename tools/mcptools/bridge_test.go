@@ -260,8 +260,8 @@ func TestAnnotationsAndApproval(t *testing.T) {
 
 			echo, _ := reg.Lookup("mem__echo")
 			die, _ := reg.Lookup("mem__die")
-			assert.Equal(t, tt.approveEcho, echo.NeedsApproval())
-			assert.True(t, die.NeedsApproval())
+			assert.Equal(t, tt.approveEcho, echo.RequiresApproval())
+			assert.True(t, die.RequiresApproval())
 		})
 	}
 }
