@@ -39,11 +39,11 @@ type mcpServer struct {
 	AutoApprove json.RawMessage `json:"autoApprove"`
 	AlwaysAllow json.RawMessage `json:"alwaysAllow"`
 	// Our extensions.
-	Timeout        string          `json:"timeout"`
-	MaxConcurrency int             `json:"maxConcurrency"`
-	Include        []string        `json:"include"`
-	Exclude        []string        `json:"exclude"`
-	Approve        json.RawMessage `json:"approve"` // true, false or "destructive"
+	Timeout     string          `json:"timeout"`
+	Concurrency int             `json:"maxConcurrency"`
+	Include     []string        `json:"include"`
+	Exclude     []string        `json:"exclude"`
+	Approve     json.RawMessage `json:"approve"` // true, false or "destructive"
 	// TrustAnnotations believes the server's tool annotations, for
 	// "approve": "destructive".
 	TrustAnnotations bool `json:"trustAnnotations"`
@@ -166,7 +166,7 @@ func unknownField(data []byte, err error) error {
 // server makes the mcptools.Server of one entry.
 func (ms mcpServer) server(name, dir string) (mcptools.Server, error) {
 	srv := mcptools.Server{Name: name, Env: ms.Env, Headers: ms.Headers, URL: ms.URL,
-		Include: ms.Include, Exclude: ms.Exclude, MaxConcurrency: ms.MaxConcurrency,
+		Include: ms.Include, Exclude: ms.Exclude, Concurrency: ms.Concurrency,
 		TrustAnnotations: ms.TrustAnnotations}
 	if strings.TrimSpace(name) == "" {
 		return srv, errors.New("a server without a name")
@@ -189,8 +189,8 @@ func (ms mcpServer) server(name, dir string) (mcptools.Server, error) {
 		return srv, errors.New(`"env" is for a "command"`)
 	case ms.Command != "" && len(ms.Headers) > 0:
 		return srv, errors.New(`"headers" are for a "url"`)
-	case ms.MaxConcurrency < 0:
-		return srv, fmt.Errorf(`"maxConcurrency" %d: want a positive number`, ms.MaxConcurrency)
+	case ms.Concurrency < 0:
+		return srv, fmt.Errorf(`"maxConcurrency" %d: want a positive number`, ms.Concurrency)
 	}
 	if ms.URL != "" {
 		if u, err := url.Parse(ms.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -209,13 +209,13 @@ func (ms mcpServer) server(name, dir string) (mcptools.Server, error) {
 		if err != nil || d <= 0 {
 			return srv, fmt.Errorf(`"timeout" %q: want a positive Go duration such as 30s or 2m`, ms.Timeout)
 		}
-		srv.CallTimeout = d
+		srv.Timeout = d
 	}
 	approve, err := approval(ms.Approve)
 	if err != nil {
 		return srv, err
 	}
-	srv.Approve = approve
+	srv.ApprovalPolicy = approve
 	return srv, nil
 }
 

@@ -178,9 +178,9 @@ func (b *Bridge) make(c *conn, t *mcp.Tool) (*tools.Tool, error) {
 	if description == "" {
 		description = "The " + t.Name + " tool of the MCP server " + c.cfg.Name + "."
 	}
-	approve := c.cfg.Approve != nil && c.cfg.Approve(t.Name, c.cfg.annotations(t.Annotations))
+	approve := c.cfg.ApprovalPolicy != nil && c.cfg.ApprovalPolicy(t.Name, c.cfg.annotations(t.Annotations))
 	tool, err := tools.NewRaw(name, description, schema, b.dispatch(name), func(o *tools.Options) {
-		o.Timeout = c.cfg.CallTimeout
+		o.Timeout = c.cfg.Timeout
 		o.RequireApproval = approve
 	})
 	if err != nil {

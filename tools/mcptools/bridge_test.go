@@ -30,7 +30,7 @@ func TestListsEveryPage(t *testing.T) {
 	echo, ok := reg.Lookup("mem__echo")
 	require.True(t, ok)
 	assert.Equal(t, "Echoes its text.", echo.Description())
-	assert.Equal(t, mcptools.DefaultCallTimeout, echo.Timeout())
+	assert.Equal(t, mcptools.DefaultTimeout, echo.Timeout())
 	assert.JSONEq(t, `{"type":"object","properties":{"text":{"type":"string"}},"required":["text"],"additionalProperties":false}`, string(echo.InputSchema()))
 }
 
@@ -145,7 +145,7 @@ func TestResults(t *testing.T) {
 func TestStalledCallTimesOutAndTheNextWorks(t *testing.T) {
 	f := newFixture()
 	s := inMemory(t, "mem", newTestServer(f, nil))
-	s.CallTimeout = 50 * time.Millisecond // the handler never answers: no margin to flake on
+	s.Timeout = 50 * time.Millisecond // the handler never answers: no margin to flake on
 	_, reg := connect(t, s)
 	t.Cleanup(f.done)
 
@@ -189,7 +189,7 @@ func TestConcurrencyBoundedPerServer(t *testing.T) {
 	f := newFixture()
 	f.waitLimit = limit
 	s := inMemory(t, "mem", newTestServer(f, nil))
-	s.MaxConcurrency = limit
+	s.Concurrency = limit
 	_, reg := connect(t, s)
 	t.Cleanup(f.done)
 
@@ -246,7 +246,7 @@ func TestAnnotationsAndApproval(t *testing.T) {
 		t.Run(fmt.Sprintf("trusted=%v", tt.trusted), func(t *testing.T) {
 			s := inMemory(t, "mem", newTestServer(newFixture(), nil))
 			s.TrustAnnotations = tt.trusted
-			s.Approve = func(_ string, a mcptools.Annotations) bool { return a.Destructive }
+			s.ApprovalPolicy = func(_ string, a mcptools.Annotations) bool { return a.Destructive }
 			b, reg := connect(t, s)
 
 			a, ok := b.Annotations("mem__echo")

@@ -52,7 +52,7 @@ type conn struct {
 }
 
 func newConn(cfg Server, onListChanged func()) *conn {
-	c := &conn{cfg: cfg, slots: make(chan struct{}, cfg.MaxConcurrency), lock: make(chan struct{}, 1)}
+	c := &conn{cfg: cfg, slots: make(chan struct{}, cfg.Concurrency), lock: make(chan struct{}, 1)}
 	c.client = mcp.NewClient(&mcp.Implementation{Name: "converse", Version: "1"}, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { onListChanged() },
 	})
@@ -225,7 +225,7 @@ func (c *conn) list(ctx context.Context) ([]*mcp.Tool, error) {
 
 // call calls the server's tool, within the call timeout and a slot.
 func (c *conn) call(ctx context.Context, tool string, input json.RawMessage) (any, error) {
-	ctx, cancel := context.WithTimeout(ctx, c.cfg.CallTimeout)
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
 	select {
 	case c.slots <- struct{}{}:

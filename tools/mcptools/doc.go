@@ -26,8 +26,8 @@
 //
 // # Calls
 //
-// Every call is bounded: by the server's CallTimeout (also the tool's
-// Timeout, which the executor applies), and by MaxConcurrency calls in flight
+// Every call is bounded: by the server's Timeout (also the tool's
+// Timeout, which the executor applies), and by Concurrency calls in flight
 // per server, beyond which calls wait for a slot. When a call's context ends
 // the SDK sends notifications/cancelled and returns at once, so a server that
 // ignores the cancellation holds up neither the call nor the conversation.
@@ -77,8 +77,8 @@
 //
 // [Bridge.Annotations] gives a tool's hints (read-only, destructive, ...)
 // with the protocol's defaults applied, for an approval policy;
-// [Server].Approve marks tools as needing approval
-// ([tools.Options].Approve) when they are listed. As the MCP specification
+// [Server].ApprovalPolicy marks tools as needing approval
+// ([tools.Options].RequireApproval) when they are listed. As the MCP specification
 // asks, the hints are believed only from a server set as trusted
 // ([Server].TrustAnnotations); any other server's tools get the most
 // cautious hints, so that one calling its deleting tool read-only does not

@@ -14,9 +14,9 @@ import (
 
 // Defaults of a [Server]'s limits.
 const (
-	DefaultCallTimeout    = 60 * time.Second
+	DefaultTimeout        = 60 * time.Second
 	DefaultStartupTimeout = 30 * time.Second
-	DefaultMaxConcurrency = 4
+	DefaultConcurrency    = 4
 	// DefaultMaxResponse is eight times the executor's default output
 	// limit of 1 MiB: room for the JSON of a result with images and
 	// documents, which the output limit does not bound.
@@ -61,10 +61,10 @@ type Server struct {
 	// Include, if not empty, names the server's tools to offer (by the
 	// server's names); Exclude names tools not to offer.
 	Include, Exclude []string
-	// Approve, if set, is asked for each tool when it is listed: true makes
-	// its calls need approval (tools.Options.Approve), such as for the
+	// ApprovalPolicy, if set, is asked for each tool when it is listed: true makes
+	// its calls need approval (tools.Options.ApprovalPolicy), such as for the
 	// tools whose annotations say they are destructive.
-	Approve func(tool string, a Annotations) bool
+	ApprovalPolicy func(tool string, a Annotations) bool
 	// TrustAnnotations says that the server is trusted to describe its
 	// tools. The MCP specification has clients treat a server's tool
 	// annotations as untrusted unless the server is: without
@@ -75,14 +75,14 @@ type Server struct {
 	// not get it run unasked.
 	TrustAnnotations bool
 
-	// CallTimeout bounds each call; zero means DefaultCallTimeout.
-	CallTimeout time.Duration
+	// Timeout bounds each call; zero means DefaultCallTimeout.
+	Timeout time.Duration
 	// StartupTimeout bounds the start of the server and its handshake; zero
 	// means DefaultStartupTimeout.
 	StartupTimeout time.Duration
-	// MaxConcurrency bounds the calls in flight to the server; zero means
+	// Concurrency bounds the calls in flight to the server; zero means
 	// DefaultMaxConcurrency, 1 makes calls sequential.
-	MaxConcurrency int
+	Concurrency int
 }
 
 // Annotations are the hints a server gives about a tool, with the
@@ -167,7 +167,7 @@ func (s Server) check() (Server, error) {
 			return s, fmt.Errorf("mcptools: server %q: environment variable %q: names must be non-empty, without = or NUL, values without NUL", s.Name, n)
 		}
 	}
-	if s.CallTimeout < 0 || s.StartupTimeout < 0 || s.MaxConcurrency < 0 || s.MaxResponse < 0 {
+	if s.Timeout < 0 || s.StartupTimeout < 0 || s.Concurrency < 0 || s.MaxResponse < 0 {
 		return s, fmt.Errorf("mcptools: server %q: negative timeout, concurrency or response limit", s.Name)
 	}
 	if s.URL != "" {
@@ -175,14 +175,14 @@ func (s Server) check() (Server, error) {
 			return s, fmt.Errorf("mcptools: server %q: URL %q: want an http or https URL with a host", s.Name, s.URL)
 		}
 	}
-	if s.CallTimeout == 0 {
-		s.CallTimeout = DefaultCallTimeout
+	if s.Timeout == 0 {
+		s.Timeout = DefaultTimeout
 	}
 	if s.StartupTimeout == 0 {
 		s.StartupTimeout = DefaultStartupTimeout
 	}
-	if s.MaxConcurrency == 0 {
-		s.MaxConcurrency = DefaultMaxConcurrency
+	if s.Concurrency == 0 {
+		s.Concurrency = DefaultConcurrency
 	}
 	if s.MaxResponse == 0 {
 		s.MaxResponse = DefaultMaxResponse
