@@ -2,10 +2,11 @@ package converse
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+
+	"github.com/tooluse/bedrock/converse/internal/message"
 )
 
 // Citation is one source an answer cites: with citations enabled (documents
@@ -94,29 +95,6 @@ func span(one, many string, start, end int) string {
 	return fmt.Sprintf("%s %d-%d", many, start, end)
 }
 
-// blockText returns the generated text a block carries: a text block's
-// text, or the text of a citationsContent block's content.
-func blockText(b types.ContentBlock) (string, bool) {
-	switch v := b.(type) {
-	case *types.ContentBlockMemberText:
-		return v.Value, true
-	case *types.ContentBlockMemberCitationsContent:
-		return citedText(v.Value), true
-	}
-	return "", false
-}
-
-// citedText joins the generated text of a citationsContent block.
-func citedText(b types.CitationsContentBlock) string {
-	var sb strings.Builder
-	for _, c := range b.Content {
-		if t, ok := c.(*types.CitationGeneratedContentMemberText); ok {
-			sb.WriteString(t.Value)
-		}
-	}
-	return sb.String()
-}
-
 // citationsOf returns the citations of a message, in order.
 func citationsOf(msg types.Message) []Citation {
 	var out []Citation
@@ -125,7 +103,7 @@ func citationsOf(msg types.Message) []Citation {
 		if !ok {
 			continue
 		}
-		text := citedText(cc.Value)
+		text := message.CitedText(cc.Value)
 		for _, c := range cc.Value.Citations {
 			out = append(out, citationOf(text, c))
 		}

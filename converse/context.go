@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
+	"github.com/tooluse/bedrock/converse/internal/message"
 	"github.com/tooluse/bedrock/converse/internal/wire"
 )
 
@@ -233,7 +234,7 @@ func (c *Conversation) summaryRequest(msgs []types.Message) *Request {
 	switch {
 	case last.Role == types.ConversationRoleAssistant:
 		msgs = append(msgs, types.Message{Role: types.ConversationRoleUser, Content: []types.ContentBlock{ask}})
-	case answersTools(last) && c.model.RejectsTextWithToolResults():
+	case message.AnswersTools(last) && c.model.RejectsTextWithToolResults():
 		msgs = append(msgs,
 			types.Message{Role: types.ConversationRoleAssistant, Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: "Noted."}}},
 			types.Message{Role: types.ConversationRoleUser, Content: []types.ContentBlock{ask}})
@@ -241,7 +242,7 @@ func (c *Conversation) summaryRequest(msgs []types.Message) *Request {
 		msgs[len(msgs)-1] = types.Message{Role: last.Role, Content: append(append([]types.ContentBlock(nil), last.Content...), ask)}
 	}
 	var cfg *types.ToolConfiguration
-	if r := c.run; hasToolBlocks(msgs) && r.cfg != nil {
+	if r := c.run; message.HasToolBlocks(msgs) && r.cfg != nil {
 		cfg = &types.ToolConfiguration{Tools: r.cfg.Tools}
 	}
 	in := c.request(msgs, cfg, nil)
@@ -265,7 +266,7 @@ func (c *Conversation) summarized(ctx context.Context, t *turnResult, err error)
 	}
 	if err != nil {
 		c.logger().Info("converse: the summary of the trimmed messages failed; dropping them", "error", fmt.Errorf("summary call: %w", err))
-	} else if summary := strings.TrimSpace(textOf(t.message)); summary != "" {
+	} else if summary := strings.TrimSpace(message.Text(t.message)); summary != "" {
 		pt.tr.addSummary(summary)
 		pt.ev.Summarized = true
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
+	"github.com/tooluse/bedrock/converse/internal/message"
 	"github.com/tooluse/bedrock/converse/internal/models"
 	"github.com/tooluse/bedrock/tools"
 )
@@ -203,7 +204,7 @@ func checkContent(msg types.Message) error {
 func stopError(stop types.StopReason, reply types.Message) error {
 	switch stop {
 	case types.StopReasonMaxTokens:
-		if hasToolUse(reply) {
+		if message.HasToolUse(reply) {
 			return fmt.Errorf("%w: the cut-off call was not run; raise the max tokens of the inference configuration", ErrMaxTokens)
 		}
 	case types.StopReasonMalformedToolUse:

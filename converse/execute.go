@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
+	"github.com/tooluse/bedrock/converse/internal/message"
 	"github.com/tooluse/bedrock/tools"
 )
 
@@ -93,7 +94,7 @@ func toolCalls(content []types.ContentBlock) []toolCall {
 	calls := make([]toolCall, 0, len(content))
 	for _, b := range content {
 		tu, ok := b.(*types.ContentBlockMemberToolUse)
-		if !ok || !clientCall(b) {
+		if !ok || !message.ClientCall(b) {
 			continue
 		}
 		c := toolCall{id: aws.ToString(tu.Value.ToolUseId), name: aws.ToString(tu.Value.Name)}

@@ -7,6 +7,8 @@ import (
 	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+
+	"github.com/tooluse/bedrock/converse/internal/message"
 )
 
 // ErrInterrupted means a Send was refused because the conversation was
@@ -87,7 +89,7 @@ func (t *openTurn) waiting() int {
 // counts as a prompt.) A restored open turn gets its number from it.
 func turnOf(history []types.Message) int {
 	n := 0
-	for i := len(history) - 1; i >= 0 && (history[i].Role == types.ConversationRoleAssistant || answersTools(history[i])); i-- {
+	for i := len(history) - 1; i >= 0 && (history[i].Role == types.ConversationRoleAssistant || message.AnswersTools(history[i])); i-- {
 		if history[i].Role == types.ConversationRoleAssistant {
 			n++
 		}
@@ -173,7 +175,7 @@ func (c *Conversation) sendable() error {
 	switch {
 	case c.tail != nil && c.tail.paused():
 		return fmt.Errorf("converse: %w: Resume with a decision for each pending call", ErrPaused)
-	case c.tail != nil, len(c.history) > 0 && answersTools(c.history[len(c.history)-1]):
+	case c.tail != nil, len(c.history) > 0 && message.AnswersTools(c.history[len(c.history)-1]):
 		return fmt.Errorf("converse: %w", ErrInterrupted)
 	}
 	return nil

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/schemas"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
+	"github.com/tooluse/bedrock/converse/internal/message"
 	"github.com/tooluse/bedrock/converse/internal/wire"
 	"github.com/tooluse/bedrock/tools"
 )
@@ -110,7 +111,7 @@ func (c *Conversation) openTurnOf(st *State) (*openTurn, error) {
 		}
 	}
 	n := len(st.Messages)
-	if n == 0 || st.Messages[n-1].Role != types.ConversationRoleAssistant || !hasToolUse(st.Messages[n-1]) {
+	if n == 0 || st.Messages[n-1].Role != types.ConversationRoleAssistant || !message.HasToolUse(st.Messages[n-1]) {
 		if st.results != nil || len(st.Pending) > 0 {
 			return nil, errors.New("results or pending calls without an open tool turn")
 		}
@@ -123,8 +124,8 @@ func (c *Conversation) openTurnOf(st *State) (*openTurn, error) {
 			return nil, fmt.Errorf("%d results for %d calls", len(st.results), len(t.calls))
 		}
 		for i, r := range st.results {
-			if r != nil && toolUseID(r) != t.calls[i].id {
-				return nil, fmt.Errorf("the result at %d answers %q, not the call %q", i, toolUseID(r), t.calls[i].id)
+			if r != nil && message.ResultID(r) != t.calls[i].id {
+				return nil, fmt.Errorf("the result at %d answers %q, not the call %q", i, message.ResultID(r), t.calls[i].id)
 			}
 		}
 		copy(t.results, st.results)
@@ -154,7 +155,7 @@ func checkBlocks(msgs []types.Message, i int) error {
 		}
 	}
 	for _, b := range answered.Content {
-		if tu, ok := b.(*types.ContentBlockMemberToolUse); ok && clientCall(b) == (msgs[i].Role == types.ConversationRoleUser) {
+		if tu, ok := b.(*types.ContentBlockMemberToolUse); ok && message.ClientCall(b) == (msgs[i].Role == types.ConversationRoleUser) {
 			calls[aws.ToString(tu.Value.ToolUseId)] = true
 		}
 	}
@@ -174,18 +175,6 @@ func checkBlocks(msgs []types.Message, i int) error {
 		}
 	}
 	return nil
-}
-
-func hasToolBlocks(msgs []types.Message) bool {
-	for _, m := range msgs {
-		for _, b := range m.Content {
-			switch b.(type) {
-			case *types.ContentBlockMemberToolUse, *types.ContentBlockMemberToolResult:
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // stateJSON is the JSON form of a State.
@@ -406,12 +395,4 @@ func knownBlock(raw json.RawMessage) error {
 		}
 	}
 	return nil
-}
-
-// toolUseID is the toolUseId of a toolResult block, for checks.
-func toolUseID(b types.ContentBlock) string {
-	if r, ok := b.(*types.ContentBlockMemberToolResult); ok {
-		return aws.ToString(r.Value.ToolUseId)
-	}
-	return ""
 }

@@ -8,6 +8,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+
+	"github.com/tooluse/bedrock/converse/internal/message"
 )
 
 // Step is what a conversation driven one step at a time wants next: a
@@ -176,7 +178,7 @@ func (c *Conversation) AnswerCalls(ctx context.Context, results ...types.Content
 	}
 	var run []int
 	for _, b := range results {
-		id, i := toolUseID(b), -1
+		id, i := message.ResultID(b), -1
 		for k, tc := range tail.calls {
 			if tc.id == id && tail.started && tail.results[k] == nil && !tail.pending[k] && !slices.Contains(run, k) {
 				i = k
@@ -364,7 +366,7 @@ func (c *Conversation) nextTurn(ctx context.Context) (*Step, error) {
 	history := c.kept()
 	// A forced tool choice holds only for the first turn answering a
 	// prompt: after the tool results, the model may answer.
-	forced := r.turn == 1 && !answersTools(history[len(history)-1])
+	forced := r.turn == 1 && !message.AnswersTools(history[len(history)-1])
 	r.cfg = coverHistory(r.shape.toolConfig(c.cfg, forced), history)
 	if p := c.opts.Context; p != nil && p.MaxInputTokens > 0 {
 		step, _, err := c.fit(ctx, history, p.MaxInputTokens, false)
@@ -413,11 +415,11 @@ func (c *Conversation) handleResponse(ctx context.Context, req *Request, t *turn
 		r.win.record(history, t.usage)
 	}
 	t.usage = t.usage.Add(r.wasted)
-	reply := echo(t.message)
+	reply := message.Echo(t.message)
 	answered := r.shape != nil && r.shape.accept(ctx, &reply, t.stop)
 	attempted := append(history, reply)
 	res := r.res
-	res.Message, res.Text, res.Citations, res.StopReason = reply, textOf(reply), citationsOf(reply), t.stop
+	res.Message, res.Text, res.Citations, res.StopReason = reply, message.Text(reply), citationsOf(reply), t.stop
 	res.Turns, res.Usage, res.Response = r.turn, res.Usage.Add(t.usage), t.resp
 	c.addUsage(t.usage)
 	// The reply is kept before TurnEnd (see History), unless it fails the
@@ -431,7 +433,7 @@ func (c *Conversation) handleResponse(ctx context.Context, req *Request, t *turn
 	// A tool_use turn with only server tool calls, which Bedrock answered
 	// itself, leaves the client nothing to answer: it ends the Send as a
 	// final answer would (an empty user message would be rejected).
-	if answered || t.stop != types.StopReasonToolUse || !hasToolUse(reply) {
+	if answered || t.stop != types.StopReasonToolUse || !message.HasToolUse(reply) {
 		if r.shape != nil && !answered {
 			return c.correct(ctx, attempted, t.stop, turnEnd)
 		}
@@ -538,10 +540,10 @@ func (c *Conversation) closeRound(ctx context.Context, history []types.Message, 
 // after tool results the conversation stays interrupted.
 func keepable(history []types.Message) (kept, final []types.Message) {
 	last := &history[len(history)-1]
-	if hasToolUse(*last) {
+	if message.HasToolUse(*last) {
 		answer := types.Message{Role: last.Role}
 		for _, b := range last.Content {
-			if !clientCall(b) {
+			if !message.ClientCall(b) {
 				answer.Content = append(answer.Content, b)
 			}
 		}
@@ -553,7 +555,7 @@ func keepable(history []types.Message) (kept, final []types.Message) {
 	kept = history
 	if len(last.Content) == 0 {
 		kept = history[:len(history)-1]
-		if !answersTools(kept[len(kept)-1]) {
+		if !message.AnswersTools(kept[len(kept)-1]) {
 			kept = kept[:len(kept)-1]
 		}
 	}
@@ -613,16 +615,6 @@ func (c *Conversation) keep(history []types.Message, tail *openTurn) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.history, c.tail = history, tail
-}
-
-// answersTools reports whether msg holds tool results.
-func answersTools(msg types.Message) bool {
-	for _, b := range msg.Content {
-		if _, ok := b.(*types.ContentBlockMemberToolResult); ok {
-			return true
-		}
-	}
-	return false
 }
 
 func (c *Conversation) addUsage(u Usage) {

@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
+	"github.com/tooluse/bedrock/converse/internal/message"
 	"github.com/tooluse/bedrock/converse/internal/models"
 	"github.com/tooluse/bedrock/tools"
 )
@@ -308,10 +309,10 @@ func (sh *shape) check(ctx context.Context, answer json.RawMessage) bool {
 // block holding its input (the first valid call, if several).
 func (sh *shape) accept(ctx context.Context, reply *types.Message, stop types.StopReason) bool {
 	if sh.native {
-		if stop == types.StopReasonToolUse && hasToolUse(*reply) {
+		if stop == types.StopReasonToolUse && message.HasToolUse(*reply) {
 			return false
 		}
-		return sh.check(ctx, json.RawMessage(strings.TrimSpace(textOf(*reply))))
+		return sh.check(ctx, json.RawMessage(strings.TrimSpace(message.Text(*reply))))
 	}
 	sh.reason = "answer by calling the tool " + sh.tool.Name() + ", with the answer as its input"
 	sh.reject = sh.reject[:0]
@@ -320,7 +321,7 @@ func (sh *shape) accept(ctx context.Context, reply *types.Message, stop types.St
 	}
 	for i, b := range reply.Content {
 		tu, ok := b.(*types.ContentBlockMemberToolUse)
-		if !ok || aws.ToString(tu.Value.Name) != sh.tool.Name() || !clientCall(b) {
+		if !ok || aws.ToString(tu.Value.Name) != sh.tool.Name() || !message.ClientCall(b) {
 			continue
 		}
 		input, err := documentJSON(tu.Value.Input)
@@ -362,7 +363,7 @@ func (c *Conversation) correct(ctx context.Context, attempted []types.Message, s
 	if err := c.endStep(ctx, history, nil, nil); err != nil {
 		return c.fail(attempted, err)
 	}
-	c.emit(AnswerRejected{Turn: r.turn, Answer: strings.TrimSpace(textOf(attempted[len(attempted)-1])), Reason: sh.reason})
+	c.emit(AnswerRejected{Turn: r.turn, Answer: strings.TrimSpace(message.Text(attempted[len(attempted)-1])), Reason: sh.reason})
 	return c.nextTurn(ctx)
 }
 
@@ -436,7 +437,7 @@ func (sh *shape) correction(reason string) string {
 func (sh *shape) correctable(stop types.StopReason, reply types.Message) bool {
 	switch stop {
 	case types.StopReasonEndTurn, types.StopReasonStopSequence, types.StopReasonToolUse:
-		return len(reply.Content) > 0 && !hasToolUse(reply)
+		return len(reply.Content) > 0 && !message.HasToolUse(reply)
 	}
 	return false
 }

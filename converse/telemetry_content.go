@@ -6,6 +6,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
+	"github.com/tooluse/bedrock/converse/internal/message"
 	"github.com/tooluse/bedrock/converse/internal/redact"
 )
 
@@ -55,7 +56,7 @@ func systemJSON(system []types.SystemContentBlock) string {
 }
 
 func partOf(b types.ContentBlock) contentPart {
-	if text, ok := blockText(b); ok {
+	if text, ok := message.BlockText(b); ok {
 		return contentPart{Type: "text", Content: text}
 	}
 	switch v := b.(type) {

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
+	"github.com/tooluse/bedrock/converse/internal/message"
 	"github.com/tooluse/bedrock/converse/internal/wire"
 )
 
@@ -50,7 +51,7 @@ func (t *trimmer) shorten(budget int) {
 			return
 		}
 		m := t.msgs[i]
-		if m.Role != types.ConversationRoleUser || !answersTools(m) {
+		if m.Role != types.ConversationRoleUser || !message.AnswersTools(m) {
 			continue
 		}
 		content := slices.Clone(m.Content)
@@ -126,7 +127,7 @@ func (t *trimmer) drop(budget int) {
 		}
 		t.remove(0, k, &t.before)
 	}
-	for t.tokens > budget && len(t.msgs) > 3 && hasToolUse(t.msgs[1]) && answersTools(t.msgs[2]) {
+	for t.tokens > budget && len(t.msgs) > 3 && message.HasToolUse(t.msgs[1]) && message.AnswersTools(t.msgs[2]) {
 		t.remove(1, 3, &t.pairs)
 	}
 }
@@ -134,7 +135,7 @@ func (t *trimmer) drop(budget int) {
 // isPrompt reports a user message that answers no tool call, where a
 // history may start.
 func isPrompt(m types.Message) bool {
-	return m.Role == types.ConversationRoleUser && len(m.Content) > 0 && !answersTools(m)
+	return m.Role == types.ConversationRoleUser && len(m.Content) > 0 && !message.AnswersTools(m)
 }
 
 // remove drops msgs[i:j] into gone.

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tooluse/bedrock/converse/bedrocktest"
+	"github.com/tooluse/bedrock/converse/internal/message"
 	"github.com/tooluse/bedrock/converse/internal/wire"
 	"github.com/tooluse/bedrock/converse/recording"
 )
@@ -93,7 +94,7 @@ func TestTrimKeepsHistoriesValid(t *testing.T) {
 			assert.InDelta(t, after, tr.tokens, float64(after)/50+float64(len(history)), "the running estimate follows the cuts")
 			if tr.tokens > budget {
 				assert.Negative(t, slices.IndexFunc(trimmed[1:], isPrompt), "over budget with a prompt left to cut at")
-				assert.False(t, len(trimmed) > 3 && hasToolUse(trimmed[1]) && answersTools(trimmed[2]), "over budget with a pair left to drop")
+				assert.False(t, len(trimmed) > 3 && message.HasToolUse(trimmed[1]) && message.AnswersTools(trimmed[2]), "over budget with a pair left to drop")
 			}
 			if tr.dropped > 0 {
 				tr.addSummary("what happened")

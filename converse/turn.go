@@ -9,6 +9,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+
+	"github.com/tooluse/bedrock/converse/internal/message"
 )
 
 // request is the one place a model call's request is built, for Converse
@@ -135,7 +137,7 @@ func (c *Conversation) emitText(turn int, msg types.Message) {
 		return
 	}
 	for _, b := range msg.Content {
-		if t, ok := blockText(b); ok {
+		if t, ok := message.BlockText(b); ok {
 			c.emit(Text{Turn: turn, Text: t})
 		}
 	}

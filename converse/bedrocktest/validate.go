@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
+	"github.com/tooluse/bedrock/converse/internal/message"
 	"github.com/tooluse/bedrock/converse/internal/models"
 	"github.com/tooluse/bedrock/converse/recording"
 )
@@ -73,7 +74,7 @@ func Validate(req *Request) *Error {
 			return Validation("A conversation must alternate between user and assistant roles. Make sure the conversation alternates between user and assistant roles and try again.")
 		}
 	}
-	if req.ToolConfig == nil && hasToolBlocks(msgs) {
+	if req.ToolConfig == nil && message.HasToolBlocks(msgs) {
 		return Validation("The toolConfig field must be defined when using toolUse and toolResult content blocks.")
 	}
 	for n, msg := range msgs {
@@ -138,18 +139,6 @@ func validateToolConfig(tc *types.ToolConfiguration) *Error {
 		}
 	}
 	return nil
-}
-
-func hasToolBlocks(msgs []types.Message) bool {
-	for _, msg := range msgs {
-		for _, b := range msg.Content {
-			switch b.(type) {
-			case *types.ContentBlockMemberToolUse, *types.ContentBlockMemberToolResult:
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // validateMessage checks the blocks of messages[n] one by one.

@@ -1,0 +1,133 @@
+// Package message holds the rules about Converse messages that the loop and the
+// offline Bedrock share: what a reply echoes back, the text it carries, and
+// which of its blocks ask for or answer tools. Each is a pure function of the
+// SDK's types.
+package message
+
+import (
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+)
+
+// Echo prepares an assistant message from a response for the history. A
+// client toolUse block keeps only toolUseId, name and input: responses carry
+// an undocumented type "tool_use" that Bedrock rejects when echoed back.
+// Blank text blocks, which Bedrock rejects in a request, are dropped.
+// Everything else is echoed unchanged, as Bedrock requires: reasoningContent
+// with its signature, redacted reasoning, citationsContent, and a server
+// tool's blocks (its toolUse keeping type server_tool_use, its toolResult in
+// the assistant message keeping its type).
+func Echo(msg types.Message) types.Message {
+	out := types.Message{Role: types.ConversationRoleAssistant, Content: make([]types.ContentBlock, 0, len(msg.Content))}
+	for _, b := range msg.Content {
+		switch v := b.(type) {
+		case *types.ContentBlockMemberToolUse:
+			if v.Value.Type != types.ToolUseTypeServerToolUse || v.Value.Input == nil {
+				tu := types.ToolUseBlock{ToolUseId: v.Value.ToolUseId, Name: v.Value.Name, Input: v.Value.Input}
+				if v.Value.Type == types.ToolUseTypeServerToolUse {
+					tu.Type = v.Value.Type
+				}
+				if tu.Input == nil {
+					// The call ran with {}; the SDK requires input.
+					tu.Input = document.NewLazyDocument(map[string]any{})
+				}
+				b = &types.ContentBlockMemberToolUse{Value: tu}
+			}
+		case *types.ContentBlockMemberText:
+			if strings.TrimSpace(v.Value) == "" {
+				continue
+			}
+		}
+		out.Content = append(out.Content, b)
+	}
+	return out
+}
+
+// Text joins the generated text of a message: its text blocks and the
+// content of its citationsContent blocks, in order.
+func Text(msg types.Message) string {
+	var sb strings.Builder
+	for _, b := range msg.Content {
+		if t, ok := BlockText(b); ok {
+			sb.WriteString(t)
+		}
+	}
+	return sb.String()
+}
+
+// BlockText returns the generated text a block carries: a text block's
+// text, or the text of a citationsContent block's content.
+func BlockText(b types.ContentBlock) (string, bool) {
+	switch v := b.(type) {
+	case *types.ContentBlockMemberText:
+		return v.Value, true
+	case *types.ContentBlockMemberCitationsContent:
+		return CitedText(v.Value), true
+	}
+	return "", false
+}
+
+// CitedText joins the generated text of a citationsContent block.
+func CitedText(b types.CitationsContentBlock) string {
+	var sb strings.Builder
+	for _, c := range b.Content {
+		if t, ok := c.(*types.CitationGeneratedContentMemberText); ok {
+			sb.WriteString(t.Value)
+		}
+	}
+	return sb.String()
+}
+
+// HasToolUse reports whether a message asks the client for a tool. Calls of
+// server-side system tools do not count: Bedrock ran them, and their
+// results are in the same message.
+func HasToolUse(msg types.Message) bool {
+	for _, b := range msg.Content {
+		if ClientCall(b) {
+			return true
+		}
+	}
+	return false
+}
+
+// ClientCall reports whether b is a toolUse block the client must answer,
+// not a server tool's call (type server_tool_use).
+func ClientCall(b types.ContentBlock) bool {
+	tu, ok := b.(*types.ContentBlockMemberToolUse)
+	return ok && tu.Value.Type != types.ToolUseTypeServerToolUse
+}
+
+// AnswersTools reports whether msg holds tool results.
+func AnswersTools(msg types.Message) bool {
+	for _, b := range msg.Content {
+		if _, ok := b.(*types.ContentBlockMemberToolResult); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// HasToolBlocks reports whether any of the messages holds a toolUse or a
+// toolResult block, which Bedrock accepts only with a toolConfig.
+func HasToolBlocks(messages []types.Message) bool {
+	for _, m := range messages {
+		for _, b := range m.Content {
+			switch b.(type) {
+			case *types.ContentBlockMemberToolUse, *types.ContentBlockMemberToolResult:
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// ResultID is the toolUseId of a toolResult block, "" for any other block.
+func ResultID(b types.ContentBlock) string {
+	if r, ok := b.(*types.ContentBlockMemberToolResult); ok {
+		return aws.ToString(r.Value.ToolUseId)
+	}
+	return ""
+}
