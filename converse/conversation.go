@@ -73,9 +73,10 @@ type Conversation struct {
 
 	mu      sync.Mutex // held only to read or replace history, never across a model call or a tool
 	history []types.Message
-	tail    *openTurn // the calls of the last message, while not all answered
-	usage   Usage     // of every model call so far
-	log     *fileLog  // the FileStore file as last saved or restored
+	tail    *openTurn                           // the calls of the last message, while not all answered
+	usage   Usage                               // of every model call so far
+	log     *fileLog                            // the FileStore file as last saved or restored
+	records map[*types.ContentBlock]*TurnRecord // by the first block of their message; with a Session only
 	eventMu sync.Mutex
 }
 
@@ -238,7 +239,7 @@ func (c *Conversation) executor() *Executor {
 	}
 	e.media = &mediaRules{modelID: c.modelID, kinds: c.model.ToolResultMedia()}
 	e.tel = c.tel
-	if c.opts.OnEvent != nil {
+	if c.opts.OnEvent != nil || c.opts.Session != nil {
 		e.OnEvent = c.emit
 	}
 	return e
@@ -258,8 +259,12 @@ func (c *Conversation) logger() *slog.Logger {
 	return c.opts.Logger
 }
 
-// emit hands ev to OnEvent, one call at a time.
+// emit records ev in the state when it is saved (see TurnRecord) and
+// hands it to OnEvent, one call at a time.
 func (c *Conversation) emit(ev Event) {
+	if c.opts.Session != nil {
+		c.record(ev)
+	}
 	if c.opts.OnEvent == nil {
 		return
 	}

@@ -55,7 +55,11 @@ type TurnEnd struct {
 	Turn       int
 	StopReason types.StopReason
 	Usage      Usage
-	Response   // the call's trace, metrics and service tier
+	// Duration is how long the model call took, the SDK's retries included,
+	// as the conversation measured it; zero for a reply given to
+	// HandleResponse. Response.Metrics holds Bedrock's own measure.
+	Duration time.Duration
+	Response // the call's trace, metrics and service tier
 }
 
 // Fallback reports that a streaming conversation made a turn with Converse

@@ -38,8 +38,18 @@ const StateVersion = 1
 //	    "started": true     // the calls neither answered nor pending were started: they were cut off
 //	  },
 //	  "usage": {"inputTokens": 20, "outputTokens": 10, "totalTokens": 30,
-//	            "cacheReadInputTokens": 0, "cacheWriteInputTokens": 0}
+//	            "cacheReadInputTokens": 0, "cacheWriteInputTokens": 0},
+//	  "turns": [{           // optional: the TurnRecords (see testdata/state-v1-turns.json)
+//	    "message": 1, "end": "2025-06-01T12:00:00Z", "durationMs": 1500,
+//	    "stopReason": "tool_use", "usage": {...},
+//	    "calls": [{"toolUseId": "t1", "start": "...", "end": "...",
+//	               "truncated": true, "verdict": "approved", "by": "the user"}]
+//	  }]
 //	}
+//
+// "turns" was added to version 1 without a new version: readers of before
+// ignore it, as they ignore every field they do not know, and states saved
+// before have none.
 //
 // The model ID is kept because the form of the history depends on it (the
 // status field of tool results, reasoning signatures); the system prompt,
@@ -54,6 +64,11 @@ type State struct {
 	Pending []Call
 	// Usage sums the tokens of every model call of the conversation.
 	Usage Usage
+	// Turns are the records of the assistant messages of Messages, by
+	// index, that a conversation with Options.Session made (see TurnRecord);
+	// a message without one, or a state saved before records were kept,
+	// shows no times.
+	Turns map[int]TurnRecord
 
 	results []types.ContentBlock // by client call of the last message; nil while unanswered
 	started bool
@@ -66,7 +81,7 @@ type State struct {
 func (c *Conversation) State() *State {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	st := &State{ModelID: c.modelID, Messages: slices.Clone(c.history), Usage: c.usage, log: c.log}
+	st := &State{ModelID: c.modelID, Messages: slices.Clone(c.history), Usage: c.usage, Turns: c.turnRecords(), log: c.log}
 	if t := c.tail; t != nil {
 		st.Pending = t.pendingCalls()
 		st.results = slices.Clone(t.results)
@@ -93,6 +108,7 @@ func Restore(client Client, reg *tools.Registry, st *State, optFns ...func(*Opti
 		return nil, fmt.Errorf("converse: restore: %w", err)
 	}
 	c.history, c.tail, c.usage, c.log = slices.Clone(st.Messages), tail, st.Usage, st.log
+	c.restoreRecords(st.Turns)
 	return c, nil
 }
 
@@ -184,15 +200,19 @@ type stateJSON struct {
 	Messages json.RawMessage `json:"messages"`
 	OpenTurn *openTurnJSON   `json:"openTurn,omitempty"`
 	Usage    usageJSON       `json:"usage"`
+	Turns    []turnJSON      `json:"turns,omitempty"`
 }
 
 // stepJSON is a step record of a FileStore's session log: the state after
-// the step, as the first Keep messages of the state before and Messages.
+// the step, as the first Keep messages of the state before and Messages;
+// Turns replaces the records of the messages from Keep-1 on, as the
+// message before the new ones may be the one whose calls were answered.
 type stepJSON struct {
 	Keep     int             `json:"keep"`
 	Messages json.RawMessage `json:"messages"`
 	OpenTurn *openTurnJSON   `json:"openTurn,omitempty"`
 	Usage    usageJSON       `json:"usage"`
+	Turns    []turnJSON      `json:"turns,omitempty"`
 }
 
 type openTurnJSON struct {
@@ -216,7 +236,7 @@ func (st *State) MarshalJSON() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(stateJSON{Version: StateVersion, ModelID: st.ModelID, Messages: j.Messages, OpenTurn: j.OpenTurn, Usage: j.Usage})
+	return json.Marshal(stateJSON{Version: StateVersion, ModelID: st.ModelID, Messages: j.Messages, OpenTurn: j.OpenTurn, Usage: j.Usage, Turns: j.Turns})
 }
 
 // form is the JSON form of the state with its messages from the one at
@@ -226,7 +246,7 @@ func (st *State) form(from int) (*stepJSON, error) {
 	if err != nil {
 		return nil, fmt.Errorf("converse: state: %w", err)
 	}
-	j := &stepJSON{Keep: from, Messages: msgs, Usage: usageJSON(st.Usage)}
+	j := &stepJSON{Keep: from, Messages: msgs, Usage: usageJSON(st.Usage), Turns: turnsForm(st.Turns, from-1)}
 	if st.results != nil || len(st.Pending) > 0 {
 		ot := &openTurnJSON{Answered: []int{}, Pending: st.Pending, Started: st.started}
 		var blocks []types.ContentBlock
@@ -260,7 +280,11 @@ func (st *State) UnmarshalJSON(b []byte) error {
 	if err != nil {
 		return err
 	}
-	return st.set(j.ModelID, msgs, j.OpenTurn, j.Usage)
+	if err := st.set(j.ModelID, msgs, j.OpenTurn, j.Usage); err != nil {
+		return err
+	}
+	st.Turns = readRecords(nil, j.Turns, 0, len(msgs))
+	return nil
 }
 
 // messages checks the version of the state and decodes its messages.

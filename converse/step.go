@@ -424,7 +424,7 @@ func (c *Conversation) handleResponse(ctx context.Context, req *Request, t *turn
 	c.addUsage(t.usage)
 	// The reply is kept before TurnEnd (see History), unless it fails the
 	// Send.
-	turnEnd := TurnEnd{Turn: r.turn, StopReason: t.stop, Usage: t.usage, Response: t.resp}
+	turnEnd := TurnEnd{Turn: r.turn, StopReason: t.stop, Usage: t.usage, Duration: t.took, Response: t.resp}
 
 	if err := stopError(t.stop, reply); err != nil {
 		c.emit(turnEnd)

@@ -145,6 +145,7 @@ func readLog(b []byte) (*State, error) {
 	end := dec.InputOffset()
 	log := &fileLog{last: end - int64(len(base.Messages))}
 	ot, usage := base.OpenTurn, base.Usage
+	recs := readRecords(nil, base.Turns, 0, len(msgs))
 	for rest := b[end:]; len(bytes.TrimSpace(rest)) > 0; {
 		n := bytes.IndexByte(rest, '\n')
 		if n < 0 {
@@ -171,6 +172,7 @@ func readLog(b []byte) (*State, error) {
 			return nil, fmt.Errorf("converse: state: %w", err)
 		}
 		msgs, ot, usage = append(msgs[:rec.Keep:rec.Keep], more...), rec.OpenTurn, rec.Usage
+		recs = readRecords(recs, rec.Turns, rec.Keep-1, len(msgs))
 		log.waste += log.last
 		log.last = int64(len(line) + 1 - len(rec.Messages))
 		end += int64(n + 1)
@@ -181,7 +183,7 @@ func readLog(b []byte) (*State, error) {
 		return nil, err
 	}
 	log.end, log.messages = end, msgs
-	st.log = log
+	st.log, st.Turns = log, recs
 	return st, nil
 }
 
@@ -261,7 +263,7 @@ func (s FileStore) saveWhole(path, id string, st *State) (err error) {
 	if err != nil {
 		return err
 	}
-	b, err := json.Marshal(stateJSON{Version: StateVersion, ModelID: st.ModelID, Messages: j.Messages, OpenTurn: j.OpenTurn, Usage: j.Usage})
+	b, err := json.Marshal(stateJSON{Version: StateVersion, ModelID: st.ModelID, Messages: j.Messages, OpenTurn: j.OpenTurn, Usage: j.Usage, Turns: j.Turns})
 	if err != nil {
 		return fmt.Errorf("converse: save session: %w", err)
 	}

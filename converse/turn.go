@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"sync"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
@@ -85,6 +86,7 @@ type turnResult struct {
 	stop    types.StopReason
 	usage   Usage
 	resp    Response
+	took    time.Duration         // the model call, when the conversation made it
 	calls   []toolCall            // the tool calls, when decoded while streaming
 	started map[string]*earlyCall // calls started early while streaming
 	cancel  context.CancelFunc    // stops the early calls
@@ -110,6 +112,16 @@ func (t *turnResult) earlyCalls() map[string]*earlyCall {
 // streams; a streaming conversation whose model cannot stream tool use
 // falls back to Converse, with a Fallback event.
 func (c *Conversation) callModel(ctx context.Context, req *Request) (*turnResult, error) {
+	began := time.Now()
+	t, err := c.modelCall(ctx, req)
+	if t != nil {
+		t.took = time.Since(began)
+	}
+	return t, err
+}
+
+// modelCall is callModel but for its timing.
+func (c *Conversation) modelCall(ctx context.Context, req *Request) (*turnResult, error) {
 	if req.stream {
 		return c.streamTurn(ctx, req)
 	}
