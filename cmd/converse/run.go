@@ -28,6 +28,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if isHelp(args) {
 		return printHelp(stdout, args)
 	}
+	if isView(args) {
+		return view(ctx, args[1:], stdout, stderr)
+	}
 	s, err := parseFlags(args, stdout)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil

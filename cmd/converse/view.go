@@ -1,0 +1,440 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	_ "embed"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"html/template"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tooluse/bedrock/converse"
+)
+
+var (
+	//go:embed view.html
+	viewHTML string
+	//go:embed view.js
+	viewJS   string
+	viewTmpl = template.Must(template.New("view").Parse(viewHTML))
+)
+
+// isView reports whether args ask for converse view: its first word is
+// "view" and more follow (a prompt "view" alone is a prompt).
+func isView(args []string) bool {
+	return len(args) > 1 && args[0] == "view"
+}
+
+// view is converse view [-o FILE] [-price IN,OUT[,READ,WRITE]] INPUT.
+func view(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("converse view", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	out := fs.String("o", "", "write the HTML to `FILE` instead of standard output")
+	var price prices
+	fs.Var(&price, "price", "USD per million input and output tokens, and optionally cache reads and writes, for the cost: `IN,OUT[,READ,WRITE]`")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: converse view [-o FILE] [-price IN,OUT[,READ,WRITE]] INPUT\n\n"+
+			"INPUT is a -session file, a -record recording or the output of -json.\n\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return &usageError{err}
+	}
+	if fs.NArg() != 1 {
+		return usagef("view: want one INPUT file, got %d arguments", fs.NArg())
+	}
+	t, err := readTranscript(ctx, fs.Arg(0))
+	if err != nil {
+		return fmt.Errorf("view: %w", err)
+	}
+	page := t.page(filepath.Base(fs.Arg(0)), price)
+	var buf bytes.Buffer
+	if err := viewTmpl.Execute(&buf, page); err != nil {
+		return fmt.Errorf("view: %w", err)
+	}
+	if *out == "" {
+		_, err = stdout.Write(buf.Bytes())
+		return err
+	}
+	if err := os.WriteFile(*out, buf.Bytes(), 0o600); err != nil { // a transcript may be private
+		return fmt.Errorf("view: %w", err)
+	}
+	return nil
+}
+
+// prices is the -price flag: USD per million tokens.
+type prices struct {
+	set                bool
+	in, out, read, wrt float64
+}
+
+func (p *prices) String() string { return "" }
+
+func (p *prices) Set(s string) error {
+	parts := strings.Split(s, ",")
+	if len(parts) != 2 && len(parts) != 4 {
+		return fmt.Errorf("want IN,OUT or IN,OUT,READ,WRITE, got %q", s)
+	}
+	vals := make([]float64, 4)
+	for i, f := range parts {
+		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || v < 0 {
+			return fmt.Errorf("%q is not a price", f)
+		}
+		vals[i] = v
+	}
+	*p = prices{set: true, in: vals[0], out: vals[1], read: vals[2], wrt: vals[3]}
+	return nil
+}
+
+func (p prices) cost(u converse.Usage) string {
+	if !p.set {
+		return ""
+	}
+	usd := (float64(u.InputTokens)*p.in + float64(u.OutputTokens)*p.out +
+		float64(u.CacheReadInputTokens)*p.read + float64(u.CacheWriteInputTokens)*p.wrt) / 1e6
+	return fmt.Sprintf("$%.4f", usd)
+}
+
+// The page's model: everything from the input is a string that html/template
+// escapes; only the data: URIs of images, which view builds itself from
+// decoded bytes, are marked safe.
+type (
+	viewPage struct {
+		Title, Kind, Model, Source string
+		Usage                      converse.Usage
+		Cost                       string
+		Turns, Calls, Failed       int
+		ModelTime                  string
+		Timing                     string // where the durations come from
+		Items                      []viewItem
+		CSP                        string
+		Script                     template.JS
+	}
+	viewItem struct {
+		User []viewBlock // a user message that is not only tool results
+		Turn *viewTurn
+	}
+	viewTurn struct {
+		N          int
+		Took       string
+		Bar        string // the width of the model call's bar, in % of the longest
+		Usage      converse.Usage
+		StopReason string
+		Blocks     []viewBlock
+		Calls      []viewCall
+		Round      string // the tool round, first start to last end
+		Parallel   bool
+	}
+	viewCall struct {
+		Anchor, ID, Name string
+		Input            viewBlock
+		Output           []viewBlock
+		Failed           bool
+		Marks            []viewMark
+		Left, Width      string // the call's bar within the round, in %; empty when not timed
+		Took             string
+	}
+	viewMark struct {
+		Class, Text string // Class is Text's first word: error, timeout, denied, ...
+	}
+	viewBlock struct {
+		Kind    string // text, reasoning, json, image, note
+		Text    string
+		Summary string // the start of a long text, which is collapsed
+		Image   template.URL
+	}
+)
+
+const (
+	collapseAt = 400 // bytes; a longer text is collapsed
+	summaryLen = 160
+)
+
+// page builds the page of t.
+func (t *transcript) page(source string, price prices) *viewPage {
+	p := &viewPage{Title: "converse view: " + source, Kind: t.kind, Model: t.model, Source: source, Usage: t.usage, Cost: price.cost(t.usage)}
+	p.Timing = "durations measured by the conversation"
+	if t.bedrock {
+		p.Timing = "durations are Bedrock's latencyMs; call times were not recorded"
+	}
+	var longest, total time.Duration
+	for _, rec := range t.turns {
+		longest, total = max(longest, rec.Duration), total+rec.Duration
+	}
+	p.ModelTime = "unknown"
+	if total > 0 {
+		p.ModelTime = duration(total)
+	}
+	for i, m := range t.history {
+		if m.Role != "assistant" {
+			if blocks := userBlocks(m); len(blocks) > 0 {
+				p.Items = append(p.Items, viewItem{User: blocks})
+			}
+			continue
+		}
+		p.Turns++
+		var answers wireMessage
+		if i+1 < len(t.history) {
+			answers = t.history[i+1]
+		}
+		turn := t.turn(p.Turns, m, answers, t.turns[i], longest)
+		p.Calls += len(turn.Calls)
+		for _, c := range turn.Calls {
+			if c.Failed {
+				p.Failed++
+			}
+		}
+		p.Items = append(p.Items, viewItem{Turn: turn})
+	}
+	sum := sha256.Sum256([]byte(viewJS))
+	p.CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
+	p.Script = template.JS(viewJS) // the page's own script, never input
+	return p
+}
+
+func (t *transcript) turn(n int, m, answers wireMessage, rec converse.TurnRecord, longest time.Duration) *viewTurn {
+	vt := &viewTurn{N: n, Took: "unknown", Usage: rec.Usage, StopReason: string(rec.StopReason)}
+	if vt.StopReason == "" {
+		vt.StopReason = "unknown"
+	}
+	if rec.Duration > 0 {
+		vt.Took = duration(rec.Duration)
+		vt.Bar = percent(float64(rec.Duration) / float64(longest))
+	}
+	results := map[string]json.RawMessage{}
+	for _, b := range answers.Content {
+		if r, ok := b["toolResult"]; ok {
+			var id struct {
+				ToolUseID string `json:"toolUseId"`
+			}
+			if json.Unmarshal(r, &id) == nil {
+				results[id.ToolUseID] = r
+			}
+		}
+	}
+	var first, last time.Time
+	for _, b := range m.Content {
+		raw, ok := b["toolUse"]
+		if !ok {
+			vt.Blocks = append(vt.Blocks, contentBlocks(b)...)
+			continue
+		}
+		var tu struct {
+			ToolUseID string          `json:"toolUseId"`
+			Name      string          `json:"name"`
+			Input     json.RawMessage `json:"input"`
+		}
+		if json.Unmarshal(raw, &tu) != nil {
+			vt.Blocks = append(vt.Blocks, viewBlock{Kind: "note", Text: "a toolUse block that is not JSON of a toolUse"})
+			continue
+		}
+		c := viewCall{Anchor: fmt.Sprintf("call-%d-%d", n, len(vt.Calls)+1), ID: tu.ToolUseID, Name: tu.Name, Input: jsonBlock(tu.Input)}
+		c.Output, c.Failed, c.Marks = result(results[tu.ToolUseID], rec.Calls[tu.ToolUseID])
+		if cr := rec.Calls[tu.ToolUseID]; !cr.Start.IsZero() && !cr.End.IsZero() {
+			c.Took = duration(cr.End.Sub(cr.Start))
+			if first.IsZero() || cr.Start.Before(first) {
+				first = cr.Start
+			}
+			last = later(last, cr.End)
+		}
+		vt.Calls = append(vt.Calls, c)
+	}
+	span := last.Sub(first)
+	if !first.IsZero() {
+		vt.Round = duration(span)
+	}
+	var ends []time.Time // of the calls placed so far, to see whether any overlap
+	for i := range vt.Calls {
+		cr := rec.Calls[vt.Calls[i].ID]
+		if cr.Start.IsZero() || cr.End.IsZero() || span <= 0 {
+			continue
+		}
+		for _, e := range ends {
+			vt.Parallel = vt.Parallel || cr.Start.Before(e)
+		}
+		ends = append(ends, cr.End)
+		vt.Calls[i].Left = percent(float64(cr.Start.Sub(first)) / float64(span))
+		vt.Calls[i].Width = percent(max(float64(cr.End.Sub(cr.Start))/float64(span), 0.005))
+	}
+	return vt
+}
+
+// result is the output of a call's toolResult, whether it failed, and
+// what the marks of the call are.
+func result(raw json.RawMessage, cr converse.CallRecord) ([]viewBlock, bool, []viewMark) {
+	out, failed, marks := resultMarks(raw, cr)
+	var vm []viewMark
+	for _, m := range marks {
+		class, _, _ := strings.Cut(m, " ")
+		vm = append(vm, viewMark{Class: class, Text: m})
+	}
+	return out, failed, vm
+}
+
+func resultMarks(raw json.RawMessage, cr converse.CallRecord) ([]viewBlock, bool, []string) {
+	var marks []string
+	switch cr.Verdict {
+	case converse.Approved, converse.Denied:
+		marks = append(marks, fmt.Sprintf("%s by %s", cr.Verdict, cr.By))
+	}
+	if raw == nil {
+		return []viewBlock{{Kind: "note", Text: "no result: the call was not answered"}}, false, append(marks, "unanswered")
+	}
+	var r struct {
+		Status  string                       `json:"status"`
+		Content []map[string]json.RawMessage `json:"content"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return []viewBlock{{Kind: "note", Text: "a toolResult that is not JSON of a toolResult"}}, true, append(marks, "error")
+	}
+	var out []viewBlock
+	for _, b := range r.Content {
+		out = append(out, contentBlocks(b)...)
+	}
+	var text strings.Builder
+	for _, b := range out {
+		text.WriteString(b.Text)
+	}
+	s := text.String()
+	failed := r.Status == "error" || strings.HasPrefix(s, "Error:")
+	has := func(sub string) bool { return strings.Contains(s, sub) }
+	for _, m := range []struct {
+		on   bool
+		mark string
+	}{
+		{failed, "error"},
+		{has(" timed out after "), "timeout"},
+		{cr.Truncated || has("… [truncated: "), "truncated"},
+		{cr.Verdict == "" && has("the call was denied by "), "denied"},
+		{has("the call was interrupted before it returned"), "interrupted"},
+		{cr.Abandoned, "abandoned"},
+	} {
+		if m.on {
+			marks = append(marks, m.mark)
+		}
+	}
+	return out, failed, marks
+}
+
+// userBlocks are the blocks of a user message but its tool results, which
+// are shown with their calls.
+func userBlocks(m wireMessage) []viewBlock {
+	var out []viewBlock
+	for _, b := range m.Content {
+		if _, ok := b["toolResult"]; !ok {
+			out = append(out, contentBlocks(b)...)
+		}
+	}
+	return out
+}
+
+// contentBlocks shows one content block of a message or a tool result.
+func contentBlocks(b map[string]json.RawMessage) []viewBlock {
+	var out []viewBlock
+	for kind, raw := range b {
+		switch kind {
+		case "text":
+			var s string
+			if json.Unmarshal(raw, &s) == nil {
+				out = append(out, textBlock("text", s))
+			}
+		case "json":
+			out = append(out, jsonBlock(raw))
+		case "reasoningContent":
+			var r struct {
+				ReasoningText struct{ Text string } `json:"reasoningText"`
+			}
+			if json.Unmarshal(raw, &r) == nil && r.ReasoningText.Text != "" {
+				out = append(out, textBlock("reasoning", r.ReasoningText.Text))
+			} else {
+				out = append(out, viewBlock{Kind: "note", Text: "reasoning (redacted)"})
+			}
+		case "image":
+			out = append(out, imageBlock(raw))
+		case "cachePoint":
+		default:
+			out = append(out, viewBlock{Kind: "note", Text: fmt.Sprintf("a %s block (%d bytes of JSON)", kind, len(raw))})
+		}
+	}
+	return out
+}
+
+// imageMIME are the image formats shown inline, as data: URIs.
+var imageMIME = map[string]string{"png": "image/png", "jpeg": "image/jpeg", "gif": "image/gif", "webp": "image/webp"}
+
+// imageBlock shows an image whose bytes the block holds; the data: URI is
+// built here from the decoded bytes, never taken from the input.
+func imageBlock(raw json.RawMessage) viewBlock {
+	var img struct {
+		Format string `json:"format"`
+		Source struct {
+			Bytes []byte `json:"bytes"` // base64 in the wire JSON, decoded by encoding/json
+		} `json:"source"`
+	}
+	if json.Unmarshal(raw, &img) != nil {
+		return viewBlock{Kind: "note", Text: "an image block that is not JSON of an image"}
+	}
+	mime, ok := imageMIME[img.Format]
+	if !ok || len(img.Source.Bytes) == 0 {
+		return viewBlock{Kind: "note", Text: fmt.Sprintf("an image (%q) not shown: not PNG, JPEG, GIF or WebP bytes", img.Format)}
+	}
+	uri := "data:" + mime + ";base64," + base64.StdEncoding.EncodeToString(img.Source.Bytes)
+	return viewBlock{Kind: "image", Text: fmt.Sprintf("%s image, %d bytes", img.Format, len(img.Source.Bytes)), Image: template.URL(uri)}
+}
+
+func jsonBlock(raw json.RawMessage) viewBlock {
+	var buf bytes.Buffer
+	if json.Indent(&buf, raw, "", "  ") != nil {
+		return textBlock("json", string(raw))
+	}
+	return textBlock("json", buf.String())
+}
+
+// textBlock is a text, collapsed when it is long.
+func textBlock(kind, s string) viewBlock {
+	b := viewBlock{Kind: kind, Text: s}
+	if len(s) > collapseAt || strings.Count(s, "\n") > 8 {
+		cut := s
+		if i := strings.IndexByte(cut, '\n'); i >= 0 {
+			cut = cut[:i]
+		}
+		if len(cut) > summaryLen {
+			cut = strings.ToValidUTF8(cut[:summaryLen], "")
+		}
+		b.Summary = fmt.Sprintf("%s… (%d bytes)", cut, len(s))
+	}
+	return b
+}
+
+func duration(d time.Duration) string {
+	switch {
+	case d >= time.Second:
+		return d.Round(10 * time.Millisecond).String()
+	case d >= time.Millisecond:
+		return d.Round(100 * time.Microsecond).String()
+	}
+	return d.Round(time.Microsecond).String()
+}
+
+func percent(f float64) string { return strconv.FormatFloat(min(max(f, 0), 1)*100, 'f', 2, 64) }
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}

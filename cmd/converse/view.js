@@ -1,0 +1,18 @@
+(function () {
+  // Opens the element the address's fragment names (a call, a turn) and the
+  // details holding it, so that a link to a call shows its output.
+  function openTarget() {
+    var id = decodeURIComponent(location.hash.slice(1));
+    var target = id && document.getElementById(id);
+    for (var e = target; e; e = e.parentElement) {
+      if (e.tagName === 'DETAILS') e.open = true;
+    }
+    if (target) target.scrollIntoView();
+  }
+  window.addEventListener('hashchange', openTarget);
+  openTarget();
+  document.getElementById('collapse').addEventListener('click', function () {
+    document.querySelectorAll('details[open]').forEach(function (d) { d.open = false; });
+  });
+  document.documentElement.setAttribute('data-view-ready', '1');
+})();

@@ -1,0 +1,256 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+
+	"github.com/tooluse/bedrock/converse"
+	"github.com/tooluse/bedrock/converse/recording"
+)
+
+// transcript is what converse view draws, read from a session file, a
+// recording or -json output: the history in Bedrock's wire JSON and what is
+// known of each reply, by the index of its message.
+type transcript struct {
+	kind    string // "session", "recording" or "-json output"
+	model   string
+	history []wireMessage
+	turns   map[int]converse.TurnRecord
+	bedrock bool // the durations are Bedrock's latencyMs (a recording), not the conversation's
+	usage   converse.Usage
+}
+
+// wireMessage is a message in Bedrock's wire JSON; each block is kept as
+// its one member ("text", "toolUse", ...) and that member's JSON.
+type wireMessage struct {
+	Role    string                       `json:"role"`
+	Content []map[string]json.RawMessage `json:"content"`
+}
+
+// readTranscript reads the file at path, whichever of the three it is.
+func readTranscript(ctx context.Context, path string) (*transcript, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var probe map[string]json.RawMessage
+	if err := json.NewDecoder(bytes.NewReader(b)).Decode(&probe); err != nil {
+		return nil, fmt.Errorf("%s: not a session file, a recording or -json output: %w", path, err)
+	}
+	switch {
+	case probe["exchanges"] != nil:
+		rec, err := recording.Load(path)
+		if err != nil {
+			return nil, err
+		}
+		return recordingTranscript(rec)
+	case probe["history"] != nil:
+		return jsonTranscript(b)
+	case probe["messages"] != nil && probe["version"] != nil:
+		st, err := converse.FileStore{Dir: filepath.Dir(path)}.Load(ctx, filepath.Base(path))
+		if err != nil {
+			return nil, err
+		}
+		return sessionTranscript(st)
+	}
+	return nil, fmt.Errorf("%s: not a session file (no \"version\" and \"messages\"), a recording (no \"exchanges\") or -json output (no \"history\")", path)
+}
+
+func sessionTranscript(st *converse.State) (*transcript, error) {
+	raw, err := converse.MarshalMessages(st.Messages)
+	if err != nil {
+		return nil, err
+	}
+	t := &transcript{kind: "session", model: st.ModelID, turns: st.Turns, usage: st.Usage}
+	return t, json.Unmarshal(raw, &t.history)
+}
+
+// jsonTranscript reads the objects -json printed, one a prompt: the
+// history of the last, the usage of all.
+func jsonTranscript(b []byte) (*transcript, error) {
+	t := &transcript{kind: "-json output"}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	for {
+		var r struct {
+			Model   string          `json:"model"`
+			Usage   converse.Usage  `json:"usage"`
+			History json.RawMessage `json:"history"`
+		}
+		if err := dec.Decode(&r); errors.Is(err, io.EOF) {
+			return t, nil
+		} else if err != nil {
+			return nil, fmt.Errorf("-json output: %w", err)
+		}
+		t.model, t.usage = r.Model, t.usage.Add(r.Usage)
+		t.history = nil
+		if err := json.Unmarshal(r.History, &t.history); err != nil {
+			return nil, fmt.Errorf("-json output: history: %w", err)
+		}
+	}
+}
+
+// recordingTranscript is the conversation of the last exchange: its
+// request's messages and its reply, with each exchange's usage, stop reason
+// and Bedrock's latency.
+func recordingTranscript(rec *recording.Recording) (*transcript, error) {
+	t := &transcript{kind: "recording", turns: map[int]converse.TurnRecord{}, bedrock: true}
+	for i, ex := range rec.Exchanges {
+		var req struct {
+			Messages []wireMessage `json:"messages"`
+		}
+		if err := json.Unmarshal(ex.Request, &req); err != nil {
+			return nil, fmt.Errorf("exchange %d: request: %w", i+1, err)
+		}
+		t.model, t.history = ex.ModelID, req.Messages
+		reply, rt, err := exchangeReply(ex)
+		if err != nil {
+			return nil, fmt.Errorf("exchange %d: %w", i+1, err)
+		}
+		if reply == nil {
+			continue // an error response
+		}
+		t.turns[len(t.history)] = rt
+		t.history = append(t.history, *reply)
+		t.usage = t.usage.Add(rt.Usage)
+	}
+	return t, nil
+}
+
+// replyJSON is what a Converse response and a stream's events share.
+type replyJSON struct {
+	StopReason string         `json:"stopReason"`
+	Usage      converse.Usage `json:"usage"`
+	Metrics    struct {
+		LatencyMs float64 `json:"latencyMs"`
+	} `json:"metrics"`
+}
+
+// exchangeReply is the reply of one exchange, nil for an error response.
+func exchangeReply(ex recording.Exchange) (*wireMessage, converse.TurnRecord, error) {
+	var r replyJSON
+	var msg *wireMessage
+	switch {
+	case ex.Status != 200:
+		return nil, converse.TurnRecord{}, nil
+	case ex.Operation == recording.OpConverseStream:
+		var err error
+		if msg, err = assemble(ex.Events, &r); err != nil {
+			return nil, converse.TurnRecord{}, err
+		}
+	default:
+		var out struct {
+			replyJSON
+			Output struct {
+				Message wireMessage `json:"message"`
+			} `json:"output"`
+		}
+		if err := json.Unmarshal(ex.Response, &out); err != nil {
+			return nil, converse.TurnRecord{}, fmt.Errorf("response: %w", err)
+		}
+		r, msg = out.replyJSON, &out.Output.Message
+	}
+	return msg, converse.TurnRecord{
+		Duration:   time.Duration(r.Metrics.LatencyMs * float64(time.Millisecond)),
+		StopReason: types.StopReason(r.StopReason),
+		Usage:      r.Usage,
+	}, nil
+}
+
+// assemble builds the message a stream's events carry, as Converse would
+// have returned it, and reads its stop reason, usage and latency into r.
+func assemble(events []recording.Event, r *replyJSON) (*wireMessage, error) {
+	msg := &wireMessage{Role: "assistant"}
+	type part struct {
+		text, reasoning strings.Builder
+		tool            map[string]any
+		input           strings.Builder
+	}
+	var parts []*part
+	at := func(i int) *part {
+		if i < 0 || i > len(events) { // no stream has more blocks than events
+			return &part{}
+		}
+		for len(parts) <= i {
+			parts = append(parts, &part{})
+		}
+		return parts[i]
+	}
+	for k, ev := range events {
+		var p struct {
+			Index int `json:"contentBlockIndex"`
+			Start struct {
+				ToolUse *struct {
+					ToolUseID string `json:"toolUseId"`
+					Name      string `json:"name"`
+				} `json:"toolUse"`
+			} `json:"start"`
+			Delta struct {
+				Text             *string                 `json:"text"`
+				ToolUse          *struct{ Input string } `json:"toolUse"`
+				ReasoningContent *struct{ Text string }  `json:"reasoningContent"`
+			} `json:"delta"`
+			replyJSON
+		}
+		if err := json.Unmarshal(ev.Payload, &p); err != nil {
+			return nil, fmt.Errorf("event %d (%s): %w", k+1, ev.Type, err)
+		}
+		switch ev.Type {
+		case "contentBlockStart":
+			if tu := p.Start.ToolUse; tu != nil {
+				at(p.Index).tool = map[string]any{"toolUseId": tu.ToolUseID, "name": tu.Name}
+			}
+		case "contentBlockDelta":
+			b := at(p.Index)
+			switch d := p.Delta; {
+			case d.Text != nil:
+				b.text.WriteString(*d.Text)
+			case d.ToolUse != nil:
+				b.input.WriteString(d.ToolUse.Input)
+			case d.ReasoningContent != nil:
+				b.reasoning.WriteString(d.ReasoningContent.Text)
+			}
+		case "messageStop":
+			r.StopReason = p.StopReason
+		case "metadata":
+			r.Usage, r.Metrics = p.Usage, p.Metrics
+		}
+	}
+	for _, b := range parts {
+		var block map[string]any
+		switch {
+		case b.tool != nil:
+			input := json.RawMessage(b.input.String())
+			if !json.Valid(input) {
+				input, _ = json.Marshal(b.input.String()) // shown as the text it was
+			}
+			b.tool["input"] = input
+			block = map[string]any{"toolUse": b.tool}
+		case b.reasoning.Len() > 0:
+			block = map[string]any{"reasoningContent": map[string]any{"reasoningText": map[string]any{"text": b.reasoning.String()}}}
+		case b.text.Len() > 0:
+			block = map[string]any{"text": b.text.String()}
+		default:
+			continue
+		}
+		raw, err := json.Marshal(block)
+		if err != nil {
+			return nil, err
+		}
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return nil, err
+		}
+		msg.Content = append(msg.Content, m)
+	}
+	return msg, nil
+}
