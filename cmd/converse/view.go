@@ -305,6 +305,12 @@ func resultMarks(raw json.RawMessage, cr converse.CallRecord) ([]viewBlock, bool
 	for _, b := range r.Content {
 		out = append(out, contentBlocks(b)...)
 	}
+	for i, b := range out {
+		var s string // converse sends an output that is a string as its JSON: shown as the string
+		if b.Kind == "text" && strings.HasPrefix(b.Text, `"`) && json.Unmarshal([]byte(b.Text), &s) == nil {
+			out[i] = textBlock("text", s)
+		}
+	}
 	var text strings.Builder
 	for _, b := range out {
 		text.WriteString(b.Text)

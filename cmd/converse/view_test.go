@@ -1,0 +1,346 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/net/html"
+
+	"github.com/tooluse/bedrock/converse"
+	"github.com/tooluse/bedrock/converse/bedrocktest"
+	"github.com/tooluse/bedrock/converse/recording"
+	"github.com/tooluse/bedrock/tools"
+)
+
+const viewModel = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
+
+// malicious is a tool output that would run script if it were not escaped:
+// each payload marks the document, which the tests look for.
+const malicious = `<script>window.__pwned=1;document.documentElement.setAttribute('data-pwned','script')</script>` +
+	`<img src=x onerror="document.documentElement.setAttribute('data-pwned','img')">`
+
+// renderView runs converse view on input and returns the HTML file's path.
+func renderView(t testing.TB, input string, args ...string) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "view.html")
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), append(append([]string{"view", "-o", out}, args...), input), nil, &stdout, &stderr)
+	require.NoError(t, err, stderr.String())
+	return out
+}
+
+// TestViewRendersEveryRecording: converse view draws each recording of
+// testdata/ with one turn for each answered exchange and every call of
+// their replies, the input's text escaped.
+func TestViewRendersEveryRecording(t *testing.T) {
+	files, err := filepath.Glob("../../testdata/*.json")
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			rec, err := recording.Load(f)
+			require.NoError(t, err)
+			answered := 0
+			for _, ex := range rec.Exchanges {
+				if ex.Status == 200 {
+					answered++
+				}
+			}
+			doc := parseHTML(t, renderView(t, f))
+			assert.Len(t, findAll(doc, func(n *html.Node) bool { return attr(n, "class") == "turn" }), answered)
+			assert.Equal(t, "recording", text(byID(t, doc, "kind")))
+		})
+	}
+}
+
+// knownSession runs a conversation with a FileStore against bedrocktest,
+// in three turns: two calls run in parallel (each waits until the other
+// started), one returning the malicious output and the other an image;
+// then a denied call, a timed-out one and a truncated one; then the
+// answer. It returns the session file.
+func knownSession(t *testing.T) string {
+	var both sync.WaitGroup
+	both.Add(2)
+	together := func() { both.Done(); both.Wait() }
+	type none struct{}
+	mk := func(name string, fn func(ctx context.Context, _ none) (any, error), opts ...func(*tools.Options)) *tools.Tool {
+		tool, err := tools.New(name, "A tool.", fn, opts...)
+		require.NoError(t, err)
+		return tool
+	}
+	var pic bytes.Buffer
+	img := image.NewRGBA(image.Rect(0, 0, 48, 24))
+	for x := range 48 {
+		for y := range 24 {
+			img.Set(x, y, color.RGBA{R: uint8(5 * x), G: 120, B: 200, A: 255})
+		}
+	}
+	require.NoError(t, png.Encode(&pic, img))
+	reg, err := tools.NewRegistry(
+		mk("lookup", func(context.Context, none) (any, error) { together(); return malicious, nil }),
+		mk("chart", func(context.Context, none) (any, error) {
+			together()
+			return tools.Result{Output: "a chart", Media: []tools.Media{{Type: "image/png", Data: pic.Bytes()}}}, nil
+		}),
+		mk("send", func(context.Context, none) (any, error) { return "sent", nil }, func(o *tools.Options) { o.Approve = true }),
+		mk("slow", func(ctx context.Context, _ none) (any, error) { <-ctx.Done(); return nil, ctx.Err() },
+			func(o *tools.Options) { o.Timeout = time.Millisecond }),
+		mk("big", func(context.Context, none) (any, error) { return strings.Repeat("lorem ipsum ", 500), nil }),
+	)
+	require.NoError(t, err)
+	calls := func(names ...string) []bedrocktest.Call {
+		var cs []bedrocktest.Call
+		for _, n := range names {
+			cs = append(cs, bedrocktest.Call{ID: "id-" + n, Name: n, Input: map[string]any{}})
+		}
+		return cs
+	}
+	srv := bedrocktest.NewServer(bedrocktest.Script(
+		bedrocktest.ToolUse("Looking it up <b>now</b>.", calls("lookup", "chart")...),
+		bedrocktest.ToolUse("Sending.", calls("send", "slow", "big")...),
+		bedrocktest.Text("Done: "+malicious),
+	))
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	c := converse.New(srv.Client(), viewModel, reg, func(o *converse.Options) {
+		o.Store, o.SessionID, o.Tools.MaxOutput = converse.FileStore{Dir: dir}, "session", 1000
+		o.Approve = func(_ context.Context, call converse.Call) (converse.Decision, error) {
+			return converse.Deny(call.ID, "the test", "not today"), nil
+		}
+	})
+	_, err = c.Send(context.Background(), "Look it up and send it.")
+	require.NoError(t, err)
+	return filepath.Join(dir, "session")
+}
+
+// TestViewOfASession: the page of a known session holds its turns, their
+// stop reasons, the calls with their marks and times (the parallel ones
+// overlapping), the image as a data: URI, and the malicious output as
+// text; no element or attribute of it made it into the page.
+func TestViewOfASession(t *testing.T) {
+	page := renderView(t, knownSession(t), "-price", "3,15")
+	raw, err := os.ReadFile(page)
+	require.NoError(t, err)
+	assert.NotContains(t, string(raw), "<script>window", "escaped by html/template")
+	assert.NotContains(t, string(raw), "<img src=x")
+	doc := parseHTML(t, page)
+	assert.Len(t, findAll(doc, func(n *html.Node) bool { return attr(n, "class") == "turn" }), 3)
+	for i, stop := range []string{"stop tool_use", "stop tool_use", "stop end_turn"} {
+		assert.Contains(t, text(byID(t, doc, fmt.Sprintf("turn-%d", i+1))), stop)
+	}
+	assert.Contains(t, text(byID(t, doc, "turn-1")), "in parallel")
+	assert.Contains(t, text(byID(t, doc, "turn-1")), "Looking it up <b>now</b>.", "the model's text as text")
+	lookup := byID(t, doc, "call-1-1")
+	assert.Equal(t, "lookup", attr(lookup, "data-tool"))
+	assert.Contains(t, text(lookup), malicious)
+	assert.NotContains(t, text(lookup), "time unknown")
+	imgs := findAll(byID(t, doc, "call-1-2"), func(n *html.Node) bool { return n.Data == "img" })
+	require.Len(t, imgs, 1)
+	assert.True(t, strings.HasPrefix(attr(imgs[0], "src"), "data:image/png;base64,iVBORw0KGgo"), attr(imgs[0], "src"))
+	for id, mark := range map[string]string{"call-2-1": "denied by the test", "call-2-2": "timeout", "call-2-3": "truncated"} {
+		assert.Contains(t, text(byID(t, doc, id)), mark, id)
+	}
+	assert.Contains(t, text(byID(t, doc, "call-2-2")), "error")
+	assert.Equal(t, "3", text(byID(t, doc, "turns")))
+	assert.Equal(t, "5", text(byID(t, doc, "calls")))
+	assert.Equal(t, "2", text(byID(t, doc, "failed")), "the denied and the timed-out call")
+	assert.Regexp(t, `^\$0\.\d{4}$`, text(byID(t, doc, "cost")))
+}
+
+// TestViewInBrowser opens the page of the known session in headless
+// Chromium, with the browser's own flags rather than a CDP library:
+// --dump-dom gives the DOM after the page's scripts ran (with
+// --virtual-time-budget letting any timer or image error handler run, in
+// virtual time), which is all the checks need, and --screenshot the
+// picture; expanding a call needs no clicking, as the page's script opens
+// the call the URL's fragment names. The page's own script ran (it marks
+// the document ready and opened the call), no script of the malicious
+// output did, and the call shows its output. With -update the screenshot
+// is kept as the module's testdata/view.png, which README shows.
+func TestViewInBrowser(t *testing.T) {
+	browser := chromium(t)
+	page := renderView(t, knownSession(t))
+	dom := browse(t, browser, "--dump-dom", "file://"+page+"#call-1-1")
+	doc, err := html.Parse(bytes.NewReader(dom))
+	require.NoError(t, err)
+	root := findAll(doc, func(n *html.Node) bool { return n.Data == "html" })[0]
+	assert.Equal(t, "1", attr(root, "data-view-ready"), "the page's own script ran")
+	assert.False(t, hasAttr(root, "data-pwned"), "a script of the output ran: %s", attr(root, "data-pwned"))
+	assert.NotContains(t, string(dom), "__pwned=1</script>")
+	lookup := byID(t, doc, "call-1-1")
+	assert.True(t, hasAttr(lookup, "open"), "the call the fragment names is expanded")
+	assert.Contains(t, text(lookup), malicious, "its output, as text")
+	assert.False(t, hasAttr(byID(t, doc, "call-1-2"), "open"), "the others stay collapsed")
+	assert.Len(t, findAll(doc, func(n *html.Node) bool { return n.Data == "script" }), 1, "the page's own script only")
+	assert.Len(t, findAll(doc, func(n *html.Node) bool { return n.Data == "img" && strings.HasPrefix(attr(n, "src"), "data:") }), 1)
+
+	shot := filepath.Join(t.TempDir(), "view.png")
+	browse(t, browser, "--window-size=1100,900", "--screenshot="+shot, "file://"+page+"#call-1-2")
+	b, err := os.ReadFile(shot)
+	require.NoError(t, err)
+	_, err = png.Decode(bytes.NewReader(b))
+	require.NoError(t, err, "the screenshot is a PNG")
+	if *update {
+		require.NoError(t, os.WriteFile("../../testdata/view.png", b, 0o644))
+	}
+}
+
+// TestViewLargeSession: a 500-turn session with 5 MB of tool output
+// renders, and Chromium loads it and runs its script; each output is
+// collapsed, so the DOM holds a closed details element per call.
+func TestViewLargeSession(t *testing.T) {
+	browser := chromium(t)
+	page := renderView(t, largeSession(t, 500, 10<<10))
+	info, err := os.Stat(page)
+	require.NoError(t, err)
+	assert.Greater(t, info.Size(), int64(5<<20))
+	dom := browse(t, browser, "--dump-dom", "file://"+page)
+	doc, err := html.Parse(bytes.NewReader(dom))
+	require.NoError(t, err)
+	root := findAll(doc, func(n *html.Node) bool { return n.Data == "html" })[0]
+	assert.Equal(t, "1", attr(root, "data-view-ready"))
+	assert.Equal(t, 501, len(findAll(doc, func(n *html.Node) bool { return attr(n, "class") == "turn" })), "500 rounds and the answer")
+	open := findAll(doc, func(n *html.Node) bool { return n.Data == "details" && hasAttr(n, "open") })
+	assert.Empty(t, open, "everything collapsed")
+}
+
+// BenchmarkViewInChromium measures how long headless Chromium takes to
+// load and lay out the page of a 500-turn session with 5 MB of tool output
+// (--dump-dom returns after the load event), against a 2-turn page, the
+// browser's start-up cost (see BENCHMARKS.md).
+func BenchmarkViewInChromium(b *testing.B) {
+	browser := chromium(b)
+	for _, size := range []struct {
+		name          string
+		turns, output int
+	}{{"turns=2", 2, 100}, {"turns=500_output=5MB", 500, 10 << 10}} {
+		page := renderView(b, largeSession(b, size.turns, size.output))
+		b.Run(size.name, func(b *testing.B) {
+			for b.Loop() {
+				browse(b, browser, "--dump-dom", "file://"+page)
+			}
+		})
+	}
+}
+
+// largeSession writes a session of turns tool rounds, each call returning
+// output bytes, and returns its file.
+func largeSession(t testing.TB, turns, output int) string {
+	st := &converse.State{ModelID: viewModel, Turns: map[int]converse.TurnRecord{}}
+	msg := func(role types.ConversationRole, blocks ...types.ContentBlock) {
+		st.Messages = append(st.Messages, types.Message{Role: role, Content: blocks})
+	}
+	msg(types.ConversationRoleUser, &types.ContentBlockMemberText{Value: "Go through the pages."})
+	at := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+	for i := range turns {
+		id := fmt.Sprintf("call-%d", i)
+		msg(types.ConversationRoleAssistant, &types.ContentBlockMemberText{Value: fmt.Sprintf("Reading page %d.", i)},
+			&types.ContentBlockMemberToolUse{Value: types.ToolUseBlock{ToolUseId: &id, Name: aws.String("read"), Input: document.NewLazyDocument(map[string]any{"page": i})}})
+		at = at.Add(800 * time.Millisecond)
+		st.Turns[len(st.Messages)-1] = converse.TurnRecord{End: at, Duration: 800 * time.Millisecond, StopReason: types.StopReasonToolUse,
+			Usage: converse.Usage{InputTokens: 1000 + 3*i, OutputTokens: 40, TotalTokens: 1040 + 3*i},
+			Calls: map[string]converse.CallRecord{id: {Start: at, End: at.Add(50 * time.Millisecond)}}}
+		at = at.Add(50 * time.Millisecond)
+		msg(types.ConversationRoleUser, &types.ContentBlockMemberToolResult{Value: types.ToolResultBlock{ToolUseId: &id, Status: types.ToolResultStatusSuccess,
+			Content: []types.ToolResultContentBlock{&types.ToolResultContentBlockMemberText{Value: strings.Repeat(fmt.Sprintf("line %d of page %d\n", i, i), output/20)}}}})
+	}
+	msg(types.ConversationRoleAssistant, &types.ContentBlockMemberText{Value: "Done."})
+	dir := t.TempDir()
+	require.NoError(t, converse.FileStore{Dir: dir}.Save(context.Background(), "large", st))
+	return filepath.Join(dir, "large")
+}
+
+// chromium is the path of Debian's chromium, or skips the test.
+func chromium(t testing.TB) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Skip("no chromium: install Debian's chromium package (apt-get install chromium) to run the browser tests of converse view")
+	return ""
+}
+
+// browse runs headless Chromium on args and returns its standard output.
+func browse(t testing.TB, browser string, args ...string) []byte {
+	t.Helper()
+	cmd := exec.Command(browser, append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+		"--hide-scrollbars", "--virtual-time-budget=2000", "--user-data-dir=" + t.TempDir()}, args...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, "%s", stderr.Bytes())
+	return out
+}
+
+func parseHTML(t testing.TB, path string) *html.Node {
+	t.Helper()
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	doc, err := html.Parse(f)
+	require.NoError(t, err)
+	return doc
+}
+
+func findAll(n *html.Node, match func(*html.Node) bool) []*html.Node {
+	var out []*html.Node
+	for d := range n.Descendants() {
+		if d.Type == html.ElementNode && match(d) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func byID(t testing.TB, doc *html.Node, id string) *html.Node {
+	t.Helper()
+	found := findAll(doc, func(n *html.Node) bool { return attr(n, "id") == id })
+	require.Len(t, found, 1, "element #%s", id)
+	return found[0]
+}
+
+func attr(n *html.Node, key string) string {
+	for _, a := range n.Attr {
+		if a.Key == key {
+			return a.Val
+		}
+	}
+	return ""
+}
+
+func hasAttr(n *html.Node, key string) bool {
+	for _, a := range n.Attr {
+		if a.Key == key {
+			return true
+		}
+	}
+	return false
+}
+
+func text(n *html.Node) string {
+	var b strings.Builder
+	for d := range n.Descendants() {
+		if d.Type == html.TextNode {
+			b.WriteString(d.Data)
+		}
+	}
+	return b.String()
+}
