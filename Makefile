@@ -30,6 +30,8 @@ race:
 
 # test is what CI runs: formatting, vet, staticcheck and every test under the
 # race detector, the runs of the converse binary included (built with -race).
+# The browser tests of converse view use Debian's chromium package when it is
+# installed (.ci/run installs it) and skip, naming it, when it is not.
 test: fmt-check vet staticcheck lambda-emulator race
 
 # lambda-emulator installs the AWS Lambda Runtime Interface Emulator into

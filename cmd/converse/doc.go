@@ -95,9 +95,20 @@
 //	converse help mcp         the MCP servers of -mcp
 //	converse help json        the object printed by -json
 //	converse help recording   -record and -replay
+//	converse help view        converse view, the transcript as HTML
 //	converse help exit        the exit status
 //
 // A command line of one or two words starting with "help" asks for help; to
+// send such a prompt, put -- before it.
+//
+// # Transcripts
+//
+//	converse view [-o FILE] [-price IN,OUT[,READ,WRITE]] INPUT
+//
+// writes a session file, a recording or -json output as one self-contained
+// HTML page: a timeline of turns and their tool calls, tokens, cache and
+// cost, every text from the input shown as text (converse help view). A
+// command line starting with the word "view" and a file is this command; to
 // send such a prompt, put -- before it.
 //
 // # Exit status

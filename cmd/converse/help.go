@@ -16,7 +16,7 @@ import (
 var helpFiles embed.FS
 
 // helpTopics are the topics of "converse help", in the order listed.
-var helpTopics = []string{"manifest", "mcp", "json", "recording", "exit"}
+var helpTopics = []string{"manifest", "mcp", "json", "recording", "view", "exit"}
 
 // helpText returns the text of a topic.
 func helpText(topic string) string {
