@@ -344,3 +344,24 @@ func text(n *html.Node) string {
 	}
 	return b.String()
 }
+
+// TestViewOfJSONOutput: -json output, one object a prompt, is drawn from
+// the last object's history with the usage of all; a model call's time is
+// unknown there.
+func TestViewOfJSONOutput(t *testing.T) {
+	in := filepath.Join(t.TempDir(), "out.json")
+	require.NoError(t, os.WriteFile(in, []byte(`{"model":"m","text":"hi","turns":1,"usage":{"inputTokens":5,"outputTokens":2,"totalTokens":7},
+"history":[{"role":"user","content":[{"text":"hello"}]},{"role":"assistant","content":[{"text":"hi"}]}]}
+{"model":"m","text":"4","turns":2,"usage":{"inputTokens":20,"outputTokens":8,"totalTokens":28},
+"history":[{"role":"user","content":[{"text":"hello"}]},{"role":"assistant","content":[{"text":"hi"}]},
+{"role":"user","content":[{"text":"2+2?"}]},{"role":"assistant","content":[{"toolUse":{"toolUseId":"c1","name":"calculator","input":{"a":2,"b":2}}}]},
+{"role":"user","content":[{"toolResult":{"toolUseId":"c1","status":"success","content":[{"json":{"result":4}}]}}]},
+{"role":"assistant","content":[{"text":"4"}]}]}
+`), 0o600))
+	doc := parseHTML(t, renderView(t, in))
+	assert.Equal(t, "-json output", text(byID(t, doc, "kind")))
+	assert.Equal(t, "3", text(byID(t, doc, "turns")))
+	assert.Equal(t, "25", text(byID(t, doc, "tokens-in")))
+	assert.Contains(t, text(byID(t, doc, "call-2-1")), `"result": 4`)
+	assert.Contains(t, text(byID(t, doc, "turn-1")), "model call unknown")
+}
