@@ -98,7 +98,7 @@ func knownSession(t *testing.T) string {
 			together()
 			return tools.Result{Output: "a chart", Media: []tools.Media{{Type: "image/png", Data: pic.Bytes()}}}, nil
 		}),
-		mk("send", func(context.Context, none) (any, error) { return "sent", nil }, func(o *tools.Options) { o.Approve = true }),
+		mk("send", func(context.Context, none) (any, error) { return "sent", nil }, func(o *tools.Options) { o.RequireApproval = true }),
 		mk("slow", func(ctx context.Context, _ none) (any, error) { <-ctx.Done(); return nil, ctx.Err() },
 			func(o *tools.Options) { o.Timeout = time.Millisecond }),
 		mk("big", func(context.Context, none) (any, error) { return strings.Repeat("lorem ipsum ", 500), nil }),
@@ -119,8 +119,8 @@ func knownSession(t *testing.T) string {
 	t.Cleanup(srv.Close)
 	dir := t.TempDir()
 	c := converse.New(srv.Client(), viewModel, reg, func(o *converse.Options) {
-		o.Store, o.SessionID, o.Tools.MaxOutput = converse.FileStore{Dir: dir}, "session", 1000
-		o.Approve = func(_ context.Context, call converse.Call) (converse.Decision, error) {
+		o.Session, o.Tools.MaxOutput = &converse.Session{Store: converse.FileStore{Dir: dir}, ID: "session"}, 1000
+		o.Approver = func(_ context.Context, call converse.Call) (converse.Decision, error) {
 			return converse.Deny(call.ID, "the test", "not today"), nil
 		}
 	})
