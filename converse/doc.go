@@ -151,28 +151,16 @@
 //
 // # What Bedrock accepts
 //
-// The loop keeps to Bedrock's rules: a toolConfig accompanies every request
-// whose history holds tool blocks; error results are never empty; tool
-// results never share a user message with text (Llama, Mistral and Writer
-// reject that); echoed toolUse blocks carry only toolUseId, name and input;
-// reasoning blocks are echoed unchanged; the status field is sent only to
-// model families documented to accept it (see [StatusMode]); a forcing
-// Options.ToolChoice (any, or a named tool) that Bedrock would reject is
-// an [ErrToolChoice] before any model call: only Claude 3 and later and
-// Amazon Nova take both, Mistral Large takes any, and Claude takes neither
-// with extended thinking enabled ("thinking" or "reasoning_config" of type
-// enabled; adaptive thinking takes them), so a structured Send there does
-// not force its final tool either (see [Structured]). Bedrock also wants
-// temperature and topP within 0 to 1, and rejects the two together on
-// Claude Sonnet 4.5 and 4.6, Haiku 4.5 and Opus 4.5 and 4.6; it wants
-// maxTokens of at least 1, and beside Claude's extended thinking a
-// budget_tokens from 1024 and below maxTokens, temperature 1 or unset,
-// topP from 0.95 or unset and no top_k. The loop passes
-// Options.Request.InferenceConfig and Options.Request.AdditionalModelRequestFields as they
-// are, and bedrocktest answers such a request with Bedrock's error. A
-// strict tool's input schema and a structured answer's schema on the
-// native path are sent with every object schema closed
-// ("additionalProperties": false where left out), as Bedrock requires.
+// The loop keeps to Bedrock's rules, so that a request it builds is never
+// rejected for its form: a toolConfig accompanies every request whose
+// history holds tool blocks, echoed blocks are echoed as Bedrock wants
+// them, and the status field, tool choice, media, sampling and thinking
+// settings are checked per model family. The rules, with their sources,
+// are kept beside the tables that decide them, in the internal models
+// package (see ARCHITECTURE.md); a forcing Options.ToolChoice that Bedrock
+// would reject is an [ErrToolChoice] before any model call, and the
+// settings the loop passes on as they are (Options.Request) are answered
+// by bedrocktest with Bedrock's error.
 //
 // Offline tests of code built on this package use the bedrocktest
 // subpackage, a local Bedrock Runtime that the real SDK client talks to.

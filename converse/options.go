@@ -173,18 +173,13 @@ type Options struct {
 	// the step in progress, and what is saved is always resumable
 	// (Store.Load, Restore, Resume). A failed save ends the Send.
 	Session *Session
-	// PromptCache places cachePoint blocks on every request, for the
-	// models with prompt caching (Claude 3.5 Haiku, 3.7 Sonnet, Claude 4
-	// and later; Amazon Nova, on the system prompt and messages only):
-	// after the tool definitions, after the system prompt and at the end of
-	// the newest user messages (for Nova, which takes none right after a
-	// tool result, the newest messages that take one), so that each turn
-	// reads from the cache what the turn before wrote. Only where the
-	// prefix has the model's minimum of tokens, never right after a
-	// document or video block, and at most
-	// four per request with the caller's own (the oldest message points go
-	// first). The points are placed on each request anew and never kept in
-	// the history. Usage reports what was read from and written to the
+	// PromptCache places cachePoint blocks on every request of the models
+	// with prompt caching (Claude 3.5 Haiku, 3.7 Sonnet, Claude 4 and
+	// later; Amazon Nova): after the tools, the system prompt and the
+	// newest user messages, where the prefix reaches the model's minimum
+	// of tokens and at most four with the caller's own, so that each turn
+	// reads from the cache what the turn before wrote. They are never kept
+	// in the history; Usage reports what was read from and written to the
 	// cache.
 	PromptCache bool
 	// CacheTTL is the TTL of the points PromptCache places: "" for

@@ -1,0 +1,65 @@
+package converse_test
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+
+	"github.com/tooluse/bedrock/converse"
+	"github.com/tooluse/bedrock/converse/bedrocktest"
+	"github.com/tooluse/bedrock/tools"
+)
+
+// An engine that owns retries and persistence drives a conversation one
+// step at a time: it makes each model call itself and runs each tool call
+// where it likes (here, in place), handing back what came of it. The
+// requests are the ones Send would make.
+func ExampleConversation_Begin() {
+	srv := bedrocktest.NewServer(bedrocktest.Script(
+		bedrocktest.ToolUse("", bedrocktest.Call{ID: "t1", Name: "calculator", Input: map[string]any{"expression": "6*7"}}),
+		bedrocktest.Text("6 times 7 is 42."),
+	))
+	defer srv.Close()
+	client := srv.Client()
+	reg, _ := tools.NewRegistry(tools.Calculator())
+	ctx := context.Background()
+
+	// No client: the engine makes the calls.
+	conv := converse.New(nil, "us.anthropic.claude-sonnet-4-5-20250929-v1:0", reg)
+	step, err := conv.Begin(ctx, types.Message{Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: "What is 6 times 7?"}}})
+	for err == nil && step.Result == nil {
+		switch {
+		case step.Request != nil:
+			fmt.Printf("model call %d\n", step.Request.Turn)
+			out, callErr := client.Converse(ctx, step.Request.Input)
+			if converse.Retryable(callErr) {
+				continue // the same request again
+			}
+			step, err = conv.HandleResponse(ctx, step.Request, out, callErr)
+		case len(step.Calls) > 0:
+			var results []types.ContentBlock
+			for _, call := range step.Calls {
+				fmt.Printf("run %s %s\n", call.Tool, call.Input)
+				results = append(results, conv.Executor().Run(ctx, call))
+			}
+			step, err = conv.AnswerCalls(ctx, results...)
+		default:
+			var decisions []converse.Decision
+			for _, call := range step.Pending {
+				decisions = append(decisions, converse.Approve(call.ID))
+			}
+			step, err = conv.Decide(ctx, decisions...)
+		}
+	}
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(step.Result.Text)
+	// Output:
+	// model call 1
+	// run calculator {"expression":"6*7"}
+	// model call 2
+	// 6 times 7 is 42.
+}
