@@ -1,0 +1,222 @@
+package agentcore
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/tooluse/bedrock/converse"
+	"github.com/tooluse/bedrock/tools"
+)
+
+// SessionHeader is the header naming the session of an invocation, which
+// the runtime sends with each one and a Handler sends back.
+const SessionHeader = "X-Amzn-Bedrock-AgentCore-Runtime-Session-Id"
+
+// DefaultSessionDir is the directory of the default Store, a
+// converse.FileStore: a directory of /mnt/data, the developer guide's
+// example mount path of a runtime's session storage (its
+// filesystemConfigurations' sessionStorage.mountPath, which must be under
+// /mnt). Without session storage the directory is in the microVM's own
+// file system, which lasts as long as the session's microVM.
+const DefaultSessionDir = "/mnt/data/converse"
+
+// maxBody bounds the body of an invocation.
+const maxBody = 1 << 20
+
+// Options configure a Handler.
+type Options struct {
+	// Store keeps the sessions' conversations; nil means a
+	// converse.FileStore in DefaultSessionDir.
+	Store converse.Store
+	// Conversation configures the conversation of each session, as an
+	// option function of converse.New does: its request template,
+	// MaxTurns, Approver, Stream and so on. The Handler then sets Session
+	// (Store and the invocation's session), and for a stream sets Stream
+	// and adds its own OnEvent after the one set here.
+	Conversation func(*converse.Options)
+}
+
+// Handler is an http.Handler serving the conversations of one model and
+// tool registry over AgentCore Runtime's HTTP protocol contract: POST
+// /invocations and GET /ping (see the package doc). Its methods are safe
+// for concurrent use.
+type Handler struct {
+	client converse.Client
+	model  string
+	reg    *tools.Registry
+	opts   Options
+	mux    *http.ServeMux
+
+	mu      sync.Mutex      // guards what follows, never held across a conversation
+	running map[string]bool // the sessions with an invocation running
+	changed time.Time       // when the ping status last changed
+}
+
+// New returns a Handler whose sessions talk to modelID through client with
+// the tools of reg; a restored session talks to the model it was started
+// with.
+func New(client converse.Client, modelID string, reg *tools.Registry, optFns ...func(*Options)) *Handler {
+	h := &Handler{client: client, model: modelID, reg: reg, running: map[string]bool{}, changed: time.Now()}
+	for _, f := range optFns {
+		f(&h.opts)
+	}
+	if h.opts.Store == nil {
+		h.opts.Store = converse.FileStore{Dir: DefaultSessionDir}
+	}
+	h.mux = http.NewServeMux()
+	h.mux.HandleFunc("GET /ping", h.ping)
+	h.mux.HandleFunc("POST /invocations", h.invoke)
+	return h
+}
+
+// ServeHTTP answers GET /ping and POST /invocations; other paths are 404,
+// other methods 405.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
+
+// pingAnswer is the body of GET /ping.
+type pingAnswer struct {
+	Status           string `json:"status"`
+	TimeOfLastUpdate int64  `json:"time_of_last_update"`
+}
+
+func (h *Handler) ping(w http.ResponseWriter, _ *http.Request) {
+	h.mu.Lock()
+	busy, changed := len(h.running) > 0, h.changed
+	h.mu.Unlock()
+	a := pingAnswer{Status: "Healthy", TimeOfLastUpdate: changed.Unix()}
+	if busy {
+		a.Status = "HealthyBusy"
+	}
+	writeJSON(w, http.StatusOK, a)
+}
+
+// start marks the session running, unless it already is.
+func (h *Handler) start(id string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.running[id] {
+		return false
+	}
+	if len(h.running) == 0 {
+		h.changed = time.Now()
+	}
+	h.running[id] = true
+	return true
+}
+
+func (h *Handler) end(id string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.running, id)
+	if len(h.running) == 0 {
+		h.changed = time.Now()
+	}
+}
+
+func (h *Handler) invoke(w http.ResponseWriter, r *http.Request) {
+	id := r.Header.Get(SessionHeader)
+	if id == "" {
+		id = newSessionID()
+	}
+	w.Header().Set(SessionHeader, id)
+	a := &answer{w: w, id: id}
+	if err := checkSessionID(id); err != nil {
+		a.fail(http.StatusBadRequest, err)
+		return
+	}
+	inv, err := readInvocation(w, r)
+	if err != nil {
+		a.fail(http.StatusBadRequest, err)
+		return
+	}
+	a.stream = inv.Stream || acceptsStream(r)
+	if !h.start(id) {
+		a.fail(http.StatusConflict, fmt.Errorf("agentcore: session %q is running an invocation: wait for its answer", id))
+		return
+	}
+	defer h.end(id)
+	ctx := r.Context() // ends when the caller goes away
+	conv, err := h.open(ctx, id, a)
+	if err != nil {
+		a.fail(http.StatusInternalServerError, err)
+		return
+	}
+	res, err := h.run(ctx, conv, inv)
+	a.finish(conv, res, err)
+}
+
+// open loads the session's conversation, or starts it.
+func (h *Handler) open(ctx context.Context, id string, a *answer) (*converse.Conversation, error) {
+	opts := func(o *converse.Options) {
+		if h.opts.Conversation != nil {
+			h.opts.Conversation(o)
+		}
+		o.Session = &converse.Session{Store: h.opts.Store, ID: id}
+		if a.stream {
+			o.Stream = true
+			theirs := o.OnEvent
+			o.OnEvent = func(ev converse.Event) {
+				if theirs != nil {
+					theirs(ev)
+				}
+				a.event(ev)
+			}
+		}
+	}
+	st, err := h.opts.Store.Load(ctx, id)
+	if errors.Is(err, fs.ErrNotExist) {
+		return converse.New(h.client, h.model, h.reg, opts), nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("agentcore: session %q: %w", id, err)
+	}
+	conv, err := converse.Restore(h.client, h.reg, st, opts)
+	if err != nil {
+		return nil, fmt.Errorf("agentcore: session %q: %w", id, err)
+	}
+	return conv, nil
+}
+
+// run sends the prompt or resumes with the decisions. A conversation
+// interrupted by a failure (or a caller that went away) is resumed before
+// its next prompt.
+func (h *Handler) run(ctx context.Context, conv *converse.Conversation, inv *invocation) (*converse.Result, error) {
+	if len(inv.Decisions) > 0 {
+		return conv.Resume(ctx, inv.decisions()...)
+	}
+	res, err := conv.Send(ctx, inv.Prompt)
+	if errors.Is(err, converse.ErrInterrupted) {
+		if res, err = conv.Resume(ctx); err == nil {
+			res, err = conv.Send(ctx, inv.Prompt)
+		}
+	}
+	return res, err
+}
+
+// newSessionID names the session of an invocation without one: 40
+// characters, as the runtime wants at least 33.
+func newSessionID() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b) // never fails (crypto/rand)
+	return "session-" + hex.EncodeToString(b)
+}
+
+// checkSessionID accepts ids that are plain file names in any Store: up to
+// 256 bytes of letters, digits, '.', '_' and '-', not starting with '.'.
+func checkSessionID(id string) error {
+	ok := len(id) <= 256 && id[0] != '.'
+	for _, c := range []byte(id) {
+		ok = ok && (c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-')
+	}
+	if !ok {
+		return fmt.Errorf("agentcore: header %s: want up to 256 letters, digits, '.', '_' or '-', not starting with '.'", SessionHeader)
+	}
+	return nil
+}
