@@ -42,6 +42,13 @@
 // answer that is not JSON-RPC, an HTTP status ("it answered HTTP 500
 // Internal Server Error"), a connection cut during the call.
 //
+// A server over HTTP that wants authentication gets it from Server.Headers
+// (a bearer token: "Authorization": "Bearer ...") or from a [SigV4]
+// transport in Server.HTTPClient, which signs every request with AWS
+// Signature Version 4, as an Amazon Bedrock AgentCore Gateway with IAM
+// authorization wants; a server that refuses them fails with its status
+// ("it answered HTTP 403 Forbidden"), naming the server.
+//
 // The body of each HTTP response is bounded by the server's MaxResponse (8
 // MiB unless set): a longer result fails its call, wrapping [ErrToolFailed],
 // as soon as the limit is passed, before it is decoded or held in memory.
