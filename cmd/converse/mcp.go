@@ -8,12 +8,16 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
 
 	"github.com/tooluse/bedrock/tools"
 	"github.com/tooluse/bedrock/tools/mcptools"
@@ -47,6 +51,75 @@ type mcpServer struct {
 	// TrustAnnotations believes the server's tool annotations, for
 	// "approve": "destructive".
 	TrustAnnotations bool `json:"trustAnnotations"`
+	// Auth authenticates the requests to a "url".
+	Auth *mcpAuth `json:"auth"`
+}
+
+// mcpAuth is a url server's "auth": {"type": "sigv4", "service": ...,
+// "region": ..., "profile": ...} signs each request with AWS credentials
+// (of the default chain, or the profile), {"type": "bearer", "tokenEnv":
+// "VAR"} sends the token in $VAR as "Authorization: Bearer TOKEN".
+type mcpAuth struct {
+	Type     string `json:"type"`
+	Service  string `json:"service"`
+	Region   string `json:"region"`
+	Profile  string `json:"profile"`
+	TokenEnv string `json:"tokenEnv"`
+}
+
+// apply sets up srv, a url server, to authenticate as a says. The token of
+// a bearer is read from its variable now, and is never in the file.
+func (a *mcpAuth) apply(srv *mcptools.Server) error {
+	switch a.Type {
+	case "sigv4":
+		if a.Service == "" || a.Region == "" || a.TokenEnv != "" {
+			return errors.New(`"sigv4" wants "service" and "region", and may name a "profile"`)
+		}
+		srv.HTTPClient = &http.Client{Transport: &mcptools.SigV4{Credentials: awsCredentials(a.Profile), Service: a.Service, Region: a.Region}}
+		return nil
+	case "bearer":
+		if a.TokenEnv == "" || a.Service != "" || a.Region != "" || a.Profile != "" {
+			return errors.New(`"bearer" wants "tokenEnv", the name of the environment variable holding the token`)
+		}
+		for k := range srv.Headers {
+			if strings.EqualFold(k, "Authorization") {
+				return errors.New(`"bearer" and an "Authorization" header: want one`)
+			}
+		}
+		token := strings.TrimSpace(os.Getenv(a.TokenEnv))
+		if token == "" {
+			return fmt.Errorf(`"tokenEnv" %q: the variable is not set`, a.TokenEnv)
+		}
+		if !strings.HasPrefix(srv.URL, "https://") && !isLoopback(srv.URL) {
+			return errors.New(`"bearer" over http would send the token in the clear: want an https "url"`)
+		}
+		srv.Headers = maps.Clone(srv.Headers)
+		if srv.Headers == nil {
+			srv.Headers = map[string]string{}
+		}
+		srv.Headers["Authorization"] = "Bearer " + token
+		return nil
+	}
+	return fmt.Errorf(`"type" %q: want "sigv4" or "bearer"`, a.Type)
+}
+
+// awsCredentials are the credentials of the default chain, or of the
+// shared config profile, found at the first request and cached.
+func awsCredentials(profile string) aws.CredentialsProvider {
+	return aws.NewCredentialsCache(aws.CredentialsProviderFunc(func(ctx context.Context) (aws.Credentials, error) {
+		var opts []func(*config.LoadOptions) error
+		if profile != "" {
+			opts = append(opts, config.WithSharedConfigProfile(profile))
+		}
+		cfg, err := config.LoadDefaultConfig(ctx, opts...)
+		if err != nil {
+			return aws.Credentials{}, err
+		}
+		if cfg.Credentials == nil {
+			return aws.Credentials{}, errors.New("no AWS credentials found")
+		}
+		return cfg.Credentials.Retrieve(ctx)
+	}))
 }
 
 // startMCP starts the servers of the -mcp file, if any, and adds their
@@ -195,6 +268,14 @@ func (ms mcpServer) server(name, dir string) (mcptools.Server, error) {
 	if ms.URL != "" {
 		if u, err := url.Parse(ms.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return srv, fmt.Errorf(`"url" %q: want an http or https URL with a host`, ms.URL)
+		}
+	}
+	if ms.Auth != nil {
+		if ms.URL == "" {
+			return srv, errors.New(`"auth" is for a "url"`)
+		}
+		if err := ms.Auth.apply(&srv); err != nil {
+			return srv, fmt.Errorf(`"auth": %w`, err)
 		}
 	}
 	if ms.Command != "" {

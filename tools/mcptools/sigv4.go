@@ -37,6 +37,9 @@ type SigV4 struct {
 
 // RoundTrip signs a copy of req and sends it.
 func (s *SigV4) RoundTrip(req *http.Request) (*http.Response, error) {
+	if err := req.Context().Err(); err != nil {
+		return nil, err
+	}
 	body, err := readBody(req)
 	if err != nil {
 		return nil, fmt.Errorf("mcptools: sigv4: reading the request body: %w", err)
