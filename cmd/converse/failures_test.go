@@ -196,7 +196,7 @@ func TestBedrockAPIKey(t *testing.T) {
 			if tt.endpoint != "" {
 				args = []string{"-endpoint", tt.endpoint}
 			}
-			s, err := parseFlags(append(args, "hi"), io.Discard)
+			s, err := parseFlags(append(args, "hi"), io.Discard, false)
 			require.NoError(t, err)
 			b, err := newBackend(context.Background(), s, nil)
 			if tt.usage != "" {

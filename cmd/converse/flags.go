@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/tooluse/bedrock/converse"
+	"github.com/tooluse/bedrock/converse/agentcore"
 )
 
 // defaultModel is the model used without -model or BEDROCK_MODEL_ID: the US
@@ -47,16 +48,23 @@ type settings struct {
 	cache         bool
 	noTrim        bool
 	request       requestFlags
+	addr          string // converse serve's
+	sessions      string // converse serve's
 
 	set    map[string]bool // the flags given on the command line
 	prompt []string        // the arguments after the flags
 }
 
-// parseFlags parses the command line. -h prints the usage on stdout and
-// returns flag.ErrHelp; any other mistake is a usageError.
-func parseFlags(args []string, stdout io.Writer) (*settings, error) {
+// parseFlags parses the command line, that of converse serve when serving.
+// -h prints the usage on stdout and returns flag.ErrHelp; any other
+// mistake is a usageError.
+func parseFlags(args []string, stdout io.Writer, serving bool) (*settings, error) {
 	s := &settings{set: map[string]bool{}}
 	fs := flag.NewFlagSet("converse", flag.ContinueOnError)
+	if serving {
+		fs.StringVar(&s.addr, "addr", ":8080", "listen on `HOST:PORT`")
+		fs.StringVar(&s.sessions, "sessions", agentcore.DefaultSessionDir, "keep the sessions' conversations in `dir` (the runtime's session storage)")
+	}
 	fs.SetOutput(io.Discard) // errors are reported once, by report
 	fs.StringVar(&s.model, "model", "", "model `ID`, inference profile or ARN (default $BEDROCK_MODEL_ID, else "+defaultModel+")")
 	fs.StringVar(&s.region, "region", "", "AWS `region` (default from AWS_REGION or the profile, else "+defaultRegion+")")
@@ -83,6 +91,10 @@ func parseFlags(args []string, stdout io.Writer) (*settings, error) {
 	fs.BoolVar(&s.yes, "yes", false, "approve every call of the tools marked \"approve\" (in the manifest or the -mcp file) without asking")
 
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) && serving {
+			printServeUsage(stdout, fs)
+			return nil, err
+		}
 		if errors.Is(err, flag.ErrHelp) {
 			printUsage(stdout, fs)
 			return nil, err
@@ -94,7 +106,24 @@ func parseFlags(args []string, stdout io.Writer) (*settings, error) {
 	if err := s.check(); err != nil {
 		return nil, err
 	}
+	if serving {
+		return s, s.checkServe()
+	}
 	return s, nil
+}
+
+// checkServe rejects what converse serve does not take: a prompt, and the
+// flags of one conversation at the terminal.
+func (s *settings) checkServe() error {
+	if len(s.prompt) > 0 {
+		return usagef("serve takes no prompt: the prompts come in POST /invocations (got %q)", strings.Join(s.prompt, " "))
+	}
+	for _, name := range []string{"session", "json", "record", "schema"} {
+		if s.set[name] {
+			return usagef("-%s is not for serve: sessions are kept in -sessions, answers are JSON already", name)
+		}
+	}
+	return nil
 }
 
 // check rejects values and combinations that cannot work.

@@ -98,7 +98,7 @@ func helpExample(t *testing.T, topic, last string, v any) string {
 // "converse -h" prints, no more and no fewer.
 func TestDocListsEveryFlag(t *testing.T) {
 	var usage bytes.Buffer
-	_, err := parseFlags([]string{"-h"}, &usage)
+	_, err := parseFlags([]string{"-h"}, &usage, false)
 	require.ErrorIs(t, err, flag.ErrHelp)
 	doc, err := os.ReadFile("doc.go")
 	require.NoError(t, err)

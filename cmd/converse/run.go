@@ -31,7 +31,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if isView(args) {
 		return view(ctx, args[1:], stdout, stderr)
 	}
-	s, err := parseFlags(args, stdout)
+	if len(args) > 0 && args[0] == "serve" {
+		return serve(ctx, args[1:], stdout, stderr)
+	}
+	s, err := parseFlags(args, stdout, false)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil
 	}
@@ -213,18 +216,8 @@ func newSession(ctx context.Context, s *settings, rec *recording.Recording, reg 
 		where: where{model: model, region: b.region, endpoint: s.endpoint, replay: s.replay, maxTurns: s.maxTurns, maxTokens: s.maxTokens},
 	}
 	conv, err := openConversation(ctx, s, b.client, model, reg, func(o *converse.Options) {
-		if s.system != "" {
-			o.Request.System = []types.SystemContentBlock{&types.SystemContentBlockMemberText{Value: s.system}}
-		}
-		o.Request.InferenceConfig = inferenceConfig(s)
-		o.MaxTurns = s.maxTurns
+		s.conversationOptions(o)
 		o.Stream = stream
-		o.SystemTools = s.systemTools
-		s.request.apply(o)
-		o.PromptCache = s.cache
-		if !s.noTrim {
-			o.Context = &converse.ContextPolicy{} // trim when Bedrock reports an overflow
-		}
 		o.OnEvent = p.event
 		if s.verbose {
 			o.Logger = slog.New(&traceHandler{p: p})
@@ -246,6 +239,22 @@ func newSession(ctx context.Context, s *settings, rec *recording.Recording, reg 
 		p.tracef("· auth: %s\n", b.auth)
 	}
 	return ss, nil
+}
+
+// conversationOptions sets what the flags say of a conversation, at the
+// terminal and served alike.
+func (s *settings) conversationOptions(o *converse.Options) {
+	if s.system != "" {
+		o.Request.System = []types.SystemContentBlock{&types.SystemContentBlockMemberText{Value: s.system}}
+	}
+	o.Request.InferenceConfig = inferenceConfig(s)
+	o.MaxTurns = s.maxTurns
+	o.SystemTools = s.systemTools
+	s.request.apply(o)
+	o.PromptCache = s.cache
+	if !s.noTrim {
+		o.Context = &converse.ContextPolicy{} // trim when Bedrock reports an overflow
+	}
 }
 
 func inferenceConfig(s *settings) *types.InferenceConfiguration {

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/tooluse/bedrock/converse"
+	"github.com/tooluse/bedrock/converse/agentcore"
+	"github.com/tooluse/bedrock/converse/recording"
+)
+
+// serve is converse serve: the conversations of the flags' model and tools
+// served over Amazon Bedrock AgentCore Runtime's HTTP protocol contract
+// (package agentcore) on -addr, until ctx ends, which cuts the invocations
+// running at their next step.
+func serve(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
+	s, err := parseFlags(args, stdout, true)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	flush, err := setupTelemetry(ctx, stderr)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if interrupted := flush(ctx); err == nil {
+			err = interrupted
+		}
+	}()
+	calls := &running{}
+	defer calls.wait()
+	reg, err := registry(s, calls, newFunctions(s, stderr))
+	if err != nil {
+		return err
+	}
+	stopMCP, err := startMCP(ctx, s, reg, stderr)
+	if err != nil {
+		return err
+	}
+	defer stopMCP()
+	rec, err := loadReplay(s.replay)
+	if err != nil {
+		return err
+	}
+	b, err := newBackend(ctx, s, rec)
+	if err != nil {
+		return err
+	}
+	defer b.close()
+	var first recording.Exchange
+	if rec != nil && len(rec.Exchanges) > 0 {
+		first = rec.Exchanges[0]
+	}
+	model := s.modelID(first.ModelID)
+	h := agentcore.New(b.client, model, reg, func(o *agentcore.Options) {
+		o.Store = converse.FileStore{Dir: s.sessions}
+		o.Conversation = func(o *converse.Options) {
+			s.conversationOptions(o)
+			o.Stream = s.stream
+			if s.yes {
+				o.Approver = func(_ context.Context, call converse.Call) (converse.Decision, error) {
+					return converse.Approve(call.ID), nil
+				}
+			} // else a call that needs approval pauses, and the caller decides
+		}
+	})
+	ln, err := net.Listen("tcp", s.addr)
+	if err != nil {
+		return usagef("-addr %s: %w", s.addr, err)
+	}
+	fmt.Fprintf(stderr, "converse: serving %s on http://%s (POST /invocations, GET /ping), sessions in %s\n", printable(model), ln.Addr(), s.sessions)
+	// The invocations' contexts end with ctx: each stops at its next step,
+	// and Shutdown waits for them to answer.
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case err := <-served:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+		err := srv.Shutdown(context.WithoutCancel(ctx))
+		<-served
+		return err
+	}
+}
+
+func printServeUsage(w io.Writer, fs *flag.FlagSet) {
+	fmt.Fprint(w, `usage: converse serve [flags]
+
+Serve serves conversations over the HTTP protocol contract of Amazon
+Bedrock AgentCore Runtime: POST /invocations takes {"prompt": "..."} (or
+{"decisions": [...]} for calls awaiting approval) and answers JSON, or
+server-sent events with "stream": true or Accept: text/event-stream; GET
+/ping answers {"status": "Healthy"} or "HealthyBusy". The header
+X-Amzn-Bedrock-AgentCore-Runtime-Session-Id picks the conversation, kept in
+-sessions, so the next invocation of a session continues it. The other
+flags are those of a conversation (-model, -endpoint, -tools, -mcp, -yes,
+...); without -yes a call that needs approval pauses its invocation, whose
+answer lists it. The prompt of one word "serve" goes after --: converse --
+serve.
+
+Flags:
+`)
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+}

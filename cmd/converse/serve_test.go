@@ -1,0 +1,120 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tooluse/bedrock/converse/agentcore"
+	"github.com/tooluse/bedrock/converse/bedrocktest"
+)
+
+// served is a converse serve running in process.
+type served struct {
+	url  string
+	stop func() error
+}
+
+// startServe runs converse serve with args on a free port of loopback and
+// returns once it listens.
+func startServe(t *testing.T, args ...string) *served {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		err := run(ctx, append([]string{"serve", "-addr", "127.0.0.1:0"}, args...), nil, io.Discard, pw)
+		pw.Close()
+		done <- err
+	}()
+	lines := bufio.NewScanner(pr)
+	require.True(t, lines.Scan(), "converse serve said nothing")
+	addr := regexp.MustCompile(`on (http://\S+) `).FindStringSubmatch(lines.Text())
+	require.Len(t, addr, 2, "the first line names the address: %s", lines.Text())
+	go func() { _, _ = io.Copy(io.Discard, pr) }()
+	s := &served{url: addr[1], stop: sync.OnceValue(func() error { cancel(); return <-done })}
+	t.Cleanup(func() { _ = s.stop() })
+	return s
+}
+
+func (s *served) invoke(t *testing.T, session, body string) map[string]any {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, s.url+"/invocations", strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set(agentcore.SessionHeader, session)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var a map[string]any
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&a))
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%v", a)
+	return a
+}
+
+// TestServe: converse serve answers the runtime's calls, and a session
+// goes on across invocations and across a restart of the server.
+func TestServe(t *testing.T) {
+	setTestEnv(t)
+	bed := newServer(t, bedrocktest.Script(bedrocktest.Text("one"), bedrocktest.Text("two"), bedrocktest.Text("three")))
+	dir := t.TempDir()
+	args := []string{"-endpoint", bed.URL, "-sessions", dir, "-system", "Be brief."}
+	const session = "0123456789abcdef0123456789abcdef-cli"
+
+	s := startServe(t, args...)
+	resp, err := http.Get(s.url + "/ping")
+	require.NoError(t, err)
+	var ping map[string]any
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&ping))
+	resp.Body.Close()
+	assert.Equal(t, "Healthy", ping["status"])
+	assert.Contains(t, ping, "time_of_last_update")
+
+	assert.Equal(t, "one", s.invoke(t, session, `{"prompt": "first"}`)["response"])
+	assert.Equal(t, "two", s.invoke(t, session, `{"prompt": "second"}`)["response"])
+	require.NoError(t, s.stop())
+
+	again := startServe(t, args...)
+	assert.Equal(t, "three", again.invoke(t, session, `{"prompt": "third"}`)["response"])
+	require.NoError(t, again.stop())
+
+	reqs := bed.Requests()
+	require.Len(t, reqs, 3)
+	assert.Len(t, reqs[2].Messages, 5, "the restarted server continued the session from -sessions")
+	assert.Equal(t, "Be brief.", systemText(reqs[2]), "the flags configure the served conversations")
+}
+
+func systemText(req *bedrocktest.Request) string {
+	if len(req.System) == 0 {
+		return ""
+	}
+	text, _ := req.System[0].(*types.SystemContentBlockMemberText)
+	if text == nil {
+		return ""
+	}
+	return text.Value
+}
+
+func TestServeUsage(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"serve", "hello"}, "serve takes no prompt"},
+		{[]string{"serve", "-session", "x.json"}, "-session is not for serve"},
+		{[]string{"serve", "-json"}, "-json is not for serve"},
+	} {
+		out := runInProcess(t, nil, tc.args...)
+		assert.Equal(t, 2, out.code, out.stderr)
+		assert.Contains(t, out.stderr, tc.want)
+	}
+}
