@@ -84,6 +84,18 @@
 // the text as it is. The approval prompt resets the terminal and clears
 // its line first, and quotes the tool's name.
 //
+// # Serving on Bedrock AgentCore Runtime
+//
+// "converse serve [flags]" serves the conversations of the other flags
+// (-model, -endpoint, -tools, -mcp, -yes, ...) over the HTTP protocol
+// contract of Amazon Bedrock AgentCore Runtime, with package
+// converse/agentcore: POST /invocations and GET /ping on -addr (default
+// :8080), each session's conversation kept in -sessions (default
+// /mnt/data/converse, under the runtime's session storage). Without -yes a
+// call that needs approval pauses its invocation, whose answer lists it,
+// and the next invocation carries the decisions. "converse serve -h" says
+// more; a prompt of the one word "serve" goes after --.
+//
 // # Help topics
 //
 // The binary carries the rest of this manual, so that it can be read where
