@@ -75,13 +75,13 @@ type Server struct {
 	// not get it run unasked.
 	TrustAnnotations bool
 
-	// Timeout bounds each call; zero means DefaultCallTimeout.
+	// Timeout bounds each call; zero means DefaultTimeout.
 	Timeout time.Duration
 	// StartupTimeout bounds the start of the server and its handshake; zero
 	// means DefaultStartupTimeout.
 	StartupTimeout time.Duration
 	// Concurrency bounds the calls in flight to the server; zero means
-	// DefaultMaxConcurrency, 1 makes calls sequential.
+	// DefaultConcurrency, 1 makes calls sequential.
 	Concurrency int
 }
 
