@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -252,25 +253,35 @@ func TestExecute(t *testing.T) {
 		},
 	}
 	for _, tt := range tests {
+		// In a synctest bubble the timeouts run in virtual time: "hang"
+		// and "stubborn" time out at 50 ms, "stubborn" returns at 300 ms,
+		// however busy the machine.
 		t.Run(tt.name, func(t *testing.T) {
-			var calls atomic.Int32
-			e := &converse.Executor{Registry: testTools(t, &calls)}
-			got := results(t, e.Execute(context.Background(), tt.content))
-			assert.Equal(t, tt.addCalls, calls.Load(), "times add ran")
-			if tt.wantContains == nil {
-				assert.Equal(t, tt.want, got)
-				return
-			}
-			require.Len(t, got, len(tt.wantContains))
-			for i, want := range tt.wantContains {
-				if want == "" {
-					assert.Equal(t, types.ToolResultStatusSuccess, got[i].Status, got[i].Text)
-					continue
+			synctest.Test(t, func(t *testing.T) {
+				var calls atomic.Int32
+				e := &converse.Executor{Registry: testTools(t, &calls)}
+				got := results(t, e.Execute(context.Background(), tt.content))
+				// An abandoned call ("stubborn") returns at 300 ms and
+				// gives back its slot; the bubble ends with it.
+				time.Sleep(time.Second)
+				synctest.Wait()
+				assert.Zero(t, e.Abandoned(), "calls still running")
+				assert.Equal(t, tt.addCalls, calls.Load(), "times add ran")
+				if tt.wantContains == nil {
+					assert.Equal(t, tt.want, got)
+					return
 				}
-				assert.Equal(t, types.ToolResultStatusError, got[i].Status)
-				assert.True(t, strings.HasPrefix(got[i].Text, "Error: "), got[i].Text)
-				assert.Contains(t, got[i].Text, want)
-			}
+				require.Len(t, got, len(tt.wantContains))
+				for i, want := range tt.wantContains {
+					if want == "" {
+						assert.Equal(t, types.ToolResultStatusSuccess, got[i].Status, got[i].Text)
+						continue
+					}
+					assert.Equal(t, types.ToolResultStatusError, got[i].Status)
+					assert.True(t, strings.HasPrefix(got[i].Text, "Error: "), got[i].Text)
+					assert.Contains(t, got[i].Text, want)
+				}
+			})
 		})
 	}
 }
@@ -285,7 +296,12 @@ func TestExecutePanicStackGoesToLoggerNotModel(t *testing.T) {
 	assert.Contains(t, logs.String(), "goroutine")
 }
 
-func TestExecuteCancelled(t *testing.T) {
+// TestExecuteCancelled: calls running when the context is cancelled end as
+// cancelled. In virtual time the cancel at 20 ms comes when both calls are
+// waiting on their context, never before they started.
+func TestExecuteCancelled(t *testing.T) { synctest.Test(t, testExecuteCancelled) }
+
+func testExecuteCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	e := &converse.Executor{Registry: testTools(t, nil), ToolOptions: converse.ToolOptions{Timeout: time.Minute}}
 	time.AfterFunc(20*time.Millisecond, cancel)
@@ -365,7 +381,9 @@ func TestExecuteEvents(t *testing.T) {
 	assert.ElementsMatch(t, []string{"a", "f"}, ends)
 }
 
-func TestExecuteErrorsAreTestable(t *testing.T) {
+func TestExecuteErrorsAreTestable(t *testing.T) { synctest.Test(t, testExecuteErrorsAreTestable) }
+
+func testExecuteErrorsAreTestable(t *testing.T) {
 	var mu sync.Mutex
 	errs := map[string]error{}
 	e := &converse.Executor{Registry: testTools(t, nil), OnEvent: func(ev converse.Event) {
@@ -509,8 +527,14 @@ func stuckTool(t testing.TB, timeout time.Duration, release <-chan struct{}, hig
 
 // TestExecuteAbandonedCallsKeepTheirSlot: at Concurrency 1, a call abandoned
 // at its timeout still holds the only slot, so the calls after it are
-// answered as timed out waiting, naming it, and never run beside it.
+// answered as timed out waiting, naming it, and never run beside it. The
+// timeouts run in virtual time; once released, the abandoned call has given
+// back its slot when every goroutine of the bubble is idle again.
 func TestExecuteAbandonedCallsKeepTheirSlot(t *testing.T) {
+	synctest.Test(t, testExecuteAbandonedCallsKeepTheirSlot)
+}
+
+func testExecuteAbandonedCallsKeepTheirSlot(t *testing.T) {
 	release := make(chan struct{})
 	var high atomic.Int32
 	reg, err := tools.NewRegistry(stuckTool(t, 20*time.Millisecond, release, &high))
@@ -537,7 +561,8 @@ func TestExecuteAbandonedCallsKeepTheirSlot(t *testing.T) {
 	assert.Contains(t, logs.String(), "toolUseId=s1")
 
 	close(release)
-	require.Eventually(t, func() bool { return e.Abandoned() == 0 }, 10*time.Second, time.Millisecond)
+	synctest.Wait()
+	require.Zero(t, e.Abandoned(), "the abandoned call gave back its slot")
 	assert.Equal(t, int32(1), high.Load(), "calls ran beside each other")
 	got = results(t, e.Execute(context.Background(), []types.ContentBlock{toolUse("s4", "stuck", map[string]any{})}))
 	assert.Equal(t, []result{{"s4", `"finally"`, types.ToolResultStatusSuccess}}, got, "the slot is free again")

@@ -310,39 +310,52 @@ func TestStreamEmptyInputIsAnEmptyObject(t *testing.T) {
 
 // TestEarlyToolStartOverlapsTheStream: with EarlyToolStart a speculative
 // call starts when its block is complete, while the rest of the turn is
-// still streaming.
+// still streaming. The stream stalls after the call's block and a first text
+// delta and ends only when the test cancels, once the tool has started: a
+// call that waited for its turn to end would never start.
 func TestEarlyToolStartOverlapsTheStream(t *testing.T) {
 	first := bedrocktest.Output(types.StopReasonToolUse,
 		&types.ContentBlockMemberToolUse{Value: types.ToolUseBlock{ToolUseId: aws.String("t1"), Name: aws.String("slow"), Input: documentOf(map[string]any{})}},
-		text("While that runs, here is a long explanation that keeps the stream busy for a while."),
+		text("While that runs, here is a long explanation that keeps the stream busy."),
 	)
-	first.Interval = 20 * time.Millisecond
-	_, client := serve(t, bedrocktest.Script(first, bedrocktest.Text("done")))
-	var started, streamEnded time.Time
-	var mu sync.Mutex
-	slow, err := tools.New("slow", "Takes 300 ms.", func(ctx context.Context, _ struct{}) (string, error) {
-		mu.Lock()
-		started = time.Now()
-		mu.Unlock()
-		time.Sleep(300 * time.Millisecond)
-		return "ok", nil
+	first.Chunk = 1000   // one delta a block: messageStart, the call's start, delta and stop, a text delta
+	first.StallAfter = 5 // then nothing until the client goes away
+	_, client := serve(t, bedrocktest.Script(first))
+	started := make(chan struct{})
+	slow, err := tools.New("slow", "Waits for its context.", func(ctx context.Context, _ struct{}) (string, error) {
+		close(started)
+		<-ctx.Done()
+		return "", ctx.Err()
 	}, func(o *tools.Options) { o.Speculative = true })
 	require.NoError(t, err)
 	reg, err := tools.NewRegistry(slow)
 	require.NoError(t, err)
-	_, err = converse.Run(context.Background(), client, claude, reg, "go", streaming, func(o *converse.Options) {
-		o.EarlyToolStart = true
-		o.OnEvent = func(ev converse.Event) {
-			if te, ok := ev.(converse.TurnEnd); ok && te.Turn == 1 {
-				mu.Lock()
-				streamEnded = time.Now()
-				mu.Unlock()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var turnEnded atomic.Int32
+	done := make(chan error, 1)
+	go func() {
+		_, err := converse.Run(ctx, client, claude, reg, "go", streaming, func(o *converse.Options) {
+			o.EarlyToolStart = true
+			o.OnEvent = func(ev converse.Event) {
+				if _, ok := ev.(converse.TurnEnd); ok {
+					turnEnded.Add(1)
+				}
 			}
-		}
-	})
-	require.NoError(t, err)
-	assert.True(t, started.Before(streamEnded.Add(-200*time.Millisecond)),
-		"the tool started %v before the stream ended", streamEnded.Sub(started))
+		})
+		done <- err
+	}()
+	select {
+	case <-started:
+	case err := <-done:
+		t.Fatalf("the turn ended before the call started: %v", err)
+	case <-time.After(30 * time.Second): // a failsafe: the stalled stream never ends
+		t.Fatal("the call did not start while its turn was streaming")
+	}
+	assert.Zero(t, turnEnded.Load(), "the call started before its turn ended")
+	cancel()
+	require.ErrorIs(t, <-done, context.Canceled)
+	assert.Zero(t, turnEnded.Load(), "the stalled turn never ended")
 }
 
 func TestEarlyResultsDiscardedWhenTheTurnFails(t *testing.T) {
