@@ -3,9 +3,10 @@ package converse_test
 // The benchmarks behind BENCHMARKS.md; run them with `make bench`. Every
 // measurement that has a hand-written counterpart runs it as the
 // sub-benchmark impl=naive, next to impl=library, so that
-// `benchstat -col /impl` puts the two side by side. The naive code below is
-// the pattern teams write by hand against the raw SDK: it is the baseline,
-// not an example to follow (it validates nothing and runs calls one by one).
+// `benchstat -col /impl` puts the two side by side. The naive code
+// (bench_naive_test.go) is the pattern teams write by hand against the raw
+// SDK: it is the baseline, not an example to follow (it validates nothing
+// and runs calls one by one). The probes are in bench_transport_test.go.
 //
 // Benchmarks report figures; none of them fails on time. BenchmarkScale fails
 // on correctness only: a conversation that did not complete, or a goroutine
@@ -16,22 +17,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
-	"os"
 	"runtime"
-	"runtime/metrics"
 	"slices"
-	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
-	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 	"go.uber.org/goleak"
 
@@ -84,65 +77,6 @@ func benchRegistry(b testing.TB) *tools.Registry {
 		b.Fatal(err)
 	}
 	return reg
-}
-
-// naiveTool adapts a typed function to the naive executor's table.
-func naiveTool[In, Out any](fn func(context.Context, In) (Out, error)) func(context.Context, []byte) (any, error) {
-	return func(ctx context.Context, raw []byte) (any, error) {
-		var in In
-		if err := json.Unmarshal(raw, &in); err != nil {
-			return nil, err
-		}
-		return fn(ctx, in)
-	}
-}
-
-var naiveTools = map[string]func(context.Context, []byte) (any, error){
-	"add":   naiveTool(benchAdd),
-	"sleep": naiveTool(benchSleep),
-	"wait":  naiveTool(benchWait),
-}
-
-// naiveExecute is the hand-written executor: for each toolUse block, in
-// order, read the input document, decode it into the arguments, call the
-// function, encode its output and wrap it in a toolResult.
-func naiveExecute(ctx context.Context, content []types.ContentBlock) []types.ContentBlock {
-	var results []types.ContentBlock
-	for _, block := range content {
-		tu, ok := block.(*types.ContentBlockMemberToolUse)
-		if !ok {
-			continue
-		}
-		status, text := types.ToolResultStatusSuccess, ""
-		out, err := naiveRun(ctx, tu.Value)
-		if err != nil {
-			status, text = types.ToolResultStatusError, "Error: "+err.Error()
-		} else {
-			text = string(out)
-		}
-		results = append(results, &types.ContentBlockMemberToolResult{Value: types.ToolResultBlock{
-			ToolUseId: tu.Value.ToolUseId,
-			Content:   []types.ToolResultContentBlock{&types.ToolResultContentBlockMemberText{Value: text}},
-			Status:    status,
-		}})
-	}
-	return results
-}
-
-func naiveRun(ctx context.Context, tu types.ToolUseBlock) ([]byte, error) {
-	raw, err := tu.Input.MarshalSmithyDocument()
-	if err != nil {
-		return nil, err
-	}
-	fn, ok := naiveTools[aws.ToString(tu.Name)]
-	if !ok {
-		return nil, fmt.Errorf("unknown tool %q", aws.ToString(tu.Name))
-	}
-	v, err := fn(ctx, raw)
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(v)
 }
 
 // benchCalls returns n calls of a tool, with distinct IDs and inputs.
@@ -322,130 +256,6 @@ type benchConversation struct{ c *converse.Conversation }
 func (c benchConversation) Send(ctx context.Context, text string) error {
 	_, err := c.c.Send(ctx, text)
 	return err
-}
-
-// naiveChat is the hand-written loop on the raw SDK: call Converse, append
-// the assistant message, run the tools with naiveExecute, append their
-// results, and call again until the model stops asking. Its tool
-// configuration is built once, as a hand-written program would.
-type naiveChat struct {
-	client  converse.Client
-	config  *types.ToolConfiguration
-	history []types.Message
-}
-
-func newNaiveChat(b testing.TB, client converse.Client, reg *tools.Registry) *naiveChat {
-	cfg, err := converse.ToolConfig(reg, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return &naiveChat{client: client, config: cfg}
-}
-
-func (c *naiveChat) Send(ctx context.Context, text string) error {
-	c.history = append(c.history, benchUserText(text))
-	for {
-		out, err := c.client.Converse(ctx, &bedrockruntime.ConverseInput{
-			ModelId:    aws.String(benchModelID),
-			Messages:   c.history,
-			ToolConfig: c.config,
-		})
-		if err != nil {
-			return err
-		}
-		msg, ok := out.Output.(*types.ConverseOutputMemberMessage)
-		if !ok {
-			return errors.New("no message")
-		}
-		c.history = append(c.history, naiveEcho(msg.Value))
-		if out.StopReason != types.StopReasonToolUse {
-			return nil
-		}
-		c.history = append(c.history, types.Message{Role: types.ConversationRoleUser, Content: naiveExecute(ctx, msg.Value.Content)})
-	}
-}
-
-// naiveStreamChat is naiveChat on ConverseStream: it assembles each turn's
-// message from the events (text deltas joined, a toolUse block's input
-// deltas joined and decoded into a document) before running the tools.
-type naiveStreamChat struct{ *naiveChat }
-
-func (c *naiveStreamChat) Send(ctx context.Context, text string) error {
-	c.history = append(c.history, benchUserText(text))
-	for {
-		msg, stop, err := c.turn(ctx)
-		if err != nil {
-			return err
-		}
-		c.history = append(c.history, msg)
-		if stop != types.StopReasonToolUse {
-			return nil
-		}
-		c.history = append(c.history, types.Message{Role: types.ConversationRoleUser, Content: naiveExecute(ctx, msg.Content)})
-	}
-}
-
-func (c *naiveStreamChat) turn(ctx context.Context) (types.Message, types.StopReason, error) {
-	msg := types.Message{Role: types.ConversationRoleAssistant}
-	out, err := c.client.ConverseStream(ctx, &bedrockruntime.ConverseStreamInput{
-		ModelId:    aws.String(benchModelID),
-		Messages:   c.history,
-		ToolConfig: c.config,
-	})
-	if err != nil {
-		return msg, "", err
-	}
-	stream := out.GetStream()
-	defer stream.Close()
-	var stop types.StopReason
-	var tu *types.ToolUseBlock
-	var buf strings.Builder
-	for ev := range stream.Events() {
-		switch ev := ev.(type) {
-		case *types.ConverseStreamOutputMemberContentBlockStart:
-			if start, ok := ev.Value.Start.(*types.ContentBlockStartMemberToolUse); ok {
-				tu = &types.ToolUseBlock{ToolUseId: start.Value.ToolUseId, Name: start.Value.Name}
-			}
-		case *types.ConverseStreamOutputMemberContentBlockDelta:
-			switch d := ev.Value.Delta.(type) {
-			case *types.ContentBlockDeltaMemberText:
-				buf.WriteString(d.Value)
-			case *types.ContentBlockDeltaMemberToolUse:
-				buf.WriteString(aws.ToString(d.Value.Input))
-			}
-		case *types.ConverseStreamOutputMemberContentBlockStop:
-			if tu == nil {
-				msg.Content = append(msg.Content, &types.ContentBlockMemberText{Value: buf.String()})
-			} else {
-				var input any
-				if err := json.Unmarshal([]byte(buf.String()), &input); err != nil {
-					return msg, "", err
-				}
-				tu.Input = document.NewLazyDocument(input)
-				msg.Content = append(msg.Content, &types.ContentBlockMemberToolUse{Value: *tu})
-				tu = nil
-			}
-			buf.Reset()
-		case *types.ConverseStreamOutputMemberMessageStop:
-			stop = ev.Value.StopReason
-		}
-	}
-	return msg, stop, stream.Err()
-}
-
-// naiveEcho drops the "type" of toolUse blocks, which Bedrock returns and
-// rejects when sent back: no loop that works can skip this step.
-func naiveEcho(msg types.Message) types.Message {
-	content := make([]types.ContentBlock, len(msg.Content))
-	for i, block := range msg.Content {
-		if tu, ok := block.(*types.ContentBlockMemberToolUse); ok {
-			v := tu.Value
-			v.Type = ""
-			block = &types.ContentBlockMemberToolUse{Value: v}
-		}
-		content[i] = block
-	}
-	return types.Message{Role: msg.Role, Content: content}
 }
 
 // BenchmarkConversation is a whole 3-turn tool conversation (two rounds of
@@ -644,125 +454,6 @@ func BenchmarkHistoryGrowth(b *testing.B) {
 	}
 }
 
-// benchTransport is the transport of bedrocktest's client (a clone of
-// http.DefaultTransport) with probes: it counts the connections it dials and
-// stamps the time of the last read from any of them.
-type benchTransport struct {
-	base     *http.Transport
-	dials    atomic.Int64
-	lastRead atomic.Int64 // time.Since(benchEpoch), in ns
-}
-
-var benchEpoch = time.Now()
-
-func newBenchTransport(maxIdleConnsPerHost int) *benchTransport {
-	t := &benchTransport{base: http.DefaultTransport.(*http.Transport).Clone()}
-	t.base.MaxIdleConns = 0 // no limit across hosts: MaxIdleConnsPerHost decides
-	t.base.MaxIdleConnsPerHost = maxIdleConnsPerHost
-	var dialer net.Dialer
-	t.base.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		conn, err := dialer.DialContext(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
-		t.dials.Add(1)
-		return benchStampedConn{conn, &t.lastRead}, nil
-	}
-	return t
-}
-
-// RoundTrip hides io.WriterTo on request bodies, as bedrocktest's own client
-// does (see bedrocktest.Server.HTTPClient).
-func (t *benchTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.Body != nil && r.Body != http.NoBody {
-		r = r.Clone(r.Context())
-		r.Body = struct{ io.ReadCloser }{r.Body}
-	}
-	return t.base.RoundTrip(r)
-}
-
-// client returns a real SDK client for srv that uses t.
-func (t *benchTransport) client(srv *bedrocktest.Server) *bedrockruntime.Client {
-	cfg := srv.Config()
-	cfg.HTTPClient = &http.Client{Transport: t}
-	return bedrockruntime.NewFromConfig(cfg)
-}
-
-type benchStampedConn struct {
-	net.Conn
-	last *atomic.Int64
-}
-
-func (c benchStampedConn) Read(p []byte) (int, error) {
-	n, err := c.Conn.Read(p)
-	if n > 0 {
-		c.last.Store(int64(time.Since(benchEpoch)))
-	}
-	return n, err
-}
-
-// benchOpenFiles counts the open file descriptors of the process, or
-// returns -1 where /proc is missing.
-func benchOpenFiles() int {
-	fds, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		return -1
-	}
-	return len(fds)
-}
-
-// benchPeak is the most of each resource seen while a batch ran.
-type benchPeak struct {
-	goroutines int
-	files      int    // -1 where /proc is missing
-	memory     uint64 // heap objects and goroutine stacks, in bytes
-}
-
-// benchMemory reads the bytes of heap objects and of goroutine stacks,
-// without stopping the world as runtime.ReadMemStats would.
-func benchMemory() uint64 {
-	samples := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/memory/classes/heap/stacks:bytes"}}
-	metrics.Read(samples)
-	return samples[0].Value.Uint64() + samples[1].Value.Uint64()
-}
-
-// benchWatch samples the resources of the process every few milliseconds
-// until stop is called, and returns the peaks.
-func benchWatch() (stop func() benchPeak) {
-	done := make(chan struct{})
-	var p benchPeak
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		tick := time.NewTicker(5 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			p.goroutines = max(p.goroutines, runtime.NumGoroutine())
-			p.files = max(p.files, benchOpenFiles())
-			p.memory = max(p.memory, benchMemory())
-			select {
-			case <-done:
-				return
-			case <-tick.C:
-			}
-		}
-	})
-	return func() benchPeak {
-		close(done)
-		wg.Wait()
-		return p
-	}
-}
-
-// benchHeap returns the live heap after two collections: the second
-// empties the sync.Pools the first only moved aside.
-func benchHeap() uint64 {
-	runtime.GC()
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return m.HeapAlloc
-}
-
 // BenchmarkScale starts 1,000 conversations at once (each the 3-turn tool
 // conversation of BenchmarkConversation) against a new bedrocktest server on
 // loopback, through one SDK client. It fails if any conversation does not
@@ -954,69 +645,5 @@ func BenchmarkStreamEvents(b *testing.B) {
 			b.ReportMetric(float64(elapsed.Nanoseconds())/ops/events, "ns/event")
 			b.ReportMetric(float64(after.Mallocs-before.Mallocs)/ops/events, "allocs/event")
 		})
-	}
-}
-
-// TestBenchBaselinesAgree checks that the naive baselines do the work the
-// library does: the same tool results, and the same history on the wire.
-func TestBenchBaselinesAgree(t *testing.T) {
-	reg := benchRegistry(t)
-	ctx := context.Background()
-	content := benchToolTurn(t, "add", 8)
-	naive, err := converse.MarshalMessages([]types.Message{{Role: types.ConversationRoleUser, Content: naiveExecute(ctx, content)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ours, err := converse.MarshalMessages([]types.Message{{Role: types.ConversationRoleUser, Content: (&converse.Executor{Registry: reg}).Execute(ctx, content)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(naive) != string(ours) {
-		t.Errorf("tool results differ:\nnaive    %s\nconverse %s", naive, ours)
-	}
-
-	srv := bedrocktest.NewServer(benchModel(2))
-	defer srv.Close()
-	chat := newNaiveChat(t, srv.Client(), reg)
-	if err := chat.Send(ctx, "Add things."); err != nil {
-		t.Fatal(err)
-	}
-	res, err := converse.Run(ctx, srv.Client(), benchModelID, reg, "Add things.")
-	if err != nil {
-		t.Fatal(err)
-	}
-	naive, err = converse.MarshalMessages(chat.history)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ours, err = converse.MarshalMessages(res.History)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(naive) != string(ours) {
-		t.Errorf("histories differ:\nnaive    %s\nconverse %s", naive, ours)
-	}
-	if res.Turns != 3 || len(res.History) != 6 {
-		t.Errorf("%d turns and %d messages, want 3 and 6", res.Turns, len(res.History))
-	}
-
-	streamed := newBenchChatStreamed(t, "naive", true, srv.Client(), reg).(*naiveStreamChat)
-	if err := streamed.Send(ctx, "Add things."); err != nil {
-		t.Fatal(err)
-	}
-	res, err = converse.Run(ctx, srv.Client(), benchModelID, reg, "Add things.", func(o *converse.Options) { o.Stream = true })
-	if err != nil {
-		t.Fatal(err)
-	}
-	naive, err = converse.MarshalMessages(streamed.history)
-	if err != nil {
-		t.Fatal(err)
-	}
-	streamedOurs, err := converse.MarshalMessages(res.History)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(naive) != string(streamedOurs) || string(ours) != string(streamedOurs) {
-		t.Errorf("streamed histories differ:\nnaive    %s\nconverse %s\nunstreamed %s", naive, streamedOurs, ours)
 	}
 }

@@ -1,0 +1,245 @@
+package converse_test
+
+// The naive baseline of the benchmarks (impl=naive): the pattern teams write
+// by hand against the raw SDK, and the test that it does the library's work.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tooluse/bedrock/converse"
+	"github.com/tooluse/bedrock/converse/bedrocktest"
+	"github.com/tooluse/bedrock/tools"
+)
+
+// naiveTool adapts a typed function to the naive executor's table.
+func naiveTool[In, Out any](fn func(context.Context, In) (Out, error)) func(context.Context, []byte) (any, error) {
+	return func(ctx context.Context, raw []byte) (any, error) {
+		var in In
+		if err := json.Unmarshal(raw, &in); err != nil {
+			return nil, err
+		}
+		return fn(ctx, in)
+	}
+}
+
+var naiveTools = map[string]func(context.Context, []byte) (any, error){
+	"add":   naiveTool(benchAdd),
+	"sleep": naiveTool(benchSleep),
+	"wait":  naiveTool(benchWait),
+}
+
+// naiveExecute is the hand-written executor: for each toolUse block, in
+// order, read the input document, decode it into the arguments, call the
+// function, encode its output and wrap it in a toolResult.
+func naiveExecute(ctx context.Context, content []types.ContentBlock) []types.ContentBlock {
+	var results []types.ContentBlock
+	for _, block := range content {
+		tu, ok := block.(*types.ContentBlockMemberToolUse)
+		if !ok {
+			continue
+		}
+		status, text := types.ToolResultStatusSuccess, ""
+		out, err := naiveRun(ctx, tu.Value)
+		if err != nil {
+			status, text = types.ToolResultStatusError, "Error: "+err.Error()
+		} else {
+			text = string(out)
+		}
+		results = append(results, &types.ContentBlockMemberToolResult{Value: types.ToolResultBlock{
+			ToolUseId: tu.Value.ToolUseId,
+			Content:   []types.ToolResultContentBlock{&types.ToolResultContentBlockMemberText{Value: text}},
+			Status:    status,
+		}})
+	}
+	return results
+}
+
+func naiveRun(ctx context.Context, tu types.ToolUseBlock) ([]byte, error) {
+	raw, err := tu.Input.MarshalSmithyDocument()
+	if err != nil {
+		return nil, err
+	}
+	fn, ok := naiveTools[aws.ToString(tu.Name)]
+	if !ok {
+		return nil, fmt.Errorf("unknown tool %q", aws.ToString(tu.Name))
+	}
+	v, err := fn(ctx, raw)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(v)
+}
+
+// naiveChat is the hand-written loop on the raw SDK: call Converse, append
+// the assistant message, run the tools with naiveExecute, append their
+// results, and call again until the model stops asking. Its tool
+// configuration is built once, as a hand-written program would.
+type naiveChat struct {
+	client  converse.Client
+	config  *types.ToolConfiguration
+	history []types.Message
+}
+
+func newNaiveChat(b testing.TB, client converse.Client, reg *tools.Registry) *naiveChat {
+	cfg, err := converse.ToolConfig(reg, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return &naiveChat{client: client, config: cfg}
+}
+
+func (c *naiveChat) Send(ctx context.Context, text string) error {
+	c.history = append(c.history, benchUserText(text))
+	for {
+		out, err := c.client.Converse(ctx, &bedrockruntime.ConverseInput{
+			ModelId:    aws.String(benchModelID),
+			Messages:   c.history,
+			ToolConfig: c.config,
+		})
+		if err != nil {
+			return err
+		}
+		msg, ok := out.Output.(*types.ConverseOutputMemberMessage)
+		if !ok {
+			return errors.New("no message")
+		}
+		c.history = append(c.history, naiveEcho(msg.Value))
+		if out.StopReason != types.StopReasonToolUse {
+			return nil
+		}
+		c.history = append(c.history, types.Message{Role: types.ConversationRoleUser, Content: naiveExecute(ctx, msg.Value.Content)})
+	}
+}
+
+// naiveStreamChat is naiveChat on ConverseStream: it assembles each turn's
+// message from the events (text deltas joined, a toolUse block's input
+// deltas joined and decoded into a document) before running the tools.
+type naiveStreamChat struct{ *naiveChat }
+
+func (c *naiveStreamChat) Send(ctx context.Context, text string) error {
+	c.history = append(c.history, benchUserText(text))
+	for {
+		msg, stop, err := c.turn(ctx)
+		if err != nil {
+			return err
+		}
+		c.history = append(c.history, msg)
+		if stop != types.StopReasonToolUse {
+			return nil
+		}
+		c.history = append(c.history, types.Message{Role: types.ConversationRoleUser, Content: naiveExecute(ctx, msg.Content)})
+	}
+}
+
+func (c *naiveStreamChat) turn(ctx context.Context) (types.Message, types.StopReason, error) {
+	msg := types.Message{Role: types.ConversationRoleAssistant}
+	out, err := c.client.ConverseStream(ctx, &bedrockruntime.ConverseStreamInput{
+		ModelId:    aws.String(benchModelID),
+		Messages:   c.history,
+		ToolConfig: c.config,
+	})
+	if err != nil {
+		return msg, "", err
+	}
+	stream := out.GetStream()
+	defer stream.Close()
+	var stop types.StopReason
+	var tu *types.ToolUseBlock
+	var buf strings.Builder
+	for ev := range stream.Events() {
+		switch ev := ev.(type) {
+		case *types.ConverseStreamOutputMemberContentBlockStart:
+			if start, ok := ev.Value.Start.(*types.ContentBlockStartMemberToolUse); ok {
+				tu = &types.ToolUseBlock{ToolUseId: start.Value.ToolUseId, Name: start.Value.Name}
+			}
+		case *types.ConverseStreamOutputMemberContentBlockDelta:
+			switch d := ev.Value.Delta.(type) {
+			case *types.ContentBlockDeltaMemberText:
+				buf.WriteString(d.Value)
+			case *types.ContentBlockDeltaMemberToolUse:
+				buf.WriteString(aws.ToString(d.Value.Input))
+			}
+		case *types.ConverseStreamOutputMemberContentBlockStop:
+			if tu == nil {
+				msg.Content = append(msg.Content, &types.ContentBlockMemberText{Value: buf.String()})
+			} else {
+				var input any
+				if err := json.Unmarshal([]byte(buf.String()), &input); err != nil {
+					return msg, "", err
+				}
+				tu.Input = document.NewLazyDocument(input)
+				msg.Content = append(msg.Content, &types.ContentBlockMemberToolUse{Value: *tu})
+				tu = nil
+			}
+			buf.Reset()
+		case *types.ConverseStreamOutputMemberMessageStop:
+			stop = ev.Value.StopReason
+		}
+	}
+	return msg, stop, stream.Err()
+}
+
+// naiveEcho drops the "type" of toolUse blocks, which Bedrock returns and
+// rejects when sent back: no loop that works can skip this step.
+func naiveEcho(msg types.Message) types.Message {
+	content := make([]types.ContentBlock, len(msg.Content))
+	for i, block := range msg.Content {
+		if tu, ok := block.(*types.ContentBlockMemberToolUse); ok {
+			v := tu.Value
+			v.Type = ""
+			block = &types.ContentBlockMemberToolUse{Value: v}
+		}
+		content[i] = block
+	}
+	return types.Message{Role: msg.Role, Content: content}
+}
+
+// TestBenchBaselinesAgree checks that the naive baselines do the work the
+// library does: the same tool results, and the same history on the wire.
+func TestBenchBaselinesAgree(t *testing.T) {
+	reg := benchRegistry(t)
+	ctx := context.Background()
+	content := benchToolTurn(t, "add", 8)
+	naive, err := converse.MarshalMessages([]types.Message{{Role: types.ConversationRoleUser, Content: naiveExecute(ctx, content)}})
+	require.NoError(t, err)
+	ours, err := converse.MarshalMessages([]types.Message{{Role: types.ConversationRoleUser, Content: (&converse.Executor{Registry: reg}).Execute(ctx, content)}})
+	require.NoError(t, err)
+	assert.Equal(t, string(naive), string(ours), "tool results differ (naive, converse)")
+
+	srv := bedrocktest.NewServer(benchModel(2))
+	defer srv.Close()
+	chat := newNaiveChat(t, srv.Client(), reg)
+	require.NoError(t, chat.Send(ctx, "Add things."))
+	res, err := converse.Run(ctx, srv.Client(), benchModelID, reg, "Add things.")
+	require.NoError(t, err)
+	naive, err = converse.MarshalMessages(chat.history)
+	require.NoError(t, err)
+	ours, err = converse.MarshalMessages(res.History)
+	require.NoError(t, err)
+	assert.Equal(t, string(naive), string(ours), "histories differ (naive, converse)")
+	assert.Equal(t, 3, res.Turns, "turns")
+	assert.Len(t, res.History, 6, "messages")
+
+	streamed := newBenchChatStreamed(t, "naive", true, srv.Client(), reg).(*naiveStreamChat)
+	require.NoError(t, streamed.Send(ctx, "Add things."))
+	res, err = converse.Run(ctx, srv.Client(), benchModelID, reg, "Add things.", func(o *converse.Options) { o.Stream = true })
+	require.NoError(t, err)
+	naive, err = converse.MarshalMessages(streamed.history)
+	require.NoError(t, err)
+	streamedOurs, err := converse.MarshalMessages(res.History)
+	require.NoError(t, err)
+	assert.Equal(t, string(naive), string(streamedOurs), "streamed histories differ (naive, converse)")
+	assert.Equal(t, string(ours), string(streamedOurs), "histories differ (unstreamed, streamed)")
+}
