@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	"github.com/stretchr/testify/require"
 
 	"github.com/tooluse/bedrock/converse"
 )
@@ -35,23 +36,15 @@ func FuzzExecute(f *testing.F) {
 		}
 		e := &converse.Executor{Registry: reg, ToolOptions: converse.ToolOptions{Timeout: 100 * time.Millisecond}}
 		out := e.Execute(context.Background(), content)
-		if len(out) != 2 {
-			t.Fatalf("got %d results for 2 calls", len(out))
-		}
+		require.Len(t, out, 2, "results for 2 calls")
 		for i, id := range []string{id1, id2} {
 			tr, ok := out[i].(*types.ContentBlockMemberToolResult)
-			if !ok {
-				t.Fatalf("result %d is %T", i, out[i])
-			}
-			if got := aws.ToString(tr.Value.ToolUseId); got != id {
-				t.Fatalf("result %d answers %q, want %q", i, got, id)
-			}
+			require.True(t, ok, "result %d is %T", i, out[i])
+			require.Equal(t, id, aws.ToString(tr.Value.ToolUseId), "result %d answers", i)
 			txt := tr.Value.Content[0].(*types.ToolResultContentBlockMemberText).Value
-			if strings.TrimSpace(txt) == "" {
-				t.Fatalf("result %d is blank", i)
-			}
-			if tr.Value.Status == types.ToolResultStatusError && !strings.HasPrefix(txt, "Error: ") {
-				t.Fatalf("error result %d does not start with Error: %q", i, txt)
+			require.NotEmpty(t, strings.TrimSpace(txt), "result %d is blank", i)
+			if tr.Value.Status == types.ToolResultStatusError {
+				require.True(t, strings.HasPrefix(txt, "Error: "), "error result %d does not start with Error: %q", i, txt)
 			}
 		}
 	})

@@ -9,6 +9,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/tooluse/bedrock/converse/bedrocktest"
 	"github.com/tooluse/bedrock/converse/recording"
@@ -53,24 +55,15 @@ func TestDemo(t *testing.T) {
 	if *update {
 		srv := newServer(t, demoModel())
 		out := runInProcess(t, nil, "-endpoint", srv.URL, "-record", demoFile, demoPrompt)
-		if out.code != 0 {
-			t.Fatalf("recording the demo: exit %d, stderr:\n%s", out.code, out.stderr)
-		}
+		require.Zero(t, out.code, "recording the demo: stderr:\n%s", out.stderr)
 	}
 	rec, err := recording.Load(demoFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(rec.Exchanges) != 2 || rec.Exchanges[0].ModelID != defaultModel {
-		t.Fatalf("%s: %d exchanges, model %s; want 2 with %s", demoFile, len(rec.Exchanges), rec.Exchanges[0].ModelID, defaultModel)
-	}
+	require.NoError(t, err)
+	require.Len(t, rec.Exchanges, 2, demoFile)
+	require.Equal(t, defaultModel, rec.Exchanges[0].ModelID, demoFile)
 	out := runInProcess(t, nil, "-replay", demoFile, "-v", demoPrompt)
-	if out.code != 0 {
-		t.Fatalf("exit %d, stderr:\n%s\n(record the demo anew with go test ./cmd/converse -run TestDemo -update)", out.code, out.stderr)
-	}
-	if want := "I'll work out both for you.\n" + demoAnswer + "\n"; out.stdout != want {
-		t.Errorf("stdout = %q, want %q", out.stdout, want)
-	}
+	require.Zero(t, out.code, "stderr:\n%s\n(record the demo anew with go test ./cmd/converse -run TestDemo -update)", out.stderr)
+	assert.Equal(t, "I'll work out both for you.\n"+demoAnswer+"\n", out.stdout, "stdout")
 	mustContain(t, "stderr", out.stderr,
 		"replaying "+demoFile+" offline",
 		"> "+demoPrompt,
@@ -85,9 +78,7 @@ func TestDemo(t *testing.T) {
 // TestMakeDemo: the Makefile's demo replays demoFile with demoPrompt.
 func TestMakeDemo(t *testing.T) {
 	makefile, err := os.ReadFile("../../Makefile")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	want := fmt.Sprintf("./$(BIN) -replay %s -v %q", strings.TrimPrefix(demoFile, "../../"), demoPrompt)
 	mustContain(t, "Makefile", string(makefile), want)
 }

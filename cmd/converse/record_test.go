@@ -3,8 +3,10 @@ package main
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/tooluse/bedrock/converse/bedrocktest"
 	"github.com/tooluse/bedrock/converse/recording"
@@ -23,41 +25,28 @@ func TestRecordReplay(t *testing.T) {
 	srv := newServer(t, multiply())
 	const prompt = "What is 6 times 7?"
 	recorded := runBinary(t, testEnv(t), nil, "-endpoint", srv.URL, "-record", file, prompt)
-	if recorded.code != 0 {
-		t.Fatalf("record: exit %d, stderr:\n%s", recorded.code, recorded.stderr)
-	}
+	require.Zero(t, recorded.code, "record: stderr:\n%s", recorded.stderr)
 	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, secret := range []string{fakeKeyID, fakeSecret, fakeToken, "AWS4-HMAC-SHA256", "Signature", "Authorization", "X-Amz-", "x-amz-"} {
-		if strings.Contains(string(data), secret) {
-			t.Errorf("the recording holds %q", secret)
-		}
+		assert.NotContains(t, string(data), secret, "the recording holds a secret")
 	}
 	rec, err := recording.Load(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(rec.Exchanges) != 2 || rec.Exchanges[0].ModelID != defaultModel {
-		t.Fatalf("recording: %d exchanges, first model %q", len(rec.Exchanges), rec.Exchanges[0].ModelID)
-	}
+	require.NoError(t, err)
+	require.Len(t, rec.Exchanges, 2, "recording")
+	require.Equal(t, defaultModel, rec.Exchanges[0].ModelID, "recording: first model")
 
 	replayed := runBinary(t, noCredentialsEnv(t), nil, "-replay", file, prompt)
-	if replayed.code != 0 || replayed.stdout != recorded.stdout {
-		t.Errorf("replay: exit %d, stdout %q, want %q; stderr:\n%s", replayed.code, replayed.stdout, recorded.stdout, replayed.stderr)
-	}
+	assert.Zero(t, replayed.code, "replay: stderr:\n%s", replayed.stderr)
+	assert.Equal(t, recorded.stdout, replayed.stdout, "replay")
 
 	other := runBinary(t, noCredentialsEnv(t), nil, "-replay", file, "What is 6 times 8?")
-	if other.code != 1 {
-		t.Errorf("replay of another prompt: exit %d, want 1", other.code)
-	}
+	assert.Equal(t, 1, other.code, "replay of another prompt: exit")
 	mustContain(t, "stderr", other.stderr, "request 1 differs from the recording", `want "What is 6 times 7?", got "What is 6 times 8?"`, "-replay-lenient")
 
 	lenient := runBinary(t, noCredentialsEnv(t), nil, "-replay", file, "-replay-lenient", "What is 6 times 8?")
-	if lenient.code != 0 || lenient.stdout != recorded.stdout {
-		t.Errorf("lenient replay: exit %d, stdout %q; stderr:\n%s", lenient.code, lenient.stdout, lenient.stderr)
-	}
+	assert.Zero(t, lenient.code, "lenient replay: stderr:\n%s", lenient.stderr)
+	assert.Equal(t, recorded.stdout, lenient.stdout, "lenient replay")
 }
 
 // TestReplayFollowsRecording: without -model and -stream, a replay uses
@@ -68,20 +57,15 @@ func TestReplayFollowsRecording(t *testing.T) {
 	srv := newServer(t, multiply())
 	const model = "us.amazon.nova-lite-v1:0"
 	recorded := runBinary(t, testEnv(t), nil, "-endpoint", srv.URL, "-record", file, "-model", model, "-stream", "-system", "Be brief.", "6*7?")
-	if recorded.code != 0 {
-		t.Fatalf("record: exit %d, stderr:\n%s", recorded.code, recorded.stderr)
-	}
+	require.Zero(t, recorded.code, "record: stderr:\n%s", recorded.stderr)
 	env := append(noCredentialsEnv(t), "BEDROCK_MODEL_ID=some.other-model")
 	replayed := runBinary(t, env, nil, "-replay", file, "-system", "Be brief.", "-v", "6*7?")
-	if replayed.code != 0 || replayed.stdout != recorded.stdout {
-		t.Errorf("replay: exit %d, stdout %q, want %q; stderr:\n%s", replayed.code, replayed.stdout, recorded.stdout, replayed.stderr)
-	}
+	assert.Zero(t, replayed.code, "replay: stderr:\n%s", replayed.stderr)
+	assert.Equal(t, recorded.stdout, replayed.stdout, "replay")
 	mustContain(t, "stderr", replayed.stderr, "· model "+model+", replaying "+file+" offline")
 
 	wrong := runBinary(t, noCredentialsEnv(t), nil, "-replay", file, "-system", "Be brief.", "-stream=false", "6*7?")
-	if wrong.code != 1 {
-		t.Errorf("replay of a stream with Converse: exit %d, want 1", wrong.code)
-	}
+	assert.Equal(t, 1, wrong.code, "replay of a stream with Converse: exit")
 	mustContain(t, "stderr", wrong.stderr, "request 1 is Converse but exchange 1 of the recording is ConverseStream")
 }
 
@@ -93,9 +77,8 @@ func TestRecordFailure(t *testing.T) {
 	srv := newServer(t, bedrocktest.Fail(1, bedrocktest.AccessDenied("You don't have access to the model with the specified model ID."), nil))
 	recorded := runBinary(t, testEnv(t), nil, "-endpoint", srv.URL, "-record", file, "hi")
 	replayed := runBinary(t, noCredentialsEnv(t), nil, "-replay", file, "hi")
-	if recorded.code != 1 || replayed.code != 1 {
-		t.Fatalf("exit %d recording and %d replaying, want 1", recorded.code, replayed.code)
-	}
+	require.Equal(t, 1, recorded.code, "exit recording")
+	require.Equal(t, 1, replayed.code, "exit replaying")
 	mustContain(t, "replay", replayed.stderr, "access denied to model "+defaultModel, "You don't have access")
 }
 
@@ -106,13 +89,9 @@ func TestRecordUnwritable(t *testing.T) {
 	srv := newServer(t, multiply())
 	file := filepath.Join(t.TempDir(), "no-such-dir", "chat.json")
 	out := runBinary(t, testEnv(t), nil, "-endpoint", srv.URL, "-record", file, "What is 6 times 7?")
-	if out.code != 2 {
-		t.Errorf("exit %d, want 2; stderr:\n%s", out.code, out.stderr)
-	}
+	assert.Equal(t, 2, out.code, "exit; stderr:\n%s", out.stderr)
 	mustContain(t, "stderr", out.stderr, "converse: -record "+file+": no such file or directory")
-	if n := len(srv.Requests()); n != 0 {
-		t.Errorf("%d model calls before the -record file was found unwritable", n)
-	}
+	assert.Empty(t, srv.Requests(), "model calls before the -record file was found unwritable")
 }
 
 // TestRecordFailedTurn: a conversation that fails on its second model call
@@ -124,14 +103,10 @@ func TestRecordFailedTurn(t *testing.T) {
 		bedrocktest.ToolUse("Let me work that out.", bedrocktest.Call{ID: "tooluse_calc1", Name: "calculator", Input: map[string]any{"a": 6, "b": 7, "operation": "multiply"}}),
 	)) // the second call finds the script exhausted: an error
 	out := runBinary(t, testEnv(t, "AWS_MAX_ATTEMPTS=1"), nil, "-endpoint", srv.URL, "-record", file, "What is 6 times 7?")
-	if out.code != 1 {
-		t.Errorf("exit %d, want 1; stderr:\n%s", out.code, out.stderr)
-	}
+	assert.Equal(t, 1, out.code, "exit; stderr:\n%s", out.stderr)
 	rec, err := recording.Load(file)
-	if err != nil {
-		t.Fatalf("no recording after a failed turn: %v; stderr:\n%s", err, out.stderr)
-	}
-	if len(rec.Exchanges) == 0 || rec.Exchanges[0].ErrorType != "" || !strings.Contains(string(rec.Exchanges[0].Response), "tooluse_calc1") {
-		t.Errorf("recording %+v: want the first turn's tool call first", rec.Exchanges)
-	}
+	require.NoError(t, err, "no recording after a failed turn; stderr:\n%s", out.stderr)
+	require.NotEmpty(t, rec.Exchanges, "the first turn's tool call first")
+	assert.Empty(t, rec.Exchanges[0].ErrorType, "the first turn's tool call first")
+	assert.Contains(t, string(rec.Exchanges[0].Response), "tooluse_calc1", "the first turn's tool call first")
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/schemas"
 	"github.com/aws/smithy-go/transport/http/protocol/restjson1"
+	"github.com/stretchr/testify/assert"
 )
 
 // TestConcurrentStreamsOneClient reproduces the data race that -race
@@ -38,15 +39,12 @@ func TestConcurrentStreamsOneClient(t *testing.T) {
 				wg.Go(func() {
 					for range each {
 						out, err := client.ConverseStream(context.Background(), streamInput(userText("hi")), optFns...)
-						if err != nil {
-							t.Error(err)
+						if !assert.NoError(t, err) {
 							return
 						}
 						for range out.GetStream().Events() {
 						}
-						if err := out.GetStream().Close(); err != nil {
-							t.Error(err)
-						}
+						assert.NoError(t, out.GetStream().Close())
 					}
 				})
 			}

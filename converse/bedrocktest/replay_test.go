@@ -3,14 +3,15 @@ package bedrocktest
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/tooluse/bedrock/converse/recording"
 )
 
@@ -68,12 +69,10 @@ func replayRequests() []*Request {
 func wantReplayError(t *testing.T, err error, status int, typ, message string) {
 	t.Helper()
 	var e *Error
-	if !errors.As(err, &e) {
-		t.Fatalf("error %v, want an *Error", err)
-	}
-	if e.Status != status || e.Type != typ || !strings.HasPrefix(e.Message, message) {
-		t.Errorf("error %d %s %q, want %d %s %q…", e.Status, e.Type, e.Message, status, typ, message)
-	}
+	require.ErrorAs(t, err, &e)
+	assert.Equal(t, status, e.Status, "status")
+	assert.Equal(t, typ, e.Type, "type")
+	assert.True(t, strings.HasPrefix(e.Message, message), "message %q, want %q…", e.Message, message)
 }
 
 func TestReplayServesInOrder(t *testing.T) {
@@ -84,27 +83,18 @@ func TestReplayServesInOrder(t *testing.T) {
 	rec.Exchanges[0].Response[2] = 'X' // Replay works on a copy
 
 	reply, err := h.ServeConverse(ctx, reqs[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := replayFixture().Exchanges[0].Response; string(reply.Raw) != string(want) {
-		t.Errorf("Raw = %s, want %s", reply.Raw, want)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, string(replayFixture().Exchanges[0].Response), string(reply.Raw), "Raw")
 
 	reply, err = h.ServeConverse(ctx, reqs[1])
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	wantEvents := []recording.Event{
 		{Type: "messageStart", Payload: json.RawMessage(`{"role":"assistant"}`)},
 		{Type: "contentBlockStop", Payload: nil},
 	}
-	if !reflect.DeepEqual(reply.Events, wantEvents) {
-		t.Errorf("Events = %+v, want %+v", reply.Events, wantEvents)
-	}
-	if want := (&Exception{Type: "modelStreamErrorException", Message: "stream broke"}); !reflect.DeepEqual(reply.Exception, want) || reply.ExceptionAfter != 2 {
-		t.Errorf("Exception = %+v after %d, want %+v after 2", reply.Exception, reply.ExceptionAfter, want)
-	}
+	assert.Equal(t, wantEvents, reply.Events, "Events")
+	assert.Equal(t, &Exception{Type: "modelStreamErrorException", Message: "stream broke"}, reply.Exception, "Exception")
+	assert.Equal(t, 2, reply.ExceptionAfter, "ExceptionAfter")
 
 	_, err = h.ServeConverse(ctx, reqs[2])
 	wantReplayError(t, err, 429, "ThrottlingException", "Too many requests, please wait before trying again.")
@@ -119,12 +109,11 @@ func TestReplayStreamOfOnlyAnException(t *testing.T) {
 		Events: []recording.Event{{Type: "throttlingException", Payload: json.RawMessage(`{"message":"slow down"}`)}},
 	}}})
 	reply, err := h.ServeConverse(context.Background(), &Request{Operation: recording.OpConverseStream, Body: []byte(`{}`), ConverseInput: bedrockruntime.ConverseInput{ModelId: aws.String("m")}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if reply.Events == nil || len(reply.Events) != 0 || reply.Exception == nil || reply.Exception.Message != "slow down" {
-		t.Errorf("reply %+v, want no events (but a non-nil slice) and the exception", reply)
-	}
+	require.NoError(t, err)
+	assert.NotNil(t, reply.Events, "no events, but a non-nil slice")
+	assert.Empty(t, reply.Events, "no events")
+	require.NotNil(t, reply.Exception, "the exception")
+	assert.Equal(t, "slow down", reply.Exception.Message)
 }
 
 func TestReplayOperationMismatch(t *testing.T) {
@@ -143,11 +132,10 @@ func TestReplayChecksRequests(t *testing.T) {
 	changed.ModelId = aws.String("m2")
 
 	// Lenient lets anything go.
-	if _, err := Replay(replayFixture(), func(o *recording.ReplayOptions) { o.Lenient = true }).ServeConverse(ctx, changed); err != nil {
-		t.Errorf("lenient replay: %v", err)
-	}
+	_, err := Replay(replayFixture(), func(o *recording.ReplayOptions) { o.Lenient = true }).ServeConverse(ctx, changed)
+	assert.NoError(t, err, "lenient replay")
 
-	_, err := Replay(replayFixture()).ServeConverse(ctx, changed)
+	_, err = Replay(replayFixture()).ServeConverse(ctx, changed)
 	wantReplayError(t, err, 400, "ValidationException", "recording: replay: request 1 differs from the recording:\n"+
 		`  modelId: want "m1", got "m2"`+"\n"+
 		`  messages[2].content[0].toolResult.content[0].text: want "2025-01-01T10:00:00Z", got "2025-06-30T17:42:09Z"`)
@@ -157,14 +145,12 @@ func TestReplayChecksRequests(t *testing.T) {
 	wantReplayError(t, err, 400, "ValidationException", "recording: replay: request 1 differs from the recording:\n"+
 		`  modelId: want "m1", got "m2"`)
 	var e *Error
-	if errors.As(err, &e) && strings.Contains(e.Message, "toolResult") {
-		t.Errorf("the ignored tool result is in the diff: %s", e.Message)
-	}
+	require.ErrorAs(t, err, &e)
+	assert.NotContains(t, e.Message, "toolResult", "the ignored tool result is in the diff")
 
 	changed.ModelId = aws.String("m1")
-	if _, err := Replay(replayFixture(), ignoreClock).ServeConverse(ctx, changed); err != nil {
-		t.Errorf("IgnoreToolResults: %v", err)
-	}
+	_, err = Replay(replayFixture(), ignoreClock).ServeConverse(ctx, changed)
+	assert.NoError(t, err, "IgnoreToolResults")
 }
 
 func TestReplayExchangeUsedUpByError(t *testing.T) {
@@ -172,12 +158,10 @@ func TestReplayExchangeUsedUpByError(t *testing.T) {
 	h := Replay(replayFixture())
 	bad := replayRequests()[0]
 	bad.Body = []byte(`{"messages":[]}`)
-	if _, err := h.ServeConverse(ctx, bad); err == nil {
-		t.Fatal("a differing request was served")
-	}
-	if _, err := h.ServeConverse(ctx, replayRequests()[1]); err != nil {
-		t.Errorf("the next request did not get the next exchange: %v", err)
-	}
+	_, err := h.ServeConverse(ctx, bad)
+	require.Error(t, err, "a differing request was served")
+	_, err = h.ServeConverse(ctx, replayRequests()[1])
+	assert.NoError(t, err, "the next request did not get the next exchange")
 }
 
 func TestReplayInvalidExchange(t *testing.T) {
@@ -217,9 +201,7 @@ func TestReplayTUnusedExchanges(t *testing.T) {
 			for i := range used {
 				_, _ = h.ServeConverse(ctx, replayRequests()[min(i, 2)])
 			}
-			if len(tb.errs) != 0 {
-				t.Fatalf("failed before the test ended: %q", tb.errs)
-			}
+			require.Empty(t, tb.errs, "failed before the test ended")
 			for _, fn := range tb.cleanups {
 				fn()
 			}
@@ -227,9 +209,7 @@ func TestReplayTUnusedExchanges(t *testing.T) {
 			if len(tb.errs) > 0 {
 				got = strings.Join(tb.errs, "\n")
 			}
-			if got != want {
-				t.Errorf("at the end: %q, want %q", got, want)
-			}
+			assert.Equal(t, want, got, "at the end")
 		})
 	}
 }

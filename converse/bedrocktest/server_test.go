@@ -11,10 +11,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
-
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/tooluse/bedrock/converse/recording"
 )
 
@@ -248,13 +247,11 @@ func TestStreamsAfterConverseOnOneClient(t *testing.T) {
 			defer srv.Close()
 			client := newClient(srv)
 			for i := range rounds {
-				if _, err := client.Converse(context.Background(), converseInput()); err != nil {
-					t.Fatalf("round %d: Converse: %v", i, err)
-				}
+				_, err := client.Converse(context.Background(), converseInput())
+				require.NoError(t, err, "round %d: Converse", i)
 				s := converseStream(t, client, streamInput(userText("hi")))
-				if s.err != nil || s.texts[0] != "streamed" {
-					t.Fatalf("round %d: stream %q, %v", i, s.texts[0], s.err)
-				}
+				require.NoError(t, s.err, "round %d: stream", i)
+				require.Equal(t, "streamed", s.texts[0], "round %d: stream", i)
 			}
 		})
 	}

@@ -9,10 +9,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
-
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/tooluse/bedrock/converse/recording"
 )
 
@@ -68,7 +67,7 @@ func converseStream(t *testing.T, client *bedrockruntime.Client, in *bedrockrunt
 		case *types.ConverseStreamOutputMemberMetadata:
 			s.usage = v.Value.Usage
 		case *types.UnknownUnionMember:
-			t.Errorf("unknown event %s", v.Tag)
+			assert.Fail(t, "unknown event", v.Tag)
 		}
 	}
 	s.err = stream.Err()
@@ -101,9 +100,8 @@ func TestStreamText(t *testing.T) {
 	_, first := s.events[0].(*types.ConverseStreamOutputMemberMessageStart)
 	assert.True(t, first, "messageStart first")
 	for _, ev := range s.events {
-		if _, ok := ev.(*types.ConverseStreamOutputMemberContentBlockStart); ok {
-			t.Error("a text block has no contentBlockStart")
-		}
+		_, start := ev.(*types.ConverseStreamOutputMemberContentBlockStart)
+		assert.False(t, start, "a text block has no contentBlockStart")
 	}
 	assert.Equal(t, recording.OpConverseStream, srv.Requests()[0].Operation)
 }
@@ -177,9 +175,7 @@ func TestStreamInterval(t *testing.T) {
 	s := converseStream(t, srv.Client(), streamInput(userText("hi")))
 	require.NoError(t, s.err)
 	// messageStart, 2 deltas, stop, messageStop, metadata: 5 pauses.
-	if d := time.Since(start); d < 50*time.Millisecond {
-		t.Errorf("stream took %v, want at least 50ms", d)
-	}
+	assert.GreaterOrEqual(t, time.Since(start), 50*time.Millisecond, "the stream's 5 pauses")
 	assert.Equal(t, "abcdefgh", s.texts[0])
 }
 

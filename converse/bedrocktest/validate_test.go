@@ -8,7 +8,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -187,14 +186,10 @@ func TestValidate(t *testing.T) {
 			}
 			e := Validate(req)
 			if tt.want == "" {
-				if e != nil {
-					t.Fatalf("Validate = %v, want nil", e)
-				}
+				require.Nil(t, e, "Validate")
 				return
 			}
-			if e == nil {
-				t.Fatalf("Validate = nil, want %q", tt.want)
-			}
+			require.NotNil(t, e, "Validate = nil, want %q", tt.want)
 			assert.Equal(t, 400, e.Status)
 			assert.Equal(t, "ValidationException", e.Type)
 			assert.Equal(t, tt.want, e.Message)

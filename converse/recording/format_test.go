@@ -3,13 +3,14 @@ package recording_test
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"flag"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/tooluse/bedrock/converse/recording"
 )
@@ -67,40 +68,22 @@ func TestRecordingGolden(t *testing.T) {
 
 	var buf bytes.Buffer
 	n, err := rec.WriteTo(&buf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n != int64(buf.Len()) {
-		t.Errorf("WriteTo returned %d, wrote %d bytes", n, buf.Len())
-	}
+	require.NoError(t, err)
+	assert.Equal(t, int64(buf.Len()), n, "WriteTo's count of the bytes it wrote")
 	if *updateRecordingGolden {
-		if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.WriteFile(golden, buf.Bytes(), 0o644))
 	}
 	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if buf.String() != string(want) {
-		t.Errorf("WriteTo differs from %s (run go test -update if the change is intended):\n%s", golden, buf.String())
-	}
-	if !bytes.Contains(want, []byte("2 < 3 & 4 > 1")) {
-		t.Error("recorded text is HTML-escaped")
-	}
+	require.NoError(t, err, "run go test -update to create it")
+	assert.Equal(t, string(want), buf.String(), "WriteTo differs from %s (run go test -update if the change is intended)", golden)
+	assert.Contains(t, string(want), "2 < 3 & 4 > 1", "recorded text is HTML-escaped")
 
 	loaded, err := recording.Load(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(loaded, rec) {
-		t.Errorf("LoadRecording did not give back the compact bodies:\ngot  %+v\nwant %+v", loaded, rec)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, rec, loaded, "LoadRecording did not give back the compact bodies")
 
 	// Saving a loaded recording writes the same bytes.
-	if again := savedBytes(t, loaded); string(again) != string(want) {
-		t.Errorf("Save after LoadRecording differs from the golden file:\n%s", again)
-	}
+	assert.Equal(t, string(want), string(savedBytes(t, loaded)), "Save after LoadRecording differs from the golden file")
 }
 
 // savedBytes saves a Recording or a Recorder's recording to a file and
@@ -108,31 +91,20 @@ func TestRecordingGolden(t *testing.T) {
 func savedBytes(t *testing.T, s interface{ Save(path string) error }) []byte {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "saved.json")
-	if err := s.Save(path); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, s.Save(path))
 	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return b
 }
 
 func TestRecordingWriteToDefaults(t *testing.T) {
 	var buf bytes.Buffer
-	if _, err := (&recording.Recording{}).WriteTo(&buf); err != nil {
-		t.Fatal(err)
-	}
-	if want := "{\n  \"version\": 1,\n  \"exchanges\": []\n}\n"; buf.String() != want {
-		t.Errorf("empty recording written as %q, want %q", buf.String(), want)
-	}
+	_, err := (&recording.Recording{}).WriteTo(&buf)
+	require.NoError(t, err)
+	assert.Equal(t, "{\n  \"version\": 1,\n  \"exchanges\": []\n}\n", buf.String(), "empty recording")
 	rec, err := recording.Read(&buf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(rec.Exchanges) != 0 {
-		t.Errorf("exchanges = %v, want none", rec.Exchanges)
-	}
+	require.NoError(t, err)
+	assert.Empty(t, rec.Exchanges)
 }
 
 func TestRecordingRejectsMalformed(t *testing.T) {
@@ -175,12 +147,9 @@ func TestRecordingRejectsMalformed(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := recording.Read(strings.NewReader(tt.file))
-			if err == nil {
-				t.Fatal("ReadRecording accepted it")
-			}
-			if !strings.HasPrefix(err.Error(), "recording: ") || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("error %q, want it to start with %q and hold %q", err, "recording: ", tt.want)
-			}
+			require.Error(t, err, "ReadRecording accepted it")
+			assert.True(t, strings.HasPrefix(err.Error(), "recording: "), "error %q does not start with recording: ", err)
+			assert.Contains(t, err.Error(), tt.want)
 		})
 	}
 }
@@ -189,33 +158,22 @@ func TestLoadRecordingNamesFileAndExchange(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "bad.json")
 	bad := `{"version":1,"exchanges":[{"operation":"Converse","modelId":"m","request":{},"status":200,"response":{}},` +
 		`{"operation":"ConverseStream","modelId":"m","request":{},"status":200}]}`
-	if err := os.WriteFile(path, []byte(bad), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(path, []byte(bad), 0o644))
 
 	_, err := recording.Load(path)
-	if want := "recording: " + path + ": exchange 2: stream has no events and is not an error"; err == nil || err.Error() != want {
-		t.Errorf("error %v, want %q", err, want)
-	}
+	assert.EqualError(t, err, "recording: "+path+": exchange 2: stream has no events and is not an error")
 	_, err = recording.Load(filepath.Join(t.TempDir(), "missing.json"))
-	if !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("error %v, want one wrapping os.ErrNotExist", err)
-	}
+	assert.ErrorIs(t, err, os.ErrNotExist)
 }
 
 func TestSaveRefusesInvalidRecording(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "out.json")
 	rec := &recording.Recording{Exchanges: []recording.Exchange{{Operation: recording.OpConverse, ModelID: "m", Status: 200}}}
-	err := rec.Save(path)
-	if want := "recording: save: exchange 1: no request body"; err == nil || err.Error() != want {
-		t.Errorf("error %v, want %q", err, want)
-	}
-	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("Save left a file behind: %v", err)
-	}
+	assert.EqualError(t, rec.Save(path), "recording: save: exchange 1: no request body")
+	_, err := os.Stat(path)
+	assert.ErrorIs(t, err, os.ErrNotExist, "Save left a file behind")
 
 	var nilRec *recording.Recording
-	if _, err := nilRec.WriteTo(&bytes.Buffer{}); err == nil {
-		t.Error("WriteTo of a nil recording succeeded")
-	}
+	_, err = nilRec.WriteTo(&bytes.Buffer{})
+	assert.Error(t, err, "WriteTo of a nil recording succeeded")
 }

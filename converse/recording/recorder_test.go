@@ -7,12 +7,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"reflect"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/aws/smithy-go/eventstream"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/tooluse/bedrock/converse/recording"
 )
@@ -45,9 +46,7 @@ func eventFrame(t *testing.T, messageType, typ, payload string) []byte {
 	}
 	headers.Set(eventstream.ContentTypeHeader, eventstream.StringValue("application/json"))
 	var buf bytes.Buffer
-	if err := eventstream.NewEncoder().Encode(&buf, eventstream.Message{Headers: headers, Payload: []byte(payload)}); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, eventstream.NewEncoder().Encode(&buf, eventstream.Message{Headers: headers, Payload: []byte(payload)}))
 	return buf.Bytes()
 }
 
@@ -55,9 +54,7 @@ func eventFrame(t *testing.T, messageType, typ, payload string) []byte {
 func newSignedRequest(t *testing.T, base, modelID, op, body string) *http.Request {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, base+"/model/"+url.PathEscape(modelID)+"/"+op, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for k, v := range recorderSecrets {
 		req.Header.Set(k, v)
 	}
@@ -70,24 +67,17 @@ func mustDo(t *testing.T, c interface {
 }, req *http.Request) *http.Response {
 	t.Helper()
 	resp, err := c.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return resp
 }
 
 func checkExchanges(t *testing.T, got *recording.Recording, want ...recording.Exchange) {
 	t.Helper()
-	if got.Version != recording.Version {
-		t.Errorf("version %d, want %d", got.Version, recording.Version)
-	}
-	if len(got.Exchanges) != len(want) {
-		t.Fatalf("%d exchanges recorded, want %d: %+v", len(got.Exchanges), len(want), got.Exchanges)
-	}
+	assert.Equal(t, recording.Version, got.Version, "version")
+	require.Len(t, got.Exchanges, len(want), "exchanges recorded: %+v", got.Exchanges)
 	for i := range want {
-		if g, w := got.Exchanges[i], want[i]; !reflect.DeepEqual(g, w) {
-			t.Errorf("exchange %d:\ngot  %s\nwant %s", i+1, showExchange(g), showExchange(w))
-		}
+		g, w := got.Exchanges[i], want[i]
+		assert.Equal(t, w, g, "exchange %d:\ngot  %s\nwant %s", i+1, showExchange(g), showExchange(w))
 	}
 }
 
@@ -103,12 +93,8 @@ func showExchange(x recording.Exchange) string {
 func TestRecorderConverse(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
-		if string(body) != recorderRequestBody {
-			t.Errorf("server got body %q, want it as sent", body)
-		}
-		if r.Header.Get("Authorization") != recorderSecrets["Authorization"] {
-			t.Error("the recorder dropped the signature on the way")
-		}
+		assert.Equal(t, recorderRequestBody, string(body), "the server got the body as sent")
+		assert.Equal(t, recorderSecrets["Authorization"], r.Header.Get("Authorization"), "the recorder dropped the signature on the way")
 		w.Header().Set("X-Amzn-Requestid", recorderRequestID)
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, recorderConverseOut)
@@ -120,15 +106,9 @@ func TestRecorderConverse(t *testing.T) {
 	resp := mustDo(t, rec, req)
 	body, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(body) != recorderConverseOut {
-		t.Errorf("caller got %q, want the server's body", body)
-	}
-	if resp.Header.Get("X-Amzn-Requestid") != recorderRequestID {
-		t.Error("response headers did not reach the caller")
-	}
+	require.NoError(t, err)
+	assert.Equal(t, recorderConverseOut, string(body), "the caller got the server's body")
+	assert.Equal(t, recorderRequestID, resp.Header.Get("X-Amzn-Requestid"), "response headers did not reach the caller")
 	checkExchanges(t, rec.Recording(), recording.Exchange{
 		Operation: recording.OpConverse,
 		ModelID:   recorderModelARN,
@@ -153,9 +133,8 @@ func TestRecorderErrorResponse(t *testing.T) {
 		resp := mustDo(t, rec, newSignedRequest(t, srv.URL, recorderModel, op, recorderRequestBody))
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if string(body) != errBody || resp.StatusCode != http.StatusTooManyRequests {
-			t.Errorf("%s: caller got %d %q, want the server's answer", op, resp.StatusCode, body)
-		}
+		assert.Equal(t, errBody, string(body), "%s: the caller got the server's answer", op)
+		assert.Equal(t, http.StatusTooManyRequests, resp.StatusCode, "%s: the caller got the server's answer", op)
 	}
 	want := recording.Exchange{
 		Operation: recording.OpConverse,
@@ -210,9 +189,7 @@ func openStream(t *testing.T, frames [][]byte) (*recording.Recorder, *http.Respo
 func readFrame(t *testing.T, r io.Reader) eventstream.Message {
 	t.Helper()
 	msg, err := eventstream.NewDecoder().Decode(r, nil)
-	if err != nil {
-		t.Fatalf("reading a frame through the recorder: %v", err)
-	}
+	require.NoError(t, err, "reading a frame through the recorder")
 	return msg
 }
 
@@ -227,19 +204,16 @@ func TestRecorderStream(t *testing.T) {
 	defer resp.Body.Close()
 
 	// The first event arrives while the server still holds the second.
-	if got := readFrame(t, resp.Body); got.Headers.Get(":event-type").String() != "messageStart" {
-		t.Errorf("first frame %v, want messageStart", got.Headers)
-	}
-	if n := len(rec.Recording().Exchanges); n != 0 {
-		t.Errorf("%d exchanges recorded while the stream is open, want 0", n)
-	}
+	got := readFrame(t, resp.Body)
+	assert.Equal(t, "messageStart", got.Headers.Get(":event-type").String(), "first frame %v", got.Headers)
+	assert.Empty(t, rec.Recording().Exchanges, "exchanges recorded while the stream is open")
 	for range frames[1:] {
 		next <- struct{}{}
 		readFrame(t, resp.Body)
 	}
-	if rest, err := io.ReadAll(resp.Body); err != nil || len(rest) != 0 {
-		t.Fatalf("after the last frame: %q, %v", rest, err)
-	}
+	rest, err := io.ReadAll(resp.Body)
+	require.NoError(t, err, "after the last frame")
+	require.Empty(t, rest, "after the last frame")
 
 	checkExchanges(t, rec.Recording(), recording.Exchange{
 		Operation: recording.OpConverseStream,
@@ -290,9 +264,9 @@ func TestRecorderStreamCloseWhileReading(t *testing.T) {
 	resp.Body.Close()
 	wg.Wait()
 
-	if got := rec.Recording().Exchanges; len(got) != 1 || len(got[0].Events) != 1 {
-		t.Errorf("recorded %+v, want one exchange with the one event read", got)
-	}
+	got := rec.Recording().Exchanges
+	require.Len(t, got, 1, "one exchange")
+	assert.Len(t, got[0].Events, 1, "with the one event read")
 }
 
 // Exchanges are in request order, even when a stream ends after a later
@@ -314,9 +288,9 @@ func TestRecorderKeepsRequestOrder(t *testing.T) {
 	stream.Body.Close()
 
 	got := rec.Recording().Exchanges
-	if len(got) != 2 || got[0].Operation != recording.OpConverseStream || got[1].Operation != recording.OpConverse {
-		t.Errorf("recorded %+v, want the stream, then the Converse call", got)
-	}
+	require.Len(t, got, 2, "the stream, then the Converse call")
+	assert.Equal(t, recording.OpConverseStream, got[0].Operation)
+	assert.Equal(t, recording.OpConverse, got[1].Operation)
 }
 
 func TestRecorderPassesOtherCallsThrough(t *testing.T) {
@@ -331,13 +305,9 @@ func TestRecorderPassesOtherCallsThrough(t *testing.T) {
 		resp := mustDo(t, rec, req)
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if string(body) != "echo" {
-			t.Errorf("%s: got %q back", path, body)
-		}
+		assert.Equal(t, "echo", string(body), path)
 	}
-	if n := len(rec.Recording().Exchanges); n != 0 {
-		t.Errorf("%d exchanges recorded, want 0", n)
-	}
+	assert.Empty(t, rec.Recording().Exchanges, "exchanges recorded")
 }
 
 type failingClient struct{ err error }
@@ -348,12 +318,8 @@ func TestRecorderTransportError(t *testing.T) {
 	boom := errors.New("connection refused")
 	rec := recording.NewRecorder(failingClient{boom})
 	_, err := rec.Do(newSignedRequest(t, "http://127.0.0.1:1", recorderModel, "converse", recorderRequestBody))
-	if !errors.Is(err, boom) {
-		t.Errorf("error %v, want the client's", err)
-	}
-	if n := len(rec.Recording().Exchanges); n != 0 {
-		t.Errorf("%d exchanges recorded, want 0", n)
-	}
+	assert.ErrorIs(t, err, boom, "the client's error")
+	assert.Empty(t, rec.Recording().Exchanges, "exchanges recorded")
 }
 
 // A recording holds no header: no credentials, token, signature, date or
@@ -393,17 +359,13 @@ func TestRecorderRecordsNoHeaders(t *testing.T) {
 		resp.Body.Close()
 	}
 	saved := savedBytes(t, rec)
-	if n := len(rec.Recording().Exchanges); n != 3 {
-		t.Fatalf("%d exchanges recorded, want 3", n)
-	}
+	require.Len(t, rec.Recording().Exchanges, 3, "exchanges recorded")
 	forbidden := []string{"Signature", "AKID", "Credential", "Authorization", "X-Amz", "20250101T000000Z", recorderRequestID}
 	for _, v := range recorderSecrets {
 		forbidden = append(forbidden, v)
 	}
 	for _, s := range forbidden {
-		if bytes.Contains(bytes.ToLower(saved), bytes.ToLower([]byte(s))) {
-			t.Errorf("the saved recording holds %q:\n%s", s, saved)
-		}
+		assert.NotContains(t, strings.ToLower(string(saved)), strings.ToLower(s), "the saved recording holds %q", s)
 	}
 }
 
@@ -420,7 +382,7 @@ func TestRecorderRecordingIsACopy(t *testing.T) {
 	first := rec.Recording()
 	first.Exchanges[0].ModelID = "changed"
 	first.Exchanges[0].Response[0] = '['
-	if again := rec.Recording().Exchanges[0]; again.ModelID != recorderModel || string(again.Response) != recorderConverseOut {
-		t.Errorf("changing a returned Recording changed the Recorder's: %s", showExchange(again))
-	}
+	again := rec.Recording().Exchanges[0]
+	assert.Equal(t, recorderModel, again.ModelID, "changing a returned Recording changed the Recorder's")
+	assert.Equal(t, recorderConverseOut, string(again.Response), "changing a returned Recording changed the Recorder's")
 }

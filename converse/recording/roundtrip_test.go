@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +14,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/tooluse/bedrock/converse/bedrocktest"
 	"github.com/tooluse/bedrock/converse/recording"
@@ -92,9 +92,7 @@ func holdConversation(t *testing.T, client *bedrockruntime.Client, now string, t
 func converseTurn(t *testing.T, client *bedrockruntime.Client, msgs []types.Message) (*types.Message, []string) {
 	t.Helper()
 	out, err := client.Converse(context.Background(), &bedrockruntime.ConverseInput{ModelId: aws.String(e2eModel), Messages: msgs, ToolConfig: e2eToolConfig()})
-	if err != nil {
-		t.Fatalf("turn %d: %v", len(msgs)/2+1, err)
-	}
+	require.NoError(t, err, "turn %d", len(msgs)/2+1)
 	msg := out.Output.(*types.ConverseOutputMemberMessage).Value
 	seen := []string{fmt.Sprintf("stop=%s usage=%d/%d/%d", out.StopReason,
 		aws.ToInt32(out.Usage.InputTokens), aws.ToInt32(out.Usage.OutputTokens), aws.ToInt32(out.Usage.TotalTokens))}
@@ -104,9 +102,7 @@ func converseTurn(t *testing.T, client *bedrockruntime.Client, msgs []types.Mess
 			seen = append(seen, fmt.Sprintf("text %q", b.Value))
 		case *types.ContentBlockMemberToolUse:
 			input, err := b.Value.Input.MarshalSmithyDocument()
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			seen = append(seen, fmt.Sprintf("toolUse %s %s %s", aws.ToString(b.Value.ToolUseId), aws.ToString(b.Value.Name), input))
 			b.Value.Type = "" // Bedrock refuses it in the history
 		default:
@@ -119,9 +115,7 @@ func converseTurn(t *testing.T, client *bedrockruntime.Client, msgs []types.Mess
 func streamTurn(t *testing.T, client *bedrockruntime.Client, msgs []types.Message) (*types.Message, []string) {
 	t.Helper()
 	out, err := client.ConverseStream(context.Background(), &bedrockruntime.ConverseStreamInput{ModelId: aws.String(e2eModel), Messages: msgs, ToolConfig: e2eToolConfig()})
-	if err != nil {
-		t.Fatalf("turn %d: %v", len(msgs)/2+1, err)
-	}
+	require.NoError(t, err, "turn %d", len(msgs)/2+1)
 	stream := out.GetStream()
 	defer stream.Close()
 	// Rebuild the assistant message from the events, as a client does.
@@ -151,9 +145,7 @@ func streamTurn(t *testing.T, client *bedrockruntime.Client, msgs []types.Messag
 			seen = append(seen, fmt.Sprintf("stop %d", aws.ToInt32(ev.Value.ContentBlockIndex)))
 			if use != nil {
 				var v map[string]any
-				if err := json.Unmarshal([]byte(input.String()), &v); err != nil {
-					t.Fatalf("tool input %q: %v", input.String(), err)
-				}
+				require.NoError(t, json.Unmarshal([]byte(input.String()), &v), "tool input %q", input.String())
 				use.Input = document.NewLazyDocument(v)
 				msg.Content = append(msg.Content, &types.ContentBlockMemberToolUse{Value: *use})
 				use = nil
@@ -188,32 +180,23 @@ func recordAndReplay(t *testing.T, h bedrocktest.Handler, turn turnFunc) (rec *r
 	recorded = holdConversation(t, srv.Client(e2eOptions, func(o *bedrockruntime.Options) { o.HTTPClient = recorder }), "2025-01-01T10:00:00Z", turn)
 
 	rec, err := recording.Read(bytes.NewReader(savedBytes(t, recorder)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	ignoreClock := func(o *recording.ReplayOptions) { o.IgnoreToolResults = []string{"get_current_datetime"} }
 
 	replayer := recording.NewReplayer(rec, ignoreClock)
 	replayed = holdConversation(t, replayer.Client(e2eOptions), "2025-06-30T17:42:09Z", turn)
-	if err := replayer.Unused(); err != nil {
-		t.Error(err)
-	}
+	assert.NoError(t, replayer.Unused())
 
 	replay := bedrocktest.NewServer(bedrocktest.ReplayT(t, rec, ignoreClock))
 	defer replay.Close()
 	served := holdConversation(t, replay.Client(e2eOptions), "2025-06-30T17:42:09Z", turn)
-	if !slices.Equal(served, replayed) {
-		t.Errorf("bedrocktest.Replay served:\n  %s\nthe Replayer:\n  %s", strings.Join(served, "\n  "), strings.Join(replayed, "\n  "))
-	}
+	assert.Equal(t, replayed, served, "bedrocktest.Replay served (actual), the Replayer (expected)")
 	return rec, recorded, replayed
 }
 
 func checkSameConversation(t *testing.T, recorded, replayed []string) {
 	t.Helper()
-	if !slices.Equal(recorded, replayed) {
-		t.Errorf("the replay differs from the recorded conversation:\nrecorded:\n  %s\nreplayed:\n  %s",
-			strings.Join(recorded, "\n  "), strings.Join(replayed, "\n  "))
-	}
+	assert.Equal(t, recorded, replayed, "the replay differs from the recorded conversation")
 }
 
 func exchangeSummary(rec *recording.Recording) []string {
@@ -242,18 +225,14 @@ func TestRecordReplayConverse(t *testing.T) {
 		"stop=end_turn usage=10/5/15",
 		`text "It is ten o'clock <sharp> & sunny."`,
 	}
-	if !slices.Equal(recorded, want) {
-		t.Errorf("recorded conversation:\n  %s\nwant:\n  %s", strings.Join(recorded, "\n  "), strings.Join(want, "\n  "))
-	}
+	assert.Equal(t, want, recorded, "recorded conversation")
 	checkSameConversation(t, recorded, replayed)
 	wantExchanges := []string{
 		"Converse " + e2eModel + " 429 ThrottlingException",
 		"Converse " + e2eModel + " 200",
 		"Converse " + e2eModel + " 200",
 	}
-	if got := exchangeSummary(rec); !slices.Equal(got, wantExchanges) {
-		t.Errorf("exchanges %q, want %q", got, wantExchanges)
-	}
+	assert.Equal(t, wantExchanges, exchangeSummary(rec), "exchanges")
 }
 
 func TestRecordReplayConverseStream(t *testing.T) {
@@ -264,17 +243,15 @@ func TestRecordReplayConverseStream(t *testing.T) {
 	last.ExceptionAfter = 4
 	rec, recorded, replayed := recordAndReplay(t, bedrocktest.Script(script...), streamTurn)
 
-	if len(recorded) < 10 || !strings.HasPrefix(recorded[len(recorded)-1], "error *types.ModelStreamErrorException: ") {
-		t.Errorf("recorded conversation does not end in the exception:\n  %s", strings.Join(recorded, "\n  "))
-	}
+	require.GreaterOrEqual(t, len(recorded), 10, "recorded conversation: %q", recorded)
+	assert.True(t, strings.HasPrefix(recorded[len(recorded)-1], "error *types.ModelStreamErrorException: "),
+		"recorded conversation does not end in the exception:\n  %s", strings.Join(recorded, "\n  "))
 	checkSameConversation(t, recorded, replayed)
 	wantExchanges := []string{
 		"ConverseStream " + e2eModel + " 200 messageStart…metadata",
 		"ConverseStream " + e2eModel + " 200 messageStart…modelStreamErrorException",
 	}
-	if got := exchangeSummary(rec); !slices.Equal(got, wantExchanges) {
-		t.Errorf("exchanges %q, want %q", got, wantExchanges)
-	}
+	assert.Equal(t, wantExchanges, exchangeSummary(rec), "exchanges")
 }
 
 // A strict replay turns a conversation that went another way into a
@@ -301,23 +278,16 @@ func checkStrictReplay(t *testing.T, client *bedrockruntime.Client) {
 
 	_, err := client.Converse(ctx, &bedrockruntime.ConverseInput{ModelId: aws.String(e2eModel), Messages: []types.Message{userMessage("What day is it?")}, ToolConfig: e2eToolConfig()})
 	var invalid *types.ValidationException
-	if !errors.As(err, &invalid) {
-		t.Fatalf("error %v, want a *types.ValidationException", err)
-	}
-	want := "recording: replay: request 1 differs from the recording:\n" +
-		`  messages[0].content[0].text: want "What time is it?", got "What day is it?"`
-	if got := aws.ToString(invalid.Message); got != want {
-		t.Errorf("message %q, want %q", got, want)
-	}
+	require.ErrorAs(t, err, &invalid)
+	assert.Equal(t, "recording: replay: request 1 differs from the recording:\n"+
+		`  messages[0].content[0].text: want "What time is it?", got "What day is it?"`, aws.ToString(invalid.Message))
 
 	// Request 2 gets exchange 2, a Converse call: asking for a stream instead is refused.
 	_, err = client.ConverseStream(ctx, &bedrockruntime.ConverseStreamInput{ModelId: aws.String(e2eModel), Messages: []types.Message{userMessage("What time is it?")}})
-	if !errors.As(err, &invalid) || !strings.Contains(aws.ToString(invalid.Message), "request 2 is ConverseStream but exchange 2 of the recording is Converse") {
-		t.Errorf("error %v, want the operation mismatch", err)
-	}
+	require.ErrorAs(t, err, &invalid, "the operation mismatch")
+	assert.Contains(t, aws.ToString(invalid.Message), "request 2 is ConverseStream but exchange 2 of the recording is Converse")
 
 	_, err = client.Converse(ctx, &bedrockruntime.ConverseInput{ModelId: aws.String(e2eModel), Messages: []types.Message{userMessage("What time is it?")}})
-	if !errors.As(err, &invalid) || aws.ToString(invalid.Message) != "recording: replay: request 3 but the recording has 2 exchanges" {
-		t.Errorf("error %v, want the exhausted recording", err)
-	}
+	require.ErrorAs(t, err, &invalid, "the exhausted recording")
+	assert.Equal(t, "recording: replay: request 3 but the recording has 2 exchanges", aws.ToString(invalid.Message))
 }

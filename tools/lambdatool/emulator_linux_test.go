@@ -129,7 +129,7 @@ func startEmulator(t *testing.T, env ...string) *emulator {
 		}
 		select {
 		case <-exited:
-			t.Fatalf("the emulator exited before listening on %s:\n%s", api, output())
+			require.FailNow(t, "the emulator exited before listening on "+api, output())
 		case <-time.After(10 * time.Millisecond):
 		}
 	}

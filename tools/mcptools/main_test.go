@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
@@ -244,9 +245,7 @@ func inMemory(t *testing.T, name string, srv *mcp.Server) mcptools.Server {
 	return mcptools.Server{Name: name, Transport: func() mcp.Transport {
 		client, server := mcp.NewInMemoryTransports()
 		ss, err := srv.Connect(context.Background(), server, nil)
-		if err != nil {
-			t.Errorf("server connect: %v", err)
-		}
+		assert.NoError(t, err, "server connect")
 		t.Cleanup(func() { _ = ss.Close() })
 		return client
 	}}

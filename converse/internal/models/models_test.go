@@ -1,6 +1,10 @@
 package models
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
 
 func TestParse(t *testing.T) {
 	tests := []struct {
@@ -26,9 +30,7 @@ func TestParse(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.id, func(t *testing.T) {
-			if got := Parse(tt.id); got != tt.want {
-				t.Errorf("Parse(%q) = %+v, want %+v", tt.id, got, tt.want)
-			}
+			assert.Equal(t, tt.want, Parse(tt.id))
 		})
 	}
 }
@@ -62,15 +64,9 @@ func TestCapabilities(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.id, func(t *testing.T) {
 			m := Parse(tt.id)
-			if got := m.SupportsToolStatus(); got != tt.status {
-				t.Errorf("SupportsToolStatus() = %v, want %v", got, tt.status)
-			}
-			if got := m.RejectsTextWithToolResults(); got != tt.rejectsText {
-				t.Errorf("RejectsTextWithToolResults() = %v, want %v", got, tt.rejectsText)
-			}
-			if got := m.SupportsStreamingToolUse(); got != tt.streaming {
-				t.Errorf("SupportsStreamingToolUse() = %v, want %v", got, tt.streaming)
-			}
+			assert.Equal(t, tt.status, m.SupportsToolStatus(), "SupportsToolStatus()")
+			assert.Equal(t, tt.rejectsText, m.RejectsTextWithToolResults(), "RejectsTextWithToolResults()")
+			assert.Equal(t, tt.streaming, m.SupportsStreamingToolUse(), "SupportsStreamingToolUse()")
 		})
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
 )
 
 // Secrets of the shapes AWS issues; none is real.
@@ -119,16 +121,14 @@ func TestString(t *testing.T) {
 				want = tt.in
 			}
 			got := String(tt.in)
-			if got != want {
-				t.Errorf("String(%q)\n got %q\nwant %q", tt.in, got, want)
-			}
+			assert.Equal(t, want, got, "String(%q)", tt.in)
 			for _, s := range []string{keyID, secret, token, sig} {
-				if strings.Contains(got, s) && !strings.Contains(want, s) {
-					t.Errorf("secret %q left in %q", s, got)
+				if !strings.Contains(want, s) {
+					assert.NotContains(t, got, s, "a secret left in")
 				}
 			}
-			if json.Valid([]byte(tt.in)) && !json.Valid([]byte(got)) {
-				t.Errorf("redacting JSON made it invalid: %s", got)
+			if json.Valid([]byte(tt.in)) {
+				assert.True(t, json.Valid([]byte(got)), "redacting JSON made it invalid: %s", got)
 			}
 		})
 	}

@@ -1,13 +1,14 @@
 package wire
 
 import (
-	"reflect"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func history() []types.Message {
@@ -38,56 +39,38 @@ const historyJSON = `[{"content":[{"text":"Weather in Paris?"}],"role":"user"},`
 
 func TestEncodeMessages(t *testing.T) {
 	got, err := EncodeMessages(history())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(got) != historyJSON {
-		t.Errorf("EncodeMessages =\n%s\nwant\n%s", got, historyJSON)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, historyJSON, string(got), "EncodeMessages")
 	empty, err := EncodeMessages(nil)
-	if err != nil || string(empty) != "[]" {
-		t.Errorf("EncodeMessages(nil) = %s, %v; want [], nil", empty, err)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, "[]", string(empty), "EncodeMessages(nil)")
 }
 
 func TestMessagesRoundTrip(t *testing.T) {
 	msgs, err := DecodeMessages([]byte(historyJSON))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(msgs) != 3 {
-		t.Fatalf("got %d messages, want 3", len(msgs))
-	}
+	require.NoError(t, err)
+	require.Len(t, msgs, 3)
 	tu := msgs[1].Content[1].(*types.ContentBlockMemberToolUse).Value
 	var input struct {
 		City string
 		Days int
 	}
-	if err := tu.Input.UnmarshalSmithyDocument(&input); err != nil {
-		t.Fatal(err)
-	}
-	if input.City != "Paris" || input.Days != 2 {
-		t.Errorf("tool input = %+v", input)
-	}
+	require.NoError(t, tu.Input.UnmarshalSmithyDocument(&input))
+	assert.Equal(t, "Paris", input.City, "tool input")
+	assert.Equal(t, 2, input.Days, "tool input")
 	again, err := EncodeMessages(msgs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(again) != historyJSON {
-		t.Errorf("round trip =\n%s\nwant\n%s", again, historyJSON)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, historyJSON, string(again), "round trip")
 }
 
 func TestDecodeMessagesErrors(t *testing.T) {
 	for _, in := range []string{"", "{}", `[{"role":`, "null", `"x"`, `[{"content":"nope"}]`} {
-		if _, err := DecodeMessages([]byte(in)); err == nil {
-			t.Errorf("DecodeMessages(%q) succeeded", in)
-		}
+		_, err := DecodeMessages([]byte(in))
+		assert.Error(t, err, "DecodeMessages(%q) succeeded", in)
 	}
 	msgs, err := DecodeMessages([]byte(" [] \n"))
-	if err != nil || len(msgs) != 0 {
-		t.Errorf("DecodeMessages([]) = %v, %v", msgs, err)
-	}
+	require.NoError(t, err)
+	assert.Empty(t, msgs, "DecodeMessages([])")
 }
 
 func TestConverseInputRoundTrip(t *testing.T) {
@@ -115,52 +98,33 @@ func TestConverseInputRoundTrip(t *testing.T) {
 			Structure: &types.OutputFormatStructureMemberJsonSchema{Value: types.JsonSchemaDefinition{Name: aws.String("a"), Schema: aws.String(`{"type":"object"}`)}}}},
 	}
 	body, err := EncodeConverseInput(in)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	got, err := DecodeConverseInput(body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.ModelId != nil {
-		t.Errorf("ModelId = %q; it is not in the body", *got.ModelId)
-	}
-	if len(got.Messages) != 3 || len(got.System) != 1 || got.ToolConfig == nil || got.InferenceConfig == nil {
-		t.Fatalf("decoded %+v", got)
-	}
-	if aws.ToInt32(got.InferenceConfig.MaxTokens) != 512 || !reflect.DeepEqual(got.InferenceConfig.StopSequences, []string{"END"}) {
-		t.Errorf("inferenceConfig = %+v", got.InferenceConfig)
-	}
-	if _, ok := got.ToolConfig.ToolChoice.(*types.ToolChoiceMemberAuto); !ok {
-		t.Errorf("toolChoice = %T", got.ToolConfig.ToolChoice)
-	}
-	if !reflect.DeepEqual(got.AdditionalModelResponseFieldPaths, []string{"/stop_sequence"}) {
-		t.Errorf("additionalModelResponseFieldPaths = %v", got.AdditionalModelResponseFieldPaths)
-	}
+	require.NoError(t, err)
+	assert.Nil(t, got.ModelId, "the ModelId is not in the body")
+	require.Len(t, got.Messages, 3)
+	require.Len(t, got.System, 1)
+	require.NotNil(t, got.ToolConfig)
+	require.NotNil(t, got.InferenceConfig)
+	assert.Equal(t, int32(512), aws.ToInt32(got.InferenceConfig.MaxTokens), "inferenceConfig.maxTokens")
+	assert.Equal(t, []string{"END"}, got.InferenceConfig.StopSequences, "inferenceConfig.stopSequences")
+	assert.IsType(t, &types.ToolChoiceMemberAuto{}, got.ToolConfig.ToolChoice, "toolChoice")
+	assert.Equal(t, []string{"/stop_sequence"}, got.AdditionalModelResponseFieldPaths, "additionalModelResponseFieldPaths")
 	// Every field survives a second trip byte for byte.
 	want, _ := EncodeConverseInput(in)
 	again, err := EncodeConverseInput(got)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(again) != string(want) {
-		t.Errorf("round trip:\n got %s\nwant %s", again, want)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, string(want), string(again), "round trip")
 }
 
 func TestDecodeConverseInputErrors(t *testing.T) {
 	for _, in := range []string{"{", "[]", `{"messages":{}}`, `{"messages":[{"role":"user","content":[{"text":1}]}]}`} {
-		if _, err := DecodeConverseInput([]byte(in)); err == nil {
-			t.Errorf("DecodeConverseInput(%q) succeeded", in)
-		}
+		_, err := DecodeConverseInput([]byte(in))
+		assert.Error(t, err, "DecodeConverseInput(%q) succeeded", in)
 	}
 	in, err := DecodeConverseInput([]byte(`{"messages":[],"somethingNew":{"a":[1,{"b":2}]}}`))
-	if err != nil {
-		t.Fatalf("unknown members must be skipped: %v", err)
-	}
-	if len(in.Messages) != 0 {
-		t.Errorf("messages = %v", in.Messages)
-	}
+	require.NoError(t, err, "unknown members must be skipped")
+	assert.Empty(t, in.Messages)
 }
 
 func TestConverseOutputRoundTrip(t *testing.T) {
@@ -171,27 +135,18 @@ func TestConverseOutputRoundTrip(t *testing.T) {
 		Metrics:    &types.ConverseMetrics{LatencyMs: aws.Int64(42)},
 	}
 	body, err := EncodeConverseOutput(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	const want = `{"metrics":{"latencyMs":42},"output":{"message":{"content":[{"text":"Checking."},` +
 		`{"toolUse":{"input":{"city":"Paris","days":2},"name":"get_weather","toolUseId":"t1"}}],"role":"assistant"}},` +
 		`"stopReason":"tool_use","usage":{"inputTokens":10,"outputTokens":5,"totalTokens":15}}`
-	if string(body) != want {
-		t.Errorf("EncodeConverseOutput =\n%s\nwant\n%s", body, want)
-	}
+	assert.Equal(t, want, string(body), "EncodeConverseOutput")
 	got, err := DecodeConverseOutput(body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.StopReason != types.StopReasonToolUse || aws.ToInt64(got.Metrics.LatencyMs) != 42 {
-		t.Errorf("decoded %+v", got)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, types.StopReasonToolUse, got.StopReason)
+	require.NotNil(t, got.Metrics)
+	assert.Equal(t, int64(42), aws.ToInt64(got.Metrics.LatencyMs))
 	again, _ := EncodeConverseOutput(got)
-	if string(again) != want {
-		t.Errorf("round trip = %s", again)
-	}
-	if _, err := DecodeConverseOutput([]byte("nope")); err == nil {
-		t.Error("DecodeConverseOutput accepted garbage")
-	}
+	assert.Equal(t, want, string(again), "round trip")
+	_, err = DecodeConverseOutput([]byte("nope"))
+	assert.Error(t, err, "DecodeConverseOutput accepted garbage")
 }

@@ -1,6 +1,10 @@
 package wire
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
 
 func TestErrorMessage(t *testing.T) {
 	for body, want := range map[string]string{
@@ -10,8 +14,6 @@ func TestErrorMessage(t *testing.T) {
 		`{"other":1}`:                `{"other":1}`,
 		``:                           ``,
 	} {
-		if got := ErrorMessage([]byte(body)); got != want {
-			t.Errorf("ErrorMessage(%s) = %q, want %q", body, got, want)
-		}
+		assert.Equal(t, want, ErrorMessage([]byte(body)), "ErrorMessage(%s)", body)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"io"
-	"reflect"
 	"strings"
 	"testing"
 
@@ -15,6 +14,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 	smithy "github.com/aws/smithy-go"
 	"github.com/aws/smithy-go/transport/http/protocol/restjson1"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func answer() *bedrockruntime.ConverseOutput {
@@ -58,19 +59,13 @@ func readEvents(t *testing.T, r io.Reader) ([]smithy.Deserializable, error) {
 
 func TestStreamEvents(t *testing.T) {
 	events, err := StreamEvents(answer(), 5)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var typesSeen []string
 	var stream bytes.Buffer
 	for _, ev := range events {
 		typesSeen = append(typesSeen, ev.Type)
-		if !bytes.Contains(ev.Payload, []byte(`"p":"`)) {
-			t.Errorf("%s payload %s has no padding", ev.Type, ev.Payload)
-		}
-		if err := WriteEventFrame(&stream, ev.Type, ev.Payload); err != nil {
-			t.Fatal(err)
-		}
+		assert.Contains(t, string(ev.Payload), `"p":"`, "%s payload has no padding", ev.Type)
+		require.NoError(t, WriteEventFrame(&stream, ev.Type, ev.Payload))
 	}
 	want := []string{
 		"messageStart",
@@ -79,17 +74,11 @@ func TestStreamEvents(t *testing.T) {
 		"contentBlockStart", "contentBlockDelta", "contentBlockDelta", "contentBlockDelta", "contentBlockDelta", "contentBlockStop",
 		"messageStop", "metadata",
 	}
-	if !reflect.DeepEqual(typesSeen, want) {
-		t.Errorf("event types =\n%v\nwant\n%v", typesSeen, want)
-	}
+	assert.Equal(t, want, typesSeen, "event types")
 
 	decoded, err := readEvents(t, &stream)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(decoded) != len(events) {
-		t.Fatalf("decoded %d events, want %d", len(decoded), len(events))
-	}
+	require.NoError(t, err)
+	require.Len(t, decoded, len(events), "decoded events")
 	texts := map[int32]string{}
 	var signature string
 	var start *types.ToolUseBlockStart
@@ -98,9 +87,7 @@ func TestStreamEvents(t *testing.T) {
 	for _, d := range decoded {
 		switch v := d.(type) {
 		case *types.MessageStartEvent:
-			if v.Role != types.ConversationRoleAssistant {
-				t.Errorf("role = %q", v.Role)
-			}
+			assert.Equal(t, types.ConversationRoleAssistant, v.Role, "role")
 		case *types.ContentBlockStartEvent:
 			s := v.Start.(*types.ContentBlockStartMemberToolUse).Value
 			start = &s
@@ -124,25 +111,23 @@ func TestStreamEvents(t *testing.T) {
 			stop = v.StopReason
 		case *types.ConverseStreamMetadataEvent:
 			usage = v.Usage
-			if aws.ToInt64(v.Metrics.LatencyMs) != 7 {
-				t.Errorf("latency = %v", v.Metrics.LatencyMs)
+			if assert.NotNil(t, v.Metrics, "metrics") {
+				assert.Equal(t, int64(7), aws.ToInt64(v.Metrics.LatencyMs), "latency")
 			}
 		default:
-			t.Errorf("unexpected event %T", d)
+			assert.Fail(t, "unexpected event", "%T", d)
 		}
 	}
 	wantTexts := map[int32]string{0: "hmm, weather", 1: "Checking now", 2: `{"city":"Paris"}`}
-	if !reflect.DeepEqual(texts, wantTexts) {
-		t.Errorf("assembled %q, want %q", texts, wantTexts)
+	assert.Equal(t, wantTexts, texts, "assembled")
+	assert.Equal(t, "sig", signature, "signature")
+	if assert.NotNil(t, start, "tool start") {
+		assert.Equal(t, "t1", aws.ToString(start.ToolUseId), "tool start")
+		assert.Equal(t, "get_weather", aws.ToString(start.Name), "tool start")
 	}
-	if signature != "sig" {
-		t.Errorf("signature = %q", signature)
-	}
-	if start == nil || aws.ToString(start.ToolUseId) != "t1" || aws.ToString(start.Name) != "get_weather" {
-		t.Errorf("tool start = %+v", start)
-	}
-	if stop != types.StopReasonToolUse || aws.ToInt32(usage.TotalTokens) != 15 {
-		t.Errorf("stop %q usage %+v", stop, usage)
+	assert.Equal(t, types.StopReasonToolUse, stop, "stop")
+	if assert.NotNil(t, usage, "usage") {
+		assert.Equal(t, int32(15), aws.ToInt32(usage.TotalTokens), "usage")
 	}
 }
 
@@ -152,12 +137,8 @@ func TestStreamEventsRedacted(t *testing.T) {
 		&types.ContentBlockMemberReasoningContent{Value: &types.ReasoningContentBlockMemberRedactedContent{Value: []byte{1, 2, 3}}},
 	}}}
 	events, err := StreamEvents(out, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := string(events[1].Payload); !strings.Contains(got, `"redactedContent":"AQID"`) {
-		t.Errorf("redacted delta = %s", got)
-	}
+	require.NoError(t, err)
+	assert.Contains(t, string(events[1].Payload), `"redactedContent":"AQID"`, "redacted delta")
 }
 
 func TestStreamEventsUnsupported(t *testing.T) {
@@ -165,12 +146,10 @@ func TestStreamEventsUnsupported(t *testing.T) {
 	out.Output = &types.ConverseOutputMemberMessage{Value: types.Message{Role: "assistant", Content: []types.ContentBlock{
 		&types.ContentBlockMemberImage{Value: types.ImageBlock{Format: types.ImageFormatPng}},
 	}}}
-	if _, err := StreamEvents(out, 0); err == nil {
-		t.Error("StreamEvents streamed an image block")
-	}
-	if _, err := StreamEvents(&bedrockruntime.ConverseOutput{}, 0); err == nil {
-		t.Error("StreamEvents accepted an output without a message")
-	}
+	_, err := StreamEvents(out, 0)
+	assert.Error(t, err, "StreamEvents streamed an image block")
+	_, err = StreamEvents(&bedrockruntime.ConverseOutput{}, 0)
+	assert.Error(t, err, "StreamEvents accepted an output without a message")
 }
 
 func TestSplit(t *testing.T) {
@@ -185,22 +164,16 @@ func TestSplit(t *testing.T) {
 		{"héé✓x", 2, []string{"hé", "é✓", "x"}},
 	}
 	for _, tt := range tests {
-		if got := split(tt.s, tt.n); !reflect.DeepEqual(got, tt.want) {
-			t.Errorf("split(%q, %d) = %q, want %q", tt.s, tt.n, got, tt.want)
-		}
+		assert.Equal(t, tt.want, split(tt.s, tt.n), "split(%q, %d)", tt.s, tt.n)
 	}
 }
 
 func TestPad(t *testing.T) {
-	if got := string(pad([]byte(`{}`), 0)); !strings.HasPrefix(got, `{"p":"a`) || !strings.HasSuffix(got, `"}`) {
-		t.Errorf("pad({}) = %s", got)
-	}
-	if got := string(pad([]byte(`{"a":1}`), 1)); !strings.HasPrefix(got, `{"a":1,"p":"a`) || !strings.HasSuffix(got, `"}`) {
-		t.Errorf("pad = %s", got)
-	}
-	if a, b := pad([]byte(`{"a":1}`), 3), pad([]byte(`{"a":1}`), 3); !bytes.Equal(a, b) {
-		t.Errorf("pad is not deterministic: %s, %s", a, b)
-	}
+	got := string(pad([]byte(`{}`), 0))
+	assert.True(t, strings.HasPrefix(got, `{"p":"a`) && strings.HasSuffix(got, `"}`), "pad({}) = %s", got)
+	got = string(pad([]byte(`{"a":1}`), 1))
+	assert.True(t, strings.HasPrefix(got, `{"a":1,"p":"a`) && strings.HasSuffix(got, `"}`), "pad = %s", got)
+	assert.Equal(t, pad([]byte(`{"a":1}`), 3), pad([]byte(`{"a":1}`), 3), "pad is not deterministic")
 }
 
 func TestExceptionFrame(t *testing.T) {
@@ -217,49 +190,31 @@ func TestExceptionFrame(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.typ, func(t *testing.T) {
 			var b bytes.Buffer
-			if err := WriteExceptionFrame(&b, tt.typ, "it broke"); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, WriteExceptionFrame(&b, tt.typ, "it broke"))
 			f, err := ReadFrame(bytes.NewReader(b.Bytes()))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if f.MessageType != "exception" || f.Type != tt.typ || string(f.Payload) != `{"message":"it broke"}` {
-				t.Errorf("frame = %+v", f)
-			}
+			require.NoError(t, err)
+			assert.Equal(t, Frame{MessageType: "exception", Type: tt.typ, Payload: []byte(`{"message":"it broke"}`)}, f, "frame")
 			_, err = readEvents(t, &b)
-			if !tt.as(err) {
-				t.Fatalf("decoded error %v (%T)", err, err)
-			}
+			require.True(t, tt.as(err), "decoded error %v (%T)", err, err)
 			var api smithy.APIError
-			if !errors.As(err, &api) || api.ErrorMessage() != "it broke" {
-				t.Errorf("message of %v", err)
-			}
+			require.ErrorAs(t, err, &api)
+			assert.Equal(t, "it broke", api.ErrorMessage(), "message of %v", err)
 		})
 	}
 }
 
 func TestReadFrame(t *testing.T) {
 	frame, err := EncodeEventFrame("contentBlockStop", []byte(`{"contentBlockIndex":0}`))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	r := bytes.NewReader(frame)
 	f, err := ReadFrame(r)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	want := Frame{MessageType: "event", Type: "contentBlockStop", Payload: []byte(`{"contentBlockIndex":0}`)}
-	if !reflect.DeepEqual(f, want) {
-		t.Errorf("ReadFrame = %+v, want %+v", f, want)
-	}
-	if _, err := ReadFrame(r); err != io.EOF {
-		t.Errorf("at the end: %v, want io.EOF", err)
-	}
-	if _, err := ReadFrame(bytes.NewReader(frame[:len(frame)/2])); !errors.Is(err, io.ErrUnexpectedEOF) {
-		t.Errorf("half a frame: %v, want io.ErrUnexpectedEOF", err)
-	}
-	if _, err := ReadFrame(bytes.NewReader(frame[:5])); !errors.Is(err, io.ErrUnexpectedEOF) {
-		t.Errorf("half a prelude: %v, want io.ErrUnexpectedEOF", err)
-	}
+	assert.Equal(t, want, f, "ReadFrame")
+	_, err = ReadFrame(r)
+	assert.Equal(t, io.EOF, err, "at the end")
+	_, err = ReadFrame(bytes.NewReader(frame[:len(frame)/2]))
+	assert.ErrorIs(t, err, io.ErrUnexpectedEOF, "half a frame")
+	_, err = ReadFrame(bytes.NewReader(frame[:5]))
+	assert.ErrorIs(t, err, io.ErrUnexpectedEOF, "half a prelude")
 }
