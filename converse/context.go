@@ -199,7 +199,8 @@ func (c *Conversation) fit(ctx context.Context, history []types.Message, limit i
 	}
 	if c.opts.Context.Summarize && tr.dropped > 0 {
 		r.trim = pt
-		return &Step{Request: c.summaryRequest(tr.droppedPrefix())}, true, nil
+		step, err := c.budgeted(c.summaryRequest(tr.droppedPrefix()))
+		return step, true, err
 	}
 	step, err := c.trimmed(ctx, pt)
 	return step, true, err
@@ -216,7 +217,7 @@ func (c *Conversation) trimmed(ctx context.Context, pt *pendingTrim) (*Step, err
 		return c.fail(history, err)
 	}
 	c.emit(pt.ev)
-	return c.turnStep(), nil
+	return c.turnStep()
 }
 
 // summaryPrompt asks for the summary of the dropped messages.

@@ -45,6 +45,9 @@ type Result struct {
 	// Turns counts the model calls made, and Usage sums their tokens.
 	Turns int
 	Usage Usage
+	// CostUSD is Usage in US dollars, at Options.Prices or the price table
+	// (see PricesOf); nil when the model's prices are unknown.
+	CostUSD *float64
 	// Response is the last model call's trace, metrics and service tier.
 	Response
 	// History is the whole conversation, this Send included; treat it as
@@ -71,13 +74,14 @@ type Conversation struct {
 	cfgLen int                      // -1 until cfg is built
 	run    *run                     // the Send or Resume in progress; under sendMu
 
-	mu      sync.Mutex // held only to read or replace history, never across a model call or a tool
-	history []types.Message
-	tail    *openTurn                           // the calls of the last message, while not all answered
-	usage   Usage                               // of every model call so far
-	log     *fileLog                            // the FileStore file as last saved or restored
-	records map[*types.ContentBlock]*TurnRecord // by the first block of their message; with a Session only
-	eventMu sync.Mutex
+	mu        sync.Mutex // held only to read or replace history, never across a model call or a tool
+	history   []types.Message
+	tail      *openTurn                           // the calls of the last message, while not all answered
+	usage     Usage                               // of every model call so far
+	toolCalls int                                 // the calls of the tool rounds since New or Restore, for Budget
+	log       *fileLog                            // the FileStore file as last saved or restored
+	records   map[*types.ContentBlock]*TurnRecord // by the first block of their message; with a Session only
+	eventMu   sync.Mutex
 }
 
 // toolConfig returns the tool configuration, built again only when tools

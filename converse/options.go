@@ -187,6 +187,17 @@ type Options struct {
 	// the models that accept it get (the others, the default). A point
 	// after a caller's shorter one gets the shorter TTL too.
 	CacheTTL types.CacheTTL
+	// Budget, if set, bounds what each Send and the whole conversation
+	// spend: tokens, tool calls, wall time and dollars; see Budget.
+	Budget *Budget
+	// Prices are the model's prices, for Result.CostUSD, the telemetry and
+	// Budget's cost limits; nil means the price table's (see PricesOf).
+	// Set them for negotiated rates, provisioned throughput or a model
+	// the table lacks.
+	Prices *Prices
+	// Limiter, if set, paces the model calls by a quota shared with the
+	// other conversations that hold the same Limiter; see Limiter.
+	Limiter *Limiter
 	// Context, if set, keeps every request inside the model's context
 	// window, trimming the history before a model call and once more when
 	// Bedrock reports an overflow; see ContextPolicy. Without it a history

@@ -38,6 +38,17 @@ type openTurn struct {
 	status  bool                 // error results carry the status field
 }
 
+// unanswered counts the calls of t not answered yet, pending or not.
+func unanswered(t *openTurn) int {
+	n := 0
+	for _, r := range t.results {
+		if r == nil {
+			n++
+		}
+	}
+	return n
+}
+
 // newOpenTurn opens the calls of a turn and marks those that need approval
 // pending. Calls sharing a toolUseId share it, so that they always run
 // together and all but the first are answered as duplicates.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
@@ -64,8 +65,19 @@ type Request struct {
 	// configuration, cache points, structured output, trimming.
 	Input *bedrockruntime.ConverseInput
 
-	stream bool // Send makes it with ConverseStream
-	mode   types.GuardrailStreamProcessingMode
+	stream   bool // Send makes it with ConverseStream
+	mode     types.GuardrailStreamProcessingMode
+	estimate int // the input tokens, estimated (see Budget and Limiter)
+}
+
+// tokens is what the call may use of a token quota: its estimated input
+// and its maxTokens.
+func (r *Request) tokens() int {
+	n := r.estimate
+	if ic := r.Input.InferenceConfig; ic != nil && ic.MaxTokens != nil {
+		n += int(*ic.MaxTokens)
+	}
+	return n
 }
 
 // Stream reports whether Send would make the call with ConverseStream
@@ -90,6 +102,10 @@ type run struct {
 	trim    *pendingTrim             // a trim awaiting its summary
 	asked   bool                     // Options.Approver decided the open turn's calls
 	resumed bool                     // turn numbers the resumed turn's calls, until the first model call
+
+	start     time.Time // when the run began, for Budget.WallTime
+	spent     Usage     // of every model call of the run, summaries included
+	toolCalls int       // the calls of the run's tool rounds, for Budget
 }
 
 // pendingTrim is a trim waiting for the summary of what it dropped.
@@ -280,7 +296,7 @@ func (c *Conversation) begin(ctx context.Context, msg types.Message, sh *shape) 
 	if err := c.sendable(); err != nil {
 		return nil, err
 	}
-	c.run = &run{res: &Result{}, shape: sh}
+	c.run = &run{res: &Result{}, shape: sh, start: time.Now()}
 	// The new messages go after the conversation's own, in its spare
 	// capacity if it has some: no copy of the history per Send. A failed
 	// Send's Result gets a copy of its own, since the next Send writes over
@@ -329,7 +345,7 @@ func (c *Conversation) beginResume(ctx context.Context, decisions []Decision) (*
 		}
 		// The events of the calls it finishes carry the number of the
 		// turn that asked for them; its own model calls count from 1.
-		c.run = &run{res: &Result{}, turn: tail.turn, resumed: true}
+		c.run = &run{res: &Result{}, turn: tail.turn, resumed: true, start: time.Now()}
 		c.emit(Resumed{Messages: len(history), Decisions: len(decisions)})
 		c.applyDecisions(ctx, tail.turn, tail, byID)
 		for _, i := range cut {
@@ -346,7 +362,7 @@ func (c *Conversation) beginResume(ctx context.Context, decisions []Decision) (*
 		if len(decisions) > 0 {
 			return nil, fmt.Errorf("converse: Resume: %w: no call is pending", ErrDecision)
 		}
-		c.run = &run{res: &Result{}}
+		c.run = &run{res: &Result{}, start: time.Now()}
 		c.emit(Resumed{Messages: len(history)})
 		return c.nextTurn(ctx)
 	}
@@ -374,7 +390,7 @@ func (c *Conversation) nextTurn(ctx context.Context) (*Step, error) {
 			return step, err
 		}
 	}
-	return c.turnStep(), nil
+	return c.turnStep()
 }
 
 // kept is the conversation's history.
@@ -384,12 +400,13 @@ func (c *Conversation) kept() []types.Message {
 	return c.history
 }
 
-// turnStep is the step of the turn's model call, on the kept history.
-func (c *Conversation) turnStep() *Step {
+// turnStep is the step of the turn's model call, on the kept history,
+// within the budget.
+func (c *Conversation) turnStep() (*Step, error) {
 	r := c.run
 	in := c.request(c.kept(), r.cfg, r.shape)
 	stream := c.opts.Stream && (r.cfg == nil || c.model.SupportsStreamingToolUse())
-	return &Step{Request: &Request{Turn: r.turn, Input: in, stream: stream, mode: c.opts.GuardrailStreamMode}}
+	return c.budgeted(&Request{Turn: r.turn, Input: in, stream: stream, mode: c.opts.GuardrailStreamMode})
 }
 
 // handleResponse is HandleResponse, with the answer decoded.
@@ -421,6 +438,7 @@ func (c *Conversation) handleResponse(ctx context.Context, req *Request, t *turn
 	res := r.res
 	res.Message, res.Text, res.Citations, res.StopReason = reply, message.Text(reply), citationsOf(reply), t.stop
 	res.Turns, res.Usage, res.Response = r.turn, res.Usage.Add(t.usage), t.resp
+	res.CostUSD = c.costOf(res.Usage)
 	c.addUsage(t.usage)
 	// The reply is kept before TurnEnd (see History), unless it fails the
 	// Send.
@@ -492,6 +510,16 @@ func (c *Conversation) startCalls(ctx context.Context, history []types.Message, 
 			c.emit(ev)
 		}
 		return c.closeRound(ctx, history, tail)
+	}
+	if len(calls) > 0 && !tail.started {
+		// The round's calls count before it starts, those pending with the
+		// rest, so that no decision can pass a limit in the middle of it.
+		if err := c.startRound(unanswered(tail)); err != nil {
+			if serr := c.endStep(ctx, history, tail, ev); serr != nil {
+				return c.fail(history, serr)
+			}
+			return c.fail(history, err)
+		}
 	}
 	if len(calls) > 0 {
 		tail.started = true
@@ -617,7 +645,9 @@ func (c *Conversation) keep(history []types.Message, tail *openTurn) {
 	c.history, c.tail = history, tail
 }
 
+// addUsage counts the usage of a model call of the run.
 func (c *Conversation) addUsage(u Usage) {
+	c.run.spent = c.run.spent.Add(u)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.usage = c.usage.Add(u)

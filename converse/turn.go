@@ -130,13 +130,19 @@ func (c *Conversation) modelCall(ctx context.Context, req *Request) (*turnResult
 		c.logger().Info("converse: "+reason, "turn", req.Turn)
 		c.emit(Fallback{Turn: req.Turn, Reason: reason})
 	}
-	chatCtx, chat := c.tel.startChat(ctx, false, req.Input)
-	out, err := c.client.Converse(chatCtx, req.Input, chat.options()...)
-	chat.endConverse(out, err)
+	lr, err := c.opts.Limiter.reserve(ctx, req.tokens())
 	if err != nil {
 		return nil, err
 	}
+	chatCtx, chat := c.tel.startChat(ctx, false, req.Input)
+	out, err := c.client.Converse(chatCtx, req.Input, c.opts.Limiter.options(chat.options())...)
+	chat.endConverse(out, err)
+	if err != nil {
+		lr.settle(Usage{}, err)
+		return nil, err
+	}
 	t, err := replyOf(out)
+	lr.settle(usageOf(out.Usage), err)
 	if err == nil && !req.Summary {
 		c.emitText(req.Turn, t.message)
 	}
@@ -160,11 +166,22 @@ func (c *Conversation) emitText(turn int, msg types.Message) {
 // Converse would have returned.
 func (c *Conversation) streamTurn(ctx context.Context, req *Request) (res *turnResult, err error) {
 	n := req.Turn
+	lr, err := c.opts.Limiter.reserve(ctx, req.tokens())
+	if err != nil {
+		return nil, err
+	}
 	chatCtx, chat := c.tel.startChat(ctx, true, req.Input) // early calls are its siblings, under ctx
-	defer func() { chat.end(res, err) }()
+	defer func() {
+		chat.end(res, err)
+		var u Usage
+		if res != nil {
+			u = res.usage
+		}
+		lr.settle(u, err)
+	}()
 	streamCtx, closeStream := context.WithCancel(chatCtx)
 	defer closeStream()
-	out, err := c.client.ConverseStream(streamCtx, req.StreamInput(), append(chat.options(), ownProtocol)...)
+	out, err := c.client.ConverseStream(streamCtx, req.StreamInput(), c.opts.Limiter.options(append(chat.options(), ownProtocol))...)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,318 @@
+package converse
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+
+	"github.com/tooluse/bedrock/converse/internal/models"
+	"github.com/tooluse/bedrock/converse/internal/wire"
+)
+
+// ErrBudget means a limit of Options.Budget was reached. The error is a
+// *BudgetError, which says which limit and what was spent.
+var ErrBudget = errors.New("budget reached")
+
+// Budget bounds what a conversation spends. A limit is never passed:
+// before each model call (summaries and corrections included) the
+// estimated input must fit in what is left, and the call's maxTokens is
+// capped, for that call only, to what is left after it; before a tool
+// round starts, its calls must fit in the tool calls left. After each call
+// its real usage is counted. A limit reached ends the Send or Resume at a
+// step boundary, with a *BudgetError (errors.Is(err, ErrBudget)) and a
+// history that Resume takes: before the model call, or with the round's
+// calls not yet started. A Resume with a raised limit (Restore the
+// State with another Budget, as -session does) goes on from there.
+type Budget struct {
+	// Send limits each Send or Resume; Conversation the whole
+	// conversation, counted from its State's Usage (and so across Restore),
+	// its tool calls since New or Restore.
+	Send, Conversation Limits
+	// WallTime bounds each Send or Resume, checked before each model call
+	// and before each tool round; 0 means none.
+	WallTime time.Duration
+}
+
+// Limits are the limits of a Budget; 0 means no limit.
+type Limits struct {
+	// InputTokens bounds the input tokens as Bedrock bills them: input,
+	// cache reads and cache writes together. OutputTokens bounds the output
+	// tokens, and TotalTokens both.
+	InputTokens, OutputTokens, TotalTokens int
+	// ToolCalls bounds the client tool calls run (or decided).
+	ToolCalls int
+	// CostUSD bounds the cost in US dollars, at Options.Prices or the
+	// price table (see PricesOf); with neither, a model call fails.
+	CostUSD float64
+}
+
+// Spent is what a conversation spent against a Budget.
+type Spent struct {
+	Usage     Usage
+	ToolCalls int
+	WallTime  time.Duration
+	// CostUSD is Usage in dollars; 0 when the prices are unknown.
+	CostUSD float64
+}
+
+// BudgetError reports the limit that ended a Send or Resume.
+type BudgetError struct {
+	// Limit names it: "input tokens", "output tokens", "total tokens",
+	// "tool calls", "wall time" or "cost".
+	Limit string
+	// Conversation says it is a limit of Budget.Conversation, not of
+	// Budget.Send (WallTime is the Send's).
+	Conversation bool
+	// Max is the limit's value (tokens, calls, seconds or dollars), Spent
+	// what its scope had spent, and Needed what the next step would have
+	// needed (the estimated input, the round's calls), 0 when none was left.
+	Max    float64
+	Spent  Spent
+	Needed float64
+}
+
+func (e *BudgetError) Error() string {
+	scope := "send"
+	if e.Conversation {
+		scope = "conversation"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s %s limit %s reached: spent %s", ErrBudget, scope, e.Limit, e.amount(e.Max), e.amount(e.spentOf()))
+	if e.Needed > 0 {
+		fmt.Fprintf(&b, ", the next step needs %s", e.amount(e.Needed))
+	}
+	if e.Limit != "cost" && e.Spent.CostUSD > 0 {
+		fmt.Fprintf(&b, " ($%.4f)", e.Spent.CostUSD)
+	}
+	return b.String()
+}
+
+// Is makes errors.Is(err, ErrBudget) true.
+func (e *BudgetError) Is(target error) bool { return target == ErrBudget }
+
+func (e *BudgetError) spentOf() float64 {
+	u := e.Spent.Usage
+	switch e.Limit {
+	case "input tokens":
+		return float64(billedInput(u))
+	case "output tokens":
+		return float64(u.OutputTokens)
+	case "total tokens":
+		return float64(billedInput(u) + u.OutputTokens)
+	case "tool calls":
+		return float64(e.Spent.ToolCalls)
+	case "wall time":
+		return e.Spent.WallTime.Seconds()
+	}
+	return e.Spent.CostUSD
+}
+
+func (e *BudgetError) amount(v float64) string {
+	switch e.Limit {
+	case "cost":
+		return fmt.Sprintf("$%.4f", v)
+	case "wall time":
+		return time.Duration(v * float64(time.Second)).Round(time.Millisecond).String()
+	case "tool calls":
+		return fmt.Sprintf("%d calls", int(v))
+	}
+	return fmt.Sprintf("%d tokens", int(v))
+}
+
+// billedInput is the input tokens of u as Bedrock bills them.
+func billedInput(u Usage) int {
+	return u.InputTokens + u.CacheReadInputTokens + u.CacheWriteInputTokens
+}
+
+// Prices are a model's prices in US dollars per million tokens.
+type Prices struct {
+	Input, Output, CacheRead, CacheWrite float64
+}
+
+// Cost is u in US dollars at p.
+func (p Prices) Cost(u Usage) float64 {
+	return (float64(u.InputTokens)*p.Input + float64(u.OutputTokens)*p.Output +
+		float64(u.CacheReadInputTokens)*p.CacheRead + float64(u.CacheWriteInputTokens)*p.CacheWrite) / 1e6
+}
+
+// PricesOf returns Bedrock's on-demand prices for modelID (a model ID,
+// inference profile or ARN) from the package's price table, and whether
+// it has them: Anthropic Claude and Amazon Nova models, with the regional
+// premium of the newer Claude models outside the global inference profile.
+// The table's source and date are in its source; for negotiated rates,
+// provisioned throughput or a model it lacks, set Options.Prices.
+func PricesOf(modelID string) (Prices, bool) {
+	p, ok := models.PricesOf(modelID)
+	return Prices(p), ok
+}
+
+// prices are the conversation's prices, and whether they are known.
+func (c *Conversation) prices() (Prices, bool) {
+	if c.opts.Prices != nil {
+		return *c.opts.Prices, true
+	}
+	return PricesOf(c.modelID)
+}
+
+// costOf is u in dollars, nil when the prices are unknown.
+func (c *Conversation) costOf(u Usage) *float64 {
+	p, ok := c.prices()
+	if !ok {
+		return nil
+	}
+	return aws.Float64(p.Cost(u))
+}
+
+// spent is what the scope of a Budget's limits spent so far.
+func (c *Conversation) spent(conversation bool) Spent {
+	r := c.run
+	var s Spent
+	if conversation {
+		c.mu.Lock()
+		s.Usage, s.ToolCalls = c.usage, c.toolCalls
+		c.mu.Unlock()
+	} else {
+		s.Usage, s.ToolCalls = r.spent, r.toolCalls
+	}
+	s.WallTime = time.Since(r.start)
+	if p, ok := c.prices(); ok {
+		s.CostUSD = p.Cost(s.Usage)
+	}
+	return s
+}
+
+// budgeted is the step of the model call req, within the budget: the
+// estimated input fits what is left of each limit, and the call's
+// maxTokens is capped to what is left after it. A limit that leaves no
+// room ends the run, at the step boundary the history is at.
+func (c *Conversation) budgeted(req *Request) (*Step, error) {
+	req.estimate = wire.EstimateTokens(req.Input)
+	b := c.opts.Budget
+	if b == nil {
+		return &Step{Request: req}, nil
+	}
+	if err := c.overTime(); err != nil {
+		return c.fail(c.kept(), err)
+	}
+	room := math.MaxInt
+	for _, conv := range []bool{false, true} {
+		lim := b.Send
+		if conv {
+			lim = b.Conversation
+		}
+		left, err := c.outputRoom(lim, conv, req.estimate)
+		if err != nil {
+			return c.fail(c.kept(), err)
+		}
+		room = min(room, left)
+	}
+	if room < math.MaxInt {
+		capMaxTokens(req.Input, room)
+	}
+	return &Step{Request: req}, nil
+}
+
+// outputRoom is the most output tokens a call of estimate input tokens
+// may produce within lim (math.MaxInt without a limit), or the
+// *BudgetError of a limit the call cannot fit.
+func (c *Conversation) outputRoom(lim Limits, conv bool, estimate int) (int, error) {
+	s := c.spent(conv)
+	u := s.Usage
+	fail := func(limit string, max, needed float64) error {
+		return &BudgetError{Limit: limit, Conversation: conv, Max: max, Spent: s, Needed: needed}
+	}
+	room := math.MaxInt
+	if lim.InputTokens > 0 && billedInput(u)+estimate > lim.InputTokens {
+		return 0, fail("input tokens", float64(lim.InputTokens), float64(estimate))
+	}
+	if lim.OutputTokens > 0 {
+		room = lim.OutputTokens - u.OutputTokens
+		if room < 1 {
+			return 0, fail("output tokens", float64(lim.OutputTokens), 0)
+		}
+	}
+	if lim.TotalTokens > 0 {
+		left := lim.TotalTokens - billedInput(u) - u.OutputTokens - estimate
+		if left < 1 {
+			return 0, fail("total tokens", float64(lim.TotalTokens), float64(estimate+1))
+		}
+		room = min(room, left)
+	}
+	if lim.CostUSD > 0 {
+		p, ok := c.prices()
+		if !ok {
+			return 0, fmt.Errorf("a cost limit needs the prices of model %s: set Options.Prices", c.modelID)
+		}
+		// The input is priced as a cache write where that costs more: the
+		// estimate cannot tell what the cache will hold.
+		in := float64(estimate) * max(p.Input, p.CacheWrite) / 1e6
+		left := lim.CostUSD - s.CostUSD - in
+		outTokens := math.MaxInt
+		if p.Output > 0 {
+			outTokens = int(min(left/p.Output*1e6, float64(math.MaxInt32)))
+		}
+		if left <= 0 || outTokens < 1 {
+			return 0, fail("cost", lim.CostUSD, in)
+		}
+		room = min(room, outTokens)
+	}
+	return room, nil
+}
+
+// capMaxTokens caps the maxTokens of in to room, on a copy of its
+// inference configuration: the caller's is never changed.
+func capMaxTokens(in *bedrockruntime.ConverseInput, room int) {
+	room = min(room, math.MaxInt32)
+	ic := types.InferenceConfiguration{}
+	if in.InferenceConfig != nil {
+		ic = *in.InferenceConfig
+	}
+	if ic.MaxTokens != nil && int(*ic.MaxTokens) <= room {
+		return
+	}
+	ic.MaxTokens = aws.Int32(int32(room))
+	in.InferenceConfig = &ic
+}
+
+// overTime is the *BudgetError of a Send past its WallTime, or nil.
+func (c *Conversation) overTime() error {
+	b := c.opts.Budget
+	if b == nil || b.WallTime <= 0 {
+		return nil
+	}
+	if s := c.spent(false); s.WallTime >= b.WallTime {
+		return &BudgetError{Limit: "wall time", Max: b.WallTime.Seconds(), Spent: s}
+	}
+	return nil
+}
+
+// startRound counts the n calls of a tool round about to start, or
+// returns the *BudgetError of a limit they do not fit (or of the wall
+// time), counting nothing.
+func (c *Conversation) startRound(n int) error {
+	if err := c.overTime(); err != nil {
+		return err
+	}
+	if b := c.opts.Budget; b != nil {
+		for _, conv := range []bool{false, true} {
+			lim := b.Send
+			if conv {
+				lim = b.Conversation
+			}
+			if s := c.spent(conv); lim.ToolCalls > 0 && s.ToolCalls+n > lim.ToolCalls {
+				return &BudgetError{Limit: "tool calls", Conversation: conv, Max: float64(lim.ToolCalls), Spent: s, Needed: float64(n)}
+			}
+		}
+	}
+	c.run.toolCalls += n
+	c.mu.Lock()
+	c.toolCalls += n
+	c.mu.Unlock()
+	return nil
+}

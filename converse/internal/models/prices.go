@@ -1,0 +1,88 @@
+package models
+
+import "strings"
+
+// Prices are a model's on-demand prices in US dollars per million tokens.
+type Prices struct {
+	Input, Output, CacheRead, CacheWrite float64
+}
+
+// priceTable is Bedrock's on-demand price list for the text models whose
+// prices are known here, in US dollars per million tokens, from the Amazon
+// Bedrock pricing page (aws.amazon.com/bedrock/pricing, "On-Demand"
+// tables for Anthropic and Amazon), as read on 2026-12-01:
+//
+//	model                        input  output  cache read  cache write
+//	Claude Opus 4.5, 4.6          5.00   25.00        0.50         6.25
+//	Claude Opus 4, 4.1           15.00   75.00        1.50        18.75
+//	Claude Sonnet 4.5, 4.6 *      3.00   15.00        0.30         3.75
+//	Claude Sonnet 4, 3.7, 3.5     3.00   15.00        0.30         3.75
+//	Claude Haiku 4.5 *            1.00    5.00        0.10         1.25
+//	Claude 3.5 Haiku              0.80    4.00        0.08         1.00
+//	Claude 3 Haiku                0.25    1.25           -            -
+//	Nova Premier                  2.50   12.50       0.625         2.50
+//	Nova Pro                      0.80    3.20        0.20         0.80
+//	Nova Lite                     0.06    0.24       0.015         0.06
+//	Nova Micro                   0.035    0.14     0.00875        0.035
+//
+// (*) From Claude Sonnet 4.5, Haiku 4.5 and Opus 4.5 on, the prices above
+// are those of the global cross-region inference profile ("global."
+// prefix); in-region calls and the geographic profiles (us., eu., apac.,
+// jp., au., ...) cost 10% more. Cache writes are the 5-minute TTL's
+// (1.25 times the input price for Claude); Nova bills cache writes as
+// input and reads at a quarter of it. Prices differ by region for some
+// other models; those are not listed, and an unlisted model has no price.
+var priceTable = []struct {
+	provider, prefix string
+	prices           Prices
+	regionalPremium  bool // 10% more outside the global profile
+}{
+	{"anthropic", "claude-opus-4-5", Prices{5, 25, 0.5, 6.25}, true},
+	{"anthropic", "claude-opus-4-6", Prices{5, 25, 0.5, 6.25}, true},
+	{"anthropic", "claude-opus-4", Prices{15, 75, 1.5, 18.75}, false},
+	{"anthropic", "claude-sonnet-4-5", Prices{3, 15, 0.3, 3.75}, true},
+	{"anthropic", "claude-sonnet-4-6", Prices{3, 15, 0.3, 3.75}, true},
+	{"anthropic", "claude-sonnet-4", Prices{3, 15, 0.3, 3.75}, false},
+	{"anthropic", "claude-3-7-sonnet", Prices{3, 15, 0.3, 3.75}, false},
+	{"anthropic", "claude-3-5-sonnet", Prices{3, 15, 0.3, 3.75}, false},
+	{"anthropic", "claude-haiku-4-5", Prices{1, 5, 0.1, 1.25}, true},
+	{"anthropic", "claude-3-5-haiku", Prices{0.8, 4, 0.08, 1}, false},
+	{"anthropic", "claude-3-haiku", Prices{0.25, 1.25, 0, 0}, false},
+	{"amazon", "nova-premier", Prices{2.5, 12.5, 0.625, 2.5}, false},
+	{"amazon", "nova-pro", Prices{0.8, 3.2, 0.2, 0.8}, false},
+	{"amazon", "nova-lite", Prices{0.06, 0.24, 0.015, 0.06}, false},
+	{"amazon", "nova-micro", Prices{0.035, 0.14, 0.00875, 0.035}, false},
+}
+
+// PricesOf returns the on-demand prices of modelID (a model ID, inference
+// profile or ARN) from the price table, and whether they are known. The
+// table is matched by the longest prefix of the model name.
+func PricesOf(modelID string) (Prices, bool) {
+	m := Parse(modelID)
+	best := -1
+	for i, e := range priceTable {
+		if e.provider == m.Provider && strings.HasPrefix(m.Name, e.prefix) &&
+			(best < 0 || len(e.prefix) > len(priceTable[best].prefix)) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return Prices{}, false
+	}
+	e := priceTable[best]
+	p := e.prices
+	if e.regionalPremium && !isGlobal(modelID) {
+		p = Prices{p.Input * 1.1, p.Output * 1.1, p.CacheRead * 1.1, p.CacheWrite * 1.1}
+	}
+	return p, true
+}
+
+// isGlobal reports whether modelID names a global cross-region inference
+// profile, by ID or ARN.
+func isGlobal(modelID string) bool {
+	id := strings.ToLower(strings.TrimSpace(modelID))
+	if i := strings.LastIndex(id, "/"); i >= 0 {
+		id = id[i+1:]
+	}
+	return strings.HasPrefix(id, "global.")
+}
