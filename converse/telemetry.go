@@ -53,6 +53,10 @@ const (
 	keyServerAddress    = attribute.Key("server.address")
 	keyServerPort       = attribute.Key("server.port")
 	keyErrorType        = attribute.Key("error.type")
+	// keyCostUSD is the Send's cost in US dollars (Result.CostUSD). The
+	// conventions have no cost attribute yet (the proposal,
+	// semantic-conventions-genai pull 443, is open), so the name is ours.
+	keyCostUSD = attribute.Key("tooluse.converse.cost_usd")
 
 	opChat        = "chat"
 	opExecuteTool = "execute_tool"
@@ -162,6 +166,9 @@ func (s sendSpan) end(res *Result, err error) {
 				s.span.SetAttributes(keyFinishReasons.StringSlice([]string{string(res.StopReason)}))
 			}
 			s.span.SetAttributes(usageAttributes(res.Usage)...)
+			if res.CostUSD != nil {
+				s.span.SetAttributes(keyCostUSD.Float64(*res.CostUSD))
+			}
 		}
 		if err != nil {
 			fail(s.span, sendErrorType(err), err)

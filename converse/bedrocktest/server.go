@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
 	"github.com/tooluse/bedrock/converse/internal/httpbody"
 	"github.com/tooluse/bedrock/converse/internal/wire"
@@ -33,6 +34,7 @@ type Server struct {
 	http    *http.Client
 	nextID  atomic.Int64
 	cache   promptCache
+	quotas  quotas
 
 	mu   sync.Mutex
 	reqs []*Request
@@ -75,6 +77,11 @@ type Options struct {
 	// Now is the clock of the prompt cache's TTLs; nil means time.Now.
 	Now func() time.Time
 
+	// Quota, when set, is each model's quota of requests and tokens per
+	// minute, by Now's clock: a call past it gets Bedrock's 429
+	// ThrottlingException (Throttles counts them). See Quota.
+	Quota Quota
+
 	// MaxRequests is how many of the last requests the server keeps for
 	// Requests: 1000 by default, none if 0, all of them if negative (which,
 	// over a long run, holds every body in memory).
@@ -94,7 +101,7 @@ func NewServer(h Handler, optFns ...func(*Options)) *Server {
 	if s.cache.now == nil {
 		s.cache.now = time.Now
 	}
-	s.srv = httptest.NewServer(http.HandlerFunc(s.serveHTTP))
+	s.srv = httptest.NewServer(s)
 	s.URL = s.srv.URL
 
 	transport := http.DefaultTransport.(*http.Transport).Clone()
@@ -153,7 +160,11 @@ func (s *Server) Client(optFns ...func(*bedrockruntime.Options)) *bedrockruntime
 	return bedrockruntime.NewFromConfig(s.Config(), optFns...)
 }
 
-func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+// ServeHTTP answers a Bedrock runtime request, as the server does on
+// loopback: a Server is an http.Handler, for a transport that needs no
+// socket (an http.RoundTripper calling it, say, for testing/synctest,
+// whose bubbles hold no real network).
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Amzn-Requestid", fmt.Sprintf("bedrocktest-%d", s.nextID.Add(1)))
 	if modelID, ok := wire.RouteCountTokens(r); ok {
 		s.serveCountTokens(w, r, modelID)
@@ -186,6 +197,11 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if !s.admit(w, req, decodeErr) {
 		return
 	}
+	charged, ok := s.quotas.admit(s.opts.Quota, req, s.cache.now())
+	if !ok {
+		writeError(w, Throttling())
+		return
+	}
 
 	reply, err := s.handler.ServeConverse(r.Context(), req)
 	if err != nil {
@@ -193,14 +209,19 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		if !errors.As(err, &e) {
 			e = setupErrorf("handler error: %v", err)
 		}
+		s.quotas.settle(charged, &types.TokenUsage{})
 		writeError(w, e)
 		return
 	}
 	if reply == nil {
+		s.quotas.settle(charged, &types.TokenUsage{})
 		writeError(w, setupErrorf("handler returned a nil Reply"))
 		return
 	}
 	reply = s.withUsage(req, reply)
+	if reply.Output != nil {
+		s.quotas.settle(charged, reply.Output.Usage)
+	}
 	if op == recording.OpConverse {
 		s.writeConverse(w, reply)
 		return
