@@ -22,14 +22,17 @@ import (
 // it settles the reservation with the real usage (input, cache reads and
 // writes, output), giving back what was not used or taking what was
 // used beyond it. In any minute it admits at most the quota: a burst of a
-// twentieth of it, the rest spread evenly.
+// twentieth of it, the rest spread evenly (for a quota of fewer than 20,
+// a burst of 1).
 //
 // Each ThrottlingException Bedrock answers (each attempt, as the SDK's
 // retryer sees them, when the client is a *bedrockruntime.Client) halves
-// the rates, at most once a second, and each call that succeeds raises
+// the rates, at most once every 15 seconds, and each call that succeeds raises
 // them by a fiftieth of the quota, back up to it (additive increase,
 // multiplicative decrease): a Limiter set above a quota that is unknown,
-// or shared with other processes, settles below it. It is built on
+// or shared with other processes, settles below it. A call throttled
+// after the SDK's retries is made again by Send, through the Limiter, up
+// to 10 times. It is built on
 // golang.org/x/time/rate, and safe for concurrent use.
 type Limiter struct {
 	requests, tokens *rate.Limiter
@@ -40,6 +43,11 @@ type Limiter struct {
 	lowered  time.Time // the last decrease
 	throttle int       // ThrottlingExceptions seen
 }
+
+// decreaseEvery is the least time between two decreases: the calls in
+// flight when a quota runs out are throttled together, and a quota by
+// the minute takes seconds to have room again.
+const decreaseEvery = 15 * time.Second
 
 // minFactor is the lowest share of the quota a Limiter goes down to.
 const minFactor = 1.0 / 64
@@ -53,14 +61,17 @@ func NewLimiter(requestsPerMinute, tokensPerMinute int) *Limiter {
 	return l
 }
 
+// spread is the share of a quota a Limiter spreads evenly over the
+// minute; the rest is its burst.
+const spread = 19.0 / 20
+
 // bucket is a rate.Limiter admitting perMinute in any minute: a burst of
-// a twentieth, the rest at an even rate.
+// a twentieth (at least 1), the rest at an even rate.
 func bucket(perMinute float64) *rate.Limiter {
 	if perMinute <= 0 {
 		return rate.NewLimiter(rate.Inf, 0)
 	}
-	burst := max(1, int(perMinute/20))
-	return rate.NewLimiter(rate.Limit((perMinute-float64(burst))/60), burst)
+	return rate.NewLimiter(rate.Limit(perMinute*spread/60), max(1, int(perMinute*(1-spread))))
 }
 
 // Throttles counts the ThrottlingExceptions the Limiter was told of.
@@ -120,8 +131,7 @@ func (r *reservation) settle(u Usage, err error) {
 }
 
 // adjust raises the rates after a success, or halves them after a
-// throttle (at most once a second: the calls in flight when the quota ran
-// out are throttled together).
+// throttle (at most once every decreaseEvery).
 func (l *Limiter) adjust(throttled bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -129,7 +139,7 @@ func (l *Limiter) adjust(throttled bool) {
 	switch {
 	case throttled:
 		l.throttle++
-		if now.Sub(l.lowered) < time.Second {
+		if now.Sub(l.lowered) < decreaseEvery {
 			return
 		}
 		l.factor, l.lowered = max(minFactor, l.factor/2), now
@@ -139,10 +149,27 @@ func (l *Limiter) adjust(throttled bool) {
 		return
 	}
 	if l.rpm > 0 {
-		l.requests.SetLimitAt(now, rate.Limit(l.factor*(l.rpm-float64(l.requests.Burst()))/60))
+		l.requests.SetLimitAt(now, rate.Limit(l.factor*l.rpm*spread/60))
 	}
 	if l.tpm > 0 {
-		l.tokens.SetLimitAt(now, rate.Limit(l.factor*(l.tpm-float64(l.tokens.Burst()))/60))
+		l.tokens.SetLimitAt(now, rate.Limit(l.factor*l.tpm*spread/60))
+	}
+}
+
+// limiterAttempts bounds the calls a Send makes of one request that
+// Bedrock throttles after the SDK's own retries, with a Limiter.
+const limiterAttempts = 10
+
+// callLimited makes the model call of req; with a Limiter, a call
+// throttled after the SDK's retries is made again, up to limiterAttempts
+// times, each time waiting for the Limiter, which lowered its rates.
+func (c *Conversation) callLimited(ctx context.Context, req *Request) (*turnResult, error) {
+	for attempt := 1; ; attempt++ {
+		t, err := c.callModel(ctx, req)
+		var throttled *types.ThrottlingException
+		if c.opts.Limiter == nil || attempt == limiterAttempts || !errors.As(err, &throttled) {
+			return t, err
+		}
 	}
 }
 

@@ -1,0 +1,84 @@
+package converse_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tooluse/bedrock/converse"
+	"github.com/tooluse/bedrock/converse/bedrocktest"
+)
+
+// withUsage is r with the usage u.
+func withUsage(r *bedrocktest.Reply, u types.TokenUsage) *bedrocktest.Reply {
+	r.Output.Usage = &u
+	return r
+}
+
+// TestCostOfACachedConversation: the cost of a two-turn conversation that
+// writes and reads the prompt cache is the hand computation from the
+// price table (Claude Sonnet 4: $3 input, $15 output, $0.30 cache read,
+// $3.75 cache write a million tokens), and the invoke_agent span has it;
+// Options.Prices replaces the table; a model the table lacks has no cost.
+func TestCostOfACachedConversation(t *testing.T) {
+	script := func() bedrocktest.Handler {
+		return bedrocktest.Script(
+			withUsage(bedrocktest.ToolUse("", bedrocktest.Call{ID: "s1", Name: "step", Input: map[string]any{"n": 1}}),
+				types.TokenUsage{InputTokens: aws.Int32(100), OutputTokens: aws.Int32(50), CacheWriteInputTokens: aws.Int32(3000), CacheReadInputTokens: aws.Int32(0)}),
+			withUsage(bedrocktest.Text("done"),
+				types.TokenUsage{InputTokens: aws.Int32(120), OutputTokens: aws.Int32(30), CacheReadInputTokens: aws.Int32(3000), CacheWriteInputTokens: aws.Int32(200)}),
+		)
+	}
+	// 220 input, 80 output, 3,000 read, 3,200 written.
+	hand := (220*3 + 80*15 + 3000*0.30 + 3200*3.75) / 1e6
+	cases := []struct {
+		name   string
+		model  string
+		prices *converse.Prices
+		want   *float64
+	}{
+		{"price table", "us.anthropic.claude-sonnet-4-20250514-v1:0", nil, aws.Float64(hand)},
+		{"own prices", "us.anthropic.claude-sonnet-4-20250514-v1:0", &converse.Prices{Input: 1, Output: 1, CacheRead: 1, CacheWrite: 1}, aws.Float64((220 + 80 + 3000 + 3200) / 1e6)},
+		{"unknown model", "meta.llama3-70b-instruct-v1:0", nil, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := bedrocktest.NewServer(script(), func(o *bedrocktest.Options) { o.Lenient = true })
+			defer srv.Close()
+			tr := newTraced(t)
+			c := converse.New(srv.Client(), tc.model, countingTools(t, &runCounter{}, ""), tr.options, func(o *converse.Options) { o.Prices = tc.prices })
+			res, err := c.Send(context.Background(), "go")
+			require.NoError(t, err)
+			v, recorded := attrs(tr.one(t, "invoke_agent"))["tooluse.converse.cost_usd"]
+			if tc.want == nil {
+				assert.Nil(t, res.CostUSD)
+				assert.False(t, recorded)
+				return
+			}
+			require.NotNil(t, res.CostUSD)
+			assert.InDelta(t, *tc.want, *res.CostUSD, 1e-12)
+			assert.InDelta(t, *tc.want, v.AsFloat64(), 1e-12)
+		})
+	}
+}
+
+// TestPricesOf: the newer Claude models cost 10% more outside the global
+// inference profile; models the table lacks have no prices.
+func TestPricesOf(t *testing.T) {
+	global, ok := converse.PricesOf("global.anthropic.claude-sonnet-4-5-20250929-v1:0")
+	require.True(t, ok)
+	assert.Equal(t, converse.Prices{Input: 3, Output: 15, CacheRead: 0.3, CacheWrite: 3.75}, global)
+	regional, ok := converse.PricesOf("us.anthropic.claude-sonnet-4-5-20250929-v1:0")
+	require.True(t, ok)
+	assert.InDelta(t, 3.3, regional.Input, 1e-9)
+	assert.InDelta(t, 16.5, regional.Output, 1e-9)
+	older, ok := converse.PricesOf("arn:aws:bedrock:us-east-1::foundation-model/anthropic.claude-3-5-haiku-20241022-v1:0")
+	require.True(t, ok)
+	assert.Equal(t, 0.8, older.Input)
+	_, ok = converse.PricesOf("cohere.command-r-v1:0")
+	assert.False(t, ok)
+}

@@ -1,0 +1,79 @@
+package converse
+
+import (
+	"context"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/time/rate"
+)
+
+// TestLimiterSettles: a reservation settled with less than it reserved
+// gives the rest back at once, and one settled with more takes it, so the
+// next call waits for it (virtual time: nothing else moves the clock).
+func TestLimiterSettles(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := NewLimiter(0, 20000) // a burst of 1000 tokens
+		require.Equal(t, 1000, l.tokens.Burst())
+		start := time.Now()
+		r, err := l.reserve(context.Background(), 1000)
+		require.NoError(t, err)
+		r.settle(Usage{InputTokens: 50, OutputTokens: 50}, nil)
+		_, err = l.reserve(context.Background(), 900)
+		require.NoError(t, err)
+		assert.Equal(t, start, time.Now(), "the 900 tokens given back were there at once")
+
+		r, err = l.reserve(context.Background(), 0)
+		require.NoError(t, err)
+		r.settle(Usage{InputTokens: 190}, nil) // 190 more than reserved
+		_, err = l.reserve(context.Background(), 1)
+		require.NoError(t, err)
+		assert.InDelta(t, 191*60.0/19000, time.Since(start).Seconds(), 1e-6,
+			"the debt of 190 tokens and the one asked, at 19,000 a minute")
+	})
+}
+
+// TestLimiterWaitCancelled: a call waiting for the limiter ends with its
+// context, and what it reserved is given back.
+func TestLimiterWaitCancelled(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := NewLimiter(20, 0) // a burst of one request, then one every 3.16 s
+		_, err := l.reserve(context.Background(), 0)
+		require.NoError(t, err)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		start := time.Now()
+		_, err = l.reserve(ctx, 0)
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+		assert.Equal(t, time.Second, time.Since(start), "it waited for the context, not the limiter")
+		start = time.Now()
+		_, err = l.reserve(context.Background(), 0)
+		require.NoError(t, err)
+		assert.InDelta(t, 60.0/19-1, time.Since(start).Seconds(), 1e-6,
+			"the cancelled reservation was given back: the next waits only for the rest of one request's interval")
+	})
+}
+
+// TestLimiterAIMD: a throttle halves the rates (once every 15 s at most),
+// and each success adds a fiftieth of the quota back, up to the quota.
+func TestLimiterAIMD(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := NewLimiter(600, 60000)
+		full := l.requests.Limit()
+		l.adjust(true)
+		l.adjust(true) // within 15 s: the calls throttled together
+		assert.InDelta(t, float64(full)/2, float64(l.requests.Limit()), 1e-9)
+		assert.InDelta(t, float64(rate.Limit(60000*spread/60))/2, float64(l.tokens.Limit()), 1e-9)
+		assert.Equal(t, 2, l.Throttles())
+		time.Sleep(decreaseEvery)
+		l.adjust(true)
+		assert.InDelta(t, float64(full)/4, float64(l.requests.Limit()), 1e-9)
+		for range 50 {
+			l.adjust(false)
+		}
+		assert.InDelta(t, float64(full), float64(l.requests.Limit()), 1e-9, "back to the quota, never past it")
+	})
+}
