@@ -135,6 +135,11 @@
 // reports the overflow, and the call made again: the oldest large tool
 // results are shortened, then the oldest exchanges dropped, whole, and
 // optionally summarised; a [Trimmed] event reports each trim.
+// Options.Budget (a [Budget]) bounds the tokens, tool calls, wall time and
+// dollars of each Send and of the conversation, ending a Send at a step
+// boundary with [ErrBudget]; [Result].CostUSD prices the usage ([PricesOf],
+// or Options.Prices); a [Limiter] shared by conversations paces their model
+// calls by one quota of requests and tokens per minute.
 //
 // # Retries
 //
