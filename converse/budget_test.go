@@ -189,7 +189,7 @@ func TestBudgetCapsMaxTokensOnACopy(t *testing.T) {
 	defer srv.Close()
 	ic := &types.InferenceConfiguration{MaxTokens: aws.Int32(4000)}
 	c := converse.New(srv.Client(), "anthropic.claude-3-haiku-20240307-v1:0", nil, func(o *converse.Options) {
-		o.InferenceConfig = ic
+		o.Request.InferenceConfig = ic
 		o.Budget = &converse.Budget{Send: converse.Limits{OutputTokens: 100}}
 	})
 	_, err := c.Send(context.Background(), "hello")

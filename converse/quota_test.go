@@ -61,7 +61,7 @@ func runUnderQuota(t *testing.T, n int, quota bedrocktest.Quota, retryer func() 
 			wg.Go(func() {
 				c := converse.New(client, "anthropic.claude-3-haiku-20240307-v1:0", reg, func(o *converse.Options) {
 					o.Limiter = lim
-					o.InferenceConfig = &types.InferenceConfiguration{MaxTokens: aws.Int32(100)}
+					o.Request.InferenceConfig = &types.InferenceConfiguration{MaxTokens: aws.Int32(100)}
 				})
 				_, err := c.Send(context.Background(), "go")
 				mu.Lock()

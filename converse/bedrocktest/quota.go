@@ -48,7 +48,7 @@ func (qs *quotas) admit(q Quota, req *Request, now time.Time) (*charge, bool) {
 	if qs.byModel == nil {
 		qs.byModel = map[string][]*charge{}
 	}
-	live := qs.byModel[req.ModelID]
+	live := qs.byModel[aws.ToString(req.ModelId)]
 	for len(live) > 0 && now.Sub(live[0].at) >= time.Minute {
 		live = live[1:]
 	}
@@ -58,12 +58,12 @@ func (qs *quotas) admit(q Quota, req *Request, now time.Time) (*charge, bool) {
 	}
 	if (q.RequestsPerMinute > 0 && len(live)+1 > q.RequestsPerMinute) ||
 		(q.TokensPerMinute > 0 && used+tokens > q.TokensPerMinute) {
-		qs.byModel[req.ModelID] = live
+		qs.byModel[aws.ToString(req.ModelId)] = live
 		qs.throttled++
 		return nil, false
 	}
 	c := &charge{at: now, tokens: tokens}
-	qs.byModel[req.ModelID] = append(live, c)
+	qs.byModel[aws.ToString(req.ModelId)] = append(live, c)
 	return c, true
 }
 
