@@ -6,7 +6,9 @@
 //
 //	converse [flags] [prompt ...]
 //
-// The prompt is the arguments joined by spaces. Without arguments it is read
+// The prompt is the arguments joined by spaces, after the flags: a word of
+// the prompt that is one of converse's flags (converse "hello" -v) is a
+// usage error, never sent as text, unless -- comes before the prompt. Without arguments it is read
 // from standard input (empty standard input, such as /dev/null, is a usage
 // error); when standard input is a terminal, converse is an interactive
 // chat instead: each line is a user message, the conversation's
@@ -100,8 +102,9 @@
 //
 // The binary carries the rest of this manual, so that it can be read where
 // converse is installed: "converse -h" prints the flags and the exit
-// status, and "converse help TOPIC" prints one of these topics (their text
-// is in the help directory beside this file):
+// status, "converse help" lists the topics, each with a line saying what it
+// holds, and "converse help TOPIC" prints one of them (their text is in the
+// help directory beside this file):
 //
 //	converse help manifest    the tool manifest of -tools
 //	converse help mcp         the MCP servers of -mcp

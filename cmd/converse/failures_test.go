@@ -125,6 +125,8 @@ func TestUsageErrors(t *testing.T) {
 		{"no prompt", " \n", nil, "no prompt"},
 		{"empty prompt", "", []string{""}, "empty prompt"},
 		{"missing profile", "", []string{"-profile", "nosuch", "hi"}, `profile "nosuch"`},
+		{"flag after the prompt", "", []string{"hello", "-v"}, "flag -v after the prompt: put the flags first (converse -v PROMPT), or -- before the prompt to send -v as text"},
+		{"flag with value after the prompt", "", []string{"hello", "--max-turns=3"}, "flag --max-turns=3 after the prompt"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -132,6 +134,17 @@ func TestUsageErrors(t *testing.T) {
 			assert.Equal(t, 2, out.code, out.stderr)
 			mustContain(t, "stderr", out.stderr, "converse: "+tt.want)
 		})
+	}
+}
+
+// TestFlagLikeWordsAfterTheDashes: after --, and for words that are no
+// flag of converse, the words are the prompt's.
+func TestFlagLikeWordsAfterTheDashes(t *testing.T) {
+	for _, args := range [][]string{{"--", "hello", "-v"}, {"hello", "-x"}, {"hello", "--", "-v"}} {
+		s, err := parseFlags(args, io.Discard, false)
+		require.NoError(t, err, args)
+		assert.Contains(t, strings.Join(s.prompt, " "), "hello", args)
+		assert.False(t, s.verbose, args)
 	}
 }
 

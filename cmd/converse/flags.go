@@ -103,6 +103,9 @@ func parseFlags(args []string, stdout io.Writer, serving bool) (*settings, error
 	}
 	fs.Visit(func(f *flag.Flag) { s.set[f.Name] = true })
 	s.prompt = fs.Args()
+	if err := flagAfterPrompt(fs, args); err != nil {
+		return nil, err
+	}
 	if err := s.check(); err != nil {
 		return nil, err
 	}
@@ -122,6 +125,28 @@ func (s *settings) checkServe() error {
 		if s.set[name] {
 			return usagef("-%s is not for serve: sessions are kept in -sessions, answers are JSON already", name)
 		}
+	}
+	return nil
+}
+
+// flagAfterPrompt rejects a word of the prompt that is one of converse's
+// flags, such as the -v of converse "hello" -v: the flag package stops at
+// the first word that is not a flag, and the flag would be sent to the
+// model as text. After --, every word is the prompt's.
+func flagAfterPrompt(fs *flag.FlagSet, args []string) error {
+	rest := fs.Args()
+	if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
+		return nil
+	}
+	for _, w := range rest {
+		if w == "--" {
+			return nil
+		}
+		name, _, _ := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(w, "-"), "-"), "=")
+		if !strings.HasPrefix(w, "-") || (fs.Lookup(name) == nil && name != "h" && name != "help") {
+			continue
+		}
+		return usagef("flag %s after the prompt: put the flags first (converse %s PROMPT), or -- before the prompt to send %s as text", w, w, w)
 	}
 	return nil
 }

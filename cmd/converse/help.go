@@ -6,6 +6,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"text/tabwriter"
 )
 
 // helpFiles are the texts of "converse help TOPIC", one file per topic:
@@ -15,8 +16,28 @@ import (
 //go:embed help/*.txt
 var helpFiles embed.FS
 
-// helpTopics are the topics of "converse help", in the order listed.
-var helpTopics = []string{"manifest", "mcp", "json", "recording", "view", "exit"}
+// helpTopics are the topics of "converse help", in the order listed,
+// each with the line that says what it holds.
+var helpTopics = []topic{
+	{"manifest", "the -tools file: tools that run programs or invoke Lambda functions"},
+	{"mcp", "the -mcp file: the tools of MCP servers, as Claude Desktop configures them"},
+	{"json", "the object -json prints for each prompt"},
+	{"recording", "-record and -replay: model calls kept in a file and answered offline"},
+	{"view", "converse view: a session, recording or -json output as an HTML transcript"},
+	{"exit", "the exit status"},
+}
+
+// topic is a topic of "converse help": its name and what it holds.
+type topic struct{ name, about string }
+
+// topicNames are the names of helpTopics, as a list for a message.
+func topicNames() string {
+	names := make([]string, len(helpTopics))
+	for i, t := range helpTopics {
+		names[i] = t.name
+	}
+	return strings.Join(names, ", ")
+}
 
 // helpText returns the text of a topic.
 func helpText(topic string) string {
@@ -38,12 +59,16 @@ func isHelp(args []string) bool {
 // topics for "converse help". An unknown topic is a usage error.
 func printHelp(w io.Writer, args []string) error {
 	if len(args) == 1 {
-		fmt.Fprintf(w, "usage: converse help TOPIC, where TOPIC is one of: %s\n", strings.Join(helpTopics, ", "))
-		return nil
+		fmt.Fprintln(w, "usage: converse help TOPIC, where TOPIC is one of:")
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		for _, t := range helpTopics {
+			fmt.Fprintf(tw, "  %s\t%s\n", t.name, t.about)
+		}
+		return tw.Flush()
 	}
-	if !slices.Contains(helpTopics, args[1]) {
+	if !slices.ContainsFunc(helpTopics, func(t topic) bool { return t.name == args[1] }) {
 		return usagef("help %s: no such topic; the topics are %s (a prompt of one or two words starting with \"help\" goes after --: converse -- help %s)",
-			args[1], strings.Join(helpTopics, ", "), args[1])
+			args[1], topicNames(), args[1])
 	}
 	_, err := io.WriteString(w, helpText(args[1]))
 	return err

@@ -25,10 +25,15 @@ func TestHelpTopics(t *testing.T) {
 	for _, f := range files {
 		names = append(names, strings.TrimSuffix(strings.TrimPrefix(f, "help/"), ".txt"))
 	}
-	assert.ElementsMatch(t, helpTopics, names, "the topics and the files of help/")
+	var topics []string
+	for _, tp := range helpTopics {
+		topics = append(topics, tp.name)
+		assert.NotEmpty(t, tp.about, tp.name)
+	}
+	assert.ElementsMatch(t, topics, names, "the topics and the files of help/")
 
 	dir := t.TempDir() // not the checkout
-	for _, topic := range helpTopics {
+	for _, topic := range topics {
 		t.Run(topic, func(t *testing.T) {
 			out := runBinaryIn(t, dir, testEnv(t), nil, "help", topic)
 			assert.Equal(t, 0, out.code, out.stderr)
@@ -38,7 +43,10 @@ func TestHelpTopics(t *testing.T) {
 	}
 	out := runBinaryIn(t, dir, testEnv(t), nil, "help")
 	assert.Equal(t, 0, out.code)
-	mustContain(t, "converse help", out.stdout, helpTopics...)
+	// Each topic on a line of its own, with what it holds.
+	for _, tp := range helpTopics {
+		assert.Regexp(t, `(?m)^  `+tp.name+` +`+regexp.QuoteMeta(tp.about)+`$`, out.stdout)
+	}
 
 	out = runBinaryIn(t, dir, testEnv(t), nil, "help", "nosuch")
 	assert.Equal(t, 2, out.code)
@@ -77,7 +85,7 @@ func TestDocPointsToHelp(t *testing.T) {
 	doc, err := os.ReadFile("doc.go")
 	require.NoError(t, err)
 	for _, topic := range helpTopics {
-		assert.Contains(t, string(doc), "converse help "+topic)
+		assert.Contains(t, string(doc), "converse help "+topic.name)
 	}
 }
 
