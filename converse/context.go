@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
 	"github.com/tooluse/bedrock/converse/internal/message"
+	"github.com/tooluse/bedrock/converse/internal/models"
 	"github.com/tooluse/bedrock/converse/internal/wire"
 )
 
@@ -58,6 +59,15 @@ type ContextPolicy struct {
 	// method (a *bedrockruntime.Client has) and the model supports it; an
 	// error of CountTokens falls back to the estimate.
 	CountTokens bool
+}
+
+// ContextWindow returns the context window of the model, in tokens, as
+// its family's documentation gives it (Anthropic Claude, Amazon Nova, Meta
+// Llama 3.1 and later, Mistral Large 2), or 0 when it is not known (an
+// application inference profile, a model the table does not list). It is
+// where MaxInputTokens comes from, less the room of the answer.
+func ContextWindow(modelID string) int {
+	return models.Parse(modelID).ContextWindow()
 }
 
 func (p *ContextPolicy) toolResultBytes() int {

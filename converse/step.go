@@ -426,6 +426,9 @@ func (c *Conversation) handleResponse(ctx context.Context, req *Request, t *turn
 		}
 	}
 	if err != nil {
+		if overflowed(err, t) { // Bedrock's ValidationException: say it is the window
+			err = fmt.Errorf("%w: %w", ErrContextWindowExceeded, err)
+		}
 		return c.fail(history, err)
 	}
 	if c.opts.Context != nil {

@@ -65,5 +65,28 @@ func TestTrimByDefault(t *testing.T) {
 	srv = newServer(t, tooLongPast(5, calculations(3)))
 	out = runInProcess(t, nil, "-endpoint", srv.URL, "-no-trim", "Add up some numbers.")
 	assert.Equal(t, 1, out.code)
-	assert.Contains(t, out.stderr, "Input is too long for requested model.")
+	mustContain(t, "stderr", out.stderr, "Input is too long for requested model.", "outgrew the context window", "leave out -no-trim")
+}
+
+// TestTrimBeforeOverflow: with the context window known (-context-tokens
+// here; the model's table by default), the history is trimmed before a
+// request would outgrow it, so no request overflows, where without it
+// every trim costs a rejected request.
+func TestTrimBeforeOverflow(t *testing.T) {
+	const window = 1500
+	srv := bedrocktest.NewServer(calculations(20), func(o *bedrocktest.Options) { o.MaxInputTokens, o.Accounting = window, true })
+	t.Cleanup(srv.Close)
+	out := runInProcess(t, nil, "-endpoint", srv.URL, "-v", "-max-turns", "30", "-context-tokens", fmt.Sprint(window), "Add up some numbers.")
+	require.Equal(t, 0, out.code, out.stderr)
+	assert.Contains(t, out.stderr, "trimmed the history to fit the context window")
+	assert.NotContains(t, out.stderr, "the input was too long for the model")
+	for i, req := range srv.Requests() {
+		assert.LessOrEqual(t, bedrocktest.EstimateTokens(req), window, "request %d overflows", i+1)
+	}
+
+	srv = bedrocktest.NewServer(calculations(20), func(o *bedrocktest.Options) { o.MaxInputTokens, o.Accounting = window, true })
+	t.Cleanup(srv.Close)
+	out = runInProcess(t, nil, "-endpoint", srv.URL, "-v", "-max-turns", "30", "Add up some numbers.")
+	require.Equal(t, 0, out.code, out.stderr)
+	assert.Contains(t, out.stderr, "the input was too long for the model", "the default model's window is larger than the server's")
 }

@@ -47,7 +47,11 @@
 //	-replay-lenient   with -replay, serve the recorded answers without comparing requests
 //	-cache            place prompt cache points on each request, for the models with prompt caching
 //	-no-trim          fail when the history outgrows the model's context window; by default
-//	                  its oldest exchanges are dropped and the call retried (-v says so)
+//	                  its oldest exchanges are dropped before a request would outgrow the
+//	                  model's known window (-v says so), and when Bedrock reports an overflow
+//	-context-tokens N trim the history before a request holds more than N input tokens;
+//	                  default the model's known context window less the answer's room
+//	                  (-max-tokens, else an eighth of the window)
 //	-schema FILE      answer with a JSON object matching the JSON Schema in FILE: the answer
 //	                  is validated (an invalid one goes back to the model to correct) and
 //	                  printed once valid, as "structured" with -json; a bad schema is a usage error

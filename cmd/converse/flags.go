@@ -47,6 +47,7 @@ type settings struct {
 	yes           bool
 	cache         bool
 	noTrim        bool
+	contextTokens int
 	request       requestFlags
 	addr          string // converse serve's
 	sessions      string // converse serve's
@@ -88,6 +89,7 @@ func parseFlags(args []string, stdout io.Writer, serving bool) (*settings, error
 	fs.StringVar(&s.session, "session", "", "keep the conversation in `file`: load it if it exists, save it at every step; with no prompt, resume it (its directory must exist)")
 	fs.BoolVar(&s.cache, "cache", false, "place prompt cache points on each request (models with prompt caching), so each turn reads the conversation so far from the cache")
 	fs.BoolVar(&s.noTrim, "no-trim", false, "fail when the history outgrows the model's context window, instead of trimming its oldest exchanges and retrying")
+	fs.IntVar(&s.contextTokens, "context-tokens", 0, "trim the history before a request would hold more than `N` input tokens (default: the model's known context window less the answer's room)")
 	fs.BoolVar(&s.yes, "yes", false, "approve every call of the tools marked \"approve\" (in the manifest or the -mcp file) without asking")
 
 	if err := fs.Parse(args); err != nil {
@@ -129,6 +131,22 @@ func (s *settings) checkServe() error {
 	return nil
 }
 
+// inputLimit is the most input tokens a request to model may hold before
+// the history is trimmed: -context-tokens, else the model's known context
+// window less the room of the answer (-max-tokens, else an eighth of the
+// window), else 0, which trims only when Bedrock reports an overflow.
+func (s *settings) inputLimit(model string) int {
+	if s.contextTokens > 0 {
+		return s.contextTokens
+	}
+	window := converse.ContextWindow(model)
+	answer := s.maxTokens
+	if answer == 0 || answer >= window {
+		answer = window / 8
+	}
+	return window - answer
+}
+
 // flagAfterPrompt rejects a word of the prompt that is one of converse's
 // flags, such as the -v of converse "hello" -v: the flag package stops at
 // the first word that is not a flag, and the flag would be sent to the
@@ -161,6 +179,10 @@ func (s *settings) check() error {
 	case s.set["temperature"] && !(s.temperature >= 0 && s.temperature <= 1):
 		// Bedrock's Converse API takes 0 to 1 for every model.
 		return usagef("-temperature %v: want a number from 0 to 1", s.temperature)
+	case s.contextTokens < 0:
+		return usagef("-context-tokens %d: want a positive number", s.contextTokens)
+	case s.contextTokens > 0 && s.noTrim:
+		return usagef("-context-tokens and -no-trim cannot be used together: -no-trim never trims")
 	case s.maxTurns < 1:
 		return usagef("-max-turns %d: want at least 1", s.maxTurns)
 	case s.replay != "" && s.endpoint != "":

@@ -35,6 +35,7 @@ type where struct {
 	replay    string // -replay, if set
 	maxTurns  int
 	maxTokens int // 0: the model's default
+	noTrim    bool
 }
 
 // demoPrompt is the prompt of testdata/demo.json, the recording that
@@ -76,6 +77,15 @@ func explain(err error, w where) error {
 		return failf(err, "turn limit reached: the model still wanted tools after %d model calls (-max-turns %d); raise -max-turns", w.maxTurns, w.maxTurns)
 	case errors.Is(err, converse.ErrMaxTokens):
 		return failf(err, "the model ran out of output tokens (max_tokens) in the middle of a tool call, which was not run; raise -max-tokens (now %s)", tokens(w.maxTokens))
+	case errors.Is(err, converse.ErrContextWindowExceeded):
+		said := ""
+		if errors.As(err, &invalid) {
+			said = " (" + apiMessage(invalid) + ")"
+		}
+		if w.noTrim {
+			return failf(err, "the conversation outgrew the context window of %s%s; leave out -no-trim, so that its oldest exchanges are dropped, or start afresh (a new -session file, or a new chat)", w.model, said)
+		}
+		return failf(err, "the prompt is too long for the context window of %s%s even with the history trimmed; shorten it, or give the tools smaller results", w.model, said)
 	case errors.Is(err, converse.ErrStreamTruncated):
 		return failf(err, "the response stream broke off before the model finished (no messageStop); try again, or leave out -stream")
 	case errors.As(err, &denied):

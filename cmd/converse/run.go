@@ -213,10 +213,10 @@ func newSession(ctx context.Context, s *settings, rec *recording.Recording, reg 
 	p := &printer{stdout: stdout, stderr: stderr, noText: s.json || s.request.schema != nil, verbose: s.verbose}
 	ss := &session{
 		s: s, model: model, print: p, backend: b, stdout: stdout,
-		where: where{model: model, region: b.region, endpoint: s.endpoint, replay: s.replay, maxTurns: s.maxTurns, maxTokens: s.maxTokens},
+		where: where{model: model, region: b.region, endpoint: s.endpoint, replay: s.replay, maxTurns: s.maxTurns, maxTokens: s.maxTokens, noTrim: s.noTrim},
 	}
-	conv, err := openConversation(ctx, s, b.client, model, reg, func(o *converse.Options) {
-		s.conversationOptions(o)
+	conv, err := openConversation(ctx, s, b.client, model, reg, func(o *converse.Options, model string) {
+		s.conversationOptions(o, model)
 		o.Stream = stream
 		o.OnEvent = p.event
 		if s.verbose {
@@ -241,9 +241,9 @@ func newSession(ctx context.Context, s *settings, rec *recording.Recording, reg 
 	return ss, nil
 }
 
-// conversationOptions sets what the flags say of a conversation, at the
+// conversationOptions sets what the flags say of a conversation with model, at the
 // terminal and served alike.
-func (s *settings) conversationOptions(o *converse.Options) {
+func (s *settings) conversationOptions(o *converse.Options, model string) {
 	if s.system != "" {
 		o.Request.System = []types.SystemContentBlock{&types.SystemContentBlockMemberText{Value: s.system}}
 	}
@@ -253,7 +253,9 @@ func (s *settings) conversationOptions(o *converse.Options) {
 	s.request.apply(o)
 	o.PromptCache = s.cache
 	if !s.noTrim {
-		o.Context = &converse.ContextPolicy{} // trim when Bedrock reports an overflow
+		// Trim before a request outgrows the window, and when Bedrock
+		// reports an overflow all the same.
+		o.Context = &converse.ContextPolicy{MaxInputTokens: s.inputLimit(model)}
 	}
 }
 

@@ -64,7 +64,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 	h := agentcore.New(b.client, model, reg, func(o *agentcore.Options) {
 		o.Store = converse.FileStore{Dir: s.sessions}
 		o.Conversation = func(o *converse.Options) {
-			s.conversationOptions(o)
+			s.conversationOptions(o, model)
 			o.Stream = s.stream
 			if s.yes {
 				o.Approver = func(_ context.Context, call converse.Call) (converse.Decision, error) {

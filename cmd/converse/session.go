@@ -25,18 +25,26 @@ func sessionStore(path string) (converse.FileStore, string) {
 // openConversation starts the conversation, or restores it from the
 // -session file if there is one; with -session it is saved there at every
 // step. A session file that cannot be read is a usage error.
-func openConversation(ctx context.Context, s *settings, client converse.Client, model string, reg *tools.Registry, opts func(*converse.Options)) (*converse.Conversation, error) {
+//
+// opts sets the options for the conversation's model, which a restored
+// session names.
+func openConversation(ctx context.Context, s *settings, client converse.Client, model string, reg *tools.Registry, opts func(o *converse.Options, model string)) (*converse.Conversation, error) {
+	forModel := func(model string) func(*converse.Options) {
+		return func(o *converse.Options) { opts(o, model) }
+	}
 	if s.session == "" {
-		return converse.New(client, model, reg, opts), nil
+		return converse.New(client, model, reg, forModel(model)), nil
 	}
 	store, id := sessionStore(s.session)
-	withStore := func(o *converse.Options) {
-		opts(o)
-		o.Session = &converse.Session{Store: store, ID: id}
+	withStore := func(model string) func(*converse.Options) {
+		return func(o *converse.Options) {
+			opts(o, model)
+			o.Session = &converse.Session{Store: store, ID: id}
+		}
 	}
 	st, err := store.Load(ctx, id)
 	if errors.Is(err, fs.ErrNotExist) {
-		return converse.New(client, model, reg, withStore), nil
+		return converse.New(client, model, reg, withStore(model)), nil
 	}
 	if err != nil {
 		return nil, &usageError{sessionError(s.session, err)}
@@ -44,7 +52,7 @@ func openConversation(ctx context.Context, s *settings, client converse.Client, 
 	if s.set["model"] && st.ModelID != model {
 		return nil, usagef("-session %s is a conversation with %s, not %s", s.session, printable(st.ModelID), printable(model))
 	}
-	conv, err := converse.Restore(client, reg, st, withStore)
+	conv, err := converse.Restore(client, reg, st, withStore(st.ModelID))
 	if err != nil {
 		return nil, &usageError{sessionError(s.session, err)}
 	}
