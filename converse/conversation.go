@@ -113,7 +113,7 @@ func New(client Client, modelID string, reg *tools.Registry, optFns ...func(*Opt
 	for _, fn := range optFns {
 		fn(&c.opts)
 	}
-	c.tel = newTelemetry(c.opts.TracerProvider, c.opts.MeterProvider, modelID, c.opts.RecordContent)
+	c.tel = newTelemetry(modelID, &c.opts)
 	c.exec = c.executor()
 	return c
 }

@@ -155,6 +155,13 @@ type Options struct {
 	// in them are redacted, as in recordings (see recording.Redact), and so
 	// is a failed span's status description.
 	RecordContent bool
+	// ConversationID is the gen_ai.conversation.id of every span of the
+	// conversation, which ties its Sends' traces together; empty means
+	// Session.ID, or none without a Session.
+	ConversationID string
+	// AgentName is the gen_ai.agent.name of every span, and names the
+	// Send's span "invoke_agent {AgentName}"; empty means none.
+	AgentName string
 	// ApprovalPolicy, if set, makes a call wait for a decision before it runs
 	// when it returns true, in addition to the calls of tools made with
 	// tools.Options.RequireApproval: a policy by input, say. With it set,

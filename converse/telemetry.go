@@ -49,6 +49,8 @@ const (
 	keyInputMessages    = attribute.Key("gen_ai.input.messages")
 	keyOutputMessages   = attribute.Key("gen_ai.output.messages")
 	keySystem           = attribute.Key("gen_ai.system_instructions")
+	keyConversationID   = attribute.Key("gen_ai.conversation.id")
+	keyAgentName        = attribute.Key("gen_ai.agent.name")
 	keyGuardrailID      = attribute.Key("aws.bedrock.guardrail.id")
 	keyServerAddress    = attribute.Key("server.address")
 	keyServerPort       = attribute.Key("server.port")
@@ -97,12 +99,20 @@ type telemetry struct {
 	model        string
 	chatName     string // of the model calls' spans: "chat {model}"
 	content      bool   // record prompts, tool arguments and results
+	agentName    string
+	// ids are the attributes of every span: the conversation's id and the
+	// agent's name, when set.
+	ids []attribute.KeyValue
 }
 
-// newTelemetry makes the telemetry of a conversation with model; nil
-// providers mean the global ones, read once here (the global providers
-// delegate to whatever is installed later).
-func newTelemetry(tp trace.TracerProvider, mp metric.MeterProvider, model string, content bool) *telemetry {
+// newTelemetry makes the telemetry of a conversation with model and the
+// options o; nil providers mean the global ones, read once here (the
+// global providers delegate to whatever is installed later).
+func newTelemetry(model string, o *Options) *telemetry {
+	tp, mp, content, conversationID, agentName := o.TracerProvider, o.MeterProvider, o.RecordContent, o.ConversationID, o.AgentName
+	if conversationID == "" && o.Session != nil {
+		conversationID = o.Session.ID
+	}
 	if tp == nil {
 		tp = otel.GetTracerProvider()
 	}
@@ -110,7 +120,13 @@ func newTelemetry(tp trace.TracerProvider, mp metric.MeterProvider, model string
 		mp = otel.GetMeterProvider()
 	}
 	meter := mp.Meter(instrumentationName)
-	t := &telemetry{tracer: tp.Tracer(instrumentationName), model: model, chatName: opChat + " " + model, content: content}
+	t := &telemetry{tracer: tp.Tracer(instrumentationName), model: model, chatName: opChat + " " + model, content: content, agentName: agentName}
+	if conversationID != "" {
+		t.ids = append(t.ids, keyConversationID.String(conversationID))
+	}
+	if agentName != "" {
+		t.ids = append(t.ids, keyAgentName.String(agentName))
+	}
 	duration := func(name, desc string) metric.Float64Histogram {
 		h, err := meter.Float64Histogram(name, metric.WithUnit("s"), metric.WithDescription(desc),
 			metric.WithExplicitBucketBoundaries(durationBuckets...))
@@ -146,13 +162,18 @@ type sendSpan struct {
 
 // startSend starts the span of a Send, a child of the caller's span in ctx.
 // The conventions name an agent loop's operation invoke_agent; the span is
-// named "invoke_agent" as the conversation has no agent name, and is
-// INTERNAL as the loop runs in the caller's process.
+// named "invoke_agent {Options.AgentName}", or "invoke_agent" without one,
+// and is INTERNAL as the loop runs in the caller's process.
 func (t *telemetry) startSend(ctx context.Context) (context.Context, sendSpan) {
-	ctx, span := t.tracer.Start(ctx, opInvokeAgent, internalSpan...)
+	name := opInvokeAgent
+	if t.agentName != "" {
+		name += " " + t.agentName
+	}
+	ctx, span := t.tracer.Start(ctx, name, internalSpan...)
 	if span.IsRecording() {
 		span.SetAttributes(keyOperationName.String(opInvokeAgent), keyProviderName.String(providerName),
 			keyRequestModel.String(t.model))
+		span.SetAttributes(t.ids...)
 	}
 	return ctx, sendSpan{span: span}
 }

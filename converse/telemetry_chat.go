@@ -44,6 +44,7 @@ func (t *telemetry) startChat(ctx context.Context, stream bool, in *bedrockrunti
 		return ctx, s
 	}
 	span.SetAttributes(keyOperationName.String(opChat), keyProviderName.String(providerName), keyRequestModel.String(t.model))
+	span.SetAttributes(t.ids...)
 	if stream {
 		span.SetAttributes(keyRequestStream.Bool(true))
 	}

@@ -53,6 +53,8 @@ func TestTelemetryNames(t *testing.T) {
 		{keyServerPort, semconv.ServerPortKey},
 		{keyErrorType, semconv.ErrorTypeKey},
 		{keyGuardrailID, semconv.AWSBedrockGuardrailIDKey},
+		{keyConversationID, semconv.GenAIConversationIDKey},
+		{keyAgentName, semconv.GenAIAgentNameKey},
 	} {
 		assert.Equal(t, tc.want, tc.ours)
 	}
@@ -83,7 +85,7 @@ func TestTelemetryExecutorDuplicate(t *testing.T) {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
 	reg, err := tools.NewRegistry(tools.Calculator())
 	require.NoError(t, err)
-	e := &Executor{Registry: reg, tel: newTelemetry(tp, nil, "m", false)}
+	e := &Executor{Registry: reg, tel: newTelemetry("m", &Options{TracerProvider: tp})}
 	call := func() types.ContentBlock {
 		return &types.ContentBlockMemberToolUse{Value: types.ToolUseBlock{ToolUseId: aws.String("d"), Name: aws.String("calculator"),
 			Input: document.NewLazyDocument(map[string]any{"a": 1, "b": 2})}}
@@ -125,7 +127,7 @@ func conversationTelemetry(ctx context.Context, e *Executor, out outcome) {
 func TestTelemetryNoopAllocations(t *testing.T) {
 	reg, err := tools.NewRegistry(tools.Calculator())
 	require.NoError(t, err)
-	e := &Executor{Registry: reg, tel: newTelemetry(nil, nil, "m", false)}
+	e := &Executor{Registry: reg, tel: newTelemetry("m", &Options{})}
 	ctx := context.Background()
 	out := outcome{output: []byte("1")}
 	c := toolCall{name: "calculator"}
@@ -147,7 +149,7 @@ func TestTelemetryNoopAllocations(t *testing.T) {
 func BenchmarkTelemetryOverhead(b *testing.B) {
 	reg, err := tools.NewRegistry(tools.Calculator())
 	require.NoError(b, err)
-	e := &Executor{Registry: reg, tel: newTelemetry(nil, nil, "m", false)}
+	e := &Executor{Registry: reg, tel: newTelemetry("m", &Options{})}
 	ctx := context.Background()
 	out := outcome{output: []byte("1")} // the tool's, not the telemetry's
 	for b.Loop() {

@@ -462,3 +462,40 @@ func TestSummaryCallIsTraced(t *testing.T) {
 		assert.Contains(t, attrs(s), attribute.Key("gen_ai.usage.output_tokens"))
 	}
 }
+
+// TestTelemetryConversationID: every span of a conversation carries its
+// gen_ai.conversation.id (ConversationID, else the Session's ID) and
+// gen_ai.agent.name, which also names the Send's span.
+func TestTelemetryConversationID(t *testing.T) {
+	tests := []struct {
+		name, id, agent, wantID, wantSend string
+		session                           bool
+	}{
+		{name: "set", id: "chat-1", agent: "helper", wantID: "chat-1", wantSend: "invoke_agent helper"},
+		{name: "the session's", session: true, wantID: "s1", wantSend: "invoke_agent"},
+		{name: "set over the session's", id: "chat-2", session: true, wantID: "chat-2", wantSend: "invoke_agent"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tr := newTraced(t)
+			_, client := serve(t, bedrocktest.Script(
+				bedrocktest.ToolUse("", bedrocktest.Call{ID: "c1", Name: "calculator", Input: map[string]any{"a": 1, "b": 2}}),
+				bedrocktest.Text("3.")))
+			_, err := converse.Run(context.Background(), client, claude, calculator(t), "Add", tr.options, func(o *converse.Options) {
+				o.ConversationID, o.AgentName = tt.id, tt.agent
+				if tt.session {
+					o.Session = &converse.Session{Store: converse.FileStore{Dir: t.TempDir()}, ID: "s1"}
+				}
+			})
+			require.NoError(t, err)
+			spans := tr.spans.Ended()
+			require.Len(t, spans, 4, "invoke_agent, two chats, one tool call")
+			for _, s := range spans {
+				a := attrs(s)
+				assert.Equal(t, tt.wantID, a["gen_ai.conversation.id"].AsString(), s.Name())
+				assert.Equal(t, tt.agent, a["gen_ai.agent.name"].AsString(), s.Name())
+			}
+			tr.one(t, tt.wantSend)
+		})
+	}
+}

@@ -49,6 +49,7 @@ func (e *Executor) startTool(ctx context.Context, c toolCall) (context.Context, 
 	if span.IsRecording() {
 		span.SetAttributes(keyOperationName.String(opExecuteTool), keyToolName.String(c.name),
 			keyToolCallID.String(c.id), keyToolType.String("function"))
+		span.SetAttributes(t.ids...)
 		if tool, ok := e.lookup(c.name); ok && tool.Description() != "" {
 			span.SetAttributes(keyToolDescription.String(tool.Description()))
 		}
@@ -156,7 +157,7 @@ func toolErrorType(err error) (name string) {
 func (e *Executor) telemetry() *telemetry {
 	e.telOnce.Do(func() {
 		if e.tel == nil {
-			e.tel = newTelemetry(nil, nil, "", false)
+			e.tel = newTelemetry("", &Options{})
 		}
 	})
 	return e.tel

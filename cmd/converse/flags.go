@@ -48,6 +48,9 @@ type settings struct {
 	cache         bool
 	noTrim        bool
 	contextTokens int
+	agentName     string
+	// recordContent is OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT.
+	recordContent bool
 	request       requestFlags
 	addr          string // converse serve's
 	sessions      string // converse serve's
@@ -90,6 +93,7 @@ func parseFlags(args []string, stdout io.Writer, serving bool) (*settings, error
 	fs.BoolVar(&s.cache, "cache", false, "place prompt cache points on each request (models with prompt caching), so each turn reads the conversation so far from the cache")
 	fs.BoolVar(&s.noTrim, "no-trim", false, "fail when the history outgrows the model's context window, instead of trimming its oldest exchanges and retrying")
 	fs.IntVar(&s.contextTokens, "context-tokens", 0, "trim the history before a request would hold more than `N` input tokens (default: the model's known context window less the answer's room)")
+	fs.StringVar(&s.agentName, "agent-name", "converse", "the gen_ai.agent.name of the OpenTelemetry spans, `NAME`")
 	fs.BoolVar(&s.yes, "yes", false, "approve every call of the tools marked \"approve\" (in the manifest or the -mcp file) without asking")
 
 	if err := fs.Parse(args); err != nil {
@@ -191,6 +195,10 @@ func (s *settings) check() error {
 		return usagef("-replay-lenient needs -replay")
 	case s.replay != "" && s.record != "" && sameFile(s.replay, s.record):
 		return usagef("-record and -replay name the same file %s", s.record)
+	}
+	var err error
+	if s.recordContent, err = captureContent(); err != nil {
+		return err
 	}
 	if s.session != "" {
 		// FileStore would make the directory; -session, like -record,

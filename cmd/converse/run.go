@@ -219,6 +219,10 @@ func newSession(ctx context.Context, s *settings, rec *recording.Recording, reg 
 		s.conversationOptions(o, model)
 		o.Stream = stream
 		o.OnEvent = p.event
+		o.RecordContent, o.AgentName = s.recordContent, s.agentName
+		if s.session == "" {
+			o.ConversationID = newConversationID() // -session's id is the session's
+		}
 		if s.verbose {
 			o.Logger = slog.New(&traceHandler{p: p})
 		}

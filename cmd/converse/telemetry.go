@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -31,9 +32,9 @@ const exitTimeout = 2 * time.Second
 
 // setupTelemetry installs OTLP exporters as the global OpenTelemetry
 // providers, which the converse library uses by default, when the standard
-// variables ask for them: traces when OTEL_EXPORTER_OTLP_ENDPOINT or
-// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set, metrics when
-// OTEL_EXPORTER_OTLP_METRICS_ENDPOINT is set, over http/protobuf unless
+// variables ask for them: traces and metrics when OTEL_EXPORTER_OTLP_ENDPOINT
+// is set, traces when OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is, metrics when
+// OTEL_EXPORTER_OTLP_METRICS_ENDPOINT is, over http/protobuf unless
 // OTEL_EXPORTER_OTLP_PROTOCOL (or its _TRACES_ or _METRICS_ form) says
 // grpc. OTEL_SDK_DISABLED=true turns it all off. The exporters read the
 // endpoints, OTEL_EXPORTER_OTLP_HEADERS and the other OTLP variables
@@ -54,8 +55,12 @@ func setupTelemetry(ctx context.Context, stderr io.Writer) (func(context.Context
 	if disabled, _ := strconv.ParseBool(os.Getenv("OTEL_SDK_DISABLED")); disabled {
 		return none, nil
 	}
-	traces := os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != ""
-	metrics := os.Getenv("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT") != ""
+	// The general endpoint covers every signal, as OTel's exporters
+	// specify; a signal's own variable overrides it (the exporters read
+	// both).
+	all := os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != ""
+	traces := all || os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != ""
+	metrics := all || os.Getenv("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT") != ""
 	if !traces && !metrics {
 		return none, nil
 	}
@@ -100,6 +105,30 @@ func setupTelemetry(ctx context.Context, stderr io.Writer) (func(context.Context
 		fmt.Fprintf(stderr, "converse: telemetry: %v\n", err)
 	}))
 	return exps.flush, nil
+}
+
+// captureContent reads OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT,
+// the GenAI conventions' switch for recording prompts, answers and tool
+// input and output in the spans (converse.Options.RecordContent): off
+// unless it is true. A value that is no boolean is a usage error.
+func captureContent() (bool, error) {
+	const name = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
+	v := strings.TrimSpace(os.Getenv(name))
+	if v == "" {
+		return false, nil
+	}
+	on, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, usagef("%s %q: want true or false", name, v)
+	}
+	return on, nil
+}
+
+// newConversationID is the gen_ai.conversation.id of a run without
+// -session (whose id is the session's): one id for all the prompts of a
+// chat, so that its traces are one conversation's.
+func newConversationID() string {
+	return "converse-" + rand.Text()
 }
 
 // exporters are the installed providers, to shut down at exit.

@@ -8,12 +8,14 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	collectormetrics "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
 	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
@@ -28,6 +30,7 @@ type otlpReceiver struct {
 	mu       sync.Mutex
 	requests []*collectortrace.ExportTraceServiceRequest
 	headers  []http.Header
+	metrics  []string // the names of the metrics received
 }
 
 func newOTLPReceiver(t *testing.T) *otlpReceiver {
@@ -35,6 +38,10 @@ func newOTLPReceiver(t *testing.T) *otlpReceiver {
 	r := &otlpReceiver{}
 	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		body, err := io.ReadAll(req.Body)
+		if req.URL.Path == "/v1/metrics" && err == nil {
+			r.receiveMetrics(w, body)
+			return
+		}
 		if req.URL.Path != "/v1/traces" || err != nil {
 			http.NotFound(w, req)
 			return
@@ -54,6 +61,27 @@ func newOTLPReceiver(t *testing.T) *otlpReceiver {
 	}))
 	t.Cleanup(r.Close)
 	return r
+}
+
+// receiveMetrics keeps the names of the metrics of an export request.
+func (r *otlpReceiver) receiveMetrics(w http.ResponseWriter, body []byte) {
+	var export collectormetrics.ExportMetricsServiceRequest
+	if err := proto.Unmarshal(body, &export); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	r.mu.Lock()
+	for _, rm := range export.ResourceMetrics {
+		for _, sm := range rm.ScopeMetrics {
+			for _, m := range sm.Metrics {
+				r.metrics = append(r.metrics, m.Name)
+			}
+		}
+	}
+	r.mu.Unlock()
+	out, _ := proto.Marshal(&collectormetrics.ExportMetricsServiceResponse{})
+	w.Header().Set("Content-Type", "application/x-protobuf")
+	_, _ = w.Write(out)
 }
 
 // spans returns the spans received, by name, with the service.name of
@@ -106,7 +134,7 @@ func TestTelemetryExport(t *testing.T) {
 			for _, s := range services {
 				assert.Equal(t, "converse-test", s)
 			}
-			send := spans["invoke_agent"]
+			send := spans["invoke_agent converse"]
 			require.Len(t, send, 1)
 			require.NotEmpty(t, spans["chat "+defaultModel])
 			for _, c := range spans["chat "+defaultModel] {
@@ -121,6 +149,71 @@ func TestTelemetryExport(t *testing.T) {
 			}
 			rcv.mu.Lock()
 			assert.Equal(t, "tools", rcv.headers[0].Get("x-team"), "OTEL_EXPORTER_OTLP_HEADERS")
+			rcv.mu.Unlock()
+		})
+	}
+}
+
+// TestTelemetryConventions: OTEL_EXPORTER_OTLP_ENDPOINT alone exports
+// metrics too; every span of a chat has its one gen_ai.conversation.id (the
+// -session file's name with -session) and gen_ai.agent.name (-agent-name,
+// default converse); content is recorded only with
+// OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true.
+func TestTelemetryConventions(t *testing.T) {
+	t.Parallel()
+	session := filepath.Join(t.TempDir(), "trip")
+	for _, tc := range []struct {
+		name             string
+		env, args        []string
+		stdin            bool // a chat of two prompts on a terminal
+		wantID, wantName string
+		content          bool
+	}{
+		{name: "a chat", stdin: true, wantName: "converse"},
+		{name: "a session", args: []string{"-session", session, "-agent-name", "planner", "What is 6 times 7?"}, wantID: "trip", wantName: "planner"},
+		{name: "content", env: []string{"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true"}, args: []string{"What is 6 times 7?"}, wantName: "converse", content: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			rcv := newOTLPReceiver(t)
+			srv := newServer(t, bedrocktest.Script(
+				bedrocktest.ToolUse("Let me work that out.", bedrocktest.Call{ID: "tooluse_calc1", Name: "calculator", Input: map[string]any{"a": 6, "b": 7, "operation": "multiply"}}),
+				bedrocktest.Text("6 × 7 = 42."),
+				bedrocktest.Text("Again, 42.")))
+			var stdin io.Reader
+			if tc.stdin {
+				tty, keyboard := openTerminal(t)
+				_, err := keyboard.WriteString("What is 6 times 7?\nAnd again?\n\x04")
+				require.NoError(t, err)
+				stdin = tty
+			}
+			out := runBinary(t, testEnv(t, append(tc.env, "OTEL_EXPORTER_OTLP_ENDPOINT="+rcv.URL)...), stdin, append([]string{"-endpoint", srv.URL}, tc.args...)...)
+			require.Equal(t, 0, out.code, out.stderr)
+			spans, _ := rcv.spans()
+			ids := map[string]bool{}
+			n := 0
+			for name, ss := range spans {
+				for _, s := range ss {
+					n++
+					ids[spanAttr(s, "gen_ai.conversation.id")] = true
+					assert.Equal(t, tc.wantName, spanAttr(s, "gen_ai.agent.name"), name)
+					if name == "chat "+defaultModel {
+						assert.Equal(t, tc.content, spanAttr(s, "gen_ai.input.messages") != "", "content recorded")
+					}
+				}
+			}
+			require.Len(t, ids, 1, "one conversation id on all %d spans", n)
+			for id := range ids {
+				assert.NotEmpty(t, id)
+				if tc.wantID != "" {
+					assert.Equal(t, tc.wantID, id)
+				}
+			}
+			if tc.stdin {
+				assert.Len(t, spans["invoke_agent converse"], 2, "both prompts of the chat")
+			}
+			rcv.mu.Lock()
+			assert.Contains(t, rcv.metrics, "gen_ai.client.operation.duration", "metrics under OTEL_EXPORTER_OTLP_ENDPOINT")
 			rcv.mu.Unlock()
 		})
 	}
@@ -150,6 +243,13 @@ func TestTelemetryBadProtocol(t *testing.T) {
 	out := runInProcess(t, nil, "-endpoint", "http://127.0.0.1:1", "hi")
 	assert.Equal(t, 2, out.code)
 	assert.Contains(t, out.stderr, `OTEL_EXPORTER_OTLP_PROTOCOL "http/json" is not supported`)
+}
+
+func TestCaptureContentBadValue(t *testing.T) {
+	t.Setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "yes please")
+	out := runInProcess(t, nil, "-endpoint", "http://127.0.0.1:1", "hi")
+	assert.Equal(t, 2, out.code)
+	assert.Contains(t, out.stderr, `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT "yes please": want true or false`)
 }
 
 // TestTelemetryFlushOnInterrupt: Ctrl-C while the model call is in flight
@@ -192,7 +292,7 @@ func TestTelemetryFlushOnInterrupt(t *testing.T) {
 
 	spans, services := rcv.spans()
 	require.NotEmpty(t, services, "spans were flushed before exit")
-	send, chats := spans["invoke_agent"], spans["chat "+defaultModel]
+	send, chats := spans["invoke_agent converse"], spans["chat "+defaultModel]
 	require.Len(t, send, 1)
 	require.Len(t, chats, 1)
 	assert.Equal(t, send[0].SpanId, chats[0].ParentSpanId)
