@@ -15,7 +15,7 @@ import (
 
 	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/bedrocktest"
-	"github.com/tooluse/bedrock/converse/internal/wire"
+	"github.com/tooluse/bedrock/converse/internal/cachepoint"
 	"github.com/tooluse/bedrock/tools"
 )
 
@@ -62,12 +62,12 @@ func systemPrompt(tokens int) []types.SystemContentBlock {
 func describePoints(req *bedrocktest.Request) string {
 	var where []string
 	in := &bedrockruntime.ConverseInput{ToolConfig: req.ToolConfig, System: req.System, Messages: req.Messages}
-	for _, p := range wire.CachePoints(in) {
+	for _, p := range cachepoint.List(in) {
 		var at string
 		switch p.Field {
-		case wire.FieldTools:
+		case cachepoint.Tools:
 			at = fmt.Sprintf("tools[%d]", p.Index)
-		case wire.FieldSystem:
+		case cachepoint.System:
 			at = fmt.Sprintf("system[%d]", p.Index)
 		default:
 			at = fmt.Sprintf("messages[%d].content[%d]", p.Msg, p.Index)

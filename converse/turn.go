@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
+	"github.com/tooluse/bedrock/converse/internal/cachepoint"
 	"github.com/tooluse/bedrock/converse/internal/message"
 )
 
@@ -23,7 +24,7 @@ func (c *Conversation) request(history []types.Message, cfg *types.ToolConfigura
 	in.ModelId, in.Messages, in.ToolConfig = aws.String(c.modelID), history, cfg
 	sh.apply(&in)
 	if c.opts.PromptCache {
-		placeCachePoints(c.model, c.opts.CacheTTL, &in)
+		cachepoint.Place(c.model, c.opts.CacheTTL, &in)
 	}
 	return &in
 }

@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
+	"github.com/tooluse/bedrock/converse/internal/cachepoint"
 	"github.com/tooluse/bedrock/converse/internal/models"
 	"github.com/tooluse/bedrock/converse/internal/wire"
 )
@@ -21,13 +21,7 @@ import (
 // usage (Options.Accounting), the context window (Options.MaxInputTokens)
 // and CountTokens.
 func EstimateTokens(req *Request) int {
-	return wire.EstimateTokens(stripCachePoints(req, nil))
-}
-
-// cachePoints lists a request's cache points in Bedrock's order: tools,
-// system, messages.
-func cachePoints(req *Request) []wire.CachePoint {
-	return wire.CachePoints(&bedrockruntime.ConverseInput{ToolConfig: req.ToolConfig, System: req.System, Messages: req.Messages})
+	return wire.EstimateTokens(cachepoint.Prefix(&req.ConverseInput, nil))
 }
 
 // validateCache checks a request's cache points against Bedrock's prompt
@@ -35,7 +29,7 @@ func cachePoints(req *Request) []wire.CachePoint {
 // Bedrock's wording is not documented, the message is the server's own
 // and says so by naming the rule.
 func validateCache(m models.Model, req *Request) *Error {
-	points := cachePoints(req)
+	points := cachepoint.List(&req.ConverseInput)
 	if len(points) == 0 {
 		return nil
 	}
@@ -49,69 +43,28 @@ func validateCache(m models.Model, req *Request) *Error {
 	prev := 1
 	for _, p := range points {
 		switch {
-		case p.Field == wire.FieldTools && !rules.Tools:
+		case p.Field == cachepoint.Tools && !rules.Tools:
 			return Validation(fmt.Sprintf("Malformed input request: #/toolConfig/tools/%d: extraneous key [cachePoint] is not permitted, please reformat your input and try again.", p.Index))
-		case p.Field == wire.FieldSystem && !rules.System, p.Field == wire.FieldMessages && !rules.Messages:
+		case p.Field == cachepoint.System && !rules.System, p.Field == cachepoint.Messages && !rules.Messages:
 			return Validation("You invoked an unsupported model or your request did not allow prompt caching. See the documentation for more information.")
 		case p.TTL != "" && p.TTL != types.CacheTTLFiveMinutes && p.TTL != types.CacheTTLOneHour:
 			return Validation(fmt.Sprintf("1 validation error detected: Value '%s' at 'cachePoint.ttl' failed to satisfy constraint: Member must satisfy enum value set: [5m, 1h]", p.TTL))
 		case p.TTL == types.CacheTTLOneHour && !rules.LongTTL:
 			return Validation(fmt.Sprintf("The model %s does not support the cache point TTL 1h. Use 5m and try again.", aws.ToString(req.ModelId)))
-		case wire.TTLRank(p.TTL) > prev:
+		case cachepoint.Rank(p.TTL) > prev:
 			return Validation("A cachePoint with ttl '1h' must not come after a cachePoint with ttl '5m': TTLs must not increase from tools to system to messages.")
 		}
-		prev = wire.TTLRank(p.TTL)
-		if p.Field == wire.FieldMessages && p.Index > 0 {
-			switch req.Messages[p.Msg].Content[p.Index-1].(type) {
-			case *types.ContentBlockMemberDocument, *types.ContentBlockMemberVideo:
+		prev = cachepoint.Rank(p.TTL)
+		if p.Field == cachepoint.Messages && p.Index > 0 {
+			switch cachepoint.Follows(rules, req.Messages[p.Msg].Content[p.Index-1]) {
+			case cachepoint.AfterMedia:
 				return Validation(fmt.Sprintf("The cachePoint at messages.%d.content.%d directly follows a document or video block, which is not supported. Move the cachePoint and try again.", p.Msg, p.Index))
-			case *types.ContentBlockMemberToolResult:
-				if !rules.AfterToolResult {
-					return Validation(fmt.Sprintf("Malformed input request: #/messages/%d/content/%d: extraneous key [cachePoint] is not permitted, please reformat your input and try again.", p.Msg, p.Index))
-				}
+			case cachepoint.AfterToolResult:
+				return Validation(fmt.Sprintf("Malformed input request: #/messages/%d/content/%d: extraneous key [cachePoint] is not permitted, please reformat your input and try again.", p.Msg, p.Index))
 			}
 		}
 	}
 	return nil
-}
-
-// stripCachePoints returns the content of req without its cache points: all
-// of it, or with upTo, the prefix before that point.
-func stripCachePoints(req *Request, upTo *wire.CachePoint) *bedrockruntime.ConverseInput {
-	in := &bedrockruntime.ConverseInput{}
-	if req.ToolConfig != nil {
-		in.ToolConfig = &types.ToolConfiguration{}
-		for i, t := range req.ToolConfig.Tools {
-			if upTo != nil && upTo.Field == wire.FieldTools && i >= upTo.Index {
-				return in
-			}
-			if _, ok := t.(*types.ToolMemberCachePoint); !ok {
-				in.ToolConfig.Tools = append(in.ToolConfig.Tools, t)
-			}
-		}
-	}
-	for i, b := range req.System {
-		if upTo != nil && upTo.Field == wire.FieldSystem && i >= upTo.Index {
-			return in
-		}
-		if _, ok := b.(*types.SystemContentBlockMemberCachePoint); !ok {
-			in.System = append(in.System, b)
-		}
-	}
-	for n, msg := range req.Messages {
-		kept := types.Message{Role: msg.Role}
-		for i, b := range msg.Content {
-			if upTo != nil && upTo.Field == wire.FieldMessages && n == upTo.Msg && i >= upTo.Index {
-				in.Messages = append(in.Messages, kept)
-				return in
-			}
-			if _, ok := b.(*types.ContentBlockMemberCachePoint); !ok {
-				kept.Content = append(kept.Content, b)
-			}
-		}
-		in.Messages = append(in.Messages, kept)
-	}
-	return in
 }
 
 // promptCache simulates Bedrock's prompt cache as the user guide describes
@@ -141,8 +94,8 @@ func (c *promptCache) usage(req *Request) (input, read, write int) {
 		ttl    time.Duration
 	}
 	var prefixes []prefix
-	for _, p := range cachePoints(req) {
-		b, err := wire.CanonicalJSON(stripCachePoints(req, &p))
+	for _, p := range cachepoint.List(&req.ConverseInput) {
+		b, err := wire.CanonicalJSON(cachepoint.Prefix(&req.ConverseInput, &p))
 		if err != nil || len(b)/wire.BytesPerToken < rules.MinTokens {
 			continue
 		}

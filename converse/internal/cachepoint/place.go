@@ -1,4 +1,4 @@
-package converse
+package cachepoint
 
 import (
 	"slices"
@@ -13,14 +13,14 @@ import (
 
 // point is a cache point of a request, the caller's or one to place.
 type point struct {
-	field int // wire.FieldTools, FieldSystem or FieldMessages
+	field int // Tools, System or Messages
 	msg   int // the message, for FieldMessages
 	index int // the caller's point: its block; ours go at the end of the list
-	rank  int // wire.TTLRank of its TTL
+	rank  int // Rank of its TTL
 	ours  bool
 }
 
-// placeCachePoints adds cachePoint blocks to in for model m, with TTL ttl
+// Place adds cachePoint blocks to in for model m, with TTL ttl
 // ("" for Bedrock's default), by the rules of the prompt caching table (see
 // models.Cache): after the tool definitions, after the system prompt and at
 // the end of the newest user messages (of either role for a model that
@@ -34,7 +34,7 @@ type point struct {
 // increasing from tools to system to messages, and the point left out if
 // even that cannot. in's slices are replaced, never written: the history
 // and Options keep no cache point of ours.
-func placeCachePoints(m models.Model, ttl types.CacheTTL, in *bedrockruntime.ConverseInput) {
+func Place(m models.Model, ttl types.CacheTTL, in *bedrockruntime.ConverseInput) {
 	rules, ok := m.Cache()
 	if !ok {
 		return
@@ -49,10 +49,10 @@ func placeCachePoints(m models.Model, ttl types.CacheTTL, in *bedrockruntime.Con
 		tools = in.ToolConfig.Tools
 	}
 	if rules.Tools && len(tools) > 0 && !isToolPoint(tools[len(tools)-1]) && est.toolsReach(rules.MinTokens) {
-		points = append(points, point{field: wire.FieldTools, rank: wire.TTLRank(ttl), ours: true})
+		points = append(points, point{field: Tools, rank: Rank(ttl), ours: true})
 	}
 	if rules.System && len(in.System) > 0 && !isSystemPoint(in.System[len(in.System)-1]) && est.systemReach(rules.MinTokens) {
-		points = append(points, point{field: wire.FieldSystem, rank: wire.TTLRank(ttl), ours: true})
+		points = append(points, point{field: System, rank: Rank(ttl), ours: true})
 	}
 	if rules.Messages {
 		// Points on the newest user messages, where the turn before put its
@@ -63,7 +63,7 @@ func placeCachePoints(m models.Model, ttl types.CacheTTL, in *bedrockruntime.Con
 		for n, placed := len(in.Messages)-1, 0; n >= 0 && placed < models.MaxCachePoints; n-- {
 			msg := in.Messages[n]
 			if (msg.Role == types.ConversationRoleUser || !rules.AfterToolResult) && takesPoint(msg, rules) && est.reaches(n, rules.MinTokens) {
-				points = append(points, point{field: wire.FieldMessages, msg: n, rank: wire.TTLRank(ttl), ours: true})
+				points = append(points, point{field: Messages, msg: n, rank: Rank(ttl), ours: true})
 				placed++
 			}
 		}
@@ -76,8 +76,8 @@ func placeCachePoints(m models.Model, ttl types.CacheTTL, in *bedrockruntime.Con
 // callerPoints lists the cache points in already.
 func callerPoints(in *bedrockruntime.ConverseInput) []point {
 	var points []point
-	for _, cp := range wire.CachePoints(in) {
-		points = append(points, point{field: cp.Field, msg: cp.Msg, index: cp.Index, rank: wire.TTLRank(cp.TTL)})
+	for _, cp := range List(in) {
+		points = append(points, point{field: cp.Field, msg: cp.Msg, index: cp.Index, rank: Rank(cp.TTL)})
 	}
 	return points
 }
@@ -93,20 +93,9 @@ func isSystemPoint(b types.SystemContentBlock) bool {
 }
 
 // takesPoint reports whether a cache point may go at the end of msg: it has
-// content, does not end with one already, and its last block is not a
-// document or video, which Bedrock does not let a cache point follow, nor a
-// tool result for a model that rejects a point there.
+// content and a point may follow its last block (Follows).
 func takesPoint(msg types.Message, rules models.Cache) bool {
-	if len(msg.Content) == 0 {
-		return false
-	}
-	switch msg.Content[len(msg.Content)-1].(type) {
-	case *types.ContentBlockMemberCachePoint, *types.ContentBlockMemberDocument, *types.ContentBlockMemberVideo:
-		return false
-	case *types.ContentBlockMemberToolResult:
-		return rules.AfterToolResult
-	}
-	return true
+	return len(msg.Content) > 0 && Follows(rules, msg.Content[len(msg.Content)-1]) == Allowed
 }
 
 // comparePoints orders points as they come in a request; one of ours comes
@@ -130,7 +119,7 @@ func comparePoints(a, b point) int {
 // longer one.
 func fitPoints(points []point) []point {
 	for len(points) > models.MaxCachePoints {
-		drop := slices.IndexFunc(points, func(p point) bool { return p.field == wire.FieldMessages })
+		drop := slices.IndexFunc(points, func(p point) bool { return p.field == Messages })
 		if drop < 0 {
 			drop = slices.IndexFunc(points, func(p point) bool { return p.ours })
 		}
@@ -158,7 +147,7 @@ func fitPoints(points []point) []point {
 // dropped ones removed, in new slices.
 func write(in *bedrockruntime.ConverseInput, points []point, ttl types.CacheTTL) {
 	keep := map[[3]int]bool{}
-	var ours [wire.FieldMessages + 1]map[int]types.CachePointBlock
+	var ours [Messages + 1]map[int]types.CachePointBlock
 	for i := range ours {
 		ours[i] = map[int]types.CachePointBlock{}
 	}
@@ -175,12 +164,12 @@ func write(in *bedrockruntime.ConverseInput, points []point, ttl types.CacheTTL)
 		}
 		ours[p.field][p.msg] = cp
 	}
-	if cp, ok := ours[wire.FieldTools][0]; ok {
+	if cp, ok := ours[Tools][0]; ok {
 		cfg := *in.ToolConfig
 		cfg.Tools = append(slices.Clip(cfg.Tools), &types.ToolMemberCachePoint{Value: cp})
 		in.ToolConfig = &cfg
 	}
-	if cp, ok := ours[wire.FieldSystem][0]; ok {
+	if cp, ok := ours[System][0]; ok {
 		in.System = append(slices.Clip(in.System), &types.SystemContentBlockMemberCachePoint{Value: cp})
 	}
 	msgs := slices.Clone(in.Messages)
@@ -188,13 +177,13 @@ func write(in *bedrockruntime.ConverseInput, points []point, ttl types.CacheTTL)
 		var content []types.ContentBlock
 		changed := false
 		for i, b := range msg.Content {
-			if _, ok := b.(*types.ContentBlockMemberCachePoint); ok && !keep[[3]int{wire.FieldMessages, n, i}] {
+			if _, ok := b.(*types.ContentBlockMemberCachePoint); ok && !keep[[3]int{Messages, n, i}] {
 				changed = true
 				continue
 			}
 			content = append(content, b)
 		}
-		if cp, ok := ours[wire.FieldMessages][n]; ok {
+		if cp, ok := ours[Messages][n]; ok {
 			content, changed = append(content, &types.ContentBlockMemberCachePoint{Value: cp}), true
 		}
 		if changed {

@@ -1,4 +1,4 @@
-package converse
+package cachepoint
 
 import (
 	"fmt"
@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/tooluse/bedrock/converse/internal/models"
-	"github.com/tooluse/bedrock/converse/internal/wire"
 )
 
 func cp(ttl types.CacheTTL) types.CachePointBlock {
@@ -22,12 +21,12 @@ func cp(ttl types.CacheTTL) types.CachePointBlock {
 // placed says where in holds cache points, as field[index]@ttl.
 func placed(in *bedrockruntime.ConverseInput) string {
 	var where []string
-	for _, p := range wire.CachePoints(in) {
+	for _, p := range List(in) {
 		var at string
 		switch p.Field {
-		case wire.FieldTools:
+		case Tools:
 			at = "tools"
-		case wire.FieldSystem:
+		case System:
 			at = "system"
 		default:
 			at = fmt.Sprintf("m%d", p.Msg)
@@ -123,7 +122,7 @@ func TestPlaceCachePoints(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			in := &bedrockruntime.ConverseInput{System: tt.system, ToolConfig: tt.tools, Messages: tt.msgs}
 			before := placed(in)
-			placeCachePoints(models.Parse(tt.model), tt.ttl, in)
+			Place(models.Parse(tt.model), tt.ttl, in)
 			assert.Equal(t, tt.want, placed(in))
 			assert.Equal(t, before, placed(&bedrockruntime.ConverseInput{System: tt.system, ToolConfig: tt.tools, Messages: tt.msgs}),
 				"the caller's slices are never written")
