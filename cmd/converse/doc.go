@@ -58,6 +58,10 @@
 //	-guardrail ID:VERSION  apply the Bedrock guardrail ID (or ARN) at VERSION, with its trace
 //	-service-tier T   ask for the service tier priority, default, flex or reserved
 //	-latency L        ask for optimized (or standard) latency, where the model offers it
+//	-list-tools       list the tools a run with these flags would offer (name, where it comes
+//	                  from: built-in, manifest, lambda:FUNCTION, mcp:SERVER; whether it asks
+//	                  for approval; description) and exit, with no model call; -json gives a
+//	                  JSON array. "converse tools [flags]" is the same
 //	-agent-name NAME  the gen_ai.agent.name of the OpenTelemetry spans (default converse)
 //	-json             print one JSON object per prompt (converse help json), and no text
 //	-v                trace each turn, tool call, approval and resume on standard error

@@ -49,6 +49,7 @@ type settings struct {
 	noTrim        bool
 	contextTokens int
 	agentName     string
+	listTools     bool
 	// recordContent is OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT.
 	recordContent bool
 	request       requestFlags
@@ -93,6 +94,7 @@ func parseFlags(args []string, stdout io.Writer, serving bool) (*settings, error
 	fs.BoolVar(&s.cache, "cache", false, "place prompt cache points on each request (models with prompt caching), so each turn reads the conversation so far from the cache")
 	fs.BoolVar(&s.noTrim, "no-trim", false, "fail when the history outgrows the model's context window, instead of trimming its oldest exchanges and retrying")
 	fs.IntVar(&s.contextTokens, "context-tokens", 0, "trim the history before a request would hold more than `N` input tokens (default: the model's known context window less the answer's room)")
+	fs.BoolVar(&s.listTools, "list-tools", false, "list the tools a run with these flags would offer (name, origin, approval, description), and exit; -json for machines")
 	fs.StringVar(&s.agentName, "agent-name", "converse", "the gen_ai.agent.name of the OpenTelemetry spans, `NAME`")
 	fs.BoolVar(&s.yes, "yes", false, "approve every call of the tools marked \"approve\" (in the manifest or the -mcp file) without asking")
 

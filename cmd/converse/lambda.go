@@ -19,7 +19,8 @@ import (
 // at an emulator), when the first is made. A nil *functions makes none.
 type functions struct {
 	client func() (*lambda.Client, error)
-	logger *slog.Logger // hints such as what to check when access is denied
+	logger *slog.Logger      // hints such as what to check when access is denied
+	made   map[string]string // the tools made, by name: their functions
 }
 
 // newFunctions returns the functions of a run: its hints go to stderr.
@@ -48,5 +49,9 @@ func (f *functions) tool(mt manifestTool, schema []byte, opts func(*tools.Option
 		return nil, err
 	}
 	fn := lambdatool.Function{Name: mt.Lambda, Qualifier: mt.Qualifier, Logger: f.logger}
+	if f.made == nil {
+		f.made = map[string]string{}
+	}
+	f.made[mt.Name] = mt.Lambda
 	return lambdatool.NewRaw(client, fn, mt.Name, mt.Description, schema, opts)
 }

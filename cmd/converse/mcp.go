@@ -125,13 +125,13 @@ func awsCredentials(profile string) aws.CredentialsProvider {
 // startMCP starts the servers of the -mcp file, if any, and adds their
 // tools to reg. The returned function stops them. A server that fails to
 // start is an error naming it.
-func startMCP(ctx context.Context, s *settings, reg *tools.Registry, stderr io.Writer) (func(), error) {
+func startMCP(ctx context.Context, s *settings, reg *tools.Registry, stderr io.Writer) (*mcptools.Bridge, func(), error) {
 	if s.mcpFile == "" {
-		return func() {}, nil
+		return nil, func() {}, nil
 	}
 	servers, err := loadMCP(s.mcpFile, s.verbose, stderr)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	b, err := mcptools.Connect(ctx, reg, servers...)
 	if err != nil {
@@ -140,7 +140,7 @@ func startMCP(ctx context.Context, s *settings, reg *tools.Registry, stderr io.W
 		if inner := errors.Unwrap(err); inner != nil {
 			err = inner
 		}
-		return nil, fmt.Errorf("-mcp %s: %s", s.mcpFile, strings.TrimPrefix(err.Error(), "mcptools: "))
+		return nil, nil, fmt.Errorf("-mcp %s: %s", s.mcpFile, strings.TrimPrefix(err.Error(), "mcptools: "))
 	}
 	for _, w := range b.Warnings() {
 		fmt.Fprintf(stderr, "converse: -mcp %s: %s\n", s.mcpFile, strings.TrimPrefix(w.Error(), "mcptools: "))
@@ -150,7 +150,7 @@ func startMCP(ctx context.Context, s *settings, reg *tools.Registry, stderr io.W
 			fmt.Fprintf(stderr, "· MCP server %s started: %d tools\n", printable(st.Name), st.Tools)
 		}
 	}
-	return func() { _ = b.Close() }, nil
+	return b, func() { _ = b.Close() }, nil
 }
 
 // loadMCP reads the -mcp file; every problem is a usageError naming the

@@ -34,12 +34,20 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if len(args) > 0 && args[0] == "serve" {
 		return serve(ctx, args[1:], stdout, stderr)
 	}
+	listing := len(args) > 0 && args[0] == "tools" // converse tools [flags]: -list-tools
+	if listing {
+		args = args[1:]
+	}
 	s, err := parseFlags(args, stdout, false)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil
 	}
 	if err != nil {
 		return err
+	}
+	s.listTools = s.listTools || listing
+	if s.listTools && len(s.prompt) > 0 {
+		return usagef("converse tools takes no prompt (got %q): it lists the tools and exits", strings.Join(s.prompt, " "))
 	}
 	flush, err := setupTelemetry(ctx, stderr)
 	if err != nil {
@@ -53,15 +61,19 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	calls := &running{}
 	// Even on an interrupt, no program of a tool outlives converse.
 	defer calls.wait()
-	reg, err := registry(s, calls, newFunctions(s, stderr))
+	fns := newFunctions(s, stderr)
+	reg, err := registry(s, calls, fns)
 	if err != nil {
 		return err
 	}
-	stopMCP, err := startMCP(ctx, s, reg, stderr)
+	bridge, stopMCP, err := startMCP(ctx, s, reg, stderr)
 	if err != nil {
 		return err
 	}
 	defer stopMCP()
+	if s.listTools {
+		return listTools(stdout, reg, toolOrigins(s, fns, bridge), s.json)
+	}
 	rec, err := loadReplay(s.replay)
 	if err != nil {
 		return err

@@ -42,7 +42,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 	if err != nil {
 		return err
 	}
-	stopMCP, err := startMCP(ctx, s, reg, stderr)
+	_, stopMCP, err := startMCP(ctx, s, reg, stderr)
 	if err != nil {
 		return err
 	}

@@ -236,6 +236,18 @@ func (b *Bridge) Annotations(name string) (Annotations, bool) {
 	return o.annotations, ok
 }
 
+// Server returns the name of the server (Server.Name) whose tool is
+// offered as name, and whether one is offered now.
+func (b *Bridge) Server(name string) (string, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	o, ok := b.offered[name]
+	if !ok {
+		return "", false
+	}
+	return o.conn.cfg.Name, true
+}
+
 // Servers returns, for each server, its name and the number of tools it
 // offers now, in the order given to Connect.
 func (b *Bridge) Servers() []ServerTools {
