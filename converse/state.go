@@ -69,6 +69,14 @@ type State struct {
 	// a message without one, or a state saved before records were kept,
 	// shows no times.
 	Turns map[int]TurnRecord
+	// Revision is the version of the session the state was loaded from or
+	// last saved as, which the Store sets on Load and Save: 0 for a state
+	// no Store holds. A Store saves a state only on top of the revision it
+	// names, and then sets it to the new one; a session saved by another
+	// since then fails the Save with ErrSessionChanged. A conversation
+	// keeps the revision of its last save, and Restore takes the state's.
+	// It is the Store's, not part of the state's JSON form.
+	Revision int64
 
 	results []types.ContentBlock // by client call of the last message; nil while unanswered
 	started bool
@@ -81,7 +89,7 @@ type State struct {
 func (c *Conversation) State() *State {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	st := &State{ModelID: c.modelID, Messages: slices.Clone(c.history), Usage: c.usage, Turns: c.turnRecords(), log: c.log}
+	st := &State{ModelID: c.modelID, Messages: slices.Clone(c.history), Usage: c.usage, Turns: c.turnRecords(), Revision: c.revision, log: c.log}
 	if t := c.tail; t != nil {
 		st.Pending = t.pendingCalls()
 		st.results = slices.Clone(t.results)
@@ -107,7 +115,7 @@ func Restore(client Client, reg *tools.Registry, st *State, optFns ...func(*Opti
 	if err != nil {
 		return nil, fmt.Errorf("converse: restore: %w", err)
 	}
-	c.history, c.tail, c.usage, c.log = slices.Clone(st.Messages), tail, st.Usage, st.log
+	c.history, c.tail, c.usage, c.revision, c.log = slices.Clone(st.Messages), tail, st.Usage, st.Revision, st.log
 	c.restoreRecords(st.Turns)
 	return c, nil
 }
@@ -201,6 +209,7 @@ type stateJSON struct {
 	OpenTurn *openTurnJSON   `json:"openTurn,omitempty"`
 	Usage    usageJSON       `json:"usage"`
 	Turns    []turnJSON      `json:"turns,omitempty"`
+	Revision int64           `json:"revision,omitempty"` // a FileStore's, in its file only
 }
 
 // stepJSON is a step record of a FileStore's session log: the state after
@@ -213,6 +222,7 @@ type stepJSON struct {
 	OpenTurn *openTurnJSON   `json:"openTurn,omitempty"`
 	Usage    usageJSON       `json:"usage"`
 	Turns    []turnJSON      `json:"turns,omitempty"`
+	Revision int64           `json:"revision,omitempty"`
 }
 
 type openTurnJSON struct {

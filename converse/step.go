@@ -271,7 +271,7 @@ func (c *Conversation) endStep(ctx context.Context, history []types.Message, tai
 		return fmt.Errorf("save session %q: %w", s.ID, err)
 	}
 	c.mu.Lock()
-	c.log = st.log
+	c.revision, c.log = st.Revision, st.log
 	c.mu.Unlock()
 	turn := 0
 	if c.run != nil {

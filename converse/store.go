@@ -28,6 +28,13 @@ type Session struct {
 // Restore bring it back. Load of an unknown id returns an
 // error matching fs.ErrNotExist. Save must replace the state whole, never
 // leave a torn one: a crash during Save leaves the previous state.
+//
+// Saves are versioned, so that two writers of one session never lose each
+// other's steps: Load sets State.Revision to the session's revision, and
+// Save saves st only if the session is still at st.Revision (absent for
+// 0), making it the next and setting st.Revision to it; otherwise it fails
+// with an error matching ErrSessionChanged and leaves the session as it
+// was. A Send whose save fails so stops with that error.
 type Store interface {
 	Load(ctx context.Context, id string) (*State, error)
 	Save(ctx context.Context, id string, st *State) error
@@ -38,10 +45,11 @@ var (
 	// session that another Send or Resume holds, in this process or
 	// another; the error names the process.
 	ErrSessionLocked = errors.New("session in use")
-	// ErrSessionChanged is the error of a Send or Resume of a FileStore
-	// session whose file was saved by another conversation since this one
-	// last saved or was restored from it: going on would lose what the
-	// other saved. Load and Restore it again.
+	// ErrSessionChanged is the error of a Save, and so of a Send or
+	// Resume, of a session that another conversation saved since this one
+	// last saved or was restored from it (its State.Revision is not the
+	// session's): going on would lose what the other saved. Load and
+	// Restore it again. Every Store's conflict matches it.
 	ErrSessionChanged = errors.New("session changed")
 )
 
@@ -49,11 +57,13 @@ var (
 // id, readable by its owner only (0600).
 //
 // The file is a log, so that a step costs what it adds, not the whole
-// history: its first line is the JSON form of a State, each further line a
-// step record, {"keep": K, "messages": [...], "openTurn": {...}, "usage":
-// {...}}: the state after the step is the first K messages of the state
-// before, then the record's messages, with the record's open turn (none if
-// absent) and usage. A Save appends one record and syncs the file once. It
+// history: its first line is the JSON form of a State with the session's
+// revision added ("revision": N), each further line a step record, {"keep":
+// K, "messages": [...], "openTurn": {...}, "usage": {...}, "revision": N}:
+// the state after the step is the first K messages of the state before,
+// then the record's messages, with the record's open turn (none if absent),
+// usage and revision (one more than the line before if absent; 1 for a
+// first line without one). A Save appends one record and syncs the file once. It
 // writes the whole state instead (to a temporary file in Dir, synced,
 // renamed over the session's file, Dir synced) for a new file, a history
 // that lost messages (trimmed, or an unanswered prompt replaced), a file it
@@ -65,9 +75,11 @@ var (
 // A Send or Resume of a conversation holds its session: it takes an
 // exclusive lock (flock(2)) on the file .ID.lock beside the session's, and
 // fails at once with ErrSessionLocked if another holds it, or with
-// ErrSessionChanged if the file changed since the conversation saved or
-// was restored from it. Where flock is not available (Windows, Plan 9,
-// Solaris), no lock is taken; the check for a changed file still is.
+// ErrSessionChanged if the file is not at the conversation's revision.
+// Each Save checks the revision again, so that a writer that lost its lock
+// (its lock file removed, say) is caught by it too. Where flock is not
+// available (Windows, Plan 9, Solaris), no lock is taken; the revision
+// checks still are, though a check and its write are then not atomic.
 // Stale temporary files of a crashed Save (.ID.tmp-N) are removed when the
 // session is next held or saved whole. Saves of different sessions may run
 // concurrently; saves of one session must not.
@@ -84,6 +96,7 @@ type fileLog struct {
 	messages []types.Message // the history it holds
 	waste    int64           // bytes of records that later ones supersede
 	last     int64           // bytes of the last record but its messages, superseded by the next
+	revision int64           // the revision of its last record
 }
 
 // unchanged reports whether the file at l.path is still as l saw it.
@@ -143,7 +156,7 @@ func readLog(b []byte) (*State, error) {
 		return nil, err
 	}
 	end := dec.InputOffset()
-	log := &fileLog{last: end - int64(len(base.Messages))}
+	log := &fileLog{last: end - int64(len(base.Messages)), revision: max(base.Revision, 1)}
 	ot, usage := base.OpenTurn, base.Usage
 	recs := readRecords(nil, base.Turns, 0, len(msgs))
 	for rest := b[end:]; len(bytes.TrimSpace(rest)) > 0; {
@@ -173,6 +186,10 @@ func readLog(b []byte) (*State, error) {
 		}
 		msgs, ot, usage = append(msgs[:rec.Keep:rec.Keep], more...), rec.OpenTurn, rec.Usage
 		recs = readRecords(recs, rec.Turns, rec.Keep-1, len(msgs))
+		log.revision++
+		if rec.Revision > 0 {
+			log.revision = rec.Revision
+		}
 		log.waste += log.last
 		log.last = int64(len(line) + 1 - len(rec.Messages))
 		end += int64(n + 1)
@@ -183,18 +200,22 @@ func readLog(b []byte) (*State, error) {
 		return nil, err
 	}
 	log.end, log.messages = end, msgs
-	st.log, st.Turns = log, recs
+	st.log, st.Turns, st.Revision = log, recs, log.revision
 	return st, nil
 }
 
 // Save saves the state of the session id, appending a step record to its
-// file or writing it whole.
+// file or writing it whole, if the file is at st.Revision (none is at 0);
+// otherwise it fails with ErrSessionChanged.
 func (s FileStore) Save(ctx context.Context, id string, st *State) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	path, err := s.path(id)
 	if err != nil {
+		return err
+	}
+	if err := checkRevision(path, id, st.Revision, st.log); err != nil {
 		return err
 	}
 	if l := st.log; l != nil && l.path == path {
@@ -222,6 +243,7 @@ func appendStep(l *fileLog, st *State) (bool, error) {
 	if err != nil {
 		return true, err
 	}
+	rec.Revision = st.Revision + 1
 	line, err := json.Marshal(rec)
 	if err != nil {
 		return true, fmt.Errorf("converse: save session: %w", err)
@@ -236,6 +258,9 @@ func appendStep(l *fileLog, st *State) (bool, error) {
 		return true, fmt.Errorf("converse: save session: %w", err)
 	}
 	defer f.Close()
+	if cur, err := f.Stat(); err != nil || !l.unchanged(cur) {
+		return false, nil
+	}
 	if _, err := f.Write(line); err != nil {
 		return true, fmt.Errorf("converse: save session: %w", err)
 	}
@@ -246,7 +271,8 @@ func appendStep(l *fileLog, st *State) (bool, error) {
 	if err != nil {
 		return true, fmt.Errorf("converse: save session: %w", err)
 	}
-	st.log = &fileLog{path: l.path, info: info, end: info.Size(), messages: st.Messages, waste: waste, last: last}
+	st.Revision = rec.Revision
+	st.log = &fileLog{path: l.path, info: info, end: info.Size(), messages: st.Messages, waste: waste, last: last, revision: st.Revision}
 	return true, nil
 }
 
@@ -263,7 +289,8 @@ func (s FileStore) saveWhole(path, id string, st *State) (err error) {
 	if err != nil {
 		return err
 	}
-	b, err := json.Marshal(stateJSON{Version: StateVersion, ModelID: st.ModelID, Messages: j.Messages, OpenTurn: j.OpenTurn, Usage: j.Usage, Turns: j.Turns})
+	rev := st.Revision + 1
+	b, err := json.Marshal(stateJSON{Version: StateVersion, ModelID: st.ModelID, Messages: j.Messages, OpenTurn: j.OpenTurn, Usage: j.Usage, Turns: j.Turns, Revision: rev})
 	if err != nil {
 		return fmt.Errorf("converse: save session: %w", err)
 	}
@@ -302,7 +329,8 @@ func (s FileStore) saveWhole(path, id string, st *State) (err error) {
 	if err = syncDir(filepath.Dir(path)); err != nil {
 		return err
 	}
-	st.log = &fileLog{path: path, info: info, end: info.Size(), messages: st.Messages, last: info.Size() - int64(len(j.Messages))}
+	st.Revision = rev
+	st.log = &fileLog{path: path, info: info, end: info.Size(), messages: st.Messages, last: info.Size() - int64(len(j.Messages)), revision: rev}
 	return nil
 }
 
@@ -326,9 +354,10 @@ func (s FileStore) removeTemporary(id string) {
 	}
 }
 
-// hold takes the session id for a Send or Resume of a conversation whose
-// file was last as l saw it (nil: never seen), until release is called.
-func (s FileStore) hold(id string, l *fileLog) (release func(), err error) {
+// hold takes the session id for a Send or Resume of a conversation at
+// revision rev, whose file was last as l saw it (nil: never seen), until
+// release is called.
+func (s FileStore) hold(id string, rev int64, l *fileLog) (release func(), err error) {
 	path, err := s.path(id)
 	if err != nil {
 		return nil, err
@@ -344,19 +373,46 @@ func (s FileStore) hold(id string, l *fileLog) (release func(), err error) {
 	case err != nil:
 		return nil, fmt.Errorf("converse: session %q: %w", id, err)
 	}
-	cur, err := os.Stat(path)
-	if err == nil && (l == nil || l.path != path || !l.unchanged(cur)) {
+	if err := checkRevision(path, id, rev, l); err != nil {
 		release()
-		return nil, fmt.Errorf("converse: %w: %q was saved by another conversation since this one last saved or was restored from it; Load and Restore it again", ErrSessionChanged, id)
+		return nil, err
 	}
 	s.removeTemporary(id)
 	return release, nil
 }
 
+// checkRevision fails with ErrSessionChanged unless the session's file at
+// path is at revision rev (0: no file): as l saw it, or read again.
+func checkRevision(path, id string, rev int64, l *fileLog) error {
+	cur := int64(0)
+	info, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return fmt.Errorf("converse: session %q: %w", id, err)
+	case l != nil && l.path == path && l.unchanged(info):
+		cur = l.revision
+	default:
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return fmt.Errorf("converse: session %q: %w", id, err)
+		}
+		st, err := readLog(b)
+		if err != nil {
+			return fmt.Errorf("converse: session %s: %w", path, err)
+		}
+		cur = st.Revision
+	}
+	if cur != rev {
+		return fmt.Errorf("converse: %w: %q was saved by another conversation since this one last saved or was restored from it; Load and Restore it again", ErrSessionChanged, id)
+	}
+	return nil
+}
+
 // sessionHolder is a Store whose sessions a Send or Resume holds: FileStore
 // and the stores that embed it.
 type sessionHolder interface {
-	hold(id string, l *fileLog) (func(), error)
+	hold(id string, rev int64, l *fileLog) (func(), error)
 }
 
 // holdSession rejects a Session without a Store or an ID, and holds the
@@ -374,9 +430,9 @@ func (c *Conversation) holdSession() (release func(), err error) {
 		return func() {}, nil
 	}
 	c.mu.Lock()
-	l := c.log
+	rev, l := c.revision, c.log
 	c.mu.Unlock()
-	return h.hold(s.ID, l)
+	return h.hold(s.ID, rev, l)
 }
 
 // syncDir makes a rename in dir durable. Windows cannot sync a directory;

@@ -34,7 +34,8 @@ func textState(words ...string) *converse.State {
 }
 
 // TestFileStoreConcurrentSessions: writers of different sessions at once
-// never see each other's state, nor a torn one; files are private and no
+// never see each other's state, nor a torn one; each save is on top of the
+// revision before (n) and makes the next; files are private and no
 // temporary file is left.
 func TestFileStoreConcurrentSessions(t *testing.T) {
 	store := converse.FileStore{Dir: t.TempDir()}
@@ -44,10 +45,14 @@ func TestFileStoreConcurrentSessions(t *testing.T) {
 		wg.Go(func() {
 			id := fmt.Sprintf("session-%d.json", s)
 			for n := range saves {
-				assert.NoError(t, store.Save(context.Background(), id, textState(id, fmt.Sprint(n))))
+				st := textState(id, fmt.Sprint(n))
+				st.Revision = int64(n)
+				assert.NoError(t, store.Save(context.Background(), id, st))
+				assert.Equal(t, int64(n+1), st.Revision)
 				st, err := store.Load(context.Background(), id)
 				if assert.NoError(t, err) {
 					assert.Equal(t, textState(id, fmt.Sprint(n)).Messages, st.Messages)
+					assert.Equal(t, int64(n+1), st.Revision)
 				}
 			}
 		})
@@ -295,4 +300,48 @@ func TestStaleTemporaryFiles(t *testing.T) {
 	for _, name := range kept {
 		assert.FileExists(t, filepath.Join(store.Dir, name))
 	}
+}
+
+// TestSessionLostLock: a Send whose lock was lost while it ran (its lock
+// file removed, so that another took the session and saved it) is caught by
+// its revision at its next save: it fails with ErrSessionChanged instead of
+// writing over the other's steps, which the file keeps.
+func TestSessionLostLock(t *testing.T) {
+	gate := make(chan struct{})
+	reg := echoTool(t, gate)
+	_, client := serve(t, echoRounds(1, 10))
+	store := converse.FileStore{Dir: t.TempDir()}
+	running := make(chan struct{})
+	first := converse.New(client, claude, reg, func(o *converse.Options) {
+		o.Session = &converse.Session{Store: store, ID: "s"}
+		o.OnEvent = func(ev converse.Event) {
+			if _, ok := ev.(converse.ToolStart); ok {
+				close(running)
+			}
+		}
+	})
+	done := make(chan error)
+	go func() {
+		_, err := first.Send(context.Background(), "first")
+		done <- err
+	}()
+	<-running
+	require.NoError(t, os.Remove(filepath.Join(store.Dir, ".s.lock")))
+
+	st, err := store.Load(context.Background(), "s")
+	require.NoError(t, err)
+	_, other := serve(t, bedrocktest.Script(bedrocktest.Text("taken over")))
+	second, err := converse.Restore(other, reg, st, func(o *converse.Options) { o.Session = &converse.Session{Store: store, ID: "s"} })
+	require.NoError(t, err)
+	res, err := second.Resume(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, "taken over", res.Text)
+
+	close(gate)
+	err = <-done
+	require.ErrorIs(t, err, converse.ErrSessionChanged)
+	st, err = store.Load(context.Background(), "s")
+	require.NoError(t, err)
+	assert.Equal(t, second.History(), st.Messages, "nothing saved over the second conversation")
+	assert.Equal(t, second.State().Revision, st.Revision)
 }
