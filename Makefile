@@ -3,12 +3,13 @@ GO          ?= go
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 LAMBDA_RIE  := github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie@v0.0.0-20261030222936-bef5c4ba774d
 BENCHSTAT   := golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
+DYNALITE    := 4.0.0
 BIN         := bin/converse
 BENCH       ?= Conversation
 BENCHTIME   ?= 1s
 COUNT       ?= 10
 
-.PHONY: all build test vet staticcheck race lambda-emulator fmt-check demo bench benchstat cover clean
+.PHONY: all build test vet staticcheck race lambda-emulator dynalite fmt-check demo bench benchstat cover clean
 
 all: build
 
@@ -32,7 +33,7 @@ race:
 # race detector, the runs of the converse binary included (built with -race).
 # The browser tests of converse view use Debian's chromium package when it is
 # installed (.ci/run installs it) and skip, naming it, when it is not.
-test: fmt-check vet staticcheck lambda-emulator race
+test: fmt-check vet staticcheck lambda-emulator dynalite race
 
 # lambda-emulator installs the AWS Lambda Runtime Interface Emulator into
 # $(go env GOPATH)/bin, where the tests of tools/lambdatool find it (they skip
@@ -40,6 +41,14 @@ test: fmt-check vet staticcheck lambda-emulator race
 lambda-emulator:
 	@if [ "$$(uname -s)" = Linux ]; then $(GO) install $(LAMBDA_RIE); \
 	else echo "lambda-emulator: Linux only; the tests of tools/lambdatool will skip"; fi
+
+# dynalite installs dynalite (npm; DynamoDB on LevelDB) into .cache/dynalite,
+# where the tests of converse/dynamostore and cmd/converse start it on
+# loopback (they skip without node or it).
+dynalite:
+	@if [ "$$(node -p 'require("./.cache/dynalite/node_modules/dynalite/package.json").version' 2>/dev/null)" = $(DYNALITE) ]; then :; \
+	elif command -v npm >/dev/null; then npm install --no-audit --no-fund --prefix .cache/dynalite dynalite@$(DYNALITE) >/dev/null; \
+	else echo "dynalite: npm not found; the DynamoDB tests will skip"; fi
 
 # demo replays a recorded tool-use conversation offline: no AWS account needed.
 demo: build
@@ -69,4 +78,4 @@ cover:
 	$(GO) tool cover -func=cover.out | tail -1
 
 clean:
-	rm -rf bin bench.txt cover.out $(COVERDIR)
+	rm -rf bin bench.txt cover.out $(COVERDIR) .cache

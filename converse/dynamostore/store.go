@@ -1,0 +1,387 @@
+// Package dynamostore is a converse.Store on Amazon DynamoDB, for services
+// whose conversations move between instances, containers or Lambda
+// invocations: one item a session, saved with a conditional write on its
+// revision, so that two writers of one session never lose each other's
+// steps (the second fails with converse.ErrSessionChanged), and offloaded
+// to Amazon S3 when it outgrows DynamoDB's 400 KB item limit.
+//
+// # Item layout
+//
+// The table is the caller's; its partition key (Options.PartitionKey,
+// "id" by default) holds Options.KeyPrefix and the session id, and its sort
+// key, if it has one (Options.SortKey), the string "session". The other
+// attributes:
+//
+//	revision  N  the session's revision, 1 at the first save, one more at each
+//	state     B  the state's JSON form (converse.State), gzipped if encoding says so
+//	encoding  S  "json" or "gzip"
+//	writer    S  a random token of the save that wrote it
+//	bucket    S  with key, instead of state: the S3 object that holds it
+//	key       S
+//	TTL       N  (Options.TTLAttribute, with Options.TTL) the Unix time, in
+//	             seconds, after which the session is absent
+//
+// An item larger than 400 KB is written to S3 first, under a key of its
+// own (Options.Prefix, the escaped partition key, "/", the revision and a
+// random suffix), then the item pointing at it: a crash between the two
+// leaves the previous item, pointing at the previous object, which is then
+// deleted once the new item is written. A crash can so leave an object no
+// item points at; an S3 lifecycle rule on the prefix removes them.
+//
+// DynamoDB removes an expired item some time after it expires, if the
+// table's time to live is enabled on Options.TTLAttribute (aws dynamodb
+// update-time-to-live); until then Load treats it as absent.
+//
+// # Permissions
+//
+// dynamodb:GetItem and dynamodb:PutItem on the table; with offload,
+// s3:GetObject, s3:PutObject and s3:DeleteObject on the prefix.
+package dynamostore
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
+
+	"github.com/tooluse/bedrock/converse"
+)
+
+// MaxItemSize is DynamoDB's limit on the size of an item, attribute names
+// included: a larger one is offloaded to S3.
+const MaxItemSize = 400 * 1024
+
+// maxState bounds what Load reads of a state, from an item or an object,
+// before and after gzip: it is what a server returns, not trusted.
+const maxState = 1 << 30
+
+// ErrItemTooLarge is the error of a Save of a state past MaxItemSize with
+// no S3 bucket to offload it to.
+var ErrItemTooLarge = errors.New("item too large")
+
+// Options configure a Store.
+type Options struct {
+	// PartitionKey is the name of the table's partition key: "id" if
+	// empty.
+	PartitionKey string
+	// SortKey is the name of the table's sort key, if it has one: its
+	// value is "session".
+	SortKey string
+	// KeyPrefix goes before the session id in the partition key, so that
+	// sessions can share a table with other items.
+	KeyPrefix string
+	// TTL, if positive, is how long a session lives after its last save:
+	// each save sets TTLAttribute to then, and Load treats a session past
+	// it as absent.
+	TTL time.Duration
+	// TTLAttribute is the name of the attribute holding the expiry:
+	// "expires" if empty.
+	TTLAttribute string
+	// S3, Bucket and Prefix are where states past MaxItemSize go; without
+	// S3 such a Save fails with ErrItemTooLarge.
+	S3     *s3.Client
+	Bucket string
+	Prefix string
+	// Gzip compresses the state, in the item or the object.
+	Gzip bool
+}
+
+// Store is a converse.Store keeping each session in an item of a DynamoDB
+// table. Its methods are safe for concurrent use.
+type Store struct {
+	db    *dynamodb.Client
+	table string
+	opts  Options
+}
+
+// New returns a Store of the table through client.
+func New(client *dynamodb.Client, table string, optFns ...func(*Options)) *Store {
+	s := &Store{db: client, table: table}
+	for _, fn := range optFns {
+		fn(&s.opts)
+	}
+	if s.opts.PartitionKey == "" {
+		s.opts.PartitionKey = "id"
+	}
+	if s.opts.TTLAttribute == "" {
+		s.opts.TTLAttribute = "expires"
+	}
+	return s
+}
+
+// key is the item's key of the session id.
+func (s *Store) key(id string) map[string]types.AttributeValue {
+	k := map[string]types.AttributeValue{s.opts.PartitionKey: &types.AttributeValueMemberS{Value: s.opts.KeyPrefix + id}}
+	if s.opts.SortKey != "" {
+		k[s.opts.SortKey] = &types.AttributeValueMemberS{Value: "session"}
+	}
+	return k
+}
+
+// Load reads the state of the session id, at its revision. An absent or
+// expired session is an error matching fs.ErrNotExist.
+func (s *Store) Load(ctx context.Context, id string) (*converse.State, error) {
+	if id == "" {
+		return nil, errors.New("dynamostore: load session: no session id")
+	}
+	// An offloaded state's object is deleted once a newer item is written:
+	// a Load between the two reads reads the newer item again.
+	for range 3 {
+		st, err := s.load(ctx, id)
+		if !errors.Is(err, errObjectGone) {
+			return st, err
+		}
+	}
+	return nil, fmt.Errorf("dynamostore: load session %q: the state's S3 object keeps being replaced", id)
+}
+
+var errObjectGone = errors.New("the state's S3 object is gone")
+
+func (s *Store) load(ctx context.Context, id string) (*converse.State, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: s.key(id), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return nil, fmt.Errorf("dynamostore: load session %q: %w", id, err)
+	}
+	if out.Item == nil || s.expired(out.Item) {
+		return nil, fmt.Errorf("dynamostore: load session %q: %w", id, fs.ErrNotExist)
+	}
+	rev, err := number(out.Item, "revision")
+	if err != nil {
+		return nil, fmt.Errorf("dynamostore: load session %q: %w", id, err)
+	}
+	b, err := s.payload(ctx, out.Item)
+	if err != nil {
+		return nil, fmt.Errorf("dynamostore: load session %q: %w", id, err)
+	}
+	var st converse.State
+	if err := json.Unmarshal(b, &st); err != nil {
+		return nil, fmt.Errorf("dynamostore: load session %q: %w", id, err)
+	}
+	st.Revision = rev
+	return &st, nil
+}
+
+// expired reports whether the item's TTL has passed.
+func (s *Store) expired(item map[string]types.AttributeValue) bool {
+	if _, ok := item[s.opts.TTLAttribute]; !ok {
+		return false
+	}
+	t, err := number(item, s.opts.TTLAttribute)
+	return err == nil && t <= time.Now().Unix()
+}
+
+// payload is the state's JSON form, from the item or its object.
+func (s *Store) payload(ctx context.Context, item map[string]types.AttributeValue) ([]byte, error) {
+	var b []byte
+	if v, ok := item["state"].(*types.AttributeValueMemberB); ok {
+		b = v.Value
+	} else {
+		bucket, bok := item["bucket"].(*types.AttributeValueMemberS)
+		key, kok := item["key"].(*types.AttributeValueMemberS)
+		if !bok || !kok {
+			return nil, errors.New("the item has neither a state nor a bucket and key")
+		}
+		if s.opts.S3 == nil {
+			return nil, fmt.Errorf("the state is in s3://%s/%s, and no S3 client is set", bucket.Value, key.Value)
+		}
+		obj, err := s.opts.S3.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(bucket.Value), Key: aws.String(key.Value)})
+		var missing *s3types.NoSuchKey
+		if errors.As(err, &missing) {
+			return nil, errObjectGone
+		}
+		if err != nil {
+			return nil, fmt.Errorf("s3://%s/%s: %w", bucket.Value, key.Value, err)
+		}
+		defer obj.Body.Close()
+		if b, err = readAtMost(obj.Body); err != nil {
+			return nil, fmt.Errorf("s3://%s/%s: %w", bucket.Value, key.Value, err)
+		}
+	}
+	switch enc, _ := item["encoding"].(*types.AttributeValueMemberS); {
+	case enc == nil || enc.Value == "json":
+		return b, nil
+	case enc.Value == "gzip":
+		zr, err := gzip.NewReader(bytes.NewReader(b))
+		if err != nil {
+			return nil, fmt.Errorf("gzip: %w", err)
+		}
+		b, err := readAtMost(zr)
+		if err != nil {
+			return nil, fmt.Errorf("gzip: %w", err)
+		}
+		return b, nil
+	default:
+		return nil, fmt.Errorf("unknown encoding %q", enc.Value)
+	}
+}
+
+func readAtMost(r io.Reader) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, maxState+1))
+	if err == nil && len(b) > maxState {
+		err = fmt.Errorf("the state is over %d bytes", maxState)
+	}
+	return b, err
+}
+
+// number reads the number attribute name of item.
+func number(item map[string]types.AttributeValue, name string) (int64, error) {
+	v, ok := item[name].(*types.AttributeValueMemberN)
+	if !ok {
+		return 0, fmt.Errorf("the item has no number %q", name)
+	}
+	n, err := strconv.ParseInt(v.Value, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("the item's %q: %w", name, err)
+	}
+	return n, nil
+}
+
+// Save writes st as the session id's item, at the revision after
+// st.Revision, if the item is still at st.Revision (absent or expired for
+// 0); otherwise it fails with an error matching converse.ErrSessionChanged.
+// A state past MaxItemSize goes to S3 first.
+func (s *Store) Save(ctx context.Context, id string, st *converse.State) error {
+	if id == "" {
+		return errors.New("dynamostore: save session: no session id")
+	}
+	b, err := json.Marshal(st)
+	if err != nil {
+		return fmt.Errorf("dynamostore: save session %q: %w", id, err)
+	}
+	enc := "json"
+	if s.opts.Gzip {
+		var buf bytes.Buffer
+		zw := gzip.NewWriter(&buf)
+		zw.Write(b) // a bytes.Buffer does not fail
+		zw.Close()
+		b, enc = buf.Bytes(), "gzip"
+	}
+	rev := st.Revision + 1
+	item := s.key(id)
+	item["revision"] = &types.AttributeValueMemberN{Value: strconv.FormatInt(rev, 10)}
+	item["encoding"] = &types.AttributeValueMemberS{Value: enc}
+	if s.opts.TTL > 0 {
+		item[s.opts.TTLAttribute] = &types.AttributeValueMemberN{Value: strconv.FormatInt(time.Now().Add(s.opts.TTL).Unix(), 10)}
+	}
+	writer := token()
+	item["writer"] = &types.AttributeValueMemberS{Value: writer}
+	object := ""
+	if size := itemSize(item) + len("state") + len(b); size <= MaxItemSize {
+		item["state"] = &types.AttributeValueMemberB{Value: b}
+	} else if object, err = s.offload(ctx, id, rev, enc, b, size); err != nil {
+		return err
+	} else {
+		item["bucket"] = &types.AttributeValueMemberS{Value: s.opts.Bucket}
+		item["key"] = &types.AttributeValueMemberS{Value: object}
+	}
+	in := &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: item, ReturnValues: types.ReturnValueAllOld,
+		ExpressionAttributeNames: map[string]string{"#r": "revision"}}
+	if st.Revision == 0 {
+		in.ConditionExpression = aws.String("attribute_not_exists(#r)")
+		if s.opts.TTL > 0 {
+			in.ConditionExpression = aws.String("attribute_not_exists(#r) OR #t <= :now")
+			in.ExpressionAttributeNames["#t"] = s.opts.TTLAttribute
+			in.ExpressionAttributeValues = map[string]types.AttributeValue{":now": &types.AttributeValueMemberN{Value: strconv.FormatInt(time.Now().Unix(), 10)}}
+		}
+	} else {
+		in.ConditionExpression = aws.String("#r = :r")
+		in.ExpressionAttributeValues = map[string]types.AttributeValue{":r": &types.AttributeValueMemberN{Value: strconv.FormatInt(st.Revision, 10)}}
+	}
+	out, err := s.db.PutItem(ctx, in)
+	var failed *types.ConditionalCheckFailedException
+	if errors.As(err, &failed) && s.wrote(ctx, id, rev, writer) {
+		out, err = &dynamodb.PutItemOutput{}, nil // the SDK's retry of a write that was done
+	}
+	if err != nil {
+		if object != "" {
+			s.remove(ctx, s.opts.Bucket, object)
+		}
+		if errors.As(err, &failed) {
+			return fmt.Errorf("dynamostore: %w: %q was saved by another conversation since this one last saved or was restored from it (revision %d); Load and Restore it again", converse.ErrSessionChanged, id, st.Revision)
+		}
+		return fmt.Errorf("dynamostore: save session %q: %w", id, err)
+	}
+	st.Revision = rev
+	bucket, bok := out.Attributes["bucket"].(*types.AttributeValueMemberS)
+	old, kok := out.Attributes["key"].(*types.AttributeValueMemberS)
+	if bok && kok && old.Value != object {
+		s.remove(ctx, bucket.Value, old.Value)
+	}
+	return nil
+}
+
+// wrote reports whether the session's item is the one the save of token
+// writer wrote at revision rev: the SDK retries a write whose answer was
+// lost, and the retry's condition fails on the write itself.
+func (s *Store) wrote(ctx context.Context, id string, rev int64, writer string) bool {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: s.key(id), ConsistentRead: aws.Bool(true),
+		ProjectionExpression: aws.String("#r, #w"), ExpressionAttributeNames: map[string]string{"#r": "revision", "#w": "writer"}})
+	if err != nil || out.Item == nil {
+		return false
+	}
+	got, err := number(out.Item, "revision")
+	w, _ := out.Item["writer"].(*types.AttributeValueMemberS)
+	return err == nil && got == rev && w != nil && w.Value == writer
+}
+
+// token is a random hex string, unique to a save.
+func token() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// offload writes the state b, of an item of size bytes, to S3 under a key
+// of its own, and returns the key.
+func (s *Store) offload(ctx context.Context, id string, rev int64, enc string, b []byte, size int) (string, error) {
+	if s.opts.S3 == nil || s.opts.Bucket == "" {
+		return "", fmt.Errorf("dynamostore: save session %q: %w: %d KB, past DynamoDB's %d KB, and no S3 bucket is set to offload it to", id, ErrItemTooLarge, (size+1023)/1024, MaxItemSize/1024)
+	}
+	key := fmt.Sprintf("%s%s/%020d-%s.%s", s.opts.Prefix, url.PathEscape(s.opts.KeyPrefix+id), rev, token(), enc)
+	_, err := s.opts.S3.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(s.opts.Bucket), Key: aws.String(key), Body: bytes.NewReader(b)})
+	if err != nil {
+		return "", fmt.Errorf("dynamostore: save session %q: s3://%s/%s: %w", id, s.opts.Bucket, key, err)
+	}
+	return key, nil
+}
+
+// remove deletes an object no item points at any longer. A failure leaves
+// it for the bucket's lifecycle rule: the save it follows is done.
+func (s *Store) remove(ctx context.Context, bucket, key string) {
+	if s.opts.S3 != nil {
+		s.opts.S3.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)})
+	}
+}
+
+// itemSize is the size DynamoDB counts of item's names and values, with
+// numbers at their largest, 21 bytes.
+func itemSize(item map[string]types.AttributeValue) int {
+	n := 0
+	for name, v := range item {
+		n += len(name)
+		switch v := v.(type) {
+		case *types.AttributeValueMemberS:
+			n += len(v.Value)
+		case *types.AttributeValueMemberB:
+			n += len(v.Value)
+		default:
+			n += 21
+		}
+	}
+	return n
+}
