@@ -40,7 +40,10 @@
 //	                  terminal, and denies them when there is none
 //	-session FILE     keep the conversation in FILE: load it if it exists, save it at every
 //	                  step; resume an interrupted one (alone with no prompt, else before
-//	                  the prompt); its directory must exist
+//	                  the prompt); its directory must exist. dynamodb://TABLE/SESSION-ID
+//	                  keeps it in a DynamoDB item instead (converse help session)
+//	-session-bucket BUCKET[/PREFIX]
+//	                  with a DynamoDB -session, keep a session past 400 KB in S3
 //	-stream           use ConverseStream, so text appears as it is generated
 //	-record FILE      write the model calls to FILE as a recording
 //	-replay FILE      offline: answer the model calls from the recording FILE
@@ -120,6 +123,7 @@
 //	converse help json        the object printed by -json
 //	converse help recording   -record and -replay
 //	converse help view        converse view, the transcript as HTML
+//	converse help session     -session: a file or a DynamoDB item, layout, IAM actions
 //	converse help exit        the exit status
 //
 // A command line of one or two words starting with "help" asks for help; to

@@ -44,6 +44,7 @@ type settings struct {
 	json          bool
 	verbose       bool
 	session       string
+	sessionBucket string
 	yes           bool
 	cache         bool
 	noTrim        bool
@@ -90,7 +91,8 @@ func parseFlags(args []string, stdout io.Writer, serving bool) (*settings, error
 	fs.BoolVar(&s.replayLenient, "replay-lenient", false, "with -replay, serve the recorded answers without comparing the requests")
 	fs.BoolVar(&s.json, "json", false, "print one JSON object per prompt: text, stop reason, turns, usage, history")
 	fs.BoolVar(&s.verbose, "v", false, "trace model turns, tool calls, approvals and resumes on standard error")
-	fs.StringVar(&s.session, "session", "", "keep the conversation in `file`: load it if it exists, save it at every step; with no prompt, resume it (its directory must exist)")
+	fs.StringVar(&s.session, "session", "", "keep the conversation in `file` (or dynamodb://TABLE/SESSION-ID, see converse help session): load it if it exists, save it at every step; with no prompt, resume it (its directory must exist)")
+	fs.StringVar(&s.sessionBucket, "session-bucket", "", "with -session dynamodb://..., keep a session past DynamoDB's 400 KB item limit in the S3 `bucket[/prefix]`")
 	fs.BoolVar(&s.cache, "cache", false, "place prompt cache points on each request (models with prompt caching), so each turn reads the conversation so far from the cache")
 	fs.BoolVar(&s.noTrim, "no-trim", false, "fail when the history outgrows the model's context window, instead of trimming its oldest exchanges and retrying")
 	fs.IntVar(&s.contextTokens, "context-tokens", 0, "trim the history before a request would hold more than `N` input tokens (default: the model's known context window less the answer's room)")
@@ -202,7 +204,15 @@ func (s *settings) check() error {
 	if s.recordContent, err = captureContent(); err != nil {
 		return err
 	}
-	if s.session != "" {
+	table, id, dynamo := dynamoSession(s.session)
+	switch {
+	case dynamo && (table == "" || id == ""):
+		return usagef("-session %s: want dynamodb://TABLE/SESSION-ID", s.session)
+	case s.sessionBucket != "" && !dynamo:
+		return usagef("-session-bucket needs -session dynamodb://TABLE/SESSION-ID")
+	case s.sessionBucket != "" && strings.HasPrefix(s.sessionBucket, "/"):
+		return usagef("-session-bucket %s: want BUCKET[/PREFIX]", s.sessionBucket)
+	case s.session != "" && !dynamo:
 		// FileStore would make the directory; -session, like -record,
 		// takes a mistyped one as a mistake.
 		if dir := filepath.Dir(s.session); !isDir(dir) {

@@ -24,6 +24,7 @@ var helpTopics = []topic{
 	{"json", "the object -json prints for each prompt"},
 	{"recording", "-record and -replay: model calls kept in a file and answered offline"},
 	{"view", "converse view: a session, recording or -json output as an HTML transcript"},
+	{"session", "-session: a file or a DynamoDB item, its layout and the IAM actions it needs"},
 	{"exit", "the exit status"},
 }
 

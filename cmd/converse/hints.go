@@ -11,6 +11,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/tooluse/bedrock/converse"
+	"github.com/tooluse/bedrock/converse/dynamostore"
 )
 
 // failure is an error as the user reads it: one line saying what went wrong
@@ -33,6 +34,7 @@ type where struct {
 	region    string
 	endpoint  string // -endpoint, if set
 	replay    string // -replay, if set
+	session   string // -session, if set
 	maxTurns  int
 	maxTokens int // 0: the model's default
 	noTrim    bool
@@ -73,6 +75,11 @@ func explain(err error, w where) error {
 		return failf(err, "interrupted")
 	case errors.Is(err, converse.ErrInvalidAnswer):
 		return invalidAnswer(err, w)
+	case errors.Is(err, converse.ErrSessionChanged):
+		return failf(err, "-session %s: another process wrote the session since this run loaded or last saved it, so this run stopped without saving over it; run again to continue from what the other saved", w.session)
+	case errors.Is(err, dynamostore.ErrItemTooLarge):
+		_, size, _ := strings.Cut(err.Error(), dynamostore.ErrItemTooLarge.Error()+": ")
+		return failf(err, "-session %s: the session is too large to save in DynamoDB (%s); give -session-bucket BUCKET[/PREFIX] to keep it in S3", w.session, size)
 	case errors.Is(err, converse.ErrMaxTurns):
 		return failf(err, "turn limit reached: the model still wanted tools after %d model calls (-max-turns %d); raise -max-turns", w.maxTurns, w.maxTurns)
 	case errors.Is(err, converse.ErrMaxTokens):

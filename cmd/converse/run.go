@@ -105,7 +105,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return err
 		}
 		if resumeOnly && !resumed {
-			return nothingToResume(s.session)
+			return nothingToResume(ctx, s)
 		}
 		if resumeOnly {
 			return nil
@@ -225,7 +225,7 @@ func newSession(ctx context.Context, s *settings, rec *recording.Recording, reg 
 	p := &printer{stdout: stdout, stderr: stderr, noText: s.json || s.request.schema != nil, verbose: s.verbose}
 	ss := &session{
 		s: s, model: model, print: p, backend: b, stdout: stdout,
-		where: where{model: model, region: b.region, endpoint: s.endpoint, replay: s.replay, maxTurns: s.maxTurns, maxTokens: s.maxTokens, noTrim: s.noTrim},
+		where: where{model: model, region: b.region, endpoint: s.endpoint, replay: s.replay, session: s.session, maxTurns: s.maxTurns, maxTokens: s.maxTokens, noTrim: s.noTrim},
 	}
 	conv, err := openConversation(ctx, s, b.client, model, reg, func(o *converse.Options, model string) {
 		s.conversationOptions(o, model)

@@ -12,14 +12,53 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
 	"github.com/tooluse/bedrock/converse"
+	"github.com/tooluse/bedrock/converse/dynamostore"
 	"github.com/tooluse/bedrock/tools"
 )
 
-// sessionStore is the store of the -session file: its directory, with the
-// file's name as the session id.
-func sessionStore(path string) (converse.FileStore, string) {
-	return converse.FileStore{Dir: filepath.Dir(path)}, filepath.Base(path)
+// dynamoSession splits a -session of the form dynamodb://TABLE/SESSION-ID;
+// ok is false for a file.
+func dynamoSession(session string) (table, id string, ok bool) {
+	rest, ok := strings.CutPrefix(session, "dynamodb://")
+	if !ok {
+		return "", "", false
+	}
+	table, id, _ = strings.Cut(rest, "/")
+	return table, id, true
+}
+
+// sessionStore is the store of -session and the session's id in it: for a
+// file, its directory, with the file's name as the id; for
+// dynamodb://TABLE/SESSION-ID, the table, with the S3 bucket of
+// -session-bucket for sessions past 400 KB. The clients take the AWS
+// configuration as the SDK loads it, AWS_ENDPOINT_URL_DYNAMODB and
+// AWS_ENDPOINT_URL_S3 included.
+func sessionStore(ctx context.Context, s *settings) (converse.Store, string, error) {
+	table, id, ok := dynamoSession(s.session)
+	if !ok {
+		return converse.FileStore{Dir: filepath.Dir(s.session)}, filepath.Base(s.session), nil
+	}
+	cfg, err := loadConfig(ctx, s)
+	if err != nil {
+		return nil, "", err
+	}
+	var client *s3.Client
+	bucket, prefix, _ := strings.Cut(s.sessionBucket, "/")
+	if bucket != "" {
+		client = s3.NewFromConfig(cfg, func(o *s3.Options) {
+			o.UsePathStyle = o.BaseEndpoint != nil // a local S3, such as AWS_ENDPOINT_URL_S3, has no bucket host names
+		})
+		if prefix != "" && !strings.HasSuffix(prefix, "/") {
+			prefix += "/"
+		}
+	}
+	return dynamostore.New(dynamodb.NewFromConfig(cfg), table, func(o *dynamostore.Options) {
+		o.S3, o.Bucket, o.Prefix, o.Gzip = client, bucket, prefix, true
+	}), id, nil
 }
 
 // openConversation starts the conversation, or restores it from the
@@ -35,7 +74,10 @@ func openConversation(ctx context.Context, s *settings, client converse.Client, 
 	if s.session == "" {
 		return converse.New(client, model, reg, forModel(model)), nil
 	}
-	store, id := sessionStore(s.session)
+	store, id, err := sessionStore(ctx, s)
+	if err != nil {
+		return nil, err
+	}
 	withStore := func(model string) func(*converse.Options) {
 		return func(o *converse.Options) {
 			opts(o, model)
@@ -60,13 +102,17 @@ func openConversation(ctx context.Context, s *settings, client converse.Client, 
 }
 
 // nothingToResume is the usage error of a -session run without a prompt
-// that found nothing to resume: the file is not there yet, or its
+// that found nothing to resume: the session is not there yet, or its
 // conversation is finished.
-func nothingToResume(path string) error {
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		return usagef("-session %s does not exist yet: give a prompt to start the conversation", path)
+func nothingToResume(ctx context.Context, s *settings) error {
+	store, id, err := sessionStore(ctx, s)
+	if err == nil {
+		_, err = store.Load(ctx, id)
 	}
-	return usagef("-session %s is finished: give a prompt to continue it", path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return usagef("-session %s does not exist yet: give a prompt to start the conversation", s.session)
+	}
+	return usagef("-session %s is finished: give a prompt to continue it", s.session)
 }
 
 // sessionError is err, a failure to load or restore the -session file at
@@ -74,7 +120,8 @@ func nothingToResume(path string) error {
 // ("converse: load session PATH: converse: state: ...") are dropped.
 func sessionError(path string, err error) error {
 	msg := err.Error()
-	for _, prefix := range []string{"converse: load session " + path + ": ", "converse: load session: ", "converse: "} {
+	_, id, _ := dynamoSession(path)
+	for _, prefix := range []string{"converse: load session " + path + ": ", "converse: load session: ", fmt.Sprintf("dynamostore: load session %q: ", id), "converse: "} {
 		msg = strings.TrimPrefix(msg, prefix)
 	}
 	msg = strings.TrimPrefix(msg, "converse: ") // a state error under a load error
