@@ -56,7 +56,7 @@ type fixture struct {
 
 // newStore is a Store of a new table of dynalite, and, if s3Transport is
 // not nil, of a bucket of gofakes3 sent to through it.
-func newStore(t *testing.T, s3Transport http.RoundTripper, optFns ...func(*dynamostore.Options)) (*dynamostore.Store, fixture) {
+func newStore(t testing.TB, s3Transport http.RoundTripper, optFns ...func(*dynamostore.Options)) (*dynamostore.Store, fixture) {
 	t.Helper()
 	db := awstest.DynamoDB(t)
 	o := dynamostore.Options{}
