@@ -34,6 +34,24 @@ type backend struct {
 	// replay, which sends none.
 	auth  string
 	close func()
+	// retried, when set (by -v), hears of each retry of a model call.
+	retried func(attempt int, wait time.Duration, why error)
+}
+
+// tracingRetryer is the SDK's retryer, telling its backend of each retry:
+// the SDK's own log says only "retrying request", not how long it waits
+// or why.
+type tracingRetryer struct {
+	aws.RetryerV2
+	b *backend
+}
+
+func (r tracingRetryer) RetryDelay(attempt int, err error) (time.Duration, error) {
+	wait, derr := r.RetryerV2.RetryDelay(attempt, err)
+	if derr == nil && r.b.retried != nil {
+		r.b.retried(attempt, wait, err)
+	}
+	return wait, derr
 }
 
 // bearerTokenVariable holds a Bedrock API key. The Bedrock Runtime client
@@ -224,6 +242,9 @@ func newClient(cfg aws.Config, s *settings) *backend {
 			o.BaseEndpoint = aws.String(s.endpoint)
 		}
 		o.HTTPClient = httpClient
+		if r, ok := o.Retryer.(aws.RetryerV2); ok {
+			o.Retryer = tracingRetryer{r, b}
+		}
 		if _, ok := cfg.Credentials.(aws.AnonymousCredentials); ok {
 			o.AuthSchemePreference = cfg.AuthSchemePreference
 			o.BearerAuthTokenProvider = nil

@@ -67,7 +67,9 @@
 //	                  JSON array. "converse tools [flags]" is the same
 //	-agent-name NAME  the gen_ai.agent.name of the OpenTelemetry spans (default converse)
 //	-json             print one JSON object per prompt (converse help json), and no text
-//	-v                trace each turn, tool call, approval and resume on standard error
+//	-v                trace each turn, tool call, approval and resume on standard error, and
+//	                  the endpoint, the auth, a loaded -session and each retry of a model
+//	                  call (why, and how long it waits)
 //	-h                print the usage
 //
 // Credentials and region come from -profile and -region, or else from the

@@ -9,9 +9,11 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	"github.com/aws/smithy-go"
 	"golang.org/x/term"
 
 	"github.com/tooluse/bedrock/converse"
@@ -252,7 +254,18 @@ func newSession(ctx context.Context, s *settings, rec *recording.Recording, reg 
 		p.tracef("· model %s, replaying %s offline\n", printable(ss.model), s.replay)
 	} else {
 		p.tracef("· model %s in region %s\n", printable(ss.model), b.region)
+		if s.endpoint != "" {
+			p.tracef("· endpoint %s (-endpoint)\n", s.endpoint)
+		}
 		p.tracef("· auth: %s\n", b.auth)
+	}
+	if st := conv.State(); s.session != "" && len(st.Messages) > 0 {
+		p.tracef("· session %s loaded: %s with %s\n", s.session, count(len(st.Messages), "message"), printable(st.ModelID))
+	}
+	if s.verbose {
+		b.retried = func(attempt int, wait time.Duration, why error) {
+			p.tracef("· model call failed (%s); retry %d in %v\n", shorten(retryReason(why)), attempt, roundDuration(wait))
+		}
 	}
 	return ss, nil
 }
@@ -287,6 +300,17 @@ func inferenceConfig(s *settings) *types.InferenceConfiguration {
 		c.Temperature = aws.Float32(float32(s.temperature))
 	}
 	return c
+}
+
+// retryReason is what a retried model call failed with: the code of
+// Bedrock's error (ThrottlingException: Too many requests), else the
+// error's text.
+func retryReason(err error) string {
+	var api smithy.APIError
+	if errors.As(err, &api) {
+		return api.ErrorCode() + ": " + api.ErrorMessage()
+	}
+	return err.Error()
 }
 
 // send sends one prompt and reports its outcome: the text has been printed

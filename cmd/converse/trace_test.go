@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -114,4 +115,22 @@ func TestTraceSaysEachThingOnce(t *testing.T) {
 		assert.NotContains(t, out.stderr, "concurrency slot")
 		assert.NotContains(t, out.stderr, "timed out or cancelled")
 	})
+}
+
+// TestTraceSaysRetriesAndSetup: -v says the endpoint in use, that a
+// session was loaded (its messages and model), and each SDK retry after a
+// throttle, with the attempt, the wait and why.
+func TestTraceSaysRetriesAndSetup(t *testing.T) {
+	session := filepath.Join(t.TempDir(), "s")
+	srv := newServer(t, bedrocktest.Script(bedrocktest.Text("Hello."), bedrocktest.Text("Again.")))
+	out := runInProcess(t, nil, "-endpoint", srv.URL, "-session", session, "Hi")
+	require.Equal(t, 0, out.code, out.stderr)
+
+	throttled := newServer(t, bedrocktest.Throttle(1, bedrocktest.Script(bedrocktest.Text("Again."))))
+	out = runInProcess(t, nil, "-endpoint", throttled.URL, "-session", session, "-v", "Hi again")
+	require.Equal(t, 0, out.code, out.stderr)
+	mustContain(t, "the -v trace", out.stderr,
+		"· endpoint "+throttled.URL+" (-endpoint)\n",
+		"· session "+session+" loaded: 2 messages with "+defaultModel+"\n")
+	assert.Regexp(t, `· model call failed \(ThrottlingException: [^)]*\); retry 1 in [0-9.]+m?s\n`, out.stderr)
 }
