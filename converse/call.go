@@ -84,7 +84,7 @@ func (e *Executor) spawn(i int, c toolCall, st *running, reports chan<- report) 
 
 // run calls the tool, notes when it returned and gives its slot back.
 func (e *Executor) run(ctx context.Context, i int, c toolCall, tool *tools.Tool, sl *slot) report {
-	r := report{i: i, out: e.invoke(ctx, tool, c.input)}
+	r := report{i: i, out: e.invoke(ctx, tool, c)}
 	r.finished = time.Now()
 	if e.slots.give(sl) {
 		e.logger().Info("converse: an abandoned tool call returned", "tool", c.name, "toolUseId", c.id)
@@ -154,9 +154,10 @@ func (st *running) close(out outcome) outcome {
 	return out
 }
 
-// invoke calls the tool and encodes its output, recovering a panic of the
-// tool, of its error's Error method and of its output's MarshalJSON.
-func (e *Executor) invoke(ctx context.Context, tool *tools.Tool, input json.RawMessage) (out outcome) {
+// invoke calls the tool, through ToolOptions.Middleware if set, and
+// encodes its output, recovering a panic of the tool, of the middleware, of
+// its error's Error method and of its output's MarshalJSON.
+func (e *Executor) invoke(ctx context.Context, tool *tools.Tool, c toolCall) (out outcome) {
 	limit := tool.MaxOutput()
 	while := "" // what of the tool's was running, if not the tool
 	defer func() {
@@ -166,7 +167,13 @@ func (e *Executor) invoke(ctx context.Context, tool *tools.Tool, input json.RawM
 			out = outcome{err: fmt.Errorf("%w: tool %q%s: %s", ErrToolPanic, tool.Name(), while, msg), limit: limit}
 		}
 	}()
-	v, err := tool.Call(ctx, input)
+	var v any
+	var err error
+	if len(e.Middleware) == 0 {
+		v, err = tool.Call(ctx, c.input)
+	} else {
+		v, err = e.handler(tool, &while)(ctx, Call{ID: c.id, Tool: c.name, Input: c.input})
+	}
 	if err != nil {
 		while = " while its error was read"
 		return outcome{err: err, text: errorText(err), limit: limit}

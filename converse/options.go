@@ -46,6 +46,9 @@ type ToolOptions struct {
 	// Status says whether results carry the status field; see StatusMode.
 	// Error results start with "Error: " either way.
 	Status StatusMode
+	// Middleware wraps every call, of every kind of tool (typed, Command,
+	// MCP, Lambda), the first outermost; see ToolMiddleware.
+	Middleware []ToolMiddleware
 }
 
 func (o ToolOptions) concurrency() int {
