@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+
+	"github.com/tooluse/bedrock/converse/internal/models"
 )
 
 // ErrToolChoice means Options.ToolChoice forces tool use (any, or a named
@@ -22,34 +24,42 @@ const finalInstruction = "Give your final answer only by calling the tool %s, wi
 // checkToolChoice returns an ErrToolChoice for a forcing choice that the
 // model, or its thinking configuration, rejects.
 func (c *Conversation) checkToolChoice(choice types.ToolChoice) error {
+	return c.checkChoice(c.model, c.modelID, choice)
+}
+
+// checkChoice is checkToolChoice for the model m, named id.
+func (c *Conversation) checkChoice(m models.Model, id string, choice types.ToolChoice) error {
 	var name string
 	var ok bool
 	switch choice.(type) {
 	case *types.ToolChoiceMemberAny:
-		name, ok = "any", c.model.ToolChoice().Any
+		name, ok = "any", m.ToolChoice().Any
 	case *types.ToolChoiceMemberTool:
-		name, ok = "tool", c.model.ToolChoice().Tool
+		name, ok = "tool", m.ToolChoice().Tool
 	default:
 		return nil
 	}
 	if !ok {
-		return fmt.Errorf("converse: %w: model %s does not support toolChoice %s", ErrToolChoice, c.modelID, name)
+		return fmt.Errorf("converse: %w: model %s does not support toolChoice %s", ErrToolChoice, id, name)
 	}
-	if c.thinking() {
-		return fmt.Errorf("converse: %w: model %s does not take toolChoice %s, which forces tool use, with extended thinking enabled (Options.Request.AdditionalModelRequestFields); leave Options.ToolChoice nil or auto", ErrToolChoice, c.modelID, name)
+	if c.thinks(m) {
+		return fmt.Errorf("converse: %w: model %s does not take toolChoice %s, which forces tool use, with extended thinking enabled (Options.Request.AdditionalModelRequestFields); leave Options.ToolChoice nil or auto", ErrToolChoice, id, name)
 	}
 	return nil
 }
 
 // thinking reports whether the request fields turn on an extended thinking
 // that rules out a forced tool choice.
-func (c *Conversation) thinking() bool {
+func (c *Conversation) thinking() bool { return c.thinks(c.model) }
+
+// thinks is thinking for the model m.
+func (c *Conversation) thinks(m models.Model) bool {
 	d := c.opts.Request.AdditionalModelRequestFields
 	if d == nil {
 		return false
 	}
 	b, err := d.MarshalSmithyDocument()
-	return err == nil && c.model.ThinkingForbidsForcing(b)
+	return err == nil && m.ThinkingForbidsForcing(b)
 }
 
 // canForce reports whether a structured Send's final tool may be forced

@@ -256,7 +256,7 @@ func (c *Conversation) summaryRequest(msgs []types.Message) *Request {
 	if r := c.run; message.HasToolBlocks(msgs) && r.cfg != nil {
 		cfg = &types.ToolConfiguration{Tools: r.cfg.Tools}
 	}
-	in := c.request(msgs, cfg, nil)
+	in := c.request(msgs, cfg, nil, nil, c.model)
 	in.OutputConfig = nil
 	return &Request{Turn: c.run.turn, Summary: true, Input: in}
 }

@@ -42,6 +42,9 @@ type Result struct {
 	// normal end; max_tokens (outside a tool call), guardrail_intervened,
 	// content_filtered and unknown reasons are passed through.
 	StopReason types.StopReason
+	// Model is the model that answered the last turn: New's, or one of
+	// Options.PrepareTurn or Options.FallbackModels.
+	Model string
 	// Turns counts the model calls made, and Usage sums their tokens.
 	Turns int
 	Usage Usage

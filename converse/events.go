@@ -53,6 +53,7 @@ type ToolEnd struct {
 // TurnEnd is a model call that has completed.
 type TurnEnd struct {
 	Turn       int
+	Model      string // the model that answered: New's, PrepareTurn's or a fallback
 	StopReason types.StopReason
 	Usage      Usage
 	// Duration is how long the model call took, the SDK's retries included,
@@ -75,6 +76,17 @@ func (ToolStart) event() {}
 func (ToolEnd) event()   {}
 func (TurnEnd) event()   {}
 func (Fallback) event()  {}
+
+// ModelFallback reports that a turn's model call to From failed with Err,
+// one of the errors of Options.FallbackModels, and that the turn is tried
+// with To.
+type ModelFallback struct {
+	Turn     int
+	From, To string
+	Err      error
+}
+
+func (ModelFallback) event() {}
 
 // ApprovalRequested is a call that needs approval, about to be handed to
 // Options.Approver.

@@ -121,6 +121,27 @@ type Options struct {
 	// with Claude's extended thinking enabled) fails the Send before any
 	// model call with ErrToolChoice.
 	ToolChoice types.ToolChoice
+	// PrepareTurn, if set, is called before each turn's model call (not
+	// before a summary's) and may change, for that call only, the model,
+	// the tools offered, the tool choice, the system prompt and the
+	// inference settings, or end the Send; see Turn. The rules of Bedrock
+	// are applied after it, for the model called: tools the history calls
+	// stay described, the history is re-encoded for the model's family
+	// (see FallbackModels), cache points are placed on the new prefix. An
+	// error of PrepareTurn ends the Send with it.
+	PrepareTurn func(ctx context.Context, t *Turn) error
+	// FallbackModels are the model IDs to try, in order, when a turn's
+	// model call fails with a *types.ThrottlingException (after the SDK's
+	// retries), *types.ModelNotReadyException,
+	// *types.ServiceUnavailableException or *types.ModelTimeoutException;
+	// never on another error, such as a validation error. Each turn starts
+	// with its own model (New's, or PrepareTurn's). The history is sent as
+	// the family of the model called takes it: the status field of tool
+	// results, tool result media, reasoning blocks (those of another
+	// provider are dropped, and not kept from its replies). Result.Model,
+	// TurnEnd.Model and the chat spans say which model answered; a
+	// ModelFallback event reports each switch.
+	FallbackModels []string
 	// MaxTurns bounds the model calls one Send makes; 0 means
 	// DefaultMaxTurns.
 	MaxTurns int

@@ -7,10 +7,12 @@ import (
 	"slices"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
 	"github.com/tooluse/bedrock/converse/internal/message"
+	"github.com/tooluse/bedrock/converse/internal/models"
 )
 
 // Step is what a conversation driven one step at a time wants next: a
@@ -102,6 +104,8 @@ type run struct {
 	trim    *pendingTrim             // a trim awaiting its summary
 	asked   bool                     // Options.Approver decided the open turn's calls
 	resumed bool                     // turn numbers the resumed turn's calls, until the first model call
+	plan    *Turn                    // Options.PrepareTurn's turn; nil without it
+	tried   int                      // the Options.FallbackModels tried in this turn
 
 	start     time.Time // when the run began, for Budget.WallTime
 	spent     Usage     // of every model call of the run, summaries included
@@ -378,12 +382,27 @@ func (c *Conversation) nextTurn(ctx context.Context) (*Step, error) {
 		r.turn, r.resumed = 0, false
 	}
 	r.turn++
-	r.retried, r.wasted, r.asked = false, Usage{}, false
+	r.retried, r.wasted, r.asked, r.plan, r.tried = false, Usage{}, false, nil, 0
 	history := c.kept()
 	// A forced tool choice holds only for the first turn answering a
 	// prompt: after the tool results, the model may answer.
 	forced := r.turn == 1 && !message.AnswersTools(history[len(history)-1])
 	r.cfg = coverHistory(r.shape.toolConfig(c.cfg, forced), history)
+	if c.opts.PrepareTurn != nil {
+		t, err := c.prepareTurn(ctx, history)
+		if err == nil && t.Stop {
+			r.turn--
+			r.res.History = slices.Clone(history)
+			return &Step{Result: r.res}, nil
+		}
+		if err == nil {
+			r.plan = t
+			r.cfg, err = c.offered(t, r.cfg, history)
+		}
+		if err != nil {
+			return c.fail(history, err)
+		}
+	}
 	if p := c.opts.Context; p != nil && p.MaxInputTokens > 0 {
 		step, _, err := c.fit(ctx, history, p.MaxInputTokens, false)
 		if step != nil || err != nil {
@@ -401,12 +420,60 @@ func (c *Conversation) kept() []types.Message {
 }
 
 // turnStep is the step of the turn's model call, on the kept history,
-// within the budget.
+// to the turn's model or the fallback model tried now, within the budget.
 func (c *Conversation) turnStep() (*Step, error) {
 	r := c.run
-	in := c.request(c.kept(), r.cfg, r.shape)
-	stream := c.opts.Stream && (r.cfg == nil || c.model.SupportsStreamingToolUse())
+	t := r.plan
+	if r.tried > 0 {
+		fallback := Turn{ModelID: c.opts.FallbackModels[r.tried-1], System: c.opts.Request.System, InferenceConfig: c.opts.Request.InferenceConfig}
+		if t != nil {
+			fallback = *t
+			fallback.ModelID = c.opts.FallbackModels[r.tried-1]
+		}
+		t = &fallback
+	}
+	m := c.model
+	if t != nil {
+		if t.ModelID != c.modelID {
+			m = models.Parse(t.ModelID)
+		}
+		if r.cfg != nil {
+			if err := c.checkChoice(m, t.ModelID, r.cfg.ToolChoice); err != nil {
+				return c.fail(c.kept(), err)
+			}
+		}
+	}
+	in := c.request(c.kept(), r.cfg, r.shape, t, m)
+	stream := c.opts.Stream && (r.cfg == nil || m.SupportsStreamingToolUse())
 	return c.budgeted(&Request{Turn: r.turn, Input: in, stream: stream, mode: c.opts.GuardrailStreamMode})
+}
+
+// fallback is the step of the turn's call to the next of
+// Options.FallbackModels, if err, of the call of req, is one to fall back
+// on and one is left; nil otherwise.
+func (c *Conversation) fallback(req *Request, err error) (*Step, error) {
+	r := c.run
+	if req.Summary || r.tried >= len(c.opts.FallbackModels) || !fallsBack(err) {
+		return nil, nil
+	}
+	r.tried++
+	from, to := aws.ToString(req.Input.ModelId), c.opts.FallbackModels[r.tried-1]
+	c.logger().Info("converse: model call failed; trying a fallback model", "turn", r.turn, "model", from, "fallback", to, "error", err)
+	c.emit(ModelFallback{Turn: r.turn, From: from, To: to, Err: err})
+	return c.turnStep()
+}
+
+// fallsBack reports whether a model call's error is one that another
+// model may not have: throttling, a model not ready or timed out, the
+// service unavailable.
+func fallsBack(err error) bool {
+	var (
+		throttling  *types.ThrottlingException
+		notReady    *types.ModelNotReadyException
+		unavailable *types.ServiceUnavailableException
+		timeout     *types.ModelTimeoutException
+	)
+	return errors.As(err, &throttling) || errors.As(err, &notReady) || errors.As(err, &unavailable) || errors.As(err, &timeout)
 }
 
 // handleResponse is HandleResponse, with the answer decoded.
@@ -426,6 +493,9 @@ func (c *Conversation) handleResponse(ctx context.Context, req *Request, t *turn
 		}
 	}
 	if err != nil {
+		if step, ferr := c.fallback(req, err); step != nil || ferr != nil {
+			return step, ferr
+		}
 		if overflowed(err, t) { // Bedrock's ValidationException: say it is the window
 			err = fmt.Errorf("%w: %w", ErrContextWindowExceeded, err)
 		}
@@ -435,17 +505,21 @@ func (c *Conversation) handleResponse(ctx context.Context, req *Request, t *turn
 		r.win.record(history, t.usage)
 	}
 	t.usage = t.usage.Add(r.wasted)
+	model := aws.ToString(req.Input.ModelId)
 	reply := message.Echo(t.message)
+	if model != c.modelID && models.Parse(model).Provider != c.model.Provider {
+		reply = reencode([]types.Message{reply}, models.Parse(model), c.model, c.modelID)[0]
+	}
 	answered := r.shape != nil && r.shape.accept(ctx, &reply, t.stop)
 	attempted := append(history, reply)
 	res := r.res
 	res.Message, res.Text, res.Citations, res.StopReason = reply, message.Text(reply), citationsOf(reply), t.stop
-	res.Turns, res.Usage, res.Response = r.turn, res.Usage.Add(t.usage), t.resp
+	res.Turns, res.Usage, res.Response, res.Model = r.turn, res.Usage.Add(t.usage), t.resp, model
 	res.CostUSD = c.costOf(res.Usage)
 	c.addUsage(t.usage)
 	// The reply is kept before TurnEnd (see History), unless it fails the
 	// Send.
-	turnEnd := TurnEnd{Turn: r.turn, StopReason: t.stop, Usage: t.usage, Duration: t.took, Response: t.resp}
+	turnEnd := TurnEnd{Turn: r.turn, Model: model, StopReason: t.stop, Usage: t.usage, Duration: t.took, Response: t.resp}
 
 	if err := stopError(t.stop, reply); err != nil {
 		c.emit(turnEnd)

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 	"github.com/aws/smithy-go/middleware"
@@ -22,6 +23,7 @@ import (
 // endpoint, is allocated, and only when something records it.
 type chatSpan struct {
 	t      *telemetry
+	model  string // the model called
 	span   trace.Span
 	start  time.Time
 	chunk  bool      // the first chunk of a stream has arrived
@@ -38,12 +40,16 @@ type endpoint struct {
 // startChat starts the span of a model call, named "chat {model}" and of
 // kind CLIENT, with the request's attributes.
 func (t *telemetry) startChat(ctx context.Context, stream bool, in *bedrockruntime.ConverseInput) (context.Context, chatSpan) {
-	ctx, span := t.tracer.Start(ctx, t.chatName, clientSpan...)
-	s := chatSpan{t: t, span: span, start: time.Now()}
+	model, name := t.model, t.chatName
+	if id := aws.ToString(in.ModelId); id != model { // PrepareTurn's or a fallback
+		model, name = id, opChat+" "+id
+	}
+	ctx, span := t.tracer.Start(ctx, name, clientSpan...)
+	s := chatSpan{t: t, model: model, span: span, start: time.Now()}
 	if !span.IsRecording() {
 		return ctx, s
 	}
-	span.SetAttributes(keyOperationName.String(opChat), keyProviderName.String(providerName), keyRequestModel.String(t.model))
+	span.SetAttributes(keyOperationName.String(opChat), keyProviderName.String(providerName), keyRequestModel.String(model))
 	span.SetAttributes(t.ids...)
 	if stream {
 		span.SetAttributes(keyRequestStream.Bool(true))
@@ -193,7 +199,7 @@ func (s *chatSpan) end(t *turnResult, err error) {
 
 // metricAttributes are the attributes of the call's measurements.
 func (s *chatSpan) metricAttributes(errType string, extra ...attribute.KeyValue) attribute.Set {
-	kv := append(s.server.attributes(), keyOperationName.String(opChat), keyProviderName.String(providerName), keyRequestModel.String(s.t.model))
+	kv := append(s.server.attributes(), keyOperationName.String(opChat), keyProviderName.String(providerName), keyRequestModel.String(s.model))
 	if errType != "" {
 		kv = append(kv, keyErrorType.String(errType))
 	}

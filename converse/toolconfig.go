@@ -101,14 +101,21 @@ func coverHistory(cfg *types.ToolConfiguration, history []types.Message) *types.
 	if cfg != nil {
 		return cfg
 	}
+	return cover(nil, history)
+}
+
+// cover is cfg with a withdrawn tool's spec added for each tool the
+// history calls that cfg does not offer; cfg itself is not changed.
+func cover(cfg *types.ToolConfiguration, history []types.Message) *types.ToolConfiguration {
+	copied := false
 	for _, m := range history {
 		for _, b := range m.Content {
 			tu, ok := b.(*types.ContentBlockMemberToolUse)
 			if !ok || offers(cfg, aws.ToString(tu.Value.Name)) {
 				continue
 			}
-			if cfg == nil {
-				cfg = &types.ToolConfiguration{}
+			if !copied {
+				cfg, copied = copyConfig(cfg), true
 			}
 			cfg.Tools = append(cfg.Tools, &types.ToolMemberToolSpec{Value: types.ToolSpecification{
 				Name:        tu.Value.Name,
@@ -126,4 +133,12 @@ func offers(cfg *types.ToolConfiguration, name string) bool {
 		spec, ok := t.(*types.ToolMemberToolSpec)
 		return ok && aws.ToString(spec.Value.Name) == name
 	})
+}
+
+// copyConfig is a copy of cfg, which may be nil, to add tools to.
+func copyConfig(cfg *types.ToolConfiguration) *types.ToolConfiguration {
+	if cfg == nil {
+		return &types.ToolConfiguration{}
+	}
+	return &types.ToolConfiguration{Tools: slices.Clone(cfg.Tools), ToolChoice: cfg.ToolChoice}
 }

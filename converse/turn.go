@@ -13,18 +13,28 @@ import (
 
 	"github.com/tooluse/bedrock/converse/internal/cachepoint"
 	"github.com/tooluse/bedrock/converse/internal/message"
+	"github.com/tooluse/bedrock/converse/internal/models"
 )
 
 // request is the one place a model call's request is built, for Converse
 // and (through streamRequest) ConverseStream alike, turns and summaries
 // alike, so that an option set once reaches every call. sh, if not nil,
-// shapes a structured Send's turns.
-func (c *Conversation) request(history []types.Message, cfg *types.ToolConfiguration, sh *shape) *bedrockruntime.ConverseInput {
+// shapes a structured Send's turns; t, if not nil, is the turn as
+// Options.PrepareTurn or a fallback changed it, whose model is m, for
+// which the history is re-encoded.
+func (c *Conversation) request(history []types.Message, cfg *types.ToolConfiguration, sh *shape, t *Turn, m models.Model) *bedrockruntime.ConverseInput {
 	in := c.opts.Request // a copy: the loop fills in its own fields
-	in.ModelId, in.Messages, in.ToolConfig = aws.String(c.modelID), history, cfg
+	modelID := c.modelID
+	if t != nil {
+		modelID, in.System, in.InferenceConfig = t.ModelID, t.System, t.InferenceConfig
+		if modelID != c.modelID {
+			history = reencode(history, c.model, m, modelID)
+		}
+	}
+	in.ModelId, in.Messages, in.ToolConfig = aws.String(modelID), history, cfg
 	sh.apply(&in)
 	if c.opts.PromptCache {
-		cachepoint.Place(c.model, c.opts.CacheTTL, &in)
+		cachepoint.Place(m, c.opts.CacheTTL, &in)
 	}
 	return &in
 }
@@ -127,7 +137,7 @@ func (c *Conversation) modelCall(ctx context.Context, req *Request) (*turnResult
 		return c.streamTurn(ctx, req)
 	}
 	if c.opts.Stream && !req.Summary {
-		reason := fmt.Sprintf("model %s does not support tool use in streaming mode; using Converse", c.modelID)
+		reason := fmt.Sprintf("model %s does not support tool use in streaming mode; using Converse", aws.ToString(req.Input.ModelId))
 		c.logger().Info("converse: "+reason, "turn", req.Turn)
 		c.emit(Fallback{Turn: req.Turn, Reason: reason})
 	}
