@@ -1,0 +1,242 @@
+package converse_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tooluse/bedrock/converse"
+	"github.com/tooluse/bedrock/converse/bedrocktest"
+)
+
+const haiku = "us.anthropic.claude-3-5-haiku-20241022-v1:0"
+
+// byModel answers the calls to the model down with fail, and the others
+// with the script h.
+func byModel(down string, fail *bedrocktest.Error, h bedrocktest.Handler) bedrocktest.Handler {
+	return bedrocktest.HandlerFunc(func(ctx context.Context, req *bedrocktest.Request) (*bedrocktest.Reply, error) {
+		if aws.ToString(req.ModelId) == down {
+			return nil, fail
+		}
+		return h.ServeConverse(ctx, req)
+	})
+}
+
+// TestFallback: a turn whose call fails with throttling, a model not ready,
+// the service unavailable or a model timeout is made again with the
+// fallback model (of another family: the status field goes, which the
+// validating server checks), and the Result, the events and the requests
+// say which model answered; a validation error is not fallen back on.
+func TestFallback(t *testing.T) {
+	tests := []struct {
+		name     string
+		fail     *bedrocktest.Error
+		fallback bool
+	}{
+		{"throttling", bedrocktest.Throttling(), true},
+		{"model not ready", bedrocktest.ModelNotReady(), true},
+		{"service unavailable", bedrocktest.ServiceUnavailable(), true},
+		{"model timeout", bedrocktest.ModelTimeout(), true},
+		{"validation", bedrocktest.Validation("Malformed input request"), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := bedrocktest.NewServer(byModel(claude, tt.fail, bedrocktest.Script(
+				bedrocktest.ToolUse("", bedrocktest.Call{ID: "c1", Name: "calculator", Input: map[string]any{"a": 1, "b": 2}}),
+				bedrocktest.Text("3"),
+			)))
+			t.Cleanup(srv.Close)
+			var ends []converse.TurnEnd
+			var falls []converse.ModelFallback
+			c := converse.New(srv.Client(noRetries), claude, calculator(t), func(o *converse.Options) {
+				o.FallbackModels = []string{llama}
+				o.OnEvent = func(ev converse.Event) {
+					switch e := ev.(type) {
+					case converse.TurnEnd:
+						ends = append(ends, e)
+					case converse.ModelFallback:
+						falls = append(falls, e)
+					}
+				}
+			})
+			res, err := c.Send(context.Background(), "1+2?")
+			if !tt.fallback {
+				var ve *types.ValidationException
+				require.ErrorAs(t, err, &ve)
+				assert.Equal(t, []string{claude}, models(srv))
+				assert.Empty(t, falls)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, "3", res.Text)
+			assert.Equal(t, llama, res.Model)
+			require.Len(t, ends, 2)
+			assert.Equal(t, llama, ends[0].Model)
+			assert.Equal(t, llama, ends[1].Model)
+			require.Len(t, falls, 2, "each turn starts with its own model")
+			assert.Equal(t, converse.ModelFallback{Turn: 1, From: claude, To: llama, Err: falls[0].Err}, falls[0])
+			assert.Equal(t, []string{claude, llama, claude, llama}, models(srv))
+			r := srv.Requests()[3].Messages[2].Content[0].(*types.ContentBlockMemberToolResult).Value
+			assert.Empty(t, r.Status, "llama takes no status field")
+			assertValid(t, c, claude)
+		})
+	}
+}
+
+// models are the models of the requests srv received.
+func models(srv *bedrocktest.Server) []string {
+	var ids []string
+	for _, req := range srv.Requests() {
+		ids = append(ids, aws.ToString(req.ModelId))
+	}
+	return ids
+}
+
+// TestFallbackThroughSteps: an engine driving the steps gets the fallback
+// model's request from HandleResponse when the call failed with
+// throttling.
+func TestFallbackThroughSteps(t *testing.T) {
+	c := converse.New(nil, claude, nil, func(o *converse.Options) { o.FallbackModels = []string{haiku} })
+	step, err := c.Begin(context.Background(), types.Message{Content: []types.ContentBlock{text("hi")}})
+	require.NoError(t, err)
+	assert.Equal(t, claude, aws.ToString(step.Request.Input.ModelId))
+	step, err = c.HandleResponse(context.Background(), step.Request, nil, &types.ThrottlingException{Message: aws.String("slow down")})
+	require.NoError(t, err)
+	require.NotNil(t, step.Request)
+	assert.Equal(t, haiku, aws.ToString(step.Request.Input.ModelId))
+	assert.Equal(t, 1, step.Request.Turn)
+	_, err = c.HandleResponse(context.Background(), step.Request, nil, &types.ThrottlingException{Message: aws.String("slow down")})
+	var te *types.ThrottlingException
+	require.ErrorAs(t, err, &te, "no fallback model is left")
+}
+
+// toolNames are the names of the tools a request offers, with the
+// description of those offered as withdrawn marked so.
+func toolNames(req *bedrocktest.Request) []string {
+	var names []string
+	if req.ToolConfig == nil {
+		return nil
+	}
+	for _, tool := range req.ToolConfig.Tools {
+		if spec, ok := tool.(*types.ToolMemberToolSpec); ok {
+			name := aws.ToString(spec.Value.Name)
+			if d := aws.ToString(spec.Value.Description); d == "No longer offered: do not call it. It appears only because earlier messages call it." {
+				name += " (withdrawn)"
+			}
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
+// TestPrepareTurn: a turn hook changes the model, the tools, the tool
+// choice, the system prompt and the inference settings of one call; the
+// requests Bedrock gets are valid (the tool the history calls stays
+// described as withdrawn, cache points placed for the model called).
+func TestPrepareTurn(t *testing.T) {
+	srv, client := serve(t, bedrocktest.Script(
+		bedrocktest.ToolUse("", bedrocktest.Call{ID: "c1", Name: "lookup_1", Input: map[string]any{"query": "harbour"}}),
+		bedrocktest.Text("done"),
+	))
+	var seen []converse.Turn
+	c := converse.New(client, claude, lookupTools(t, 3), func(o *converse.Options) {
+		o.PromptCache = true
+		o.Request.System = systemPrompt(1500)
+		o.PrepareTurn = func(_ context.Context, turn *converse.Turn) error {
+			seen = append(seen, *turn)
+			switch turn.Number {
+			case 1:
+				turn.ModelID, turn.Tools = haiku, []string{"lookup_1"}
+				turn.ToolChoice = &types.ToolChoiceMemberTool{Value: types.SpecificToolChoice{Name: aws.String("lookup_1")}}
+			case 2:
+				turn.Tools = []string{"lookup_2"}
+				turn.System = []types.SystemContentBlock{&types.SystemContentBlockMemberText{Value: "Answer in one word."}}
+				turn.InferenceConfig = &types.InferenceConfiguration{MaxTokens: aws.Int32(50)}
+			}
+			return nil
+		}
+	})
+	res, err := c.Send(context.Background(), "harbour?")
+	require.NoError(t, err)
+	assert.Equal(t, claude, res.Model)
+	require.Len(t, seen, 2)
+	assert.Equal(t, claude, seen[0].ModelID, "the hook sees what would be sent")
+	assert.Nil(t, seen[0].Answered)
+	assert.Equal(t, []converse.Call{{ID: "c1", Tool: "lookup_1", Input: []byte(`{"query":"harbour"}`)}}, seen[1].Answered)
+
+	reqs := srv.Requests()
+	require.Len(t, reqs, 2)
+	assert.Equal(t, haiku, aws.ToString(reqs[0].ModelId))
+	assert.Equal(t, []string{"lookup_1"}, toolNames(reqs[0]))
+	assert.IsType(t, &types.ToolChoiceMemberTool{}, reqs[0].ToolConfig.ToolChoice)
+	assert.Equal(t, claude, aws.ToString(reqs[1].ModelId))
+	assert.Equal(t, []string{"lookup_2", "lookup_1 (withdrawn)"}, toolNames(reqs[1]))
+	assert.Nil(t, reqs[1].ToolConfig.ToolChoice)
+	assert.Equal(t, "Answer in one word.", reqs[1].System[0].(*types.SystemContentBlockMemberText).Value)
+	assert.Equal(t, int32(50), aws.ToInt32(reqs[1].InferenceConfig.MaxTokens))
+}
+
+// TestPrepareTurnRefusesWhatBedrockWould: a hook's tool choice that the
+// model called rejects, or that names a tool not offered, and an unknown
+// tool, fail the Send before the call.
+func TestPrepareTurnRefusesWhatBedrockWould(t *testing.T) {
+	forceAdd := &types.ToolChoiceMemberTool{Value: types.SpecificToolChoice{Name: aws.String("lookup_0")}}
+	tests := []struct {
+		name string
+		hook func(*converse.Turn)
+		want error
+	}{
+		{"forcing on llama", func(t *converse.Turn) { t.ModelID, t.ToolChoice = llama, forceAdd }, converse.ErrToolChoice},
+		{"forcing a tool not offered", func(t *converse.Turn) { t.Tools, t.ToolChoice = []string{"lookup_1"}, forceAdd }, converse.ErrToolChoice},
+		{"unknown tool", func(t *converse.Turn) { t.Tools = []string{"nope"} }, converse.ErrUnknownTool},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv, client := serve(t, bedrocktest.Script(bedrocktest.Text("never")))
+			c := converse.New(client, claude, lookupTools(t, 2), func(o *converse.Options) {
+				o.PrepareTurn = func(_ context.Context, turn *converse.Turn) error { tt.hook(turn); return nil }
+			})
+			_, err := c.Send(context.Background(), "hi")
+			require.ErrorIs(t, err, tt.want)
+			assert.Empty(t, srv.Requests())
+		})
+	}
+}
+
+// TestStopAfterTool: a hook that stops once a given tool was answered ends
+// the Send after that turn, with its text and no error; the conversation
+// ends with the results, and Resume makes the call that was stopped.
+func TestStopAfterTool(t *testing.T) {
+	srv, client := serve(t, bedrocktest.Script(
+		bedrocktest.ToolUse("Saving it.", bedrocktest.Call{ID: "c1", Name: "lookup_0", Input: map[string]any{"query": "x"}}),
+		bedrocktest.Text("saved"),
+	))
+	stop := func(_ context.Context, turn *converse.Turn) error {
+		for _, call := range turn.Answered {
+			turn.Stop = turn.Stop || call.Tool == "lookup_0"
+		}
+		return nil
+	}
+	c := converse.New(client, claude, lookupTools(t, 1), func(o *converse.Options) { o.PrepareTurn = stop })
+	res, err := c.Send(context.Background(), "save x")
+	require.NoError(t, err)
+	assert.Equal(t, "Saving it.", res.Text)
+	assert.Equal(t, types.StopReasonToolUse, res.StopReason)
+	assert.Equal(t, 1, res.Turns)
+	assert.Len(t, srv.Requests(), 1)
+	h := c.History()
+	require.Len(t, h, 3)
+	assert.Len(t, resultsOf(t, h[2]), 1)
+	_, err = c.Send(context.Background(), "again")
+	require.ErrorIs(t, err, converse.ErrInterrupted)
+
+	c, err = converse.Restore(client, lookupTools(t, 1), c.State())
+	require.NoError(t, err)
+	res, err = c.Resume(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, "saved", res.Text)
+}
