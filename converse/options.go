@@ -142,6 +142,14 @@ type Options struct {
 	// TurnEnd.Model and the chat spans say which model answered; a
 	// ModelFallback event reports each switch.
 	FallbackModels []string
+	// RepairCall, if set, is asked about each call that would be answered
+	// as an unknown tool (ErrUnknownTool) or invalid input
+	// (tools.ErrInvalidInput), problem saying which, before anything of the
+	// turn runs or is kept: it may return a corrected call (a near tool
+	// name, a fixed input) and true. The corrected call keeps the call's ID,
+	// is checked again when it runs, and is what the history shows: the
+	// model sees its call as it was repaired.
+	RepairCall func(ctx context.Context, call Call, problem error) (Call, bool)
 	// MaxTurns bounds the model calls one Send makes; 0 means
 	// DefaultMaxTurns.
 	MaxTurns int

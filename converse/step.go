@@ -557,6 +557,9 @@ func (c *Conversation) handleResponse(ctx context.Context, req *Request, t *turn
 	if calls == nil {
 		calls = toolCalls(reply.Content)
 	}
+	if c.opts.RepairCall != nil {
+		calls = c.repairCalls(ctx, reply, calls) // rewrites the blocks of attempted's reply
+	}
 	tail := c.newOpenTurn(calls)
 	tail.turn = r.turn
 	c.answerFinal(ctx, r.turn, tail)

@@ -2,6 +2,7 @@ package converse_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/bedrocktest"
+	"github.com/tooluse/bedrock/tools"
 )
 
 const haiku = "us.anthropic.claude-3-5-haiku-20241022-v1:0"
@@ -239,4 +241,51 @@ func TestStopAfterTool(t *testing.T) {
 	res, err = c.Resume(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, "saved", res.Text)
+}
+
+// TestRepairCall: a call of an unknown tool, or with input the schema
+// rejects, is handed to RepairCall; the repaired call runs, and the
+// history Bedrock gets next shows it as repaired. A call it leaves is
+// answered with its error.
+func TestRepairCall(t *testing.T) {
+	srv, client := serve(t, bedrocktest.Script(
+		bedrocktest.ToolUse("",
+			bedrocktest.Call{ID: "c1", Name: "calculater", Input: map[string]any{"a": 1, "b": 2}},
+			bedrocktest.Call{ID: "c2", Name: "calculator", Input: map[string]any{"a": "3", "b": 4}},
+			bedrocktest.Call{ID: "c3", Name: "weather", Input: map[string]any{}},
+		),
+		bedrocktest.Text("done"),
+	))
+	var problems []string
+	_, err := converse.Run(context.Background(), client, claude, calculator(t), "sums", func(o *converse.Options) {
+		o.RepairCall = func(_ context.Context, call converse.Call, problem error) (converse.Call, bool) {
+			problems = append(problems, call.ID)
+			switch {
+			case errors.Is(problem, converse.ErrUnknownTool) && call.Tool == "calculater":
+				call.Tool = "calculator"
+			case errors.Is(problem, tools.ErrInvalidInput):
+				call.Input = []byte(`{"a":3,"b":4}`)
+			default:
+				return call, false
+			}
+			return call, true
+		}
+	})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"c1", "c2", "c3"}, problems)
+	reqs := srv.Requests()
+	require.Len(t, reqs, 2)
+	var names, inputs []string
+	for _, b := range reqs[1].Messages[1].Content {
+		tu := b.(*types.ContentBlockMemberToolUse).Value
+		in, err := tu.Input.MarshalSmithyDocument()
+		require.NoError(t, err)
+		names, inputs = append(names, aws.ToString(tu.Name)), append(inputs, string(in))
+	}
+	assert.Equal(t, []string{"calculator", "calculator", "weather"}, names)
+	assert.Equal(t, []string{`{"a":1,"b":2}`, `{"a":3,"b":4}`, `{}`}, inputs)
+	got := resultsOf(t, reqs[1].Messages[2])
+	assert.Equal(t, "3", got[0].Text)
+	assert.Equal(t, "7", got[1].Text)
+	assert.Contains(t, got[2].Text, `unknown tool "weather"`)
 }

@@ -254,15 +254,23 @@ func (t *Tool) Strict() bool { return t.strict }
 // Call does not recover panics in the function, and applies no timeout except
 // the one a [Command] tool applies itself.
 func (t *Tool) Call(ctx context.Context, input json.RawMessage) (any, error) {
+	obj, err := t.CheckInput(input)
+	if err != nil {
+		return nil, err
+	}
+	return t.run(ctx, obj)
+}
+
+// CheckInput checks input as Call does before it runs the function, and
+// returns it with the schema's defaults filled in, or the error Call would
+// return: an [*InputError] for input that is not an object or fails the
+// schema.
+func (t *Tool) CheckInput(input json.RawMessage) (json.RawMessage, error) {
 	if t == nil || t.run == nil {
 		if t != nil && t.err != nil {
 			return nil, t.err
 		}
 		return nil, errors.New("tools: call of a tool not made by New, NewRaw or Command")
 	}
-	obj, err := t.prepare(input)
-	if err != nil {
-		return nil, err
-	}
-	return t.run(ctx, obj)
+	return t.prepare(input)
 }
