@@ -35,6 +35,12 @@
 //	-no-builtins      leave out the built-in tools get_current_datetime and calculator
 //	-system-tool NAME offer Bedrock's server-side system tool NAME, such as nova_grounding
 //	                  (repeatable); Bedrock runs its calls itself
+//	-fallback-model ID when a model call is throttled (after the SDK's retries), the model
+//	                  not ready or timed out, or the service unavailable, make it with ID
+//	                  (repeatable, tried in order; never on a validation error)
+//	-stop-after-tool NAME end the prompt after the turn in which a call of tool NAME was
+//	                  answered (exit 0, that turn's text printed); a -session is then
+//	                  interrupted, and resumed by a run without a prompt
 //	-yes              approve every call of the tools marked "approve" (in the manifest or
 //	                  the -mcp file) without asking; without it converse asks on the
 //	                  terminal, and denies them when there is none

@@ -37,6 +37,8 @@ type settings struct {
 	mcpFile       string
 	noBuiltins    bool
 	systemTools   names
+	fallbacks     names
+	stopAfterTool string
 	stream        bool
 	record        string
 	replay        string
@@ -85,6 +87,8 @@ func parseFlags(args []string, stdout io.Writer, serving bool) (*settings, error
 	fs.BoolVar(&s.noBuiltins, "no-builtins", false, "leave out the built-in tools get_current_datetime and calculator")
 	fs.Var(&s.systemTools, "system-tool", "offer Bedrock's server-side system tool `NAME`, such as nova_grounding (repeatable)")
 	s.request.define(fs)
+	fs.Var(&s.fallbacks, "fallback-model", "when a model call is throttled or the model unavailable, try model `ID` (repeatable, tried in order)")
+	fs.StringVar(&s.stopAfterTool, "stop-after-tool", "", "end the prompt after the turn in which tool `NAME`'s call was answered")
 	fs.BoolVar(&s.stream, "stream", false, "use ConverseStream: text appears as it is generated")
 	fs.StringVar(&s.record, "record", "", "write the model calls to `file` as a recording")
 	fs.StringVar(&s.replay, "replay", "", "offline: answer the model calls from the recording `file`")

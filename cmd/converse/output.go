@@ -71,6 +71,8 @@ func (p *printer) event(ev converse.Event) {
 		p.tracef("· turn %d: answer rejected and sent back (%s): %s\n", e.Turn, shorten(e.Reason), shorten(e.Answer))
 	case converse.Fallback:
 		p.tracef("· turn %d: %s\n", e.Turn, e.Reason)
+	case converse.ModelFallback:
+		p.tracef("· turn %d: model %s failed (%s); trying %s\n", e.Turn, printable(e.From), shorten(e.Err.Error()), printable(e.To))
 	case converse.ApprovalDecided:
 		p.tracef("· %s %s %s\n", printable(e.Call.Tool), printable(e.Call.ID), decided(e.Decision))
 	case converse.Resumed:

@@ -279,6 +279,10 @@ func (s *settings) conversationOptions(o *converse.Options, model string) {
 	o.Request.InferenceConfig = inferenceConfig(s)
 	o.MaxTurns = s.maxTurns
 	o.SystemTools = s.systemTools
+	o.FallbackModels = s.fallbacks
+	if s.stopAfterTool != "" {
+		o.PrepareTurn = stopAfter(s.stopAfterTool)
+	}
 	s.request.apply(o)
 	o.PromptCache = s.cache
 	if !s.noTrim {
@@ -346,4 +350,17 @@ func (ss *session) report(res *converse.Result, err error) error {
 		ss.print.warnStop(res.StopReason, ss.s.maxTokens)
 	}
 	return errors.Join(err, jsonErr, saveErr)
+}
+
+// stopAfter is the turn hook of -stop-after-tool: it ends the Send before
+// the turn that would follow the answer to a call of the tool name.
+func stopAfter(name string) func(context.Context, *converse.Turn) error {
+	return func(_ context.Context, t *converse.Turn) error {
+		for _, call := range t.Answered {
+			if call.Tool == name {
+				t.Stop = true
+			}
+		}
+		return nil
+	}
 }

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"context"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tooluse/bedrock/converse/bedrocktest"
+)
+
+// TestFallbackModel: -fallback-model, repeatable, is tried in order when
+// the model is throttled (after the SDK's retries, here one attempt), and
+// -v says so.
+func TestFallbackModel(t *testing.T) {
+	const second, third = "us.anthropic.claude-3-5-haiku-20241022-v1:0", "us.amazon.nova-pro-v1:0"
+	h := multiply()
+	srv := newServer(t, bedrocktest.HandlerFunc(func(ctx context.Context, req *bedrocktest.Request) (*bedrocktest.Reply, error) {
+		if aws.ToString(req.ModelId) != third {
+			return nil, bedrocktest.Throttling()
+		}
+		return h.ServeConverse(ctx, req)
+	}))
+	t.Setenv("AWS_MAX_ATTEMPTS", "1")
+	out := runInProcess(t, nil, "-endpoint", srv.URL, "-v", "-fallback-model", second, "-fallback-model", third, "6 times 7?")
+	require.Equal(t, 0, out.code, out.stderr)
+	assert.Equal(t, "Let me work that out.\n6 × 7 = 42.\n", out.stdout)
+	assert.Contains(t, out.stderr, "· turn 1: model "+defaultModel+" failed (")
+	assert.Contains(t, out.stderr, "; trying "+third+"\n")
+	var models []string
+	for _, req := range srv.Requests() {
+		models = append(models, aws.ToString(req.ModelId))
+	}
+	assert.Equal(t, []string{defaultModel, second, third, defaultModel, second, third}, models)
+}
+
+// TestStopAfterTool: -stop-after-tool ends the prompt after the turn in
+// which the tool's call was answered: exit 0, that turn's text printed, no
+// further model call.
+func TestStopAfterTool(t *testing.T) {
+	srv := newServer(t, multiply())
+	out := runInProcess(t, nil, "-endpoint", srv.URL, "-stop-after-tool", "calculator", "6 times 7?")
+	require.Equal(t, 0, out.code, out.stderr)
+	assert.Equal(t, "Let me work that out.\n", out.stdout)
+	assert.Len(t, srv.Requests(), 1)
+}
