@@ -7,16 +7,14 @@ type Prices struct {
 	Input, Output, CacheRead, CacheWrite float64
 }
 
-// priceTable is Bedrock's on-demand price list for the text models whose
-// prices are known here, in US dollars per million tokens, from the Amazon
-// Bedrock pricing page (aws.amazon.com/bedrock/pricing, "On-Demand"
-// tables for Anthropic and Amazon), as read on 2026-12-01:
+// priceTable is the on-demand price list of the text models whose prices
+// are known here, in US dollars per million tokens:
 //
 //	model                        input  output  cache read  cache write
-//	Claude Opus 4.5, 4.6          5.00   25.00        0.50         6.25
+//	Claude Opus 4.5, 4.6 *        5.00   25.00        0.50         6.25
 //	Claude Opus 4, 4.1           15.00   75.00        1.50        18.75
 //	Claude Sonnet 4.5, 4.6 *      3.00   15.00        0.30         3.75
-//	Claude Sonnet 4, 3.7, 3.5     3.00   15.00        0.30         3.75
+//	Claude Sonnet 4, 3.7          3.00   15.00        0.30         3.75
 //	Claude Haiku 4.5 *            1.00    5.00        0.10         1.25
 //	Claude 3.5 Haiku              0.80    4.00        0.08         1.00
 //	Claude 3 Haiku                0.25    1.25           -            -
@@ -25,13 +23,42 @@ type Prices struct {
 //	Nova Lite                     0.06    0.24       0.015         0.06
 //	Nova Micro                   0.035    0.14     0.00875        0.035
 //
-// (*) From Claude Sonnet 4.5, Haiku 4.5 and Opus 4.5 on, the prices above
-// are those of the global cross-region inference profile ("global."
+// (*) The prices of the global cross-region inference profile ("global."
 // prefix); in-region calls and the geographic profiles (us., eu., apac.,
-// jp., au., ...) cost 10% more. Cache writes are the 5-minute TTL's
-// (1.25 times the input price for Claude); Nova bills cache writes as
-// input and reads at a quarter of it. Prices differ by region for some
-// other models; those are not listed, and an unlisted model has no price.
+// jp., au., ...) cost 10% more.
+//
+// The sources of the figures, as read on 2026-12-01 (stored copies of the
+// pages, not the live ones):
+//
+//   - Claude: Anthropic's own pricing page
+//     (platform.claude.com/docs/en/docs/about-claude/pricing, "Model
+//     pricing": base input, output, cache hits, and the 5-minute cache
+//     writes, 1.25 times the input price). Those are the prices of
+//     Anthropic's API. That Bedrock charges the same on demand could not be
+//     confirmed on an AWS page: aws.amazon.com/bedrock/pricing fills its
+//     figures in with a script, and no copy of it with figures was to be
+//     had; only third-party pages say the two agree.
+//   - The regional premium: Anthropic's "Claude on Amazon Bedrock" page
+//     says that from Claude Sonnet 4.5 on, Bedrock has global and regional
+//     endpoints and that the regional ones cost more; the figure of 10%
+//     is from third-party pages only.
+//   - Nova: no AWS page with figures either. The input and output prices
+//     are those two third-party transcriptions agree on, one of AWS's
+//     pricing page (2025-07-20), one of the AWS Price List Bulk API for
+//     us-east-1 (published 2026-09-01); the cache-read price, a quarter of
+//     the input's, is in the first only. Neither lists a cache-write
+//     price, so cache writes are priced as input: an inference, not a
+//     published figure.
+//
+// Claude 3 Haiku has cache prices at Anthropic, but Bedrock's prompt
+// caching guide (docs.aws.amazon.com/bedrock/latest/userguide/prompt-caching.html)
+// does not list it among its models, so none are here. Claude 3.5 Sonnet
+// has no price: Anthropic no longer lists it, and third-party pages
+// disagree ($3 and $15 in a 2025 copy of AWS's page, $6 and $30 in a 2026
+// one). Claude models newer than these (Opus 4.7 on) have no price rather
+// than an older model's by prefix. Latency-optimized inference and the
+// flex and priority service tiers cost otherwise, and some models' prices
+// differ by region; none of that is modelled: set Options.Prices.
 var priceTable = []struct {
 	provider, prefix string
 	prices           Prices
@@ -39,12 +66,12 @@ var priceTable = []struct {
 }{
 	{"anthropic", "claude-opus-4-5", Prices{5, 25, 0.5, 6.25}, true},
 	{"anthropic", "claude-opus-4-6", Prices{5, 25, 0.5, 6.25}, true},
-	{"anthropic", "claude-opus-4", Prices{15, 75, 1.5, 18.75}, false},
+	{"anthropic", "claude-opus-4-1", Prices{15, 75, 1.5, 18.75}, false},
+	{"anthropic", "claude-opus-4-20", Prices{15, 75, 1.5, 18.75}, false}, // dated: Opus 4 alone
 	{"anthropic", "claude-sonnet-4-5", Prices{3, 15, 0.3, 3.75}, true},
 	{"anthropic", "claude-sonnet-4-6", Prices{3, 15, 0.3, 3.75}, true},
-	{"anthropic", "claude-sonnet-4", Prices{3, 15, 0.3, 3.75}, false},
+	{"anthropic", "claude-sonnet-4-20", Prices{3, 15, 0.3, 3.75}, false},
 	{"anthropic", "claude-3-7-sonnet", Prices{3, 15, 0.3, 3.75}, false},
-	{"anthropic", "claude-3-5-sonnet", Prices{3, 15, 0.3, 3.75}, false},
 	{"anthropic", "claude-haiku-4-5", Prices{1, 5, 0.1, 1.25}, true},
 	{"anthropic", "claude-3-5-haiku", Prices{0.8, 4, 0.08, 1}, false},
 	{"anthropic", "claude-3-haiku", Prices{0.25, 1.25, 0, 0}, false},
