@@ -30,6 +30,15 @@
 //	-max-tokens N     most output tokens of each model call; default the model's
 //	-temperature X    sampling temperature, 0 to 1; default the model's
 //	-max-turns N      most model calls per prompt (default 10)
+//	-max-cost USD     most the conversation may spend, in US dollars at the model's
+//	                  on-demand prices (Claude and Amazon Nova models; another model is a
+//	                  usage error); no model call may pass it, as each call's max_tokens is
+//	                  capped to what is left
+//	-max-tokens-total N  most tokens the conversation may use, input (cache reads and
+//	                  writes included) and output together, likewise. Both limits are the
+//	                  conversation's: a chat's as a whole, a -session's over all its runs.
+//	                  One reached exits 1 naming it and what was spent, between two steps,
+//	                  so a -session resumes from there when run again with a raised limit
 //	-tools FILE       tool manifest (converse help manifest); its tools join the built-ins
 //	-mcp FILE         MCP servers (converse help mcp); their tools join the others
 //	-no-builtins      leave out the built-in tools get_current_datetime and calculator
@@ -73,7 +82,8 @@
 //	                  JSON array. "converse tools [flags]" is the same
 //	-agent-name NAME  the gen_ai.agent.name of the OpenTelemetry spans (default converse)
 //	-json             print one JSON object per prompt (converse help json), and no text
-//	-v                trace each turn, tool call, approval and resume on standard error, and
+//	-v                trace each turn (with its cost, when the prices are known), tool call,
+//	                  approval and resume on standard error, and each prompt's total; and
 //	                  the endpoint, the auth, a loaded -session and each retry of a model
 //	                  call (why, and how long it waits)
 //	-h                print the usage

@@ -166,6 +166,7 @@ func TestJSON(t *testing.T) {
 		StopReason string
 		Turns      int
 		Usage      map[string]int
+		CostUSD    *float64 `json:"cost_usd"`
 		History    []map[string]any
 		Error      *string
 	}
@@ -179,6 +180,8 @@ func TestJSON(t *testing.T) {
 	assert.Equal(t, 2, got.Turns)
 	assert.Nil(t, got.Error)
 	assert.Equal(t, map[string]int{"inputTokens": 20, "outputTokens": 10, "totalTokens": 30}, got.Usage, "the sum of two calls")
+	require.NotNil(t, got.CostUSD)
+	assert.InDelta(t, (20*3.3+10*16.5)/1e6, *got.CostUSD, 1e-12, "at the us. profile's prices")
 	require.Len(t, got.History, 4, "messages")
 	// Wire JSON: the names of the Bedrock API, not of the SDK's Go types.
 	mustContain(t, "history", mustJSON(t, got.History),

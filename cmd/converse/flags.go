@@ -33,6 +33,8 @@ type settings struct {
 	maxTokens     int
 	temperature   float64
 	maxTurns      int
+	maxCost       float64 // -max-cost, in US dollars
+	maxTotal      int     // -max-tokens-total
 	toolsFile     string
 	mcpFile       string
 	noBuiltins    bool
@@ -82,6 +84,8 @@ func parseFlags(args []string, stdout io.Writer, serving bool) (*settings, error
 	fs.IntVar(&s.maxTokens, "max-tokens", 0, "limit each model call to `N` output tokens (default: the model's limit)")
 	fs.Float64Var(&s.temperature, "temperature", 0, "sampling temperature `X`, 0 to 1 (default: the model's)")
 	fs.IntVar(&s.maxTurns, "max-turns", converse.DefaultMaxTurns, "allow `N` model calls per prompt")
+	fs.Float64Var(&s.maxCost, "max-cost", 0, "let the conversation spend at most `USD` dollars, at the model's on-demand prices (with -session, counted over every run)")
+	fs.IntVar(&s.maxTotal, "max-tokens-total", 0, "let the conversation use at most `N` tokens, input (cache reads and writes included) and output together (with -session, counted over every run)")
 	fs.StringVar(&s.toolsFile, "tools", "", "tool manifest `file` (JSON); its tools join the built-ins")
 	fs.StringVar(&s.mcpFile, "mcp", "", "MCP servers' configuration `file` (JSON, as Claude Desktop's); their tools join the others")
 	fs.BoolVar(&s.noBuiltins, "no-builtins", false, "leave out the built-in tools get_current_datetime and calculator")
@@ -197,6 +201,10 @@ func (s *settings) check() error {
 		return usagef("-context-tokens and -no-trim cannot be used together: -no-trim never trims")
 	case s.maxTurns < 1:
 		return usagef("-max-turns %d: want at least 1", s.maxTurns)
+	case s.set["max-cost"] && !(s.maxCost > 0 && s.maxCost < math.Inf(1)):
+		return usagef("-max-cost %v: want a positive number of dollars", s.maxCost)
+	case s.set["max-tokens-total"] && s.maxTotal < 1:
+		return usagef("-max-tokens-total %d: want a positive number", s.maxTotal)
 	case s.replay != "" && s.endpoint != "":
 		return usagef("-replay and -endpoint cannot be used together: a replay is its own endpoint")
 	case s.replayLenient && s.replay == "":
@@ -228,6 +236,26 @@ func (s *settings) check() error {
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return usagef("-endpoint %q: want an http or https URL such as https://bedrock-runtime.us-east-1.amazonaws.com", s.endpoint)
 		}
+	}
+	return nil
+}
+
+// budget is the conversation's budget of -max-cost and -max-tokens-total,
+// nil without them. The limits are the conversation's, not each prompt's:
+// they bound a chat as a whole, and a -session over all its runs, as its
+// usage is kept in the file.
+func (s *settings) budget() *converse.Budget {
+	if s.maxCost == 0 && s.maxTotal == 0 {
+		return nil
+	}
+	return &converse.Budget{Conversation: converse.Limits{CostUSD: s.maxCost, TotalTokens: s.maxTotal}}
+}
+
+// checkPrices rejects -max-cost for a model whose prices are unknown, before
+// any model call.
+func (s *settings) checkPrices(model string) error {
+	if _, ok := converse.PricesOf(model); s.maxCost > 0 && !ok {
+		return usagef("-max-cost: the prices of model %s are not known to converse, so its cost cannot be counted", printable(model))
 	}
 	return nil
 }

@@ -69,10 +69,13 @@ func explain(err error, w where) error {
 		quota    *types.ServiceQuotaExceededException
 		netErr   *net.OpError
 		api      smithy.APIError
+		budget   *converse.BudgetError
 	)
 	switch {
 	case errors.Is(err, context.Canceled):
 		return failf(err, "interrupted")
+	case errors.As(err, &budget):
+		return overBudget(err, budget, w)
 	case errors.Is(err, converse.ErrInvalidAnswer):
 		return invalidAnswer(err, w)
 	case errors.Is(err, converse.ErrSessionChanged):
@@ -117,6 +120,22 @@ func explain(err error, w where) error {
 		return failf(err, "cannot reach Bedrock%s: %v", endpointNote(w), netErr)
 	}
 	return failf(err, "%s", strings.TrimPrefix(err.Error(), "converse: "))
+}
+
+// overBudget is the failure of a -max-cost or -max-tokens-total limit
+// reached: the limit and what was spent, as the library says them, and the
+// flag to raise. The conversation stopped between two steps, so a -session
+// resumes from there.
+func overBudget(err error, b *converse.BudgetError, w where) error {
+	flag := "-max-tokens-total"
+	if b.Limit == "cost" {
+		flag = "-max-cost"
+	}
+	resume := ""
+	if w.session != "" {
+		resume = fmt.Sprintf("; the session is kept: run converse -session %s with a higher %s and no prompt to go on", w.session, flag)
+	}
+	return failf(err, "%s; raise %s%s", b, flag, resume)
 }
 
 // invalidAnswer is the failure of a -schema prompt whose answer never

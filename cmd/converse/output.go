@@ -29,7 +29,8 @@ type printer struct {
 	stdout, stderr io.Writer
 	noText         bool // -json: stdout holds the JSON object only
 	verbose        bool
-	midLine        bool // text was written without its final newline
+	midLine        bool             // text was written without its final newline
+	prices         *converse.Prices // the model's, for the cost of each turn; nil when unknown
 	// mu orders the trace's lines: the library logs (see traceHandler)
 	// from tools' goroutines too, beside the events.
 	mu sync.Mutex
@@ -45,7 +46,7 @@ func (p *printer) event(ev converse.Event) {
 		p.midLine = !strings.HasSuffix(e.Text, "\n")
 	case converse.TurnEnd:
 		p.endText()
-		p.tracef("· turn %d: %s; tokens %d in, %d out%s\n", e.Turn, printable(string(e.StopReason)), e.Usage.InputTokens, e.Usage.OutputTokens, cacheNote(e.Usage))
+		p.tracef("· turn %d: %s; tokens %d in, %d out%s%s\n", e.Turn, printable(string(e.StopReason)), e.Usage.InputTokens, e.Usage.OutputTokens, cacheNote(e.Usage), p.costNote(e.Usage))
 	case converse.Trimmed:
 		p.tracef("· turn %d: %s: %d messages dropped, %d tool results shortened; about %d tokens, now %d\n",
 			e.Turn, trimReason(e), e.DroppedMessages, e.ShortenedResults, e.TokensBefore, e.TokensAfter)
@@ -141,6 +142,29 @@ func cacheNote(u converse.Usage) string {
 	return fmt.Sprintf(", %d read from the cache, %d written to it", u.CacheReadInputTokens, u.CacheWriteInputTokens)
 }
 
+// costNote is the cost of u at the model's prices, as "; $0.000123", or
+// nothing when they are unknown.
+func (p *printer) costNote(u converse.Usage) string {
+	if p.prices == nil {
+		return ""
+	}
+	return "; " + usd(p.prices.Cost(u))
+}
+
+// usd is an amount in US dollars as the trace shows it: to the millionth,
+// as a turn of a small model costs less than a cent.
+func usd(v float64) string { return fmt.Sprintf("$%.6f", v) }
+
+// total traces what a Send or Resume used: its model calls, tokens and,
+// when the prices are known, cost.
+func (p *printer) total(res *converse.Result) {
+	cost := ""
+	if res.CostUSD != nil {
+		cost = "; " + usd(*res.CostUSD)
+	}
+	p.tracef("· total: %s, tokens %d in, %d out%s%s\n", count(res.Turns, "model call"), res.Usage.InputTokens, res.Usage.OutputTokens, cacheNote(res.Usage), cost)
+}
+
 // trimReason says why a history was trimmed.
 func trimReason(e converse.Trimmed) string {
 	if e.Overflow {
@@ -226,6 +250,7 @@ type jsonResult struct {
 	StopReason string          `json:"stopReason,omitempty"`
 	Turns      int             `json:"turns"`
 	Usage      jsonUsage       `json:"usage"`
+	CostUSD    *float64        `json:"cost_usd,omitempty"` // absent when the model's prices are unknown
 	Citations  []jsonCitation  `json:"citations,omitempty"`
 	Structured json.RawMessage `json:"structured,omitempty"` // -schema: the validated answer
 	History    json.RawMessage `json:"history"`              // Bedrock's wire JSON of the messages
@@ -266,7 +291,7 @@ func writeJSON(w io.Writer, model string, res *converse.Result, structured json.
 			return fmt.Errorf("-json: %w", err)
 		}
 		u := res.Usage
-		out.Text, out.StopReason, out.Turns, out.History = res.Text, string(res.StopReason), res.Turns, history
+		out.Text, out.StopReason, out.Turns, out.History, out.CostUSD = res.Text, string(res.StopReason), res.Turns, history, res.CostUSD
 		out.Usage = jsonUsage{u.InputTokens, u.OutputTokens, u.TotalTokens, u.CacheReadInputTokens, u.CacheWriteInputTokens}
 		for _, c := range res.Citations {
 			l := c.Location

@@ -250,6 +250,12 @@ func newSession(ctx context.Context, s *settings, rec *recording.Recording, reg 
 	// the header, -json and the hints name, not the default.
 	ss.model = conv.State().ModelID
 	ss.where.model = ss.model
+	if err := s.checkPrices(ss.model); err != nil {
+		return nil, err
+	}
+	if prices, ok := converse.PricesOf(ss.model); ok {
+		p.prices = &prices
+	}
 	if s.replay != "" {
 		p.tracef("· model %s, replaying %s offline\n", printable(ss.model), s.replay)
 	} else {
@@ -278,6 +284,7 @@ func (s *settings) conversationOptions(o *converse.Options, model string) {
 	}
 	o.Request.InferenceConfig = inferenceConfig(s)
 	o.MaxTurns = s.maxTurns
+	o.Budget = s.budget()
 	o.SystemTools = s.systemTools
 	o.FallbackModels = s.fallbacks
 	if s.stopAfterTool != "" {
@@ -339,6 +346,7 @@ func (ss *session) report(res *converse.Result, err error) error {
 	ss.print.endText()
 	if res != nil {
 		ss.print.citations(res.Citations)
+		ss.print.total(res)
 	}
 	err = explain(err, ss.where)
 	var jsonErr error

@@ -61,6 +61,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 		first = rec.Exchanges[0]
 	}
 	model := s.modelID(first.ModelID)
+	if err := s.checkPrices(model); err != nil {
+		return err
+	}
 	h := agentcore.New(b.client, model, reg, func(o *agentcore.Options) {
 		o.Store = converse.FileStore{Dir: s.sessions}
 		o.Conversation = func(o *converse.Options) {
