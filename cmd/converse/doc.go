@@ -153,7 +153,8 @@
 //
 // writes a session file, a recording or -json output as one self-contained
 // HTML page: a timeline of turns and their tool calls, tokens, cache and
-// cost, every text from the input shown as text (converse help view). A
+// cost (at the model's known prices, or -price's), every text from the
+// input shown as text (converse help view). A
 // command line starting with the word "view" and a file is this command; to
 // send such a prompt, put -- before it.
 //

@@ -40,8 +40,8 @@ func view(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("converse view", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	out := fs.String("o", "", "write the HTML to `FILE` instead of standard output")
-	var price prices
-	fs.Var(&price, "price", "USD per million input and output tokens, and optionally cache reads and writes, for the cost: `IN,OUT[,READ,WRITE]`")
+	var price priceFlag
+	fs.Var(&price, "price", "USD per million input and output tokens, and optionally cache reads and writes, for the cost (default: the model's on-demand prices, when converse knows them): `IN,OUT[,READ,WRITE]`")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: converse view [-o FILE] [-price IN,OUT[,READ,WRITE]] INPUT\n\n"+
 			"INPUT is a -session file, a -record recording or the output of -json.\n\n")
@@ -60,7 +60,7 @@ func view(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("view: %w", err)
 	}
-	page := t.page(filepath.Base(fs.Arg(0)), price)
+	page := t.page(filepath.Base(fs.Arg(0)), price.p)
 	var buf bytes.Buffer
 	if err := viewTmpl.Execute(&buf, page); err != nil {
 		return fmt.Errorf("view: %w", err)
@@ -75,15 +75,13 @@ func view(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// prices is the -price flag: USD per million tokens.
-type prices struct {
-	set                bool
-	in, out, read, wrt float64
-}
+// priceFlag is the -price flag: USD per million tokens, which replace the
+// model's known prices; p is nil when it is not given.
+type priceFlag struct{ p *converse.Prices }
 
-func (p *prices) String() string { return "" }
+func (f *priceFlag) String() string { return "" }
 
-func (p *prices) Set(s string) error {
+func (f *priceFlag) Set(s string) error {
 	parts := strings.Split(s, ",")
 	if len(parts) != 2 && len(parts) != 4 {
 		return fmt.Errorf("want IN,OUT or IN,OUT,READ,WRITE, got %q", s)
@@ -96,17 +94,21 @@ func (p *prices) Set(s string) error {
 		}
 		vals[i] = v
 	}
-	*p = prices{set: true, in: vals[0], out: vals[1], read: vals[2], wrt: vals[3]}
+	f.p = &converse.Prices{Input: vals[0], Output: vals[1], CacheRead: vals[2], CacheWrite: vals[3]}
 	return nil
 }
 
-func (p prices) cost(u converse.Usage) string {
-	if !p.set {
-		return ""
+// cost is the cost of t's usage at price, else at its model's prices as
+// converse.PricesOf knows them; "" when neither is known.
+func (t *transcript) cost(price *converse.Prices) string {
+	if price == nil {
+		known, ok := converse.PricesOf(t.model)
+		if !ok {
+			return ""
+		}
+		price = &known
 	}
-	usd := (float64(u.InputTokens)*p.in + float64(u.OutputTokens)*p.out +
-		float64(u.CacheReadInputTokens)*p.read + float64(u.CacheWriteInputTokens)*p.wrt) / 1e6
-	return fmt.Sprintf("$%.4f", usd)
+	return fmt.Sprintf("$%.4f", price.Cost(t.usage))
 }
 
 // The page's model: everything from the input is a string that html/template
@@ -165,8 +167,8 @@ const (
 )
 
 // page builds the page of t.
-func (t *transcript) page(source string, price prices) *viewPage {
-	p := &viewPage{Title: "converse view: " + source, Kind: t.kind, Model: t.model, Source: source, Usage: t.usage, Cost: price.cost(t.usage)}
+func (t *transcript) page(source string, price *converse.Prices) *viewPage {
+	p := &viewPage{Title: "converse view: " + source, Kind: t.kind, Model: t.model, Source: source, Usage: t.usage, Cost: t.cost(price)}
 	p.Timing = "durations measured by the conversation"
 	if t.bedrock {
 		p.Timing = "durations are Bedrock's latencyMs; call times were not recorded"

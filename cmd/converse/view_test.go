@@ -134,7 +134,7 @@ func knownSession(t *testing.T) string {
 // overlapping), the image as a data: URI, and the malicious output as
 // text; no element or attribute of it made it into the page.
 func TestViewOfASession(t *testing.T) {
-	page := renderView(t, knownSession(t), "-price", "3,15")
+	page := renderView(t, knownSession(t)) // the cost from the price table
 	raw, err := os.ReadFile(page)
 	require.NoError(t, err)
 	assert.NotContains(t, string(raw), "<script>window", "escaped by html/template")
@@ -161,6 +161,45 @@ func TestViewOfASession(t *testing.T) {
 	assert.Equal(t, "5", text(byID(t, doc, "calls")))
 	assert.Equal(t, "2", text(byID(t, doc, "failed")), "the denied and the timed-out call")
 	assert.Regexp(t, `^\$0\.\d{4}$`, text(byID(t, doc, "cost")))
+}
+
+// TestViewCost: the page's cost is the usage at the model's prices from
+// the price table, or at -price when given; a model without known prices
+// has "unknown".
+func TestViewCost(t *testing.T) {
+	session := knownSession(t)
+	st, err := converse.FileStore{Dir: filepath.Dir(session)}.Load(context.Background(), filepath.Base(session))
+	require.NoError(t, err)
+	require.Equal(t, converse.Usage{InputTokens: 30, OutputTokens: 15, TotalTokens: 45}, st.Usage, "three calls of bedrocktest's 10 in and 5 out")
+
+	srv := bedrocktest.NewServer(bedrocktest.Script(bedrocktest.Text("Hi.")))
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	c := converse.New(srv.Client(), "cohere.command-r-v1:0", nil, func(o *converse.Options) {
+		o.Session = &converse.Session{Store: converse.FileStore{Dir: dir}, ID: "unpriced"}
+	})
+	_, err = c.Send(context.Background(), "Hello.")
+	require.NoError(t, err)
+	unpriced := filepath.Join(dir, "unpriced")
+
+	tests := []struct {
+		name, input string
+		args        []string
+		want        string
+	}{
+		// us. Claude Sonnet 4.5: $3.30 in and $16.50 out a million.
+		{"price table", session, nil, fmt.Sprintf("$%.4f", (30*3.3+15*16.5)/1e6)},
+		{"-price", session, []string{"-price", "1000,2000"}, "$0.0600"},
+		{"-price with cache prices", session, []string{"-price", "1000,2000,1,1"}, "$0.0600"},
+		{"unknown prices", unpriced, nil, "unknown (give -price)"},
+		{"unknown prices, -price", unpriced, []string{"-price", "1000,2000"}, "$0.0200"}, // 10 in, 5 out
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			doc := parseHTML(t, renderView(t, tt.input, tt.args...))
+			assert.Equal(t, tt.want, text(byID(t, doc, "cost")))
+		})
+	}
 }
 
 // TestViewInBrowser opens the page of the known session in headless
