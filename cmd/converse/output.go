@@ -29,8 +29,7 @@ type printer struct {
 	stdout, stderr io.Writer
 	noText         bool // -json: stdout holds the JSON object only
 	verbose        bool
-	midLine        bool             // text was written without its final newline
-	prices         *converse.Prices // the model's, for the cost of each turn; nil when unknown
+	midLine        bool // text was written without its final newline
 	// mu orders the trace's lines: the library logs (see traceHandler)
 	// from tools' goroutines too, beside the events.
 	mu sync.Mutex
@@ -46,7 +45,7 @@ func (p *printer) event(ev converse.Event) {
 		p.midLine = !strings.HasSuffix(e.Text, "\n")
 	case converse.TurnEnd:
 		p.endText()
-		p.tracef("· turn %d: %s; tokens %d in, %d out%s%s\n", e.Turn, printable(string(e.StopReason)), e.Usage.InputTokens, e.Usage.OutputTokens, cacheNote(e.Usage), p.costNote(e.Usage))
+		p.tracef("· turn %d: %s; tokens %d in, %d out%s%s\n", e.Turn, printable(string(e.StopReason)), e.Usage.InputTokens, e.Usage.OutputTokens, cacheNote(e.Usage), costNote(e.Model, e.Usage))
 	case converse.Trimmed:
 		p.tracef("· turn %d: %s: %d messages dropped, %d tool results shortened; about %d tokens, now %d\n",
 			e.Turn, trimReason(e), e.DroppedMessages, e.ShortenedResults, e.TokensBefore, e.TokensAfter)
@@ -142,13 +141,15 @@ func cacheNote(u converse.Usage) string {
 	return fmt.Sprintf(", %d read from the cache, %d written to it", u.CacheReadInputTokens, u.CacheWriteInputTokens)
 }
 
-// costNote is the cost of u at the model's prices, as "; $0.000123", or
-// nothing when they are unknown.
-func (p *printer) costNote(u converse.Usage) string {
-	if p.prices == nil {
+// costNote is the cost of u at the prices of model, the model that
+// answered the turn (a fallback's, maybe), as "; $0.000123", or nothing
+// when they are unknown.
+func costNote(model string, u converse.Usage) string {
+	prices, ok := converse.PricesOf(model)
+	if !ok {
 		return ""
 	}
-	return "; " + usd(p.prices.Cost(u))
+	return "; " + usd(prices.Cost(u))
 }
 
 // usd is an amount in US dollars as the trace shows it: to the millionth,

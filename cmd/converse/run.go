@@ -253,9 +253,6 @@ func newSession(ctx context.Context, s *settings, rec *recording.Recording, reg 
 	if err := s.checkPrices(ss.model); err != nil {
 		return nil, err
 	}
-	if prices, ok := converse.PricesOf(ss.model); ok {
-		p.prices = &prices
-	}
 	if s.replay != "" {
 		p.tracef("· model %s, replaying %s offline\n", printable(ss.model), s.replay)
 	} else {
