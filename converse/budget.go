@@ -152,38 +152,57 @@ func PricesOf(modelID string) (Prices, bool) {
 	return Prices(p), ok
 }
 
-// prices are the conversation's prices, and whether they are known.
-func (c *Conversation) prices() (Prices, bool) {
-	if c.opts.Prices != nil {
+// pricesOf are the prices of model, a model the conversation called, and
+// whether they are known: Options.Prices for the conversation's own model,
+// the price table's for it and for a fallback model.
+func (c *Conversation) pricesOf(model string) (Prices, bool) {
+	if c.opts.Prices != nil && model == c.modelID {
 		return *c.opts.Prices, true
 	}
-	return PricesOf(c.modelID)
+	return PricesOf(model)
 }
 
-// costOf is u in dollars, nil when the prices are unknown.
-func (c *Conversation) costOf(u Usage) *float64 {
-	p, ok := c.prices()
+// dollars is a sum of costs, each at the prices of the model that ran the
+// call; unknown once a model without prices ran one.
+type dollars struct {
+	usd     float64
+	unknown bool
+}
+
+// add counts u, used by a call of model.
+func (c *Conversation) add(d dollars, model string, u Usage) dollars {
+	p, ok := c.pricesOf(model)
 	if !ok {
+		return dollars{unknown: true}
+	}
+	if !d.unknown {
+		d.usd += p.Cost(u)
+	}
+	return d
+}
+
+// value is d for a Result: nil when unknown.
+func (d dollars) value() *float64 {
+	if d.unknown {
 		return nil
 	}
-	return aws.Float64(p.Cost(u))
+	return aws.Float64(d.usd)
 }
 
 // spent is what the scope of a Budget's limits spent so far.
 func (c *Conversation) spent(conversation bool) Spent {
 	r := c.run
 	var s Spent
+	var d dollars
 	if conversation {
 		c.mu.Lock()
-		s.Usage, s.ToolCalls = c.usage, c.toolCalls
+		s.Usage, s.ToolCalls, d = c.usage, c.toolCalls, c.cost
 		c.mu.Unlock()
 	} else {
-		s.Usage, s.ToolCalls = r.spent, r.toolCalls
+		s.Usage, s.ToolCalls, d = r.spent, r.toolCalls, r.cost
 	}
 	s.WallTime = time.Since(r.start)
-	if p, ok := c.prices(); ok {
-		s.CostUSD = p.Cost(s.Usage)
-	}
+	s.CostUSD = d.usd
 	return s
 }
 
@@ -206,7 +225,7 @@ func (c *Conversation) budgeted(req *Request) (*Step, error) {
 		if conv {
 			lim = b.Conversation
 		}
-		left, err := c.outputRoom(lim, conv, req.estimate)
+		left, err := c.outputRoom(lim, conv, aws.ToString(req.Input.ModelId), req.estimate)
 		if err != nil {
 			return c.fail(c.kept(), err)
 		}
@@ -218,10 +237,10 @@ func (c *Conversation) budgeted(req *Request) (*Step, error) {
 	return &Step{Request: req}, nil
 }
 
-// outputRoom is the most output tokens a call of estimate input tokens
-// may produce within lim (math.MaxInt without a limit), or the
-// *BudgetError of a limit the call cannot fit.
-func (c *Conversation) outputRoom(lim Limits, conv bool, estimate int) (int, error) {
+// outputRoom is the most output tokens a call of model with estimate
+// input tokens may produce within lim (math.MaxInt without a limit), or
+// the *BudgetError of a limit the call cannot fit.
+func (c *Conversation) outputRoom(lim Limits, conv bool, model string, estimate int) (int, error) {
 	s := c.spent(conv)
 	u := s.Usage
 	fail := func(limit string, max, needed float64) error {
@@ -245,9 +264,9 @@ func (c *Conversation) outputRoom(lim Limits, conv bool, estimate int) (int, err
 		room = min(room, left)
 	}
 	if lim.CostUSD > 0 {
-		p, ok := c.prices()
+		p, ok := c.pricesOf(model)
 		if !ok {
-			return 0, fmt.Errorf("a cost limit needs the prices of model %s: set Options.Prices", c.modelID)
+			return 0, fmt.Errorf("a cost limit needs the prices of model %s: set Options.Prices", model)
 		}
 		// The input is priced as a cache write where that costs more: the
 		// estimate cannot tell what the cache will hold.

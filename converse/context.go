@@ -264,7 +264,7 @@ func (c *Conversation) summaryRequest(msgs []types.Message) *Request {
 // summarized finishes the trim waiting for a summary with the summary
 // call's answer: the summary joins the first kept user message, or, if
 // the call failed, the dropped messages are dropped without one.
-func (c *Conversation) summarized(ctx context.Context, t *turnResult, err error) (*Step, error) {
+func (c *Conversation) summarized(ctx context.Context, model string, t *turnResult, err error) (*Step, error) {
 	r := c.run
 	pt := r.trim
 	if pt == nil {
@@ -272,7 +272,7 @@ func (c *Conversation) summarized(ctx context.Context, t *turnResult, err error)
 	}
 	r.trim = nil
 	if t != nil {
-		c.addUsage(t.usage)
+		c.addUsage(model, t.usage)
 		pt.ev.Usage = t.usage
 	}
 	if err != nil {

@@ -81,6 +81,7 @@ type Conversation struct {
 	history   []types.Message
 	tail      *openTurn                           // the calls of the last message, while not all answered
 	usage     Usage                               // of every model call so far
+	cost      dollars                             // of usage, each call at its model's prices
 	toolCalls int                                 // the calls of the tool rounds since New or Restore, for Budget
 	revision  int64                               // State.Revision of the last save or of the restored state
 	log       *fileLog                            // the FileStore file as last saved or restored

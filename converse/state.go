@@ -116,6 +116,7 @@ func Restore(client Client, reg *tools.Registry, st *State, optFns ...func(*Opti
 		return nil, fmt.Errorf("converse: restore: %w", err)
 	}
 	c.history, c.tail, c.usage, c.revision, c.log = slices.Clone(st.Messages), tail, st.Usage, st.Revision, st.log
+	c.cost = c.add(dollars{}, c.modelID, st.Usage) // the calls before were priced as the conversation's model's
 	c.restoreRecords(st.Turns)
 	return c, nil
 }

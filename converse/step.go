@@ -109,6 +109,8 @@ type run struct {
 
 	start     time.Time // when the run began, for Budget.WallTime
 	spent     Usage     // of every model call of the run, summaries included
+	cost      dollars   // of spent
+	resCost   dollars   // of the Result's usage: the turns
 	toolCalls int       // the calls of the run's tool rounds, for Budget
 }
 
@@ -481,7 +483,7 @@ func (c *Conversation) handleResponse(ctx context.Context, req *Request, t *turn
 	r := c.run
 	history := c.kept()
 	if req.Summary {
-		return c.summarized(ctx, t, err)
+		return c.summarized(ctx, aws.ToString(req.Input.ModelId), t, err)
 	}
 	if c.opts.Context != nil && !r.retried && overflowed(err, t) {
 		r.retried = true
@@ -515,8 +517,9 @@ func (c *Conversation) handleResponse(ctx context.Context, req *Request, t *turn
 	res := r.res
 	res.Message, res.Text, res.Citations, res.StopReason = reply, message.Text(reply), citationsOf(reply), t.stop
 	res.Turns, res.Usage, res.Response, res.Model = r.turn, res.Usage.Add(t.usage), t.resp, model
-	res.CostUSD = c.costOf(res.Usage)
-	c.addUsage(t.usage)
+	r.resCost = c.add(r.resCost, model, t.usage)
+	res.CostUSD = r.resCost.value()
+	c.addUsage(model, t.usage)
 	// The reply is kept before TurnEnd (see History), unless it fails the
 	// Send.
 	turnEnd := TurnEnd{Turn: r.turn, Model: model, StopReason: t.stop, Usage: t.usage, Duration: t.took, Response: t.resp}
@@ -725,12 +728,13 @@ func (c *Conversation) keep(history []types.Message, tail *openTurn) {
 	c.history, c.tail = history, tail
 }
 
-// addUsage counts the usage of a model call of the run.
-func (c *Conversation) addUsage(u Usage) {
-	c.run.spent = c.run.spent.Add(u)
+// addUsage counts the usage of a model call of the run, by model.
+func (c *Conversation) addUsage(model string, u Usage) {
+	r := c.run
+	r.spent, r.cost = r.spent.Add(u), c.add(r.cost, model, u)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.usage = c.usage.Add(u)
+	c.usage, c.cost = c.usage.Add(u), c.add(c.cost, model, u)
 }
 
 // Executor returns the Executor the conversation runs its calls with: its

@@ -289,3 +289,34 @@ func TestRepairCall(t *testing.T) {
 	assert.Equal(t, "7", got[1].Text)
 	assert.Contains(t, got[2].Text, `unknown tool "weather"`)
 }
+
+// TestFallbackIsPricedAtItsModel: the turns a fallback model answers are
+// priced at its prices, not at the conversation's model's, in the Result
+// and in what a cost limit counts; a fallback without known prices makes
+// the cost unknown.
+func TestFallbackIsPricedAtItsModel(t *testing.T) {
+	for _, tt := range []struct {
+		name, fallback string
+		priced         bool
+	}{{"priced", novaPro, true}, {"unpriced", llama, false}} {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := bedrocktest.NewServer(byModel(claude, bedrocktest.Throttling(), bedrocktest.Script(bedrocktest.Text("3"))))
+			t.Cleanup(srv.Close)
+			res, err := converse.Run(context.Background(), srv.Client(noRetries), claude, nil, "1+2?", func(o *converse.Options) {
+				o.FallbackModels = []string{tt.fallback}
+			})
+			require.NoError(t, err)
+			require.Equal(t, tt.fallback, res.Model)
+			if !tt.priced {
+				assert.Nil(t, res.CostUSD)
+				return
+			}
+			p, ok := converse.PricesOf(tt.fallback)
+			require.True(t, ok)
+			require.NotNil(t, res.CostUSD)
+			assert.InDelta(t, p.Cost(res.Usage), *res.CostUSD, 1e-12)
+			claudePrices, _ := converse.PricesOf(claude)
+			assert.NotEqual(t, claudePrices.Cost(res.Usage), *res.CostUSD)
+		})
+	}
+}
