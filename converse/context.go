@@ -13,6 +13,7 @@ import (
 
 	"github.com/tooluse/bedrock/converse/internal/message"
 	"github.com/tooluse/bedrock/converse/internal/models"
+	"github.com/tooluse/bedrock/converse/internal/trim"
 	"github.com/tooluse/bedrock/converse/internal/wire"
 )
 
@@ -200,16 +201,16 @@ func (c *Conversation) fit(ctx context.Context, history []types.Message, limit i
 		return nil, false, nil
 	}
 	budget := limit * 3 / 4
-	tr := newTrimmer(history, c.opts.Context.toolResultBytes(), before)
-	tr.shorten(budget)
-	tr.drop(budget)
-	pt := &pendingTrim{tr: tr, ev: Trimmed{Turn: r.turn, Overflow: overflow, ShortenedResults: tr.shortened, DroppedMessages: tr.dropped, TokensBefore: before}}
-	if tr.shortened == 0 && tr.dropped == 0 {
+	tr := trim.New(history, c.opts.Context.toolResultBytes(), before)
+	tr.Shorten(budget)
+	tr.Drop(budget)
+	pt := &pendingTrim{tr: tr, ev: Trimmed{Turn: r.turn, Overflow: overflow, ShortenedResults: tr.Shortened(), DroppedMessages: tr.Dropped(), TokensBefore: before}}
+	if tr.Shortened() == 0 && tr.Dropped() == 0 {
 		return nil, false, nil
 	}
-	if c.opts.Context.Summarize && tr.dropped > 0 {
+	if c.opts.Context.Summarize && tr.Dropped() > 0 {
 		r.trim = pt
-		step, err := c.budgeted(c.summaryRequest(tr.droppedPrefix()))
+		step, err := c.budgeted(c.summaryRequest(tr.DroppedPrefix()))
 		return step, true, err
 	}
 	step, err := c.trimmed(ctx, pt)
@@ -220,7 +221,7 @@ func (c *Conversation) fit(ctx context.Context, history []types.Message, limit i
 // turn's call is made on it.
 func (c *Conversation) trimmed(ctx context.Context, pt *pendingTrim) (*Step, error) {
 	r := c.run
-	history := pt.tr.history()
+	history := pt.tr.Messages()
 	r.win = window{} // the trimmed history has no usage yet
 	pt.ev.TokensAfter = c.estimate(ctx, &r.win, history, r.cfg)
 	if err := c.endStep(ctx, history, nil, nil); err != nil {
@@ -278,7 +279,7 @@ func (c *Conversation) summarized(ctx context.Context, model string, t *turnResu
 	if err != nil {
 		c.logger().Info("converse: the summary of the trimmed messages failed; dropping them", "error", fmt.Errorf("summary call: %w", err))
 	} else if summary := strings.TrimSpace(message.Text(t.message)); summary != "" {
-		pt.tr.addSummary(summary)
+		pt.tr.AddSummary(summary)
 		pt.ev.Summarized = true
 	}
 	return c.trimmed(ctx, pt)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tooluse/bedrock/converse/internal/message"
 	"github.com/tooluse/bedrock/converse/internal/models"
+	"github.com/tooluse/bedrock/converse/internal/trim"
 )
 
 // Step is what a conversation driven one step at a time wants next: a
@@ -116,7 +117,7 @@ type run struct {
 
 // pendingTrim is a trim waiting for the summary of what it dropped.
 type pendingTrim struct {
-	tr *trimmer
+	tr *trim.History
 	ev Trimmed
 }
 

@@ -1,4 +1,4 @@
-package converse
+package trim
 
 import (
 	"fmt"
@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
@@ -71,8 +70,10 @@ func randomHistory(r *rand.Rand) []types.Message {
 // budgets: every trimmed history, and the summary request of what was
 // dropped, passes bedrocktest's validator (pairs intact, toolConfig
 // present, first message a user message, roles alternating), ends with
-// the same message, and is no larger than the original.
+// the same message, and is no larger than the original. ask stands for
+// converse's summary prompt, added as the summary request adds it.
 func TestTrimKeepsHistoriesValid(t *testing.T) {
+	const ask = "Summarize the conversation so far."
 	cfg := &types.ToolConfiguration{Tools: []types.Tool{&types.ToolMemberToolSpec{Value: types.ToolSpecification{
 		Name: aws.String("lookup"), InputSchema: &types.ToolInputSchemaMemberJson{Value: document.NewLazyDocument(map[string]any{"type": "object"})},
 	}}}}
@@ -82,77 +83,39 @@ func TestTrimKeepsHistoriesValid(t *testing.T) {
 			history := randomHistory(r)
 			before := wire.EstimateTokens(&bedrockruntime.ConverseInput{Messages: history, ToolConfig: cfg})
 			budget := r.IntN(before + 1)
-			tr := newTrimmer(history, []int{100, 1000, 4096}[r.IntN(3)], before)
-			tr.shorten(budget)
-			tr.drop(budget)
-			trimmed := tr.history()
+			tr := New(history, []int{100, 1000, 4096}[r.IntN(3)], before)
+			tr.Shorten(budget)
+			tr.Drop(budget)
+			trimmed := tr.Messages()
 			newest, kept := history[len(history)-1], trimmed[len(trimmed)-1]
 			assert.Equal(t, newest.Role, kept.Role)
 			assert.Len(t, kept.Content, len(newest.Content), "the newest message is kept, if shortened")
 			after := wire.EstimateTokens(&bedrockruntime.ConverseInput{Messages: trimmed, ToolConfig: cfg})
 			assert.LessOrEqual(t, after, before)
-			assert.InDelta(t, after, tr.tokens, float64(after)/50+float64(len(history)), "the running estimate follows the cuts")
-			if tr.tokens > budget {
+			assert.InDelta(t, after, tr.Tokens(), float64(after)/50+float64(len(history)), "the running estimate follows the cuts")
+			if tr.Tokens() > budget {
 				assert.Negative(t, slices.IndexFunc(trimmed[1:], isPrompt), "over budget with a prompt left to cut at")
 				assert.False(t, len(trimmed) > 3 && message.HasToolUse(trimmed[1]) && message.AnswersTools(trimmed[2]), "over budget with a pair left to drop")
 			}
-			if tr.dropped > 0 {
-				tr.addSummary("what happened")
+			if tr.Dropped() > 0 {
+				tr.AddSummary("what happened")
 			}
-			trimmed = tr.history()
+			trimmed = tr.Messages()
 
 			e := bedrocktest.Validate(&bedrocktest.Request{Operation: recording.OpConverse, ConverseInput: bedrockruntime.ConverseInput{ModelId: aws.String("anthropic.claude-sonnet-4-5-20250929-v1:0"), Messages: trimmed, ToolConfig: cfg}})
 			require.Nil(t, e, "the trimmed history is not valid")
 			assert.Equal(t, types.ConversationRoleUser, trimmed[0].Role)
 			assert.True(t, isPrompt(trimmed[0]), "the first message is a prompt")
-			if tr.dropped > 0 {
-				prefix := tr.droppedPrefix()
-				req := append(prefix[:len(prefix):len(prefix)], types.Message{Role: types.ConversationRoleUser, Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: summaryPrompt}}})
+			if tr.Dropped() > 0 {
+				prefix := tr.DroppedPrefix()
+				req := append(prefix[:len(prefix):len(prefix)], types.Message{Role: types.ConversationRoleUser, Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: ask}}})
 				if prefix[len(prefix)-1].Role == types.ConversationRoleUser {
 					last := prefix[len(prefix)-1]
-					req = append(prefix[:len(prefix)-1:len(prefix)-1], types.Message{Role: last.Role, Content: append(last.Content[:len(last.Content):len(last.Content)], &types.ContentBlockMemberText{Value: summaryPrompt})})
+					req = append(prefix[:len(prefix)-1:len(prefix)-1], types.Message{Role: last.Role, Content: append(last.Content[:len(last.Content):len(last.Content)], &types.ContentBlockMemberText{Value: ask})})
 				}
 				e := bedrocktest.Validate(&bedrocktest.Request{Operation: recording.OpConverse, ConverseInput: bedrockruntime.ConverseInput{ModelId: aws.String("anthropic.claude-sonnet-4-5-20250929-v1:0"), Messages: req, ToolConfig: cfg}})
 				require.Nil(t, e, "the summary request is not valid")
 			}
 		})
-	}
-}
-
-func TestShortenResult(t *testing.T) {
-	r := types.ToolResultBlock{ToolUseId: aws.String("t1"), Status: types.ToolResultStatusSuccess, Content: []types.ToolResultContentBlock{
-		&types.ToolResultContentBlockMemberText{Value: "HEAD" + strings.Repeat("ü", 3000) + "TAIL"},
-	}}
-	short, ok := shortenResult(r, 1000)
-	require.True(t, ok)
-	got := short.Content[0].(*types.ToolResultContentBlockMemberText).Value
-	assert.LessOrEqual(t, len(got), 1000)
-	assert.True(t, strings.HasPrefix(got, "HEAD") && strings.HasSuffix(got, "TAIL"), "head and tail are kept")
-	assert.Contains(t, got, "bytes cut to fit the context window")
-	assert.True(t, utf8.ValidString(got))
-	assert.Equal(t, r.Status, short.Status)
-
-	_, again := shortenResult(short, 1000)
-	assert.False(t, again, "a shortened result is not shortened again")
-}
-
-func TestOverflowed(t *testing.T) {
-	ve := func(msg string) error {
-		return fmt.Errorf("turn 2: %w", &types.ValidationException{Message: aws.String(msg)})
-	}
-	for _, tt := range []struct {
-		err  error
-		stop types.StopReason
-		want bool
-	}{
-		{err: ve("Input is too long for requested model."), want: true},
-		{err: ve("The model returned the following errors: prompt is too long: 210000 tokens > 200000 maximum"), want: true},
-		{err: ve("The model returned the following errors: input length and `max_tokens` exceed context limit: 198000 + 8192 > 200000"), want: true},
-		{err: ve("messages.0.content: too long"), want: false},
-		{err: &types.ThrottlingException{Message: aws.String("Input is too long for requested model.")}, want: false},
-		{stop: types.StopReasonModelContextWindowExceeded, want: true},
-		{stop: types.StopReasonEndTurn, want: false},
-	} {
-		assert.Equal(t, tt.want, overflowed(tt.err, &turnResult{stop: tt.stop}), "%v %s", tt.err, tt.stop)
 	}
 }

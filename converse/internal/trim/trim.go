@@ -1,4 +1,10 @@
-package converse
+// Package trim cuts a conversation's history down to a token budget, keeping
+// it a history Bedrock takes: tool results shortened to their head and tail,
+// then the oldest exchanges dropped, with the room for a summary of what was
+// dropped. It decides nothing of when to trim or how much: the caller's
+// policy gives the budget (converse's ContextPolicy), makes the summary call
+// and reports the trim.
+package trim
 
 import (
 	"fmt"
@@ -13,12 +19,12 @@ import (
 	"github.com/tooluse/bedrock/converse/internal/wire"
 )
 
-// trimmer cuts a history down to a token budget, in the order of
-// ContextPolicy, keeping it a valid conversation. It never writes the
-// messages it was given: a shortened message is a new one.
-type trimmer struct {
+// History is a history being trimmed, with the running estimate of its
+// request's tokens. It never writes the messages it was given: a shortened
+// message is a new one.
+type History struct {
 	msgs   []types.Message
-	limit  int // ToolResultBytes
+	limit  int // the length past which a tool result's text is shortened
 	tokens int // the running estimate of the request
 
 	before []types.Message // messages dropped before the first kept prompt
@@ -27,8 +33,10 @@ type trimmer struct {
 	shortened, dropped int
 }
 
-func newTrimmer(history []types.Message, limit, tokens int) *trimmer {
-	return &trimmer{msgs: slices.Clone(history), limit: limit, tokens: tokens}
+// New starts trimming history, whose request is estimated at tokens,
+// shortening tool results longer than limit bytes.
+func New(history []types.Message, limit, tokens int) *History {
+	return &History{msgs: slices.Clone(history), limit: limit, tokens: tokens}
 }
 
 // emptyMessages is the canonical JSON of a request with no messages.
@@ -43,14 +51,14 @@ func messageTokens(m types.Message) int {
 	return (len(b) - emptyMessages) / wire.BytesPerToken
 }
 
-// shorten cuts the oldest tool results longer than the limit to their head
+// Shorten cuts the oldest tool results longer than the limit to their head
 // and tail, until the estimate is within budget.
-func (t *trimmer) shorten(budget int) {
-	for i := range t.msgs {
-		if t.tokens <= budget {
+func (h *History) Shorten(budget int) {
+	for i := range h.msgs {
+		if h.tokens <= budget {
 			return
 		}
-		m := t.msgs[i]
+		m := h.msgs[i]
 		if m.Role != types.ConversationRoleUser || !message.AnswersTools(m) {
 			continue
 		}
@@ -61,16 +69,16 @@ func (t *trimmer) shorten(budget int) {
 			if !ok {
 				continue
 			}
-			if short, ok := shortenResult(tr.Value, t.limit); ok {
+			if short, ok := shortenResult(tr.Value, h.limit); ok {
 				content[k] = &types.ContentBlockMemberToolResult{Value: short}
 				changed = true
-				t.shortened++
+				h.shortened++
 			}
 		}
 		if changed {
 			short := types.Message{Role: m.Role, Content: content}
-			t.tokens -= messageTokens(m) - messageTokens(short)
-			t.msgs[i] = short
+			h.tokens -= messageTokens(m) - messageTokens(short)
+			h.msgs[i] = short
 		}
 	}
 }
@@ -115,20 +123,20 @@ func shortenResult(r types.ToolResultBlock, limit int) (types.ToolResultBlock, b
 	return r, true
 }
 
-// drop takes out the oldest exchanges until the estimate is within
+// Drop takes out the oldest exchanges until the estimate is within
 // budget: first everything before a later prompt (a user message holding
 // no tool results), then the toolUse/toolResults pairs after the first
 // prompt, never the newest message or the pair it answers.
-func (t *trimmer) drop(budget int) {
-	for t.tokens > budget {
-		k := slices.IndexFunc(t.msgs[1:], isPrompt) + 1
+func (h *History) Drop(budget int) {
+	for h.tokens > budget {
+		k := slices.IndexFunc(h.msgs[1:], isPrompt) + 1
 		if k == 0 {
 			break
 		}
-		t.remove(0, k, &t.before)
+		h.remove(0, k, &h.before)
 	}
-	for t.tokens > budget && len(t.msgs) > 3 && message.HasToolUse(t.msgs[1]) && message.AnswersTools(t.msgs[2]) {
-		t.remove(1, 3, &t.pairs)
+	for h.tokens > budget && len(h.msgs) > 3 && message.HasToolUse(h.msgs[1]) && message.AnswersTools(h.msgs[2]) {
+		h.remove(1, 3, &h.pairs)
 	}
 }
 
@@ -139,34 +147,49 @@ func isPrompt(m types.Message) bool {
 }
 
 // remove drops msgs[i:j] into gone.
-func (t *trimmer) remove(i, j int, gone *[]types.Message) {
-	for _, m := range t.msgs[i:j] {
-		t.tokens -= messageTokens(m)
+func (h *History) remove(i, j int, gone *[]types.Message) {
+	for _, m := range h.msgs[i:j] {
+		h.tokens -= messageTokens(m)
 	}
-	*gone = append(*gone, t.msgs[i:j]...)
-	t.dropped += j - i
-	t.msgs = slices.Delete(t.msgs, i, j)
+	*gone = append(*gone, h.msgs[i:j]...)
+	h.dropped += j - i
+	h.msgs = slices.Delete(h.msgs, i, j)
 }
 
-// droppedPrefix is the start of the history the dropped messages were, for
+// DroppedPrefix is the start of the history the dropped messages were, for
 // the summary call: those dropped before the first kept prompt, and with
 // the pairs dropped after it, that prompt too.
-func (t *trimmer) droppedPrefix() []types.Message {
-	if len(t.pairs) == 0 {
-		return t.before
+func (h *History) DroppedPrefix() []types.Message {
+	if len(h.pairs) == 0 {
+		return h.before
 	}
-	return append(append(slices.Clone(t.before), t.msgs[0]), t.pairs...)
+	return append(append(slices.Clone(h.before), h.msgs[0]), h.pairs...)
 }
 
-// addSummary adds the summary of the dropped messages to the first kept
+// AddSummary adds the summary of the dropped messages to the first kept
 // prompt, as a text block after its content.
-func (t *trimmer) addSummary(summary string) {
-	first := t.msgs[0]
-	note := &types.ContentBlockMemberText{Value: fmt.Sprintf("[Summary of %d earlier messages, dropped to fit the context window: %s]", t.dropped, summary)}
-	t.msgs[0] = types.Message{Role: first.Role, Content: append(slices.Clone(first.Content), note)}
+func (h *History) AddSummary(summary string) {
+	first := h.msgs[0]
+	note := &types.ContentBlockMemberText{Value: fmt.Sprintf("[Summary of %d earlier messages, dropped to fit the context window: %s]", h.dropped, summary)}
+	h.msgs[0] = types.Message{Role: first.Role, Content: append(slices.Clone(first.Content), note)}
 }
 
-// history is the trimmed history.
-func (t *trimmer) history() []types.Message {
-	return t.msgs
+// Messages is the trimmed history.
+func (h *History) Messages() []types.Message {
+	return h.msgs
+}
+
+// Tokens is the running estimate of the trimmed history's request.
+func (h *History) Tokens() int {
+	return h.tokens
+}
+
+// Shortened is the number of tool results shortened.
+func (h *History) Shortened() int {
+	return h.shortened
+}
+
+// Dropped is the number of messages dropped.
+func (h *History) Dropped() int {
+	return h.dropped
 }
