@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
+	"github.com/tooluse/bedrock/converse/internal/media"
 	"github.com/tooluse/bedrock/converse/internal/message"
 	"github.com/tooluse/bedrock/converse/internal/models"
 	"github.com/tooluse/bedrock/tools"
@@ -246,7 +247,7 @@ func (c *Conversation) executor() *Executor {
 	if e.Status == StatusAuto && !c.model.SupportsToolStatus() {
 		e.Status = StatusNever
 	}
-	e.media = &mediaRules{modelID: c.modelID, kinds: c.model.ToolResultMedia()}
+	e.media = &media.Rules{ModelID: c.modelID, Kinds: c.model.ToolResultMedia()}
 	e.tel = c.tel
 	if c.opts.OnEvent != nil || c.opts.Session != nil {
 		e.OnEvent = c.emit

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
+	"github.com/tooluse/bedrock/converse/internal/media"
 	"github.com/tooluse/bedrock/converse/internal/message"
 	"github.com/tooluse/bedrock/tools"
 )
@@ -44,8 +45,8 @@ type Executor struct {
 
 	eventMu sync.Mutex
 	slots   slots
-	tel     *telemetry  // the Conversation's; see telemetry
-	media   *mediaRules // the Conversation's model's; nil sends every kind
+	tel     *telemetry   // the Conversation's; see telemetry
+	media   *media.Rules // the Conversation's model's; nil sends every kind
 	telOnce sync.Once
 }
 
@@ -111,7 +112,7 @@ func (e *Executor) execute(ctx context.Context, turn int, calls []toolCall, star
 	e.collect(ctx, turn, calls, started, func(i int, out outcome) {
 		results[i] = e.finish(turn, calls[i], out)
 	})
-	return resultsMedia(nil, results)
+	return media.Fit(nil, results)
 }
 
 // earlyCall is a call started ahead of the end of its turn.

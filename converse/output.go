@@ -10,6 +10,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+
+	"github.com/tooluse/bedrock/converse/internal/media"
 )
 
 // errorText is the text of an error result: never empty, always starting
@@ -114,10 +116,10 @@ func (e *Executor) finish(turn int, c toolCall, out outcome) types.ContentBlock 
 	if content != nil {
 		blocks = append(blocks, content)
 	}
-	media, infos := e.mediaContent(out.media)
-	blocks = append(blocks, media...)
+	mediaBlocks, infos := media.Content(e.media, out.media)
+	blocks = append(blocks, mediaBlocks...)
 	if e.OnEvent != nil {
-		e.emit(ToolEnd{Turn: turn, ID: c.id, Name: c.name, Input: c.input, Output: out.output, Media: infos,
+		e.emit(ToolEnd{Turn: turn, ID: c.id, Name: c.name, Input: c.input, Output: out.output, Media: mediaInfos(infos),
 			Err: out.err, Status: status, Duration: out.duration, Truncated: truncated, Abandoned: out.abandoned})
 	}
 	block := types.ToolResultBlock{ToolUseId: aws.String(c.id), Content: blocks}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
+	"github.com/tooluse/bedrock/converse/internal/media"
 	"github.com/tooluse/bedrock/converse/internal/message"
 )
 
@@ -121,7 +122,7 @@ func (t *openTurn) pendingCalls() []Call {
 // message is the user message answering every call, all answered, that
 // follows history: its documents' names are made unique in the request.
 func (t *openTurn) message(history []types.Message) types.Message {
-	return types.Message{Role: types.ConversationRoleUser, Content: resultsMedia(history, append([]types.ContentBlock(nil), t.results...))}
+	return types.Message{Role: types.ConversationRoleUser, Content: media.Fit(history, append([]types.ContentBlock(nil), t.results...))}
 }
 
 func (t *openTurn) clone() *openTurn {

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
+	"github.com/tooluse/bedrock/converse/internal/media"
 	"github.com/tooluse/bedrock/converse/internal/message"
 	"github.com/tooluse/bedrock/converse/internal/models"
 	"github.com/tooluse/bedrock/converse/internal/trim"
@@ -213,7 +214,7 @@ func (c *Conversation) AnswerCalls(ctx context.Context, results ...types.Content
 		}
 		run = append(run, i)
 	}
-	return c.answered(ctx, history, tail, run, limitMedia(c.exec.withStatus(results)))
+	return c.answered(ctx, history, tail, run, media.Limit(c.exec.withStatus(results)))
 }
 
 // Decide takes one Decision for each of the last Step's Pending calls

@@ -1,0 +1,303 @@
+// Package media keeps the images and documents of tool results within
+// Bedrock's rules: what a model family takes in a tool result, the limits of
+// size and count, and document names unique in a request. A medium that
+// breaks a rule is replaced by a text block saying so, so that a request is
+// never rejected for it. The limits and the per-family table are in
+// internal/models; converse's Executor applies these functions to every
+// call's result and to every message of results.
+package media
+
+import (
+	"fmt"
+	"mime"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+
+	"github.com/tooluse/bedrock/converse/internal/models"
+	"github.com/tooluse/bedrock/converse/internal/wire"
+	"github.com/tooluse/bedrock/tools"
+)
+
+// Info describes a medium as it was sent: the fields of converse.MediaInfo,
+// which converts from it (so the two cannot drift apart). LeftOut, when not
+// empty, says why the medium was left out.
+type Info struct {
+	Type    string
+	Name    string
+	Size    int
+	LeftOut string
+}
+
+// String is the medium as a trace or a placeholder shows it:
+// "[image/png, 12 KiB]", or with ": left out, why" before the bracket.
+func (m Info) String() string {
+	s := "[" + m.Type + ", " + sizeText(m.Size)
+	if m.LeftOut != "" {
+		s += ": left out, " + m.LeftOut
+	}
+	return s + "]"
+}
+
+// sizeText is n bytes in B, KiB or MiB.
+func sizeText(n int) string {
+	switch {
+	case n < 1<<10:
+		return fmt.Sprintf("%d B", n)
+	case n < 1<<20:
+		return fmt.Sprintf("%d KiB", (n+1<<9)>>10)
+	}
+	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+}
+
+// imageFormats and documentFormats map the media types a tools.Media may
+// have to Bedrock's formats.
+var (
+	imageFormats = map[string]types.ImageFormat{
+		"image/png": types.ImageFormatPng, "image/jpeg": types.ImageFormatJpeg,
+		"image/gif": types.ImageFormatGif, "image/webp": types.ImageFormatWebp,
+	}
+	documentFormats = map[string]types.DocumentFormat{
+		"application/pdf":    types.DocumentFormatPdf,
+		"text/csv":           types.DocumentFormatCsv,
+		"text/plain":         types.DocumentFormatTxt,
+		"text/markdown":      types.DocumentFormatMd,
+		"text/html":          types.DocumentFormatHtml,
+		"application/msword": types.DocumentFormatDoc,
+		"application/vnd.openxmlformats-officedocument.wordprocessingml.document": types.DocumentFormatDocx,
+		"application/vnd.ms-excel": types.DocumentFormatXls,
+		"application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": types.DocumentFormatXlsx,
+	}
+)
+
+// Rules are what a model takes in a tool result: a Conversation's model's.
+// A nil *Rules, an Executor's alone, which knows no model, takes every kind.
+type Rules struct {
+	ModelID string
+	Kinds   models.Media
+}
+
+// Content turns a tool's media into toolResult content under r: an image
+// or a document block for each, or a placeholder text for one left out. A
+// document is named by its Name, cleaned, or else "document N", N its place
+// among the documents of media.
+func Content(r *Rules, media []tools.Media) ([]types.ToolResultContentBlock, []Info) {
+	content := make([]types.ToolResultContentBlock, 0, len(media))
+	infos := make([]Info, 0, len(media))
+	docs := 0
+	for _, m := range media {
+		info := Info{Type: m.Type, Size: len(m.Data)}
+		typ, _, err := mime.ParseMediaType(m.Type)
+		if err != nil {
+			typ = strings.ToLower(strings.TrimSpace(m.Type))
+		}
+		var block types.ToolResultContentBlock
+		if f, ok := imageFormats[typ]; ok {
+			info.LeftOut = r.imageProblem(f, m.Data)
+			block = &types.ToolResultContentBlockMemberImage{Value: types.ImageBlock{
+				Format: f, Source: &types.ImageSourceMemberBytes{Value: m.Data}}}
+		} else if f, ok := documentFormats[typ]; ok {
+			docs++
+			info.Name = models.CleanDocumentName(m.Name)
+			if info.Name == "" {
+				info.Name = fmt.Sprintf("document %d", docs)
+			}
+			info.LeftOut = r.documentProblem(m.Data)
+			block = &types.ToolResultContentBlockMemberDocument{Value: types.DocumentBlock{
+				Format: f, Name: aws.String(info.Name), Source: &types.DocumentSourceMemberBytes{Value: m.Data}}}
+		} else {
+			info.LeftOut = "not an image or document type Bedrock takes"
+		}
+		if info.LeftOut != "" {
+			block = &types.ToolResultContentBlockMemberText{Value: info.String()}
+		}
+		content = append(content, block)
+		infos = append(infos, info)
+	}
+	return content, infos
+}
+
+// imageProblem says why an image cannot be sent, or "".
+func (r *Rules) imageProblem(f types.ImageFormat, data []byte) string {
+	if r != nil && !r.Kinds.Images {
+		return "model " + r.ModelID + " takes no images in tool results"
+	}
+	if len(data) > models.MaxImageBytes {
+		return "larger than Bedrock's limit of 3.75 MB for an image"
+	}
+	w, h, ok, err := models.ImageSize(string(f), data)
+	switch {
+	case err != nil:
+		return "not a readable " + string(f) + " image"
+	case ok && (w > models.MaxImagePixels || h > models.MaxImagePixels):
+		return fmt.Sprintf("%d×%d px, more than Bedrock's limit of 8000 px a side", w, h)
+	}
+	return ""
+}
+
+// documentProblem says why a document cannot be sent, or "".
+func (r *Rules) documentProblem(data []byte) string {
+	if r != nil && !r.Kinds.Documents {
+		return "model " + r.ModelID + " takes no documents in tool results"
+	}
+	if len(data) > models.MaxDocumentBytes {
+		return "larger than Bedrock's limit of 4.5 MB for a document"
+	}
+	return ""
+}
+
+// Fit keeps the media of content, the toolResult blocks of a user message
+// that follows history, within Bedrock's rules for a request: at most 20
+// images and 5 documents in the message (see Limit), and no document name
+// twice in the request (see UniqueNames). It changes no block of content,
+// which may be shared with the history: it returns content, or a copy with
+// new blocks where something changed.
+func Fit(history []types.Message, content []types.ContentBlock) []types.ContentBlock {
+	return UniqueNames(history, Limit(content))
+}
+
+// Limit keeps the toolResult blocks of one user message within Bedrock's
+// limits of images and documents per message: media past them, in the
+// order of the blocks, are replaced by placeholders. It changes no block of
+// content, as Fit.
+func Limit(content []types.ContentBlock) []types.ContentBlock {
+	images, docs := 0, 0
+	return rewriteResults(content, func(c types.ToolResultContentBlock) types.ToolResultContentBlock {
+		var info Info
+		switch v := c.(type) {
+		case *types.ToolResultContentBlockMemberImage:
+			if images++; images <= models.MaxImages {
+				return nil
+			}
+			info = Info{Type: mediaType(string(v.Value.Format), imageFormats), Size: sourceSize(v.Value.Source),
+				LeftOut: "a message holds at most 20 images"}
+		case *types.ToolResultContentBlockMemberDocument:
+			if docs++; docs <= models.MaxDocuments {
+				return nil
+			}
+			info = Info{Type: mediaType(string(v.Value.Format), documentFormats), Size: sourceSize(v.Value.Source),
+				LeftOut: "a message holds at most 5 documents"}
+		default:
+			return nil
+		}
+		return &types.ToolResultContentBlockMemberText{Value: info.String()}
+	})
+}
+
+// UniqueNames renames the documents of content's toolResult blocks whose
+// names an earlier document of the request has, in history or before them
+// in content: Bedrock rejects a request whose messages hold a name twice.
+// A repeat is numbered ("notes 2", "notes 3"; "document 2" after
+// "document 1") with the first number that no document of the request has.
+// Names are compared without regard to case, in case Bedrock does. It
+// changes no block of content, as Fit.
+func UniqueNames(history []types.Message, content []types.ContentBlock) []types.ContentBlock {
+	taken := map[string]bool{} // the names of history and those kept so far
+	for _, name := range wire.DocumentNames(history...) {
+		taken[strings.ToLower(name)] = true
+	}
+	own := map[string]bool{} // the names of content, which a new name must not take either
+	for _, name := range wire.DocumentNames(types.Message{Content: content}) {
+		own[strings.ToLower(name)] = true
+	}
+	return rewriteResults(content, func(c types.ToolResultContentBlock) types.ToolResultContentBlock {
+		d, ok := c.(*types.ToolResultContentBlockMemberDocument)
+		if !ok {
+			return nil
+		}
+		name := aws.ToString(d.Value.Name)
+		if !taken[strings.ToLower(name)] {
+			taken[strings.ToLower(name)] = true
+			return nil
+		}
+		name = freeName(name, func(n string) bool { return taken[strings.ToLower(n)] || own[strings.ToLower(n)] })
+		taken[strings.ToLower(name)] = true
+		doc := d.Value
+		doc.Name = aws.String(name)
+		return &types.ToolResultContentBlockMemberDocument{Value: doc}
+	})
+}
+
+// freeName is the first numbered variant of name that taken does not hold:
+// name with " 2", " 3" and so on, or with the numbers after its own if it
+// ends in one ("document 1" gives "document 2"), cut to keep within
+// Bedrock's length of a name.
+func freeName(name string, taken func(string) bool) string {
+	base, n := name, 1
+	if i := strings.LastIndexByte(name, ' '); i > 0 {
+		if k, err := strconv.Atoi(name[i+1:]); err == nil && k > 0 {
+			base, n = name[:i], k
+		}
+	}
+	for k := n + 1; ; k++ {
+		suffix := " " + strconv.Itoa(k)
+		b := base
+		if len(b)+len(suffix) > models.MaxDocumentName {
+			b = strings.TrimRight(b[:models.MaxDocumentName-len(suffix)], " ")
+		}
+		if !taken(b + suffix) {
+			return b + suffix
+		}
+	}
+}
+
+// rewriteResults replaces the blocks inside the toolResult blocks of
+// content, in order, with what replace returns for each: nil keeps a block.
+// It changes no block of content, which may be shared with the history: it
+// returns content, or a copy with new toolResult blocks where a block was
+// replaced.
+func rewriteResults(content []types.ContentBlock, replace func(types.ToolResultContentBlock) types.ToolResultContentBlock) []types.ContentBlock {
+	out, copied := content, false
+	for i, b := range content {
+		tr, ok := b.(*types.ContentBlockMemberToolResult)
+		if !ok {
+			continue
+		}
+		var inner []types.ToolResultContentBlock // a copy of tr's content, once changed
+		for k, c := range tr.Value.Content {
+			r := replace(c)
+			if r == nil {
+				continue
+			}
+			if inner == nil {
+				inner = slices.Clone(tr.Value.Content)
+			}
+			inner[k] = r
+		}
+		if inner == nil {
+			continue
+		}
+		if !copied {
+			out, copied = slices.Clone(content), true
+		}
+		block := tr.Value
+		block.Content = inner
+		out[i] = &types.ContentBlockMemberToolResult{Value: block}
+	}
+	return out
+}
+
+// mediaType is the media type of a Bedrock format, from the table it came
+// from.
+func mediaType[F ~string](format string, table map[string]F) string {
+	for typ, f := range table {
+		if string(f) == format {
+			return typ
+		}
+	}
+	return format
+}
+
+// sourceSize is the length of an image's or a document's bytes.
+func sourceSize(src any) int {
+	switch s := src.(type) {
+	case *types.ImageSourceMemberBytes:
+		return len(s.Value)
+	case *types.DocumentSourceMemberBytes:
+		return len(s.Value)
+	}
+	return 0
+}
