@@ -2,6 +2,7 @@ package converse
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"sync"
@@ -145,9 +146,7 @@ func (c *Conversation) modelCall(ctx context.Context, req *Request) (*turnResult
 	if err != nil {
 		return nil, err
 	}
-	chatCtx, chat := c.tel.startChat(ctx, false, req.Input)
-	out, err := c.client.Converse(chatCtx, req.Input, c.opts.Limiter.options(chat.options())...)
-	chat.endConverse(out, err)
+	out, err := c.converse(ctx, req.Input, c.opts.Limiter)
 	if err != nil {
 		lr.settle(Usage{}, err)
 		return nil, err
@@ -158,6 +157,28 @@ func (c *Conversation) modelCall(ctx context.Context, req *Request) (*turnResult
 		c.emitText(req.Turn, t.message)
 	}
 	return t, err
+}
+
+// Converse makes a model call with Converse as Send makes it: through
+// the conversation's client, in a chat span with its metrics (see the
+// package doc). An engine driving the steps (see Step) makes a Request's
+// Input with it in the process that holds the client and the telemetry,
+// such as a Temporal activity; its output goes to HandleResponse.
+// Options.Limiter, which reserves by the Request's estimate, is left to
+// the engine.
+func (c *Conversation) Converse(ctx context.Context, in *bedrockruntime.ConverseInput) (*bedrockruntime.ConverseOutput, error) {
+	return c.converse(ctx, in, nil)
+}
+
+// converse is Converse with the SDK options of lim (nil: none).
+func (c *Conversation) converse(ctx context.Context, in *bedrockruntime.ConverseInput, lim *Limiter) (*bedrockruntime.ConverseOutput, error) {
+	if c.client == nil {
+		return nil, errors.New("converse: the conversation has no client to call the model with")
+	}
+	chatCtx, chat := c.tel.startChat(ctx, false, in)
+	out, err := c.client.Converse(chatCtx, in, lim.options(chat.options())...)
+	chat.endConverse(out, err)
+	return out, err
 }
 
 // emitText reports the text of a reply that did not stream.

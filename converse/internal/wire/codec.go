@@ -252,3 +252,36 @@ func readSystemContentBlock(d smithy.ShapeDeserializer, s *smithy.Schema, v *typ
 		return d.ReadDocument(ms, &skip)
 	})
 }
+
+// EncodeConverseInput encodes the body of a Converse request as the SDK
+// sends it (without the model ID, which travels in the URL path).
+func EncodeConverseInput(in *bedrockruntime.ConverseInput) ([]byte, error) {
+	cp := *in
+	cp.ModelId = nil
+	b, err := encode(schemas.ConverseRequest, &cp)
+	if err != nil {
+		return nil, fmt.Errorf("wire: encode converse request: %w", err)
+	}
+	return b, nil
+}
+
+// DecodeMessages decodes a JSON array in the form of a request's "messages"
+// field.
+func DecodeMessages(b []byte) ([]types.Message, error) {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 || b[0] != '[' || !json.Valid(b) {
+		return nil, fmt.Errorf("wire: decode messages: not a JSON array")
+	}
+	body := make([]byte, 0, len(b)+14)
+	body = append(body, `{"messages":`...)
+	body = append(body, b...)
+	body = append(body, '}')
+	in := &bedrockruntime.ConverseInput{}
+	if err := decode(schemas.ConverseRequest, body, (*converseRequest)(in)); err != nil {
+		return nil, fmt.Errorf("wire: decode messages: %w", err)
+	}
+	if in.Messages == nil {
+		in.Messages = []types.Message{}
+	}
+	return in.Messages, nil
+}

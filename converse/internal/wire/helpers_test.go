@@ -1,52 +1,13 @@
 package wire
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 
-	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
-	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/schemas"
-	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 	"github.com/aws/smithy-go/eventstream"
 )
 
-// The inverses of what the package exports, which only its tests need.
-
-// EncodeConverseInput encodes the body of a Converse request as the SDK
-// sends it (without the model ID, which travels in the URL path).
-func EncodeConverseInput(in *bedrockruntime.ConverseInput) ([]byte, error) {
-	cp := *in
-	cp.ModelId = nil
-	b, err := encode(schemas.ConverseRequest, &cp)
-	if err != nil {
-		return nil, fmt.Errorf("wire: encode converse request: %w", err)
-	}
-	return b, nil
-}
-
-// DecodeMessages decodes a JSON array in the form of a request's "messages"
-// field.
-func DecodeMessages(b []byte) ([]types.Message, error) {
-	b = bytes.TrimSpace(b)
-	if len(b) == 0 || b[0] != '[' || !json.Valid(b) {
-		return nil, fmt.Errorf("wire: decode messages: not a JSON array")
-	}
-	body := make([]byte, 0, len(b)+14)
-	body = append(body, `{"messages":`...)
-	body = append(body, b...)
-	body = append(body, '}')
-	in := &bedrockruntime.ConverseInput{}
-	if err := decode(schemas.ConverseRequest, body, (*converseRequest)(in)); err != nil {
-		return nil, fmt.Errorf("wire: decode messages: %w", err)
-	}
-	if in.Messages == nil {
-		in.Messages = []types.Message{}
-	}
-	return in.Messages, nil
-}
+// The inverse of ReadFrame's writers, which only the tests need.
 
 // Frame is one decoded event stream frame.
 type Frame struct {
