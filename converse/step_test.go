@@ -134,3 +134,12 @@ func TestStepsSendWhatSendSends(t *testing.T) {
 	assert.Equal(t, byHand.History(), c.History())
 	assertValid(t, c, claude)
 }
+
+// TestConverseWithoutClient: a conversation built for the step API alone
+// (no client) refuses a model call with an error, not a panic.
+func TestConverseWithoutClient(t *testing.T) {
+	c := converse.New(nil, claude, nil)
+	out, err := c.Converse(context.Background(), &bedrockruntime.ConverseInput{})
+	assert.Nil(t, out)
+	assert.ErrorContains(t, err, "converse: the conversation has no client")
+}
