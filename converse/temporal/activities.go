@@ -1,0 +1,209 @@
+package temporal
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	"github.com/aws/smithy-go"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/tooluse/bedrock/converse"
+	"github.com/tooluse/bedrock/converse/internal/wire"
+)
+
+// ModelCall is the input of the model activity: a Step's Request.
+type ModelCall struct {
+	ModelID string
+	// Request is the request's body in Bedrock's wire JSON.
+	Request json.RawMessage
+}
+
+// ModelReply is the output of the model activity.
+type ModelReply struct {
+	// Response is the Converse response's body in Bedrock's wire JSON.
+	Response json.RawMessage
+}
+
+// ToolCall is the input of the tool activity: one call of a Step.
+type ToolCall struct {
+	ModelID string
+	Call    converse.Call
+}
+
+// ToolReply is the output of the tool activity.
+type ToolReply struct {
+	// Result is the call's toolResult block, as the one block of a user
+	// message in Bedrock's wire JSON (a request's "messages").
+	Result json.RawMessage
+}
+
+// errorTypeModel is the type of a model call's failure that is not a
+// Bedrock error.
+const errorTypeModel = "converse.ModelCallFailed"
+
+// Model is the model activity: it makes the call with Converse through the
+// agent's client, with the SDK's retries off, in the chat span of the
+// worker's telemetry. A failure is an ApplicationError whose type is
+// Bedrock's error code (such as ThrottlingException), non-retryable when
+// converse.Retryable says so, with Bedrock's message as its detail.
+func (a *Agent) Model(ctx context.Context, call ModelCall) (*ModelReply, error) {
+	in, err := wire.DecodeConverseInput(call.Request)
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError("temporal: model call: "+err.Error(), errorTypeModel, nil)
+	}
+	in.ModelId = aws.String(call.ModelID)
+	defer heartbeat(ctx)()
+	conv := converse.New(noRetries{a.client}, call.ModelID, a.reg, a.activityOptions)
+	out, err := conv.Converse(ctx, in)
+	if err != nil {
+		return nil, modelFailure(err)
+	}
+	body, err := wire.EncodeConverseOutput(out)
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError("temporal: model call: "+err.Error(), errorTypeModel, nil)
+	}
+	return &ModelReply{Response: body}, nil
+}
+
+// modelFailure is err, a model call's, as an ApplicationError that keeps
+// what the workflow needs to rebuild it.
+func modelFailure(err error) error {
+	code, msg := errorTypeModel, err.Error()
+	var api smithy.APIError
+	if errors.As(err, &api) {
+		code, msg = api.ErrorCode(), api.ErrorMessage()
+	}
+	if converse.Retryable(err) {
+		return temporal.NewApplicationError(err.Error(), code, msg)
+	}
+	return temporal.NewNonRetryableApplicationError(err.Error(), code, nil, msg)
+}
+
+// bedrockErrors rebuild the Bedrock errors the loop branches on (a
+// ValidationException reporting an overflow, say) from their code.
+var bedrockErrors = map[string]func(msg *string) error{
+	"ValidationException":           func(m *string) error { return &types.ValidationException{Message: m} },
+	"AccessDeniedException":         func(m *string) error { return &types.AccessDeniedException{Message: m} },
+	"ResourceNotFoundException":     func(m *string) error { return &types.ResourceNotFoundException{Message: m} },
+	"ServiceQuotaExceededException": func(m *string) error { return &types.ServiceQuotaExceededException{Message: m} },
+	"ThrottlingException":           func(m *string) error { return &types.ThrottlingException{Message: m} },
+	"ModelTimeoutException":         func(m *string) error { return &types.ModelTimeoutException{Message: m} },
+	"ModelNotReadyException":        func(m *string) error { return &types.ModelNotReadyException{Message: m} },
+	"ModelErrorException":           func(m *string) error { return &types.ModelErrorException{Message: m} },
+	"InternalServerException":       func(m *string) error { return &types.InternalServerException{Message: m} },
+	"ServiceUnavailableException":   func(m *string) error { return &types.ServiceUnavailableException{Message: m} },
+}
+
+// bedrockError rebuilds the error of a failed model activity, as the
+// workflow hands it to HandleResponse; a failure that is not Bedrock's (a
+// timeout of the activity, say) stays as it is.
+func bedrockError(err error) error {
+	var app *temporal.ApplicationError
+	if !errors.As(err, &app) {
+		return err
+	}
+	build, ok := bedrockErrors[app.Type()]
+	if !ok {
+		return err
+	}
+	var msg string
+	if app.HasDetails() {
+		_ = app.Details(&msg)
+	}
+	return build(aws.String(msg))
+}
+
+// Tool is the tool activity: it runs one call with the Executor of a
+// conversation of the call's model (its status field and media rules), as
+// Send would, with tools.CallID(ctx) the call's toolUseId. A tool that fails
+// is an error result, not an error of the activity. An activity runs at
+// least once: if its worker dies before Temporal records the result, the
+// call runs again on another worker, so a tool with side effects should use
+// tools.CallID as its idempotency key.
+func (a *Agent) Tool(ctx context.Context, call ToolCall) (*ToolReply, error) {
+	defer heartbeat(ctx)()
+	// A conversation of its own per call: the per-workflow bound is the
+	// workflow's, the per-worker bound the worker's
+	// (MaxConcurrentActivityExecutionSize).
+	conv := converse.New(nil, call.ModelID, a.reg, a.activityOptions)
+	block := conv.Executor().Run(ctx, call.Call)
+	if err := ctx.Err(); err != nil {
+		return nil, err // the worker is stopping: another attempt runs the call
+	}
+	body, err := wire.EncodeMessages([]types.Message{{Role: types.ConversationRoleUser, Content: []types.ContentBlock{block}}})
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError("temporal: tool result: "+err.Error(), "converse.ToolResult", nil)
+	}
+	return &ToolReply{Result: body}, nil
+}
+
+// activityOptions are the converse options in an activity: the agent's,
+// without a session (the workflow's state is Temporal's).
+func (a *Agent) activityOptions(o *converse.Options) {
+	*o = a.conversationOptions()
+	o.Session = nil
+}
+
+// resultOf reads a tool activity's reply: the toolResult block of call.
+func resultOf(call converse.Call, r *ToolReply) (types.ContentBlock, error) {
+	msgs, err := wire.DecodeMessages(r.Result)
+	if err != nil {
+		return nil, err
+	}
+	if len(msgs) == 1 && len(msgs[0].Content) == 1 {
+		if b, ok := msgs[0].Content[0].(*types.ContentBlockMemberToolResult); ok && aws.ToString(b.Value.ToolUseId) == call.ID {
+			return b, nil
+		}
+	}
+	return nil, fmt.Errorf("not one toolResult block answering %q", call.ID)
+}
+
+// failedResult answers a call whose activity failed for good.
+func failedResult(call converse.Call, err error) types.ContentBlock {
+	return &types.ContentBlockMemberToolResult{Value: types.ToolResultBlock{
+		ToolUseId: aws.String(call.ID),
+		Status:    types.ToolResultStatusError,
+		Content:   []types.ToolResultContentBlock{&types.ToolResultContentBlockMemberText{Value: "Error: the call failed: " + err.Error()}},
+	}}
+}
+
+// heartbeat records a heartbeat of the activity of ctx every third of its
+// heartbeat timeout, if it has one, until stop is called: a worker that
+// dies is then noticed at that timeout, not at the end of the call's.
+func heartbeat(ctx context.Context) (stop func()) {
+	every := activity.GetInfo(ctx).HeartbeatTimeout / 3
+	if every <= 0 {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				activity.RecordHeartbeat(ctx)
+			}
+		}
+	}()
+	return func() { close(done) }
+}
+
+// noRetries is a client whose calls the SDK makes once: Temporal owns the
+// retries.
+type noRetries struct{ converse.Client }
+
+func (n noRetries) Converse(ctx context.Context, in *bedrockruntime.ConverseInput, optFns ...func(*bedrockruntime.Options)) (*bedrockruntime.ConverseOutput, error) {
+	return n.Client.Converse(ctx, in, append(optFns, func(o *bedrockruntime.Options) { o.Retryer = aws.NopRetryer{} })...)
+}

@@ -1,0 +1,183 @@
+package temporal
+
+import (
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/tooluse/bedrock/converse"
+	"github.com/tooluse/bedrock/tools"
+)
+
+// The names the workflow, its signal, its query and its activities are
+// registered and called by.
+const (
+	WorkflowName      = "converse.Conversation"
+	DecideSignalName  = "converse.decide"
+	StatusQueryName   = "converse.status"
+	ModelActivityName = "converse.model"
+	ToolActivityName  = "converse.tool"
+)
+
+// DefaultTurnsPerRun is the number of model calls after which a workflow
+// run continues as new when Options.TurnsPerRun is zero.
+const DefaultTurnsPerRun = 100
+
+// Options configure an Agent. Every worker of a task queue must have the
+// same: the workflow's code reads them, and a replay on another worker must
+// make the same decisions.
+type Options struct {
+	// Conversation configures the conversations, as for converse.New: in
+	// the workflow (tool configuration, request template, ApprovalPolicy,
+	// Context, PromptCache, MaxTurns, Tools.Concurrency) and in the
+	// activities (Tools, telemetry, OnEvent, Logger). The workflow sets
+	// its own Session, Approver, Stream and telemetry: state is
+	// Temporal's, decisions come by signal, and spans and metrics come
+	// from the activities only. ApprovalPolicy runs in the workflow and
+	// must be deterministic: a function of the call alone.
+	Conversation func(*converse.Options)
+	// ModelActivity are the activity options of a model call. A zero
+	// timeout means 5 minutes from start to close; a nil RetryPolicy, 10
+	// attempts backing off from 1 s to 1 minute. A Bedrock error that
+	// converse.Retryable rejects (a ValidationException, AccessDenied) is
+	// never retried, whatever the policy.
+	ModelActivity workflow.ActivityOptions
+	// ToolActivity are the activity options of a tool call: a zero timeout
+	// means 10 minutes from start to close, with a heartbeat timeout of 1
+	// minute (the activity heartbeats while the tool runs, so a worker that
+	// dies is noticed then); a nil RetryPolicy, as for ModelActivity. A
+	// tool that fails is answered with an error result, not retried: the
+	// retries are for workers that died.
+	ToolActivity workflow.ActivityOptions
+	// ToolActivities are the activity options of the named tools, instead
+	// of ToolActivity: a TaskQueue of workers near a database, say, or
+	// longer timeouts. Their zero fields take ToolActivity's defaults.
+	ToolActivities map[string]workflow.ActivityOptions
+	// TurnsPerRun bounds the model calls of one workflow run: the workflow
+	// then continues as new from the conversation's State, so that its
+	// event history stays small. 0 means DefaultTurnsPerRun. A run also
+	// continues as new when Temporal suggests it.
+	TurnsPerRun int
+}
+
+// Agent runs conversations as Temporal workflows on the workers that
+// register it. It holds the Bedrock client and the tool registry, which
+// live in the worker: the workflow's code runs there too, and reads only
+// the tools' names and schemas to build the tool configuration; the
+// activities call the model and run the tools.
+type Agent struct {
+	client converse.Client
+	reg    *tools.Registry
+	opts   Options
+}
+
+// New returns an Agent calling the model through client (a
+// *bedrockruntime.Client; its retries are turned off for each call, as
+// Temporal owns them) and offering the tools of reg.
+func New(client converse.Client, reg *tools.Registry, optFns ...func(*Options)) *Agent {
+	a := &Agent{client: client, reg: reg}
+	for _, fn := range optFns {
+		fn(&a.opts)
+	}
+	return a
+}
+
+// Register registers the workflow and its activities, under their names,
+// with a worker.
+func (a *Agent) Register(r worker.Registry) {
+	r.RegisterWorkflowWithOptions(a.Workflow, workflow.RegisterOptions{Name: WorkflowName})
+	r.RegisterActivityWithOptions(a.Model, activity.RegisterOptions{Name: ModelActivityName})
+	r.RegisterActivityWithOptions(a.Tool, activity.RegisterOptions{Name: ToolActivityName})
+}
+
+// Input starts a workflow: a conversation with a new prompt, or one to
+// resume.
+type Input struct {
+	// ModelID is the model, as for converse.New.
+	ModelID string
+	// Prompt is the user's message. Empty, the conversation of State is
+	// resumed (converse.Conversation.Resume) with Decisions.
+	Prompt string
+	// State, if not nil, is the conversation so far, from the Result of an
+	// earlier workflow or converse.Conversation.State.
+	State *converse.State
+	// Decisions decide the pending calls of a paused State.
+	Decisions []converse.Decision
+	// Turns and Usage are what the runs before this one counted, when a
+	// workflow continues as new; zero otherwise.
+	Turns int
+	Usage converse.Usage
+}
+
+// Result is the outcome of a workflow, a converse.Result in Temporal's
+// JSON: the answer, the model calls of all its runs and their usage
+// summed, and the conversation's State, to start the next workflow of the
+// same conversation with.
+type Result struct {
+	Text       string
+	StopReason types.StopReason
+	Turns      int
+	Usage      converse.Usage
+	State      *converse.State
+}
+
+// Status is what the StatusQueryName query answers while a workflow runs.
+type Status struct {
+	// Turn is the number of the last model call, counted over all runs.
+	Turn int
+	// Pending are the calls waiting for a decision (DecideSignalName).
+	Pending []converse.Call
+	// Usage sums the tokens of the model calls so far.
+	Usage converse.Usage
+}
+
+// conversationOptions are the converse options of every conversation the
+// agent builds.
+func (a *Agent) conversationOptions() converse.Options {
+	var o converse.Options
+	if a.opts.Conversation != nil {
+		a.opts.Conversation(&o)
+	}
+	return o
+}
+
+var defaultRetry = &temporal.RetryPolicy{
+	InitialInterval:    time.Second,
+	BackoffCoefficient: 2,
+	MaximumInterval:    time.Minute,
+	MaximumAttempts:    10,
+}
+
+// modelOptions are the activity options of a model call.
+func (a *Agent) modelOptions() workflow.ActivityOptions {
+	o := a.opts.ModelActivity
+	if o.StartToCloseTimeout == 0 && o.ScheduleToCloseTimeout == 0 {
+		o.StartToCloseTimeout = 5 * time.Minute
+	}
+	if o.RetryPolicy == nil {
+		o.RetryPolicy = defaultRetry
+	}
+	return o
+}
+
+// toolOptions are the activity options of a call of the named tool.
+func (a *Agent) toolOptions(name string) workflow.ActivityOptions {
+	o, ok := a.opts.ToolActivities[name]
+	if !ok {
+		o = a.opts.ToolActivity
+	}
+	if o.StartToCloseTimeout == 0 && o.ScheduleToCloseTimeout == 0 {
+		o.StartToCloseTimeout = 10 * time.Minute
+		if o.HeartbeatTimeout == 0 {
+			o.HeartbeatTimeout = time.Minute
+		}
+	}
+	if o.RetryPolicy == nil {
+		o.RetryPolicy = defaultRetry
+	}
+	return o
+}

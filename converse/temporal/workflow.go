@@ -1,0 +1,218 @@
+package temporal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	"github.com/aws/smithy-go"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/tooluse/bedrock/converse"
+	"github.com/tooluse/bedrock/converse/internal/wire"
+)
+
+// Workflow runs a conversation, registered as WorkflowName: the prompt of
+// in (or the resumption of its State) to the model's final answer. It
+// drives the conversation's step API: each model call is a ModelActivityName
+// activity, each tool call a ToolActivityName activity whose ID is made of
+// the turn and the call's toolUseId, the calls of a turn in parallel up to
+// the conversation's Tools.Concurrency. A call that needs approval waits,
+// for as long as it takes, for its Decision in a DecideSignalName signal
+// (a []converse.Decision; several signals may decide the pending calls
+// one by one); StatusQueryName answers a Status. After Options.TurnsPerRun
+// model calls, or when Temporal suggests it, the run continues as new from
+// the conversation's State, before a model call.
+//
+// A failed run (a Bedrock error not retried or retried in vain, the turn
+// limit) fails the workflow with an ApplicationError whose type is Bedrock's
+// error code, or "converse.Error", and whose detail is the conversation's
+// State, to resume from.
+func (a *Agent) Workflow(ctx workflow.Context, in Input) (*Result, error) {
+	o := a.conversationOptions()
+	maxTurns := o.MaxTurns
+	if maxTurns <= 0 {
+		maxTurns = converse.DefaultMaxTurns
+	}
+	conv, err := a.workflowConversation(in, maxTurns-in.Turns)
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), "converse.Error", nil)
+	}
+	base := conv.State().Usage
+	status := Status{Turn: in.Turns, Usage: in.Usage}
+	if err := workflow.SetQueryHandler(ctx, StatusQueryName, func() (Status, error) { return status, nil }); err != nil {
+		return nil, err
+	}
+	perRun := a.opts.TurnsPerRun
+	if perRun <= 0 {
+		perRun = DefaultTurnsPerRun
+	}
+	bg := context.Background() // the step API does no I/O here: it has no client and no session
+	var step *converse.Step
+	if in.Prompt != "" {
+		step, err = conv.Begin(bg, types.Message{Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: in.Prompt}}})
+	} else {
+		step, err = conv.BeginResume(bg, in.Decisions...)
+	}
+	for err == nil && step.Result == nil {
+		status.Pending = step.Pending
+		switch {
+		case step.Request != nil:
+			req := step.Request
+			if !req.Summary && (req.Turn > perRun || workflow.GetInfo(ctx).GetContinueAsNewSuggested() && req.Turn > 1) {
+				next := Input{ModelID: in.ModelID, State: conv.State(), Turns: in.Turns + req.Turn - 1, Usage: status.Usage}
+				return nil, workflow.NewContinueAsNewError(ctx, WorkflowName, next)
+			}
+			status.Turn = in.Turns + req.Turn
+			out, callErr := a.callModel(ctx, in.ModelID, req)
+			step, err = conv.HandleResponse(bg, req, out, callErr)
+			status.Usage = in.Usage.Add(sub(conv.State().Usage, base))
+		case len(step.Calls) > 0:
+			step, err = conv.AnswerCalls(bg, a.runCalls(ctx, in.ModelID, status.Turn, o.Tools.Concurrency, step.Calls)...)
+		default:
+			var decisions []converse.Decision
+			if decisions, err = awaitDecisions(ctx, step.Pending); err == nil {
+				step, err = conv.Decide(bg, decisions...)
+			}
+		}
+	}
+	if err != nil {
+		return nil, failure(err, conv.State())
+	}
+	status.Pending = nil
+	res := step.Result
+	return &Result{Text: res.Text, StopReason: res.StopReason, Turns: in.Turns + res.Turns, Usage: status.Usage, State: conv.State()}, nil
+}
+
+// workflowConversation builds the workflow's conversation: no client (the
+// activities call the model), no session (Temporal keeps the state), no
+// spans or metrics (the activities emit them, and a replay would emit them
+// again), no events, and MaxTurns what the runs before left.
+func (a *Agent) workflowConversation(in Input, turnsLeft int) (*converse.Conversation, error) {
+	opts := func(o *converse.Options) {
+		*o = a.conversationOptions()
+		o.Session, o.Approver, o.OnEvent, o.Logger = nil, nil, nil, nil
+		o.Stream, o.EarlyToolStart = false, false
+		o.TracerProvider, o.MeterProvider = tracenoop.NewTracerProvider(), metricnoop.NewMeterProvider()
+		o.MaxTurns = max(turnsLeft, 1)
+	}
+	if in.State == nil {
+		if in.Prompt == "" {
+			return nil, errors.New("temporal: the input has neither a prompt nor a state")
+		}
+		return converse.New(nil, in.ModelID, a.reg, opts), nil
+	}
+	if in.ModelID != "" && in.ModelID != in.State.ModelID {
+		return nil, fmt.Errorf("temporal: the input's model %q is not its state's, %q", in.ModelID, in.State.ModelID)
+	}
+	return converse.Restore(nil, a.reg, in.State, opts)
+}
+
+// callModel makes req's model call as an activity.
+func (a *Agent) callModel(ctx workflow.Context, modelID string, req *converse.Request) (*bedrockruntime.ConverseOutput, error) {
+	body, err := wire.EncodeConverseInput(req.Input)
+	if err != nil {
+		return nil, err
+	}
+	ctx = workflow.WithActivityOptions(ctx, a.modelOptions())
+	var reply ModelReply
+	if err := workflow.ExecuteActivity(ctx, ModelActivityName, ModelCall{ModelID: modelID, Request: body}).Get(ctx, &reply); err != nil {
+		return nil, bedrockError(err)
+	}
+	return wire.DecodeConverseOutput(reply.Response)
+}
+
+// runCalls runs the calls of a step as activities, at most limit at once
+// (0 means 8, as converse.ToolOptions.Concurrency), and returns their
+// toolResult blocks in order. A call whose activity failed for good is
+// answered with an error result.
+func (a *Agent) runCalls(ctx workflow.Context, modelID string, turn, limit int, calls []converse.Call) []types.ContentBlock {
+	if limit <= 0 {
+		limit = 8
+	}
+	results := make([]types.ContentBlock, len(calls))
+	sem := workflow.NewSemaphore(ctx, int64(limit))
+	wg := workflow.NewWaitGroup(ctx)
+	for i, call := range calls {
+		wg.Add(1)
+		workflow.Go(ctx, func(ctx workflow.Context) {
+			defer wg.Done()
+			if err := sem.Acquire(ctx, 1); err != nil {
+				results[i] = failedResult(call, err)
+				return
+			}
+			defer sem.Release(1)
+			ao := a.toolOptions(call.Tool)
+			ao.ActivityID = fmt.Sprintf("tool/%d/%s", turn, call.ID)
+			actx := workflow.WithActivityOptions(ctx, ao)
+			var reply ToolReply
+			err := workflow.ExecuteActivity(actx, ToolActivityName, ToolCall{ModelID: modelID, Call: call}).Get(actx, &reply)
+			if err == nil {
+				results[i], err = resultOf(call, &reply)
+			}
+			if err != nil {
+				results[i] = failedResult(call, err)
+			}
+		})
+	}
+	wg.Wait(ctx)
+	return results
+}
+
+// awaitDecisions waits for a decision on each pending call, from one or
+// more signals; a decision on another call is logged and ignored.
+func awaitDecisions(ctx workflow.Context, pending []converse.Call) ([]converse.Decision, error) {
+	ch := workflow.GetSignalChannel(ctx, DecideSignalName)
+	byID := map[string]converse.Decision{}
+	for len(byID) < len(pending) {
+		var ds []converse.Decision
+		ch.Receive(ctx, &ds)
+		for _, d := range ds {
+			if !isPending(pending, d.ID) {
+				workflow.GetLogger(ctx).Warn("temporal: a decision on a call that is not pending is ignored", "toolUseId", d.ID)
+				continue
+			}
+			byID[d.ID] = d
+		}
+	}
+	out := make([]converse.Decision, len(pending))
+	for i, c := range pending {
+		out[i] = byID[c.ID]
+	}
+	return out, nil
+}
+
+func isPending(pending []converse.Call, id string) bool {
+	for _, c := range pending {
+		if c.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// failure is the workflow's error for err, with st to resume from.
+func failure(err error, st *converse.State) error {
+	code := "converse.Error"
+	var api smithy.APIError
+	if errors.As(err, &api) {
+		code = api.ErrorCode()
+	}
+	return temporal.NewNonRetryableApplicationError(err.Error(), code, nil, st)
+}
+
+// sub is u less v, field by field.
+func sub(u, v converse.Usage) converse.Usage {
+	return converse.Usage{
+		InputTokens:           u.InputTokens - v.InputTokens,
+		OutputTokens:          u.OutputTokens - v.OutputTokens,
+		TotalTokens:           u.TotalTokens - v.TotalTokens,
+		CacheReadInputTokens:  u.CacheReadInputTokens - v.CacheReadInputTokens,
+		CacheWriteInputTokens: u.CacheWriteInputTokens - v.CacheWriteInputTokens,
+	}
+}

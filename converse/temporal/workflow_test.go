@@ -1,0 +1,303 @@
+package temporal_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/tooluse/bedrock/converse"
+	"github.com/tooluse/bedrock/converse/bedrocktest"
+	ctemporal "github.com/tooluse/bedrock/converse/temporal"
+	"github.com/tooluse/bedrock/tools"
+)
+
+const claude = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
+
+type cityIn struct {
+	City string `json:"city"`
+}
+
+// ledger counts the runs of each call, by tools.CallID.
+type ledger struct {
+	mu   sync.Mutex
+	runs map[string]int
+}
+
+func (l *ledger) add(id string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.runs == nil {
+		l.runs = map[string]int{}
+	}
+	l.runs[id]++
+}
+
+func (l *ledger) count() map[string]int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := map[string]int{}
+	for k, v := range l.runs {
+		out[k] = v
+	}
+	return out
+}
+
+// weatherRegistry has get_weather, which fails for Atlantis, and
+// send_email, which needs approval.
+func weatherRegistry(t testing.TB, l *ledger) *tools.Registry {
+	t.Helper()
+	weather, err := tools.New("get_weather", "The weather in a city.", func(ctx context.Context, in cityIn) (string, error) {
+		l.add(tools.CallID(ctx))
+		if in.City == "Atlantis" {
+			return "", errors.New("no such city")
+		}
+		return "sunny in " + in.City, nil
+	})
+	require.NoError(t, err)
+	email, err := tools.New("send_email", "Send an email.", func(ctx context.Context, in struct {
+		To string `json:"to"`
+	}) (string, error) {
+		l.add(tools.CallID(ctx))
+		return "sent to " + in.To, nil
+	}, func(o *tools.Options) { o.RequireApproval = true })
+	require.NoError(t, err)
+	reg, err := tools.NewRegistry(weather, email)
+	require.NoError(t, err)
+	return reg
+}
+
+func weather(id, city string) bedrocktest.Call {
+	return bedrocktest.Call{ID: id, Name: "get_weather", Input: map[string]any{"city": city}}
+}
+
+// testEnv is a time-skipping test environment running an agent on srv.
+func testEnv(t *testing.T, srv *bedrocktest.Server, reg *tools.Registry, optFns ...func(*ctemporal.Options)) *testsuite.TestWorkflowEnvironment {
+	t.Helper()
+	var s testsuite.WorkflowTestSuite
+	s.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))))
+	env := s.NewTestWorkflowEnvironment()
+	ctemporal.New(srv.Client(), reg, optFns...).Register(env)
+	return env
+}
+
+func result(t *testing.T, env *testsuite.TestWorkflowEnvironment) *ctemporal.Result {
+	t.Helper()
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	var res ctemporal.Result
+	require.NoError(t, env.GetWorkflowResult(&res))
+	return &res
+}
+
+func TestWorkflowRunsTheConversation(t *testing.T) {
+	var l ledger
+	srv := bedrocktest.NewServer(bedrocktest.Script(
+		bedrocktest.ToolUse("Looking.", weather("t1", "Paris"), weather("t2", "Atlantis"), weather("t3", "Oslo")),
+		bedrocktest.Text("Paris and Oslo are sunny; Atlantis is not a city."),
+	))
+	defer srv.Close()
+	env := testEnv(t, srv, weatherRegistry(t, &l))
+	env.ExecuteWorkflow(ctemporal.WorkflowName, ctemporal.Input{ModelID: claude, Prompt: "Weather in Paris, Atlantis and Oslo?"})
+	res := result(t, env)
+	assert.Equal(t, "Paris and Oslo are sunny; Atlantis is not a city.", res.Text)
+	assert.Equal(t, types.StopReasonEndTurn, res.StopReason)
+	assert.Equal(t, 2, res.Turns)
+	assert.Positive(t, res.Usage.TotalTokens)
+	assert.Equal(t, map[string]int{"t1": 1, "t2": 1, "t3": 1}, l.count(), "each call ran once, keyed by its toolUseId")
+
+	// The failing tool is an error result the model saw, not a failure.
+	reqs := srv.Requests()
+	require.Len(t, reqs, 2)
+	results := reqs[1].Messages[2].Content
+	require.Len(t, results, 3)
+	failed := results[1].(*types.ContentBlockMemberToolResult).Value
+	assert.Equal(t, types.ToolResultStatusError, failed.Status)
+	assert.Contains(t, failed.Content[0].(*types.ToolResultContentBlockMemberText).Value, "no such city")
+	assert.Len(t, res.State.Messages, 4)
+}
+
+func TestWorkflowRetriesThrottling(t *testing.T) {
+	srv := bedrocktest.NewServer(bedrocktest.Throttle(3, bedrocktest.Script(bedrocktest.Text("Hello!"))))
+	defer srv.Close()
+	env := testEnv(t, srv, nil)
+	env.ExecuteWorkflow(ctemporal.WorkflowName, ctemporal.Input{ModelID: claude, Prompt: "Hi"})
+	assert.Equal(t, "Hello!", result(t, env).Text)
+	// One request per activity attempt: the SDK's own retries are off.
+	assert.Len(t, srv.Requests(), 4)
+}
+
+func TestWorkflowDoesNotRetryValidation(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  *bedrocktest.Error
+		code string
+	}{
+		{"validation", bedrocktest.Validation("The model is not supported."), "ValidationException"},
+		{"access denied", bedrocktest.AccessDenied("No access to the model."), "AccessDeniedException"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := bedrocktest.NewServer(bedrocktest.Fail(100, tc.err, bedrocktest.Script()))
+			defer srv.Close()
+			env := testEnv(t, srv, nil)
+			env.ExecuteWorkflow(ctemporal.WorkflowName, ctemporal.Input{ModelID: claude, Prompt: "Hi"})
+			require.True(t, env.IsWorkflowCompleted())
+			err := env.GetWorkflowError()
+			var app *temporal.ApplicationError
+			require.ErrorAs(t, err, &app)
+			assert.Equal(t, tc.code, app.Type())
+			assert.Contains(t, app.Error(), tc.err.Message)
+			var st converse.State
+			require.NoError(t, app.Details(&st), "the failure carries the state to resume from")
+			assert.Len(t, st.Messages, 1)
+			assert.Len(t, srv.Requests(), 1, "not retried")
+		})
+	}
+}
+
+func TestWorkflowApprovalAfterADay(t *testing.T) {
+	var l ledger
+	srv := bedrocktest.NewServer(bedrocktest.Script(
+		bedrocktest.ToolUse("", weather("w1", "Paris"), bedrocktest.Call{ID: "e1", Name: "send_email", Input: map[string]any{"to": "ops@example.com"}}),
+		bedrocktest.Text("Done."),
+	))
+	defer srv.Close()
+	env := testEnv(t, srv, weatherRegistry(t, &l))
+	var before ctemporal.Status
+	env.RegisterDelayedCallback(func() {
+		v, err := env.QueryWorkflow(ctemporal.StatusQueryName)
+		require.NoError(t, err)
+		require.NoError(t, v.Get(&before))
+		env.SignalWorkflow(ctemporal.DecideSignalName, []converse.Decision{converse.Approve("e1")})
+	}, 24*time.Hour)
+	start := env.Now()
+	env.ExecuteWorkflow(ctemporal.WorkflowName, ctemporal.Input{ModelID: claude, Prompt: "Weather in Paris, then mail ops."})
+	res := result(t, env)
+	assert.Equal(t, "Done.", res.Text)
+	assert.GreaterOrEqual(t, env.Now().Sub(start), 24*time.Hour, "the workflow waited a (simulated) day")
+	assert.Equal(t, 1, before.Turn)
+	require.Len(t, before.Pending, 1)
+	assert.Equal(t, "e1", before.Pending[0].ID)
+	assert.Positive(t, before.Usage.TotalTokens)
+	assert.Equal(t, map[string]int{"w1": 1, "e1": 1}, l.count(), "the call needing no approval ran before the decision, once")
+}
+
+func TestWorkflowDenial(t *testing.T) {
+	var l ledger
+	srv := bedrocktest.NewServer(bedrocktest.Script(
+		bedrocktest.ToolUse("", bedrocktest.Call{ID: "e1", Name: "send_email", Input: map[string]any{"to": "ops@example.com"}}),
+		bedrocktest.Text("I did not send it."),
+	))
+	defer srv.Close()
+	env := testEnv(t, srv, weatherRegistry(t, &l))
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflow(ctemporal.DecideSignalName, []converse.Decision{converse.Approve("nope")})
+		env.SignalWorkflow(ctemporal.DecideSignalName, []converse.Decision{converse.Deny("e1", "the user", "not now")})
+	}, time.Hour)
+	env.ExecuteWorkflow(ctemporal.WorkflowName, ctemporal.Input{ModelID: claude, Prompt: "Mail ops."})
+	assert.Equal(t, "I did not send it.", result(t, env).Text)
+	assert.Empty(t, l.count())
+	sent := srv.Requests()[1].Messages[2].Content[0].(*types.ContentBlockMemberToolResult).Value
+	assert.Contains(t, sent.Content[0].(*types.ToolResultContentBlockMemberText).Value, "denied by the user: not now")
+}
+
+// TestWorkflowContinuesAsNew runs a conversation of four tool rounds with
+// one turn a run: each run ends in continue-as-new with the state, and the
+// next, started from it, goes on until the answer.
+func TestWorkflowContinuesAsNew(t *testing.T) {
+	var l ledger
+	srv := bedrocktest.NewServer(bedrocktest.Script(
+		bedrocktest.ToolUse("", weather("a", "Paris")),
+		bedrocktest.ToolUse("", weather("b", "Oslo")),
+		bedrocktest.ToolUse("", weather("c", "Rome")),
+		bedrocktest.Text("All sunny."),
+	))
+	defer srv.Close()
+	reg := weatherRegistry(t, &l)
+	in := ctemporal.Input{ModelID: claude, Prompt: "Weather in Paris, Oslo and Rome, one by one."}
+	var runs int
+	for {
+		runs++
+		require.Less(t, runs, 10)
+		env := testEnv(t, srv, reg, func(o *ctemporal.Options) { o.TurnsPerRun = 1 })
+		env.ExecuteWorkflow(ctemporal.WorkflowName, in)
+		require.True(t, env.IsWorkflowCompleted())
+		var can *workflow.ContinueAsNewError
+		if err := env.GetWorkflowError(); errors.As(err, &can) {
+			assert.Equal(t, ctemporal.WorkflowName, can.WorkflowType.Name)
+			in = ctemporal.Input{}
+			require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &in))
+			continue
+		}
+		res := result(t, env)
+		assert.Equal(t, "All sunny.", res.Text)
+		assert.Equal(t, 4, res.Turns, "turns summed over the runs")
+		assert.Positive(t, res.Usage.TotalTokens)
+		break
+	}
+	assert.Equal(t, 4, runs)
+	assert.Equal(t, map[string]int{"a": 1, "b": 1, "c": 1}, l.count())
+}
+
+// TestWorkflowSendsWhatSendSends compares the requests of a workflow with
+// those of Send on the same script: parallel calls, a failing tool, an
+// approval, a system prompt and prompt caching.
+func TestWorkflowSendsWhatSendSends(t *testing.T) {
+	script := func() bedrocktest.Handler {
+		return bedrocktest.Script(
+			bedrocktest.ToolUse("Checking.", weather("t1", "Paris"), weather("t2", "Atlantis")),
+			bedrocktest.ToolUse("", weather("t3", "Oslo"), bedrocktest.Call{ID: "e1", Name: "send_email", Input: map[string]any{"to": "ops@example.com"}}),
+			bedrocktest.Text("Sent."),
+		)
+	}
+	opts := func(o *converse.Options) {
+		o.Request.System = []types.SystemContentBlock{&types.SystemContentBlockMemberText{Value: "You are terse. " + strings.Repeat("Be exact. ", 600)}}
+		o.PromptCache = true
+		o.Tools.Concurrency = 1
+	}
+	prompt := "Weather in Paris and Atlantis, then Oslo, and mail ops."
+
+	var l1 ledger
+	sendSrv := bedrocktest.NewServer(script())
+	defer sendSrv.Close()
+	c := converse.New(sendSrv.Client(), claude, weatherRegistry(t, &l1), opts, func(o *converse.Options) {
+		o.Approver = func(_ context.Context, call converse.Call) (converse.Decision, error) {
+			return converse.Approve(call.ID), nil
+		}
+	})
+	want, err := c.Send(context.Background(), prompt)
+	require.NoError(t, err)
+
+	var l2 ledger
+	wfSrv := bedrocktest.NewServer(script())
+	defer wfSrv.Close()
+	env := testEnv(t, wfSrv, weatherRegistry(t, &l2), func(o *ctemporal.Options) { o.Conversation = opts })
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflow(ctemporal.DecideSignalName, []converse.Decision{converse.Approve("e1")})
+	}, time.Minute)
+	env.ExecuteWorkflow(ctemporal.WorkflowName, ctemporal.Input{ModelID: claude, Prompt: prompt})
+	got := result(t, env)
+
+	assert.Equal(t, want.Text, got.Text)
+	assert.Equal(t, want.Usage, got.Usage)
+	sent, driven := sendSrv.Requests(), wfSrv.Requests()
+	require.Len(t, driven, len(sent))
+	for i := range sent {
+		assert.JSONEq(t, string(sent[i].Body), string(driven[i].Body), "request %d", i+1)
+		assert.Contains(t, string(driven[i].Body), `"cachePoint"`)
+	}
+	assert.Equal(t, c.History(), got.State.Messages)
+	assert.Equal(t, l1.count(), l2.count())
+}
