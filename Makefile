@@ -9,7 +9,7 @@ BENCH       ?= Conversation
 BENCHTIME   ?= 1s
 COUNT       ?= 10
 
-.PHONY: all build test vet staticcheck race lambda-emulator dynalite fmt-check demo bench benchstat cover clean
+.PHONY: all build test vet staticcheck race temporal lambda-emulator dynalite fmt-check demo bench benchstat cover clean
 
 all: build
 
@@ -30,10 +30,26 @@ race:
 	$(GO) test -race -count=1 ./...
 
 # test is what CI runs: formatting, vet, staticcheck and every test under the
-# race detector, the runs of the converse binary included (built with -race).
+# race detector, the runs of the converse binary included (built with -race),
+# and the nested module converse/temporal (see temporal).
 # The browser tests of converse view use Debian's chromium package when it is
 # installed (.ci/run installs it) and skip, naming it, when it is not.
-test: fmt-check vet staticcheck lambda-emulator dynalite race
+test: fmt-check vet staticcheck lambda-emulator dynalite race temporal
+
+# temporal vets and tests converse/temporal, a module of its own, which `go
+# test ./...` at the top does not enter. Its workflow tests (Temporal's
+# testsuite) run under the race detector; those of converse/temporal/servertest
+# run a real Temporal server in process (temporaltest, pinned by its go.mod)
+# without it: the server is some 2,000 packages, whose race-instrumented
+# build and run would take much of CI's time on two cores for no test of
+# ours (the code they add to the workflow tests' is the server's). Its first
+# build takes minutes; the build cache keeps it after.
+TEMPORAL := converse/temporal
+temporal:
+	cd $(TEMPORAL) && $(GO) vet ./...
+	cd $(TEMPORAL) && $(GO) run $(STATICCHECK) ./...
+	cd $(TEMPORAL) && $(GO) test -race -count=1 .
+	cd $(TEMPORAL) && $(GO) test -count=1 ./servertest/
 
 # lambda-emulator installs the AWS Lambda Runtime Interface Emulator into
 # $(go env GOPATH)/bin, where the tests of tools/lambdatool find it (they skip
