@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/tooluse/bedrock/internal/shown"
 )
 
 // maxLine bounds one chat message.
@@ -17,7 +19,7 @@ const maxLine = 1 << 20
 // interruption ends it early.
 func (ss *session) chat(ctx context.Context, in io.Reader) error {
 	stderr := ss.print.stderr
-	fmt.Fprintf(stderr, "Chatting with %s: one message a line; end with Ctrl-D.\n", printable(ss.model))
+	fmt.Fprintf(stderr, "Chatting with %s: one message a line; end with Ctrl-D.\n", shown.Printable(ss.model))
 	lines := readLines(in)
 	ss.lines = lines
 	for {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/tooluse/bedrock/internal/shown"
 	"github.com/tooluse/bedrock/tools"
 	"github.com/tooluse/bedrock/tools/mcptools"
 )
@@ -70,7 +71,7 @@ func listTools(w io.Writer, reg *tools.Registry, origin func(string) string, asJ
 		if t.Approval {
 			approval = "asks"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", printable(t.Name), printable(t.Origin), approval, shorten(t.Description))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", shown.Printable(t.Name), shown.Printable(t.Origin), approval, shown.Short(t.Description))
 	}
 	return tw.Flush()
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/tooluse/bedrock/internal/shown"
 )
 
 // TestListTools: converse tools (and -list-tools) lists the tools a run
@@ -55,5 +56,5 @@ func builtinDescription(t *testing.T, name string) string {
 	require.NoError(t, err)
 	tool, ok := reg.Lookup(name)
 	require.True(t, ok)
-	return shorten(tool.Description())
+	return shown.Short(tool.Description())
 }

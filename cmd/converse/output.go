@@ -2,37 +2,27 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
-	"sync"
-	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
 	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/recording"
+	"github.com/tooluse/bedrock/converse/trace"
+	"github.com/tooluse/bedrock/internal/shown"
 )
 
-// maxShown bounds a tool input or output in a -v trace line, in runes.
-const maxShown = 300
-
 // printer shows a conversation as it happens: assistant text on stdout,
-// turn by turn, and with -v a trace of turns and tool calls on stderr. Its
+// turn by turn, and with -v the trace of converse/trace on stderr. Its
 // event method is converse.Options.OnEvent, which is never called
 // concurrently.
 type printer struct {
 	stdout, stderr io.Writer
-	noText         bool // -json: stdout holds the JSON object only
-	verbose        bool
-	midLine        bool // text was written without its final newline
-	// mu orders the trace's lines: the library logs (see traceHandler)
-	// from tools' goroutines too, beside the events.
-	mu sync.Mutex
+	noText         bool         // -json: stdout holds the JSON object only
+	trace          *trace.Trace // -v, else nil
+	midLine        bool         // text was written without its final newline
 }
 
 func (p *printer) event(ev converse.Event) {
@@ -45,72 +35,10 @@ func (p *printer) event(ev converse.Event) {
 		p.midLine = !strings.HasSuffix(e.Text, "\n")
 	case converse.TurnEnd:
 		p.endText()
-		p.tracef("· turn %d: %s; tokens %d in, %d out%s%s\n", e.Turn, printable(string(e.StopReason)), e.Usage.InputTokens, e.Usage.OutputTokens, cacheNote(e.Usage), costNote(e.Model, e.Usage))
-	case converse.Trimmed:
-		p.tracef("· turn %d: %s: %d messages dropped, %d tool results shortened; about %d tokens, now %d\n",
-			e.Turn, trimReason(e), e.DroppedMessages, e.ShortenedResults, e.TokensBefore, e.TokensAfter)
-	case converse.ToolStart:
-		p.tracef("→ %s %s %s\n", printable(e.Name), printable(e.ID), shorten(string(e.Input)))
-	case converse.ToolEnd:
-		result := string(e.Output)
-		if e.Err != nil {
-			result = e.Err.Error()
-		}
-		if errors.Is(e.Err, converse.ErrCallInterrupted) { // it ran in a process that died: no duration
-			p.tracef("← %s %s %s: %s\n", printable(e.Name), printable(e.ID), e.Status, result)
-			return
-		}
-		if e.Abandoned {
-			// Every tool of converse ends with its context (a command's
-			// process group is killed, a Lambda invoke or MCP call is
-			// cancelled): it does not keep its slot for long.
-			result += " (answered before the tool returned; it is being stopped)"
-		}
-		p.tracef("← %s %s %s in %v: %s\n", printable(e.Name), printable(e.ID), e.Status, roundDuration(e.Duration), withMedia(shorten(result), e.Media))
-	case converse.AnswerRejected:
-		p.tracef("· turn %d: answer rejected and sent back (%s): %s\n", e.Turn, shorten(e.Reason), shorten(e.Answer))
-	case converse.Fallback:
-		p.tracef("· turn %d: %s\n", e.Turn, e.Reason)
-	case converse.ModelFallback:
-		p.tracef("· turn %d: model %s failed (%s); trying %s\n", e.Turn, printable(e.From), shorten(e.Err.Error()), printable(e.To))
-	case converse.ApprovalDecided:
-		p.tracef("· %s %s %s\n", printable(e.Call.Tool), printable(e.Call.ID), decided(e.Decision))
-	case converse.Resumed:
-		p.tracef("· resuming the session: %s, %s\n", count(e.Messages, "message"), count(e.Decisions, "decision"))
 	}
-}
-
-// count is n things, such as "1 message" or "2 messages".
-func count(n int, thing string) string {
-	if n == 1 {
-		return "1 " + thing
+	if p.trace != nil {
+		p.trace.Event(ev)
 	}
-	return fmt.Sprintf("%d %ss", n, thing)
-}
-
-// decided is a decision as the trace shows it: "approved", "denied by the
-// user: not approved at the terminal".
-func decided(d converse.Decision) string {
-	s := string(d.Verdict)
-	if d.By != "" {
-		s += " by " + shorten(d.By)
-	}
-	if d.Reason != "" {
-		s += ": " + shorten(d.Reason)
-	}
-	return s
-}
-
-// withMedia adds the images and documents of a tool's result to its trace,
-// as "[image/png, 12 KiB]", never their bytes.
-func withMedia(result string, media []converse.MediaInfo) string {
-	for _, m := range media {
-		if result != "" {
-			result += " "
-		}
-		result += printable(m.String())
-	}
-	return result
 }
 
 // endText ends a line of assistant text, so that what follows, on stdout
@@ -129,56 +57,21 @@ func (p *printer) citations(cits []converse.Citation) {
 		return
 	}
 	for i, c := range cits {
-		fmt.Fprintf(p.stdout, "[%d] %s\n", i+1, printable(c.String()))
+		fmt.Fprintf(p.stdout, "[%d] %s\n", i+1, shown.Printable(c.String()))
 	}
 }
 
-// cacheNote is the prompt cache's part of a turn's usage, if any.
-func cacheNote(u converse.Usage) string {
-	if u.CacheReadInputTokens == 0 && u.CacheWriteInputTokens == 0 {
-		return ""
-	}
-	return fmt.Sprintf(", %d read from the cache, %d written to it", u.CacheReadInputTokens, u.CacheWriteInputTokens)
-}
-
-// costNote is the cost of u at the prices of model, the model that
-// answered the turn (a fallback's, maybe), as "; $0.000123", or nothing
-// when they are unknown.
-func costNote(model string, u converse.Usage) string {
-	prices, ok := converse.PricesOf(model)
-	if !ok {
-		return ""
-	}
-	return "; " + usd(prices.Cost(u))
-}
-
-// usd is an amount in US dollars as the trace shows it: to the millionth,
-// as a turn of a small model costs less than a cent.
-func usd(v float64) string { return fmt.Sprintf("$%.6f", v) }
-
-// total traces what a Send or Resume used: its model calls, tokens and,
-// when the prices are known, cost.
+// total traces what a Send or Resume used, with -v.
 func (p *printer) total(res *converse.Result) {
-	cost := ""
-	if res.CostUSD != nil {
-		cost = "; " + usd(*res.CostUSD)
+	if p.trace != nil {
+		p.trace.Result(res)
 	}
-	p.tracef("· total: %s, tokens %d in, %d out%s%s\n", count(res.Turns, "model call"), res.Usage.InputTokens, res.Usage.OutputTokens, cacheNote(res.Usage), cost)
 }
 
-// trimReason says why a history was trimmed.
-func trimReason(e converse.Trimmed) string {
-	if e.Overflow {
-		return "the input was too long for the model; trimmed the history and retried"
-	}
-	return "trimmed the history to fit the context window"
-}
-
+// tracef writes a line of converse's own to the -v trace.
 func (p *printer) tracef(format string, args ...any) {
-	if p.verbose {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		fmt.Fprintf(p.stderr, format, args...)
+	if p.trace != nil {
+		p.trace.Printf(format, args...)
 	}
 }
 
@@ -192,56 +85,6 @@ func (p *printer) warnStop(stop types.StopReason, maxTokens int) {
 	case types.StopReasonContentFiltered:
 		fmt.Fprintln(p.stderr, "converse: the content filter stopped the answer (content_filtered)")
 	}
-}
-
-// shorten makes s one line of at most maxShown runes for the trace, each
-// run of white space one space, as printable shows it. It reads no more of
-// s than it shows, however long s is.
-func shorten(s string) string {
-	out := make([]rune, 0, min(len(s), maxShown+1))
-	space := false
-	for _, r := range s {
-		if unicode.IsSpace(r) {
-			space = len(out) > 0
-			continue
-		}
-		if space {
-			out = append(out, ' ')
-			space = false
-		}
-		out = append(out, r)
-		if len(out) > maxShown {
-			out = append(out[:maxShown-1], '…')
-			break
-		}
-	}
-	return printable(string(out))
-}
-
-// printable returns s as the trace shows text that the model or a tool
-// controls: as it is if every character prints, else quoted as
-// strconv.Quote does, so that no control character (such as the ESC of an
-// ANSI escape sequence) and no invalid UTF-8 reaches the terminal.
-func printable(s string) string {
-	if !utf8.ValidString(s) {
-		return strconv.Quote(s)
-	}
-	for _, r := range s {
-		if !unicode.IsPrint(r) {
-			return strconv.Quote(s)
-		}
-	}
-	return s
-}
-
-func roundDuration(d time.Duration) time.Duration {
-	switch {
-	case d < time.Millisecond:
-		return d.Round(time.Microsecond)
-	case d < time.Second:
-		return d.Round(100 * time.Microsecond)
-	}
-	return d.Round(time.Millisecond)
 }
 
 // jsonResult is what -json prints for each prompt.

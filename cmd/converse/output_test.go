@@ -12,47 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tooluse/bedrock/converse/bedrocktest"
+	"github.com/tooluse/bedrock/internal/shown"
 )
-
-func TestShorten(t *testing.T) {
-	long := strings.Repeat("ab ", 1000)
-	tests := []struct {
-		name, in, want string
-	}{
-		{"short", "What is 2 + 2?", "What is 2 + 2?"},
-		{"white space", "  one\n\ttwo   three\r\n", "one two three"},
-		{"at the cap", strings.Repeat("x", maxShown), strings.Repeat("x", maxShown)},
-		{"over the cap", strings.Repeat("x", maxShown+1), strings.Repeat("x", maxShown-1) + "…"},
-		{"long with spaces", long, strings.TrimSpace(long[:maxShown-1]) + "…"},
-		{"escape sequence", "red \x1b[31mtext", `"red \x1b[31mtext"`},
-		{"invalid UTF-8", "a\xffb", "a\ufffdb"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, shorten(tt.in))
-		})
-	}
-}
-
-func TestPrintable(t *testing.T) {
-	tests := []struct {
-		in, want string
-	}{
-		{"tooluse_Qm3vXa8TSpWlB0cYd2kF1g", "tooluse_Qm3vXa8TSpWlB0cYd2kF1g"},
-		{"functions.get_weather:0", "functions.get_weather:0"},
-		{"café ☕", "café ☕"},
-		{"id\x1b]0;pwned\x07", `"id\x1b]0;pwned\a"`},
-		{"two\nlines", `"two\nlines"`},
-		{"bell\x07", `"bell\a"`},
-		{"\u202eevil", `"\u202eevil"`}, // right-to-left override
-		{"bad\xc3", `"bad\xc3"`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.want, func(t *testing.T) {
-			assert.Equal(t, tt.want, printable(tt.in))
-		})
-	}
-}
 
 // TestTraceIsSafe: the -v trace caps a huge prompt as it caps tool input,
 // and escapes the control characters of model-controlled ids and names, so
@@ -73,7 +34,7 @@ func TestTraceIsSafe(t *testing.T) {
 	assert.NotContains(t, out.stderr, "\x07")
 	for _, line := range strings.Split(out.stderr, "\n") {
 		if strings.HasPrefix(line, "> ") {
-			assert.LessOrEqual(t, utf8.RuneCountInString(line), maxShown+2, "the prompt line")
+			assert.LessOrEqual(t, utf8.RuneCountInString(line), shown.MaxRunes+2, "the prompt line")
 		}
 	}
 	mustContain(t, "stderr", out.stderr,

@@ -18,6 +18,8 @@ import (
 
 	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/recording"
+	"github.com/tooluse/bedrock/converse/trace"
+	"github.com/tooluse/bedrock/internal/shown"
 	"github.com/tooluse/bedrock/tools"
 )
 
@@ -116,7 +118,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if interactive {
 		return sess.chat(ctx, stdin)
 	}
-	sess.print.tracef("> %s\n", shorten(prompt))
+	sess.print.tracef("> %s\n", shown.Short(prompt))
 	return sess.send(ctx, prompt)
 }
 
@@ -224,7 +226,10 @@ func newSession(ctx context.Context, s *settings, rec *recording.Recording, reg 
 		stream = true // replay the way it was recorded
 	}
 	// With -schema the answer is printed once validated, not as it arrives.
-	p := &printer{stdout: stdout, stderr: stderr, noText: s.json || s.request.schema != nil, verbose: s.verbose}
+	p := &printer{stdout: stdout, stderr: stderr, noText: s.json || s.request.schema != nil}
+	if s.verbose {
+		p.trace = trace.New(stderr)
+	}
 	ss := &session{
 		s: s, model: model, print: p, backend: b, stdout: stdout,
 		where: where{model: model, region: b.region, endpoint: s.endpoint, replay: s.replay, session: s.session, maxTurns: s.maxTurns, maxTokens: s.maxTokens, noTrim: s.noTrim},
@@ -237,8 +242,8 @@ func newSession(ctx context.Context, s *settings, rec *recording.Recording, reg 
 		if s.session == "" {
 			o.ConversationID = newConversationID() // -session's id is the session's
 		}
-		if s.verbose {
-			o.Logger = slog.New(&traceHandler{p: p})
+		if p.trace != nil {
+			o.Logger = slog.New(p.trace.Handler())
 		}
 		o.Approver = ss.approver(stdin)
 	})
@@ -254,20 +259,20 @@ func newSession(ctx context.Context, s *settings, rec *recording.Recording, reg 
 		return nil, err
 	}
 	if s.replay != "" {
-		p.tracef("· model %s, replaying %s offline\n", printable(ss.model), s.replay)
+		p.tracef("· model %s, replaying %s offline\n", shown.Printable(ss.model), s.replay)
 	} else {
-		p.tracef("· model %s in region %s\n", printable(ss.model), b.region)
+		p.tracef("· model %s in region %s\n", shown.Printable(ss.model), b.region)
 		if s.endpoint != "" {
 			p.tracef("· endpoint %s (-endpoint)\n", s.endpoint)
 		}
 		p.tracef("· auth: %s\n", b.auth)
 	}
 	if st := conv.State(); s.session != "" && len(st.Messages) > 0 {
-		p.tracef("· session %s loaded: %s with %s\n", s.session, count(len(st.Messages), "message"), printable(st.ModelID))
+		p.tracef("· session %s loaded: %s with %s\n", s.session, shown.Count(len(st.Messages), "message"), shown.Printable(st.ModelID))
 	}
 	if s.verbose {
 		b.retried = func(attempt int, wait time.Duration, why error) {
-			p.tracef("· model call failed (%s); retry %d in %v\n", shorten(retryReason(why)), attempt, roundDuration(wait))
+			p.tracef("· model call failed (%s); retry %d in %v\n", shown.Short(retryReason(why)), attempt, shown.Duration(wait))
 		}
 	}
 	return ss, nil

@@ -17,6 +17,7 @@ import (
 
 	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/dynamostore"
+	"github.com/tooluse/bedrock/internal/shown"
 	"github.com/tooluse/bedrock/tools"
 )
 
@@ -92,7 +93,7 @@ func openConversation(ctx context.Context, s *settings, client converse.Client, 
 		return nil, &usageError{sessionError(s.session, err)}
 	}
 	if s.set["model"] && st.ModelID != model {
-		return nil, usagef("-session %s is a conversation with %s, not %s", s.session, printable(st.ModelID), printable(model))
+		return nil, usagef("-session %s is a conversation with %s, not %s", s.session, shown.Printable(st.ModelID), shown.Printable(model))
 	}
 	conv, err := converse.Restore(client, reg, st, withStore(st.ModelID))
 	if err != nil {
@@ -158,7 +159,7 @@ func (ss *session) approver(stdin io.Reader) func(context.Context, converse.Call
 		ss.print.endText()
 		// The question starts afresh and quotes the tool's name, so that
 		// what the model wrote before cannot hide or imitate it.
-		fmt.Fprintf(tty, "%sRun %s %s? [y/N] ", resetLine, strconv.Quote(call.Tool), shorten(string(call.Input)))
+		fmt.Fprintf(tty, "%sRun %s %s? [y/N] ", resetLine, strconv.Quote(call.Tool), shown.Short(string(call.Input)))
 		answer, ok := ss.answer(ctx, tty)
 		if !ok {
 			fmt.Fprintln(tty)

@@ -1,22 +1,30 @@
-package main
+package trace
 
 import (
 	"context"
 	"fmt"
 	"log/slog"
 	"strings"
+
+	"github.com/tooluse/bedrock/internal/shown"
 )
 
-// traceHandler is a slog.Handler that prints the library's log records in
-// the -v trace, in its style: "· warning: MSG key=value ...", each value as
-// printable shows it; but for those that the events already show.
-type traceHandler struct {
-	p      *printer
+// Handler returns a slog.Handler that writes the library's log records
+// (Options.Logger) as lines of the trace, at level Info and above: "·
+// warning: MSG key=value ...", each key and value on one line, quoted if
+// it does not print; but for the records that say what an event's line
+// says already.
+func (t *Trace) Handler() slog.Handler {
+	return &handler{t: t}
+}
+
+type handler struct {
+	t      *Trace
 	attrs  []slog.Attr
 	prefix string // the groups' names, each followed by "."
 }
 
-func (h *traceHandler) Enabled(_ context.Context, level slog.Level) bool {
+func (h *handler) Enabled(_ context.Context, level slog.Level) bool {
 	return level >= slog.LevelInfo
 }
 
@@ -30,7 +38,7 @@ func shownByEvents(msg string) bool {
 		msg == "converse: an abandoned tool call returned"
 }
 
-func (h *traceHandler) Handle(_ context.Context, r slog.Record) error {
+func (h *handler) Handle(_ context.Context, r slog.Record) error {
 	if shownByEvents(r.Message) {
 		return nil
 	}
@@ -42,7 +50,7 @@ func (h *traceHandler) Handle(_ context.Context, r slog.Record) error {
 	case r.Level >= slog.LevelWarn:
 		b.WriteString("warning: ")
 	}
-	b.WriteString(printable(strings.TrimPrefix(r.Message, "converse: ")))
+	b.WriteString(shown.Printable(strings.TrimPrefix(r.Message, "converse: ")))
 	for _, a := range h.attrs {
 		writeAttr(&b, "", a)
 	}
@@ -50,7 +58,8 @@ func (h *traceHandler) Handle(_ context.Context, r slog.Record) error {
 		writeAttr(&b, h.prefix, a)
 		return true
 	})
-	h.p.tracef("%s\n", b.String())
+	b.WriteByte('\n')
+	h.t.Printf("%s", b.String())
 	return nil
 }
 
@@ -67,10 +76,10 @@ func writeAttr(b *strings.Builder, prefix string, a slog.Attr) {
 	if a.Equal(slog.Attr{}) {
 		return
 	}
-	fmt.Fprintf(b, " %s=%s", printable(prefix+a.Key), printable(v.String()))
+	fmt.Fprintf(b, " %s=%s", shown.Printable(prefix+a.Key), shown.Printable(v.String()))
 }
 
-func (h *traceHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+func (h *handler) WithAttrs(attrs []slog.Attr) slog.Handler {
 	h2 := *h
 	h2.attrs = append([]slog.Attr(nil), h.attrs...)
 	for _, a := range attrs {
@@ -82,7 +91,7 @@ func (h *traceHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
 	return &h2
 }
 
-func (h *traceHandler) WithGroup(name string) slog.Handler {
+func (h *handler) WithGroup(name string) slog.Handler {
 	if name == "" {
 		return h
 	}
