@@ -34,8 +34,11 @@ var snippetImports = map[string]string{
 	"lambda":      "github.com/aws/aws-sdk-go-v2/service/lambda",
 	"lambdatool":  "github.com/tooluse/bedrock/tools/lambdatool",
 	"mcptools":    "github.com/tooluse/bedrock/tools/mcptools",
+	"os":          "os",
 	"retry":       "github.com/aws/aws-sdk-go-v2/aws/retry",
+	"slog":        "log/slog",
 	"time":        "time",
+	"trace":       "github.com/tooluse/bedrock/converse/trace",
 	"types":       "github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types",
 }
 
