@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -19,6 +20,8 @@ import (
 
 	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/bedrocktest"
+	"github.com/tooluse/bedrock/converse/dynamostore"
+	"github.com/tooluse/bedrock/internal/awstest"
 	"github.com/tooluse/bedrock/tools"
 )
 
@@ -136,11 +139,10 @@ func byHistory(replies []*bedrocktest.Reply) bedrocktest.Handler {
 	})
 }
 
-// recordingStore is a FileStore that keeps a copy of every state it saved,
-// as read back, and that takes no save after the crashAfter-th (if set), as
-// if the process had died: the file keeps the last state saved.
-type recordingStore struct {
-	converse.FileStore
+// recorder keeps a copy of every state a store saved, as read back, and
+// makes the store take no save after the crashAfter-th (if set), as if the
+// process had died: the session keeps the last state saved.
+type recorder struct {
 	crashAfter int
 
 	mu    sync.Mutex
@@ -150,17 +152,17 @@ type recordingStore struct {
 
 var errCrashed = errors.New("the process died")
 
-func (s *recordingStore) Save(ctx context.Context, id string, st *converse.State) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.saves++
-	if s.crashAfter > 0 && s.saves > s.crashAfter {
+func (r *recorder) save(ctx context.Context, store converse.Store, id string, st *converse.State) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.saves++
+	if r.crashAfter > 0 && r.saves > r.crashAfter {
 		return errCrashed
 	}
-	if err := s.FileStore.Save(ctx, id, st); err != nil {
+	if err := store.Save(ctx, id, st); err != nil {
 		return err
 	}
-	saved, err := s.FileStore.Load(ctx, id)
+	saved, err := store.Load(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -168,8 +170,39 @@ func (s *recordingStore) Save(ctx context.Context, id string, st *converse.State
 	if err != nil {
 		return err
 	}
-	s.saved = append(s.saved, b)
+	r.saved = append(r.saved, b)
 	return nil
+}
+
+// recordingStore is a Store that saves through its recorder.
+type recordingStore struct {
+	converse.Store
+	*recorder
+}
+
+func (s recordingStore) Save(ctx context.Context, id string, st *converse.State) error {
+	return s.save(ctx, s.Store, id, st)
+}
+
+// recordingFileStore is recordingStore for a FileStore, embedded, so that a
+// Send still holds its session as it does with a FileStore of its own.
+type recordingFileStore struct {
+	converse.FileStore
+	*recorder
+}
+
+func (s recordingFileStore) Save(ctx context.Context, id string, st *converse.State) error {
+	return s.save(ctx, s.FileStore, id, st)
+}
+
+// recordSaves wraps store in a recorder that crashes after crashAfter saves
+// (never if 0).
+func recordSaves(store converse.Store, crashAfter int) (converse.Store, *recorder) {
+	r := &recorder{crashAfter: crashAfter}
+	if fs, ok := store.(converse.FileStore); ok {
+		return recordingFileStore{fs, r}, r
+	}
+	return recordingStore{store, r}, r
 }
 
 // survivalTools are "step", which may panic or stop the server, and "send",
@@ -200,29 +233,56 @@ func survivalTools(t *testing.T, p survivalPlan, runs *runCounter, stop func()) 
 
 // TestSurvivalProperty runs many seeded random conversations (random rounds
 // and calls per round, some calls needing approval, approved, denied or
-// paused by an in-process approver) with a FileStore, stops each at a
+// paused by an in-process approver), each with a FileStore and with a
+// dynamostore.Store on dynalite (skipped without it), stops each at a
 // random point (a context cancelled at a random event, a throttle or a 5xx
 // at a random turn, the server closed during a tool round, the store dying
 // at a random save; a tool panics in some), then requires every state ever
 // saved to load, restore and make a request bedrocktest accepts, and the
-// last one to resume, in a fresh Conversation against a fresh server, to
-// the final answer, with each call run at most once: exactly once unless
-// it was denied, or cut off by the cancellation or the crash, and then
-// answered with an error result the model saw.
+// last one to resume, in a fresh Conversation of a fresh Store against a
+// fresh server, to the final answer, with each call run at most once:
+// exactly once unless it was denied, or cut off by the cancellation or the
+// crash, and then answered with an error result the model saw.
 func TestSurvivalProperty(t *testing.T) {
 	seeds := 60
 	if testing.Short() {
 		seeds = 15
 	}
-	for seed := range uint64(seeds) {
-		p := newSurvivalPlan(seed)
-		t.Run(fmt.Sprintf("seed %d %s", seed, p.kill), func(t *testing.T) {
-			checkSurvival(t, p)
+	for _, tt := range []struct {
+		name string
+		// sessions returns a function that opens the sessions of a seed,
+		// apart from every other seed's, afresh each time, as another
+		// process would.
+		sessions func(t *testing.T) func(seed uint64) converse.Store
+	}{
+		{name: "FileStore", sessions: func(t *testing.T) func(uint64) converse.Store {
+			dir := t.TempDir()
+			return func(seed uint64) converse.Store {
+				return converse.FileStore{Dir: filepath.Join(dir, fmt.Sprint(seed))}
+			}
+		}},
+		{name: "dynamostore", sessions: func(t *testing.T) func(uint64) converse.Store {
+			db := awstest.DynamoDB(t)
+			table := awstest.Table(t, db, "id", "")
+			return func(seed uint64) converse.Store {
+				return dynamostore.New(db, table, func(o *dynamostore.Options) { o.KeyPrefix = fmt.Sprintf("seed %d/", seed) })
+			}
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			open := tt.sessions(t)
+			for seed := range uint64(seeds) {
+				p := newSurvivalPlan(seed)
+				t.Run(fmt.Sprintf("seed %d %s", seed, p.kill), func(t *testing.T) {
+					checkSurvival(t, p, func() converse.Store { return open(seed) })
+				})
+			}
 		})
 	}
 }
 
-func checkSurvival(t *testing.T, p survivalPlan) {
+// checkSurvival runs the plan p on the sessions open opens.
+func checkSurvival(t *testing.T, p survivalPlan, open func() converse.Store) {
 	var runs runCounter
 	var srv *bedrocktest.Server
 	reg := survivalTools(t, p, &runs, func() { srv.Close() })
@@ -231,11 +291,11 @@ func checkSurvival(t *testing.T, p survivalPlan) {
 		h = faulty(h, p.killAt, func(context.Context) error { return p.fault() })
 	}
 	srv, client := serve(t, h)
-	dir := t.TempDir()
-	store := &recordingStore{FileStore: converse.FileStore{Dir: dir}}
+	crashAfter := 0
 	if p.kill == killCrash {
-		store.crashAfter = p.killAt
+		crashAfter = p.killAt
 	}
+	store, first := recordSaves(open(), crashAfter)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var events atomic.Int32
@@ -256,13 +316,13 @@ func checkSurvival(t *testing.T, p survivalPlan) {
 		}
 	}
 	c := converse.New(bedrockruntime.New(client.Options(), noRetries), claude, reg, options(store, true))
-	first, err := c.Send(ctx, "go")
+	sent, err := c.Send(ctx, "go")
 
-	st, lerr := converse.FileStore{Dir: dir}.Load(context.Background(), "s")
+	st, lerr := open().Load(context.Background(), "s")
 	require.NoError(t, lerr, "the prompt was saved before the first model call")
 	_, fresh := serve(t, byHistory(p.replies()))
-	again := &recordingStore{FileStore: converse.FileStore{Dir: dir}}
-	rc, rerr := converse.Restore(fresh, reg, st, options(again, false))
+	restarted, again := recordSaves(open(), 0)
+	rc, rerr := converse.Restore(fresh, reg, st, options(restarted, false))
 	require.NoError(t, rerr)
 	var decisions []converse.Decision
 	decide := func(pending []converse.Call) {
@@ -274,7 +334,7 @@ func checkSurvival(t *testing.T, p survivalPlan) {
 	decide(st.Pending)
 	final := ""
 	if err == nil {
-		final = first.Text
+		final = sent.Text
 	}
 resuming:
 	for range 2*len(p.rounds) + 2 {
@@ -294,7 +354,7 @@ resuming:
 	}
 	require.Equal(t, "done", final)
 
-	for i, b := range append(store.saved, again.saved...) {
+	for i, b := range append(first.saved, again.saved...) {
 		var saved converse.State
 		require.NoError(t, json.Unmarshal(b, &saved), "state %d:\n%s", i, b)
 		checkState(t, &saved, reg)
