@@ -123,7 +123,9 @@
 // contract of Amazon Bedrock AgentCore Runtime, with package
 // converse/agentcore: POST /invocations and GET /ping on -addr (default
 // :8080), each session's conversation kept in -sessions (default
-// /mnt/data/converse, under the runtime's session storage). Without -yes a
+// /mnt/data/converse, under the runtime's session storage; -sessions
+// dynamodb://TABLE keeps each in the table's item of its runtime session
+// id, with -session-bucket for sessions past 400 KB). Without -yes a
 // call that needs approval pauses its invocation, whose answer lists it,
 // and the next invocation carries the decisions. "converse serve -h" says
 // more; a prompt of the one word "serve" goes after --.

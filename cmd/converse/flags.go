@@ -74,7 +74,7 @@ func parseFlags(args []string, stdout io.Writer, serving bool) (*settings, error
 	fs := flag.NewFlagSet("converse", flag.ContinueOnError)
 	if serving {
 		fs.StringVar(&s.addr, "addr", ":8080", "listen on `HOST:PORT`")
-		fs.StringVar(&s.sessions, "sessions", agentcore.DefaultSessionDir, "keep the sessions' conversations in `dir` (the runtime's session storage)")
+		fs.StringVar(&s.sessions, "sessions", agentcore.DefaultSessionDir, "keep the sessions' conversations in `dir` (the runtime's session storage), or in the DynamoDB table of dynamodb://TABLE, an item a session id")
 	}
 	fs.SetOutput(io.Discard) // errors are reported once, by report
 	fs.StringVar(&s.model, "model", "", "model `ID`, inference profile or ARN (default $BEDROCK_MODEL_ID, else "+defaultModel+")")
@@ -101,7 +101,7 @@ func parseFlags(args []string, stdout io.Writer, serving bool) (*settings, error
 	fs.BoolVar(&s.json, "json", false, "print one JSON object per prompt: text, stop reason, turns, usage, history")
 	fs.BoolVar(&s.verbose, "v", false, "trace model turns, tool calls, approvals and resumes on standard error")
 	fs.StringVar(&s.session, "session", "", "keep the conversation in `file` (or dynamodb://TABLE/SESSION-ID, see converse help session): load it if it exists, save it at every step; with no prompt, resume it (its directory must exist)")
-	fs.StringVar(&s.sessionBucket, "session-bucket", "", "with -session dynamodb://..., keep a session past DynamoDB's 400 KB item limit in the S3 `bucket[/prefix]`")
+	fs.StringVar(&s.sessionBucket, "session-bucket", "", "with -session dynamodb://... (serve: -sessions dynamodb://...), keep a session past DynamoDB's 400 KB item limit in the S3 `bucket[/prefix]`")
 	fs.BoolVar(&s.cache, "cache", false, "place prompt cache points on each request (models with prompt caching), so each turn reads the conversation so far from the cache")
 	fs.BoolVar(&s.noTrim, "no-trim", false, "fail when the history outgrows the model's context window, instead of trimming its oldest exchanges and retrying")
 	fs.IntVar(&s.contextTokens, "context-tokens", 0, "trim the history before a request would hold more than `N` input tokens (default: the model's known context window less the answer's room)")
@@ -125,7 +125,7 @@ func parseFlags(args []string, stdout io.Writer, serving bool) (*settings, error
 	if err := flagAfterPrompt(fs, args); err != nil {
 		return nil, err
 	}
-	if err := s.check(); err != nil {
+	if err := s.check(serving); err != nil {
 		return nil, err
 	}
 	if serving {
@@ -144,6 +144,13 @@ func (s *settings) checkServe() error {
 		if s.set[name] {
 			return usagef("-%s is not for serve: sessions are kept in -sessions, answers are JSON already", name)
 		}
+	}
+	table, dynamo := strings.CutPrefix(s.sessions, "dynamodb://")
+	switch {
+	case dynamo && (table == "" || strings.Contains(table, "/")):
+		return usagef("-sessions %s: want dynamodb://TABLE (the runtime's session id names the item)", s.sessions)
+	case s.sessionBucket != "" && !dynamo:
+		return usagef("-session-bucket needs -sessions dynamodb://TABLE")
 	}
 	return nil
 }
@@ -186,8 +193,9 @@ func flagAfterPrompt(fs *flag.FlagSet, args []string) error {
 	return nil
 }
 
-// check rejects values and combinations that cannot work.
-func (s *settings) check() error {
+// check rejects values and combinations that cannot work; checkServe
+// checks the flags only converse serve takes.
+func (s *settings) check(serving bool) error {
 	switch {
 	case s.set["model"] && strings.TrimSpace(s.model) == "":
 		return usagef("-model: empty model ID")
@@ -221,7 +229,7 @@ func (s *settings) check() error {
 	switch {
 	case dynamo && (table == "" || id == ""):
 		return usagef("-session %s: want dynamodb://TABLE/SESSION-ID", s.session)
-	case s.sessionBucket != "" && !dynamo:
+	case s.sessionBucket != "" && !dynamo && !serving:
 		return usagef("-session-bucket needs -session dynamodb://TABLE/SESSION-ID")
 	case s.sessionBucket != "" && strings.HasPrefix(s.sessionBucket, "/"):
 		return usagef("-session-bucket %s: want BUCKET[/PREFIX]", s.sessionBucket)

@@ -65,8 +65,12 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 	if err := s.checkPrices(model); err != nil {
 		return err
 	}
+	store, err := servedStore(ctx, s)
+	if err != nil {
+		return err
+	}
 	h := agentcore.New(b.client, model, reg, func(o *agentcore.Options) {
-		o.Store = converse.FileStore{Dir: s.sessions}
+		o.Store = store
 		o.Conversation = func(o *converse.Options) {
 			s.conversationOptions(o, model)
 			o.Stream = s.stream
@@ -106,7 +110,11 @@ Bedrock AgentCore Runtime: POST /invocations takes {"prompt": "..."} (or
 server-sent events with "stream": true or Accept: text/event-stream; GET
 /ping answers {"status": "Healthy"} or "HealthyBusy". The header
 X-Amzn-Bedrock-AgentCore-Runtime-Session-Id picks the conversation, kept in
--sessions, so the next invocation of a session continues it. The other
+-sessions, so the next invocation of a session continues it: a directory
+(default the runtime's session storage), or -sessions dynamodb://TABLE, an
+item of the DynamoDB table a session, keyed by the session id, for
+sessions that outlive the runtime's (converse help session: the item, the
+table, -session-bucket for sessions past 400 KB, the IAM actions). The other
 flags are those of a conversation (-model, -endpoint, -tools, -mcp, -yes,
 ...); without -yes a call that needs approval pauses its invocation, whose
 answer lists it. The prompt of one word "serve" goes after --: converse --

@@ -11,12 +11,17 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	dbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/tooluse/bedrock/converse/agentcore"
 	"github.com/tooluse/bedrock/converse/bedrocktest"
+	"github.com/tooluse/bedrock/converse/dynamostore"
+	"github.com/tooluse/bedrock/internal/awstest"
 )
 
 // served is a converse serve running in process.
@@ -93,6 +98,56 @@ func TestServe(t *testing.T) {
 	assert.Equal(t, "Be brief.", systemText(reqs[2]), "the flags configure the served conversations")
 }
 
+// TestServeDynamoSessions: with -sessions dynamodb://TABLE each session is
+// the table's item of its runtime session id: a second invocation
+// continues it, a restarted server does too, a session past 400 KB goes to
+// -session-bucket, and the library's store reads what was saved; serve -h
+// says how.
+func TestServeDynamoSessions(t *testing.T) {
+	setTestEnv(t)
+	db := awstest.DynamoDB(t)
+	table := awstest.Table(t, db, "id", "")
+	s3URL := awstest.S3(t)
+	bucketClient := awstest.S3Client(s3URL, nil)
+	bucket := awstest.Bucket(t, bucketClient)
+	t.Setenv("AWS_ENDPOINT_URL_DYNAMODB", awstest.DynamoEndpoint(t))
+	t.Setenv("AWS_ENDPOINT_URL_S3", s3URL)
+	big := incompressible(600 << 10) // past 400 KB gzipped too
+	bed := newServer(t, bedrocktest.Script(bedrocktest.Text("one"), bedrocktest.Text(big), bedrocktest.Text("three")))
+	args := []string{"-endpoint", bed.URL, "-sessions", "dynamodb://" + table, "-session-bucket", bucket + "/served"}
+	const session = "0123456789abcdef0123456789abcdef-ddb"
+
+	s := startServe(t, args...)
+	assert.Equal(t, "one", s.invoke(t, session, `{"prompt": "first"}`)["response"])
+	assert.Equal(t, big, s.invoke(t, session, `{"prompt": "second"}`)["response"])
+	require.NoError(t, s.stop())
+
+	again := startServe(t, args...)
+	assert.Equal(t, "three", again.invoke(t, session, `{"prompt": "third"}`)["response"])
+	require.NoError(t, again.stop())
+
+	reqs := bed.Requests()
+	require.Len(t, reqs, 3)
+	assert.Len(t, reqs[1].Messages, 3, "the second invocation continued the session")
+	assert.Len(t, reqs[2].Messages, 5, "the restarted server continued the session from the table")
+
+	store := dynamostore.New(db, table, func(o *dynamostore.Options) { o.S3 = bucketClient })
+	st, err := store.Load(context.Background(), session)
+	require.NoError(t, err)
+	assert.Len(t, st.Messages, 6)
+	assert.Equal(t, int64(6), st.Revision, "a prompt and an answer saved by each invocation")
+	out, err := db.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(table),
+		Key: map[string]dbtypes.AttributeValue{"id": &dbtypes.AttributeValueMemberS{Value: session}}})
+	require.NoError(t, err)
+	assert.Equal(t, &dbtypes.AttributeValueMemberS{Value: bucket}, out.Item["bucket"], "past 400 KB the state is in -session-bucket")
+	key, ok := out.Item["key"].(*dbtypes.AttributeValueMemberS)
+	require.True(t, ok, "the item names the S3 object")
+	assert.True(t, strings.HasPrefix(key.Value, "served/"+session+"/"), "under its prefix: %s", key.Value)
+
+	help := runInProcess(t, nil, "serve", "-h")
+	assert.Contains(t, help.stdout, "-sessions dynamodb://TABLE", "serve -h says so")
+}
+
 func systemText(req *bedrocktest.Request) string {
 	if len(req.System) == 0 {
 		return ""
@@ -112,6 +167,10 @@ func TestServeUsage(t *testing.T) {
 		{[]string{"serve", "hello"}, "serve takes no prompt"},
 		{[]string{"serve", "-session", "x.json"}, "-session is not for serve"},
 		{[]string{"serve", "-json"}, "-json is not for serve"},
+		{[]string{"serve", "-sessions", "dynamodb://"}, "-sessions dynamodb://: want dynamodb://TABLE"},
+		{[]string{"serve", "-sessions", "dynamodb://sessions/s1"}, "the runtime's session id names the item"},
+		{[]string{"serve", "-session-bucket", "b"}, "-session-bucket needs -sessions dynamodb://TABLE"},
+		{[]string{"serve", "-sessions", "dynamodb://sessions", "-session-bucket", "/b"}, "-session-bucket /b: want BUCKET[/PREFIX]"},
 	} {
 		out := runInProcess(t, nil, tc.args...)
 		assert.Equal(t, 2, out.code, out.stderr)

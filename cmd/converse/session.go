@@ -34,18 +34,36 @@ func dynamoSession(session string) (table, id string, ok bool) {
 
 // sessionStore is the store of -session and the session's id in it: for a
 // file, its directory, with the file's name as the id; for
-// dynamodb://TABLE/SESSION-ID, the table, with the S3 bucket of
-// -session-bucket for sessions past 400 KB. The clients take the AWS
-// configuration as the SDK loads it, AWS_ENDPOINT_URL_DYNAMODB and
-// AWS_ENDPOINT_URL_S3 included.
+// dynamodb://TABLE/SESSION-ID, the table's dynamoStore.
 func sessionStore(ctx context.Context, s *settings) (converse.Store, string, error) {
 	table, id, ok := dynamoSession(s.session)
 	if !ok {
 		return converse.FileStore{Dir: filepath.Dir(s.session)}, filepath.Base(s.session), nil
 	}
+	store, err := dynamoStore(ctx, s, table)
+	return store, id, err
+}
+
+// servedStore is the store of converse serve's -sessions, whose sessions
+// the runtime's session ids name: a FileStore of the directory, or, for
+// dynamodb://TABLE, the table's dynamoStore, whose items -session
+// dynamodb://TABLE/SESSION-ID opens too.
+func servedStore(ctx context.Context, s *settings) (converse.Store, error) {
+	table, ok := strings.CutPrefix(s.sessions, "dynamodb://")
+	if !ok {
+		return converse.FileStore{Dir: s.sessions}, nil
+	}
+	return dynamoStore(ctx, s, table)
+}
+
+// dynamoStore is the store of the sessions of a DynamoDB table, gzipped,
+// with the S3 bucket of -session-bucket for sessions past 400 KB. The
+// clients take the AWS configuration as the SDK loads it,
+// AWS_ENDPOINT_URL_DYNAMODB and AWS_ENDPOINT_URL_S3 included.
+func dynamoStore(ctx context.Context, s *settings, table string) (converse.Store, error) {
 	cfg, err := loadConfig(ctx, s)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	var client *s3.Client
 	bucket, prefix, _ := strings.Cut(s.sessionBucket, "/")
@@ -59,7 +77,7 @@ func sessionStore(ctx context.Context, s *settings) (converse.Store, string, err
 	}
 	return dynamostore.New(dynamodb.NewFromConfig(cfg), table, func(o *dynamostore.Options) {
 		o.S3, o.Bucket, o.Prefix, o.Gzip = client, bucket, prefix, true
-	}), id, nil
+	}), nil
 }
 
 // openConversation starts the conversation, or restores it from the

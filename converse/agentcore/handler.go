@@ -33,7 +33,8 @@ const maxBody = 1 << 20
 // Options configure a Handler.
 type Options struct {
 	// Store keeps the sessions' conversations; nil means a
-	// converse.FileStore in DefaultSessionDir.
+	// converse.FileStore in DefaultSessionDir. A dynamostore.Store keeps
+	// them beyond the runtime's session storage.
 	Store converse.Store
 	// Conversation configures the conversation of each session, as an
 	// option function of converse.New does: its request template,
