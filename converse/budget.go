@@ -211,8 +211,13 @@ func (c *Conversation) spent(conversation bool) Spent {
 // maxTokens is capped to what is left after it. A limit that leaves no
 // room ends the run, at the step boundary the history is at.
 func (c *Conversation) budgeted(req *Request) (*Step, error) {
-	req.estimate = wire.EstimateTokens(req.Input)
 	b := c.opts.Budget
+	if b == nil && c.opts.Limiter == nil {
+		return &Step{Request: req}, nil
+	}
+	// Encoding the request to estimate it costs as much as a turn's
+	// validation: only a Budget or a Limiter pays for it.
+	req.estimate = wire.EstimateTokens(req.Input)
 	if b == nil {
 		return &Step{Request: req}, nil
 	}
