@@ -21,7 +21,7 @@ import (
 	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/bedrocktest"
 	"github.com/tooluse/bedrock/converse/dynamostore"
-	"github.com/tooluse/bedrock/internal/awstest"
+	"github.com/tooluse/bedrock/converse/dynamostore/dynamotest"
 	"github.com/tooluse/bedrock/tools"
 )
 
@@ -262,8 +262,8 @@ func TestSurvivalProperty(t *testing.T) {
 			}
 		}},
 		{name: "dynamostore", sessions: func(t *testing.T) func(uint64) converse.Store {
-			db := awstest.DynamoDB(t)
-			table := awstest.Table(t, db, "id", "")
+			db := dynamotest.DynamoDB(t)
+			table := dynamotest.Table(t, db, "id", "")
 			return func(seed uint64) converse.Store {
 				return dynamostore.New(db, table, func(o *dynamostore.Options) { o.KeyPrefix = fmt.Sprintf("seed %d/", seed) })
 			}

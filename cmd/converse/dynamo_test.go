@@ -23,7 +23,7 @@ import (
 
 	"github.com/tooluse/bedrock/converse/bedrocktest"
 	"github.com/tooluse/bedrock/converse/dynamostore"
-	"github.com/tooluse/bedrock/internal/awstest"
+	"github.com/tooluse/bedrock/converse/dynamostore/dynamotest"
 )
 
 // dynamoEnv is the environment of converse processes whose DynamoDB is
@@ -31,13 +31,13 @@ import (
 // (AWS_ENDPOINT_URL_S3); it returns the -session of a new table.
 func dynamoEnv(t *testing.T, s3URL string) ([]string, string, *dynamostore.Store) {
 	t.Helper()
-	db := awstest.DynamoDB(t)
-	table := awstest.Table(t, db, "id", "")
-	env := testEnv(t, "AWS_ENDPOINT_URL_DYNAMODB="+awstest.DynamoEndpoint(t))
+	db := dynamotest.DynamoDB(t)
+	table := dynamotest.Table(t, db, "id", "")
+	env := testEnv(t, "AWS_ENDPOINT_URL_DYNAMODB="+dynamotest.DynamoEndpoint(t))
 	optFns := []func(*dynamostore.Options){}
 	if s3URL != "" {
 		env = append(env, "AWS_ENDPOINT_URL_S3="+s3URL)
-		client := awstest.S3Client(s3URL, nil)
+		client := dynamotest.S3Client(s3URL, nil)
 		optFns = append(optFns, func(o *dynamostore.Options) { o.S3 = client })
 	}
 	return env, "dynamodb://" + table + "/chat-1", dynamostore.New(db, table, optFns...)
@@ -131,8 +131,8 @@ func TestDynamoSessionConflict(t *testing.T) {
 // flag.
 func TestDynamoSessionLarge(t *testing.T) {
 	t.Parallel()
-	s3URL := awstest.S3(t)
-	bucket := awstest.Bucket(t, awstest.S3Client(s3URL, nil))
+	s3URL := dynamotest.S3(t)
+	bucket := dynamotest.Bucket(t, dynamotest.S3Client(s3URL, nil))
 	env, session, store := dynamoEnv(t, s3URL)
 	big := incompressible(600 << 10)
 	srv := newServer(t, bedrocktest.Script(bedrocktest.Text(big), bedrocktest.Text(big)))
@@ -155,7 +155,7 @@ func TestDynamoSessionLarge(t *testing.T) {
 // previous step, which loads and which the next process continues.
 func TestDynamoSessionKilledBetweenWrites(t *testing.T) {
 	t.Parallel()
-	fake, err := url.Parse(awstest.S3(t))
+	fake, err := url.Parse(dynamotest.S3(t))
 	require.NoError(t, err)
 	var victim atomic.Int64 // the pid to kill at the next PutObject, if not 0
 	proxy := httputil.NewSingleHostReverseProxy(fake)
@@ -174,7 +174,7 @@ func TestDynamoSessionKilledBetweenWrites(t *testing.T) {
 		w.Write(rec.Body.Bytes())
 	}))
 	t.Cleanup(s3.Close)
-	bucket := awstest.Bucket(t, awstest.S3Client(s3.URL, nil))
+	bucket := dynamotest.Bucket(t, dynamotest.S3Client(s3.URL, nil))
 	env, session, store := dynamoEnv(t, s3.URL)
 	big := incompressible(600 << 10)
 	srv := newServer(t, bedrocktest.Script(bedrocktest.Text(big), bedrocktest.Text("Continued.")))

@@ -21,7 +21,7 @@ import (
 	"github.com/tooluse/bedrock/converse/agentcore"
 	"github.com/tooluse/bedrock/converse/bedrocktest"
 	"github.com/tooluse/bedrock/converse/dynamostore"
-	"github.com/tooluse/bedrock/internal/awstest"
+	"github.com/tooluse/bedrock/converse/dynamostore/dynamotest"
 )
 
 // served is a converse serve running in process.
@@ -105,12 +105,12 @@ func TestServe(t *testing.T) {
 // says how.
 func TestServeDynamoSessions(t *testing.T) {
 	setTestEnv(t)
-	db := awstest.DynamoDB(t)
-	table := awstest.Table(t, db, "id", "")
-	s3URL := awstest.S3(t)
-	bucketClient := awstest.S3Client(s3URL, nil)
-	bucket := awstest.Bucket(t, bucketClient)
-	t.Setenv("AWS_ENDPOINT_URL_DYNAMODB", awstest.DynamoEndpoint(t))
+	db := dynamotest.DynamoDB(t)
+	table := dynamotest.Table(t, db, "id", "")
+	s3URL := dynamotest.S3(t)
+	bucketClient := dynamotest.S3Client(s3URL, nil)
+	bucket := dynamotest.Bucket(t, bucketClient)
+	t.Setenv("AWS_ENDPOINT_URL_DYNAMODB", dynamotest.DynamoEndpoint(t))
 	t.Setenv("AWS_ENDPOINT_URL_S3", s3URL)
 	big := incompressible(600 << 10) // past 400 KB gzipped too
 	bed := newServer(t, bedrocktest.Script(bedrocktest.Text("one"), bedrocktest.Text(big), bedrocktest.Text("three")))

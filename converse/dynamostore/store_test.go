@@ -26,7 +26,7 @@ import (
 	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/bedrocktest"
 	"github.com/tooluse/bedrock/converse/dynamostore"
-	"github.com/tooluse/bedrock/internal/awstest"
+	"github.com/tooluse/bedrock/converse/dynamostore/dynamotest"
 	"github.com/tooluse/bedrock/tools"
 )
 
@@ -58,15 +58,15 @@ type fixture struct {
 // not nil, of a bucket of gofakes3 sent to through it.
 func newStore(t testing.TB, s3Transport http.RoundTripper, optFns ...func(*dynamostore.Options)) (*dynamostore.Store, fixture) {
 	t.Helper()
-	db := awstest.DynamoDB(t)
+	db := dynamotest.DynamoDB(t)
 	o := dynamostore.Options{}
 	for _, fn := range optFns {
 		fn(&o)
 	}
-	f := fixture{db: db, table: awstest.Table(t, db, cmp(o.PartitionKey, "id"), o.SortKey), opts: optFns}
+	f := fixture{db: db, table: dynamotest.Table(t, db, cmp(o.PartitionKey, "id"), o.SortKey), opts: optFns}
 	if s3Transport != nil {
-		client := awstest.S3Client(awstest.S3(t), s3Transport)
-		bucket := awstest.Bucket(t, client)
+		client := dynamotest.S3Client(dynamotest.S3(t), s3Transport)
+		bucket := dynamotest.Bucket(t, client)
 		f.opts = append(f.opts, func(o *dynamostore.Options) { o.S3, o.Bucket, o.Prefix = client, bucket, "sessions/" })
 	}
 	return dynamostore.New(db, f.table, f.opts...), f

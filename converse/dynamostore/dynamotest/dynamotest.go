@@ -1,7 +1,11 @@
-// Package awstest gives tests DynamoDB and S3 on loopback, spoken to by
-// the SDK's real clients: dynalite (npm, a DynamoDB implementation on
-// LevelDB, installed by the Makefile into .cache/dynalite) and gofakes3.
-package awstest
+// Package dynamotest gives tests of code built on dynamostore DynamoDB and
+// S3 on loopback, spoken to by the SDK's real clients, as bedrocktest does
+// for Bedrock: dynalite (npm, a DynamoDB implementation on LevelDB) and
+// gofakes3. dynalite is looked for in $DYNALITE_DIR (a directory holding
+// dynalite's package, such as node_modules/dynalite), else where this
+// module's Makefile installs it (.cache/dynalite); without it, or without
+// node, a test that asks for DynamoDB is skipped saying what is missing.
+package dynamotest
 
 import (
 	"bufio"
@@ -55,12 +59,15 @@ process.stdin.resume();
 
 // DynamoEndpoint is the URL of the dynalite of this test binary, started at
 // its first use; it skips the test, saying what is missing, without node or
-// dynalite.
+// dynalite (see the package doc).
 func DynamoEndpoint(t testing.TB) string {
 	t.Helper()
 	dynalite.once.Do(func() {
-		_, file, _, _ := runtime.Caller(0)
-		dir := filepath.Join(filepath.Dir(file), "..", "..", ".cache", "dynalite", "node_modules", "dynalite")
+		dir := os.Getenv("DYNALITE_DIR")
+		if dir == "" {
+			_, file, _, _ := runtime.Caller(0) // converse/dynamostore/dynamotest, in this module
+			dir = filepath.Join(filepath.Dir(file), "..", "..", "..", ".cache", "dynalite", "node_modules", "dynalite")
+		}
 		node, err := exec.LookPath("node")
 		if err != nil {
 			dynalite.err = fmt.Errorf("node is not installed: the DynamoDB tests need it to run dynalite")
