@@ -186,15 +186,10 @@ func (c *Conversation) SendMessage(ctx context.Context, msg types.Message) (*Res
 // send is SendMessage; sh, if not nil, is the shape a structured Send's
 // answer must take.
 func (c *Conversation) send(ctx context.Context, msg types.Message, sh *shape) (*Result, error) {
-	c.sendMu.Lock()
-	defer c.sendMu.Unlock()
-	release, err := c.prepare()
-	if err != nil {
-		return nil, err
-	}
-	defer release()
-	step, err := c.begin(ctx, msg, sh)
-	return c.loop(ctx, step, err)
+	return holding(c, false, func() (*Result, error) {
+		step, err := c.begin(ctx, msg, sh)
+		return c.loop(ctx, step, err)
+	})
 }
 
 // checkContent rejects what Bedrock would: a message without content, or

@@ -152,23 +152,18 @@ func (t *openTurn) clone() *openTurn {
 // ToolStart, ToolEnd, StateSaved) carry the number that turn had in its
 // Send, restored ones too.
 func (c *Conversation) Resume(ctx context.Context, decisions ...Decision) (*Result, error) {
-	c.sendMu.Lock()
-	defer c.sendMu.Unlock()
-	release, err := c.prepare()
-	if err != nil {
-		return nil, err
-	}
-	defer release()
-	if !c.resumable() {
-		// A check that finds nothing to resume, as a caller makes before
-		// every Send, is no operation: it has no span.
-		return nil, fmt.Errorf("converse: %w", ErrNothingToResume)
-	}
-	ctx, span := c.tel.startSend(ctx)
-	step, err := c.beginResume(ctx, decisions)
-	res, err := c.loop(ctx, step, err)
-	span.end(res, err)
-	return res, err
+	return holding(c, false, func() (*Result, error) {
+		if !c.resumable() {
+			// A check that finds nothing to resume, as a caller makes
+			// before every Send, is no operation: it has no span.
+			return nil, fmt.Errorf("converse: %w", ErrNothingToResume)
+		}
+		ctx, span := c.tel.startSend(ctx)
+		step, err := c.beginResume(ctx, decisions)
+		res, err := c.loop(ctx, step, err)
+		span.end(res, err)
+		return res, err
+	})
 }
 
 // resumable reports whether the conversation has something to continue:

@@ -135,27 +135,13 @@ func (c *Conversation) fail(attempted []types.Message, err error) (*Step, error)
 // SendMessage's. The run ends with a Step holding a Result, an error, or
 // Pending calls that no decision came for (a pause).
 func (c *Conversation) Begin(ctx context.Context, msg types.Message) (*Step, error) {
-	c.sendMu.Lock()
-	defer c.sendMu.Unlock()
-	release, err := c.prepare()
-	if err != nil {
-		return nil, err
-	}
-	defer release()
-	return c.begin(ctx, msg, nil)
+	return holding(c, false, func() (*Step, error) { return c.begin(ctx, msg, nil) })
 }
 
 // BeginResume starts a Resume driven one step at a time: it takes what
 // Resume takes and returns the first step, calls to run or a model call.
 func (c *Conversation) BeginResume(ctx context.Context, decisions ...Decision) (*Step, error) {
-	c.sendMu.Lock()
-	defer c.sendMu.Unlock()
-	release, err := c.prepare()
-	if err != nil {
-		return nil, err
-	}
-	defer release()
-	return c.beginResume(ctx, decisions)
+	return holding(c, false, func() (*Step, error) { return c.beginResume(ctx, decisions) })
 }
 
 // HandleResponse takes the answer to req, the Request of the last Step:
@@ -166,20 +152,15 @@ func (c *Conversation) BeginResume(ctx context.Context, decisions ...Decision) (
 // same turn trimmed after an overflow) or the Result. An error of the
 // call, and the stop reasons Send fails on, end the run with an error.
 func (c *Conversation) HandleResponse(ctx context.Context, req *Request, out *bedrockruntime.ConverseOutput, callErr error) (*Step, error) {
-	c.sendMu.Lock()
-	defer c.sendMu.Unlock()
-	release, err := c.running()
-	if err != nil {
-		return nil, err
-	}
-	defer release()
-	var t *turnResult
-	if callErr == nil {
-		if t, callErr = replyOf(out); callErr == nil && !req.Summary {
-			c.emitText(req.Turn, t.message)
+	return holding(c, true, func() (*Step, error) {
+		var t *turnResult
+		if callErr == nil {
+			if t, callErr = replyOf(out); callErr == nil && !req.Summary {
+				c.emitText(req.Turn, t.message)
+			}
 		}
-	}
-	return c.handleResponse(ctx, req, t, callErr)
+		return c.handleResponse(ctx, req, t, callErr)
+	})
 }
 
 // AnswerCalls takes toolResult blocks (*types.ContentBlockMemberToolResult)
@@ -189,13 +170,11 @@ func (c *Conversation) HandleResponse(ctx context.Context, req *Request, out *be
 // results go to the model in one user message, with status and media as
 // the model takes them. A result that answers no started call is an error.
 func (c *Conversation) AnswerCalls(ctx context.Context, results ...types.ContentBlock) (*Step, error) {
-	c.sendMu.Lock()
-	defer c.sendMu.Unlock()
-	release, err := c.running()
-	if err != nil {
-		return nil, err
-	}
-	defer release()
+	return holding(c, true, func() (*Step, error) { return c.answerCalls(ctx, results) })
+}
+
+// answerCalls is AnswerCalls, holding the run.
+func (c *Conversation) answerCalls(ctx context.Context, results []types.ContentBlock) (*Step, error) {
 	history, tail := c.open()
 	if tail == nil {
 		return nil, errors.New("converse: AnswerCalls: no calls are open")
@@ -220,13 +199,11 @@ func (c *Conversation) AnswerCalls(ctx context.Context, results ...types.Content
 // Decide takes one Decision for each of the last Step's Pending calls
 // (approvals and denials, as Resume takes them) and returns the next step.
 func (c *Conversation) Decide(ctx context.Context, decisions ...Decision) (*Step, error) {
-	c.sendMu.Lock()
-	defer c.sendMu.Unlock()
-	release, err := c.running()
-	if err != nil {
-		return nil, err
-	}
-	defer release()
+	return holding(c, true, func() (*Step, error) { return c.decideStep(ctx, decisions) })
+}
+
+// decideStep is Decide, holding the run.
+func (c *Conversation) decideStep(ctx context.Context, decisions []Decision) (*Step, error) {
 	history, tail := c.open()
 	if tail == nil || !tail.paused() {
 		return nil, fmt.Errorf("converse: Decide: %w: no call is pending", ErrDecision)
@@ -239,13 +216,21 @@ func (c *Conversation) Decide(ctx context.Context, decisions ...Decision) (*Step
 	return c.startCalls(ctx, history, tail, nil)
 }
 
-// running holds the session for a step of the run under way, until
-// release is called; it fails if no run was begun.
-func (c *Conversation) running() (release func(), err error) {
-	if c.run == nil {
-		return nil, errors.New("converse: no Send is under way: Begin or BeginResume first")
+// holding runs fn with the Send lock and the session held (see prepare);
+// a step of a run, only within one begun before.
+func holding[T any](c *Conversation, step bool, fn func() (T, error)) (T, error) {
+	c.sendMu.Lock()
+	defer c.sendMu.Unlock()
+	var zero T
+	if step && c.run == nil {
+		return zero, errors.New("converse: no Send is under way: Begin or BeginResume first")
 	}
-	return c.prepare()
+	release, err := c.prepare()
+	if err != nil {
+		return zero, err
+	}
+	defer release()
+	return fn()
 }
 
 // open returns the history and a copy of its open turn, which the steps
