@@ -1,12 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 	"github.com/stretchr/testify/assert"
@@ -96,13 +99,68 @@ func (w *interruptAtPrompt) String() string { return w.text.String() }
 func TestChatOnTerminal(t *testing.T) {
 	t.Parallel()
 	tty, keyboard := openTerminal(t)
-	_, err := keyboard.WriteString("What is 6 times 7?\n\x04")
+	_, err := keyboard.WriteString("What is 6 times 7?\n") // typed ahead: the chat reads it at its prompt
 	require.NoError(t, err)
 	srv := newServer(t, multiply())
-	out := runBinary(t, testEnv(t), tty, "-endpoint", srv.URL)
-	assert.Equal(t, 0, out.code, out.stderr)
-	assert.Equal(t, "Let me work that out.\n6 × 7 = 42.\n", out.stdout)
-	mustContain(t, "stderr", out.stderr, "Chatting with ")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := binaryCommand(ctx, testEnv(t), "-endpoint", srv.URL)
+	var stdout bytes.Buffer
+	stderr := newWatched()
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, &stdout, stderr
+	require.NoError(t, cmd.Start())
+	stderr.waitFor(t, "> ", 2) // the answer is in: Ctrl-D at the next prompt
+	_, err = keyboard.WriteString("\x04")
+	require.NoError(t, err)
+	require.NoError(t, cmd.Wait(), stderr.String())
+	checkRace(t, 0, stderr.String())
+	assert.Equal(t, "Let me work that out.\n6 × 7 = 42.\n", stdout.String())
+	mustContain(t, "stderr", stderr.String(), "Chatting with ")
+}
+
+// watched is output a test waits on, such as a chat's prompts: each Write
+// wakes the waiters.
+type watched struct {
+	mu      sync.Mutex
+	b       bytes.Buffer
+	changed chan struct{}
+}
+
+func newWatched() *watched { return &watched{changed: make(chan struct{})} }
+
+func (w *watched) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	close(w.changed)
+	w.changed = make(chan struct{})
+	return w.b.Write(p)
+}
+
+func (w *watched) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
+}
+
+// waitFor returns once the output holds s n times. A minute is a
+// failsafe, not a margin: the output is there as soon as converse wrote
+// it.
+func (w *watched) waitFor(t *testing.T, s string, n int) {
+	t.Helper()
+	failsafe := time.After(time.Minute)
+	for {
+		w.mu.Lock()
+		got, changed := strings.Count(w.b.String(), s), w.changed
+		w.mu.Unlock()
+		if got >= n {
+			return
+		}
+		select {
+		case <-changed:
+		case <-failsafe:
+			require.FailNow(t, "waiting for the output", "%d of %q in:\n%s", n, s, w.String())
+		}
+	}
 }
 
 // TestNoPromptNoTerminal: standard input that is no terminal and holds no

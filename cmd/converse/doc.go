@@ -12,9 +12,21 @@
 // from standard input (empty standard input, such as /dev/null, is a usage
 // error); when standard input is a terminal, converse is an interactive
 // chat instead: each line is a user message, the conversation's
-// history is kept from one message to the next, and Ctrl-D ends it. A
-// message that fails is reported and the chat goes on, as if it had not been
-// sent.
+// history is kept from one message to the next, and Ctrl-D (or /exit, or
+// Ctrl-C twice at the prompt) ends it. A message that fails is reported
+// and the chat goes on, as if it had not been sent. Ctrl-C during a turn
+// cancels that turn only (the model call, or the running tools, whose
+// programs are ended), keeps what it completed, and returns to the prompt;
+// after a cancelled tool round the next message first lets the model see
+// the cancelled calls' results. Lines are edited as in a shell (Left,
+// Right, Home, End, Alt-Left, Alt-Right, Ctrl-W, Ctrl-U; Up and Down go
+// through the history, kept across runs in
+// $XDG_STATE_HOME/converse/history, else ~/.local/state/converse/history,
+// or in the file $CONVERSE_HISTORY names; CONVERSE_HISTORY=off keeps
+// none); a pasted block of lines is one message, sent with Enter. The
+// commands /tools, /history, /save FILE (the conversation's state as
+// JSON, which -session FILE reads), /reset, /help and /exit; //TEXT sends
+// /TEXT.
 //
 // The model's text goes to standard output as it arrives, turn by turn;
 // diagnostics, and with -v a trace, go to standard error.

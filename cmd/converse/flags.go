@@ -318,7 +318,8 @@ func printUsage(w io.Writer, fs *flag.FlagSet) {
 Converse holds a tool-use conversation with a model on Amazon Bedrock. The
 prompt is the arguments joined by spaces; without any, it is read from
 standard input, and when standard input is a terminal, converse chats: each
-line is a message, and the conversation is kept. The model's text goes to
+line is a message, and the conversation is kept (Ctrl-C cancels a turn,
+Ctrl-D leaves, /help lists the commands). The model's text goes to
 standard output as it arrives; diagnostics go to standard error.
 
 Flags:

@@ -56,3 +56,51 @@ func (r *running) wait() {
 	r.mu.Unlock()
 	<-idle
 }
+
+// turns hands the process's interrupts to the chat while a turn runs:
+// Ctrl-C then cancels that turn only, and the chat returns to its prompt.
+// Outside a turn an interrupt is main's: it ends the run.
+type turns struct {
+	mu     sync.Mutex
+	cancel context.CancelFunc // the running turn's, nil between turns
+}
+
+type turnsKey struct{}
+
+// withTurns returns ctx carrying t, for the chat to find.
+func withTurns(ctx context.Context, t *turns) context.Context {
+	return context.WithValue(ctx, turnsKey{}, t)
+}
+
+// turnContext returns the context of a chat turn, cancelled by an
+// interrupt that main hands to the chat while the turn runs, and end,
+// which ends the turn. Without main's signals (a test running run) only
+// ctx ends it.
+func turnContext(ctx context.Context) (turn context.Context, end func()) {
+	turn, cancel := context.WithCancel(ctx)
+	t, _ := ctx.Value(turnsKey{}).(*turns)
+	if t == nil {
+		return turn, cancel
+	}
+	t.mu.Lock()
+	t.cancel = cancel
+	t.mu.Unlock()
+	return turn, func() {
+		t.mu.Lock()
+		t.cancel = nil
+		t.mu.Unlock()
+		cancel()
+	}
+}
+
+// interrupt cancels the running turn, if any, and reports whether there
+// was one.
+func (t *turns) interrupt() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.cancel == nil {
+		return false
+	}
+	t.cancel()
+	return true
+}

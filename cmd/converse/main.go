@@ -16,15 +16,22 @@ import (
 // shells report a command killed by Ctrl-C.
 const exitInterrupted = 130
 
-// main runs converse with the process's signals: the first interrupt (or
+// main runs converse with the process's signals: an interrupt during a
+// chat's turn cancels that turn only; otherwise the first interrupt (or
 // SIGTERM) cancels the conversation, and run returns once the programs of
 // running tools are killed and reaped; a second one exits at once.
 func main() {
 	ctx, cancel := context.WithCancel(context.Background())
+	chat := &turns{}
+	ctx = withTurns(ctx, chat)
 	signals := make(chan os.Signal, 2)
 	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
 	go func() {
-		<-signals
+		for sig := range signals {
+			if sig != os.Interrupt || !chat.interrupt() {
+				break
+			}
+		}
 		cancel()
 		<-signals
 		os.Exit(exitInterrupted)

@@ -231,6 +231,7 @@ func setTestEnv(t *testing.T) {
 	t.Setenv("AWS_SESSION_TOKEN", fakeToken)
 	t.Setenv("AWS_REGION", "us-east-1")
 	t.Setenv("BEDROCK_MODEL_ID", "")
+	t.Setenv("XDG_STATE_HOME", "") // the chat's history goes under HOME, unless CONVERSE_HISTORY
 }
 
 // runInProcess calls run with the environment of setTestEnv, and returns

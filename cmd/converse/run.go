@@ -28,6 +28,7 @@ import (
 // stderr. A returned usageError means exit status 2, any other error 1.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) (err error) {
 	// What reaches a terminal is made visible; stderr is redacted first.
+	tty := stderr // the chat's line editor writes cursor moves there
 	stdout, stderr = onTerminal(stdout), redacting{onTerminal(stderr)}
 	if isHelp(args) {
 		return printHelp(stdout, args)
@@ -116,7 +117,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 	}
 	if interactive {
-		return sess.chat(ctx, stdin)
+		sess.calls = calls
+		sess.listTools = func(w io.Writer) error { return listTools(w, reg, toolOrigins(s, fns, bridge), false) }
+		return sess.chat(ctx, stdin, tty)
 	}
 	sess.print.tracef("> %s\n", shown.Short(prompt))
 	return sess.send(ctx, prompt)
@@ -209,10 +212,18 @@ type session struct {
 	stdout  io.Writer
 	// structured is the answer of a -schema prompt, for -json.
 	structured json.RawMessage
-	// lines are the chat's lines of the terminal while it chats: the
-	// approval prompt takes its answer from them, as a second reader of
-	// the terminal would take lines typed for the chat, and the reverse.
-	lines <-chan string
+	// lines reads the chat's lines at the terminal while it chats, and
+	// the approval prompt's answers: a second reader of the terminal would
+	// take lines typed for the chat, and the reverse. term is where the
+	// line editor writes, the terminal as it is.
+	lines *lineReader
+	term  io.Writer
+	// cancelTurn cancels the chat's turn in progress (a Ctrl-C at the
+	// approval prompt), nil between turns.
+	cancelTurn func()
+	calls      *running                      // the command tools' calls, waited for after a cancelled turn
+	listTools  func(io.Writer) error         // /tools
+	reset      func() *converse.Conversation // /reset: a new conversation; nil with -session
 }
 
 func newSession(ctx context.Context, s *settings, rec *recording.Recording, reg *tools.Registry, b *backend, stdin io.Reader, stdout, stderr io.Writer) (*session, error) {
@@ -234,7 +245,7 @@ func newSession(ctx context.Context, s *settings, rec *recording.Recording, reg 
 		s: s, model: model, print: p, backend: b, stdout: stdout,
 		where: where{model: model, region: b.region, endpoint: s.endpoint, replay: s.replay, session: s.session, maxTurns: s.maxTurns, maxTokens: s.maxTokens, noTrim: s.noTrim},
 	}
-	conv, err := openConversation(ctx, s, b.client, model, reg, func(o *converse.Options, model string) {
+	opts := func(o *converse.Options, model string) {
 		s.conversationOptions(o, model)
 		o.Stream = stream
 		o.OnEvent = p.event
@@ -246,9 +257,15 @@ func newSession(ctx context.Context, s *settings, rec *recording.Recording, reg 
 			o.Logger = slog.New(p.trace.Handler())
 		}
 		o.Approver = ss.approver(stdin)
-	})
+	}
+	conv, err := openConversation(ctx, s, b.client, model, reg, opts)
 	if err != nil {
 		return nil, err
+	}
+	if s.session == "" {
+		ss.reset = func() *converse.Conversation {
+			return converse.New(b.client, ss.model, reg, func(o *converse.Options) { opts(o, ss.model) })
+		}
 	}
 	ss.conv = conv
 	// A restored -session talks to the model it was started with, which

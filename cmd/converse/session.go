@@ -169,18 +169,15 @@ func (ss *session) approver(stdin io.Reader) func(context.Context, converse.Call
 		if ss.s.yes {
 			return converse.Approve(call.ID), nil
 		}
-		tty, closeTTY := approvalTerminal(stdin)
-		if tty == nil {
-			return converse.Deny(call.ID, "converse", "there is no terminal to ask for approval (run with -yes to approve the calls)"), nil
-		}
-		defer closeTTY()
 		ss.print.endText()
 		// The question starts afresh and quotes the tool's name, so that
 		// what the model wrote before cannot hide or imitate it.
-		fmt.Fprintf(tty, "%sRun %s %s? [y/N] ", resetLine, strconv.Quote(call.Tool), shown.Short(string(call.Input)))
-		answer, ok := ss.answer(ctx, tty)
-		if !ok {
-			fmt.Fprintln(tty)
+		question := fmt.Sprintf("Run %s %s? [y/N] ", strconv.Quote(call.Tool), shown.Short(string(call.Input)))
+		answer, asked, ok := ss.ask(ctx, stdin, question)
+		switch {
+		case !asked:
+			return converse.Deny(call.ID, "converse", "there is no terminal to ask for approval (run with -yes to approve the calls)"), nil
+		case !ok:
 			return converse.Deny(call.ID, "the user", "no answer at the terminal"), nil
 		}
 		switch strings.ToLower(strings.TrimSpace(answer)) {
@@ -191,20 +188,32 @@ func (ss *session) approver(stdin io.Reader) func(context.Context, converse.Call
 	}
 }
 
-// answer reads the answer to an approval prompt: the chat's next line when
-// it chats, else a line of tty. It returns false when the terminal ended
-// (or the conversation was interrupted) without one.
-func (ss *session) answer(ctx context.Context, tty io.Reader) (string, bool) {
-	if ss.lines == nil {
-		answer, err := bufio.NewReader(tty).ReadString('\n')
-		return answer, err == nil || answer != ""
+// ask puts question on a reset, cleared line of the terminal and reads the
+// answer: with the chat's line reader when it chats (a Ctrl-C there
+// cancels the turn), else a line of the terminal. asked is false when
+// there is no terminal; ok is false when it ended (or the conversation was
+// interrupted) without an answer.
+func (ss *session) ask(ctx context.Context, stdin io.Reader, question string) (answer string, asked, ok bool) {
+	if ss.lines != nil {
+		io.WriteString(ss.term, resetLine)
+		answer, err := ss.lines.readLine(ctx, question)
+		if errors.Is(err, errCtrlC) {
+			ss.cancelTurn()
+		}
+		return answer, true, err == nil
 	}
-	select {
-	case line, ok := <-ss.lines:
-		return line, ok
-	case <-ctx.Done():
-		return "", false
+	tty, closeTTY := approvalTerminal(stdin)
+	if tty == nil {
+		return "", false, false
 	}
+	defer closeTTY()
+	fmt.Fprint(tty, resetLine+question)
+	answer, err := bufio.NewReader(tty).ReadString('\n')
+	if err != nil && answer == "" {
+		fmt.Fprintln(tty)
+		return "", true, false
+	}
+	return answer, true, true
 }
 
 // approvalTerminal opens the terminal to ask on: /dev/tty, else standard input if

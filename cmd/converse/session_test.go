@@ -86,16 +86,21 @@ func TestChatApprovalOnTerminal(t *testing.T) {
 		bedrocktest.ToolUse("", bedrocktest.Call{ID: "t1", Name: "send"}),
 		bedrocktest.Text("Sent."),
 	))
-	_, err := keyboard.WriteString("send it\ny\n\x04") // typed ahead: the chat's reader reads on
+	_, err := keyboard.WriteString("send it\ny\n") // typed ahead: the chat's reader reads on
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cmd := binaryCommand(ctx, testEnv(t), "-endpoint", srv.URL, "-tools", manifest, "-no-builtins", "-v")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0} // stdin, the tty
 	cmd.Stdin = tty
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	require.NoError(t, cmd.Run(), stderr.String())
+	var stdout bytes.Buffer
+	stderr := newWatched()
+	cmd.Stdout, cmd.Stderr = &stdout, stderr
+	require.NoError(t, cmd.Start())
+	stderr.waitFor(t, "> ", 2)
+	_, err = keyboard.WriteString("\x04")
+	require.NoError(t, err)
+	require.NoError(t, cmd.Wait(), stderr.String())
 	checkRace(t, 0, stderr.String())
 	assert.Equal(t, "Sent.\n", stdout.String())
 	assert.Contains(t, stderr.String(), "· send t1 approved")
