@@ -130,25 +130,8 @@ func echoRounds(rounds, size int) bedrocktest.Handler {
 // did not see its saves fails with ErrSessionChanged instead of saving over
 // them, and one restored from the store goes on.
 func TestSessionHeldByOneSend(t *testing.T) {
-	gate := make(chan struct{})
-	reg := echoTool(t, gate)
-	_, client := serve(t, echoRounds(1, 10))
-	store := converse.FileStore{Dir: t.TempDir()}
-	running := make(chan struct{})
-	first := converse.New(client, claude, reg, func(o *converse.Options) {
-		o.Session = &converse.Session{Store: store, ID: "s"}
-		o.OnEvent = func(ev converse.Event) {
-			if _, ok := ev.(converse.ToolStart); ok {
-				close(running)
-			}
-		}
-	})
-	done := make(chan error)
-	go func() {
-		_, err := first.Send(context.Background(), "first")
-		done <- err
-	}()
-	<-running
+	s := sendInTool(t)
+	gate, reg, client, store, first, done := s.gate, s.reg, s.client, s.store, s.first, s.done
 
 	second := converse.New(client, claude, reg, func(o *converse.Options) { o.Session = &converse.Session{Store: store, ID: "s"} })
 	_, err := second.Send(context.Background(), "second")
@@ -307,25 +290,8 @@ func TestStaleTemporaryFiles(t *testing.T) {
 // its revision at its next save: it fails with ErrSessionChanged instead of
 // writing over the other's steps, which the file keeps.
 func TestSessionLostLock(t *testing.T) {
-	gate := make(chan struct{})
-	reg := echoTool(t, gate)
-	_, client := serve(t, echoRounds(1, 10))
-	store := converse.FileStore{Dir: t.TempDir()}
-	running := make(chan struct{})
-	first := converse.New(client, claude, reg, func(o *converse.Options) {
-		o.Session = &converse.Session{Store: store, ID: "s"}
-		o.OnEvent = func(ev converse.Event) {
-			if _, ok := ev.(converse.ToolStart); ok {
-				close(running)
-			}
-		}
-	})
-	done := make(chan error)
-	go func() {
-		_, err := first.Send(context.Background(), "first")
-		done <- err
-	}()
-	<-running
+	s := sendInTool(t)
+	gate, reg, store, done := s.gate, s.reg, s.store, s.done
 	require.NoError(t, os.Remove(filepath.Join(store.Dir, ".s.lock")))
 
 	st, err := store.Load(context.Background(), "s")
@@ -344,4 +310,38 @@ func TestSessionLostLock(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, second.History(), st.Messages, "nothing saved over the second conversation")
 	assert.Equal(t, second.State().Revision, st.Revision)
+}
+
+// heldSend is a Send of the FileStore session "s" held in its tool call
+// until gate is closed; done gets its error.
+type heldSend struct {
+	gate   chan struct{}
+	reg    *tools.Registry
+	client *bedrockruntime.Client
+	store  converse.FileStore
+	first  *converse.Conversation
+	done   chan error
+}
+
+// sendInTool starts a heldSend and returns once its tool call runs.
+func sendInTool(t *testing.T) heldSend {
+	t.Helper()
+	h := heldSend{gate: make(chan struct{}), store: converse.FileStore{Dir: t.TempDir()}, done: make(chan error)}
+	h.reg = echoTool(t, h.gate)
+	_, h.client = serve(t, echoRounds(1, 10))
+	running := make(chan struct{})
+	h.first = converse.New(h.client, claude, h.reg, func(o *converse.Options) {
+		o.Session = &converse.Session{Store: h.store, ID: "s"}
+		o.OnEvent = func(ev converse.Event) {
+			if _, ok := ev.(converse.ToolStart); ok {
+				close(running)
+			}
+		}
+	})
+	go func() {
+		_, err := h.first.Send(context.Background(), "first")
+		h.done <- err
+	}()
+	<-running
+	return h
 }
