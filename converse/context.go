@@ -284,3 +284,19 @@ func (c *Conversation) summarized(ctx context.Context, model string, t *turnResu
 	}
 	return c.trimmed(ctx, pt)
 }
+
+// PromptCaching reports whether the model takes prompt cache points, where
+// Options.PromptCache places them (Claude 3.5 Haiku, 3.7 Sonnet, Claude 4
+// and later; Amazon Nova). For another model PromptCache does nothing.
+func PromptCaching(modelID string) bool {
+	_, ok := models.Parse(modelID).Cache()
+	return ok
+}
+
+// NativeStructuredOutput reports whether a structured Send with the model
+// gives its schema natively (outputConfig.textFormat), which constrains the
+// answer; for the other models the answer is a call of a final tool whose
+// input is validated.
+func NativeStructuredOutput(modelID string) bool {
+	return models.Parse(modelID).NativeStructuredOutput()
+}

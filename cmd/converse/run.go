@@ -284,6 +284,7 @@ func newSession(ctx context.Context, s *settings, rec *recording.Recording, reg 
 		}
 		p.tracef("· auth: %s\n", b.auth)
 	}
+	traceNoEffect(p, s, ss.model)
 	if st := conv.State(); s.session != "" && len(st.Messages) > 0 {
 		p.tracef("· session %s loaded: %s with %s\n", s.session, shown.Count(len(st.Messages), "message"), shown.Printable(st.ModelID))
 	}
@@ -293,6 +294,22 @@ func newSession(ctx context.Context, s *settings, rec *recording.Recording, reg 
 		}
 	}
 	return ss, nil
+}
+
+// traceNoEffect says in the -v trace what the flags do for model, when it
+// is not what they say: -cache on a model without prompt caching, and how
+// -schema's answer is given.
+func traceNoEffect(p *printer, s *settings, model string) {
+	if s.cache && !converse.PromptCaching(model) {
+		p.tracef("· -cache has no effect: %s has no prompt caching\n", shown.Printable(model))
+	}
+	switch {
+	case s.request.schema == nil:
+	case converse.NativeStructuredOutput(model):
+		p.tracef("· -schema: %s answers in the schema natively (outputConfig.textFormat)\n", shown.Printable(model))
+	default:
+		p.tracef("· -schema: %s has no native structured output: the answer is a call of a final tool, its input validated\n", shown.Printable(model))
+	}
 }
 
 // conversationOptions sets what the flags say of a conversation with model, at the

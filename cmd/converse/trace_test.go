@@ -57,3 +57,36 @@ func TestTraceSaysRetriesAndSetup(t *testing.T) {
 		"· session "+session+" loaded: 2 messages with "+defaultModel+"\n")
 	assert.Regexp(t, `· model call failed \(ThrottlingException: [^)]*\); retry 1 in [0-9.]+m?s\n`, out.stderr)
 }
+
+// TestTraceSaysWhatFlagsDo: -v says that -cache does nothing for a model
+// without prompt caching (and nothing of it for one with), and how -schema's
+// answer is given: natively, or by a final tool.
+func TestTraceSaysWhatFlagsDo(t *testing.T) {
+	schema := writeSchema(t, `{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`)
+	const llama, nova = "us.meta.llama3-3-70b-instruct-v1:0", "us.amazon.nova-pro-v1:0"
+	for _, tt := range []struct {
+		name  string
+		args  []string
+		reply *bedrocktest.Reply
+		want  string
+		not   string
+	}{
+		{"cache without caching", []string{"-model", llama, "-cache"}, bedrocktest.Text("Hi."), "· -cache has no effect: " + llama + " has no prompt caching\n", ""},
+		{"cache with caching", []string{"-model", nova, "-cache"}, bedrocktest.Text("Hi."), "", "-cache has no effect"},
+		{"schema natively", []string{"-schema", schema}, bedrocktest.Text(`{"city":"Paris"}`), "· -schema: " + defaultModel + " answers in the schema natively (outputConfig.textFormat)\n", ""},
+		{"schema by a final tool", []string{"-model", nova, "-schema", schema},
+			bedrocktest.ToolUse("", bedrocktest.Call{ID: "f1", Name: "final_answer", Input: map[string]any{"city": "Paris"}}),
+			"· -schema: " + nova + " has no native structured output: the answer is a call of a final tool, its input validated\n", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := newServer(t, bedrocktest.Script(tt.reply))
+			out := runInProcess(t, nil, append(append([]string{"-endpoint", srv.URL, "-v"}, tt.args...), "Hi")...)
+			if tt.want != "" {
+				assert.Contains(t, out.stderr, tt.want)
+			}
+			if tt.not != "" {
+				assert.NotContains(t, out.stderr, tt.not)
+			}
+		})
+	}
+}
