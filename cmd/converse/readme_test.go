@@ -143,7 +143,9 @@ func TestReadmeSnippets(t *testing.T) {
 	))
 	run := exec.CommandContext(ctx, bin)
 	run.Env = testEnv(t, "AWS_ENDPOINT_URL_BEDROCK_RUNTIME="+srv.URL)
+	var stderr strings.Builder
+	run.Stderr = &stderr
 	stdout, err := run.Output()
-	require.NoError(t, err)
+	require.NoError(t, err, "the README's example program failed; its stderr:\n%s", stderr.String())
 	assert.Equal(t, "It is 21°C in Paris.\nend_turn, 2 turns, 30 tokens\n", string(stdout))
 }
