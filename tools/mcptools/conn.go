@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -326,7 +327,7 @@ func (c heardConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	switch {
 	case err == nil:
 		c.h.answered.Store(true)
-	case !errors.Is(err, io.EOF) && ctx.Err() == nil:
+	case !ended(err) && ctx.Err() == nil:
 		c.h.mu.Lock()
 		if c.h.unreadable == nil {
 			c.h.unreadable = err
@@ -334,4 +335,11 @@ func (c heardConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		c.h.mu.Unlock()
 	}
 	return msg, err
+}
+
+// ended reports whether a read failed because the server's output ended
+// (it exited, and its pipe was closed), not because what it sent could not
+// be read.
+func ended(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, os.ErrClosed) || errors.Is(err, io.ErrClosedPipe)
 }
