@@ -30,6 +30,11 @@
 //
 // The model's text goes to standard output as it arrives, turn by turn;
 // diagnostics, and with -v a trace, go to standard error.
+// When standard error is a terminal (and neither -v nor -json is given,
+// and TERM is set and not dumb), one status line there says what runs:
+// the turn, how long the model call has taken, the tools running and for
+// how long; it is redrawn in place a few times a second and erased before
+// the model's text, the approval prompt and the end of the run.
 //
 // # Flags
 //

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -109,6 +110,15 @@ func helperTool(mode string, args []string) int {
 			return 1
 		}
 		time.Sleep(time.Hour)
+	case "await": // reads a line from the pipe args[0], the test's gate, and answers
+		f, err := os.Open(args[0])
+		if err != nil {
+			return 1
+		}
+		line, _ := bufio.NewReader(f).ReadString('\n')
+		f.Close()
+		b, _ := json.Marshal(strings.TrimSpace(line))
+		os.Stdout.Write(b)
 	case "fail":
 		fmt.Fprintln(os.Stderr, "something broke")
 		return 3

@@ -22,10 +22,14 @@ type printer struct {
 	stdout, stderr io.Writer
 	noText         bool         // -json: stdout holds the JSON object only
 	trace          *trace.Trace // -v, else nil
+	status         *status      // the live status line at the terminal, else nil
 	midLine        bool         // text was written without its final newline
 }
 
 func (p *printer) event(ev converse.Event) {
+	if _, text := ev.(converse.Text); !text || !p.noText {
+		p.status.event(ev) // erased before the text prints
+	}
 	switch e := ev.(type) {
 	case converse.Text:
 		if p.noText || e.Text == "" {

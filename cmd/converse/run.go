@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
 	"time"
 
@@ -104,6 +105,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err != nil {
 		return err
 	}
+	sess.print.status = newStatus(tty, s, os.Getenv("TERM"))
 	if s.session != "" {
 		resumed, err := sess.resume(ctx, stdin)
 		if err != nil {
@@ -364,11 +366,14 @@ func retryReason(err error) string {
 // as it arrived; here come the -json object, the -record file and the
 // failure, if any.
 func (ss *session) send(ctx context.Context, prompt string) error {
+	ss.print.status.begin()
 	if ss.s.request.schema == nil {
 		res, err := ss.conv.Send(ctx, prompt)
+		ss.print.status.end()
 		return ss.report(res, err)
 	}
 	answer, res, err := converse.StructuredJSON(ctx, ss.conv, prompt, ss.s.request.schema)
+	ss.print.status.end()
 	ss.structured = answer
 	defer func() { ss.structured = nil }()
 	if err == nil && !ss.s.json {

@@ -244,7 +244,9 @@ func (ss *session) resume(ctx context.Context, stdin io.Reader) (bool, error) {
 		}
 		decisions = append(decisions, d)
 	}
+	ss.print.status.begin()
 	res, err := ss.conv.Resume(ctx, decisions...)
+	ss.print.status.end()
 	if errors.Is(err, converse.ErrNothingToResume) {
 		return false, nil
 	}

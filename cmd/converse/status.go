@@ -1,0 +1,181 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/tooluse/bedrock/converse"
+)
+
+// statusEvery is how often the status line is redrawn, at most.
+const statusEvery = 250 * time.Millisecond
+
+// status is the live status line at the terminal, on standard error while
+// a Send or Resume runs: the turn, how long the model call has taken, the
+// tools running and for how long, redrawn in place. The printer feeds it
+// converse's events; a ticker redraws it. It is erased before the model's
+// text prints and while the approval prompt asks, and at the end of the
+// run. A nil *status shows nothing: stderr is no terminal, or -v, -json or
+// TERM=dumb (or unset) is.
+type status struct {
+	w     io.Writer // the terminal, as it is: the line is converse's own
+	width int       // the terminal's columns; the line never wraps
+
+	mu      sync.Mutex
+	turn    int
+	model   time.Time // when the model call began; zero while tools run or text prints
+	tools   []runningTool
+	hidden  bool   // the model's text or the approval prompt is on the line
+	drawn   string // what is on the line now
+	stop    chan struct{}
+	stopped chan struct{}
+}
+
+type runningTool struct {
+	id, name string
+	since    time.Time
+}
+
+// newStatus returns the status line for stderr on a terminal of type
+// termType ($TERM), or nil when there is none.
+func newStatus(stderr io.Writer, s *settings, termType string) *status {
+	if s.verbose || s.json || termType == "" || termType == "dumb" || !isTerminal(stderr) {
+		return nil
+	}
+	width, _, err := term.GetSize(int(stderr.(interface{ Fd() uintptr }).Fd()))
+	if err != nil || width < 20 {
+		width = 80
+	}
+	return &status{w: stderr, width: width}
+}
+
+// begin shows the line from the first model call of a Send or Resume on,
+// until end.
+func (st *status) begin() {
+	if st == nil {
+		return
+	}
+	st.mu.Lock()
+	st.turn, st.model, st.tools, st.hidden = 1, time.Now(), nil, false
+	st.stop, st.stopped = make(chan struct{}), make(chan struct{})
+	st.mu.Unlock()
+	go st.tick(st.stop, st.stopped)
+}
+
+func (st *status) tick(stop <-chan struct{}, stopped chan<- struct{}) {
+	defer close(stopped)
+	t := time.NewTicker(statusEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case now := <-t.C:
+			st.mu.Lock()
+			st.draw(st.line(now))
+			st.mu.Unlock()
+		}
+	}
+}
+
+// end stops the ticker and erases the line.
+func (st *status) end() {
+	if st == nil || st.stop == nil {
+		return
+	}
+	close(st.stop)
+	<-st.stopped
+	st.stop = nil
+	st.mu.Lock()
+	st.draw("")
+	st.mu.Unlock()
+}
+
+// event follows the conversation: a model call runs from the start and
+// from the end of the tools' round to its text or its end; the text and
+// the approval prompt hide the line.
+func (st *status) event(ev converse.Event) {
+	if st == nil {
+		return
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	now := time.Now()
+	switch e := ev.(type) {
+	case converse.Text:
+		if e.Text != "" {
+			st.hidden = true
+			st.draw("") // before the text prints
+		}
+	case converse.ApprovalRequested:
+		st.hidden = true
+		st.draw("")
+	case converse.ApprovalDecided:
+		st.hidden = false
+	case converse.TurnEnd:
+		st.turn, st.model, st.hidden = e.Turn, time.Time{}, false
+		st.draw("")
+	case converse.ToolStart:
+		st.turn = e.Turn
+		st.tools = append(st.tools, runningTool{e.ID, e.Name, now})
+	case converse.ToolEnd:
+		for i, t := range st.tools {
+			if t.id == e.ID {
+				st.tools = append(st.tools[:i], st.tools[i+1:]...)
+				break
+			}
+		}
+		if len(st.tools) == 0 {
+			st.turn, st.model = e.Turn+1, now
+		}
+	}
+}
+
+// line is the status at now: "converse: turn 2 · model call 3s" or
+// "converse: turn 1 · running fetch 4s, search 1s"; empty when hidden or
+// when nothing runs.
+func (st *status) line(now time.Time) string {
+	if st.hidden {
+		return ""
+	}
+	var b strings.Builder
+	switch {
+	case len(st.tools) > 0:
+		fmt.Fprintf(&b, "converse: turn %d · running", st.turn)
+		for i, t := range st.tools {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, " %s %s", visible(t.name), seconds(now.Sub(t.since)))
+		}
+	case !st.model.IsZero():
+		fmt.Fprintf(&b, "converse: turn %d · model call %s", st.turn, seconds(now.Sub(st.model)))
+	default:
+		return ""
+	}
+	line := []rune(b.String())
+	if len(line) >= st.width {
+		line = append(line[:st.width-2], '…')
+	}
+	return string(line)
+}
+
+// draw puts line in place of the one drawn, if it differs: back to the
+// line's start and clear it, then line.
+func (st *status) draw(line string) {
+	if line == st.drawn {
+		return
+	}
+	io.WriteString(st.w, "\r\x1b[K"+line)
+	st.drawn = line
+}
+
+// seconds is d in whole seconds, as the line shows it.
+func seconds(d time.Duration) string {
+	return fmt.Sprintf("%ds", int(d/time.Second))
+}
