@@ -13,7 +13,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/tooluse/bedrock/converse"
-	"github.com/tooluse/bedrock/internal/shown"
+	"github.com/tooluse/bedrock/converse/trace"
 )
 
 // chatHelp is what /help shows.
@@ -39,7 +39,7 @@ of lines is one message, sent with Enter. Ctrl-C during a turn cancels it.
 // leave; an interruption from outside (SIGTERM) ends the chat.
 func (ss *session) chat(ctx context.Context, in io.Reader, tty io.Writer) error {
 	stderr := ss.print.stderr
-	fmt.Fprintf(stderr, "Chatting with %s: Ctrl-C cancels a turn, Ctrl-D leaves; /help lists the commands.\n", shown.Printable(ss.model))
+	fmt.Fprintf(stderr, "Chatting with %s: Ctrl-C cancels a turn, Ctrl-D leaves; /help lists the commands.\n", trace.Printable(ss.model))
 	fd := int(in.(interface{ Fd() uintptr }).Fd()) // a terminal, which readPrompt checked
 	if state, err := term.GetState(fd); err == nil {
 		defer term.Restore(fd, state) // however the chat ends, a read in progress too
@@ -155,7 +155,7 @@ func (ss *session) command(ctx context.Context, line string) (exit bool, err err
 		ss.conv = ss.reset()
 		fmt.Fprintln(ss.print.stderr, "A new conversation.")
 	default:
-		return false, fmt.Errorf("unknown command %s: /help lists them; //TEXT sends /TEXT", shown.Short(name))
+		return false, fmt.Errorf("unknown command %s: /help lists them; //TEXT sends /TEXT", trace.Short(name))
 	}
 	return false, nil
 }
@@ -167,11 +167,11 @@ func (ss *session) history(w io.Writer) {
 		for _, b := range m.Content {
 			switch b := b.(type) {
 			case *types.ContentBlockMemberText:
-				fmt.Fprintf(w, "%s: %s\n", m.Role, shown.Short(b.Value))
+				fmt.Fprintf(w, "%s: %s\n", m.Role, trace.Short(b.Value))
 			case *types.ContentBlockMemberToolUse:
-				fmt.Fprintf(w, "%s: → %s %s\n", m.Role, shown.Printable(aws.ToString(b.Value.Name)), shown.Printable(aws.ToString(b.Value.ToolUseId)))
+				fmt.Fprintf(w, "%s: → %s %s\n", m.Role, trace.Printable(aws.ToString(b.Value.Name)), trace.Printable(aws.ToString(b.Value.ToolUseId)))
 			case *types.ContentBlockMemberToolResult:
-				fmt.Fprintf(w, "%s: ← %s %s\n", m.Role, shown.Printable(aws.ToString(b.Value.ToolUseId)), b.Value.Status)
+				fmt.Fprintf(w, "%s: ← %s %s\n", m.Role, trace.Printable(aws.ToString(b.Value.ToolUseId)), b.Value.Status)
 			}
 		}
 	}
@@ -190,6 +190,6 @@ func (ss *session) save(path string) error {
 	if err := os.WriteFile(path, append(b, '\n'), 0o600); err != nil {
 		return fmt.Errorf("/save: %w", err)
 	}
-	fmt.Fprintf(ss.print.stderr, "Saved %s to %s.\n", shown.Count(len(ss.conv.History()), "message"), shown.Printable(path))
+	fmt.Fprintf(ss.print.stderr, "Saved %s to %s.\n", plural(len(ss.conv.History()), "message"), trace.Printable(path))
 	return nil
 }

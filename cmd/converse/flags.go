@@ -13,7 +13,7 @@ import (
 
 	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/agentcore"
-	"github.com/tooluse/bedrock/internal/shown"
+	"github.com/tooluse/bedrock/converse/trace"
 )
 
 // defaultModel is the model used without -model or BEDROCK_MODEL_ID: the US
@@ -264,7 +264,7 @@ func (s *settings) budget() *converse.Budget {
 // any model call.
 func (s *settings) checkPrices(model string) error {
 	if _, ok := converse.PricesOf(model); s.maxCost > 0 && !ok {
-		return usagef("-max-cost: the prices of model %s are not known to converse, so its cost cannot be counted", shown.Printable(model))
+		return usagef("-max-cost: the prices of model %s are not known to converse, so its cost cannot be counted", trace.Printable(model))
 	}
 	return nil
 }

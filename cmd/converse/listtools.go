@@ -8,7 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/tooluse/bedrock/internal/shown"
+	"github.com/tooluse/bedrock/converse/trace"
 	"github.com/tooluse/bedrock/tools"
 	"github.com/tooluse/bedrock/tools/mcptools"
 )
@@ -71,7 +71,7 @@ func listTools(w io.Writer, reg *tools.Registry, origin func(string) string, asJ
 		if t.Approval {
 			approval = "asks"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", shown.Printable(t.Name), shown.Printable(t.Origin), approval, shown.Short(t.Description))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", trace.Printable(t.Name), trace.Printable(t.Origin), approval, trace.Short(t.Description))
 	}
 	return tw.Flush()
 }

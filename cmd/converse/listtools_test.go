@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"github.com/tooluse/bedrock/internal/shown"
+	"github.com/tooluse/bedrock/converse/trace"
 )
 
 // TestListTools: converse tools (and -list-tools) lists the tools a run
@@ -56,5 +56,5 @@ func builtinDescription(t *testing.T, name string) string {
 	require.NoError(t, err)
 	tool, ok := reg.Lookup(name)
 	require.True(t, ok)
-	return shown.Short(tool.Description())
+	return trace.Short(tool.Description())
 }

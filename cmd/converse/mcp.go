@@ -19,7 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 
-	"github.com/tooluse/bedrock/internal/shown"
+	"github.com/tooluse/bedrock/converse/trace"
 	"github.com/tooluse/bedrock/tools"
 	"github.com/tooluse/bedrock/tools/mcptools"
 )
@@ -148,7 +148,7 @@ func startMCP(ctx context.Context, s *settings, reg *tools.Registry, stderr io.W
 	}
 	if s.verbose {
 		for _, st := range b.Servers() {
-			fmt.Fprintf(stderr, "· MCP server %s started: %d tools\n", shown.Printable(st.Name), st.Tools)
+			fmt.Fprintf(stderr, "· MCP server %s started: %d tools\n", trace.Printable(st.Name), st.Tools)
 		}
 	}
 	return b, func() { _ = b.Close() }, nil

@@ -11,7 +11,6 @@ import (
 	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/recording"
 	"github.com/tooluse/bedrock/converse/trace"
-	"github.com/tooluse/bedrock/internal/shown"
 )
 
 // printer shows a conversation as it happens: assistant text on stdout,
@@ -61,7 +60,7 @@ func (p *printer) citations(cits []converse.Citation) {
 		return
 	}
 	for i, c := range cits {
-		fmt.Fprintf(p.stdout, "[%d] %s\n", i+1, shown.Printable(c.String()))
+		fmt.Fprintf(p.stdout, "[%d] %s\n", i+1, trace.Printable(c.String()))
 	}
 }
 
@@ -167,4 +166,12 @@ func (r redacting) Write(p []byte) (int, error) {
 		return 0, err
 	}
 	return len(p), nil
+}
+
+// plural is n things, such as "1 message" or "2 messages".
+func plural(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }

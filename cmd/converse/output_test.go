@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tooluse/bedrock/converse/bedrocktest"
-	"github.com/tooluse/bedrock/internal/shown"
+	"github.com/tooluse/bedrock/converse/trace"
 )
 
 // TestTraceIsSafe: the -v trace caps a huge prompt as it caps tool input,
@@ -34,7 +34,7 @@ func TestTraceIsSafe(t *testing.T) {
 	assert.NotContains(t, out.stderr, "\x07")
 	for _, line := range strings.Split(out.stderr, "\n") {
 		if strings.HasPrefix(line, "> ") {
-			assert.LessOrEqual(t, utf8.RuneCountInString(line), shown.MaxRunes+2, "the prompt line")
+			assert.LessOrEqual(t, utf8.RuneCountInString(line), trace.MaxRunes+2, "the prompt line")
 		}
 	}
 	mustContain(t, "stderr", out.stderr,

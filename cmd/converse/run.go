@@ -20,7 +20,6 @@ import (
 	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/recording"
 	"github.com/tooluse/bedrock/converse/trace"
-	"github.com/tooluse/bedrock/internal/shown"
 	"github.com/tooluse/bedrock/tools"
 )
 
@@ -123,7 +122,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		sess.listTools = func(w io.Writer) error { return listTools(w, reg, toolOrigins(s, fns, bridge), false) }
 		return sess.chat(ctx, stdin, tty)
 	}
-	sess.print.tracef("> %s\n", shown.Short(prompt))
+	sess.print.tracef("> %s\n", trace.Short(prompt))
 	return sess.send(ctx, prompt)
 }
 
@@ -278,9 +277,9 @@ func newSession(ctx context.Context, s *settings, rec *recording.Recording, reg 
 		return nil, err
 	}
 	if s.replay != "" {
-		p.tracef("· model %s, replaying %s offline\n", shown.Printable(ss.model), s.replay)
+		p.tracef("· model %s, replaying %s offline\n", trace.Printable(ss.model), s.replay)
 	} else {
-		p.tracef("· model %s in region %s\n", shown.Printable(ss.model), b.region)
+		p.tracef("· model %s in region %s\n", trace.Printable(ss.model), b.region)
 		if s.endpoint != "" {
 			p.tracef("· endpoint %s (-endpoint)\n", s.endpoint)
 		}
@@ -288,11 +287,11 @@ func newSession(ctx context.Context, s *settings, rec *recording.Recording, reg 
 	}
 	traceNoEffect(p, s, ss.model)
 	if st := conv.State(); s.session != "" && len(st.Messages) > 0 {
-		p.tracef("· session %s loaded: %s with %s\n", s.session, shown.Count(len(st.Messages), "message"), shown.Printable(st.ModelID))
+		p.tracef("· session %s loaded: %s with %s\n", s.session, plural(len(st.Messages), "message"), trace.Printable(st.ModelID))
 	}
 	if s.verbose {
 		b.retried = func(attempt int, wait time.Duration, why error) {
-			p.tracef("· model call failed (%s); retry %d in %v\n", shown.Short(retryReason(why)), attempt, shown.Duration(wait))
+			p.tracef("· model call failed (%s); retry %d in %v\n", trace.Short(retryReason(why)), attempt, wait.Round(time.Millisecond))
 		}
 	}
 	return ss, nil
@@ -303,14 +302,14 @@ func newSession(ctx context.Context, s *settings, rec *recording.Recording, reg 
 // -schema's answer is given.
 func traceNoEffect(p *printer, s *settings, model string) {
 	if s.cache && !converse.PromptCaching(model) {
-		p.tracef("· -cache has no effect: %s has no prompt caching\n", shown.Printable(model))
+		p.tracef("· -cache has no effect: %s has no prompt caching\n", trace.Printable(model))
 	}
 	switch {
 	case s.request.schema == nil:
 	case converse.NativeStructuredOutput(model):
-		p.tracef("· -schema: %s answers in the schema natively (outputConfig.textFormat)\n", shown.Printable(model))
+		p.tracef("· -schema: %s answers in the schema natively (outputConfig.textFormat)\n", trace.Printable(model))
 	default:
-		p.tracef("· -schema: %s has no native structured output: the answer is a call of a final tool, its input validated\n", shown.Printable(model))
+		p.tracef("· -schema: %s has no native structured output: the answer is a call of a final tool, its input validated\n", trace.Printable(model))
 	}
 }
 

@@ -13,7 +13,7 @@ import (
 	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/agentcore"
 	"github.com/tooluse/bedrock/converse/recording"
-	"github.com/tooluse/bedrock/internal/shown"
+	"github.com/tooluse/bedrock/converse/trace"
 )
 
 // serve is converse serve: the conversations of the flags' model and tools
@@ -85,7 +85,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 	if err != nil {
 		return usagef("-addr %s: %w", s.addr, err)
 	}
-	fmt.Fprintf(stderr, "converse: serving %s on http://%s (POST /invocations, GET /ping), sessions in %s\n", shown.Printable(model), ln.Addr(), s.sessions)
+	fmt.Fprintf(stderr, "converse: serving %s on http://%s (POST /invocations, GET /ping), sessions in %s\n", trace.Printable(model), ln.Addr(), s.sessions)
 	// The invocations' contexts end with ctx: each stops at its next step,
 	// and Shutdown waits for them to answer.
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}

@@ -17,7 +17,7 @@ import (
 
 	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/dynamostore"
-	"github.com/tooluse/bedrock/internal/shown"
+	"github.com/tooluse/bedrock/converse/trace"
 	"github.com/tooluse/bedrock/tools"
 )
 
@@ -111,7 +111,7 @@ func openConversation(ctx context.Context, s *settings, client converse.Client, 
 		return nil, &usageError{sessionError(s.session, err)}
 	}
 	if s.set["model"] && st.ModelID != model {
-		return nil, usagef("-session %s is a conversation with %s, not %s", s.session, shown.Printable(st.ModelID), shown.Printable(model))
+		return nil, usagef("-session %s is a conversation with %s, not %s", s.session, trace.Printable(st.ModelID), trace.Printable(model))
 	}
 	conv, err := converse.Restore(client, reg, st, withStore(st.ModelID))
 	if err != nil {
@@ -172,7 +172,7 @@ func (ss *session) approver(stdin io.Reader) func(context.Context, converse.Call
 		ss.print.endText()
 		// The question starts afresh and quotes the tool's name, so that
 		// what the model wrote before cannot hide or imitate it.
-		question := fmt.Sprintf("Run %s %s? [y/N] ", strconv.Quote(call.Tool), shown.Short(string(call.Input)))
+		question := fmt.Sprintf("Run %s %s? [y/N] ", strconv.Quote(call.Tool), trace.Short(string(call.Input)))
 		answer, asked, ok := ss.ask(ctx, stdin, question)
 		switch {
 		case !asked:

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-
-	"github.com/tooluse/bedrock/internal/shown"
 )
 
 // Handler returns a slog.Handler that writes the library's log records
@@ -50,7 +48,7 @@ func (h *handler) Handle(_ context.Context, r slog.Record) error {
 	case r.Level >= slog.LevelWarn:
 		b.WriteString("warning: ")
 	}
-	b.WriteString(shown.Printable(strings.TrimPrefix(r.Message, "converse: ")))
+	b.WriteString(Printable(strings.TrimPrefix(r.Message, "converse: ")))
 	for _, a := range h.attrs {
 		writeAttr(&b, "", a)
 	}
@@ -76,7 +74,7 @@ func writeAttr(b *strings.Builder, prefix string, a slog.Attr) {
 	if a.Equal(slog.Attr{}) {
 		return
 	}
-	fmt.Fprintf(b, " %s=%s", shown.Printable(prefix+a.Key), shown.Printable(v.String()))
+	fmt.Fprintf(b, " %s=%s", Printable(prefix+a.Key), Printable(v.String()))
 }
 
 func (h *handler) WithAttrs(attrs []slog.Attr) slog.Handler {

@@ -32,7 +32,6 @@ import (
 	"sync"
 
 	"github.com/tooluse/bedrock/converse"
-	"github.com/tooluse/bedrock/internal/shown"
 )
 
 // Trace writes the trace of one or more conversations to a writer, each
@@ -65,7 +64,7 @@ func (t *Trace) Result(res *converse.Result) {
 	if res.CostUSD != nil {
 		cost = "; " + usd(*res.CostUSD)
 	}
-	t.Printf("· total: %s, tokens %d in, %d out%s%s\n", shown.Count(res.Turns, "model call"), res.Usage.InputTokens, res.Usage.OutputTokens, cacheNote(res.Usage), cost)
+	t.Printf("· total: %s, tokens %d in, %d out%s%s\n", count(res.Turns, "model call"), res.Usage.InputTokens, res.Usage.OutputTokens, cacheNote(res.Usage), cost)
 }
 
 // Event writes the line of ev, if it has one: tool calls as they start
@@ -78,24 +77,24 @@ func (t *Trace) Result(res *converse.Result) {
 func (t *Trace) Event(ev converse.Event) {
 	switch e := ev.(type) {
 	case converse.TurnEnd:
-		t.Printf("· turn %d: %s; tokens %d in, %d out%s%s\n", e.Turn, shown.Printable(string(e.StopReason)), e.Usage.InputTokens, e.Usage.OutputTokens, cacheNote(e.Usage), costNote(e.Model, e.Usage))
+		t.Printf("· turn %d: %s; tokens %d in, %d out%s%s\n", e.Turn, Printable(string(e.StopReason)), e.Usage.InputTokens, e.Usage.OutputTokens, cacheNote(e.Usage), costNote(e.Model, e.Usage))
 	case converse.Trimmed:
 		t.Printf("· turn %d: %s: %d messages dropped, %d tool results shortened; about %d tokens, now %d\n",
 			e.Turn, trimReason(e), e.DroppedMessages, e.ShortenedResults, e.TokensBefore, e.TokensAfter)
 	case converse.ToolStart:
-		t.Printf("→ %s %s %s\n", shown.Printable(e.Name), shown.Printable(e.ID), shown.Short(string(e.Input)))
+		t.Printf("→ %s %s %s\n", Printable(e.Name), Printable(e.ID), Short(string(e.Input)))
 	case converse.ToolEnd:
 		t.toolEnd(e)
 	case converse.AnswerRejected:
-		t.Printf("· turn %d: answer rejected and sent back (%s): %s\n", e.Turn, shown.Short(e.Reason), shown.Short(e.Answer))
+		t.Printf("· turn %d: answer rejected and sent back (%s): %s\n", e.Turn, Short(e.Reason), Short(e.Answer))
 	case converse.Fallback:
-		t.Printf("· turn %d: %s\n", e.Turn, shown.Short(e.Reason))
+		t.Printf("· turn %d: %s\n", e.Turn, Short(e.Reason))
 	case converse.ModelFallback:
-		t.Printf("· turn %d: model %s failed (%s); trying %s\n", e.Turn, shown.Printable(e.From), shown.Short(e.Err.Error()), shown.Printable(e.To))
+		t.Printf("· turn %d: model %s failed (%s); trying %s\n", e.Turn, Printable(e.From), Short(e.Err.Error()), Printable(e.To))
 	case converse.ApprovalDecided:
-		t.Printf("· %s %s %s\n", shown.Printable(e.Call.Tool), shown.Printable(e.Call.ID), decided(e.Decision))
+		t.Printf("· %s %s %s\n", Printable(e.Call.Tool), Printable(e.Call.ID), decided(e.Decision))
 	case converse.Resumed:
-		t.Printf("· resuming the session: %s, %s\n", shown.Count(e.Messages, "message"), shown.Count(e.Decisions, "decision"))
+		t.Printf("· resuming the session: %s, %s\n", count(e.Messages, "message"), count(e.Decisions, "decision"))
 	}
 }
 
@@ -105,13 +104,13 @@ func (t *Trace) toolEnd(e converse.ToolEnd) {
 		result = e.Err.Error()
 	}
 	if errors.Is(e.Err, converse.ErrCallInterrupted) { // it ran in a process that died: no duration
-		t.Printf("← %s %s %s: %s\n", shown.Printable(e.Name), shown.Printable(e.ID), e.Status, shown.Short(result))
+		t.Printf("← %s %s %s: %s\n", Printable(e.Name), Printable(e.ID), e.Status, Short(result))
 		return
 	}
 	if e.Abandoned {
 		result += " (answered before the tool returned; it is being stopped)"
 	}
-	t.Printf("← %s %s %s in %v: %s\n", shown.Printable(e.Name), shown.Printable(e.ID), e.Status, shown.Duration(e.Duration), withMedia(shown.Short(result), e.Media))
+	t.Printf("← %s %s %s in %v: %s\n", Printable(e.Name), Printable(e.ID), e.Status, duration(e.Duration), withMedia(Short(result), e.Media))
 }
 
 // decided is a decision as the trace shows it: "approved", "denied by the
@@ -119,10 +118,10 @@ func (t *Trace) toolEnd(e converse.ToolEnd) {
 func decided(d converse.Decision) string {
 	s := string(d.Verdict)
 	if d.By != "" {
-		s += " by " + shown.Short(d.By)
+		s += " by " + Short(d.By)
 	}
 	if d.Reason != "" {
-		s += ": " + shown.Short(d.Reason)
+		s += ": " + Short(d.Reason)
 	}
 	return s
 }
@@ -135,7 +134,7 @@ func withMedia(result string, media []converse.MediaInfo) string {
 		if result != "" {
 			result += " "
 		}
-		result += shown.Printable(m.String())
+		result += Printable(m.String())
 	}
 	return result
 }

@@ -1,7 +1,7 @@
-// Package shown is how converse's traces show text that models, tools and
-// servers control: on one line, capped, with no character a terminal would
-// act on. The CLI and the converse/trace package share it.
-package shown
+package trace
+
+// How a trace shows text that models, tools and servers control: on one
+// line, capped, with no character a terminal would act on.
 
 import (
 	"fmt"
@@ -53,17 +53,17 @@ func Printable(s string) string {
 	return s
 }
 
-// Count is n things, such as "1 message" or "2 messages".
-func Count(n int, thing string) string {
+// count is n things, such as "1 message" or "2 messages".
+func count(n int, thing string) string {
 	if n == 1 {
 		return "1 " + thing
 	}
 	return fmt.Sprintf("%d %ss", n, thing)
 }
 
-// Duration is d rounded as a trace shows it: to the microsecond under a
+// duration is d rounded as a trace shows it: to the microsecond under a
 // millisecond, to 100 µs under a second, else to the millisecond.
-func Duration(d time.Duration) time.Duration {
+func duration(d time.Duration) time.Duration {
 	switch {
 	case d < time.Millisecond:
 		return d.Round(time.Microsecond)

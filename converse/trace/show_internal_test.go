@@ -1,4 +1,4 @@
-package shown
+package trace
 
 import (
 	"strings"
@@ -49,9 +49,9 @@ func TestPrintable(t *testing.T) {
 }
 
 func TestCountAndDuration(t *testing.T) {
-	assert.Equal(t, "1 message", Count(1, "message"))
-	assert.Equal(t, "0 decisions", Count(0, "decision"))
-	assert.Equal(t, 1200*time.Microsecond, Duration(1234*time.Microsecond))
-	assert.Equal(t, 2*time.Second+3*time.Millisecond, Duration(2*time.Second+3456*time.Microsecond))
-	assert.Equal(t, 12*time.Microsecond, Duration(12345*time.Nanosecond))
+	assert.Equal(t, "1 message", count(1, "message"))
+	assert.Equal(t, "0 decisions", count(0, "decision"))
+	assert.Equal(t, 1200*time.Microsecond, duration(1234*time.Microsecond))
+	assert.Equal(t, 2*time.Second+3*time.Millisecond, duration(2*time.Second+3456*time.Microsecond))
+	assert.Equal(t, 12*time.Microsecond, duration(12345*time.Nanosecond))
 }
