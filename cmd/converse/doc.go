@@ -33,8 +33,10 @@
 // When standard error is a terminal (and neither -v nor -json is given,
 // and TERM is set and not dumb), one status line there says what runs:
 // the turn, how long the model call has taken, the tools running and for
-// how long; it is redrawn in place a few times a second and erased before
-// the model's text, the approval prompt and the end of the run.
+// how long, and what an MCP server last reported of a call's progress; it
+// is redrawn in place a few times a second and erased before the model's
+// text, the approval prompt and the end of the run. With -v, each progress
+// notification of an MCP server is a trace line.
 //
 // # Flags
 //

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -126,13 +127,18 @@ func awsCredentials(profile string) aws.CredentialsProvider {
 // startMCP starts the servers of the -mcp file, if any, and adds their
 // tools to reg. The returned function stops them. A server that fails to
 // start is an error naming it.
-func startMCP(ctx context.Context, s *settings, reg *tools.Registry, stderr io.Writer) (*mcptools.Bridge, func(), error) {
+func startMCP(ctx context.Context, s *settings, reg *tools.Registry, stderr io.Writer, progress *progressRelay) (*mcptools.Bridge, func(), error) {
 	if s.mcpFile == "" {
 		return nil, func() {}, nil
 	}
 	servers, err := loadMCP(s.mcpFile, s.verbose, stderr)
 	if err != nil {
 		return nil, nil, err
+	}
+	if progress != nil {
+		for i := range servers {
+			servers[i].Progress = progress.send
+		}
 	}
 	b, err := mcptools.Connect(ctx, reg, servers...)
 	if err != nil {
@@ -334,4 +340,26 @@ func approval(raw json.RawMessage) (func(string, mcptools.Annotations) bool, err
 		return func(_ string, a mcptools.Annotations) bool { return a.Destructive }, nil
 	}
 	return nil, fmt.Errorf(`"approve" %s: want true, false or "destructive"`, raw)
+}
+
+// progressRelay hands the MCP servers' progress notifications to whoever
+// shows them, set once the run's printer exists; before that, and with
+// none set, they are dropped.
+type progressRelay struct {
+	mu   sync.Mutex
+	show func(mcptools.Progress)
+}
+
+func (r *progressRelay) set(show func(mcptools.Progress)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.show = show
+}
+
+func (r *progressRelay) send(p mcptools.Progress) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.show != nil {
+		r.show(p)
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/recording"
 	"github.com/tooluse/bedrock/converse/trace"
+	"github.com/tooluse/bedrock/tools/mcptools"
 )
 
 // printer shows a conversation as it happens: assistant text on stdout,
@@ -174,4 +175,16 @@ func plural(n int, thing string) string {
 		return "1 " + thing
 	}
 	return fmt.Sprintf("%d %ss", n, thing)
+}
+
+// progress shows an MCP server's progress notification: on the status
+// line, and with -v as a trace line. The server's words are untrusted:
+// one line, capped, printable.
+func (p *printer) progress(n mcptools.Progress) {
+	what := trace.Short(n.Message)
+	if n.Total > 0 {
+		what = strings.TrimSpace(fmt.Sprintf("%g/%g %s", n.Progress, n.Total, what))
+	}
+	p.status.progress(n.CallID, what)
+	p.tracef("· %s: %s\n", trace.Printable(n.Server+"__"+n.Tool), what)
 }

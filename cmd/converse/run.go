@@ -71,7 +71,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err != nil {
 		return err
 	}
-	bridge, stopMCP, err := startMCP(ctx, s, reg, stderr)
+	progress := &progressRelay{}
+	bridge, stopMCP, err := startMCP(ctx, s, reg, stderr, progress)
 	if err != nil {
 		return err
 	}
@@ -105,6 +106,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return err
 	}
 	sess.print.status = newStatus(tty, s, os.Getenv("TERM"))
+	progress.set(sess.print.progress)
 	if s.session != "" {
 		resumed, err := sess.resume(ctx, stdin)
 		if err != nil {

@@ -43,7 +43,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 	if err != nil {
 		return err
 	}
-	_, stopMCP, err := startMCP(ctx, s, reg, stderr)
+	_, stopMCP, err := startMCP(ctx, s, reg, stderr, nil)
 	if err != nil {
 		return err
 	}

@@ -39,6 +39,7 @@ type status struct {
 type runningTool struct {
 	id, name string
 	since    time.Time
+	progress string // what its MCP server last said of it
 }
 
 // newStatus returns the status line for stderr on a terminal of type
@@ -122,7 +123,7 @@ func (st *status) event(ev converse.Event) {
 		st.draw("")
 	case converse.ToolStart:
 		st.turn = e.Turn
-		st.tools = append(st.tools, runningTool{e.ID, e.Name, now})
+		st.tools = append(st.tools, runningTool{id: e.ID, name: e.Name, since: now})
 	case converse.ToolEnd:
 		for i, t := range st.tools {
 			if t.id == e.ID {
@@ -132,6 +133,20 @@ func (st *status) event(ev converse.Event) {
 		}
 		if len(st.tools) == 0 {
 			st.turn, st.model = e.Turn+1, now
+		}
+	}
+}
+
+// progress notes what an MCP server said of the running call id.
+func (st *status) progress(id, what string) {
+	if st == nil {
+		return
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for i := range st.tools {
+		if st.tools[i].id == id {
+			st.tools[i].progress = what
 		}
 	}
 }
@@ -152,6 +167,9 @@ func (st *status) line(now time.Time) string {
 				b.WriteByte(',')
 			}
 			fmt.Fprintf(&b, " %s %s", visible(t.name), seconds(now.Sub(t.since)))
+			if t.progress != "" {
+				fmt.Fprintf(&b, " (%s)", t.progress)
+			}
 		}
 	case !st.model.IsZero():
 		fmt.Fprintf(&b, "converse: turn %d · model call %s", st.turn, seconds(now.Sub(st.model)))

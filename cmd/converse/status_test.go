@@ -128,9 +128,11 @@ func TestStatusLineText(t *testing.T) {
 	start := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	st := &status{w: io.Discard, width: 80, turn: 1, model: start}
 	assert.Equal(t, "converse: turn 1 · model call 2s", st.line(start.Add(2500*time.Millisecond)))
-	st.tools = []runningTool{{"a", "fetch", start}, {"b", "evil\x1b[2J", start.Add(time.Second)}}
+	st.tools = []runningTool{{id: "a", name: "fetch", since: start}, {id: "b", name: "evil\x1b[2J", since: start.Add(time.Second)}}
 	st.turn = 2
 	assert.Equal(t, "converse: turn 2 · running fetch 4s, evil^[[2J 3s", st.line(start.Add(4*time.Second)))
+	st.progress("a", "1/2 half way")
+	assert.Equal(t, "converse: turn 2 · running fetch 4s (1/2 half way), evil^[[2J 3s", st.line(start.Add(4*time.Second)), "an MCP server's progress")
 	st.width = 24
 	assert.Equal(t, "converse: turn 2 · run…", st.line(start))
 	st.event(converse.ApprovalRequested{Turn: 2})

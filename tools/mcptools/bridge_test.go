@@ -342,3 +342,48 @@ func TestConnectFailureStopsTheOtherStarts(t *testing.T) {
 	assert.Nil(t, b)
 	assert.Contains(t, err.Error(), `mcptools: server "missing": `)
 }
+
+// TestProgress: with Server.Progress, a call is sent with a progress token
+// and the server's notifications for it arrive, while it runs, with the
+// call's id, in order, the server's text as it came.
+func TestProgress(t *testing.T) {
+	heard, ended := make(chan struct{}), make(chan struct{})
+	t.Cleanup(func() { close(ended) })
+	server := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	mcp.AddTool(server, &mcp.Tool{Name: "progress", Description: "Reports its progress twice, then answers."},
+		func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, echoOut, error) {
+			for i, msg := range []string{"half way", "\x1b[2Jdone"} {
+				if err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: req.Params.GetProgressToken(),
+					Progress: float64(i + 1), Total: 2, Message: msg}); err != nil {
+					return nil, echoOut{}, err
+				}
+			}
+			select { // answers once its notifications were heard: while it ran
+			case <-heard:
+			case <-ended:
+			}
+			return nil, echoOut{Echo: "finished"}, nil
+		})
+	var mu sync.Mutex
+	var got []mcptools.Progress
+	srv := inMemory(t, "s", server)
+	srv.Progress = func(p mcptools.Progress) {
+		mu.Lock()
+		defer mu.Unlock()
+		if got = append(got, p); len(got) == 2 {
+			close(heard)
+		}
+	}
+	_, reg := connect(t, srv)
+	tool, ok := reg.Lookup("s__progress")
+	require.True(t, ok)
+	out, err := tool.Call(tools.WithCallID(context.Background(), "tooluse_7"), json.RawMessage(`{}`))
+	require.NoError(t, err)
+	assert.Contains(t, fmt.Sprintf("%s", out), "finished")
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, []mcptools.Progress{
+		{Server: "s", Tool: "progress", CallID: "tooluse_7", Progress: 1, Total: 2, Message: "half way"},
+		{Server: "s", Tool: "progress", CallID: "tooluse_7", Progress: 2, Total: 2, Message: "\x1b[2Jdone"},
+	}, got, "untrusted text, for the caller to show safely")
+}

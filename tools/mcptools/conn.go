@@ -36,11 +36,15 @@ const (
 // conn is the connection to one server: a session, made again when the
 // server dies, and the slots of the calls in flight.
 type conn struct {
-	cfg     Server
-	client  *mcp.Client
-	slots   chan struct{} // a token per call in flight
-	lock    chan struct{} // held while the session is read or made; a channel, so that waiting ends with ctx
-	watches sync.WaitGroup
+	cfg    Server
+	client *mcp.Client
+	slots  chan struct{} // a token per call in flight
+	// inFlight are the calls sent with a progress token, by token, while
+	// they run (with Server.Progress); tokens numbers them.
+	inFlight sync.Map
+	tokens   atomic.Int64
+	lock     chan struct{} // held while the session is read or made; a channel, so that waiting ends with ctx
+	watches  sync.WaitGroup
 	// refreshing is held while the tools are listed again.
 	refreshing sync.Mutex
 
@@ -54,10 +58,30 @@ type conn struct {
 
 func newConn(cfg Server, onListChanged func()) *conn {
 	c := &conn{cfg: cfg, slots: make(chan struct{}, cfg.Concurrency), lock: make(chan struct{}, 1)}
-	c.client = mcp.NewClient(&mcp.Implementation{Name: "converse", Version: "1"}, &mcp.ClientOptions{
+	opts := &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { onListChanged() },
-	})
+	}
+	if cfg.Progress != nil {
+		opts.ProgressNotificationHandler = c.progressed
+	}
+	c.client = mcp.NewClient(&mcp.Implementation{Name: "converse", Version: "1"}, opts)
 	return c
+}
+
+// progressed hands a progress notification for a call in flight to
+// Server.Progress; one for no such call is dropped.
+func (c *conn) progressed(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+	token, ok := req.Params.ProgressToken.(string)
+	if !ok {
+		return
+	}
+	v, ok := c.inFlight.Load(token)
+	if !ok {
+		return
+	}
+	p := v.(Progress)
+	p.Progress, p.Total, p.Message = req.Params.Progress, req.Params.Total, req.Params.Message
+	c.cfg.Progress(p)
 }
 
 // acquire takes the lock, or fails when ctx ends first.
@@ -239,7 +263,15 @@ func (c *conn) call(ctx context.Context, tool string, input json.RawMessage) (an
 		return nil, err
 	}
 	ctx, ex := watched(ctx)
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: input})
+	params := &mcp.CallToolParams{Name: tool, Arguments: input}
+	if c.cfg.Progress != nil {
+		id := tools.CallID(ctx)
+		token := fmt.Sprintf("%s#%d", id, c.tokens.Add(1))
+		c.inFlight.Store(token, Progress{Server: c.cfg.Name, Tool: tool, CallID: id})
+		defer c.inFlight.Delete(token)
+		params.SetProgressToken(token)
+	}
+	res, err := cs.CallTool(ctx, params)
 	if err != nil {
 		return nil, c.failed(ctx, cs, ex, err)
 	}

@@ -61,14 +61,14 @@ type Server struct {
 	// Include, if not empty, names the server's tools to offer (by the
 	// server's names); Exclude names tools not to offer.
 	Include, Exclude []string
-	// ApprovalPolicy, if set, is asked for each tool when it is listed: true makes
-	// its calls need approval (tools.Options.ApprovalPolicy), such as for the
-	// tools whose annotations say they are destructive.
+	// ApprovalPolicy, if set, is asked for each tool when it is listed:
+	// true makes its calls need approval (tools.Options.RequireApproval),
+	// such as for the tools whose annotations say they are destructive.
 	ApprovalPolicy func(tool string, a Annotations) bool
 	// TrustAnnotations says that the server is trusted to describe its
 	// tools. The MCP specification has clients treat a server's tool
 	// annotations as untrusted unless the server is: without
-	// TrustAnnotations, Approve and Bridge.Annotations get only the
+	// TrustAnnotations, ApprovalPolicy and Bridge.Annotations get only the
 	// protocol's most cautious hints (destructive, open-world, neither
 	// read-only nor idempotent) and the title, whatever the server
 	// declares, so that a server calling its deleting tool read-only does
@@ -83,6 +83,24 @@ type Server struct {
 	// Concurrency bounds the calls in flight to the server; zero means
 	// DefaultConcurrency, 1 makes calls sequential.
 	Concurrency int
+	// Progress, if set, receives the server's progress notifications for
+	// the calls of its tools (MCP's progress utility): each call is sent
+	// with a progress token, which the server may report on. What a
+	// server reports is untrusted text. Progress is called on the
+	// connection's goroutine and must not block.
+	Progress func(Progress)
+}
+
+// Progress is a server's progress notification for a call of one of its
+// tools.
+type Progress struct {
+	Server string // the server's Name
+	Tool   string // the server's name for the tool
+	CallID string // the call's id (tools.CallID), if it had one
+	// Progress is how far the call is, and Total how far it goes (0 when
+	// the server does not know); Message says so in words.
+	Progress, Total float64
+	Message         string
 }
 
 // Annotations are the hints a server gives about a tool, with the
