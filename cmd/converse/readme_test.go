@@ -137,15 +137,27 @@ func TestReadmeSnippets(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "example")
 	out, err = exec.CommandContext(ctx, "go", "build", "-o", bin, "./"+filepath.Join(dir, "program")).CombinedOutput()
 	require.NoError(t, err, "%s", out)
-	srv := newServer(t, bedrocktest.Script(
-		bedrocktest.ToolUse("", bedrocktest.Call{ID: "t1", Name: "get_weather", Input: map[string]any{"city": "Paris"}}),
-		bedrocktest.Text("It is 21°C in Paris."),
-	))
-	run := exec.CommandContext(ctx, bin)
-	run.Env = testEnv(t, "AWS_ENDPOINT_URL_BEDROCK_RUNTIME="+srv.URL)
+	// The example's plain SDK client meets the SDK's loopback trap (see
+	// converse/internal/httpbody: a stream after a Converse call on one
+	// client drops its connection about once in a hundred, "use of closed
+	// network connection"), which a remote endpoint does not set: that
+	// failure, and only that, is tried once more on a fresh server.
+	var stdout []byte
 	var stderr strings.Builder
-	run.Stderr = &stderr
-	stdout, err := run.Output()
+	for attempt := 1; ; attempt++ {
+		srv := newServer(t, bedrocktest.Script(
+			bedrocktest.ToolUse("", bedrocktest.Call{ID: "t1", Name: "get_weather", Input: map[string]any{"city": "Paris"}}),
+			bedrocktest.Text("It is 21°C in Paris."),
+		))
+		run := exec.CommandContext(ctx, bin)
+		run.Env = testEnv(t, "AWS_ENDPOINT_URL_BEDROCK_RUNTIME="+srv.URL)
+		stderr.Reset()
+		run.Stderr = &stderr
+		stdout, err = run.Output()
+		if err == nil || attempt == 2 || !strings.Contains(stderr.String(), "use of closed network connection") {
+			break
+		}
+	}
 	require.NoError(t, err, "the README's example program failed; its stderr:\n%s", stderr.String())
 	assert.Equal(t, "It is 21°C in Paris.\nend_turn, 2 turns, 30 tokens\n", string(stdout))
 }
