@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -130,16 +131,7 @@ func TestSessionCrashAndResume(t *testing.T) {
 		bedrocktest.ToolUse("", bedrocktest.Call{ID: "m1", Name: "mark"}),
 		bedrocktest.ToolUse("", bedrocktest.Call{ID: "h1", Name: "hang"}),
 	))
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd := binaryCommand(ctx, testEnv(t), "-endpoint", first.URL, "-tools", manifest, "-no-builtins", "-session", session, "go")
-	require.NoError(t, cmd.Start())
-	line := make([]byte, 32)
-	n, err := pipe.Read(line) // the hanging tool runs
-	require.NoError(t, err)
-	pid, err := strconv.Atoi(strings.TrimSpace(string(line[:n])))
-	require.NoError(t, err)
-	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+	cmd := startUntilHang(t, pipe, first.URL, manifest, session)
 	require.NoError(t, cmd.Process.Kill())
 	_ = cmd.Wait()
 	require.Equal(t, 2, runs(t, marks))
@@ -227,16 +219,7 @@ func TestSessionTwoProcesses(t *testing.T) {
 	manifest := writeManifest(t, `{"tools": [{"name": "hang", "description": "Marks and hangs.", "timeout": "1h",
 		"command": [`+quote(os.Args[0])+`, "helper-tool", "mark-hang", `+quote(marks)+`, `+quote(pidPipe)+`]}]}`)
 	first := newServer(t, bedrocktest.Script(bedrocktest.ToolUse("", bedrocktest.Call{ID: "h1", Name: "hang"})))
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd := binaryCommand(ctx, testEnv(t), "-endpoint", first.URL, "-tools", manifest, "-no-builtins", "-session", session, "go")
-	require.NoError(t, cmd.Start())
-	line := make([]byte, 32)
-	n, err := pipe.Read(line) // the hanging tool runs
-	require.NoError(t, err)
-	pid, err := strconv.Atoi(strings.TrimSpace(string(line[:n])))
-	require.NoError(t, err)
-	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+	cmd := startUntilHang(t, pipe, first.URL, manifest, session)
 
 	second := newServer(t, bedrocktest.Script(bedrocktest.Text("Recovered.")))
 	for _, args := range [][]string{{"another prompt"}, {}} {
@@ -253,4 +236,22 @@ func TestSessionTwoProcesses(t *testing.T) {
 	require.Equal(t, 0, out.code, out.stderr)
 	assert.Equal(t, "Recovered.\n", out.stdout)
 	assert.Equal(t, 1, runs(t, marks), "no call ran twice")
+}
+
+// startUntilHang runs converse with prompt "go" on session, with the
+// manifest whose hang tool writes its pid to pipe, and returns once that
+// tool runs (the tool is killed at the test's end).
+func startUntilHang(t *testing.T, pipe *os.File, url, manifest, session string) *exec.Cmd {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	cmd := binaryCommand(ctx, testEnv(t), "-endpoint", url, "-tools", manifest, "-no-builtins", "-session", session, "go")
+	require.NoError(t, cmd.Start())
+	line := make([]byte, 32)
+	n, err := pipe.Read(line) // the hanging tool runs
+	require.NoError(t, err)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(line[:n])))
+	require.NoError(t, err)
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+	return cmd
 }
