@@ -141,7 +141,7 @@ func TestLimiterUnderQuota(t *testing.T) {
 	for _, row := range rows {
 		t.Run(row.name, func(t *testing.T) {
 			if row.zeroTimers && raceDetector {
-				t.Skip("its waits of 0 in a synctest bubble crash the race detector of Go 1.26 (see raceDetector)")
+				t.Skip("its waits of 0 in a synctest bubble crash the race detector of Go 1.26 (see raceDetector); make test runs it without -race (make quota)")
 			}
 			got := runUnderQuota(t, n, quota, row.retryer, row.lim())
 			report += fmt.Sprintf("| %s | %d of %d | %d | %d | %.1f%% | %.0f |\n",
