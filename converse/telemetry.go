@@ -3,6 +3,8 @@ package converse
 import (
 	"context"
 	"errors"
+	"reflect"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/smithy-go"
@@ -91,15 +93,11 @@ var (
 // providers every span is non-recording, and attributes are only built for
 // recording spans.
 type telemetry struct {
-	tracer       trace.Tracer
-	duration     metric.Float64Histogram
-	tokens       metric.Int64Histogram
-	firstChunk   metric.Float64Histogram
-	toolDuration metric.Float64Histogram
-	model        string
-	chatName     string // of the model calls' spans: "chat {model}"
-	content      bool   // record prompts, tool arguments and results
-	agentName    string
+	*instruments
+	model     string
+	chatName  string // of the model calls' spans: "chat {model}"
+	content   bool   // record prompts, tool arguments and results
+	agentName string
 	// ids are the attributes of every span: the conversation's id and the
 	// agent's name, when set.
 	ids []attribute.KeyValue
@@ -119,26 +117,61 @@ func newTelemetry(model string, o *Options) *telemetry {
 	if mp == nil {
 		mp = otel.GetMeterProvider()
 	}
-	meter := mp.Meter(instrumentationName)
-	t := &telemetry{tracer: tp.Tracer(instrumentationName), model: model, chatName: opChat + " " + model, content: content, agentName: agentName}
+	t := &telemetry{instruments: instrumentsOf(tp, mp), model: model, chatName: opChat + " " + model, content: content, agentName: agentName}
 	if conversationID != "" {
 		t.ids = append(t.ids, keyConversationID.String(conversationID))
 	}
 	if agentName != "" {
 		t.ids = append(t.ids, keyAgentName.String(agentName))
 	}
+	return t
+}
+
+// instruments are the tracer and the instruments a pair of providers made.
+type instruments struct {
+	tp           trace.TracerProvider
+	mp           metric.MeterProvider
+	tracer       trace.Tracer
+	duration     metric.Float64Histogram
+	tokens       metric.Int64Histogram
+	firstChunk   metric.Float64Histogram
+	toolDuration metric.Float64Histogram
+}
+
+// lastInstruments are those of the last providers a conversation was made
+// with. A program makes its conversations with the same providers, and
+// instruments are safe for concurrent use: made for each conversation,
+// they were 1% of the CPU of a loopback conversation (BENCHMARKS.md).
+var lastInstruments atomic.Pointer[instruments]
+
+// instrumentsOf returns the instruments of tp and mp, made once for as long
+// as conversations are made with the same providers.
+func instrumentsOf(tp trace.TracerProvider, mp metric.MeterProvider) *instruments {
+	if in := lastInstruments.Load(); in != nil && same(in.tp, tp) && same(in.mp, mp) {
+		return in
+	}
+	meter := mp.Meter(instrumentationName)
+	in := &instruments{tp: tp, mp: mp, tracer: tp.Tracer(instrumentationName)}
 	duration := func(name, desc string) metric.Float64Histogram {
 		h, err := meter.Float64Histogram(name, metric.WithUnit("s"), metric.WithDescription(desc),
 			metric.WithExplicitBucketBoundaries(durationBuckets...))
 		return instrument(h, err, metric.Float64Histogram(noop.Float64Histogram{}))
 	}
-	t.duration = duration(metricDuration, "GenAI operation duration.")
-	t.firstChunk = duration(metricFirstChunk, "Time to receive the first chunk of a streamed response.")
-	t.toolDuration = duration(metricToolDuration, "Duration of a tool call.")
+	in.duration = duration(metricDuration, "GenAI operation duration.")
+	in.firstChunk = duration(metricFirstChunk, "Time to receive the first chunk of a streamed response.")
+	in.toolDuration = duration(metricToolDuration, "Duration of a tool call.")
 	tokens, err := meter.Int64Histogram(metricTokenUsage, metric.WithUnit("{token}"),
 		metric.WithDescription("Number of input and output tokens used."), metric.WithExplicitBucketBoundaries(tokenBuckets...))
-	t.tokens = instrument(tokens, err, metric.Int64Histogram(noop.Int64Histogram{}))
-	return t
+	in.tokens = instrument(tokens, err, metric.Int64Histogram(noop.Int64Histogram{}))
+	lastInstruments.Store(in)
+	return in
+}
+
+// same reports whether a and b are the same provider. A provider of a type
+// that cannot be compared is never the same, rather than a panic.
+func same(a, b any) bool {
+	t := reflect.TypeOf(a)
+	return t == reflect.TypeOf(b) && t != nil && t.Comparable() && a == b
 }
 
 // instrument keeps an instrument the meter made, or fallback if it made

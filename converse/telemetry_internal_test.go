@@ -11,10 +11,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/semconv/v1.41.0/genaiconv"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/tooluse/bedrock/tools"
 )
@@ -155,4 +158,28 @@ func BenchmarkTelemetryOverhead(b *testing.B) {
 	for b.Loop() {
 		conversationTelemetry(ctx, e, out)
 	}
+}
+
+// unhashableTracers is a TracerProvider of a type that cannot be compared.
+type unhashableTracers struct {
+	trace.TracerProvider
+	_ []int
+}
+
+// TestInstrumentsAreShared: conversations made with the same providers
+// share one tracer and one set of instruments; other providers get their
+// own, and a provider that cannot be compared is not a panic.
+func TestInstrumentsAreShared(t *testing.T) {
+	tp := sdktrace.NewTracerProvider()
+	mp := sdkmetric.NewMeterProvider()
+	with := func(tp trace.TracerProvider, mp metric.MeterProvider) *telemetry {
+		return newTelemetry("m", &Options{TracerProvider: tp, MeterProvider: mp})
+	}
+	first := with(tp, mp)
+	assert.Same(t, first.instruments, with(tp, mp).instruments, "same providers")
+	assert.NotSame(t, first.instruments, with(sdktrace.NewTracerProvider(), mp).instruments, "another tracer provider")
+	assert.NotSame(t, first.instruments, with(tp, sdkmetric.NewMeterProvider()).instruments, "another meter provider")
+	odd := unhashableTracers{TracerProvider: tp}
+	assert.NotPanics(t, func() { with(odd, mp) })
+	assert.NotSame(t, with(odd, mp).instruments, with(odd, mp).instruments, "a provider that cannot be compared")
 }
