@@ -156,8 +156,8 @@ func PricesOf(modelID string) (Prices, bool) {
 // whether they are known: Options.Prices for the conversation's own model,
 // the price table's for it and for a fallback model.
 func (c *Conversation) pricesOf(model string) (Prices, bool) {
-	if c.opts.Prices != nil && model == c.modelID {
-		return *c.opts.Prices, true
+	if model == c.modelID {
+		return c.prices, c.priced
 	}
 	return PricesOf(model)
 }
