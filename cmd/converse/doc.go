@@ -133,7 +133,8 @@
 // shown, not acted on: ESC as ^[, CR as ^M, C1 controls and bidirectional
 // overrides as \u escapes; newline and tab are kept. A file or a pipe gets
 // the text as it is. The approval prompt resets the terminal and clears
-// its line first, and quotes the tool's name.
+// its line first, quotes the tool's name, and shows the whole input, however
+// long, in compact JSON.
 //
 // # Serving on Bedrock AgentCore Runtime
 //

@@ -2,7 +2,9 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -172,7 +174,7 @@ func (ss *session) approver(stdin io.Reader) func(context.Context, converse.Call
 		ss.print.endText()
 		// The question starts afresh and quotes the tool's name, so that
 		// what the model wrote before cannot hide or imitate it.
-		question := fmt.Sprintf("Run %s %s? [y/N] ", strconv.Quote(call.Tool), trace.Short(string(call.Input)))
+		question := fmt.Sprintf("Run %s %s? [y/N] ", strconv.Quote(call.Tool), approvalInput(call.Input))
 		answer, asked, ok := ss.ask(ctx, stdin, question)
 		switch {
 		case !asked:
@@ -186,6 +188,18 @@ func (ss *session) approver(stdin io.Reader) func(context.Context, converse.Call
 		}
 		return converse.Deny(call.ID, "the user", "not approved at the terminal"), nil
 	}
+}
+
+// approvalInput is the input of a call as the approval question shows it:
+// all of it, as the user approves all of it (the trace's cut at 300
+// characters could hide what matters), in compact JSON, which keeps the
+// strings as they are, and quoted if a character of it does not print.
+func approvalInput(in json.RawMessage) string {
+	var b bytes.Buffer
+	if err := json.Compact(&b, in); err != nil {
+		return trace.Printable(string(in))
+	}
+	return trace.Printable(b.String())
 }
 
 // ask puts question on a reset, cleared line of the terminal and reads the

@@ -58,13 +58,42 @@ func TestOutputToPipeUnchanged(t *testing.T) {
 // -v trace shares the terminal and its escaping.
 func TestApprovalPromptCannotBeForged(t *testing.T) {
 	t.Parallel()
+	forged := "\x1b[2J\x1b]0;calculator\x07\x1b]52;c;eQ==\x07Sure.\nRun calculator {\"a\":1}? [y/N] \x1b[8m"
+	screen, marks := askOnTerminal(t, forged, map[string]any{"path": "/"})
+	assert.Zero(t, runs(t, marks), "danger never runs without a yes")
+	mustContain(t, "the terminal", screen, "^[[2J^[]0;calculator^G^[]52;c;eQ==^GSure.", "^[[8m", "Done.",
+		"· danger d1 denied by the user: not approved at the terminal") // the -v trace, on the same terminal
+	prompt := resetLine + `Run "danger" {"path":"/"}? [y/N] `
+	before, _, found := strings.Cut(screen, prompt)
+	require.True(t, found, "the prompt, after a reset: %q", screen)
+	assert.NotContains(t, strings.Replace(screen, resetLine, "", 1), "\x1b", "converse's reset is the only escape sequence on the terminal")
+	assert.True(t, strings.HasSuffix(before, "\n"), "the prompt starts on a line of its own: %q", before)
+}
+
+// TestApprovalPromptShowsTheWholeInput: the approval question shows all of
+// a call's input, however long, with its strings as they are (the -v
+// trace's cut at 300 characters could hide what is approved).
+func TestApprovalPromptShowsTheWholeInput(t *testing.T) {
+	t.Parallel()
+	path := "/tmp/" + strings.Repeat("a", 400) + "  /../../home"
+	screen, marks := askOnTerminal(t, "Cleaning up.", map[string]any{"path": path})
+	assert.Zero(t, runs(t, marks), "danger never runs without a yes")
+	mustContain(t, "the terminal", screen, resetLine+`Run "danger" {"path":"`+path+`"}? [y/N] `)
+}
+
+// askOnTerminal runs the binary on a terminal, standard output and error
+// included, as a user does, with -v, against a model that writes text and
+// calls danger, a tool that needs approval, with input; "n" is typed ahead
+// as the answer. It returns what the terminal showed and the file of
+// danger's runs.
+func askOnTerminal(t *testing.T, text string, input map[string]any) (screen, marks string) {
+	t.Helper()
 	tty, keyboard := openTerminal(t)
-	marks := filepath.Join(t.TempDir(), "marks")
+	marks = filepath.Join(t.TempDir(), "marks")
 	manifest := writeManifest(t, `{"tools": [{"name": "danger", "description": "Deletes.", "approve": true,
 		"command": [`+quote(os.Args[0])+`, "helper-tool", "mark", `+quote(marks)+`]}]}`)
-	forged := "\x1b[2J\x1b]0;calculator\x07\x1b]52;c;eQ==\x07Sure.\nRun calculator {\"a\":1}? [y/N] \x1b[8m"
 	srv := newServer(t, bedrocktest.Script(
-		bedrocktest.ToolUse(forged, bedrocktest.Call{ID: "d1", Name: "danger", Input: map[string]any{"path": "/"}}),
+		bedrocktest.ToolUse(text, bedrocktest.Call{ID: "d1", Name: "danger", Input: input}),
 		bedrocktest.Text("Done."),
 	))
 	_, err := keyboard.WriteString("n\n") // typed ahead: the answer to the prompt
@@ -81,16 +110,8 @@ func TestApprovalPromptCannotBeForged(t *testing.T) {
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
 	runErr := cmd.Run()
 	tty.Close()
-	screen := <-shown
+	screen = <-shown
 	checkRace(t, 0, screen)
 	require.NoError(t, runErr, screen)
-
-	assert.Zero(t, runs(t, marks), "danger never runs without a yes")
-	mustContain(t, "the terminal", screen, "^[[2J^[]0;calculator^G^[]52;c;eQ==^GSure.", "^[[8m", "Done.",
-		"· danger d1 denied by the user: not approved at the terminal") // the -v trace, on the same terminal
-	prompt := resetLine + `Run "danger" {"path":"/"}? [y/N] `
-	before, _, found := strings.Cut(screen, prompt)
-	require.True(t, found, "the prompt, after a reset: %q", screen)
-	assert.NotContains(t, strings.Replace(screen, resetLine, "", 1), "\x1b", "converse's reset is the only escape sequence on the terminal")
-	assert.True(t, strings.HasSuffix(before, "\n"), "the prompt starts on a line of its own: %q", before)
+	return screen, marks
 }
