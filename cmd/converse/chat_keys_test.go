@@ -142,12 +142,8 @@ func TestChatCtrlCAtThePrompt(t *testing.T) {
 func TestChatCtrlCMidTool(t *testing.T) {
 	t.Parallel()
 	tty, keyboard := openTerminal(t)
-	dir := t.TempDir()
-	marks, pidPipe := filepath.Join(dir, "marks"), filepath.Join(dir, "pid")
-	require.NoError(t, syscall.Mkfifo(pidPipe, 0o600))
-	pipe, err := os.OpenFile(pidPipe, os.O_RDWR, 0)
-	require.NoError(t, err)
-	t.Cleanup(func() { pipe.Close() })
+	marks := filepath.Join(t.TempDir(), "marks")
+	pidPipe, pipe := pidPipe(t)
 	manifest := writeManifest(t, `{"tools": [{"name": "hang", "description": "Hangs.", "timeout": "1h",
 		"command": [`+quote(os.Args[0])+`, "helper-tool", "mark-hang", `+quote(marks)+`, `+quote(pidPipe)+`]}]}`)
 	srv := newServer(t, bedrocktest.Script(
@@ -164,7 +160,7 @@ func TestChatCtrlCMidTool(t *testing.T) {
 	require.NoError(t, cmd.Start())
 
 	stderr.waitFor(t, "> ", 1)
-	_, err = keyboard.WriteString("hang, please\r")
+	_, err := keyboard.WriteString("hang, please\r")
 	require.NoError(t, err)
 	line, err := bufio.NewReader(pipe).ReadString('\n') // the tool runs
 	require.NoError(t, err)

@@ -88,12 +88,8 @@ func TestDynamoSession(t *testing.T) {
 func TestDynamoSessionConflict(t *testing.T) {
 	t.Parallel()
 	env, session, store := dynamoEnv(t, "")
-	dir := t.TempDir()
-	marks, pidPipe := filepath.Join(dir, "marks"), filepath.Join(dir, "pid")
-	require.NoError(t, syscall.Mkfifo(pidPipe, 0o600))
-	pipe, err := os.OpenFile(pidPipe, os.O_RDWR, 0)
-	require.NoError(t, err)
-	t.Cleanup(func() { pipe.Close() })
+	marks := filepath.Join(t.TempDir(), "marks")
+	pidPipe, pipe := pidPipe(t)
 	manifest := writeManifest(t, `{"tools": [{"name": "hang", "description": "Marks and hangs.", "timeout": "1h",
 		"command": [`+quote(os.Args[0])+`, "helper-tool", "mark-hang", `+quote(marks)+`, `+quote(pidPipe)+`]}]}`)
 	first := newServer(t, bedrocktest.Script(bedrocktest.ToolUse("", bedrocktest.Call{ID: "h1", Name: "hang"}), bedrocktest.Text("Mine.")))

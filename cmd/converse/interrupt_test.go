@@ -7,7 +7,6 @@ import (
 	"errors"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -24,13 +23,7 @@ import (
 // the tool's whole process group, the child it started included, is gone.
 func TestInterruptKillsTools(t *testing.T) {
 	t.Parallel()
-	pidPipe := filepath.Join(t.TempDir(), "pids")
-	require.NoError(t, syscall.Mkfifo(pidPipe, 0o600))
-	// Open for reading and writing, the pipe waits for no writer, and a
-	// read waits for the tool's line.
-	pipe, err := os.OpenFile(pidPipe, os.O_RDWR, 0)
-	require.NoError(t, err)
-	t.Cleanup(func() { pipe.Close() })
+	pidPipe, pipe := pidPipe(t)
 	manifest := writeManifest(t, `{"tools": [{"name": "spawn", "description": "Spawns.",
 		"command": [`+quote(os.Args[0])+`, "helper-tool", "spawn", `+quote(pidPipe)+`], "timeout": "1h"}]}`)
 	srv := newServer(t, bedrocktest.Script(
@@ -48,7 +41,7 @@ func TestInterruptKillsTools(t *testing.T) {
 
 	pids := readPids(t, pipe, exited)
 	require.NoError(t, cmd.Process.Signal(os.Interrupt))
-	err = <-exited
+	err := <-exited
 	var exit *exec.ExitError
 	require.ErrorAs(t, err, &exit, "stderr:\n%s", stderr.String())
 	checkRace(t, exit.ExitCode(), stderr.String())

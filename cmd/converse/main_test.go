@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -294,4 +295,18 @@ func mustContain(t *testing.T, what, s string, wants ...string) {
 	for _, w := range wants {
 		assert.Contains(t, s, w, what)
 	}
+}
+
+// pidPipe makes a named pipe in a directory of the test's own, for a
+// helper tool ("mark-hang", "spawn") to write its pid to, and opens it for
+// reading and writing: the pipe then waits for no writer, and a read waits
+// for the tool's line. The pipe is closed at the test's end.
+func pidPipe(t *testing.T) (path string, pipe *os.File) {
+	t.Helper()
+	path = filepath.Join(t.TempDir(), "pid")
+	require.NoError(t, syscall.Mkfifo(path, 0o600))
+	pipe, err := os.OpenFile(path, os.O_RDWR, 0)
+	require.NoError(t, err)
+	t.Cleanup(func() { pipe.Close() })
+	return path, pipe
 }

@@ -43,12 +43,8 @@ func TestProgramsDieWithConverse(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			dir := t.TempDir()
-			marks, pidPipe := filepath.Join(dir, "marks"), filepath.Join(dir, "pid")
-			require.NoError(t, syscall.Mkfifo(pidPipe, 0o600))
-			pipe, err := os.OpenFile(pidPipe, os.O_RDWR, 0)
-			require.NoError(t, err)
-			t.Cleanup(func() { pipe.Close() })
+			marks := filepath.Join(t.TempDir(), "marks")
+			pidPipe, pipe := pidPipe(t)
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			cmd := binaryCommand(ctx, testEnv(t), tc.args(marks, pidPipe)...)

@@ -117,11 +117,8 @@ func TestChatApprovalOnTerminal(t *testing.T) {
 func TestSessionCrashAndResume(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	marks, pidPipe, session := filepath.Join(dir, "marks"), filepath.Join(dir, "pid"), filepath.Join(dir, "session.json")
-	require.NoError(t, syscall.Mkfifo(pidPipe, 0o600))
-	pipe, err := os.OpenFile(pidPipe, os.O_RDWR, 0)
-	require.NoError(t, err)
-	t.Cleanup(func() { pipe.Close() })
+	marks, session := filepath.Join(dir, "marks"), filepath.Join(dir, "session.json")
+	pidPipe, pipe := pidPipe(t)
 	self := quote(os.Args[0])
 	manifest := writeManifest(t, `{"tools": [
 		{"name": "mark", "description": "Marks.", "command": [`+self+`, "helper-tool", "mark", `+quote(marks)+`]},
@@ -211,11 +208,8 @@ func TestSessionWithoutPrompt(t *testing.T) {
 func TestSessionTwoProcesses(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	marks, pidPipe, session := filepath.Join(dir, "marks"), filepath.Join(dir, "pid"), filepath.Join(dir, "session.json")
-	require.NoError(t, syscall.Mkfifo(pidPipe, 0o600))
-	pipe, err := os.OpenFile(pidPipe, os.O_RDWR, 0)
-	require.NoError(t, err)
-	t.Cleanup(func() { pipe.Close() })
+	marks, session := filepath.Join(dir, "marks"), filepath.Join(dir, "session.json")
+	pidPipe, pipe := pidPipe(t)
 	manifest := writeManifest(t, `{"tools": [{"name": "hang", "description": "Marks and hangs.", "timeout": "1h",
 		"command": [`+quote(os.Args[0])+`, "helper-tool", "mark-hang", `+quote(marks)+`, `+quote(pidPipe)+`]}]}`)
 	first := newServer(t, bedrocktest.Script(bedrocktest.ToolUse("", bedrocktest.Call{ID: "h1", Name: "hang"})))
