@@ -141,7 +141,8 @@ type instruments struct {
 // lastInstruments are those of the last providers a conversation was made
 // with. A program makes its conversations with the same providers, and
 // instruments are safe for concurrent use: made for each conversation,
-// they were 1% of the CPU of a loopback conversation (BENCHMARKS.md).
+// they were, with the prices looked up at each model call, 1% of a
+// loopback conversation's instructions (BENCHMARKS.md).
 var lastInstruments atomic.Pointer[instruments]
 
 // instrumentsOf returns the instruments of tp and mp, made once for as long
