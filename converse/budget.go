@@ -157,7 +157,10 @@ func PricesOf(modelID string) (Prices, bool) {
 // the price table's for it and for a fallback model.
 func (c *Conversation) pricesOf(model string) (Prices, bool) {
 	if model == c.modelID {
-		return c.prices, c.priced
+		if c.prices == nil {
+			return Prices{}, false
+		}
+		return *c.prices, true
 	}
 	return PricesOf(model)
 }

@@ -72,8 +72,7 @@ type Conversation struct {
 	model   models.Model
 	exec    *Executor // one for all Sends, so that abandoned calls keep counting
 	tel     *telemetry
-	prices  Prices // of modelID, when priced: Options.Prices or the price table
-	priced  bool
+	prices  *Prices // of modelID: Options.Prices or the price table's; nil if unknown
 
 	sendMu sync.Mutex               // held for a whole Send, and for each step of the step API
 	cfg    *types.ToolConfiguration // ToolConfig of the first cfgLen tools; under sendMu
@@ -123,10 +122,10 @@ func New(client Client, modelID string, reg *tools.Registry, optFns ...func(*Opt
 	}
 	c.tel = newTelemetry(modelID, &c.opts)
 	c.exec = c.executor()
-	if c.opts.Prices != nil {
-		c.prices, c.priced = *c.opts.Prices, true
-	} else {
-		c.prices, c.priced = PricesOf(modelID)
+	if c.prices = c.opts.Prices; c.prices == nil {
+		if p, ok := PricesOf(modelID); ok {
+			c.prices = &p
+		}
 	}
 	return c
 }
