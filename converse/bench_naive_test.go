@@ -93,11 +93,20 @@ type naiveChat struct {
 }
 
 func newNaiveChat(b testing.TB, client converse.Client, reg *tools.Registry) *naiveChat {
-	cfg, err := converse.ToolConfig(reg, nil)
+	c, err := naiveChatFor(client, reg)
 	if err != nil {
 		b.Fatal(err)
 	}
-	return &naiveChat{client: client, config: cfg}
+	return c
+}
+
+// naiveChatFor is newNaiveChat, or why it could not start.
+func naiveChatFor(client converse.Client, reg *tools.Registry) (*naiveChat, error) {
+	cfg, err := converse.ToolConfig(reg, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &naiveChat{client: client, config: cfg}, nil
 }
 
 func (c *naiveChat) Send(ctx context.Context, text string) error {

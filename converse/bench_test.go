@@ -64,19 +64,24 @@ func benchWait(_ context.Context, in benchArgs) (int, error) {
 
 func benchRegistry(b testing.TB) *tools.Registry {
 	b.Helper()
-	add, err := tools.New("add", "Adds a and b.", benchAdd)
-	if err != nil {
-		b.Fatal(err)
-	}
-	sleep, err := tools.New("sleep", "Adds a and b, slowly.", benchSleep)
-	if err != nil {
-		b.Fatal(err)
-	}
-	reg, err := tools.NewRegistry(add, sleep)
+	reg, err := newBenchRegistry()
 	if err != nil {
 		b.Fatal(err)
 	}
 	return reg
+}
+
+// newBenchRegistry is benchRegistry's registry, or why it could not be made.
+func newBenchRegistry() (*tools.Registry, error) {
+	add, err := tools.New("add", "Adds a and b.", benchAdd)
+	if err != nil {
+		return nil, err
+	}
+	sleep, err := tools.New("sleep", "Adds a and b, slowly.", benchSleep)
+	if err != nil {
+		return nil, err
+	}
+	return tools.NewRegistry(add, sleep)
 }
 
 // benchCalls returns n calls of a tool, with distinct IDs and inputs.
