@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -100,12 +101,20 @@ func newNaiveChat(b testing.TB, client converse.Client, reg *tools.Registry) *na
 	return c
 }
 
+// naiveConfigs are the tool configurations of the naive chats, one a
+// registry, built by the first chat of the process that offers it.
+var naiveConfigs sync.Map // *tools.Registry -> *types.ToolConfiguration
+
 // naiveChatFor is newNaiveChat, or why it could not start.
 func naiveChatFor(client converse.Client, reg *tools.Registry) (*naiveChat, error) {
+	if cfg, ok := naiveConfigs.Load(reg); ok {
+		return &naiveChat{client: client, config: cfg.(*types.ToolConfiguration)}, nil
+	}
 	cfg, err := converse.ToolConfig(reg, nil)
 	if err != nil {
 		return nil, err
 	}
+	naiveConfigs.Store(reg, cfg)
 	return &naiveChat{client: client, config: cfg}, nil
 }
 
