@@ -3,7 +3,10 @@ package converse
 import (
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"slices"
+	"sync"
+	"weak"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
@@ -18,7 +21,9 @@ import (
 // choice may be nil (the model decides), or one of &types.ToolChoiceMemberAuto,
 // &types.ToolChoiceMemberAny and &types.ToolChoiceMemberTool (a named tool).
 // An empty or nil registry gives nil: Bedrock rejects a toolConfig with no
-// tools.
+// tools. The configuration is the caller's, but each tool's spec in it is
+// made once for as long as the tool lives, shared by every configuration
+// and request offering the tool: replace a spec, do not change it.
 func ToolConfig(reg *tools.Registry, choice types.ToolChoice) (*types.ToolConfiguration, error) {
 	if reg == nil || reg.Len() == 0 {
 		return nil, nil
@@ -40,11 +45,33 @@ func ToolConfig(reg *tools.Registry, choice types.ToolChoice) (*types.ToolConfig
 	return cfg, nil
 }
 
-// toolSpec describes t to the model; a strict tool (tools.Options.Strict)
-// says so, with every object schema of its input schema closed
-// (models.CloseObjects), as Bedrock requires of strict tools; the others
-// leave the field out and their schema as it is.
+// specs holds each tool's spec (a Tool is immutable) for as long as the
+// tool lives, so that conversations offering the same tools describe them
+// once, as a program writing its tool configuration by hand does; a spec
+// is shared, never changed.
+var specs sync.Map // weak.Pointer[tools.Tool] -> types.Tool
+
+// toolSpec describes t to the model (see newToolSpec), made once a tool.
 func toolSpec(t *tools.Tool) (types.Tool, error) {
+	key := weak.Make(t)
+	if spec, ok := specs.Load(key); ok {
+		return spec.(types.Tool), nil
+	}
+	spec, err := newToolSpec(t)
+	if err != nil {
+		return nil, err
+	}
+	if _, loaded := specs.LoadOrStore(key, spec); !loaded {
+		runtime.AddCleanup(t, func(key weak.Pointer[tools.Tool]) { specs.Delete(key) }, key)
+	}
+	return spec, nil
+}
+
+// newToolSpec describes t to the model; a strict tool
+// (tools.Options.Strict) says so, with every object schema of its input
+// schema closed (models.CloseObjects), as Bedrock requires of strict tools;
+// the others leave the field out and their schema as it is.
+func newToolSpec(t *tools.Tool) (types.Tool, error) {
 	var schema map[string]any
 	if err := json.Unmarshal(t.InputSchema(), &schema); err != nil {
 		return nil, fmt.Errorf("converse: tool %q: input schema: %w", t.Name(), err)

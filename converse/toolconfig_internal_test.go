@@ -1,12 +1,16 @@
 package converse
 
 import (
+	"context"
+	"runtime"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/tooluse/bedrock/tools"
 )
 
 // TestCoverHistory: a request without tools whose history calls some gets
@@ -48,4 +52,40 @@ func TestCoverHistory(t *testing.T) {
 			assert.Equal(t, tc.want, names)
 		})
 	}
+}
+
+// TestToolSpecsAreShared: conversations offering the same tool share its
+// spec, made once; the spec goes when the tool does.
+func TestToolSpecsAreShared(t *testing.T) {
+	held := func() int {
+		n := 0
+		specs.Range(func(any, any) bool { n++; return true })
+		return n
+	}
+	before := held()
+	func() {
+		tool, err := tools.New("echo", "Echoes.", func(_ context.Context, in struct {
+			S string `json:"s"`
+		}) (string, error) {
+			return in.S, nil
+		})
+		require.NoError(t, err)
+		reg, err := tools.NewRegistry(tool)
+		require.NoError(t, err)
+		first, err := ToolConfig(reg, nil)
+		require.NoError(t, err)
+		second, err := ToolConfig(reg, nil)
+		require.NoError(t, err)
+		assert.NotSame(t, first, second, "each configuration is the caller's")
+		assert.Same(t, first.Tools[0], second.Tools[0], "the spec is made once")
+		assert.Equal(t, before+1, held())
+	}()
+	// The tool is unreachable now: a collection runs its cleanup, which
+	// drops the spec (cleanups run on a goroutine of their own, hence the
+	// retries).
+	for i := 0; i < 100 && held() > before; i++ {
+		runtime.GC()
+		runtime.Gosched()
+	}
+	assert.Equal(t, before, held(), "the spec outlived its tool")
 }
