@@ -31,7 +31,7 @@ func (m Model) ToolChoice() ToolChoice {
 	switch {
 	case m == Model{}:
 		return ToolChoice{Any: true, Tool: true}
-	case m.Provider == "anthropic" && claudeModern.MatchString(m.Name),
+	case m.Provider == "anthropic" && modernClaude(m.Name),
 		m.Provider == "amazon" && strings.HasPrefix(m.Name, "nova"):
 		return ToolChoice{Any: true, Tool: true}
 	case m.Provider == "mistral" && strings.HasPrefix(m.Name, "mistral-large"):

@@ -50,7 +50,7 @@ type Media struct {
 // Every other family, and a model the ID does not name, takes none.
 func (m Model) ToolResultMedia() Media {
 	switch {
-	case m.Provider == "anthropic" && claudeModern.MatchString(m.Name):
+	case m.Provider == "anthropic" && modernClaude(m.Name):
 		return Media{Images: !strings.HasPrefix(m.Name, "claude-3-5-haiku"), Documents: true}
 	case m.Provider == "amazon" && strings.HasPrefix(m.Name, "nova") && !strings.HasPrefix(m.Name, "nova-micro"):
 		return Media{Images: true}

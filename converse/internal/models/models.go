@@ -28,7 +28,6 @@
 package models
 
 import (
-	"regexp"
 	"strings"
 )
 
@@ -73,16 +72,27 @@ func Parse(modelID string) Model {
 	return Model{Provider: provider, Name: name}
 }
 
-// claudeModern matches Claude families from Claude 3 on: claude-3*, and the
-// later naming claude-<family>-<n> (claude-sonnet-4, claude-opus-4-1, ...).
-var claudeModern = regexp.MustCompile(`^claude-(3|[a-z]+-[0-9])`)
+// modernClaude reports whether name is of a Claude family from Claude 3
+// on: claude-3*, and the later naming claude-<family>-<n> (claude-sonnet-4,
+// claude-opus-4-1, ...).
+func modernClaude(name string) bool {
+	rest, ok := strings.CutPrefix(name, "claude-")
+	if !ok {
+		return false
+	}
+	if strings.HasPrefix(rest, "3") {
+		return true
+	}
+	family := strings.IndexFunc(rest, func(r rune) bool { return r < 'a' || r > 'z' })
+	return family > 0 && len(rest) > family+1 && rest[family] == '-' && rest[family+1] >= '0' && rest[family+1] <= '9'
+}
 
 // SupportsToolStatus reports whether the model accepts the status field of a
 // toolResult block: Anthropic Claude 3 and later, and Amazon Nova.
 func (m Model) SupportsToolStatus() bool {
 	switch m.Provider {
 	case "anthropic":
-		return claudeModern.MatchString(m.Name)
+		return modernClaude(m.Name)
 	case "amazon":
 		return strings.HasPrefix(m.Name, "nova")
 	}

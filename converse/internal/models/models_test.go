@@ -70,3 +70,25 @@ func TestCapabilities(t *testing.T) {
 		})
 	}
 }
+
+func TestModernClaude(t *testing.T) {
+	for name, want := range map[string]bool{
+		"claude-3-haiku-20240307-v1:0":    true,
+		"claude-3-5-sonnet-20240620-v1:0": true,
+		"claude-sonnet-4-20250514-v1:0":   true,
+		"claude-opus-4-1-20250805-v1:0":   true,
+		"claude-lyric-7-20300101-v1:0":    true,
+		"claude-v2:1":                     false,
+		"claude-instant-v1":               false,
+		"claude-2-1":                      false,
+		"claude-":                         false,
+		"claude-sonnet":                   false,
+		"claude-sonnet-":                  false,
+		"claude--4":                       false,
+		"claude-Sonnet-4":                 false,
+		"llama3-1-70b":                    false,
+		"xclaude-3":                       false,
+	} {
+		assert.Equal(t, want, modernClaude(name), name)
+	}
+}
