@@ -80,7 +80,7 @@ demo: build
 # bench runs the conversation benchmarks COUNT times and prints the library
 # (impl=library) beside the hand-written SDK loop (impl=naive): time, CPU
 # time, bytes and allocations per conversation, which BENCHMARKS.md holds to
-# within 5%, in about two minutes. BENCH=. runs every package's benchmarks;
+# within 5%, in about three minutes. BENCH=. runs every package's benchmarks;
 # those without a baseline are summarised after. It fails if a benchmark
 # fails.
 bench:
