@@ -4,6 +4,7 @@ import (
 	"context"
 	"runtime"
 	"testing"
+	"weak"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
@@ -57,13 +58,11 @@ func TestCoverHistory(t *testing.T) {
 // TestToolSpecsAreShared: conversations offering the same tool share its
 // spec, made once; the spec goes when the tool does.
 func TestToolSpecsAreShared(t *testing.T) {
-	held := func() int {
-		n := 0
-		specs.Range(func(any, any) bool { n++; return true })
-		return n
+	held := func(key weak.Pointer[tools.Tool]) bool {
+		_, ok := specs.Load(key)
+		return ok
 	}
-	before := held()
-	func() {
+	key := func() weak.Pointer[tools.Tool] {
 		tool, err := tools.New("echo", "Echoes.", func(_ context.Context, in struct {
 			S string `json:"s"`
 		}) (string, error) {
@@ -78,14 +77,16 @@ func TestToolSpecsAreShared(t *testing.T) {
 		require.NoError(t, err)
 		assert.NotSame(t, first, second, "each configuration is the caller's")
 		assert.Same(t, first.Tools[0], second.Tools[0], "the spec is made once")
-		assert.Equal(t, before+1, held())
+		key := weak.Make(tool)
+		assert.True(t, held(key), "the spec is not kept")
+		return key
 	}()
 	// The tool is unreachable now: a collection runs its cleanup, which
 	// drops the spec (cleanups run on a goroutine of their own, hence the
 	// retries).
-	for i := 0; i < 100 && held() > before; i++ {
+	for i := 0; i < 100 && held(key); i++ {
 		runtime.GC()
 		runtime.Gosched()
 	}
-	assert.Equal(t, before, held(), "the spec outlived its tool")
+	assert.False(t, held(key), "the spec outlived its tool")
 }
