@@ -201,3 +201,42 @@ func TestLimiterWaitEndsWithTheContext(t *testing.T) {
 		assert.Len(t, srv.Requests(), 1, "the second call was never made")
 	})
 }
+
+// TestConverseStepUsesTheLimiter: the step API's model call is paced by
+// Options.Limiter as Send's are: a second call waits for the quota (here
+// past its context's end, so it is never made), and each throttled
+// attempt, as the SDK's retryer sees it, is counted.
+func TestConverseStepUsesTheLimiter(t *testing.T) {
+	const model = "anthropic.claude-3-haiku-20240307-v1:0"
+	request := func(text string) *bedrockruntime.ConverseInput {
+		return &bedrockruntime.ConverseInput{ModelId: aws.String(model), Messages: []types.Message{{
+			Role: types.ConversationRoleUser, Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: text}},
+		}}}
+	}
+	t.Run("waits", func(t *testing.T) {
+		srv := bedrocktest.NewServer(bedrocktest.Script(bedrocktest.Text("one"), bedrocktest.Text("two")))
+		defer srv.Close()
+		synctest.Test(t, func(t *testing.T) {
+			lim := converse.NewLimiter(1, 0) // one request, then one a minute and more
+			c := converse.New(inMemoryClient(srv), model, nil, func(o *converse.Options) { o.Limiter = lim })
+			_, err := c.Converse(context.Background(), request("first"))
+			require.NoError(t, err)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			_, err = c.Converse(ctx, request("second"))
+			require.ErrorIs(t, err, context.DeadlineExceeded)
+			assert.Len(t, srv.Requests(), 1, "the second call was never made")
+		})
+	})
+	t.Run("counts throttles", func(t *testing.T) {
+		srv := bedrocktest.NewServer(bedrocktest.Throttle(2, bedrocktest.Script(bedrocktest.Text("done"))))
+		defer srv.Close()
+		synctest.Test(t, func(t *testing.T) {
+			lim := converse.NewLimiter(100, 0)
+			c := converse.New(inMemoryClient(srv), model, nil, func(o *converse.Options) { o.Limiter = lim })
+			_, err := c.Converse(context.Background(), request("go"))
+			require.NoError(t, err, "the SDK's third attempt succeeds")
+			assert.Equal(t, 2, lim.Throttles())
+		})
+	})
+}

@@ -27,7 +27,7 @@ import (
 //	for err == nil && step.Result == nil {
 //		switch {
 //		case step.Request != nil:
-//			out, callErr := client.Converse(ctx, step.Request.Input)
+//			out, callErr := conv.Converse(ctx, step.Request.Input) // or a client's, elsewhere
 //			step, err = conv.HandleResponse(ctx, step.Request, out, callErr)
 //		case len(step.Calls) > 0:
 //			step, err = conv.AnswerCalls(ctx, runEach(step.Calls)...)
@@ -40,6 +40,9 @@ import (
 // kept (and saved in Options.Session, if set) before it returns, so the
 // conversation's State between any two steps is valid and resumable. The
 // requests are those Send would send, every rule applied.
+// Conversation.Converse makes a Request's call as Send does (its span,
+// metrics and Options.Limiter); a client of the engine's own makes it
+// bare.
 type Step struct {
 	// Request, if not nil, is the model call to make next; its answer goes
 	// to HandleResponse.
@@ -76,12 +79,15 @@ type Request struct {
 
 // tokens is what the call may use of a token quota: its estimated input
 // and its maxTokens.
-func (r *Request) tokens() int {
-	n := r.estimate
-	if ic := r.Input.InferenceConfig; ic != nil && ic.MaxTokens != nil {
-		n += int(*ic.MaxTokens)
+func (r *Request) tokens() int { return quotaTokens(r.estimate, r.Input) }
+
+// quotaTokens is what a call of in, whose input is estimated at estimate
+// tokens, may use of a token quota: the estimate plus in's maxTokens.
+func quotaTokens(estimate int, in *bedrockruntime.ConverseInput) int {
+	if ic := in.InferenceConfig; ic != nil && ic.MaxTokens != nil {
+		estimate += int(*ic.MaxTokens)
 	}
-	return n
+	return estimate
 }
 
 // Stream reports whether Send would make the call with ConverseStream

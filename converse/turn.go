@@ -15,6 +15,7 @@ import (
 	"github.com/tooluse/bedrock/converse/internal/cachepoint"
 	"github.com/tooluse/bedrock/converse/internal/message"
 	"github.com/tooluse/bedrock/converse/internal/models"
+	"github.com/tooluse/bedrock/converse/internal/wire"
 )
 
 // request is the one place a model call's request is built, for Converse
@@ -161,13 +162,25 @@ func (c *Conversation) modelCall(ctx context.Context, req *Request) (*turnResult
 
 // Converse makes a model call with Converse as Send makes it: through
 // the conversation's client, in a chat span with its metrics (see the
-// package doc). An engine driving the steps (see Step) makes a Request's
-// Input with it in the process that holds the client and the telemetry,
-// such as a Temporal activity; its output goes to HandleResponse.
-// Options.Limiter, which reserves by the Request's estimate, is left to
-// the engine.
+// package doc), paced by Options.Limiter if set. An engine driving the
+// steps (see Step) makes a Request's Input with it in the process that
+// holds the client, the telemetry and the Limiter, such as a Temporal
+// activity; its output goes to HandleResponse. The Limiter reserves the
+// input as wire bytes estimate it (a token for every four bytes of the
+// messages, system prompt and tools as JSON) plus maxTokens, where Send
+// reserves by its window's estimate, and waits as long as ctx allows.
 func (c *Conversation) Converse(ctx context.Context, in *bedrockruntime.ConverseInput) (*bedrockruntime.ConverseOutput, error) {
-	return c.converse(ctx, in, nil)
+	lr, err := c.opts.Limiter.reserve(ctx, quotaTokens(wire.EstimateTokens(in), in))
+	if err != nil {
+		return nil, fmt.Errorf("converse: %w", err)
+	}
+	out, err := c.converse(ctx, in, c.opts.Limiter)
+	var u Usage
+	if err == nil {
+		u = usageOf(out.Usage)
+	}
+	lr.settle(u, err)
+	return out, err
 }
 
 // converse is Converse with the SDK options of lim (nil: none).

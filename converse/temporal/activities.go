@@ -201,9 +201,12 @@ func heartbeat(ctx context.Context) (stop func()) {
 }
 
 // noRetries is a client whose calls the SDK makes once: Temporal owns the
-// retries.
+// retries. The retryer is replaced before the call's own options apply,
+// so that a converse.Limiter's, which wraps the retryer to see each
+// throttled attempt, wraps this one.
 type noRetries struct{ converse.Client }
 
 func (n noRetries) Converse(ctx context.Context, in *bedrockruntime.ConverseInput, optFns ...func(*bedrockruntime.Options)) (*bedrockruntime.ConverseOutput, error) {
-	return n.Client.Converse(ctx, in, append(optFns, func(o *bedrockruntime.Options) { o.Retryer = aws.NopRetryer{} })...)
+	once := func(o *bedrockruntime.Options) { o.Retryer = aws.NopRetryer{} }
+	return n.Client.Converse(ctx, in, append([]func(*bedrockruntime.Options){once}, optFns...)...)
 }

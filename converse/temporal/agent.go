@@ -34,11 +34,13 @@ type Options struct {
 	// Conversation configures the conversations, as for converse.New: in
 	// the workflow (tool configuration, request template, ApprovalPolicy,
 	// Context, PromptCache, MaxTurns, Tools.Concurrency) and in the
-	// activities (Tools, telemetry, OnEvent, Logger). The workflow sets
-	// its own Session, Approver, Stream and telemetry: state is
-	// Temporal's, decisions come by signal, and spans and metrics come
-	// from the activities only. ApprovalPolicy runs in the workflow and
-	// must be deterministic: a function of the call alone.
+	// activities (Tools, telemetry, OnEvent, Logger, and Limiter, which
+	// paces each model activity as it paces Send's calls and counts its
+	// throttled attempts). The workflow sets its own Session, Approver,
+	// Stream and telemetry: state is Temporal's, decisions come by
+	// signal, and spans and metrics come from the activities only.
+	// ApprovalPolicy runs in the workflow and must be deterministic: a
+	// function of the call alone.
 	Conversation func(*converse.Options)
 	// ModelActivity are the activity options of a model call. A zero
 	// timeout means 5 minutes from start to close; a nil RetryPolicy, 10

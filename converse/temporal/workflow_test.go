@@ -139,6 +139,21 @@ func TestWorkflowRetriesThrottling(t *testing.T) {
 	assert.Len(t, srv.Requests(), 4)
 }
 
+// TestWorkflowModelCallsUseTheLimiter: the model activities go through the
+// agent's converse.Limiter, which sees each throttled attempt.
+func TestWorkflowModelCallsUseTheLimiter(t *testing.T) {
+	srv := bedrocktest.NewServer(bedrocktest.Throttle(2, bedrocktest.Script(bedrocktest.Text("Hello!"))))
+	defer srv.Close()
+	lim := converse.NewLimiter(1000, 0)
+	env := testEnv(t, srv, nil, func(o *ctemporal.Options) {
+		o.Conversation = func(o *converse.Options) { o.Limiter = lim }
+	})
+	env.ExecuteWorkflow(ctemporal.WorkflowName, ctemporal.Input{ModelID: claude, Prompt: "Hi"})
+	assert.Equal(t, "Hello!", result(t, env).Text)
+	assert.Len(t, srv.Requests(), 3)
+	assert.Equal(t, 2, lim.Throttles(), "each throttled activity attempt is counted")
+}
+
 func TestWorkflowDoesNotRetryValidation(t *testing.T) {
 	for _, tc := range []struct {
 		name string
