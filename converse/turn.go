@@ -143,17 +143,11 @@ func (c *Conversation) modelCall(ctx context.Context, req *Request) (*turnResult
 		c.logger().Info("converse: "+reason, "turn", req.Turn)
 		c.emit(Fallback{Turn: req.Turn, Reason: reason})
 	}
-	lr, err := c.opts.Limiter.reserve(ctx, req.tokens())
+	out, err := c.converse(ctx, req.Input, req.tokens)
 	if err != nil {
-		return nil, err
-	}
-	out, err := c.converse(ctx, req.Input, c.opts.Limiter)
-	if err != nil {
-		lr.settle(Usage{}, err)
 		return nil, err
 	}
 	t, err := replyOf(out)
-	lr.settle(usageOf(out.Usage), err)
 	if err == nil && !req.Summary {
 		c.emitText(req.Turn, t.message)
 	}
@@ -168,29 +162,34 @@ func (c *Conversation) modelCall(ctx context.Context, req *Request) (*turnResult
 // activity; its output goes to HandleResponse. The Limiter reserves the
 // input as wire bytes estimate it (a token for every four bytes of the
 // messages, system prompt and tools as JSON) plus maxTokens, where Send
-// reserves by its window's estimate, and waits as long as ctx allows.
+// reserves by its window's estimate, and waits as long as ctx allows;
+// without a Limiter nothing is estimated.
 func (c *Conversation) Converse(ctx context.Context, in *bedrockruntime.ConverseInput) (*bedrockruntime.ConverseOutput, error) {
-	lr, err := c.opts.Limiter.reserve(ctx, quotaTokens(wire.EstimateTokens(in), in))
-	if err != nil {
-		return nil, fmt.Errorf("converse: %w", err)
+	return c.converse(ctx, in, func() int { return quotaTokens(wire.EstimateTokens(in), in) })
+}
+
+// converse makes the model call of in, paced by Options.Limiter, if set,
+// which reserves tokens() of its token quota (called only then).
+func (c *Conversation) converse(ctx context.Context, in *bedrockruntime.ConverseInput, tokens func() int) (*bedrockruntime.ConverseOutput, error) {
+	if c.client == nil {
+		return nil, errors.New("converse: the conversation has no client to call the model with")
 	}
-	out, err := c.converse(ctx, in, c.opts.Limiter)
+	lim := c.opts.Limiter
+	var lr *reservation
+	if lim != nil {
+		var err error
+		if lr, err = lim.reserve(ctx, tokens()); err != nil {
+			return nil, err
+		}
+	}
+	chatCtx, chat := c.tel.startChat(ctx, false, in)
+	out, err := c.client.Converse(chatCtx, in, lim.options(chat.options())...)
+	chat.endConverse(out, err)
 	var u Usage
 	if err == nil {
 		u = usageOf(out.Usage)
 	}
 	lr.settle(u, err)
-	return out, err
-}
-
-// converse is Converse with the SDK options of lim (nil: none).
-func (c *Conversation) converse(ctx context.Context, in *bedrockruntime.ConverseInput, lim *Limiter) (*bedrockruntime.ConverseOutput, error) {
-	if c.client == nil {
-		return nil, errors.New("converse: the conversation has no client to call the model with")
-	}
-	chatCtx, chat := c.tel.startChat(ctx, false, in)
-	out, err := c.client.Converse(chatCtx, in, lim.options(chat.options())...)
-	chat.endConverse(out, err)
 	return out, err
 }
 
