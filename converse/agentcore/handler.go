@@ -38,9 +38,11 @@ type Options struct {
 	Store converse.Store
 	// Conversation configures the conversation of each session, as an
 	// option function of converse.New does: its request template,
-	// MaxTurns, Approver, Stream and so on. The Handler then sets Session
-	// (Store and the invocation's session), and for a stream sets Stream
-	// and adds its own OnEvent after the one set here.
+	// MaxTurns, Approver, Stream and so on. It is called with Session
+	// already set to Store and the invocation's session, so that it can
+	// tell the sessions apart (to label their logs, say); the Handler sets
+	// Session again after it, and for a stream sets Stream and adds its
+	// own OnEvent after the one set here.
 	Conversation func(*converse.Options)
 }
 
@@ -157,6 +159,7 @@ func (h *Handler) invoke(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) open(ctx context.Context, id string, a *answer) (*converse.Conversation, error) {
 	opts := func(o *converse.Options) {
 		if h.opts.Conversation != nil {
+			o.Session = &converse.Session{Store: h.opts.Store, ID: id} // the hook's to read
 			h.opts.Conversation(o)
 		}
 		o.Session = &converse.Session{Store: h.opts.Store, ID: id}

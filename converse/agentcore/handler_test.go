@@ -255,6 +255,29 @@ func TestSessionAcrossInvocationsAndRestarts(t *testing.T) {
 	assert.Len(t, reqs[2].Messages, 5, "the restarted server loaded the session from the store")
 }
 
+// TestConversationHookSeesTheSession: Options.Conversation is called with
+// the invocation's session set, new and restored alike, and a Session it
+// sets is not the one used.
+func TestConversationHookSeesTheSession(t *testing.T) {
+	bed := bedrocktest.NewServer(bedrocktest.Script(bedrocktest.Text("one"), bedrocktest.Text("two")))
+	defer bed.Close()
+	dir := t.TempDir()
+	var seen []string
+	f := serve(t, bed, registry(t), dir, func(o *agentcore.Options) {
+		o.Conversation = func(o *converse.Options) {
+			require.NotNil(t, o.Session)
+			seen = append(seen, o.Session.ID)
+			o.Session = &converse.Session{Store: converse.FileStore{Dir: t.TempDir()}, ID: "elsewhere"}
+		}
+	})
+	f.call(session, `{"prompt": "first"}`, http.StatusOK)
+	f.call(session, `{"prompt": "second"}`, http.StatusOK)
+	assert.Equal(t, []string{session, session}, seen, "a new session, then the restored one")
+	st, err := converse.FileStore{Dir: dir}.Load(context.Background(), session)
+	require.NoError(t, err, "the session was kept in the Handler's store")
+	assert.Len(t, st.Messages, 4)
+}
+
 // TestApprovalOverTheContract: a call that needs approval pauses the
 // invocation, which answers with it; a prompt is then refused; the next
 // invocation's decisions run it.
