@@ -292,9 +292,7 @@ func newSession(ctx context.Context, s *settings, rec *recording.Recording, reg 
 		p.tracef("· session %s loaded: %s with %s\n", s.session, plural(len(st.Messages), "message"), trace.Printable(st.ModelID))
 	}
 	if s.verbose {
-		b.retried = func(attempt int, wait time.Duration, why error) {
-			p.tracef("· model call failed (%s); retry %d in %v\n", trace.Short(retryReason(why)), attempt, wait.Round(time.Millisecond))
-		}
+		b.retried = traceRetries(p.trace)
 	}
 	return ss, nil
 }
@@ -350,6 +348,14 @@ func inferenceConfig(s *settings) *types.InferenceConfiguration {
 		c.Temperature = aws.Float32(float32(s.temperature))
 	}
 	return c
+}
+
+// traceRetries is a backend's retried that writes each retry of a model
+// call to tr.
+func traceRetries(tr *trace.Trace) func(attempt int, wait time.Duration, why error) {
+	return func(attempt int, wait time.Duration, why error) {
+		tr.Printf("· model call failed (%s); retry %d in %v\n", trace.Short(retryReason(why)), attempt, wait.Round(time.Millisecond))
+	}
 }
 
 // retryReason is what a retried model call failed with: the code of

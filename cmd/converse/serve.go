@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"time"
@@ -69,11 +70,18 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 	if err != nil {
 		return err
 	}
+	if s.verbose {
+		b.retried = traceRetries(trace.New(stderr))
+	}
 	h := agentcore.New(b.client, model, reg, func(o *agentcore.Options) {
 		o.Store = store
 		o.Conversation = func(o *converse.Options) {
 			s.conversationOptions(o, model)
 			o.Stream = s.stream
+			if s.verbose { // each session's lines say whose they are
+				tr := trace.New(labelled{w: stderr, label: "[" + trace.Printable(o.Session.ID) + "] "})
+				o.OnEvent, o.Logger = tr.Event, slog.New(tr.Handler())
+			}
 			if s.yes {
 				o.Approver = func(_ context.Context, call converse.Call) (converse.Decision, error) {
 					return converse.Approve(call.ID), nil
@@ -101,6 +109,19 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 	}
 }
 
+// labelled writes each Write, one line of a trace, to w after label.
+type labelled struct {
+	w     io.Writer
+	label string
+}
+
+func (l labelled) Write(p []byte) (int, error) {
+	if _, err := io.WriteString(l.w, l.label+string(p)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
 func printServeUsage(w io.Writer, fs *flag.FlagSet) {
 	fmt.Fprint(w, `usage: converse serve [flags]
 
@@ -117,8 +138,11 @@ sessions that outlive the runtime's (converse help session: the item, the
 table, -session-bucket for sessions past 400 KB, the IAM actions). The other
 flags are those of a conversation (-model, -endpoint, -tools, -mcp, -yes,
 ...); without -yes a call that needs approval pauses its invocation, whose
-answer lists it. The prompt of one word "serve" goes after --: converse --
-serve.
+answer lists it. With -v each invocation's trace (that of converse -v:
+turns, tool calls, approvals, resumes) goes to standard error, each line
+after [SESSION-ID], and so does each retry of a model call, without one.
+The prompt of one word "serve" goes after --: converse
+-- serve.
 
 Flags:
 `)

@@ -26,8 +26,19 @@ import (
 
 // served is a converse serve running in process.
 type served struct {
-	url  string
-	stop func() error
+	url    string
+	stop   func() error
+	copied chan struct{} // closed once stderr's last line is in log
+	log    strings.Builder
+}
+
+// stderr is what the server wrote to standard error after its first line,
+// once it has stopped.
+func (s *served) stderr(t *testing.T) string {
+	t.Helper()
+	require.NoError(t, s.stop())
+	<-s.copied
+	return s.log.String()
 }
 
 // startServe runs converse serve with args on a free port of loopback and
@@ -46,8 +57,14 @@ func startServe(t *testing.T, args ...string) *served {
 	require.True(t, lines.Scan(), "converse serve said nothing")
 	addr := regexp.MustCompile(`on (http://\S+) `).FindStringSubmatch(lines.Text())
 	require.Len(t, addr, 2, "the first line names the address: %s", lines.Text())
-	go func() { _, _ = io.Copy(io.Discard, pr) }()
-	s := &served{url: addr[1], stop: sync.OnceValue(func() error { cancel(); return <-done })}
+	s := &served{url: addr[1], stop: sync.OnceValue(func() error { cancel(); return <-done }), copied: make(chan struct{})}
+	go func() {
+		defer close(s.copied)
+		for lines.Scan() {
+			s.log.WriteString(lines.Text() + "\n")
+		}
+		_, _ = io.Copy(io.Discard, pr) // past a line too long to scan
+	}()
 	t.Cleanup(func() { _ = s.stop() })
 	return s
 }
@@ -96,6 +113,31 @@ func TestServe(t *testing.T) {
 	require.Len(t, reqs, 3)
 	assert.Len(t, reqs[2].Messages, 5, "the restarted server continued the session from -sessions")
 	assert.Equal(t, "Be brief.", systemText(reqs[2]), "the flags configure the served conversations")
+}
+
+// TestServeVerbose: with -v each invocation's trace goes to standard
+// error, every line after its session, and so do the retries of model
+// calls.
+func TestServeVerbose(t *testing.T) {
+	setTestEnv(t)
+	bed := newServer(t, bedrocktest.Throttle(1, multiply()))
+	s := startServe(t, "-endpoint", bed.URL, "-sessions", t.TempDir(), "-v")
+	const session = "0123456789abcdef0123456789abcdef-cli"
+	assert.Equal(t, "6 × 7 = 42.", s.invoke(t, session, `{"prompt": "What is 6 times 7?"}`)["response"])
+
+	out := s.stderr(t)
+	assert.Regexp(t, `(?m)^· model call failed \(ThrottlingException: [^)]*\); retry 1 in [0-9.]+m?s$`, out)
+	for _, want := range []string{
+		"[" + session + "] · turn 1: tool_use; tokens ",
+		"[" + session + `] → calculator tooluse_calc1 {"a":6,"b":7,"operation":"multiply"}`,
+		"[" + session + "] ← calculator tooluse_calc1 success in ",
+		"[" + session + "] · turn 2: end_turn; tokens ",
+	} {
+		assert.Contains(t, out, want)
+	}
+	for _, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		assert.Regexp(t, `^(\[`+session+`\] |· model call failed)`, line, "every line says whose it is")
+	}
 }
 
 // TestServeDynamoSessions: with -sessions dynamodb://TABLE each session is
