@@ -13,6 +13,7 @@ import (
 
 	"github.com/tooluse/bedrock/converse/bedrocktest"
 	"github.com/tooluse/bedrock/converse/trace"
+	"github.com/tooluse/bedrock/tools/mcptools"
 )
 
 // TestTraceIsSafe: the -v trace caps a huge prompt as it caps tool input,
@@ -66,4 +67,26 @@ func TestSessionModelIsReported(t *testing.T) {
 	var report struct{ Model string }
 	require.NoError(t, json.Unmarshal([]byte(out.stdout), &report), out.stdout)
 	assert.Equal(t, model, report.Model)
+}
+
+// TestProgressTraceLine: with -v an MCP server's progress notification is
+// a trace line naming the server's tool, with the count and the message,
+// which the server controls: one line, printable.
+func TestProgressTraceLine(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		n    mcptools.Progress
+		want string
+	}{
+		{"count and message", mcptools.Progress{Server: "web", Tool: "fetch", CallID: "t1", Progress: 1, Total: 2, Message: "half way"}, "· web__fetch: 1/2 half way\n"},
+		{"message alone", mcptools.Progress{Server: "web", Tool: "fetch", CallID: "t1", Message: "reading\npage 3"}, "· web__fetch: reading page 3\n"},
+		{"escape sequences", mcptools.Progress{Server: "web\x1b[2J", Tool: "fetch", CallID: "t1", Progress: 3, Total: 4, Message: "\x1b]0;title\x07done"}, `· "web\x1b[2J__fetch": 3/4 "\x1b]0;title\adone"` + "\n"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var buf strings.Builder
+			p := &printer{trace: trace.New(&buf)}
+			p.progress(tt.n)
+			assert.Equal(t, tt.want, buf.String())
+		})
+	}
 }
