@@ -141,8 +141,7 @@ flags are those of a conversation (-model, -endpoint, -tools, -mcp, -yes,
 answer lists it. With -v each invocation's trace (that of converse -v:
 turns, tool calls, approvals, resumes) goes to standard error, each line
 after [SESSION-ID], and so does each retry of a model call, without one.
-The prompt of one word "serve" goes after --: converse
--- serve.
+The prompt of one word "serve" goes after --: converse -- serve.
 
 Flags:
 `)
