@@ -265,8 +265,11 @@ func TestConversationHookSeesTheSession(t *testing.T) {
 	var seen []string
 	f := serve(t, bed, registry(t), dir, func(o *agentcore.Options) {
 		o.Conversation = func(o *converse.Options) {
-			require.NotNil(t, o.Session)
-			seen = append(seen, o.Session.ID)
+			id := "no session" // a handler's goroutine: no require here
+			if o.Session != nil {
+				id = o.Session.ID
+			}
+			seen = append(seen, id)
 			o.Session = &converse.Session{Store: converse.FileStore{Dir: t.TempDir()}, ID: "elsewhere"}
 		}
 	})
