@@ -79,10 +79,10 @@ demo: build
 
 # bench runs the conversation benchmarks COUNT times and prints the library
 # (impl=library) beside the hand-written SDK loop (impl=naive): time, CPU
-# time, bytes and allocations per conversation, which BENCHMARKS.md holds to
-# within 5%, in about three minutes. BENCH=. runs every package's benchmarks;
-# those without a baseline are summarised after. It fails if a benchmark
-# fails.
+# time, bytes and allocations per conversation (the target, in BENCHMARKS.md:
+# time and CPU within 5%), in about three minutes. BENCH=. runs every
+# package's benchmarks; those without a baseline are summarised after. It
+# fails if a benchmark fails.
 bench:
 	bash -o pipefail -c "$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -benchtime $(BENCHTIME) -count $(COUNT) ./... | tee bench.txt"
 	$(GO) run $(BENCHSTAT) -col /impl bench.txt
