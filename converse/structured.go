@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
@@ -170,12 +171,14 @@ func closedSchema(schema json.RawMessage) (string, error) {
 	return string(b), err
 }
 
-var unnamed = regexp.MustCompile(`[^a-zA-Z0-9_-]+`)
+// unnamed finds what the tool-name rule does not allow; compiled at its
+// first use.
+var unnamed = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^a-zA-Z0-9_-]+`) })
 
 // finalName names the final tool after a type or title, cleaned to the
 // tool-name rule.
 func finalName(name string) string {
-	name = strings.Trim(unnamed.ReplaceAllString(name, "_"), "_")
+	name = strings.Trim(unnamed().ReplaceAllString(name, "_"), "_")
 	if name == "" {
 		name = "answer"
 	}

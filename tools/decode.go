@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // decodeInput decodes a validated input into a typed tool's In.
@@ -117,7 +118,11 @@ func isInteger(t reflect.Type) bool {
 	return false
 }
 
-var unmarshalerRE = regexp.MustCompile(`^(?:\*?[\w.]+\.)?Unmarshal(?:JSON|Text): `)
+// unmarshalerPrefix finds the method a type's own UnmarshalJSON or
+// UnmarshalText error may start with; compiled at its first use.
+var unmarshalerPrefix = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(?:\*?[\w.]+\.)?Unmarshal(?:JSON|Text): `)
+})
 
 // decodeReason words a decoding error for the model: encoding/json's
 // messages name Go types and struct fields.
@@ -130,7 +135,7 @@ func decodeReason(err error) string {
 		}
 		// From a type's own UnmarshalJSON or UnmarshalText, such as
 		// time.Time's, which may name its method.
-		return unmarshalerRE.ReplaceAllString(strings.TrimPrefix(err.Error(), "json: "), "")
+		return unmarshalerPrefix().ReplaceAllString(strings.TrimPrefix(err.Error(), "json: "), "")
 	}
 	kind, lit, _ := strings.Cut(te.Value, " ")
 	got := kind

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -157,4 +158,22 @@ func TestDecodeReason(t *testing.T) {
 			assert.Equal(t, tt.want, decodeReason(err))
 		})
 	}
+}
+
+// FuzzValidName checks validName against the rule it stands for,
+// namePattern: the seeds run with every test, the fuzzer finds more.
+func FuzzValidName(f *testing.F) {
+	for _, s := range []string{"", "a", "get_weather", "A-Z_0-9", "a b", "a.b", "é", "a\x00", "-", "_",
+		strings.Repeat("a", 64), strings.Repeat("a", 65), strings.Repeat("é", 32), "tool\n"} {
+		f.Add(s)
+	}
+	for c := range 256 {
+		f.Add(string([]byte{byte(c)}))
+	}
+	re := regexp.MustCompile(namePattern)
+	f.Fuzz(func(t *testing.T, name string) {
+		if got, want := validName(name), re.MatchString(name); got != want {
+			t.Fatalf("validName(%q) = %v, namePattern says %v", name, got, want)
+		}
+	})
 }

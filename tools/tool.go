@@ -6,17 +6,32 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
-// namePattern is the tool name rule of the Bedrock Converse API.
+// namePattern is the tool name rule of the Bedrock Converse API, which
+// validName checks.
 const namePattern = `^[a-zA-Z0-9_-]{1,64}$`
 
-var nameRE = regexp.MustCompile(namePattern)
+// validName reports whether name matches namePattern: 1 to 64 ASCII letters,
+// digits, underscores and hyphens. A loop, not a regular expression compiled
+// when every program starts.
+func validName(name string) bool {
+	if len(name) == 0 || len(name) > 64 {
+		return false
+	}
+	for i := range len(name) {
+		switch c := name[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '_', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // Tool is a function the model can call: a name, a description, a JSON Schema
 // for its input (always an object) and the function itself.
@@ -168,7 +183,7 @@ func build(name, description string, schema *jsonschema.Schema, raw json.RawMess
 // checkIdentity checks what the Converse API requires of a tool's name and
 // description.
 func checkIdentity(name, description string) error {
-	if !nameRE.MatchString(name) {
+	if !validName(name) {
 		return invalid(name, "name must match %s", namePattern)
 	}
 	if strings.TrimSpace(description) == "" {

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // jsonschema-go stops at the first violation and words it for programmers:
@@ -160,9 +161,10 @@ func parseViolation(err error) violation {
 	}
 	msg := err.Error()
 	v := violation{path: inputPath(schemaPaths), detail: reword(msg)}
-	if m := requiredRE.FindStringSubmatch(msg); m != nil {
+	p := patterns()
+	if m := p.required.FindStringSubmatch(msg); m != nil {
 		v.missing = quotedStrings(m[1])
-	} else if m := extraRE.FindStringSubmatch(msg); m != nil {
+	} else if m := p.extra.FindStringSubmatch(msg); m != nil {
 		v.extra = quotedStrings(m[1])
 	}
 	return v
@@ -230,16 +232,25 @@ func unescapePointer(s string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(s, "~1", "/"), "~0", "~")
 }
 
-var (
-	requiredRE = regexp.MustCompile(`^required: missing properties: (\[.*\])$`)
-	extraRE    = regexp.MustCompile(`^unexpected additional properties (\[.*\])$`)
-	typeRE     = regexp.MustCompile(`(?s)^type: .* has type "([^"]*)", want (?:"([^"]*)"|one of "([^"]*)")$`)
-	enumRE     = regexp.MustCompile(`(?s)^enum: (.*) does not equal any of: (\[.*\])$`)
-	anyOfRE    = regexp.MustCompile(`(?s)^anyOf: did not validate against any of .*?:\n(.*)$`)
-	prefixRE   = regexp.MustCompile(`^(?:validating [^:]*: )+`)
-	boundRE    = regexp.MustCompile(`^(minimum|maximum|exclusiveMinimum|exclusiveMaximum): (\S+) is [a-z ]+ (\S+)$`)
-	quotedRE   = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
-)
+// violationPatterns read jsonschema-go's messages. They are compiled at the
+// first invalid input, not when a program starts: most programs never see
+// one.
+type violationPatterns struct {
+	required, extra, typ, enum, anyOf, prefix, bound, quoted *regexp.Regexp
+}
+
+var patterns = sync.OnceValue(func() *violationPatterns {
+	return &violationPatterns{
+		required: regexp.MustCompile(`^required: missing properties: (\[.*\])$`),
+		extra:    regexp.MustCompile(`^unexpected additional properties (\[.*\])$`),
+		typ:      regexp.MustCompile(`(?s)^type: .* has type "([^"]*)", want (?:"([^"]*)"|one of "([^"]*)")$`),
+		enum:     regexp.MustCompile(`(?s)^enum: (.*) does not equal any of: (\[.*\])$`),
+		anyOf:    regexp.MustCompile(`(?s)^anyOf: did not validate against any of .*?:\n(.*)$`),
+		prefix:   regexp.MustCompile(`^(?:validating [^:]*: )+`),
+		bound:    regexp.MustCompile(`^(minimum|maximum|exclusiveMinimum|exclusiveMaximum): (\S+) is [a-z ]+ (\S+)$`),
+		quoted:   regexp.MustCompile(`"(?:[^"\\]|\\.)*"`),
+	}
+})
 
 var boundWords = map[string]string{
 	"minimum":          "at least",
@@ -251,24 +262,25 @@ var boundWords = map[string]string{
 // reword rewrites the violations a model most often commits; others keep
 // jsonschema-go's wording.
 func reword(msg string) string {
-	if m := typeRE.FindStringSubmatch(msg); m != nil {
+	p := patterns()
+	if m := p.typ.FindStringSubmatch(msg); m != nil {
 		if m[2] != "" {
 			return fmt.Sprintf("want %s, got %s", m[2], m[1])
 		}
 		return fmt.Sprintf("want one of %s, got %s", m[3], m[1])
 	}
-	if m := enumRE.FindStringSubmatch(msg); m != nil {
+	if m := p.enum.FindStringSubmatch(msg); m != nil {
 		return fmt.Sprintf("want one of %s, got %s", m[2], m[1])
 	}
-	if m := anyOfRE.FindStringSubmatch(msg); m != nil {
+	if m := p.anyOf.FindStringSubmatch(msg); m != nil {
 		// One line per alternative, each "validating <schema path>: <violation>".
 		var alts []string
 		for _, line := range strings.Split(m[1], "\n") {
-			alts = append(alts, reword(prefixRE.ReplaceAllString(line, "")))
+			alts = append(alts, reword(p.prefix.ReplaceAllString(line, "")))
 		}
 		return "matches no alternative of anyOf: " + strings.Join(alts, " | ")
 	}
-	if m := boundRE.FindStringSubmatch(msg); m != nil {
+	if m := p.bound.FindStringSubmatch(msg); m != nil {
 		return fmt.Sprintf("want %s %s, got %s", boundWords[m[1]], number(m[3]), number(m[2]))
 	}
 	return cleanText(msg)
@@ -287,7 +299,7 @@ func number(s string) string {
 
 func quotedStrings(list string) []string {
 	var out []string
-	for _, q := range quotedRE.FindAllString(list, -1) {
+	for _, q := range patterns().quoted.FindAllString(list, -1) {
 		if s, err := strconv.Unquote(q); err == nil {
 			out = append(out, s)
 		}

@@ -3,7 +3,10 @@
 // request, configuration dumps, logged headers.
 package redact
 
-import "regexp"
+import (
+	"regexp"
+	"sync"
+)
 
 // Marker is what replaces each secret.
 const Marker = "[REDACTED]"
@@ -28,28 +31,32 @@ const b64 = `(?:[A-Za-z0-9+/=%_-]|\\/)`
 // long-term, ASIA temporary, AIDA user, AROA role, ...) and 16 characters.
 const keyIDPattern = `\b(?:AKIA|ASIA|AIDA|AROA|AIPA|ANPA|ANVA|AGPA|ABIA|ACCA|APKA)[A-Z0-9]{16}\b`
 
-var rules = []rule{
-	// The Authorization header, whatever its scheme (SigV4, a Bedrock API
-	// key's Bearer): its whole value, up to the end of the line or of the
-	// JSON string holding it.
-	{regexp.MustCompile(`(?i)(authorization` + sep + `)[^\r\n"\\]+`), "${1}" + Marker},
-	// A secret access key after its name.
-	{regexp.MustCompile(`(?i)((?:aws[_-]?)?secret[_-]?(?:access[_-]?)?key` + sep + `)` + b64 + `{8,}`), "${1}" + Marker},
-	// A session token after its name, as a header (x-amz-security-token:),
-	// a query parameter (X-Amz-Security-Token=), a setting
-	// (aws_session_token =) or a field (SessionToken).
-	{regexp.MustCompile(`(?i)((?:x-amz-)?(?:security|session)[_-]?token` + sep + `)` + b64 + `{8,}`), "${1}" + Marker},
-	// A session token without its name: STS tokens start with these bytes.
-	{regexp.MustCompile(`\b(?:IQoJb3JpZ2lu|FwoGZXIvYXdz)` + b64 + `+`), Marker},
-	// A SigV4 signature (Signature=, X-Amz-Signature=, SignatureProvided).
-	{regexp.MustCompile(`(?i)((?:x-amz-)?signature(?:provided)?` + sep + `)[0-9a-f]{16,}`), "${1}" + Marker},
-	// A SigV4 credential: the access key ID and the scope after it.
-	{regexp.MustCompile(`(?i)((?:x-amz-)?credential` + sep + `)[^\s,;&"'\\<]+`), "${1}" + Marker},
-	// An access key ID anywhere, with a secret key that follows it as in
-	// "AKIA... wJalr..." or "AKIA...:wJalr...".
-	{regexp.MustCompile(keyIDPattern + `([\s:,;|]+)[A-Za-z0-9/+]{40}\b`), Marker + "${1}" + Marker},
-	{regexp.MustCompile(keyIDPattern), Marker},
-}
+// rules are compiled at the first String, not when a program starts: only
+// errors, recordings and recorded content are redacted.
+var rules = sync.OnceValue(func() []rule {
+	return []rule{
+		// The Authorization header, whatever its scheme (SigV4, a Bedrock API
+		// key's Bearer): its whole value, up to the end of the line or of the
+		// JSON string holding it.
+		{regexp.MustCompile(`(?i)(authorization` + sep + `)[^\r\n"\\]+`), "${1}" + Marker},
+		// A secret access key after its name.
+		{regexp.MustCompile(`(?i)((?:aws[_-]?)?secret[_-]?(?:access[_-]?)?key` + sep + `)` + b64 + `{8,}`), "${1}" + Marker},
+		// A session token after its name, as a header (x-amz-security-token:),
+		// a query parameter (X-Amz-Security-Token=), a setting
+		// (aws_session_token =) or a field (SessionToken).
+		{regexp.MustCompile(`(?i)((?:x-amz-)?(?:security|session)[_-]?token` + sep + `)` + b64 + `{8,}`), "${1}" + Marker},
+		// A session token without its name: STS tokens start with these bytes.
+		{regexp.MustCompile(`\b(?:IQoJb3JpZ2lu|FwoGZXIvYXdz)` + b64 + `+`), Marker},
+		// A SigV4 signature (Signature=, X-Amz-Signature=, SignatureProvided).
+		{regexp.MustCompile(`(?i)((?:x-amz-)?signature(?:provided)?` + sep + `)[0-9a-f]{16,}`), "${1}" + Marker},
+		// A SigV4 credential: the access key ID and the scope after it.
+		{regexp.MustCompile(`(?i)((?:x-amz-)?credential` + sep + `)[^\s,;&"'\\<]+`), "${1}" + Marker},
+		// An access key ID anywhere, with a secret key that follows it as in
+		// "AKIA... wJalr..." or "AKIA...:wJalr...".
+		{regexp.MustCompile(keyIDPattern + `([\s:,;|]+)[A-Za-z0-9/+]{40}\b`), Marker + "${1}" + Marker},
+		{regexp.MustCompile(keyIDPattern), Marker},
+	}
+})
 
 // String returns s with every AWS credential and signature it finds
 // replaced by Marker: access key IDs, secret access keys and session tokens
@@ -57,7 +64,7 @@ var rules = []rule{
 // SigV4 signatures and credentials, and Authorization header values. Names
 // and punctuation are kept, so redacted JSON stays JSON.
 func String(s string) string {
-	for _, r := range rules {
+	for _, r := range rules() {
 		s = r.re.ReplaceAllString(s, r.repl)
 	}
 	return s
