@@ -9,6 +9,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 
+	"github.com/tooluse/bedrock/converse/recording"
 	"github.com/tooluse/bedrock/tools"
 	"github.com/tooluse/bedrock/tools/lambdatool"
 )
@@ -33,7 +34,11 @@ func newFunctions(s *settings, stderr io.Writer) *functions {
 			if err != nil {
 				return nil, err
 			}
-			return lambda.NewFromConfig(cfg), nil
+			// Request bodies with Read and Close only, as Bedrock's
+			// client has them (newClient): on loopback, an emulator's,
+			// the SDK otherwise drops a connection now and then and its
+			// retryer invokes the function a second time.
+			return lambda.NewFromConfig(cfg, func(o *lambda.Options) { o.HTTPClient = recording.PlainBodies(cfg.HTTPClient) }), nil
 		}),
 		logger: slog.New(slog.NewTextHandler(stderr, nil)),
 	}

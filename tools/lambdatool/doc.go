@@ -54,6 +54,20 @@
 //     lambda:InvokeFunction permission, the function's resource policy) goes
 //     to [Function.Logger], as do other failures of the Lambda API.
 //
+// # At least once
+//
+// The client's retryer sends an Invoke again when an attempt fails on the
+// way, including one whose request had reached Lambda, so a function can
+// run more than once for one call: Lambda's Invoke reference warns that a
+// function may be invoked several times when an error occurs. Make a
+// function with side effects idempotent, keyed by the toolUseId it
+// receives, or give its client a retryer of one attempt
+// (retry.AddWithMaxAttempts(retry.NewStandard(), 1)). On loopback, an
+// emulator's, the SDK can close a request body that the HTTP transport is
+// still copying and drop the connection, which the retryer answers by
+// invoking again; sending request bodies with only Read and Close (as
+// recording.PlainBodies does for Bedrock's clients) avoids it.
+//
 // # Scope
 //
 // Calls are synchronous (InvocationType RequestResponse) only: asynchronous
