@@ -2,8 +2,8 @@
 // connections: the SDK closes a request body as soon as the response
 // starts, and a transport still copying that body through io.WriterTo then
 // drops the connection ("use of closed network connection"). On loopback a
-// ConverseStream call that follows a Converse call on the same client fails
-// that way about once in a hundred. Hiding io.WriterTo, so that the
+// ConverseStream call fails that way now and then: 7% of the runs of the
+// README's example (all streamed) on a busy machine. Hiding io.WriterTo, so that the
 // transport copies the body with Read, avoids it; Read and Close are all a
 // transport needs.
 package httpbody
