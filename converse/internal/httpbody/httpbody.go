@@ -3,9 +3,9 @@
 // starts, and a transport still copying that body through io.WriterTo then
 // drops the connection ("use of closed network connection"). On loopback a
 // ConverseStream call fails that way now and then: 7% of the runs of the
-// README's example (all streamed) on a busy machine. Hiding io.WriterTo, so that the
-// transport copies the body with Read, avoids it; Read and Close are all a
-// transport needs.
+// README's example (all streamed) on a busy machine. Hiding io.WriterTo, so
+// that the transport copies the body with Read, avoids it; Read and Close
+// are all a transport needs.
 package httpbody
 
 import (
