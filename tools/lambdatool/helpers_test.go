@@ -3,15 +3,14 @@ package lambdatool_test
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"net/http"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
-	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
+
+	"github.com/tooluse/bedrock/converse/recording"
 )
 
 // modeSchema is the input schema of the test handler.
@@ -26,26 +25,14 @@ func newClient(url string) *lambda.Client {
 		Region:       "us-east-1",
 		Credentials:  credentials.NewStaticCredentialsProvider("AKIDLAMBDATOOL", "test-secret", ""),
 		BaseEndpoint: aws.String(url),
-		HTTPClient:   plainBodies{awshttp.NewBuildableClient()},
+		// Request bodies with Read and Close only: on loopback the SDK can
+		// close a body the transport still copies, and the dropped
+		// connection makes it send the Invoke a second time.
+		HTTPClient: recording.PlainBodies(nil),
 		Retryer: retry.NewStandard(func(o *retry.StandardOptions) {
 			o.Backoff = retry.BackoffDelayerFunc(func(int, error) (time.Duration, error) { return 0, nil })
 		}),
 	})
-}
-
-// plainBodies sends requests with next, their bodies reduced to Read and
-// Close, as recording.PlainBodies does for Bedrock's clients: on loopback
-// the SDK can close a request body while the transport still copies it
-// through io.WriterTo, and the dropped connection makes the SDK send the
-// Invoke a second time (about one run of TestLambdaAnswers in a hundred).
-type plainBodies struct{ next aws.HTTPClient }
-
-func (c plainBodies) Do(r *http.Request) (*http.Response, error) {
-	if r.Body != nil && r.Body != http.NoBody {
-		r = r.Clone(r.Context())
-		r.Body = struct{ io.ReadCloser }{r.Body}
-	}
-	return c.next.Do(r)
 }
 
 // traceparent is the trace context the tests' TraceContext propagates.
