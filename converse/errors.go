@@ -67,7 +67,18 @@ var (
 // owns retries (such as a Temporal activity's retry policy) needs; the
 // SDK's own retryer already makes its attempts before a Send sees an error.
 func Retryable(err error) bool {
-	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	var canceled *smithy.CanceledError // the caller's context ended
+	if err == nil || errors.As(err, &canceled) {
+		return false
+	}
+	// A request that never got an answer (refused, reset, or past the HTTP
+	// client's own Timeout, which errors.Is takes for a deadline) is worth
+	// another try; the SDK wraps it in a response error of status 0.
+	var send *smithyhttp.RequestSendError
+	if errors.As(err, &send) {
+		return true
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return false
 	}
 	var (
@@ -93,7 +104,6 @@ func Retryable(err error) bool {
 		code := status.HTTPStatusCode()
 		return code == 429 || code >= 500
 	}
-	var send *smithyhttp.RequestSendError
 	var netErr net.Error
-	return errors.As(err, &send) || errors.As(err, &netErr) || errors.Is(err, io.ErrUnexpectedEOF)
+	return errors.As(err, &netErr) || errors.Is(err, io.ErrUnexpectedEOF)
 }
