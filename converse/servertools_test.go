@@ -133,12 +133,14 @@ func TestServerToolCallsAreEchoedNotRun(t *testing.T) {
 // TestToolUseTurnWithOnlyServerCalls: Bedrock normally ends a turn whose
 // only calls it ran itself with end_turn; if it says tool_use, there is
 // nothing for the client to answer (an empty user message would be
-// rejected), so the Send ends there, keeping the turn in the history.
+// rejected), so the Send ends there, keeping the turn in the history; the
+// server's toolResult in that turn is no client's answer, so the
+// conversation goes on with the next Send.
 func TestToolUseTurnWithOnlyServerCalls(t *testing.T) {
 	for _, mode := range modes {
 		t.Run(mode.name, func(t *testing.T) {
 			reply := bedrocktest.Output(types.StopReasonToolUse, append(grounding("srv_1"), text("It is 1.08 dollars."))...)
-			srv, client := serve(t, bedrocktest.Script(reply))
+			srv, client := serve(t, bedrocktest.Script(reply, bedrocktest.Text("Two are 2.16 dollars.")))
 			var calls atomic.Int32
 			c := converse.New(client, nova, countingCalculator(t, &calls), mode.opt,
 				func(o *converse.Options) { o.SystemTools = []string{"nova_grounding"} })
@@ -152,6 +154,14 @@ func TestToolUseTurnWithOnlyServerCalls(t *testing.T) {
 			h := c.History()
 			require.Len(t, h, 2)
 			assert.Len(t, h[1].Content, 3, "the server blocks stay in the history")
+			assertValid(t, c, nova)
+
+			_, err = c.Resume(context.Background())
+			require.ErrorIs(t, err, converse.ErrNothingToResume)
+			res, err = c.Send(context.Background(), "And two?")
+			require.NoError(t, err)
+			assert.Equal(t, "Two are 2.16 dollars.", res.Text)
+			assert.Len(t, c.History(), 4)
 			assertValid(t, c, nova)
 		})
 	}

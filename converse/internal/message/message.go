@@ -100,8 +100,13 @@ func ClientCall(b types.ContentBlock) bool {
 	return ok && tu.Value.Type != types.ToolUseTypeServerToolUse
 }
 
-// AnswersTools reports whether msg holds tool results.
+// AnswersTools reports whether msg is a user message holding tool results.
+// An assistant message's toolResult is a server tool's, which Bedrock ran
+// and answered itself: it answers nothing of the client's.
 func AnswersTools(msg types.Message) bool {
+	if msg.Role != types.ConversationRoleUser {
+		return false
+	}
 	for _, b := range msg.Content {
 		if _, ok := b.(*types.ContentBlockMemberToolResult); ok {
 			return true

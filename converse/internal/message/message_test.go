@@ -155,6 +155,7 @@ func TestAnswersTools(t *testing.T) {
 		{"a result among text", user(text("and"), toolResult("t1")), true},
 		{"text only", user(text("hi")), false},
 		{"a call is no answer", assistant(toolUse("t1", "", input)), false},
+		{"a server tool's result is the model's", assistant(toolUse("s1", types.ToolUseTypeServerToolUse, input), toolResult("s1")), false},
 		{"empty", user(), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
