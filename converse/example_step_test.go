@@ -17,7 +17,7 @@ import (
 // requests are the ones Send would make.
 func ExampleConversation_Begin() {
 	srv := bedrocktest.NewServer(bedrocktest.Script(
-		bedrocktest.ToolUse("", bedrocktest.Call{ID: "t1", Name: "calculator", Input: map[string]any{"expression": "6*7"}}),
+		bedrocktest.ToolUse("", bedrocktest.Call{ID: "t1", Name: "calculator", Input: map[string]any{"a": 6, "b": 7, "operation": "multiply"}}),
 		bedrocktest.Text("6 times 7 is 42."),
 	))
 	defer srv.Close()
@@ -40,8 +40,9 @@ func ExampleConversation_Begin() {
 		case len(step.Calls) > 0:
 			var results []types.ContentBlock
 			for _, call := range step.Calls {
-				fmt.Printf("run %s %s\n", call.Tool, call.Input)
-				results = append(results, conv.Executor().Run(ctx, call))
+				result := conv.Executor().Run(ctx, call)
+				fmt.Printf("run %s %s: %s\n", call.Tool, call.Input, result.(*types.ContentBlockMemberToolResult).Value.Status)
+				results = append(results, result)
 			}
 			step, err = conv.AnswerCalls(ctx, results...)
 		default:
@@ -59,7 +60,7 @@ func ExampleConversation_Begin() {
 	fmt.Println(step.Result.Text)
 	// Output:
 	// model call 1
-	// run calculator {"expression":"6*7"}
+	// run calculator {"a":6,"b":7,"operation":"multiply"}: success
 	// model call 2
 	// 6 times 7 is 42.
 }

@@ -27,7 +27,7 @@ type Options struct {
 	Speculative bool
 	// RequireApproval makes every call of the tool wait for a decision before it
 	// runs: the conversation asks its approver, or pauses until it is
-	// resumed with one (see converse.Options.RequireApproval). A tool that needs
+	// resumed with one (see converse.Options.Approver). A tool that needs
 	// approval cannot be Speculative.
 	RequireApproval bool
 	// MaxOutput is the bytes of output a call may send to the model: the
