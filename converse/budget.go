@@ -214,6 +214,7 @@ func (c *Conversation) spent(conversation bool) Spent {
 // maxTokens is capped to what is left after it. A limit that leaves no
 // room ends the run, at the step boundary the history is at.
 func (c *Conversation) budgeted(req *Request) (*Step, error) {
+	c.run.await = req
 	b := c.opts.Budget
 	if b == nil && c.opts.Limiter == nil {
 		return &Step{Request: req}, nil

@@ -35,6 +35,7 @@ type openTurn struct {
 	results []types.ContentBlock // by call; nil while unanswered
 	pending []bool               // by call: awaiting a decision
 	started bool                 // calls were started: the unanswered ones were cut off
+	handed  []bool               // by call: in a Step's Calls of this run (not saved; nil before the first)
 	turn    int                  // the turn that asked for the calls; 0 when restored (see turnOf)
 	status  bool                 // error results carry the status field
 }
@@ -129,6 +130,7 @@ func (t *openTurn) clone() *openTurn {
 	cp := *t
 	cp.results = append([]types.ContentBlock(nil), t.results...)
 	cp.pending = append([]bool(nil), t.pending...)
+	cp.handed = slices.Clone(t.handed)
 	return &cp
 }
 

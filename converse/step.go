@@ -52,6 +52,9 @@ type Step struct {
 	// as interrupted on Resume, never running it again. Run each, keyed by
 	// its ID (see tools.CallID), for instance with the Executor of
 	// Conversation.Executor, and hand the toolResult blocks to AnswerCalls.
+	// A call is in the Calls of one step only: after a batch of results
+	// that leaves calls of earlier steps unanswered, the step may hold
+	// nothing but the wait for them (no Calls, Pending, Request or Result).
 	Calls []Call
 	// Pending are the calls awaiting a decision; Decide takes one
 	// Decision for each. When Calls are set too, run those first.
@@ -100,10 +103,18 @@ func (r *Request) StreamInput() *bedrockruntime.ConverseStreamInput {
 	return streamRequest(r.Input, r.mode)
 }
 
+// ErrStaleStep means an answer to the step API that is not to the last
+// Step: a response to a Request that is not the one awaited (given twice,
+// say, by an engine that delivers at least once), or a result for a call
+// that is not awaiting one. It changes nothing, so an engine may drop the
+// answer.
+var ErrStaleStep = errors.New("not an answer to the last step")
+
 // run is the state of the Send or Resume in progress, under sendMu.
 type run struct {
 	res     *Result
-	turn    int // the model calls made, summaries aside
+	await   *Request // the model call the last step asked for, until answered
+	turn    int      // the model calls made, summaries aside
 	win     window
 	shape   *shape
 	cfg     *types.ToolConfiguration // the configuration of the turn's request
@@ -157,8 +168,13 @@ func (c *Conversation) BeginResume(ctx context.Context, decisions ...Decision) (
 // model call (the next turn, a structured answer's correction, or the
 // same turn trimmed after an overflow) or the Result. An error of the
 // call, and the stop reasons Send fails on, end the run with an error.
+// An answer to any other Request (one answered already, or of an earlier
+// step) is ErrStaleStep, and changes nothing.
 func (c *Conversation) HandleResponse(ctx context.Context, req *Request, out *bedrockruntime.ConverseOutput, callErr error) (*Step, error) {
 	return holding(c, true, func() (*Step, error) {
+		if req == nil || req != c.run.await {
+			return nil, fmt.Errorf("converse: HandleResponse: %w: the request is not the one the last step asked for", ErrStaleStep)
+		}
 		var t *turnResult
 		if callErr == nil {
 			if t, callErr = replyOf(out); callErr == nil && !req.Summary {
@@ -195,7 +211,7 @@ func (c *Conversation) answerCalls(ctx context.Context, results []types.ContentB
 			}
 		}
 		if i < 0 {
-			return nil, fmt.Errorf("converse: AnswerCalls: %q is not a started call awaiting its result", id)
+			return nil, fmt.Errorf("converse: AnswerCalls: %w: %q is not a started call awaiting its result", ErrStaleStep, id)
 		}
 		run = append(run, i)
 	}
@@ -474,6 +490,7 @@ func fallsBack(err error) bool {
 // handleResponse is HandleResponse, with the answer decoded.
 func (c *Conversation) handleResponse(ctx context.Context, req *Request, t *turnResult, err error) (*Step, error) {
 	r := c.run
+	r.await = nil
 	history := c.kept()
 	if req.Summary {
 		return c.summarized(ctx, aws.ToString(req.Input.ModelId), t, err)
@@ -575,12 +592,16 @@ func (c *Conversation) handleResponse(ctx context.Context, req *Request, t *turn
 // round is closed if every call is answered, or paused.
 func (c *Conversation) startCalls(ctx context.Context, history []types.Message, tail *openTurn, ev Event) (*Step, error) {
 	var calls []Call
+	if tail.handed == nil {
+		tail.handed = make([]bool, len(tail.calls))
+	}
 	for i, tc := range tail.calls {
-		if tail.results[i] == nil && !tail.pending[i] {
+		if tail.results[i] == nil && !tail.pending[i] && !tail.handed[i] {
 			calls = append(calls, tc.public())
+			tail.handed[i] = true
 		}
 	}
-	if len(calls) == 0 && !tail.paused() {
+	if unanswered(tail) == 0 {
 		if ev != nil { // the reply's calls are all answered already
 			c.keep(history, tail)
 			c.emit(ev)

@@ -143,3 +143,103 @@ func TestConverseWithoutClient(t *testing.T) {
 	assert.Nil(t, out)
 	assert.ErrorContains(t, err, "converse: the conversation has no client")
 }
+
+// TestStepsTakeOnlyTheAnswerAwaited: an engine that delivers at least once
+// hands a response twice, or a stale one, or a result again: each is
+// ErrStaleStep and changes nothing. Results in batches, and a decision
+// while calls run, list each call in the Calls of one step only.
+func TestStepsTakeOnlyTheAnswerAwaited(t *testing.T) {
+	ctx := context.Background()
+	first := bedrocktest.ToolUse("Two pages.",
+		bedrocktest.Call{ID: "tooluse_1", Name: "fetch", Input: map[string]any{"page": 1}},
+		bedrocktest.Call{ID: "tooluse_2", Name: "fetch", Input: map[string]any{"page": 2}})
+	second := bedrocktest.ToolUse("",
+		bedrocktest.Call{ID: "tooluse_3", Name: "fetch", Input: map[string]any{"page": 3}},
+		bedrocktest.Call{ID: "tooluse_4", Name: "send", Input: map[string]any{"to": "ops"}})
+	srv, client := serve(t, bedrocktest.Script(first, second, bedrocktest.Text("Done.")))
+	_, reg, _ := stepScenario(t)
+	c := converse.New(nil, claude, reg)
+
+	listed := map[string]int{}
+	list := func(step *converse.Step) []string {
+		var ids []string
+		for _, call := range step.Calls {
+			listed[call.ID]++
+			ids = append(ids, call.ID)
+		}
+		return ids
+	}
+	run := func(call converse.Call) types.ContentBlock { return c.Executor().Run(ctx, call) }
+	byID := func(step *converse.Step) map[string]converse.Call {
+		m := map[string]converse.Call{}
+		for _, call := range step.Calls {
+			m[call.ID] = call
+		}
+		return m
+	}
+
+	step, err := c.Begin(ctx, types.Message{Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: "Read two pages, then tell ops."}}})
+	require.NoError(t, err)
+	turn1 := step.Request
+	out1, err := client.Converse(ctx, turn1.Input)
+	require.NoError(t, err)
+	step, err = c.HandleResponse(ctx, turn1, out1, nil)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"tooluse_1", "tooluse_2"}, list(step))
+	calls := byID(step)
+
+	before := c.History()
+	_, err = c.HandleResponse(ctx, turn1, out1, nil)
+	require.ErrorIs(t, err, converse.ErrStaleStep, "the same response again")
+	assert.Equal(t, before, c.History(), "a duplicate changes nothing")
+
+	// One result, then the other: the second batch's step lists nothing
+	// again while tooluse_2 is out.
+	r1 := run(calls["tooluse_1"])
+	step, err = c.AnswerCalls(ctx, r1)
+	require.NoError(t, err)
+	assert.Empty(t, list(step), "tooluse_2 was handed out already")
+	assert.Nil(t, step.Request)
+	assert.Nil(t, step.Result)
+	assert.Empty(t, step.Pending)
+	_, err = c.AnswerCalls(ctx, r1)
+	require.ErrorIs(t, err, converse.ErrStaleStep, "a result given twice")
+	step, err = c.AnswerCalls(ctx, run(calls["tooluse_2"]))
+	require.NoError(t, err)
+	require.NotNil(t, step.Request)
+
+	turn2 := step.Request
+	_, err = c.HandleResponse(ctx, turn1, out1, nil)
+	require.ErrorIs(t, err, converse.ErrStaleStep, "turn 1's response while turn 2 is awaited")
+	out2, err := client.Converse(ctx, turn2.Input)
+	require.NoError(t, err)
+	step, err = c.HandleResponse(ctx, turn2, out2, nil)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"tooluse_3"}, list(step))
+	require.Len(t, step.Pending, 1)
+	calls = byID(step)
+
+	// The decision comes while tooluse_3 runs: only the approved call is new.
+	step, err = c.Decide(ctx, converse.Approve("tooluse_4"))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"tooluse_4"}, list(step))
+	for id, call := range byID(step) {
+		calls[id] = call
+	}
+	step, err = c.AnswerCalls(ctx, run(calls["tooluse_4"]), run(calls["tooluse_3"]))
+	require.NoError(t, err)
+	require.NotNil(t, step.Request)
+	out3, err := client.Converse(ctx, step.Request.Input)
+	require.NoError(t, err)
+	step, err = c.HandleResponse(ctx, step.Request, out3, nil)
+	require.NoError(t, err)
+	require.NotNil(t, step.Result)
+	assert.Equal(t, "Done.", step.Result.Text)
+
+	for id, n := range listed {
+		assert.Equal(t, 1, n, "%s listed in %d steps", id, n)
+	}
+	assert.Len(t, listed, 4)
+	assert.Len(t, srv.Requests(), 3)
+	assertValid(t, c, claude)
+}
