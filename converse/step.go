@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -190,7 +191,9 @@ func (c *Conversation) HandleResponse(ctx context.Context, req *Request, out *be
 // toolUseId, and returns the next step. Results may come in several
 // batches, each saved as it comes; once every call is answered, the
 // results go to the model in one user message, with status and media as
-// the model takes them. A result that answers no started call is an error.
+// the model takes them. A result that answers no started call is
+// ErrStaleStep; one Bedrock would reject (no content, blank text) is an
+// error too, and neither is kept.
 func (c *Conversation) AnswerCalls(ctx context.Context, results ...types.ContentBlock) (*Step, error) {
 	return holding(c, true, func() (*Step, error) { return c.answerCalls(ctx, results) })
 }
@@ -203,6 +206,9 @@ func (c *Conversation) answerCalls(ctx context.Context, results []types.ContentB
 	}
 	var run []int
 	for _, b := range results {
+		if err := checkResult(b); err != nil {
+			return nil, fmt.Errorf("converse: AnswerCalls: %w", err)
+		}
 		id, i := message.ResultID(b), -1
 		for k, tc := range tail.calls {
 			if tc.id == id && tail.started && tail.results[k] == nil && !tail.pending[k] && !slices.Contains(run, k) {
@@ -216,6 +222,25 @@ func (c *Conversation) answerCalls(ctx context.Context, results []types.ContentB
 		run = append(run, i)
 	}
 	return c.answered(ctx, history, tail, run, media.Limit(c.exec.withStatus(results)))
+}
+
+// checkResult says what Bedrock would reject in b, a result handed to
+// AnswerCalls: anything but a toolResult block, no content, blank text.
+func checkResult(b types.ContentBlock) error {
+	r, ok := b.(*types.ContentBlockMemberToolResult)
+	if !ok {
+		return fmt.Errorf("%T is not a toolResult block", b)
+	}
+	id := aws.ToString(r.Value.ToolUseId)
+	if len(r.Value.Content) == 0 {
+		return fmt.Errorf("the result of %q has no content", id)
+	}
+	for _, c := range r.Value.Content {
+		if t, ok := c.(*types.ToolResultContentBlockMemberText); ok && strings.TrimSpace(t.Value) == "" {
+			return fmt.Errorf("the result of %q has a blank text block", id)
+		}
+	}
+	return nil
 }
 
 // Decide takes one Decision for each of the last Step's Pending calls

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 	"github.com/stretchr/testify/assert"
@@ -204,6 +205,16 @@ func TestStepsTakeOnlyTheAnswerAwaited(t *testing.T) {
 	assert.Empty(t, step.Pending)
 	_, err = c.AnswerCalls(ctx, r1)
 	require.ErrorIs(t, err, converse.ErrStaleStep, "a result given twice")
+	for name, bad := range map[string]types.ContentBlock{
+		"no content": &types.ContentBlockMemberToolResult{Value: types.ToolResultBlock{ToolUseId: aws.String("tooluse_2")}},
+		"blank text": &types.ContentBlockMemberToolResult{Value: types.ToolResultBlock{ToolUseId: aws.String("tooluse_2"),
+			Content: []types.ToolResultContentBlock{&types.ToolResultContentBlockMemberText{Value: " "}}}},
+		"not a result": &types.ContentBlockMemberText{Value: "done"},
+	} {
+		_, err = c.AnswerCalls(ctx, bad)
+		require.Error(t, err, name)
+		assert.Equal(t, before, c.History(), "%s is refused: tooluse_2 still awaits its result", name)
+	}
 	step, err = c.AnswerCalls(ctx, run(calls["tooluse_2"]))
 	require.NoError(t, err)
 	require.NotNil(t, step.Request)
