@@ -547,6 +547,9 @@ func (c *Conversation) handleResponse(ctx context.Context, req *Request, t *turn
 	if model != c.modelID && models.Parse(model).Provider != c.model.Provider {
 		reply = reencode([]types.Message{reply}, models.Parse(model), c.model, c.modelID)[0]
 	}
+	if c.model.RejectsReasoningHistory() {
+		reply.Content = slices.DeleteFunc(reply.Content, message.IsReasoning)
+	}
 	answered := r.shape != nil && r.shape.accept(ctx, &reply, t.stop)
 	attempted := append(history, reply)
 	res := r.res

@@ -508,3 +508,35 @@ func TestConcurrentStreamsOneClient(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestDeepSeekReasoningIsNotSentBack: DeepSeek on Bedrock rejects reasoning
+// blocks in a request, its own replies' included, so a reply's reasoning
+// is not kept: the tool round and the next Send go through (bedrocktest
+// answers reasoning in a DeepSeek request with Bedrock's error).
+func TestDeepSeekReasoningIsNotSentBack(t *testing.T) {
+	const deepseek = "us.deepseek.v3-v1:0"
+	thought := func(s string) types.ContentBlock {
+		return &types.ContentBlockMemberReasoningContent{Value: &types.ReasoningContentBlockMemberReasoningText{Value: types.ReasoningTextBlock{Text: aws.String(s)}}}
+	}
+	for _, mode := range modes {
+		t.Run(mode.name, func(t *testing.T) {
+			srv, client := serve(t, bedrocktest.Script(
+				bedrocktest.Output(types.StopReasonToolUse, thought("Add them."), clientCall("tooluse_1", map[string]any{"a": 1, "b": 2})),
+				bedrocktest.Output(types.StopReasonEndTurn, thought("It is 3."), text("3.")),
+				bedrocktest.Output(types.StopReasonEndTurn, thought("Again."), text("Still 3.")),
+			))
+			var calls atomic.Int32
+			c := converse.New(client, deepseek, countingCalculator(t, &calls), mode.opt)
+			res, err := c.Send(context.Background(), "1+2?")
+			require.NoError(t, err)
+			assert.Equal(t, "3.", res.Text)
+			assert.Equal(t, int32(1), calls.Load())
+			assert.Len(t, res.Message.Content, 1, "the reply without its reasoning")
+			res, err = c.Send(context.Background(), "Sure?")
+			require.NoError(t, err)
+			assert.Equal(t, "Still 3.", res.Text)
+			require.Len(t, srv.Requests(), 3)
+			assertValid(t, c, deepseek)
+		})
+	}
+}

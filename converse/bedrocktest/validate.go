@@ -176,6 +176,11 @@ func validateMessage(m models.Model, n int, msg types.Message) *Error {
 			if e := validateToolResult(m, n, i, b.Value); e != nil {
 				return e
 			}
+		case *types.ContentBlockMemberReasoningContent:
+			others++
+			if m.RejectsReasoningHistory() {
+				return Validation("User messages cannot contain reasoning content. Please remove the reasoning content and try again.")
+			}
 		case *types.ContentBlockMemberCachePoint:
 			// a marker, not conversation content
 		default:

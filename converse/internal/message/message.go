@@ -16,8 +16,9 @@ import (
 // client toolUse block keeps only toolUseId, name and input: responses carry
 // an undocumented type "tool_use" that Bedrock rejects when echoed back.
 // Blank text blocks, which Bedrock rejects in a request, are dropped.
-// Everything else is echoed unchanged, as Bedrock requires: reasoningContent
-// with its signature, redacted reasoning, citationsContent, and a server
+// Everything else is echoed unchanged, as Bedrock requires (a model that
+// takes no reasoning back aside, see models.RejectsReasoningHistory):
+// reasoningContent with its signature, redacted reasoning, citationsContent, and a server
 // tool's blocks (its toolUse keeping type server_tool_use, its toolResult in
 // the assistant message keeping its type).
 func Echo(msg types.Message) types.Message {
@@ -98,6 +99,12 @@ func HasToolUse(msg types.Message) bool {
 func ClientCall(b types.ContentBlock) bool {
 	tu, ok := b.(*types.ContentBlockMemberToolUse)
 	return ok && tu.Value.Type != types.ToolUseTypeServerToolUse
+}
+
+// IsReasoning reports whether b is a reasoningContent block.
+func IsReasoning(b types.ContentBlock) bool {
+	_, ok := b.(*types.ContentBlockMemberReasoningContent)
+	return ok
 }
 
 // AnswersTools reports whether msg is a user message holding tool results.

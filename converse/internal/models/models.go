@@ -6,7 +6,8 @@
 // a toolConfig accompanies every request whose history holds tool blocks; error results are never empty; tool
 // results never share a user message with text (Llama, Mistral and Writer
 // reject that); echoed toolUse blocks carry only toolUseId, name and input;
-// reasoning blocks are echoed unchanged; the status field is sent only to
+// reasoning blocks are echoed unchanged, except to DeepSeek, which rejects
+// them (its replies' reasoning is not kept); the status field is sent only to
 // model families documented to accept it (converse.StatusMode); a forcing
 // Options.ToolChoice (any, or a named tool) that Bedrock would reject is
 // converse.ErrToolChoice before any model call: only Claude 3 and later and
@@ -107,6 +108,14 @@ func (m Model) RejectsTextWithToolResults() bool {
 		return true
 	}
 	return false
+}
+
+// RejectsReasoningHistory reports whether the model refuses reasoning
+// blocks in the messages of a request, its own earlier replies' included:
+// DeepSeek on Bedrock answers "User messages cannot contain reasoning
+// content. Please remove the reasoning content and try again."
+func (m Model) RejectsReasoningHistory() bool {
+	return m.Provider == "deepseek"
 }
 
 // SupportsStreamingToolUse reports whether ConverseStream accepts a

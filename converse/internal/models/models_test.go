@@ -39,27 +39,28 @@ func TestCapabilities(t *testing.T) {
 	tests := []struct {
 		id                             string
 		status, rejectsText, streaming bool
+		rejectsReasoning               bool
 	}{
-		{"anthropic.claude-3-5-sonnet-20240620-v1:0", true, false, true},
-		{"anthropic.claude-3-haiku-20240307-v1:0", true, false, true},
-		{"us.anthropic.claude-sonnet-4-20250514-v1:0", true, false, true},
-		{"anthropic.claude-opus-4-1-20250805-v1:0", true, false, true},
-		{"anthropic.claude-haiku-4-5-20251001-v1:0", true, false, true},
-		{"anthropic.claude-lyric-7-20300101-v1:0", true, false, true},
-		{"anthropic.claude-v2:1", false, false, true},
-		{"anthropic.claude-instant-v1", false, false, true},
-		{"amazon.nova-pro-v1:0", true, false, true},
-		{"amazon.titan-text-premier-v1:0", false, false, true},
-		{"meta.llama3-1-70b-instruct-v1:0", false, true, false},
-		{"mistral.mistral-large-2407-v1:0", false, true, false},
-		{"writer.palmyra-x5-v1:0", false, true, false},
-		{"deepseek.r1-v1:0", false, false, false},
-		{"deepseek.v3-v1:0", false, false, true},
-		{"cohere.command-r-plus-v1:0", false, false, true},
-		{"cohere.command-text-v14", false, false, false},
-		{"cohere.command-light-text-v14", false, false, false},
-		{"ai21.jamba-1-5-large-v1:0", false, false, true},
-		{"arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/abc123", false, false, true},
+		{"anthropic.claude-3-5-sonnet-20240620-v1:0", true, false, true, false},
+		{"anthropic.claude-3-haiku-20240307-v1:0", true, false, true, false},
+		{"us.anthropic.claude-sonnet-4-20250514-v1:0", true, false, true, false},
+		{"anthropic.claude-opus-4-1-20250805-v1:0", true, false, true, false},
+		{"anthropic.claude-haiku-4-5-20251001-v1:0", true, false, true, false},
+		{"anthropic.claude-lyric-7-20300101-v1:0", true, false, true, false},
+		{"anthropic.claude-v2:1", false, false, true, false},
+		{"anthropic.claude-instant-v1", false, false, true, false},
+		{"amazon.nova-pro-v1:0", true, false, true, false},
+		{"amazon.titan-text-premier-v1:0", false, false, true, false},
+		{"meta.llama3-1-70b-instruct-v1:0", false, true, false, false},
+		{"mistral.mistral-large-2407-v1:0", false, true, false, false},
+		{"writer.palmyra-x5-v1:0", false, true, false, false},
+		{"deepseek.r1-v1:0", false, false, false, true},
+		{"deepseek.v3-v1:0", false, false, true, true},
+		{"cohere.command-r-plus-v1:0", false, false, true, false},
+		{"cohere.command-text-v14", false, false, false, false},
+		{"cohere.command-light-text-v14", false, false, false, false},
+		{"ai21.jamba-1-5-large-v1:0", false, false, true, false},
+		{"arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/abc123", false, false, true, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.id, func(t *testing.T) {
@@ -67,6 +68,7 @@ func TestCapabilities(t *testing.T) {
 			assert.Equal(t, tt.status, m.SupportsToolStatus(), "SupportsToolStatus()")
 			assert.Equal(t, tt.rejectsText, m.RejectsTextWithToolResults(), "RejectsTextWithToolResults()")
 			assert.Equal(t, tt.streaming, m.SupportsStreamingToolUse(), "SupportsStreamingToolUse()")
+			assert.Equal(t, tt.rejectsReasoning, m.RejectsReasoningHistory(), "RejectsReasoningHistory()")
 		})
 	}
 }
