@@ -20,6 +20,9 @@ import (
 
 // ModelCall is the input of the model activity: a Step's Request.
 type ModelCall struct {
+	// ModelID is the model to call: the Request's (its Input.ModelId),
+	// which the step API chose (the conversation's, PrepareTurn's or a
+	// fallback model).
 	ModelID string
 	// Request is the request's body in Bedrock's wire JSON.
 	Request json.RawMessage
@@ -33,8 +36,16 @@ type ModelReply struct {
 
 // ToolCall is the input of the tool activity: one call of a Step.
 type ToolCall struct {
+	// ModelID is the conversation's model, whose status field and media
+	// rules the result follows.
 	ModelID string
 	Call    converse.Call
+	// Timeout, if positive, is the timeout of the tool's activity options
+	// (see Options.ToolActivity): the call's timeout, in place of the
+	// conversation's Tools.Timeout, is a tenth of it (at most 10 seconds)
+	// less, so that it ends before the activity's. A tool's own timeout
+	// still bounds the call.
+	Timeout time.Duration
 }
 
 // ToolReply is the output of the tool activity.
@@ -57,6 +68,9 @@ func (a *Agent) Model(ctx context.Context, call ModelCall) (*ModelReply, error) 
 	in, err := wire.DecodeConverseInput(call.Request)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError("temporal: model call: "+err.Error(), errorTypeModel, nil)
+	}
+	if call.ModelID == "" {
+		return nil, temporal.NewNonRetryableApplicationError("temporal: model call: no ModelID", errorTypeModel, nil)
 	}
 	in.ModelId = aws.String(call.ModelID)
 	defer heartbeat(ctx)()
@@ -122,17 +136,22 @@ func bedrockError(err error) error {
 
 // Tool is the tool activity: it runs one call with the Executor of a
 // conversation of the call's model (its status field and media rules), as
-// Send would, with tools.CallID(ctx) the call's toolUseId. A tool that fails
-// is an error result, not an error of the activity. An activity runs at
-// least once: if its worker dies before Temporal records the result, the
-// call runs again on another worker, so a tool with side effects should use
-// tools.CallID as its idempotency key.
+// Send would, with tools.CallID(ctx) the call's toolUseId and call.Timeout,
+// if set, its timeout. A tool that fails is an error result, not an error
+// of the activity. An activity runs at least once: if its worker dies
+// before Temporal records the result, the call runs again on another
+// worker, so a tool with side effects should use tools.CallID as its
+// idempotency key.
 func (a *Agent) Tool(ctx context.Context, call ToolCall) (*ToolReply, error) {
 	defer heartbeat(ctx)()
 	// A conversation of its own per call: the per-workflow bound is the
 	// workflow's, the per-worker bound the worker's
 	// (MaxConcurrentActivityExecutionSize).
-	conv := converse.New(nil, call.ModelID, a.reg, a.activityOptions)
+	conv := converse.New(nil, call.ModelID, a.reg, a.activityOptions, func(o *converse.Options) {
+		if call.Timeout > 0 {
+			o.Tools.Timeout = call.Timeout - min(call.Timeout/10, 10*time.Second)
+		}
+	})
 	block := conv.Executor().Run(ctx, call.Call)
 	if err := ctx.Err(); err != nil {
 		return nil, err // the worker is stopping: another attempt runs the call

@@ -46,18 +46,37 @@ type Options struct {
 	// timeout means 5 minutes from start to close; a nil RetryPolicy, 10
 	// attempts backing off from 1 s to 1 minute. A Bedrock error that
 	// converse.Retryable rejects (a ValidationException, AccessDenied) is
-	// never retried, whatever the policy.
+	// never retried, whatever the policy. The policy's retries stand for
+	// the SDK's in a Send: a call still failing with throttling after the
+	// last attempt goes to the next of converse.Options.FallbackModels, if
+	// any, with the policy's attempts again.
 	ModelActivity workflow.ActivityOptions
-	// ToolActivity are the activity options of a tool call: a zero timeout
-	// means 10 minutes from start to close, with a heartbeat timeout of 1
-	// minute (the activity heartbeats while the tool runs, so a worker that
-	// dies is noticed then); a nil RetryPolicy, as for ModelActivity. A
-	// tool that fails is answered with an error result, not retried: the
-	// retries are for workers that died.
+	// ToolActivity are the activity options of a tool call. Zero fields
+	// take the defaults, each on its own: no StartToCloseTimeout nor
+	// ScheduleToCloseTimeout means 10 minutes from start to close; a zero
+	// HeartbeatTimeout, 1 minute (the activity heartbeats while the tool
+	// runs, every third of it, so a worker that dies is noticed then); a
+	// nil RetryPolicy, as for ModelActivity. A tool that fails is answered
+	// with an error result, not retried: the retries are for workers that
+	// died.
+	//
+	// A StartToCloseTimeout set here (or, without one, a
+	// ScheduleToCloseTimeout) is also the call's own timeout: it replaces
+	// the conversation's Tools.Timeout (1 minute by default), less a tenth
+	// of it (at most 10 seconds), so that the tool may run nearly until the
+	// activity's deadline and a call still running then is answered as
+	// timed out, not retried and run again. A tool's own timeout
+	// (tools.Options.Timeout; a Command tool's, 30 seconds by default)
+	// still bounds its calls. With no timeout set here, the call's timeout
+	// is the conversation's Tools.Timeout, as in a Send.
 	ToolActivity workflow.ActivityOptions
 	// ToolActivities are the activity options of the named tools, instead
 	// of ToolActivity: a TaskQueue of workers near a database, say, or
-	// longer timeouts. Their zero fields take ToolActivity's defaults.
+	// longer timeouts. Their zero fields take the defaults ToolActivity's
+	// take, field by field (not ToolActivity's values), and a timeout set
+	// in them is the call's own, as ToolActivity's is: {StartToCloseTimeout:
+	// time.Hour} lets the tool run an hour, with a heartbeat timeout of a
+	// minute.
 	ToolActivities map[string]workflow.ActivityOptions
 	// TurnsPerRun bounds the model calls of one workflow run: the workflow
 	// then continues as new from the conversation's State, so that its
@@ -99,7 +118,10 @@ func (a *Agent) Register(r worker.Registry) {
 // Input starts a workflow: a conversation with a new prompt, or one to
 // resume.
 type Input struct {
-	// ModelID is the model, as for converse.New.
+	// ModelID is the model, as for converse.New. With a State it may be
+	// left empty: the State's model is taken (a different one is an
+	// error). Without a State it is required: the workflow fails at once
+	// without it.
 	ModelID string
 	// Prompt is the user's message. Empty, the conversation of State is
 	// resumed (converse.Conversation.Resume) with Decisions.
@@ -125,6 +147,9 @@ type Result struct {
 	Turns      int
 	Usage      converse.Usage
 	State      *converse.State
+	// Model is the model that answered the last turn: the conversation's,
+	// PrepareTurn's, or a fallback model (converse.Result.Model).
+	Model string
 }
 
 // Status is what the StatusQueryName query answers while a workflow runs.
@@ -166,20 +191,26 @@ func (a *Agent) modelOptions() workflow.ActivityOptions {
 	return o
 }
 
-// toolOptions are the activity options of a call of the named tool.
-func (a *Agent) toolOptions(name string) workflow.ActivityOptions {
+// toolOptions are the activity options of a call of the named tool, each
+// zero field given its default, and the call's timeout: the timeout the
+// options set, if any (see Options.ToolActivity), zero otherwise.
+func (a *Agent) toolOptions(name string) (o workflow.ActivityOptions, timeout time.Duration) {
 	o, ok := a.opts.ToolActivities[name]
 	if !ok {
 		o = a.opts.ToolActivity
 	}
-	if o.StartToCloseTimeout == 0 && o.ScheduleToCloseTimeout == 0 {
+	timeout = o.StartToCloseTimeout
+	if timeout == 0 {
+		timeout = o.ScheduleToCloseTimeout
+	}
+	if timeout == 0 {
 		o.StartToCloseTimeout = 10 * time.Minute
-		if o.HeartbeatTimeout == 0 {
-			o.HeartbeatTimeout = time.Minute
-		}
+	}
+	if o.HeartbeatTimeout == 0 {
+		o.HeartbeatTimeout = time.Minute
 	}
 	if o.RetryPolicy == nil {
 		o.RetryPolicy = defaultRetry
 	}
-	return o
+	return o, timeout
 }

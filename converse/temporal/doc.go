@@ -37,11 +37,15 @@
 // ([Agent.Model]) calling Converse with the SDK's retries off, so that
 // Temporal alone retries, by the activity's retry policy, what
 // converse.Retryable calls retryable (throttling, 5xx, a model timeout); a
-// ValidationException or AccessDeniedException fails at once. Each tool
-// call is an activity ([Agent.Tool]) whose ID is "tool/TURN/TOOLUSEID",
-// the calls of a turn in parallel up to the conversation's
-// Tools.Concurrency, each with the activity options of its tool
-// (Options.ToolActivities: a task queue of workers near a database, say).
+// ValidationException or AccessDeniedException fails at once. It sends the
+// step's Request as it is, model included: the model PrepareTurn chose, or
+// one of FallbackModels, which the conversation turns to as in a Send once
+// the activity's retries are spent. Each tool call is an activity
+// ([Agent.Tool]) whose ID is "tool/TURN/TOOLUSEID", the calls of a turn in
+// parallel up to the conversation's Tools.Concurrency, each with the
+// activity options of its tool (Options.ToolActivities: a task queue of
+// workers near a database, say, or a longer timeout, which is the call's
+// own too).
 // MCP and Lambda tools are tools of the registry like any other: the worker
 // holds their connections.
 //

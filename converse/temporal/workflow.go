@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 	"github.com/aws/smithy-go"
@@ -29,6 +30,15 @@ import (
 // model calls, or when Temporal suggests it, the run continues as new from
 // the conversation's State, before a model call.
 //
+// The model activity sends the step's Request as it is, model included: a
+// model Options.PrepareTurn chose, or one of Options.FallbackModels, which
+// the conversation turns to, as Send does, when a call fails with
+// throttling (once the activity's retries are spent, as Send's after the
+// SDK's), a model not ready or timed out, or the service unavailable.
+//
+// An Input with neither a ModelID nor a State to take it from, or with
+// neither a prompt nor a State, fails the workflow at once, before any
+// activity, with a non-retryable ApplicationError of type "converse.Error".
 // A failed run (a Bedrock error not retried or retried in vain, the turn
 // limit) fails the workflow with an ApplicationError whose type is Bedrock's
 // error code, or "converse.Error", and whose detail is the conversation's
@@ -43,6 +53,7 @@ func (a *Agent) Workflow(ctx workflow.Context, in Input) (*Result, error) {
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), "converse.Error", nil)
 	}
+	modelID := conv.State().ModelID // in's, or its State's
 	base := conv.State().Usage
 	status := Status{Turn: in.Turns, Usage: in.Usage}
 	if err := workflow.SetQueryHandler(ctx, StatusQueryName, func() (Status, error) { return status, nil }); err != nil {
@@ -65,15 +76,15 @@ func (a *Agent) Workflow(ctx workflow.Context, in Input) (*Result, error) {
 		case step.Request != nil:
 			req := step.Request
 			if !req.Summary && (req.Turn > perRun || workflow.GetInfo(ctx).GetContinueAsNewSuggested() && req.Turn > 1) {
-				next := Input{ModelID: in.ModelID, State: conv.State(), Turns: in.Turns + req.Turn - 1, Usage: status.Usage}
+				next := Input{ModelID: modelID, State: conv.State(), Turns: in.Turns + req.Turn - 1, Usage: status.Usage}
 				return nil, workflow.NewContinueAsNewError(ctx, WorkflowName, next)
 			}
 			status.Turn = in.Turns + req.Turn
-			out, callErr := a.callModel(ctx, in.ModelID, req)
+			out, callErr := a.callModel(ctx, req)
 			step, err = conv.HandleResponse(bg, req, out, callErr)
 			status.Usage = in.Usage.Add(sub(conv.State().Usage, base))
 		case len(step.Calls) > 0:
-			step, err = conv.AnswerCalls(bg, a.runCalls(ctx, in.ModelID, status.Turn, o.Tools.Concurrency, step.Calls)...)
+			step, err = conv.AnswerCalls(bg, a.runCalls(ctx, modelID, status.Turn, o.Tools.Concurrency, step.Calls)...)
 		default:
 			var decisions []converse.Decision
 			if decisions, err = awaitDecisions(ctx, step.Pending); err == nil {
@@ -86,13 +97,15 @@ func (a *Agent) Workflow(ctx workflow.Context, in Input) (*Result, error) {
 	}
 	status.Pending = nil
 	res := step.Result
-	return &Result{Text: res.Text, StopReason: res.StopReason, Turns: in.Turns + res.Turns, Usage: status.Usage, State: conv.State()}, nil
+	return &Result{Text: res.Text, StopReason: res.StopReason, Model: res.Model, Turns: in.Turns + res.Turns, Usage: status.Usage, State: conv.State()}, nil
 }
 
 // workflowConversation builds the workflow's conversation: no client (the
 // activities call the model), no session (Temporal keeps the state), no
 // spans or metrics (the activities emit them, and a replay would emit them
-// again), no events, and MaxTurns what the runs before left.
+// again), no events, and MaxTurns what the runs before left. Its model is
+// in.ModelID, or, if that is empty, in.State's; an input with neither is
+// rejected.
 func (a *Agent) workflowConversation(in Input, turnsLeft int) (*converse.Conversation, error) {
 	opts := func(o *converse.Options) {
 		*o = a.conversationOptions()
@@ -105,7 +118,13 @@ func (a *Agent) workflowConversation(in Input, turnsLeft int) (*converse.Convers
 		if in.Prompt == "" {
 			return nil, errors.New("temporal: the input has neither a prompt nor a state")
 		}
+		if in.ModelID == "" {
+			return nil, errors.New("temporal: the input has no ModelID, and no State to take the model from")
+		}
 		return converse.New(nil, in.ModelID, a.reg, opts), nil
+	}
+	if in.State.ModelID == "" {
+		return nil, errors.New("temporal: the input's State has no ModelID")
 	}
 	if in.ModelID != "" && in.ModelID != in.State.ModelID {
 		return nil, fmt.Errorf("temporal: the input's model %q is not its state's, %q", in.ModelID, in.State.ModelID)
@@ -113,15 +132,18 @@ func (a *Agent) workflowConversation(in Input, turnsLeft int) (*converse.Convers
 	return converse.Restore(nil, a.reg, in.State, opts)
 }
 
-// callModel makes req's model call as an activity.
-func (a *Agent) callModel(ctx workflow.Context, modelID string, req *converse.Request) (*bedrockruntime.ConverseOutput, error) {
+// callModel makes req's model call as an activity, to the model of the
+// request (the turn's, PrepareTurn's or a fallback model), which the body
+// leaves out.
+func (a *Agent) callModel(ctx workflow.Context, req *converse.Request) (*bedrockruntime.ConverseOutput, error) {
 	body, err := wire.EncodeConverseInput(req.Input)
 	if err != nil {
 		return nil, err
 	}
 	ctx = workflow.WithActivityOptions(ctx, a.modelOptions())
 	var reply ModelReply
-	if err := workflow.ExecuteActivity(ctx, ModelActivityName, ModelCall{ModelID: modelID, Request: body}).Get(ctx, &reply); err != nil {
+	call := ModelCall{ModelID: aws.ToString(req.Input.ModelId), Request: body}
+	if err := workflow.ExecuteActivity(ctx, ModelActivityName, call).Get(ctx, &reply); err != nil {
 		return nil, bedrockError(err)
 	}
 	return wire.DecodeConverseOutput(reply.Response)
@@ -129,8 +151,10 @@ func (a *Agent) callModel(ctx workflow.Context, modelID string, req *converse.Re
 
 // runCalls runs the calls of a step as activities, at most limit at once
 // (0 means 8, as converse.ToolOptions.Concurrency), and returns their
-// toolResult blocks in order. A call whose activity failed for good is
-// answered with an error result.
+// toolResult blocks in order. modelID is the conversation's model, whose
+// rules the results follow, as the Executor of Send's: the request
+// re-encodes them for another model it calls. A call whose activity failed
+// for good is answered with an error result.
 func (a *Agent) runCalls(ctx workflow.Context, modelID string, turn, limit int, calls []converse.Call) []types.ContentBlock {
 	if limit <= 0 {
 		limit = 8
@@ -147,11 +171,11 @@ func (a *Agent) runCalls(ctx workflow.Context, modelID string, turn, limit int, 
 				return
 			}
 			defer sem.Release(1)
-			ao := a.toolOptions(call.Tool)
+			ao, timeout := a.toolOptions(call.Tool)
 			ao.ActivityID = fmt.Sprintf("tool/%d/%s", turn, call.ID)
 			actx := workflow.WithActivityOptions(ctx, ao)
 			var reply ToolReply
-			err := workflow.ExecuteActivity(actx, ToolActivityName, ToolCall{ModelID: modelID, Call: call}).Get(actx, &reply)
+			err := workflow.ExecuteActivity(actx, ToolActivityName, ToolCall{ModelID: modelID, Call: call, Timeout: timeout}).Get(actx, &reply)
 			if err == nil {
 				results[i], err = resultOf(call, &reply)
 			}

@@ -4,14 +4,18 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
@@ -315,4 +319,175 @@ func TestWorkflowSendsWhatSendSends(t *testing.T) {
 	}
 	assert.Equal(t, c.History(), got.State.Messages)
 	assert.Equal(t, l1.count(), l2.count())
+}
+
+const nova = "us.amazon.nova-pro-v1:0"
+
+// throttled answers the calls to model with a ThrottlingException, and
+// passes the others to h.
+func throttled(model string, h bedrocktest.Handler) bedrocktest.Handler {
+	return bedrocktest.HandlerFunc(func(ctx context.Context, req *bedrocktest.Request) (*bedrocktest.Reply, error) {
+		if aws.ToString(req.ModelId) == model {
+			return nil, bedrocktest.Throttling()
+		}
+		return h.ServeConverse(ctx, req)
+	})
+}
+
+// models are the models of the requests srv received, in order.
+func models(srv *bedrocktest.Server) []string {
+	var ids []string
+	for _, req := range srv.Requests() {
+		ids = append(ids, aws.ToString(req.ModelId))
+	}
+	return ids
+}
+
+// sendAndWorkflow runs prompt through Send and through the workflow, each
+// on a server of its own answering with handler(), with the conversation
+// options opts, and checks that the workflow sent exactly Send's requests,
+// models included. Send's client makes each call once, and so does the
+// workflow's model activity, so that the two make the same attempts.
+func sendAndWorkflow(t *testing.T, handler func() bedrocktest.Handler, opts func(*converse.Options), prompt string) (*converse.Result, *ctemporal.Result, *bedrocktest.Server) {
+	t.Helper()
+	var l1, l2 ledger
+	sendSrv := bedrocktest.NewServer(handler())
+	t.Cleanup(sendSrv.Close)
+	once := func(o *bedrockruntime.Options) { o.Retryer = aws.NopRetryer{} }
+	c := converse.New(sendSrv.Client(once), claude, weatherRegistry(t, &l1), opts)
+	want, err := c.Send(context.Background(), prompt)
+	require.NoError(t, err)
+
+	wfSrv := bedrocktest.NewServer(handler())
+	t.Cleanup(wfSrv.Close)
+	env := testEnv(t, wfSrv, weatherRegistry(t, &l2), func(o *ctemporal.Options) {
+		o.Conversation = opts
+		o.ModelActivity.RetryPolicy = &temporal.RetryPolicy{MaximumAttempts: 1}
+	})
+	env.ExecuteWorkflow(ctemporal.WorkflowName, ctemporal.Input{ModelID: claude, Prompt: prompt})
+	got := result(t, env)
+
+	assert.Equal(t, want.Text, got.Text)
+	assert.Equal(t, want.Model, got.Model)
+	assert.Equal(t, models(sendSrv), models(wfSrv))
+	sent, driven := sendSrv.Requests(), wfSrv.Requests()
+	require.Len(t, driven, len(sent))
+	for i := range sent {
+		assert.JSONEq(t, string(sent[i].Body), string(driven[i].Body), "request %d", i+1)
+	}
+	assert.Equal(t, c.History(), got.State.Messages)
+	assert.Equal(t, l1.count(), l2.count())
+	return want, got, wfSrv
+}
+
+// TestWorkflowFallsBackAsSendDoes: with Claude always throttled, the
+// workflow falls back to Options.FallbackModels as Send does, each turn
+// starting with its own model, and sends Send's requests.
+func TestWorkflowFallsBackAsSendDoes(t *testing.T) {
+	handler := func() bedrocktest.Handler {
+		return throttled(claude, bedrocktest.Script(
+			bedrocktest.ToolUse("", weather("t1", "Paris")),
+			bedrocktest.Text("Sunny in Paris."),
+		))
+	}
+	opts := func(o *converse.Options) { o.FallbackModels = []string{nova} }
+	_, got, srv := sendAndWorkflow(t, handler, opts, "Weather in Paris?")
+	assert.Equal(t, "Sunny in Paris.", got.Text)
+	assert.Equal(t, nova, got.Model, "the fallback model answered")
+	assert.Equal(t, []string{claude, nova, claude, nova}, models(srv))
+}
+
+// TestWorkflowFallsBackAfterTheRetries: under the default retry policy, a
+// throttled model call falls back once the activity's attempts are spent,
+// as Send falls back after the SDK's retries.
+func TestWorkflowFallsBackAfterTheRetries(t *testing.T) {
+	srv := bedrocktest.NewServer(throttled(claude, bedrocktest.Script(bedrocktest.Text("Hello!"))))
+	defer srv.Close()
+	env := testEnv(t, srv, nil, func(o *ctemporal.Options) {
+		o.Conversation = func(o *converse.Options) { o.FallbackModels = []string{nova} }
+	})
+	env.ExecuteWorkflow(ctemporal.WorkflowName, ctemporal.Input{ModelID: claude, Prompt: "Hi"})
+	res := result(t, env)
+	assert.Equal(t, "Hello!", res.Text)
+	assert.Equal(t, nova, res.Model)
+	want := append(slices.Repeat([]string{claude}, 10), nova) // the default policy's 10 attempts
+	assert.Equal(t, want, models(srv))
+}
+
+// TestWorkflowPrepareTurnModel: a model PrepareTurn chooses is the model
+// the workflow calls, as in Send.
+func TestWorkflowPrepareTurnModel(t *testing.T) {
+	handler := func() bedrocktest.Handler {
+		return bedrocktest.Script(
+			bedrocktest.ToolUse("", weather("t1", "Paris")),
+			bedrocktest.Text("Sunny in Paris."),
+		)
+	}
+	opts := func(o *converse.Options) {
+		o.PrepareTurn = func(_ context.Context, t *converse.Turn) error {
+			if len(t.Answered) > 0 { // the turn after the tools: a cheaper model
+				t.ModelID = nova
+			}
+			return nil
+		}
+	}
+	_, got, srv := sendAndWorkflow(t, handler, opts, "Weather in Paris?")
+	assert.Equal(t, nova, got.Model)
+	assert.Equal(t, []string{claude, nova}, models(srv))
+}
+
+// pausedState is the State of a conversation with claude paused on a
+// send_email call awaiting its decision, after a get_weather call ran.
+func pausedState(t *testing.T, l *ledger) *converse.State {
+	t.Helper()
+	srv := bedrocktest.NewServer(bedrocktest.Script(
+		bedrocktest.ToolUse("", weather("w1", "Paris"), bedrocktest.Call{ID: "e1", Name: "send_email", Input: map[string]any{"to": "ops@example.com"}}),
+	))
+	defer srv.Close()
+	c := converse.New(srv.Client(), claude, weatherRegistry(t, l))
+	_, err := c.Send(context.Background(), "Weather in Paris, then mail ops.")
+	require.ErrorIs(t, err, converse.ErrPaused)
+	st := c.State()
+	require.Len(t, st.Pending, 1)
+	return st
+}
+
+// TestWorkflowResumesWithTheStatesModel: an Input with a State and no
+// ModelID resumes the conversation with the State's model.
+func TestWorkflowResumesWithTheStatesModel(t *testing.T) {
+	var l ledger
+	st := pausedState(t, &l)
+	srv := bedrocktest.NewServer(bedrocktest.Script(bedrocktest.Text("Mailed.")))
+	defer srv.Close()
+	env := testEnv(t, srv, weatherRegistry(t, &l))
+	env.ExecuteWorkflow(ctemporal.WorkflowName, ctemporal.Input{State: st, Decisions: []converse.Decision{converse.Approve("e1")}})
+	res := result(t, env)
+	assert.Equal(t, "Mailed.", res.Text)
+	assert.Equal(t, claude, res.Model)
+	assert.Equal(t, claude, res.State.ModelID)
+	assert.Equal(t, []string{claude}, models(srv))
+	assert.Equal(t, map[string]int{"w1": 1, "e1": 1}, l.count())
+	// The result has the status field, as Claude's results do.
+	sent := srv.Requests()[0].Messages[2].Content[1].(*types.ContentBlockMemberToolResult).Value
+	assert.Equal(t, types.ToolResultStatusSuccess, sent.Status)
+}
+
+// TestWorkflowRejectsAnInputWithoutAModel: a prompt with no ModelID and
+// no State to take it from fails the workflow at once, before any
+// activity.
+func TestWorkflowRejectsAnInputWithoutAModel(t *testing.T) {
+	var l ledger
+	srv := bedrocktest.NewServer(bedrocktest.Script(bedrocktest.Text("Hi.")))
+	defer srv.Close()
+	env := testEnv(t, srv, weatherRegistry(t, &l))
+	var activities int
+	env.SetOnActivityStartedListener(func(*activity.Info, context.Context, converter.EncodedValues) { activities++ })
+	env.ExecuteWorkflow(ctemporal.WorkflowName, ctemporal.Input{Prompt: "Hi"})
+	require.True(t, env.IsWorkflowCompleted())
+	var app *temporal.ApplicationError
+	require.ErrorAs(t, env.GetWorkflowError(), &app)
+	assert.True(t, app.NonRetryable())
+	assert.Contains(t, app.Error(), "no ModelID")
+	assert.Zero(t, activities)
+	assert.Empty(t, srv.Requests())
 }
