@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
 	"github.com/tooluse/bedrock/converse"
@@ -63,4 +64,36 @@ func ExampleConversation_Begin() {
 	// run calculator {"a":6,"b":7,"operation":"multiply"}: success
 	// model call 2
 	// 6 times 7 is 42.
+}
+
+// An engine with a client of its own makes a streaming Request's call with
+// ConverseStream and hands the events, assembled, to HandleResponse.
+func ExampleAssembleStream() {
+	srv := bedrocktest.NewServer(bedrocktest.Script(bedrocktest.Text("Hello from a stream.")))
+	defer srv.Close()
+	client := srv.Client()
+	ctx := context.Background()
+
+	conv := converse.New(nil, "us.anthropic.claude-sonnet-4-5-20250929-v1:0", nil, func(o *converse.Options) { o.Stream = true })
+	step, err := conv.Begin(ctx, types.Message{Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: "Hi."}}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	req := step.Request
+	fmt.Println("stream:", req.Stream())
+	so, err := client.ConverseStream(ctx, req.StreamInput())
+	var out *bedrockruntime.ConverseOutput
+	if err == nil {
+		out, err = converse.AssembleStream(ctx, so)
+	}
+	step, err = conv.HandleResponse(ctx, req, out, err)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(step.Result.Text)
+	// Output:
+	// stream: true
+	// Hello from a stream.
 }

@@ -42,8 +42,9 @@ import (
 // conversation's State between any two steps is valid and resumable. The
 // requests are those Send would send, every rule applied.
 // Conversation.Converse makes a Request's call as Send does (its span,
-// metrics and Options.Limiter); a client of the engine's own makes it
-// bare.
+// metrics and Options.Limiter), and Conversation.ConverseStream a Request
+// whose Stream reports true; a client of the engine's own makes it bare
+// (AssembleStream reads a stream's events into a Converse output).
 type Step struct {
 	// Request, if not nil, is the model call to make next; its answer goes
 	// to HandleResponse.
@@ -163,8 +164,10 @@ func (c *Conversation) BeginResume(ctx context.Context, decisions ...Decision) (
 }
 
 // HandleResponse takes the answer to req, the Request of the last Step:
-// the Converse output, or the error of the call (a stream's events are
-// assembled into a Converse output first). It makes the checks Send
+// the Converse output, or the error of the call (a stream's events
+// assembled into a Converse output by AssembleStream or
+// Conversation.ConverseStream, a truncated stream's ErrStreamTruncated
+// among the errors). It makes the checks Send
 // makes, and returns the next step: calls to run, decisions to take, a
 // model call (the next turn, a structured answer's correction, or the
 // same turn trimmed after an overflow) or the Result. An error of the

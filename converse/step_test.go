@@ -14,6 +14,7 @@ import (
 
 	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/bedrocktest"
+	"github.com/tooluse/bedrock/converse/recording"
 	"github.com/tooluse/bedrock/tools"
 )
 
@@ -60,14 +61,46 @@ func stepScenario(t *testing.T) (bedrocktest.Handler, *tools.Registry, func(*con
 	return h, reg, opts
 }
 
+// modelCall makes a Request's model call for an engine.
+type modelCall func(ctx context.Context, req *converse.Request) (*bedrockruntime.ConverseOutput, error)
+
+// engineCalls are the ways an engine makes a Request's call: with Converse
+// on a client of its own; with ConverseStream on its own client, the
+// events assembled by AssembleStream; with the conversation's
+// ConverseStream. Each streams when the Request says Send would.
+func engineCalls(client *bedrockruntime.Client, c *converse.Conversation) map[string]modelCall {
+	converseCall := func(ctx context.Context, req *converse.Request) (*bedrockruntime.ConverseOutput, error) {
+		return client.Converse(ctx, req.Input)
+	}
+	return map[string]modelCall{
+		"Converse": converseCall,
+		"AssembleStream": func(ctx context.Context, req *converse.Request) (*bedrockruntime.ConverseOutput, error) {
+			if !req.Stream() {
+				return converseCall(ctx, req)
+			}
+			so, err := client.ConverseStream(ctx, req.StreamInput())
+			if err != nil {
+				return nil, err
+			}
+			return converse.AssembleStream(ctx, so)
+		},
+		"Conversation.ConverseStream": func(ctx context.Context, req *converse.Request) (*bedrockruntime.ConverseOutput, error) {
+			if !req.Stream() {
+				return c.Converse(ctx, req.Input)
+			}
+			return c.ConverseStream(ctx, req.StreamInput())
+		},
+	}
+}
+
 // driveSteps is the hand-driven loop of an engine: each model call made by
-// the test, each call run on its own, each pending call approved.
-func driveSteps(ctx context.Context, c *converse.Conversation, client *bedrockruntime.Client, prompt string) (*converse.Result, error) {
+// call, each tool call run on its own, each pending call approved.
+func driveSteps(ctx context.Context, c *converse.Conversation, call modelCall, prompt string) (*converse.Result, error) {
 	step, err := c.Begin(ctx, types.Message{Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: prompt}}})
 	for err == nil && step.Result == nil {
 		switch {
 		case step.Request != nil:
-			out, callErr := client.Converse(ctx, step.Request.Input)
+			out, callErr := call(ctx, step.Request)
 			step, err = c.HandleResponse(ctx, step.Request, out, callErr)
 		case len(step.Calls) > 0:
 			var results []types.ContentBlock
@@ -91,13 +124,28 @@ func driveSteps(ctx context.Context, c *converse.Conversation, client *bedrockru
 
 // TestStepsSendWhatSendSends: the same conversation driven by Send and by
 // hand through the step API makes byte-identical requests, summary call,
-// trimmed history and cache points included.
+// trimmed history and cache points included, with Converse and with
+// ConverseStream (the events assembled by AssembleStream, or by the
+// conversation's ConverseStream).
 func TestStepsSendWhatSendSends(t *testing.T) {
+	for _, stream := range []bool{false, true} {
+		ways := []string{"Converse"}
+		if stream {
+			ways = []string{"AssembleStream", "Conversation.ConverseStream"}
+		}
+		for _, way := range ways {
+			t.Run(way, func(t *testing.T) { testStepsSendWhatSendSends(t, stream, way) })
+		}
+	}
+}
+
+func testStepsSendWhatSendSends(t *testing.T, stream bool, way string) {
 	ctx := context.Background()
+	streams := func(o *converse.Options) { o.Stream = stream }
 	h, reg, opts := stepScenario(t)
 	sendSrv, sendClient := serve(t, h, func(o *bedrocktest.Options) { o.Accounting = true })
 	var trims int
-	byHand := converse.New(sendClient, claude, reg, opts, func(o *converse.Options) {
+	byHand := converse.New(sendClient, claude, reg, opts, streams, func(o *converse.Options) {
 		o.Approver = func(_ context.Context, call converse.Call) (converse.Decision, error) {
 			return converse.Approve(call.ID), nil
 		}
@@ -113,8 +161,13 @@ func TestStepsSendWhatSendSends(t *testing.T) {
 
 	h, reg, opts = stepScenario(t)
 	stepSrv, stepClient := serve(t, h, func(o *bedrocktest.Options) { o.Accounting = true })
-	c := converse.New(nil, claude, reg, opts)
-	got, err := driveSteps(ctx, c, stepClient, "Read the archive and tell ops.")
+	var c *converse.Conversation
+	if way == "Conversation.ConverseStream" {
+		c = converse.New(stepClient, claude, reg, opts, streams)
+	} else {
+		c = converse.New(nil, claude, reg, opts, streams)
+	}
+	got, err := driveSteps(ctx, c, engineCalls(stepClient, c)[way], "Read the archive and tell ops.")
 	require.NoError(t, err)
 
 	assert.Equal(t, want.Text, got.Text)
@@ -122,16 +175,23 @@ func TestStepsSendWhatSendSends(t *testing.T) {
 	assert.Equal(t, want.Usage, got.Usage)
 	sent, driven := sendSrv.Requests(), stepSrv.Requests()
 	require.Len(t, driven, len(sent))
-	var points, summaries int
+	var points, summaries, streamed int
 	for i := range sent {
+		assert.Equal(t, sent[i].Operation, driven[i].Operation, "request %d", i+1)
 		assert.JSONEq(t, string(sent[i].Body), string(driven[i].Body), "request %d", i+1)
 		points += strings.Count(string(sent[i].Body), `"cachePoint"`)
 		if strings.Contains(string(sent[i].Body), "Summarize the conversation so far") {
 			summaries++
 		}
+		if sent[i].Operation == recording.OpConverseStream {
+			streamed++
+		}
 	}
 	assert.Positive(t, points, "the requests carry cache points")
 	assert.Positive(t, summaries, "a summary call was made")
+	if stream {
+		assert.Equal(t, len(sent)-summaries, streamed, "every turn streamed, the summary did not")
+	}
 	assert.Equal(t, byHand.History(), c.History())
 	assertValid(t, c, claude)
 }

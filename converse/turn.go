@@ -77,6 +77,24 @@ func streamRequest(in *bedrockruntime.ConverseInput, mode types.GuardrailStreamP
 	return out
 }
 
+// converseRequest is in as a Converse request, streamRequest's inverse:
+// every field copied, the guardrail without its stream processing mode.
+func converseRequest(in *bedrockruntime.ConverseStreamInput) *bedrockruntime.ConverseInput {
+	out := &bedrockruntime.ConverseInput{}
+	src, dst := reflect.ValueOf(in).Elem(), reflect.ValueOf(out).Elem()
+	for _, f := range streamFields() {
+		dst.Field(f.converse).Set(src.Field(f.stream))
+	}
+	if g := in.GuardrailConfig; g != nil {
+		out.GuardrailConfig = &types.GuardrailConfiguration{
+			GuardrailIdentifier: g.GuardrailIdentifier,
+			GuardrailVersion:    g.GuardrailVersion,
+			Trace:               g.Trace,
+		}
+	}
+	return out
+}
+
 // streamFields pairs each exported field of ConverseStreamInput with the
 // ConverseInput field of the same name and type, so that a field the SDK
 // adds to both reaches ConverseStream with no code of ours; the guardrail,
@@ -98,6 +116,7 @@ type turnResult struct {
 	message types.Message
 	stop    types.StopReason
 	usage   Usage
+	tokens  *types.TokenUsage // usage as Bedrock sent it, from a stream
 	resp    Response
 	took    time.Duration         // the model call, when the conversation made it
 	calls   []toolCall            // the tool calls, when decoded while streaming
@@ -233,12 +252,36 @@ func (c *Conversation) streamTurn(ctx context.Context, req *Request) (res *turnR
 	defer stream.Close()
 
 	t := &turnResult{}
-	var asm assembler
-	var early *earlyStarter
-	if c.opts.EarlyToolStart && c.opts.ApprovalPolicy == nil {
-		early = newEarlyStarter(ctx, n, c.exec)
-		t.started, t.cancel = early.started, early.cancel
+	h := streamHooks{event: chat.chunked}
+	if c.opts.OnEvent != nil {
+		h.text = func(text string) { c.emit(Text{Turn: n, Text: text}) }
 	}
+	if c.opts.EarlyToolStart && c.opts.ApprovalPolicy == nil {
+		early := newEarlyStarter(ctx, n, c.exec)
+		t.started, t.cancel = early.started, early.cancel
+		h.call = early.maybeStart
+	}
+	if err := readStream(ctx, stream, t, h); err != nil {
+		t.discard()
+		return nil, err
+	}
+	return t, nil
+}
+
+// streamHooks are what readStream calls as a stream's events arrive, each
+// optional: event for every event, text for every text delta, call for
+// every client call whose block is complete.
+type streamHooks struct {
+	event func()
+	text  func(string)
+	call  func(toolCall)
+}
+
+// readStream reads stream to its end into t: the message Converse would
+// have returned, its stop reason, usage and metadata. A stream that ends
+// without messageStop is ErrStreamTruncated.
+func readStream(ctx context.Context, stream *bedrockruntime.ConverseStreamEventStream, t *turnResult, h streamHooks) error {
+	var asm assembler
 	stopped := false
 	for {
 		var ev types.ConverseStreamOutput
@@ -246,44 +289,120 @@ func (c *Conversation) streamTurn(ctx context.Context, req *Request) (res *turnR
 		select {
 		case ev, ok = <-stream.Events():
 		case <-ctx.Done():
-			t.discard()
-			return nil, ctx.Err()
+			return ctx.Err()
 		}
 		if !ok {
 			break
 		}
-		chat.chunked()
+		if h.event != nil {
+			h.event()
+		}
 		switch e := ev.(type) {
 		case *types.ConverseStreamOutputMemberContentBlockStart:
 			asm.start(e.Value.ContentBlockIndex, e.Value.Start)
 		case *types.ConverseStreamOutputMemberContentBlockDelta:
-			if text := asm.delta(e.Value.ContentBlockIndex, e.Value.Delta); text != "" && c.opts.OnEvent != nil {
-				c.emit(Text{Turn: n, Text: text})
+			if text := asm.delta(e.Value.ContentBlockIndex, e.Value.Delta); text != "" && h.text != nil {
+				h.text(text)
 			}
 		case *types.ConverseStreamOutputMemberContentBlockStop:
-			if call, ok := asm.stop(e.Value.ContentBlockIndex); ok && early != nil {
-				early.maybeStart(call)
+			if call, ok := asm.stop(e.Value.ContentBlockIndex); ok && h.call != nil {
+				h.call(call)
 			}
 		case *types.ConverseStreamOutputMemberMessageStop:
 			t.stop, stopped = e.Value.StopReason, true
 			t.resp.AdditionalModelResponseFields = e.Value.AdditionalModelResponseFields
 		case *types.ConverseStreamOutputMemberMetadata:
-			t.usage = usageOf(e.Value.Usage)
+			t.usage, t.tokens = usageOf(e.Value.Usage), e.Value.Usage
 			t.resp.addMetadata(e.Value)
 		}
 	}
 	if err := stream.Err(); err != nil {
-		t.discard()
-		return nil, err
+		return err
 	}
 	if err := ctx.Err(); err != nil {
-		t.discard()
-		return nil, err
+		return err
 	}
 	if !stopped {
-		t.discard()
-		return nil, ErrStreamTruncated
+		return ErrStreamTruncated
 	}
 	t.message, t.calls = asm.message()
-	return t, nil
+	return nil
+}
+
+// AssembleStream reads the events of a ConverseStream call to their end
+// and returns what Converse would have returned: the message assembled
+// from its blocks (text, tool input, reasoning, citations, a server tool's
+// blocks), the stop reason, usage, metrics, trace and the additional model
+// response fields. It is for an engine driving the steps (see Step) that
+// makes a Request's stream call (Request.StreamInput) with a client of its
+// own; its output goes to HandleResponse. A stream that ends before
+// messageStop is ErrStreamTruncated, and an exception event the SDK's
+// typed error (see Retryable). It closes the stream.
+//
+// A client shared by concurrent streams shares their event decoder (see
+// Conversation.ConverseStream, which gives each call its own).
+func AssembleStream(ctx context.Context, out *bedrockruntime.ConverseStreamOutput) (*bedrockruntime.ConverseOutput, error) {
+	if out == nil {
+		return nil, errors.New("converse: AssembleStream: no stream")
+	}
+	stream := out.GetStream()
+	defer stream.Close()
+	var t turnResult
+	if err := readStream(ctx, stream, &t, streamHooks{}); err != nil {
+		return nil, err
+	}
+	return t.output(), nil
+}
+
+// output is t as Converse returns it.
+func (t *turnResult) output() *bedrockruntime.ConverseOutput {
+	r := t.resp
+	return &bedrockruntime.ConverseOutput{
+		Output:     &types.ConverseOutputMemberMessage{Value: t.message},
+		StopReason: t.stop, Usage: t.tokens, Metrics: r.Metrics, Trace: r.Trace,
+		ServiceTier: r.ServiceTier, PerformanceConfig: r.PerformanceConfig,
+		AdditionalModelResponseFields: r.AdditionalModelResponseFields,
+	}
+}
+
+// ConverseStream makes a model call with ConverseStream as Send makes it,
+// and returns the Converse output its events assemble into (see
+// AssembleStream): through the conversation's client, with a
+// decoder of the call's own, in a chat span with its metrics, paced by
+// Options.Limiter if set, as Converse is. An engine driving the steps
+// makes with it a Request whose Stream reports true, from its StreamInput;
+// its output goes to HandleResponse.
+func (c *Conversation) ConverseStream(ctx context.Context, in *bedrockruntime.ConverseStreamInput) (out *bedrockruntime.ConverseOutput, err error) {
+	if c.client == nil {
+		return nil, errors.New("converse: the conversation has no client to call the model with")
+	}
+	ci := converseRequest(in)
+	var tokens int
+	if c.opts.Limiter != nil {
+		tokens = quotaTokens(wire.EstimateTokens(ci), ci)
+	}
+	lr, err := c.opts.Limiter.reserve(ctx, tokens)
+	if err != nil {
+		return nil, err
+	}
+	chatCtx, chat := c.tel.startChat(ctx, true, ci)
+	var t turnResult
+	defer func() {
+		if err != nil {
+			chat.end(nil, err)
+		} else {
+			chat.end(&t, nil)
+		}
+		lr.settle(t.usage, err)
+	}()
+	so, err := c.client.ConverseStream(chatCtx, in, c.opts.Limiter.options(append(chat.options(), ownProtocol))...)
+	if err != nil {
+		return nil, err
+	}
+	stream := so.GetStream()
+	defer stream.Close()
+	if err := readStream(chatCtx, stream, &t, streamHooks{event: chat.chunked}); err != nil {
+		return nil, err
+	}
+	return t.output(), nil
 }
