@@ -23,7 +23,7 @@ import (
 //
 // The rules are those a tool-use loop can break: the shape of the
 // conversation (starts with a user message, alternates roles, no empty
-// content or blank text), tool blocks only with a toolConfig, each toolUse
+// content or blank text, no empty system text), tool blocks only with a toolConfig, each toolUse
 // answered by exactly one toolResult in the next message, toolUse blocks
 // sent back without "type":"tool_use", a server tool's toolResult blocks
 // only in the assistant message of its server_tool_use call (which the next
@@ -64,6 +64,11 @@ func Validate(req *Request) *Error {
 	}
 	if req.Operation == recording.OpConverseStream && req.ToolConfig != nil && !m.SupportsStreamingToolUse() {
 		return Validation("This model doesn't support tool use in streaming mode.")
+	}
+	for i, b := range req.System {
+		if t, ok := b.(*types.SystemContentBlockMemberText); ok && t.Value == "" {
+			return Validation(fmt.Sprintf("1 validation error detected: Value '' at 'system.%d.member.text' failed to satisfy constraint: Member must have length greater than or equal to 1", i+1))
+		}
 	}
 	msgs := req.Messages
 	if len(msgs) == 0 || msgs[0].Role != types.ConversationRoleUser {

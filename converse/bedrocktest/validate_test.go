@@ -242,3 +242,16 @@ func TestLenient(t *testing.T) {
 	})
 	require.NoError(t, err)
 }
+
+// TestValidateSystem: a system text block must not be empty (its length
+// constraint, minimum 1).
+func TestValidateSystem(t *testing.T) {
+	req := &Request{}
+	req.Messages = []types.Message{user(text("hi"))}
+	req.System = []types.SystemContentBlock{&types.SystemContentBlockMemberText{Value: "Be brief."}, &types.SystemContentBlockMemberText{Value: ""}}
+	e := Validate(req)
+	require.NotNil(t, e)
+	assert.Equal(t, "1 validation error detected: Value '' at 'system.2.member.text' failed to satisfy constraint: Member must have length greater than or equal to 1", e.Message)
+	req.System = req.System[:1]
+	assert.Nil(t, Validate(req))
+}
