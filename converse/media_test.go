@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"image"
 	"image/png"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -301,4 +302,46 @@ func TestMediaInfoString(t *testing.T) {
 	} {
 		assert.Equal(t, tc.want, tc.info.String())
 	}
+}
+
+// TestManyScreenshots: a tool that returns a 2,500 px screenshot each turn
+// takes a conversation past 20 images, where Claude takes none larger than
+// 2,000 px a side: from then on the large ones go as placeholders, and
+// every request passes bedrocktest, which answers a request breaking the
+// rule with Bedrock's error. The history keeps the images.
+func TestManyScreenshots(t *testing.T) {
+	shot := pngOf(t, 2500, 100)
+	reg := registry(t, mediaTool(t, "screenshot", tools.Result{Media: []tools.Media{{Type: "image/png", Data: shot}}}))
+	var replies []*bedrocktest.Reply
+	for i := range 22 {
+		replies = append(replies, bedrocktest.ToolUse("", bedrocktest.Call{ID: fmt.Sprintf("t%d", i+1), Name: "screenshot", Input: map[string]any{}}))
+	}
+	srv, client := serve(t, bedrocktest.Script(append(replies, bedrocktest.Text("Seen them all."))...))
+	c := converse.New(client, claude, reg, func(o *converse.Options) { o.MaxTurns = 30 })
+	res, err := c.Send(context.Background(), "Watch the screen.")
+	require.NoError(t, err)
+	assert.Equal(t, "Seen them all.", res.Text)
+
+	reqs := srv.Requests()
+	require.Len(t, reqs, 23)
+	images := func(r *bedrocktest.Request) (n int) {
+		for _, m := range r.Messages {
+			for _, b := range m.Content {
+				if tr, ok := b.(*types.ContentBlockMemberToolResult); ok {
+					for _, c := range tr.Value.Content {
+						if _, ok := c.(*types.ToolResultContentBlockMemberImage); ok {
+							n++
+						}
+					}
+				}
+			}
+		}
+		return n
+	}
+	assert.Equal(t, 20, images(reqs[20]), "20 screenshots go as they are")
+	assert.Zero(t, images(reqs[21]), "past 20, none of them")
+	assert.Contains(t, string(reqs[21].Body), "left out, a request of more than 20 images takes none larger than 2000 px a side")
+	wire, err := converse.MarshalMessages(c.History())
+	require.NoError(t, err)
+	assert.Equal(t, 22, strings.Count(string(wire), `"image":`), "the history keeps every screenshot")
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
 	"github.com/tooluse/bedrock/converse/internal/cachepoint"
+	"github.com/tooluse/bedrock/converse/internal/media"
 	"github.com/tooluse/bedrock/converse/internal/message"
 	"github.com/tooluse/bedrock/converse/internal/models"
 	"github.com/tooluse/bedrock/converse/internal/wire"
@@ -33,7 +34,7 @@ func (c *Conversation) request(history []types.Message, cfg *types.ToolConfigura
 			history = reencode(history, c.model, m, modelID)
 		}
 	}
-	in.ModelId, in.Messages, in.ToolConfig = aws.String(modelID), history, cfg
+	in.ModelId, in.Messages, in.ToolConfig = aws.String(modelID), media.ManyImages(m, history), cfg
 	sh.apply(&in)
 	if c.opts.PromptCache {
 		cachepoint.Place(m, c.opts.CacheTTL, &in)

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
+	"github.com/tooluse/bedrock/converse/internal/media"
 	"github.com/tooluse/bedrock/converse/internal/message"
 	"github.com/tooluse/bedrock/converse/internal/models"
 	"github.com/tooluse/bedrock/converse/recording"
@@ -41,7 +42,8 @@ import (
 // ("additionalProperties": false on each) in outputConfig.textFormat and
 // in strict tools' input schemas; and images and
 // documents: their sizes, counts and names (no name twice in the request's
-// messages), and which a model family takes in a tool result; and prompt
+// messages), which a model family takes in a tool result, and Claude's
+// cap of 2,000 px a side in a request of more than 20 images; and prompt
 // caching: which models and fields take cache
 // points, at most four, TTLs that do not increase, none right after a
 // document or video block.
@@ -99,6 +101,9 @@ func Validate(req *Request) *Error {
 	}
 	if e := validateDocumentNames(msgs); e != nil {
 		return e
+	}
+	if media.BreaksManyImages(m, msgs) {
+		return Validation(fmt.Sprintf("The model returned the following errors: image exceed max allowed size for many-image requests: %d pixels", models.ManyImagePixels))
 	}
 	return validateCache(m, req)
 }

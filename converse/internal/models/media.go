@@ -26,6 +26,20 @@ const (
 	MaxDocumentName = 200
 )
 
+// Claude's rule for a request of many images, from Anthropic's vision
+// guide ("Before you upload"): in a request of more than ManyImages
+// images, each is at most ManyImagePixels × ManyImagePixels.
+const (
+	ManyImages      = 20
+	ManyImagePixels = 2000
+)
+
+// CapsManyImages reports whether the model takes a request of more than
+// ManyImages images only with each at most ManyImagePixels a side: Claude.
+func (m Model) CapsManyImages() bool {
+	return m.Provider == "anthropic"
+}
+
 // Media says which media a toolResult block may hold for a model.
 type Media struct {
 	Images    bool
