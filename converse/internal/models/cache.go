@@ -64,10 +64,10 @@ var cacheTable = []struct {
 	{"anthropic", "claude-opus-4-6", claude(4096, true)},
 	{"anthropic", "claude-opus-4-5", claude(4096, true)},
 	{"anthropic", "claude-opus-4-1", claude(1024, false)},
-	{"anthropic", "claude-opus-4", claude(1024, false)},
+	{"anthropic", "claude-opus-4-2", claude(1024, false)}, // claude-opus-4-20250514, not a later 4.x
 	{"anthropic", "claude-sonnet-4-6", claude(2048, true)},
 	{"anthropic", "claude-sonnet-4-5", claude(1024, true)},
-	{"anthropic", "claude-sonnet-4", claude(1024, false)},
+	{"anthropic", "claude-sonnet-4-2", claude(1024, false)}, // claude-sonnet-4-20250514
 	{"anthropic", "claude-haiku-4-5", claude(4096, true)},
 	{"amazon", "nova-micro", nova},
 	{"amazon", "nova-lite", nova},

@@ -19,6 +19,8 @@ func TestCache(t *testing.T) {
 		{"anthropic.claude-opus-4-5-20251101-v1:0", claude(4096, true), true},
 		{"global.anthropic.claude-sonnet-4-5-20250929-v1:0", claude(1024, true), true},
 		{"anthropic.claude-sonnet-4-20250514-v1:0", claude(1024, false), true},
+		{"global.anthropic.claude-opus-4-7", claude(4096, false), true},          // unlisted: the cautious rule, not Opus 4's
+		{"anthropic.claude-sonnet-4-7-20270101-v1:0", claude(4096, false), true}, // nor Sonnet 4's
 		{"anthropic.claude-haiku-4-5-20251001-v1:0", claude(4096, true), true},
 		{"anthropic.claude-sonnet-5-20270101-v1:0", claude(4096, false), true},
 		{"us.amazon.nova-pro-v1:0", nova, true},
