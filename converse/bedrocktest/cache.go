@@ -61,6 +61,8 @@ func validateCache(m models.Model, req *Request) *Error {
 				return Validation(fmt.Sprintf("The cachePoint at messages.%d.content.%d directly follows a document or video block, which is not supported. Move the cachePoint and try again.", p.Msg, p.Index))
 			case cachepoint.AfterToolResult:
 				return Validation(fmt.Sprintf("Malformed input request: #/messages/%d/content/%d: extraneous key [cachePoint] is not permitted, please reformat your input and try again.", p.Msg, p.Index))
+			case cachepoint.AfterReasoning:
+				return Validation("Cache point cannot be inserted after reasoning block")
 			}
 		}
 	}

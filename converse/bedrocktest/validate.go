@@ -46,7 +46,7 @@ import (
 // cap of 2,000 px a side in a request of more than 20 images; and prompt
 // caching: which models and fields take cache
 // points, at most four, TTLs that do not increase, none right after a
-// document or video block.
+// document, video or reasoning block.
 func Validate(req *Request) *Error {
 	m := models.Parse(aws.ToString(req.ModelId))
 	if e := validateToolConfig(req.ToolConfig); e != nil {

@@ -78,6 +78,10 @@ const (
 	AfterToolResult
 	// AfterPoint: the block is a cache point already.
 	AfterPoint
+	// AfterReasoning: Bedrock takes no point right after a reasoning block
+	// ("Cache point cannot be inserted after reasoning block", as reported
+	// in github.com/anomalyco/opencode issue 36517).
+	AfterReasoning
 )
 
 // Follows reports whether a cache point may follow block b of a message,
@@ -88,6 +92,8 @@ func Follows(rules models.Cache, b types.ContentBlock) Refusal {
 		return AfterPoint
 	case *types.ContentBlockMemberDocument, *types.ContentBlockMemberVideo:
 		return AfterMedia
+	case *types.ContentBlockMemberReasoningContent:
+		return AfterReasoning
 	case *types.ContentBlockMemberToolResult:
 		if !rules.AfterToolResult {
 			return AfterToolResult

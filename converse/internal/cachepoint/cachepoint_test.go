@@ -79,6 +79,7 @@ func TestFollows(t *testing.T) {
 		{"a point", takes, msgPoint, AfterPoint},
 		{"a tool result, taken", takes, result, Allowed},
 		{"a tool result, refused", refuses, result, AfterToolResult},
+		{"reasoning", takes, &types.ContentBlockMemberReasoningContent{Value: &types.ReasoningContentBlockMemberRedactedContent{Value: []byte("x")}}, AfterReasoning},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			assert.Equal(t, tc.want, Follows(tc.rules, tc.b))
