@@ -1,9 +1,11 @@
 package converse_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -403,11 +405,17 @@ func TestHistoryStaysValidAfterOddAnswers(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, client := serve(t, bedrocktest.Script(tt.reply, bedrocktest.Text("Finally.")))
-			c := converse.New(client, claude, calculator(t))
+			var logs bytes.Buffer
+			c := converse.New(client, claude, calculator(t), func(o *converse.Options) { o.Logger = slog.New(slog.NewTextHandler(&logs, nil)) })
 			_, err := c.Send(context.Background(), "go")
 			require.NoError(t, err)
 			assert.Len(t, c.History(), tt.wantHistory)
 			assertValid(t, c, claude)
+			if tt.reply.Output.StopReason == types.StopReasonEndTurn {
+				assert.Contains(t, logs.String(), "the final answer asks for tool calls, which are not run", "the dropped call is told")
+			} else {
+				assert.NotContains(t, logs.String(), "final answer asks")
+			}
 		})
 	}
 }

@@ -171,7 +171,9 @@ type Options struct {
 	// the early results are discarded. Use it only for tools without side
 	// effects.
 	EarlyToolStart bool
-	// Logger receives recovered tool panics and fallbacks; nil discards.
+	// Logger receives recovered tool panics, fallbacks and the tool calls
+	// of a final answer (a reply whose stop reason is not tool_use), which
+	// are not run; nil discards.
 	Logger *slog.Logger
 	// OnEvent, if set, observes the conversation; see Event.
 	OnEvent func(Event)

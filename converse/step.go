@@ -576,6 +576,10 @@ func (c *Conversation) handleResponse(ctx context.Context, req *Request, t *turn
 		if r.shape != nil && !answered {
 			return c.correct(ctx, attempted, t.stop, turnEnd)
 		}
+		if !answered && t.stop != types.StopReasonToolUse && message.HasToolUse(reply) {
+			c.logger().Warn("converse: the final answer asks for tool calls, which are not run: its stop reason is not tool_use",
+				"turn", r.turn, "stopReason", t.stop, "model", model)
+		}
 		kept, final := keepable(attempted)
 		res.History = final
 		var ev Event = turnEnd
