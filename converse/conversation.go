@@ -198,16 +198,27 @@ func (c *Conversation) send(ctx context.Context, msg types.Message, sh *shape) (
 	})
 }
 
-// checkContent rejects what Bedrock would: a message without content, or
-// with a blank text block.
+// checkContent rejects what Bedrock would: a message without content,
+// with a blank text block, or with a document and no text block beside it
+// (the Converse API reference's Message.content).
 func checkContent(msg types.Message) error {
 	if len(msg.Content) == 0 {
 		return errors.New("converse: the message has no content")
 	}
+	text, doc := false, false
 	for i, b := range msg.Content {
-		if t, ok := b.(*types.ContentBlockMemberText); ok && strings.TrimSpace(t.Value) == "" {
-			return fmt.Errorf("converse: the message's text block %d is blank", i)
+		switch v := b.(type) {
+		case *types.ContentBlockMemberText:
+			if strings.TrimSpace(v.Value) == "" {
+				return fmt.Errorf("converse: the message's text block %d is blank", i)
+			}
+			text = true
+		case *types.ContentBlockMemberDocument:
+			doc = true
 		}
+	}
+	if doc && !text {
+		return errors.New("converse: the message holds a document and no text block: Bedrock takes a document only with text beside it")
 	}
 	return nil
 }

@@ -427,6 +427,9 @@ func TestSendRejectsWhatBedrockWould(t *testing.T) {
 	assert.ErrorContains(t, err, "blank")
 	_, err = c.SendMessage(context.Background(), types.Message{})
 	assert.ErrorContains(t, err, "no content")
+	_, err = c.SendMessage(context.Background(), types.Message{Content: []types.ContentBlock{&types.ContentBlockMemberDocument{Value: types.DocumentBlock{
+		Format: types.DocumentFormatTxt, Name: aws.String("notes"), Source: &types.DocumentSourceMemberBytes{Value: []byte("x")}}}}})
+	assert.ErrorContains(t, err, "no text block")
 	_, err = c.SendMessage(context.Background(), types.Message{Role: types.ConversationRoleAssistant, Content: []types.ContentBlock{text("hi")}})
 	assert.ErrorContains(t, err, "user message")
 	assert.Empty(t, srv.Requests(), "nothing reached Bedrock")

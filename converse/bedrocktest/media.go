@@ -24,16 +24,19 @@ func validateMedia(m models.Model, n int, msg types.Message) *Error {
 	var images, docs int
 	var resultIDs []string
 	besideResults := false // a top-level document or video block
+	topDocs, text := false, false
 	for i, block := range msg.Content {
 		where := fmt.Sprintf("messages.%d.content.%d", n, i)
 		var e *Error
 		switch b := block.(type) {
+		case *types.ContentBlockMemberText:
+			text = true
 		case *types.ContentBlockMemberImage:
 			images++
 			e = validateImage(b.Value, where+".image")
 		case *types.ContentBlockMemberDocument:
 			docs++
-			besideResults = true
+			besideResults, topDocs = true, true
 			e = validateDocument(b.Value, where+".document")
 		case *types.ContentBlockMemberVideo:
 			besideResults = true
@@ -47,6 +50,9 @@ func validateMedia(m models.Model, n int, msg types.Message) *Error {
 	}
 	if images+docs > 0 && msg.Role != types.ConversationRoleUser {
 		return Validation(fmt.Sprintf("messages.%d: images and documents can only be included in a user message.", n))
+	}
+	if topDocs && !text {
+		return Validation(fmt.Sprintf("messages.%d: a message with a document block must also include a text block. Add a text block and try again.", n))
 	}
 	if images > models.MaxImages {
 		return Validation(fmt.Sprintf("messages.%d.content holds %d images; a message can include at most %d images.", n, images, models.MaxImages))

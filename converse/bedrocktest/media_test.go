@@ -55,6 +55,8 @@ func TestValidateMedia(t *testing.T) {
 		want  string // "" for valid
 	}{
 		{name: "an image and a document on claude", msgs: answered(img, doc)},
+		{name: "a document with no text beside it", msgs: []types.Message{user(&types.ContentBlockMemberDocument{Value: doc.Value})},
+			want: "messages.0: a message with a document block must also include a text block. Add a text block and try again."},
 		{name: "20 images and 5 documents", msgs: answered(append(repeat[types.ToolResultContentBlock](20, img),
 			documentOf("a", 1), documentOf("b", 1), documentOf("c", 1), documentOf("d", 1), documentOf("e", 1))...)},
 		{name: "21 images", msgs: answered(repeat[types.ToolResultContentBlock](21, img)...),
