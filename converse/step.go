@@ -57,6 +57,9 @@ type Step struct {
 	// A call is in the Calls of one step only: after a batch of results
 	// that leaves calls of earlier steps unanswered, the step may hold
 	// nothing but the wait for them (no Calls, Pending, Request or Result).
+	// Their results go to the Conversation that handed them out: one
+	// restored from the State in the meantime answers them as interrupted
+	// (ErrCallInterrupted) on BeginResume, and takes no result for them.
 	Calls []Call
 	// Pending are the calls awaiting a decision; Decide takes one
 	// Decision for each. When Calls are set too, run those first.
