@@ -2,6 +2,7 @@ package converse
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -158,6 +159,26 @@ func (c *Conversation) fail(attempted []types.Message, err error) (*Step, error)
 // Pending calls that no decision came for (a pause).
 func (c *Conversation) Begin(ctx context.Context, msg types.Message) (*Step, error) {
 	return holding(c, false, func() (*Step, error) { return c.begin(ctx, msg, nil) })
+}
+
+// BeginStructured is Begin for a structured answer, as StructuredJSON
+// asks for one: the requests carry the answer's schema (natively, or as
+// the final tool), and a reply that breaks it is sent back for a
+// correction, as in a Send. The final step's Result.Text is the answer's
+// JSON. A schema it cannot take fails before any model call, as
+// CheckSchema says.
+func (c *Conversation) BeginStructured(ctx context.Context, msg types.Message, schema json.RawMessage) (*Step, error) {
+	tool, err := answerTool(schema)
+	if err != nil {
+		return nil, err
+	}
+	return holding(c, false, func() (*Step, error) {
+		sh, err := c.newShape(tool)
+		if err != nil {
+			return nil, err
+		}
+		return c.begin(ctx, msg, sh)
+	})
 }
 
 // BeginResume starts a Resume driven one step at a time: it takes what
@@ -586,6 +607,9 @@ func (c *Conversation) handleResponse(ctx context.Context, req *Request, t *turn
 		kept, final := keepable(attempted)
 		res.History = final
 		var ev Event = turnEnd
+		if r.shape != nil {
+			r.shape.answered(res)
+		}
 		if answered { // the final tool's call is reported after its turn
 			c.keep(kept, nil)
 			c.emit(turnEnd)

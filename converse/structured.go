@@ -206,22 +206,9 @@ type shape struct {
 }
 
 func (c *Conversation) structured(ctx context.Context, prompt string, tool *tools.Tool) (any, *Result, error) {
-	sh := &shape{tool: tool, native: c.model.NativeStructuredOutput(), reason: "no answer was given"}
-	if sh.native {
-		schema, err := closedSchema(tool.InputSchema())
-		if err != nil {
-			return nil, nil, fmt.Errorf("converse: the schema of a structured answer: %w", err)
-		}
-		sh.schema = schema
-	} else {
-		if _, taken := c.tools.Lookup(tool.Name()); taken {
-			return nil, nil, fmt.Errorf("converse: the final tool %q of a structured answer is a registered tool's name", tool.Name())
-		}
-		spec, err := toolSpec(tool)
-		if err != nil {
-			return nil, nil, err
-		}
-		sh.spec, sh.force = spec, c.canForce()
+	sh, err := c.newShape(tool)
+	if err != nil {
+		return nil, nil, err
 	}
 	msg := types.Message{Role: types.ConversationRoleUser, Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: prompt}}}
 	ctx, span := c.tel.startSend(ctx)
@@ -230,14 +217,40 @@ func (c *Conversation) structured(ctx context.Context, prompt string, tool *tool
 	if err != nil {
 		return nil, res, err
 	}
+	return sh.value, res, nil
+}
+
+// newShape is the shape of a structured answer whose final tool is tool.
+func (c *Conversation) newShape(tool *tools.Tool) (*shape, error) {
+	sh := &shape{tool: tool, native: c.model.NativeStructuredOutput(), reason: "no answer was given"}
+	if sh.native {
+		schema, err := closedSchema(tool.InputSchema())
+		if err != nil {
+			return nil, fmt.Errorf("converse: the schema of a structured answer: %w", err)
+		}
+		sh.schema = schema
+		return sh, nil
+	}
+	if _, taken := c.tools.Lookup(tool.Name()); taken {
+		return nil, fmt.Errorf("converse: the final tool %q of a structured answer is a registered tool's name", tool.Name())
+	}
+	spec, err := toolSpec(tool)
+	if err != nil {
+		return nil, err
+	}
+	sh.spec, sh.force = spec, c.canForce()
+	return sh, nil
+}
+
+// answered fills in res, the Result of a structured answer sh accepted:
+// its text is the answer's JSON, and the final tool's call ends the turn.
+func (sh *shape) answered(res *Result) {
 	res.Text = string(sh.answer)
 	if res.StopReason == types.StopReasonToolUse {
-		// The final tool's call: the kept history ends with the answer as
-		// text, and tool_use would say that the conversation waits for a
-		// tool.
+		// The kept history ends with the answer as text, and tool_use
+		// would say that the conversation waits for a tool.
 		res.StopReason = types.StopReasonEndTurn
 	}
-	return sh.value, res, nil
 }
 
 // apply shapes a turn's request: on the native path the answer's schema

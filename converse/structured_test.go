@@ -447,3 +447,51 @@ func TestStructuredWithThinking(t *testing.T) {
 		})
 	}
 }
+
+// TestBeginStructured: a structured answer driven through the step API
+// makes the requests StructuredJSON makes, the correction of an invalid
+// answer included, on both paths, and ends with the answer's JSON.
+func TestBeginStructured(t *testing.T) {
+	schema := json.RawMessage(`{"title":"forecast","type":"object","properties":{"city":{"type":"string"},
+		"temp":{"type":"integer"}},"required":["city","temp"]}`)
+	for _, p := range paths {
+		t.Run(p.name, func(t *testing.T) {
+			ctx := context.Background()
+			script := func() bedrocktest.Handler { return bedrocktest.Script(p.answer("t1", invalid), p.answer("t2", valid)) }
+			sendSrv, sendClient := serve(t, script())
+			want, wantRes, err := converse.StructuredJSON(ctx, converse.New(sendClient, p.model, nil), "Weather in Oslo?", schema)
+			require.NoError(t, err)
+
+			stepSrv, stepClient := serve(t, script())
+			c := converse.New(nil, p.model, nil)
+			step, err := c.BeginStructured(ctx, types.Message{Content: []types.ContentBlock{text("Weather in Oslo?")}}, schema)
+			for err == nil && step.Result == nil {
+				switch {
+				case step.Request != nil:
+					out, callErr := stepClient.Converse(ctx, step.Request.Input)
+					step, err = c.HandleResponse(ctx, step.Request, out, callErr)
+				default:
+					var results []types.ContentBlock
+					for _, call := range step.Calls {
+						results = append(results, c.Executor().Run(ctx, call))
+					}
+					step, err = c.AnswerCalls(ctx, results...)
+				}
+			}
+			require.NoError(t, err)
+			assert.JSONEq(t, string(want), step.Result.Text)
+			assert.Equal(t, wantRes.StopReason, step.Result.StopReason)
+			assert.Equal(t, types.StopReasonEndTurn, step.Result.StopReason)
+			sent, driven := sendSrv.Requests(), stepSrv.Requests()
+			require.Len(t, driven, 2)
+			require.Len(t, sent, 2)
+			for i := range sent {
+				assert.JSONEq(t, string(sent[i].Body), string(driven[i].Body), "request %d", i+1)
+			}
+			assertValid(t, c, p.model)
+		})
+	}
+	_, err := converse.New(nil, claude, nil).BeginStructured(context.Background(),
+		types.Message{Content: []types.ContentBlock{text("x")}}, json.RawMessage(`{"type":"array"}`))
+	require.ErrorIs(t, err, tools.ErrInvalidTool)
+}
