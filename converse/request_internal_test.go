@@ -74,6 +74,9 @@ func TestStreamRequestCopiesEveryField(t *testing.T) {
 		}
 	}
 	assert.Equal(t, types.GuardrailStreamProcessingModeAsync, gs.FieldByName("StreamProcessingMode").Interface())
+
+	// converseRequest is its inverse: the same request back, every field.
+	assert.Equal(t, in, converseRequest(streamRequest(in, types.GuardrailStreamProcessingModeAsync)))
 }
 
 // TestRequestSetsEveryOption: request sends every field of the

@@ -63,10 +63,7 @@ func (c *Conversation) checkTemplate() error {
 // mode (empty: Bedrock's default, synchronous).
 func streamRequest(in *bedrockruntime.ConverseInput, mode types.GuardrailStreamProcessingMode) *bedrockruntime.ConverseStreamInput {
 	out := &bedrockruntime.ConverseStreamInput{}
-	src, dst := reflect.ValueOf(in).Elem(), reflect.ValueOf(out).Elem()
-	for _, f := range streamFields() {
-		dst.Field(f.stream).Set(src.Field(f.converse))
-	}
+	copyShared(in, out, true)
 	if g := in.GuardrailConfig; g != nil {
 		out.GuardrailConfig = &types.GuardrailStreamConfiguration{
 			GuardrailIdentifier:  g.GuardrailIdentifier,
@@ -82,10 +79,7 @@ func streamRequest(in *bedrockruntime.ConverseInput, mode types.GuardrailStreamP
 // every field copied, the guardrail without its stream processing mode.
 func converseRequest(in *bedrockruntime.ConverseStreamInput) *bedrockruntime.ConverseInput {
 	out := &bedrockruntime.ConverseInput{}
-	src, dst := reflect.ValueOf(in).Elem(), reflect.ValueOf(out).Elem()
-	for _, f := range streamFields() {
-		dst.Field(f.converse).Set(src.Field(f.stream))
-	}
+	copyShared(out, in, false)
 	if g := in.GuardrailConfig; g != nil {
 		out.GuardrailConfig = &types.GuardrailConfiguration{
 			GuardrailIdentifier: g.GuardrailIdentifier,
@@ -94,6 +88,19 @@ func converseRequest(in *bedrockruntime.ConverseStreamInput) *bedrockruntime.Con
 		}
 	}
 	return out
+}
+
+// copyShared copies the fields conv and stream share (see streamFields),
+// into stream if toStream, into conv otherwise.
+func copyShared(conv *bedrockruntime.ConverseInput, stream *bedrockruntime.ConverseStreamInput, toStream bool) {
+	c, s := reflect.ValueOf(conv).Elem(), reflect.ValueOf(stream).Elem()
+	for _, f := range streamFields() {
+		if toStream {
+			s.Field(f.stream).Set(c.Field(f.converse))
+		} else {
+			c.Field(f.converse).Set(s.Field(f.stream))
+		}
+	}
 }
 
 // streamFields pairs each exported field of ConverseStreamInput with the
