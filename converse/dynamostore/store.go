@@ -35,7 +35,10 @@
 // # Permissions
 //
 // dynamodb:GetItem and dynamodb:PutItem on the table; with offload,
-// s3:GetObject, s3:PutObject and s3:DeleteObject on the prefix.
+// s3:GetObject, s3:PutObject and s3:DeleteObject on the prefix, and
+// s3:ListBucket on the bucket: without it S3 answers a read of a missing
+// object with 403 AccessDenied instead of NoSuchKey, and a Load that meets
+// an object a newer save just replaced fails instead of reading again.
 package dynamostore
 
 import (
@@ -304,13 +307,21 @@ func (s *Store) Save(ctx context.Context, id string, st *converse.State) error {
 	}
 	out, err := s.db.PutItem(ctx, in)
 	var failed *types.ConditionalCheckFailedException
-	if errors.As(err, &failed) && s.wrote(ctx, id, rev, writer) {
-		out, err = &dynamodb.PutItemOutput{}, nil // the SDK's retry of a write that was done
-	}
 	if err != nil {
-		if object != "" {
+		// The write may have been done with its answer lost: the SDK's
+		// retry then fails on its condition, or with another error.
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		written, known := s.wrote(wctx, id, rev, writer)
+		cancel()
+		if written {
+			out, err = &dynamodb.PutItemOutput{}, nil
+		} else if object != "" && known {
+			// No item points at the object: remove it. Unknown, it stays
+			// for the lifecycle rule, as the item may point at it.
 			s.remove(ctx, s.opts.Bucket, object)
 		}
+	}
+	if err != nil {
 		if errors.As(err, &failed) {
 			return fmt.Errorf("dynamostore: %w: %q was saved by another conversation since this one last saved or was restored from it (revision %d); Load and Restore it again", converse.ErrSessionChanged, id, st.Revision)
 		}
@@ -326,17 +337,22 @@ func (s *Store) Save(ctx context.Context, id string, st *converse.State) error {
 }
 
 // wrote reports whether the session's item is the one the save of token
-// writer wrote at revision rev: the SDK retries a write whose answer was
-// lost, and the retry's condition fails on the write itself.
-func (s *Store) wrote(ctx context.Context, id string, rev int64, writer string) bool {
+// writer wrote at revision rev (the SDK retries a write whose answer was
+// lost, and the retry fails, on its condition or otherwise, after the
+// write was done), and whether that is known: false if the item could not
+// be read.
+func (s *Store) wrote(ctx context.Context, id string, rev int64, writer string) (written, known bool) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: s.key(id), ConsistentRead: aws.Bool(true),
 		ProjectionExpression: aws.String("#r, #w"), ExpressionAttributeNames: map[string]string{"#r": "revision", "#w": "writer"}})
-	if err != nil || out.Item == nil {
-		return false
+	if err != nil {
+		return false, false
+	}
+	if out.Item == nil {
+		return false, true
 	}
 	got, err := number(out.Item, "revision")
 	w, _ := out.Item["writer"].(*types.AttributeValueMemberS)
-	return err == nil && got == rev && w != nil && w.Value == writer
+	return err == nil && got == rev && w != nil && w.Value == writer, true
 }
 
 // token is a random hex string, unique to a save.

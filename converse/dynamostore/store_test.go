@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"io/fs"
 	"math/rand/v2"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -278,6 +280,52 @@ func TestCrashBetweenWrites(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, st.Messages, got.Messages)
 	assert.Equal(t, int64(1), got.Revision)
+}
+
+// lostAnswer writes the first PutItem to DynamoDB and loses its answer, as
+// a connection cut after the write does; it answers the SDK's retries with
+// a 500 without sending them.
+type lostAnswer struct{ puts atomic.Int32 }
+
+func (l *lostAnswer) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Header.Get("X-Amz-Target") != "DynamoDB_20120810.PutItem" {
+		return http.DefaultTransport.RoundTrip(req)
+	}
+	if l.puts.Add(1) == 1 {
+		resp, err := http.DefaultTransport.RoundTrip(req)
+		if err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		return nil, errors.New("read: connection reset by peer")
+	}
+	return &http.Response{StatusCode: http.StatusInternalServerError, Request: req,
+		Header: http.Header{"Content-Type": {"application/x-amz-json-1.0"}},
+		Body:   io.NopCloser(strings.NewReader(`{"__type":"com.amazonaws.dynamodb.v20120810#InternalServerError","message":"oops"}`))}, nil
+}
+
+// TestLostAnswerOfADoneWrite: a save whose item was written, its answer
+// lost and the SDK's retries failing otherwise than on their condition,
+// is a save: the session loads at its new state, its S3 object kept.
+// Before, the object was removed, and the item pointed at nothing.
+func TestLostAnswerOfADoneWrite(t *testing.T) {
+	store, f := newStore(t, http.DefaultTransport)
+	ctx := context.Background()
+	big := strings.Repeat("y", 600<<10)
+	st := textState("hello", big)
+	require.NoError(t, store.Save(ctx, "s", st))
+
+	cut := f.db.Options()
+	cut.HTTPClient = &http.Client{Transport: &lostAnswer{}}
+	lossy := dynamostore.New(dynamodb.New(cut), f.table, f.opts...)
+	next := textState("hello", big, "more", big)
+	next.Revision = st.Revision
+	require.NoError(t, lossy.Save(ctx, "s", next))
+	assert.Equal(t, int64(2), next.Revision)
+
+	got, err := store.Load(ctx, "s")
+	require.NoError(t, err)
+	assert.Equal(t, next.Messages, got.Messages)
 }
 
 // TestReadsTheStoredFormat: an item as the package doc lays it out, with
