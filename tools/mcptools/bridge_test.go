@@ -114,7 +114,8 @@ func TestResults(t *testing.T) {
 	}{
 		{kind: "text", want: "two\nlines"},
 		{kind: "structured", want: json.RawMessage(`{"n":1}`)},
-		{kind: "structured array", want: "[1,2]"},
+		{kind: "structured array", want: json.RawMessage(`[1,2]`)},
+		{kind: "structured number alone", want: json.RawMessage(`42`)},
 		{kind: "image", want: tools.Result{Output: "a chart", Media: []tools.Media{{Type: "image/png", Data: onePixelPNG}}}},
 		{kind: "image only", want: tools.Result{Media: []tools.Media{{Type: "image/webp", Data: []byte("WEBP")}}}},
 		{kind: "document", want: tools.Result{Media: []tools.Media{{Type: "application/pdf", Name: "report.pdf", Data: []byte("%PDF")}}}},

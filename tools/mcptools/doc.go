@@ -60,8 +60,9 @@
 //
 // # Results
 //
-// Text content stays text. A structuredContent that is a JSON object is the
-// output instead of the text (which, by the protocol, repeats it). Images
+// Text content stays text. A structuredContent (a JSON object, or since the
+// 2026-07-28 protocol any JSON value) is the output instead of the text
+// (which, by the protocol, repeats it). Images
 // (PNG, JPEG, GIF, WebP) and embedded resources whose blob has a document
 // media type (PDF, CSV, HTML, plain text, Markdown, Word, Excel) go as
 // [tools.Media] in a [tools.Result]; an embedded text resource is text; any

@@ -230,6 +230,8 @@ func contentResult(kind string) *mcp.CallToolResult {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: `{"n":1}`}}, StructuredContent: map[string]any{"n": 1}}
 	case "structured array":
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "[1,2]"}}, StructuredContent: []any{1, 2}}
+	case "structured number alone":
+		return &mcp.CallToolResult{StructuredContent: 42}
 	case "error":
 		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "no such file"}}}
 	case "silent error":

@@ -68,9 +68,10 @@ func result(res *mcp.CallToolResult) (any, error) {
 		return nil, modelerr.Errorf(ErrToolFailed, "%s", joined)
 	}
 	var out any = joined
-	if obj, ok := res.StructuredContent.(map[string]any); ok {
-		b, err := json.Marshal(obj)
-		if err == nil {
+	if res.StructuredContent != nil {
+		// Any JSON value: an object, and since the 2026-07-28 protocol
+		// also an array or a primitive.
+		if b, err := json.Marshal(res.StructuredContent); err == nil {
 			out = json.RawMessage(b)
 		}
 	}
