@@ -399,6 +399,8 @@ func TestHistoryStaysValidAfterOddAnswers(t *testing.T) {
 				Input: documentOf(map[string]any{"a": 1, "b": 1})}}), 4},
 		{"a tool call in a final answer", bedrocktest.Output(types.StopReasonEndTurn, text("Done."), strayToolUse), 2},
 		{"a filtered answer with no content", bedrocktest.Output(types.StopReasonContentFiltered), 0},
+		{"an answer of reasoning alone", bedrocktest.Output(types.StopReasonEndTurn,
+			&types.ContentBlockMemberReasoningContent{Value: &types.ReasoningContentBlockMemberRedactedContent{Value: []byte("x")}}, text(" ")), 0},
 		{"a tool call without input", bedrocktest.Output(types.StopReasonToolUse,
 			&types.ContentBlockMemberToolUse{Value: types.ToolUseBlock{ToolUseId: aws.String("t1"), Name: aws.String("calculator")}}), 4},
 	}
@@ -411,7 +413,7 @@ func TestHistoryStaysValidAfterOddAnswers(t *testing.T) {
 			require.NoError(t, err)
 			assert.Len(t, c.History(), tt.wantHistory)
 			assertValid(t, c, claude)
-			if tt.reply.Output.StopReason == types.StopReasonEndTurn {
+			if tt.name == "a tool call in a final answer" {
 				assert.Contains(t, logs.String(), "the final answer asks for tool calls, which are not run", "the dropped call is told")
 			} else {
 				assert.NotContains(t, logs.String(), "final answer asks")

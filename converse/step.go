@@ -722,7 +722,9 @@ func (c *Conversation) closeRound(ctx context.Context, history []types.Message, 
 // the Result shows: the client's toolUse blocks of a final answer (a turn
 // that did not end in tool_use) are dropped, as nothing answers them (a
 // server tool's blocks stay, answered in the message). A final answer left
-// with no content is not kept, as Bedrock rejects empty messages, and
+// with no content, or reasoning alone, is not kept, as Bedrock rejects
+// empty messages (and newer Claude models an assistant message of
+// reasoning alone, as a prefill), and
 // neither is the prompt it answered, so that the caller can send another;
 // after tool results the conversation stays interrupted.
 func keepable(history []types.Message) (kept, final []types.Message) {
@@ -740,7 +742,7 @@ func keepable(history []types.Message) (kept, final []types.Message) {
 		last = &history[len(history)-1]
 	}
 	kept = history
-	if len(last.Content) == 0 {
+	if !slices.ContainsFunc(last.Content, func(b types.ContentBlock) bool { return !message.IsReasoning(b) }) {
 		kept = history[:len(history)-1]
 		if !message.AnswersTools(kept[len(kept)-1]) {
 			kept = kept[:len(kept)-1]
