@@ -78,6 +78,29 @@ func isControl(r rune) bool {
 	case r < 0x20 || r == 0x7f, r >= 0x80 && r <= 0x9f:
 		return true
 	}
-	// The bidirectional marks, embeddings, overrides and isolates.
+	return isBidi(r)
+}
+
+// isBidi reports whether r is one of the bidirectional formatting
+// characters: the marks, embeddings, overrides and isolates, which can
+// reorder how the text around them is shown (Trojan Source).
+func isBidi(r rune) bool {
 	return r == 0x061c || r == 0x200e || r == 0x200f || r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069
+}
+
+// bidiVisible returns s with each bidirectional formatting character as a
+// \u escape, as visible shows it on a terminal.
+func bidiVisible(s string) string {
+	if !strings.ContainsFunc(s, isBidi) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if isBidi(r) {
+			fmt.Fprintf(&b, `\u%04x`, r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }

@@ -36,29 +36,30 @@ func isView(args []string) bool {
 }
 
 // view is converse view [-o FILE] [-price IN,OUT[,READ,WRITE]] INPUT.
-func view(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func view(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	fs := flag.NewFlagSet("converse view", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(io.Discard) // errors are reported once, by report
 	out := fs.String("o", "", "write the HTML to `FILE` instead of standard output")
 	var price priceFlag
 	fs.Var(&price, "price", "USD per million input and output tokens, and optionally cache reads and writes, for the cost (default: the model's on-demand prices, when converse knows them): `IN,OUT[,READ,WRITE]`")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: converse view [-o FILE] [-price IN,OUT[,READ,WRITE]] INPUT\n\n"+
-			"INPUT is a -session file, a -record recording or the output of -json.\n\n")
-		fs.PrintDefaults()
-	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintf(stdout, "usage: converse view [-o FILE] [-price IN,OUT[,READ,WRITE]] INPUT\n\n"+
+				"INPUT is a -session file, a -record recording or the output of -json (converse help view).\n\n")
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
 			return nil
 		}
-		return &usageError{err}
+		return usagef("view: %v (run converse view -h for usage)", err)
 	}
 	if fs.NArg() != 1 {
 		return usagef("view: want one INPUT file, got %d arguments", fs.NArg())
 	}
 	t, err := readTranscript(ctx, fs.Arg(0))
 	if err != nil {
-		return fmt.Errorf("view: %w", err)
+		// An input that cannot be read or used is a usage error, as an
+		// unreadable -replay recording is.
+		return usagef("view: %w", err)
 	}
 	page := t.page(filepath.Base(fs.Arg(0)), price.p)
 	var buf bytes.Buffer
@@ -135,6 +136,7 @@ type (
 		Took       string
 		Bar        string // the width of the model call's bar, in % of the longest
 		Usage      converse.Usage
+		UsageKnown bool // -json output and older session files have no usage per turn
 		StopReason string
 		Blocks     []viewBlock
 		Calls      []viewCall
@@ -168,7 +170,8 @@ const (
 
 // page builds the page of t.
 func (t *transcript) page(source string, price *converse.Prices) *viewPage {
-	p := &viewPage{Title: "converse view: " + source, Kind: t.kind, Model: t.model, Source: source, Usage: t.usage, Cost: t.cost(price)}
+	source = bidiVisible(source)
+	p := &viewPage{Title: "converse view: " + source, Kind: t.kind, Model: bidiVisible(t.model), Source: source, Usage: t.usage, Cost: t.cost(price)}
 	p.Timing = "durations measured by the conversation"
 	if t.bedrock {
 		p.Timing = "durations are Bedrock's latencyMs; call times were not recorded"
@@ -193,7 +196,9 @@ func (t *transcript) page(source string, price *converse.Prices) *viewPage {
 		if i+1 < len(t.history) {
 			answers = t.history[i+1]
 		}
-		turn := t.turn(p.Turns, m, answers, t.turns[i], longest)
+		rec, known := t.turns[i]
+		turn := t.turn(p.Turns, m, answers, rec, longest)
+		turn.UsageKnown = known
 		p.Calls += len(turn.Calls)
 		for _, c := range turn.Calls {
 			if c.Failed {
@@ -209,7 +214,7 @@ func (t *transcript) page(source string, price *converse.Prices) *viewPage {
 }
 
 func (t *transcript) turn(n int, m, answers wireMessage, rec converse.TurnRecord, longest time.Duration) *viewTurn {
-	vt := &viewTurn{N: n, Took: "unknown", Usage: rec.Usage, StopReason: string(rec.StopReason)}
+	vt := &viewTurn{N: n, Took: "unknown", Usage: rec.Usage, StopReason: bidiVisible(string(rec.StopReason))}
 	if vt.StopReason == "" {
 		vt.StopReason = "unknown"
 	}
@@ -244,7 +249,7 @@ func (t *transcript) turn(n int, m, answers wireMessage, rec converse.TurnRecord
 			vt.Blocks = append(vt.Blocks, viewBlock{Kind: "note", Text: "a toolUse block that is not JSON of a toolUse"})
 			continue
 		}
-		c := viewCall{Anchor: fmt.Sprintf("call-%d-%d", n, len(vt.Calls)+1), ID: tu.ToolUseID, Name: tu.Name, Input: jsonBlock(tu.Input)}
+		c := viewCall{Anchor: fmt.Sprintf("call-%d-%d", n, len(vt.Calls)+1), ID: bidiVisible(tu.ToolUseID), Name: bidiVisible(tu.Name), Input: jsonBlock(tu.Input)}
 		c.Output, c.Failed, c.Marks = result(results[tu.ToolUseID], rec.Calls[tu.ToolUseID])
 		if cr := rec.Calls[tu.ToolUseID]; !cr.Start.IsZero() && !cr.End.IsZero() {
 			c.Took = duration(cr.End.Sub(cr.Start))
@@ -282,7 +287,7 @@ func result(raw json.RawMessage, cr converse.CallRecord) ([]viewBlock, bool, []v
 	var vm []viewMark
 	for _, m := range marks {
 		class, _, _ := strings.Cut(m, " ")
-		vm = append(vm, viewMark{Class: class, Text: m})
+		vm = append(vm, viewMark{Class: class, Text: bidiVisible(m)})
 	}
 	return out, failed, vm
 }
@@ -320,6 +325,7 @@ func resultMarks(raw json.RawMessage, cr converse.CallRecord) ([]viewBlock, bool
 	s := text.String()
 	failed := r.Status == "error" || strings.HasPrefix(s, "Error:")
 	has := func(sub string) bool { return strings.Contains(s, sub) }
+	cancelled := failed && has(" was cancelled")
 	for _, m := range []struct {
 		on   bool
 		mark string
@@ -329,7 +335,10 @@ func resultMarks(raw json.RawMessage, cr converse.CallRecord) ([]viewBlock, bool
 		{cr.Truncated || has("… [truncated: "), "truncated"},
 		{cr.Verdict == "" && has("the call was denied by "), "denied"},
 		{has("the call was interrupted before it returned"), "interrupted"},
-		{cr.Abandoned, "abandoned"},
+		// A call cancelled (Ctrl-C, an interrupt) while its tool still
+		// ran was left behind too, but it is no hung call.
+		{cancelled, "cancelled"},
+		{cr.Abandoned && !cancelled, "abandoned"},
 	} {
 		if m.on {
 			marks = append(marks, m.mark)
@@ -412,8 +421,11 @@ func jsonBlock(raw json.RawMessage) viewBlock {
 	return textBlock("json", buf.String())
 }
 
-// textBlock is a text, collapsed when it is long.
+// textBlock is a text, collapsed when it is long, its bidirectional
+// formatting characters shown as \u escapes, as on a terminal: a model's or
+// tool's text cannot reorder what the page shows.
 func textBlock(kind, s string) viewBlock {
+	s = bidiVisible(s)
 	b := viewBlock{Kind: kind, Text: s}
 	if len(s) > collapseAt || strings.Count(s, "\n") > 8 {
 		cut := s

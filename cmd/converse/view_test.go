@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"image"
 	"image/color"
@@ -403,4 +404,91 @@ func TestViewOfJSONOutput(t *testing.T) {
 	assert.Equal(t, "25", text(byID(t, doc, "tokens-in")))
 	assert.Contains(t, text(byID(t, doc, "call-2-1")), `"result": 4`)
 	assert.Contains(t, text(byID(t, doc, "turn-1")), "model call unknown")
+	for _, turn := range []string{"turn-1", "turn-2", "turn-3"} {
+		assert.Contains(t, text(byID(t, doc, turn)), "tokens unknown", "-json output has no usage per turn")
+		assert.NotContains(t, text(byID(t, doc, turn)), "0 in")
+	}
+}
+
+// TestViewCallMarks: what marks a call: a call cancelled while its tool
+// ran (Ctrl-C) is cancelled, not abandoned, which is a hung call answered
+// at its timeout and still running.
+func TestViewCallMarks(t *testing.T) {
+	resultOf := func(text string) json.RawMessage {
+		b, err := json.Marshal(map[string]any{"toolUseId": "c1", "status": "error", "content": []any{map[string]any{"text": text}}})
+		require.NoError(t, err)
+		return b
+	}
+	for _, tt := range []struct {
+		name string
+		raw  json.RawMessage
+		cr   converse.CallRecord
+		want []string
+	}{
+		{"cancelled", resultOf(`Error: tool "hang" was cancelled: context canceled`), converse.CallRecord{Abandoned: true}, []string{"error", "cancelled"}},
+		{"hung past its timeout", resultOf(`Error: tool "hang" timed out after 1s: context deadline exceeded`), converse.CallRecord{Abandoned: true}, []string{"error", "timeout", "abandoned"}},
+		{"timed out", resultOf(`Error: tool "slow" timed out after 1s: context deadline exceeded`), converse.CallRecord{}, []string{"error", "timeout"}},
+		{"unanswered", nil, converse.CallRecord{}, []string{"unanswered"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, marks := resultMarks(tt.raw, tt.cr)
+			assert.Equal(t, tt.want, marks)
+		})
+	}
+}
+
+// TestViewShowsBidiControls: the bidirectional formatting characters of a
+// model's or tool's text (Trojan Source) are shown as \u escapes, as on a
+// terminal, and each text is isolated, so none reorders the page.
+func TestViewShowsBidiControls(t *testing.T) {
+	var history strings.Builder
+	history.WriteString(`[{"role":"user","content":[{"text":"hi"}]},{"role":"assistant","content":[{"text":"rm -rf \u202e/ txt.exe\u202c"},`)
+	history.WriteString(`{"toolUse":{"toolUseId":"c\u2067","name":"ev\u202eil","input":{"a":"\u2066x\u2069"}}}]},`)
+	history.WriteString(`{"role":"user","content":[{"toolResult":{"toolUseId":"c\u2067","status":"success","content":[{"text":"\u200fok\u200e\u061c"}]}}]},`)
+	history.WriteString(`{"role":"assistant","content":[{"text":"done"}]}]`)
+	in := filepath.Join(t.TempDir(), "out.json")
+	require.NoError(t, os.WriteFile(in, []byte(`{"model":"m\u202b","text":"done","turns":2,"usage":{"inputTokens":5,"outputTokens":2,"totalTokens":7},"history":`+history.String()+"}\n"), 0o600))
+	page := renderView(t, in)
+	raw, err := os.ReadFile(page)
+	require.NoError(t, err)
+	for _, r := range []rune{0x202a, 0x202b, 0x202c, 0x202d, 0x202e, 0x2066, 0x2067, 0x2068, 0x2069, 0x200e, 0x200f, 0x061c} {
+		assert.NotContains(t, string(raw), string(r), "U+%04X on the page", r)
+	}
+	doc := parseHTML(t, page)
+	mustContain(t, "turn 1", text(byID(t, doc, "turn-1")), `rm -rf \u202e/ txt.exe\u202c`, `ev\u202eil`, `\u2066x\u2069`, `\u200fok\u200e\u061c`, `c\u2067`)
+	assert.Contains(t, string(raw), "unicode-bidi:isolate")
+}
+
+// TestViewUsageErrors: a bad flag is reported once, as for the main
+// command; an input that is not there or not a transcript is a usage
+// error (exit 2), as help exit says; -h prints the usage on standard
+// output.
+func TestViewUsageErrors(t *testing.T) {
+	notJSON := filepath.Join(t.TempDir(), "notes.txt")
+	require.NoError(t, os.WriteFile(notJSON, []byte("hello"), 0o600))
+	for _, tt := range []struct {
+		name   string
+		args   []string
+		code   int
+		stderr string
+	}{
+		{"bad flag", []string{"view", "-bogus", "x"}, 2, "converse: view: flag provided but not defined: -bogus (run converse view -h for usage)\n"},
+		{"no such file", []string{"view", "/nonexist"}, 2, "converse: view: open /nonexist: no such file or directory\n"},
+		{"not a transcript", []string{"view", notJSON}, 2, ""},
+		{"two inputs", []string{"view", "a", "b"}, 2, "converse: view: want one INPUT file, got 2 arguments\n"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			out := runInProcess(t, nil, tt.args...)
+			assert.Equal(t, tt.code, out.code, out.stderr)
+			assert.Empty(t, out.stdout)
+			assert.Equal(t, 1, strings.Count(out.stderr, "converse: "), "one line: %q", out.stderr)
+			if tt.stderr != "" {
+				assert.Equal(t, tt.stderr, out.stderr)
+			}
+		})
+	}
+	out := runInProcess(t, nil, "view", "-h")
+	assert.Equal(t, 0, out.code, out.stderr)
+	assert.Empty(t, out.stderr)
+	mustContain(t, "stdout", out.stdout, "usage: converse view", "-price")
 }
