@@ -57,6 +57,8 @@ func (ss *session) chat(ctx context.Context, in io.Reader, tty io.Writer) error 
 		case errors.Is(err, errCtrlC), errors.Is(err, io.EOF):
 			return nil
 		case ctx.Err() != nil:
+			// Off the prompt's line, for the report that follows.
+			ss.lines.endLine()
 			return explain(ctx.Err(), ss.where)
 		case err != nil:
 			return fmt.Errorf("reading the terminal: %w", err)

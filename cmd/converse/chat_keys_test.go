@@ -3,12 +3,14 @@ package main
 import (
 	"bufio"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
@@ -73,13 +75,75 @@ func TestChatLineEditing(t *testing.T) {
 	again := newServer(t, replies(1))
 	out = runChat(t, up+ctrlW+"two\r\x04", "-endpoint", again.URL)
 	require.Equal(t, 0, out.code, out.stderr)
-	assert.Equal(t, []string{"line two"}, userTexts(again), "the last line of the run before, its last word deleted and retyped")
+	assert.Equal(t, []string{"line one\nline two"}, userTexts(again), "the pasted message of the run before, whole, its last word deleted and retyped")
 
 	t.Setenv("CONVERSE_HISTORY", "off")
 	none := newServer(t, replies(1))
 	out = runChat(t, up+"new\r\x04", "-endpoint", none.URL)
 	require.Equal(t, 0, out.code, out.stderr)
 	assert.Equal(t, []string{"new"}, userTexts(none), "no history")
+}
+
+// TestChatHomeEndKeys: Home and End work as other terminals send them
+// (tmux, screen and the Linux console ESC[1~ and ESC[4~, rxvt ESC[7~ and
+// ESC[8~, application mode ESC O H and ESC O F), none inserting a letter,
+// also when each byte comes on its own.
+func TestChatHomeEndKeys(t *testing.T) {
+	keys := []struct{ name, home, end string }{
+		{"xterm", home, end},
+		{"tmux", "\x1b[1~", "\x1b[4~"},
+		{"rxvt", "\x1b[7~", "\x1b[8~"},
+		{"application mode", "\x1bOH", "\x1bOF"},
+	}
+	var typed strings.Builder
+	var want []string
+	for _, k := range keys {
+		typed.WriteString("world" + k.home + "hello " + k.end + "!" + "\x1bOD\x1bOD" + "?\r")
+		want = append(want, "hello worl?d!")
+	}
+	typed.WriteString("\x04")
+	for _, tc := range []struct {
+		name string
+		in   func(string) io.Reader
+	}{
+		{"at once", func(s string) io.Reader { return strings.NewReader(s) }},
+		{"a byte at a time", func(s string) io.Reader { return iotest.OneByteReader(strings.NewReader(s)) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("CONVERSE_HISTORY", "off")
+			srv := newServer(t, replies(len(keys)))
+			out := runInProcess(t, newTerminal(t, tc.in(typed.String())), "-endpoint", srv.URL)
+			require.Equal(t, 0, out.code, out.stderr)
+			assert.Equal(t, want, userTexts(srv))
+		})
+	}
+}
+
+// TestChatHistoryKeepsMessages: the history keeps what was sent, a pasted
+// block as one entry that the history file gives back whole, and not the
+// answers to the approval prompt.
+func TestChatHistoryKeepsMessages(t *testing.T) {
+	historyFile := filepath.Join(t.TempDir(), "history")
+	t.Setenv("CONVERSE_HISTORY", historyFile)
+	marks := filepath.Join(t.TempDir(), "marks")
+	manifest := writeManifest(t, `{"tools": [{"name": "danger", "description": "Deletes.", "approve": true,
+		"command": [`+quote(os.Args[0])+`, "helper-tool", "mark", `+quote(marks)+`]}]}`)
+	srv := newServer(t, bedrocktest.Script(
+		bedrocktest.ToolUse("", bedrocktest.Call{ID: "d1", Name: "danger", Input: map[string]any{}}),
+		bedrocktest.Text("Done."),
+		bedrocktest.Text("Pasted."),
+	))
+	out := runChat(t, "Clean up\ry\r"+pasteStart+"one\n\"two\"\nthree"+pasteEnd+"\r\x04",
+		"-endpoint", srv.URL, "-tools", manifest, "-no-builtins")
+	require.Equal(t, 0, out.code, out.stderr)
+	assert.Equal(t, 1, runs(t, marks), "approved at the prompt")
+	h := loadHistory(historyFile)
+	assert.Equal(t, []string{"Clean up", "one\n\"two\"\nthree"}, h.entries, "no y; the pasted block one entry")
+
+	again := newServer(t, replies(2))
+	out = runChat(t, up+"\r"+up+up+"\r\x04", "-endpoint", again.URL)
+	require.Equal(t, 0, out.code, out.stderr)
+	assert.Equal(t, []string{"one\n\"two\"\nthree", "Clean up"}, userTexts(again))
 }
 
 func TestHistoryPath(t *testing.T) {

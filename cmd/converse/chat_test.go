@@ -73,7 +73,7 @@ func TestChatInterrupt(t *testing.T) {
 	var stdout strings.Builder
 	err := run(ctx, []string{"-endpoint", srv.URL}, newTerminal(t, r), &stdout, stderr)
 	assert.Equal(t, exitInterrupted, report(stderr, err), stderr.String())
-	assert.Contains(t, stderr.String(), "converse: interrupted")
+	assert.Contains(t, stderr.String(), "> \r\nconverse: interrupted\n", "the report on a line of its own")
 }
 
 // interruptAtPrompt is standard error that presses Ctrl-C (cancel) once

@@ -210,7 +210,7 @@ func approvalInput(in json.RawMessage) string {
 func (ss *session) ask(ctx context.Context, stdin io.Reader, question string) (answer string, asked, ok bool) {
 	if ss.lines != nil {
 		io.WriteString(ss.term, resetLine)
-		answer, err := ss.lines.readLine(ctx, question)
+		answer, err := ss.lines.readAnswer(ctx, question)
 		if errors.Is(err, errCtrlC) {
 			ss.cancelTurn()
 		}

@@ -6,8 +6,10 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"golang.org/x/term"
+	"golang.org/x/text/width"
 
 	"github.com/tooluse/bedrock/converse"
 )
@@ -23,17 +25,21 @@ const statusEvery = 250 * time.Millisecond
 // run. A nil *status shows nothing: stderr is no terminal, or -v, -json or
 // TERM=dumb (or unset) is.
 type status struct {
-	w     io.Writer // the terminal, as it is: the line is converse's own
-	width int       // the terminal's columns; the line never wraps
+	w  io.Writer // the terminal, as it is: the line is converse's own
+	fd int       // the terminal's file descriptor, -1 when w is none
 
 	mu      sync.Mutex
-	turn    int
-	model   time.Time // when the model call began; zero while tools run or text prints
-	tools   []runningTool
-	hidden  bool   // the model's text or the approval prompt is on the line
-	drawn   string // what is on the line now
-	stop    chan struct{}
-	stopped chan struct{}
+	width   int    // the terminal's columns, read again on SIGWINCH; the line never wraps
+	resized func() // for tests: called after each resize is read
+
+	stopResize func() // ends the watch of SIGWINCH that begin started
+	turn       int
+	model      time.Time // when the model call began; zero while tools run or text prints
+	tools      []runningTool
+	hidden     bool   // the model's text or the approval prompt is on the line
+	drawn      string // what is on the line now
+	stop       chan struct{}
+	stopped    chan struct{}
 }
 
 type runningTool struct {
@@ -48,11 +54,30 @@ func newStatus(stderr io.Writer, s *settings, termType string) *status {
 	if s.verbose || s.json || termType == "" || termType == "dumb" || !isTerminal(stderr) {
 		return nil
 	}
-	width, _, err := term.GetSize(int(stderr.(interface{ Fd() uintptr }).Fd()))
-	if err != nil || width < 20 {
-		width = 80
+	st := &status{w: stderr, fd: int(stderr.(interface{ Fd() uintptr }).Fd())}
+	st.width = st.columns()
+	return st
+}
+
+// columns is the width of the terminal, 80 when it is not known.
+func (st *status) columns() int {
+	width, _, err := term.GetSize(st.fd)
+	if st.fd < 0 || err != nil || width < 20 {
+		return 80
 	}
-	return &status{w: stderr, width: width}
+	return width
+}
+
+// resize reads the terminal's width again, as it changed.
+func (st *status) resize() {
+	width := st.columns()
+	st.mu.Lock()
+	st.width = width
+	resized := st.resized
+	st.mu.Unlock()
+	if resized != nil {
+		resized()
+	}
 }
 
 // begin shows the line from the first model call of a Send or Resume on,
@@ -65,6 +90,7 @@ func (st *status) begin() {
 	st.turn, st.model, st.tools, st.hidden = 1, time.Now(), nil, false
 	st.stop, st.stopped = make(chan struct{}), make(chan struct{})
 	st.mu.Unlock()
+	st.stopResize = onResize(st.resize)
 	go st.tick(st.stop, st.stopped)
 }
 
@@ -89,6 +115,7 @@ func (st *status) end() {
 	if st == nil || st.stop == nil {
 		return
 	}
+	st.stopResize()
 	close(st.stop)
 	<-st.stopped
 	st.stop = nil
@@ -176,11 +203,49 @@ func (st *status) line(now time.Time) string {
 	default:
 		return ""
 	}
-	line := []rune(b.String())
-	if len(line) >= st.width {
-		line = append(line[:st.width-2], '…')
+	return fit(b.String(), st.width)
+}
+
+// fit is line cut to less than cols cells of the terminal, with "…"
+// where it was cut: a double-width character (CJK) takes two cells, a
+// combining mark none.
+func fit(line string, cols int) string {
+	if cells(line) < cols {
+		return line
 	}
-	return string(line)
+	var b strings.Builder
+	used := 0
+	for _, r := range line {
+		c := runeCells(r)
+		if used+c > cols-2 {
+			break
+		}
+		b.WriteRune(r)
+		used += c
+	}
+	b.WriteRune('…')
+	return b.String()
+}
+
+// cells is how many cells of the terminal s takes.
+func cells(s string) int {
+	n := 0
+	for _, r := range s {
+		n += runeCells(r)
+	}
+	return n
+}
+
+func runeCells(r rune) int {
+	switch {
+	case unicode.In(r, unicode.Mn, unicode.Me, unicode.Cf) || r == 0x200b:
+		return 0
+	}
+	switch width.LookupRune(r).Kind() {
+	case width.EastAsianWide, width.EastAsianFullwidth:
+		return 2
+	}
+	return 1
 }
 
 // draw puts line in place of the one drawn, if it differs: back to the

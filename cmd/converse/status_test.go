@@ -138,3 +138,51 @@ func TestStatusLineText(t *testing.T) {
 	st.event(converse.ApprovalRequested{Turn: 2})
 	assert.Empty(t, st.line(start), "hidden while the approval prompt asks")
 }
+
+// TestStatusLineCells: the line is cut to the terminal's width in cells,
+// a double-width character taking two, so that it never wraps.
+func TestStatusLineCells(t *testing.T) {
+	for _, tt := range []struct {
+		name, line string
+		width      int
+		want       string
+	}{
+		{"fits", "converse: 写", 20, "converse: 写"},
+		{"ASCII", "converse: turn 2 · running", 24, "converse: turn 2 · run…"},
+		{"CJK", "converse: 下载文件中请稍候", 24, "converse: 下载文件中请…"},
+		{"CJK cut before a wide character", "converse: 下载文件中请稍候", 23, "converse: 下载文件中…"},
+		{"combining marks take no cells", "converse: cafe\u0301 cafe\u0301 cafe\u0301", 25, "converse: cafe\u0301 cafe\u0301 cafe\u0301"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := fit(tt.line, tt.width)
+			assert.Equal(t, tt.want, got)
+			assert.Less(t, cells(got), tt.width)
+		})
+	}
+	assert.Equal(t, 2, cells("写"))
+}
+
+// TestStatusLineResize: the status line reads the terminal's width when it
+// starts, and again when the terminal is resized (SIGWINCH) while it shows.
+func TestStatusLineResize(t *testing.T) {
+	tty, _ := openTerminal(t)
+	setSize(t, tty, 50, 24)
+	st := newStatus(tty, &settings{}, "xterm")
+	require.NotNil(t, st)
+	assert.Equal(t, 50, st.width)
+	resized := make(chan struct{}, 1)
+	st.resized = func() {
+		select {
+		case resized <- struct{}{}:
+		default:
+		}
+	}
+	st.begin()
+	defer st.end()
+	setSize(t, tty, 120, 24)
+	require.NoError(t, syscall.Kill(os.Getpid(), syscall.SIGWINCH))
+	<-resized
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	assert.Equal(t, 120, st.width)
+}

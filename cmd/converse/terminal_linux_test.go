@@ -39,3 +39,13 @@ func ioctl(f *os.File, req uintptr, arg unsafe.Pointer) error {
 	}
 	return nil
 }
+
+// setSize sets the size of the pseudo-terminal tty, as a terminal emulator
+// does when its window is resized.
+func setSize(t *testing.T, tty *os.File, cols, rows int) {
+	t.Helper()
+	ws := struct{ row, col, x, y uint16 }{uint16(rows), uint16(cols), 0, 0}
+	if err := ioctl(tty, syscall.TIOCSWINSZ, unsafe.Pointer(&ws)); err != nil {
+		t.Fatal("setting the size of the pseudo-terminal:", err)
+	}
+}
