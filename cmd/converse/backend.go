@@ -139,11 +139,17 @@ func anonymous(cfg *aws.Config) {
 // -profile), which the Bedrock client and the Lambda client of manifest
 // tools share, with opts after those.
 func loadConfig(ctx context.Context, s *settings, opts ...func(*config.LoadOptions) error) (aws.Config, error) {
-	if !s.verbose {
-		// The SDK's own warnings (such as an IMDS fallback) are noise
-		// unless asked for; failures are reported anyway.
-		opts = append(opts, config.WithLogger(logging.Nop{}))
+	// The SDK's own warnings (such as an IMDS fallback) are noise unless
+	// asked for; failures are reported anyway. With -v they go where
+	// converse's other diagnostics go, made visible and redacted, never
+	// to os.Stderr as they are: a warning can quote what a server sent.
+	var logger logging.Logger = logging.Nop{}
+	if s.verbose && s.diagnostics != nil {
+		logger = logging.NewStandardLogger(s.diagnostics)
 	}
+	// No request, response or signing log, whatever -v: they print the
+	// Authorization, X-Amz-Security-Token and X-Amz-Signature values.
+	opts = append(opts, config.WithLogger(logger), config.WithClientLogMode(0))
 	if s.region != "" {
 		opts = append(opts, config.WithRegion(s.region))
 	}

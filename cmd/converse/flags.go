@@ -14,6 +14,7 @@ import (
 	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/agentcore"
 	"github.com/tooluse/bedrock/converse/trace"
+	"github.com/tooluse/bedrock/tools"
 )
 
 // defaultModel is the model used without -model or BEDROCK_MODEL_ID: the US
@@ -61,6 +62,10 @@ type settings struct {
 	request       requestFlags
 	addr          string // converse serve's
 	sessions      string // converse serve's
+
+	// diagnostics is standard error as run writes to it (made visible on a
+	// terminal, redacted), where the SDK's log goes with -v; nil: nowhere.
+	diagnostics io.Writer
 
 	set    map[string]bool // the flags given on the command line
 	prompt []string        // the arguments after the flags
@@ -118,6 +123,9 @@ func parseFlags(args []string, stdout io.Writer, serving bool) (*settings, error
 			printUsage(stdout, fs)
 			return nil, err
 		}
+		if serving {
+			return nil, usagef("%v (run converse serve -h for usage)", err)
+		}
 		return nil, usagef("%v (run converse -h for usage)", err)
 	}
 	fs.Visit(func(f *flag.Flag) { s.set[f.Name] = true })
@@ -140,9 +148,14 @@ func (s *settings) checkServe() error {
 	if len(s.prompt) > 0 {
 		return usagef("serve takes no prompt: the prompts come in POST /invocations (got %q)", strings.Join(s.prompt, " "))
 	}
-	for _, name := range []string{"session", "json", "record", "schema"} {
-		if s.set[name] {
-			return usagef("-%s is not for serve: sessions are kept in -sessions, answers are JSON already", name)
+	for _, no := range []struct{ flag, why string }{
+		{"session", "sessions are kept in -sessions, one for each runtime session id"},
+		{"json", "answers are JSON already"},
+		{"record", "it records the model calls of one run at the terminal; record a conversation with converse -record"},
+		{"schema", "an invocation's answer is the conversation's text; ask for a -schema answer with converse -schema"},
+	} {
+		if s.set[no.flag] {
+			return usagef("-%s is not for serve: %s", no.flag, no.why)
 		}
 	}
 	table, dynamo := strings.CutPrefix(s.sessions, "dynamodb://")
@@ -151,6 +164,18 @@ func (s *settings) checkServe() error {
 		return usagef("-sessions %s: want dynamodb://TABLE (the runtime's session id names the item)", s.sessions)
 	case s.sessionBucket != "" && !dynamo:
 		return usagef("-session-bucket needs -sessions dynamodb://TABLE")
+	}
+	return nil
+}
+
+// checkStopAfterTool rejects a -stop-after-tool that names no tool of reg,
+// whose calls would never end a prompt.
+func (s *settings) checkStopAfterTool(reg *tools.Registry) error {
+	if s.stopAfterTool == "" {
+		return nil
+	}
+	if _, ok := reg.Lookup(s.stopAfterTool); !ok {
+		return usagef("-stop-after-tool %s: no such tool; the tools are %s (converse tools lists them)", trace.Printable(s.stopAfterTool), strings.Join(reg.Names(), ", "))
 	}
 	return nil
 }
@@ -322,6 +347,15 @@ line is a message, and the conversation is kept (Ctrl-C cancels a turn,
 Ctrl-D leaves, /help lists the commands). The model's text goes to
 standard output as it arrives; diagnostics go to standard error.
 
+Commands:
+  converse tools [flags]    list the tools a run with these flags would
+                            offer, and exit (as -list-tools)
+  converse view [-o FILE] INPUT
+                            a -session file, a -record recording or -json
+                            output as an HTML transcript (converse help view)
+  converse serve [flags]    serve conversations over Amazon Bedrock
+                            AgentCore Runtime's HTTP contract (converse serve -h)
+
 Flags:
 `)
 	fs.SetOutput(w)
@@ -336,6 +370,7 @@ Examples:
 
 More: converse help manifest (the -tools file), converse help mcp (the -mcp
 file), converse help json (the -json object), converse help recording
-(-record and -replay), converse help exit.
+(-record and -replay), converse help view (converse view), converse help
+session (-session), converse help exit.
 `, demoPrompt)
 }

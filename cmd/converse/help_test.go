@@ -57,8 +57,34 @@ func TestHelpTopics(t *testing.T) {
 func TestHelpShowsExitStatus(t *testing.T) {
 	var stdout bytes.Buffer
 	require.NoError(t, run(t.Context(), []string{"-h"}, nil, &stdout, &stdout))
-	mustContain(t, "usage", stdout.String(), helpText("exit"), "130", "converse help manifest", "converse help json", "converse help recording")
+	mustContain(t, "usage", stdout.String(), helpText("exit"), "130", "converse tools [flags]", "converse view [-o FILE] INPUT", "converse serve [flags]")
+	more := stdout.String()[strings.Index(stdout.String(), "More:"):]
+	more = strings.Join(strings.Fields(more), " ")
+	for _, tp := range helpTopics {
+		assert.Contains(t, more, "converse help "+tp.name, "the More: line names every topic")
+	}
 	assert.NotContains(t, stdout.String(), "go doc")
+}
+
+// TestReadmeListsHelpTopics: the README's section on the command names
+// every help topic.
+func TestReadmeListsHelpTopics(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	section := string(readme)[strings.Index(string(readme), "## The `converse` command"):]
+	list := section[strings.Index(section, "`converse help manifest`, "):]
+	list = list[:strings.Index(list, ";")]
+	for _, tp := range helpTopics {
+		assert.Contains(t, list, "help "+tp.name+"`", "README's list of help topics")
+	}
+}
+
+// TestManifestHelpApproval: the manifest help says what the approval
+// prompt shows as the code and README do: the whole input.
+func TestManifestHelpApproval(t *testing.T) {
+	text := strings.Join(strings.Fields(helpText("manifest")), " ")
+	assert.Contains(t, text, "the whole input, however long")
+	assert.NotContains(t, text, "capped")
 }
 
 // TestManifestHelpExample: the example of "converse help manifest" is a

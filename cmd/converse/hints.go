@@ -84,7 +84,7 @@ func explain(err error, w where) error {
 		_, size, _ := strings.Cut(err.Error(), dynamostore.ErrItemTooLarge.Error()+": ")
 		return failf(err, "-session %s: the session is too large to save in DynamoDB (%s); give -session-bucket BUCKET[/PREFIX] to keep it in S3", w.session, size)
 	case errors.Is(err, converse.ErrMaxTurns):
-		return failf(err, "turn limit reached: the model still wanted tools after %d model calls (-max-turns %d); raise -max-turns", w.maxTurns, w.maxTurns)
+		return failf(err, "turn limit reached: the model still wanted tools after %s (-max-turns %d); raise -max-turns", plural(w.maxTurns, "model call"), w.maxTurns)
 	case errors.Is(err, converse.ErrMaxTokens):
 		return failf(err, "the model ran out of output tokens (max_tokens) in the middle of a tool call, which was not run; raise -max-tokens (now %s)", tokens(w.maxTokens))
 	case errors.Is(err, converse.ErrContextWindowExceeded):
@@ -135,7 +135,22 @@ func overBudget(err error, b *converse.BudgetError, w where) error {
 	if w.session != "" {
 		resume = fmt.Sprintf("; the session is kept: run converse -session %s with a higher %s and no prompt to go on", w.session, flag)
 	}
-	return failf(err, "%s; raise %s%s", b, flag, resume)
+	return failf(err, "%s; raise %s%s", budgetText(b), flag, resume)
+}
+
+// budgetText is what the library says of b, but that a limit refused
+// before anything was spent says so, not "spent 0 tokens" or "$0.0000".
+func budgetText(b *converse.BudgetError) string {
+	msg := b.Error()
+	head, rest, ok := strings.Cut(msg, ": spent ")
+	if sp := b.Spent; !ok || sp.Usage != (converse.Usage{}) || sp.ToolCalls > 0 || sp.CostUSD > 0 || b.Limit == "wall time" {
+		return msg
+	}
+	msg = head + " before anything was spent"
+	if _, needs, ok := strings.Cut(rest, ", the next step needs "); ok {
+		msg += ": the first step needs " + needs
+	}
+	return msg
 }
 
 // invalidAnswer is the failure of a -schema prompt whose answer never
@@ -146,8 +161,8 @@ func invalidAnswer(err error, w where) error {
 	_, why, _ := strings.Cut(err.Error(), converse.ErrInvalidAnswer.Error())
 	why = strings.TrimSuffix(why, "; raise Options.MaxTurns")
 	if errors.Is(err, converse.ErrMaxTurns) {
-		return failf(err, "no answer matched the -schema in %d model calls (-max-turns %d): %s%s; raise -max-turns, or see each rejected answer with -v",
-			w.maxTurns, w.maxTurns, converse.ErrInvalidAnswer, why)
+		return failf(err, "no answer matched the -schema in %s (-max-turns %d): %s%s; raise -max-turns, or see each rejected answer with -v",
+			plural(w.maxTurns, "model call"), w.maxTurns, converse.ErrInvalidAnswer, why)
 	}
 	return failf(err, "%s%s", converse.ErrInvalidAnswer, why)
 }

@@ -46,3 +46,13 @@ func TestStopAfterTool(t *testing.T) {
 	assert.Equal(t, "Let me work that out.\n", out.stdout)
 	assert.Len(t, srv.Requests(), 1)
 }
+
+// TestStopAfterUnknownTool: a -stop-after-tool that names no tool is a
+// usage error before any model call, not a flag that never acts.
+func TestStopAfterUnknownTool(t *testing.T) {
+	srv := newServer(t, multiply())
+	out := runInProcess(t, nil, "-endpoint", srv.URL, "-stop-after-tool", "nosuch", "6 times 7?")
+	assert.Equal(t, 2, out.code, out.stderr)
+	assert.Equal(t, "converse: -stop-after-tool nosuch: no such tool; the tools are get_current_datetime, calculator (converse tools lists them)\n", out.stderr)
+	assert.Empty(t, srv.Requests())
+}

@@ -1,11 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/aws/smithy-go/logging"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -43,5 +49,47 @@ func TestRedactedOutput(t *testing.T) {
 		for _, secret := range []string{token, signature, fakeKeyID, fakeToken, fakeSecret} {
 			assert.NotContains(t, s, secret, what)
 		}
+	}
+}
+
+// TestSDKLogRedacted: with -v the AWS SDK's own warnings go through
+// converse's standard error, redacted (and made visible on a terminal),
+// not straight to the process's: here the SDK quotes a Date header that
+// holds an access key ID. The SDK logs no request, response or signature.
+func TestSDKLogRedacted(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t, bedrocktest.Script(bedrocktest.Text("Hi.")))
+	target, err := url.Parse(srv.URL)
+	require.NoError(t, err)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	proxy.ModifyResponse = func(r *http.Response) error {
+		r.Header.Set("Date", "key "+fakeKeyID)
+		return nil
+	}
+	front := httptest.NewServer(proxy)
+	t.Cleanup(front.Close)
+	out := runBinary(t, testEnv(t), nil, "-endpoint", front.URL, "-v", "hi")
+	require.Equal(t, 0, out.code, out.stderr)
+	mustContain(t, "stderr", out.stderr, "failed to parse response Date header value", "[REDACTED]")
+	for _, secret := range []string{fakeKeyID, fakeSecret, fakeToken, "Authorization", "X-Amz-Security-Token", "X-Amz-Signature"} {
+		assert.NotContains(t, out.stderr, secret)
+	}
+}
+
+// TestSDKLogGoesToDiagnostics: the SDK's logger of a -v run writes to the
+// CLI's standard error, and there is none without -v.
+func TestSDKLogGoesToDiagnostics(t *testing.T) {
+	setTestEnv(t)
+	for _, verbose := range []bool{true, false} {
+		var diag bytes.Buffer
+		cfg, err := loadConfig(t.Context(), &settings{verbose: verbose, diagnostics: redacting{&diag}})
+		require.NoError(t, err)
+		cfg.Logger.Logf(logging.Warn, "echoed %s", fakeKeyID)
+		assert.Zero(t, cfg.ClientLogMode, "no request, response or signing log")
+		if !verbose {
+			assert.Empty(t, diag.String())
+			continue
+		}
+		assert.Contains(t, diag.String(), "WARN echoed [REDACTED]")
 	}
 }

@@ -50,6 +50,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err != nil {
 		return err
 	}
+	s.diagnostics = stderr
 	s.listTools = s.listTools || listing
 	if s.listTools && len(s.prompt) > 0 {
 		return usagef("converse tools takes no prompt (got %q): it lists the tools and exits", strings.Join(s.prompt, " "))
@@ -77,6 +78,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return err
 	}
 	defer stopMCP()
+	if err := s.checkStopAfterTool(reg); err != nil {
+		return err
+	}
 	if s.listTools {
 		return listTools(stdout, reg, toolOrigins(s, fns, bridge), s.json)
 	}

@@ -29,6 +29,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 	if err != nil {
 		return err
 	}
+	s.diagnostics = stderr
 	flush, err := setupTelemetry(ctx, stderr)
 	if err != nil {
 		return err
@@ -40,15 +41,22 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 	}()
 	calls := &running{}
 	defer calls.wait()
-	reg, err := registry(s, calls, newFunctions(s, stderr))
+	fns := newFunctions(s, stderr)
+	reg, err := registry(s, calls, fns)
 	if err != nil {
 		return err
 	}
-	_, stopMCP, err := startMCP(ctx, s, reg, stderr, nil)
+	bridge, stopMCP, err := startMCP(ctx, s, reg, stderr, nil)
 	if err != nil {
 		return err
 	}
 	defer stopMCP()
+	if err := s.checkStopAfterTool(reg); err != nil {
+		return err
+	}
+	if s.listTools { // the tools each invocation would be offered
+		return listTools(stdout, reg, toolOrigins(s, fns, bridge), false)
+	}
 	rec, err := loadReplay(s.replay)
 	if err != nil {
 		return err

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -202,6 +204,8 @@ func systemText(req *bedrocktest.Request) string {
 }
 
 func TestServeUsage(t *testing.T) {
+	schema := filepath.Join(t.TempDir(), "schema.json")
+	require.NoError(t, os.WriteFile(schema, []byte(`{"type": "object"}`), 0o600))
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -209,6 +213,10 @@ func TestServeUsage(t *testing.T) {
 		{[]string{"serve", "hello"}, "serve takes no prompt"},
 		{[]string{"serve", "-session", "x.json"}, "-session is not for serve"},
 		{[]string{"serve", "-json"}, "-json is not for serve"},
+		{[]string{"serve", "-record", "r.json"}, "-record is not for serve: it records the model calls of one run at the terminal"},
+		{[]string{"serve", "-schema", schema}, "-schema is not for serve: an invocation's answer is the conversation's text"},
+		{[]string{"serve", "-bogus"}, "flag provided but not defined: -bogus (run converse serve -h for usage)"},
+		{[]string{"serve", "-stop-after-tool", "nosuch"}, "-stop-after-tool nosuch: no such tool"},
 		{[]string{"serve", "-sessions", "dynamodb://"}, "-sessions dynamodb://: want dynamodb://TABLE"},
 		{[]string{"serve", "-sessions", "dynamodb://sessions/s1"}, "the runtime's session id names the item"},
 		{[]string{"serve", "-session-bucket", "b"}, "-session-bucket needs -sessions dynamodb://TABLE"},
@@ -217,5 +225,15 @@ func TestServeUsage(t *testing.T) {
 		out := runInProcess(t, nil, tc.args...)
 		assert.Equal(t, 2, out.code, out.stderr)
 		assert.Contains(t, out.stderr, tc.want)
+		assert.NotContains(t, out.stderr, "sessions are kept in -sessions, answers are JSON already", "a reason of its own")
 	}
+}
+
+// TestServeListTools: converse serve -list-tools lists the tools each
+// invocation would be offered and exits, serving nothing.
+func TestServeListTools(t *testing.T) {
+	out := runInProcess(t, nil, "serve", "-addr", "127.0.0.1:0", "-list-tools")
+	require.Equal(t, 0, out.code, out.stderr)
+	mustContain(t, "stdout", out.stdout, "calculator", "get_current_datetime", "built-in")
+	assert.NotContains(t, out.stderr, "serving")
 }
