@@ -83,7 +83,16 @@ func (e *BudgetError) Error() string {
 		scope = "conversation"
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %s %s limit %s reached: spent %s", ErrBudget, scope, e.Limit, e.amount(e.Max), e.amount(e.spentOf()))
+	fmt.Fprintf(&b, "%s: %s %s limit %s reached", ErrBudget, scope, e.Limit, e.amount(e.Max))
+	sp := e.Spent
+	if nothing := sp.Usage == (Usage{}) && sp.ToolCalls == 0 && sp.CostUSD == 0 && e.Limit != "wall time"; nothing {
+		b.WriteString(" before anything was spent")
+		if e.Needed > 0 {
+			fmt.Fprintf(&b, ": the first step needs %s", e.amount(e.Needed))
+		}
+		return b.String()
+	}
+	fmt.Fprintf(&b, ": spent %s", e.amount(e.spentOf()))
 	if e.Needed > 0 {
 		fmt.Fprintf(&b, ", the next step needs %s", e.amount(e.Needed))
 	}

@@ -212,3 +212,12 @@ func TestBudgetCostNeedsPrices(t *testing.T) {
 	assert.Contains(t, err.Error(), "set Options.Prices")
 	assert.Empty(t, srv.Requests())
 }
+
+// TestBudgetErrorText: a limit refused before anything was spent says so,
+// not "spent 0"; one reached after says what was spent.
+func TestBudgetErrorText(t *testing.T) {
+	before := &converse.BudgetError{Limit: "total tokens", Max: 20, Needed: 31}
+	assert.Equal(t, "budget reached: send total tokens limit 20 tokens reached before anything was spent: the first step needs 31 tokens", before.Error())
+	after := &converse.BudgetError{Limit: "cost", Conversation: true, Max: 0.01, Spent: converse.Spent{CostUSD: 0.02}}
+	assert.Equal(t, "budget reached: conversation cost limit $0.0100 reached: spent $0.0200", after.Error())
+}

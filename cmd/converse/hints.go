@@ -135,22 +135,7 @@ func overBudget(err error, b *converse.BudgetError, w where) error {
 	if w.session != "" {
 		resume = fmt.Sprintf("; the session is kept: run converse -session %s with a higher %s and no prompt to go on", w.session, flag)
 	}
-	return failf(err, "%s; raise %s%s", budgetText(b), flag, resume)
-}
-
-// budgetText is what the library says of b, but that a limit refused
-// before anything was spent says so, not "spent 0 tokens" or "$0.0000".
-func budgetText(b *converse.BudgetError) string {
-	msg := b.Error()
-	head, rest, ok := strings.Cut(msg, ": spent ")
-	if sp := b.Spent; !ok || sp.Usage != (converse.Usage{}) || sp.ToolCalls > 0 || sp.CostUSD > 0 || b.Limit == "wall time" {
-		return msg
-	}
-	msg = head + " before anything was spent"
-	if _, needs, ok := strings.Cut(rest, ", the next step needs "); ok {
-		msg += ": the first step needs " + needs
-	}
-	return msg
+	return failf(err, "%s; raise %s%s", b, flag, resume)
 }
 
 // invalidAnswer is the failure of a -schema prompt whose answer never
