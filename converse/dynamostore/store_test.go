@@ -259,21 +259,31 @@ func (failPutItem) RoundTrip(req *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(req)
 }
 
+// offloadedSession is a Store whose session "s" was saved once, its state
+// past DynamoDB's item size and so in S3; another Store of the same table,
+// whose DynamoDB client sends through transport with attempts attempts (0:
+// the SDK's default); and the next state of the session, to save with it.
+func offloadedSession(t *testing.T, transport http.RoundTripper, attempts int) (store, other *dynamostore.Store, saved, next *converse.State) {
+	t.Helper()
+	store, f := newStore(t, http.DefaultTransport)
+	big := strings.Repeat("y", 600<<10)
+	saved = textState("hello", big)
+	require.NoError(t, store.Save(context.Background(), "s", saved))
+	o := f.db.Options()
+	o.HTTPClient = &http.Client{Transport: transport}
+	if attempts > 0 {
+		o.RetryMaxAttempts = attempts
+	}
+	next = textState("hello", big, "more", big)
+	next.Revision = saved.Revision
+	return store, dynamostore.New(dynamodb.New(o), f.table, f.opts...), saved, next
+}
+
 // TestCrashBetweenWrites: a save whose object is written to S3 but whose
 // item is not leaves the session at its previous state, which loads.
 func TestCrashBetweenWrites(t *testing.T) {
-	store, f := newStore(t, http.DefaultTransport)
 	ctx := context.Background()
-	big := strings.Repeat("y", 600<<10)
-	st := textState("hello", big)
-	require.NoError(t, store.Save(ctx, "s", st))
-
-	dying := f.db.Options()
-	dying.HTTPClient = &http.Client{Transport: failPutItem{}}
-	dying.RetryMaxAttempts = 1
-	crashed := dynamostore.New(dynamodb.New(dying), f.table, f.opts...)
-	next := textState("hello", big, "more", big)
-	next.Revision = st.Revision
+	store, crashed, st, next := offloadedSession(t, failPutItem{}, 1)
 	require.Error(t, crashed.Save(ctx, "s", next))
 
 	got, err := store.Load(ctx, "s")
@@ -309,17 +319,8 @@ func (l *lostAnswer) RoundTrip(req *http.Request) (*http.Response, error) {
 // is a save: the session loads at its new state, its S3 object kept.
 // Before, the object was removed, and the item pointed at nothing.
 func TestLostAnswerOfADoneWrite(t *testing.T) {
-	store, f := newStore(t, http.DefaultTransport)
 	ctx := context.Background()
-	big := strings.Repeat("y", 600<<10)
-	st := textState("hello", big)
-	require.NoError(t, store.Save(ctx, "s", st))
-
-	cut := f.db.Options()
-	cut.HTTPClient = &http.Client{Transport: &lostAnswer{}}
-	lossy := dynamostore.New(dynamodb.New(cut), f.table, f.opts...)
-	next := textState("hello", big, "more", big)
-	next.Revision = st.Revision
+	store, lossy, _, next := offloadedSession(t, &lostAnswer{}, 0)
 	require.NoError(t, lossy.Save(ctx, "s", next))
 	assert.Equal(t, int64(2), next.Revision)
 
