@@ -235,45 +235,56 @@ func (c *Conversation) emitText(turn int, msg types.Message) {
 // streamTurn makes one model call with ConverseStream: text deltas go to
 // OnEvent as they arrive, and the events are assembled into the message
 // Converse would have returned.
-func (c *Conversation) streamTurn(ctx context.Context, req *Request) (res *turnResult, err error) {
+func (c *Conversation) streamTurn(ctx context.Context, req *Request) (*turnResult, error) {
 	n := req.Turn
-	lr, err := c.opts.Limiter.reserve(ctx, req.tokens())
-	if err != nil {
-		return nil, err
-	}
-	chatCtx, chat := c.tel.startChat(ctx, true, req.Input) // early calls are its siblings, under ctx
-	defer func() {
-		chat.end(res, err)
-		var u Usage
-		if res != nil {
-			u = res.usage
-		}
-		lr.settle(u, err)
-	}()
-	streamCtx, closeStream := context.WithCancel(chatCtx)
-	defer closeStream()
-	out, err := c.client.ConverseStream(streamCtx, req.StreamInput(), c.opts.Limiter.options(append(chat.options(), ownProtocol))...)
-	if err != nil {
-		return nil, err
-	}
-	stream := out.GetStream()
-	defer stream.Close()
-
 	t := &turnResult{}
-	h := streamHooks{event: chat.chunked}
+	var h streamHooks
 	if c.opts.OnEvent != nil {
 		h.text = func(text string) { c.emit(Text{Turn: n, Text: text}) }
 	}
 	if c.opts.EarlyToolStart && c.opts.ApprovalPolicy == nil {
-		early := newEarlyStarter(ctx, n, c.exec)
+		early := newEarlyStarter(ctx, n, c.exec) // its calls are the chat span's siblings, under ctx
 		t.started, t.cancel = early.started, early.cancel
 		h.call = early.maybeStart
 	}
-	if err := readStream(ctx, stream, t, h); err != nil {
-		t.discard()
+	if err := c.streamCall(ctx, req.StreamInput(), req.Input, req.tokens(), t, h); err != nil {
 		return nil, err
 	}
 	return t, nil
+}
+
+// streamCall makes the ConverseStream call of in, whose Converse form ci
+// the chat span describes, and reads its events into t with h (h.event
+// is the span's): paced by Options.Limiter, which reserves tokens of its
+// token quota, with a decoder of the call's own. On an error, t's early
+// calls are discarded.
+func (c *Conversation) streamCall(ctx context.Context, in *bedrockruntime.ConverseStreamInput, ci *bedrockruntime.ConverseInput, tokens int, t *turnResult, h streamHooks) (err error) {
+	lr, err := c.opts.Limiter.reserve(ctx, tokens)
+	if err != nil {
+		t.discard()
+		return err
+	}
+	chatCtx, chat := c.tel.startChat(ctx, true, ci)
+	defer func() {
+		if err != nil {
+			t.discard()
+			chat.end(nil, err)
+			lr.settle(Usage{}, err)
+			return
+		}
+		chat.end(t, nil)
+		lr.settle(t.usage, nil)
+	}()
+	streamCtx, closeStream := context.WithCancel(chatCtx)
+	defer closeStream()
+	out, err := c.client.ConverseStream(streamCtx, in, c.opts.Limiter.options(append(chat.options(), ownProtocol))...)
+	if err != nil {
+		return err
+	}
+	stream := out.GetStream()
+	defer stream.Close()
+	h.event = chat.chunked
+	return readStream(ctx, stream, t, h)
 }
 
 // streamHooks are what readStream calls as a stream's events arrive, each
@@ -380,36 +391,17 @@ func (t *turnResult) output() *bedrockruntime.ConverseOutput {
 // Options.Limiter if set, as Converse is. An engine driving the steps
 // makes with it a Request whose Stream reports true, from its StreamInput;
 // its output goes to HandleResponse.
-func (c *Conversation) ConverseStream(ctx context.Context, in *bedrockruntime.ConverseStreamInput) (out *bedrockruntime.ConverseOutput, err error) {
+func (c *Conversation) ConverseStream(ctx context.Context, in *bedrockruntime.ConverseStreamInput) (*bedrockruntime.ConverseOutput, error) {
 	if c.client == nil {
 		return nil, errors.New("converse: the conversation has no client to call the model with")
 	}
 	ci := converseRequest(in)
-	var tokens int
-	if c.opts.Limiter != nil {
+	tokens := 0
+	if c.opts.Limiter != nil { // estimating encodes the request
 		tokens = quotaTokens(wire.EstimateTokens(ci), ci)
 	}
-	lr, err := c.opts.Limiter.reserve(ctx, tokens)
-	if err != nil {
-		return nil, err
-	}
-	chatCtx, chat := c.tel.startChat(ctx, true, ci)
 	var t turnResult
-	defer func() {
-		if err != nil {
-			chat.end(nil, err)
-		} else {
-			chat.end(&t, nil)
-		}
-		lr.settle(t.usage, err)
-	}()
-	so, err := c.client.ConverseStream(chatCtx, in, c.opts.Limiter.options(append(chat.options(), ownProtocol))...)
-	if err != nil {
-		return nil, err
-	}
-	stream := so.GetStream()
-	defer stream.Close()
-	if err := readStream(chatCtx, stream, &t, streamHooks{event: chat.chunked}); err != nil {
+	if err := c.streamCall(ctx, in, ci, tokens, &t, streamHooks{}); err != nil {
 		return nil, err
 	}
 	return t.output(), nil
