@@ -1,6 +1,7 @@
 package media
 
 import (
+	"iter"
 	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
@@ -18,27 +19,31 @@ const manyLeftOut = "a request of more than 20 images takes none larger than 200
 // changes no message of messages: it returns messages, or a copy with new
 // messages where something changed.
 func ManyImages(m models.Model, messages []types.Message) []types.Message {
-	if !m.CapsManyImages() || countImages(messages) <= models.ManyImages {
+	if !capped(m, messages) {
 		return messages
 	}
 	out, copied := messages, false
 	for i, msg := range messages {
-		content := rewriteResults(msg.Content, func(c types.ToolResultContentBlock) types.ToolResultContentBlock {
-			if img, ok := c.(*types.ToolResultContentBlockMemberImage); ok && tooLarge(img.Value) {
-				return &types.ToolResultContentBlockMemberText{Value: leftOut(img.Value)}
-			}
-			return nil
-		})
-		changed := len(content) > 0 && &content[0] != &msg.Content[0] // rewriteResults copied it
-		for k, b := range content {
-			if img, ok := b.(*types.ContentBlockMemberImage); ok && tooLarge(img.Value) {
-				if !changed {
-					content, changed = slices.Clone(content), true
+		var content []types.ContentBlock // a copy of msg.Content, once changed
+		for k, b := range msg.Content {
+			nb := b
+			switch v := b.(type) {
+			case *types.ContentBlockMemberImage:
+				if tooLarge(v.Value) {
+					nb = &types.ContentBlockMemberText{Value: leftOut(v.Value)}
 				}
-				content[k] = &types.ContentBlockMemberText{Value: leftOut(img.Value)}
+			case *types.ContentBlockMemberToolResult:
+				nb = rewriteResults([]types.ContentBlock{b}, largeInResult)[0]
 			}
+			if nb == b {
+				continue
+			}
+			if content == nil {
+				content = slices.Clone(msg.Content)
+			}
+			content[k] = nb
 		}
-		if !changed {
+		if content == nil {
 			continue
 		}
 		if !copied {
@@ -52,47 +57,60 @@ func ManyImages(m models.Model, messages []types.Message) []types.Message {
 // BreaksManyImages reports whether messages, those of a request to m,
 // break Claude's rule for many images that ManyImages keeps.
 func BreaksManyImages(m models.Model, messages []types.Message) bool {
-	if !m.CapsManyImages() || countImages(messages) <= models.ManyImages {
+	if !capped(m, messages) {
 		return false
 	}
-	for _, msg := range messages {
-		for _, b := range msg.Content {
-			switch v := b.(type) {
-			case *types.ContentBlockMemberImage:
-				if tooLarge(v.Value) {
-					return true
-				}
-			case *types.ContentBlockMemberToolResult:
-				for _, c := range v.Value.Content {
-					if img, ok := c.(*types.ToolResultContentBlockMemberImage); ok && tooLarge(img.Value) {
-						return true
-					}
-				}
-			}
+	for img := range images(messages) {
+		if tooLarge(img) {
+			return true
 		}
 	}
 	return false
 }
 
-// countImages counts the images of messages, at their top level and in
-// their toolResult blocks.
-func countImages(messages []types.Message) int {
+// capped reports whether the rule for many images applies to a request
+// to m of messages: m caps them, and there are more than 20.
+func capped(m models.Model, messages []types.Message) bool {
+	if !m.CapsManyImages() {
+		return false
+	}
 	n := 0
-	for _, msg := range messages {
-		for _, b := range msg.Content {
-			switch v := b.(type) {
-			case *types.ContentBlockMemberImage:
-				n++
-			case *types.ContentBlockMemberToolResult:
-				for _, c := range v.Value.Content {
-					if _, ok := c.(*types.ToolResultContentBlockMemberImage); ok {
-						n++
+	for range images(messages) {
+		n++
+	}
+	return n > models.ManyImages
+}
+
+// images yields the images of messages, at their top level and in their
+// toolResult blocks.
+func images(messages []types.Message) iter.Seq[types.ImageBlock] {
+	return func(yield func(types.ImageBlock) bool) {
+		for _, msg := range messages {
+			for _, b := range msg.Content {
+				switch v := b.(type) {
+				case *types.ContentBlockMemberImage:
+					if !yield(v.Value) {
+						return
+					}
+				case *types.ContentBlockMemberToolResult:
+					for _, c := range v.Value.Content {
+						if img, ok := c.(*types.ToolResultContentBlockMemberImage); ok && !yield(img.Value) {
+							return
+						}
 					}
 				}
 			}
 		}
 	}
-	return n
+}
+
+// largeInResult is rewriteResults' replacement of a toolResult's image
+// larger than ManyImagePixels a side: its placeholder.
+func largeInResult(c types.ToolResultContentBlock) types.ToolResultContentBlock {
+	if img, ok := c.(*types.ToolResultContentBlockMemberImage); ok && tooLarge(img.Value) {
+		return &types.ToolResultContentBlockMemberText{Value: leftOut(img.Value)}
+	}
+	return nil
 }
 
 // tooLarge reports whether img is larger than ManyImagePixels a side, as
