@@ -84,8 +84,7 @@ func (e *BudgetError) Error() string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s %s limit %s reached", ErrBudget, scope, e.Limit, e.amount(e.Max))
-	sp := e.Spent
-	if nothing := sp.Usage == (Usage{}) && sp.ToolCalls == 0 && sp.CostUSD == 0 && e.Limit != "wall time"; nothing {
+	if sp := e.Spent; sp.Usage == (Usage{}) && sp.ToolCalls == 0 && sp.CostUSD == 0 && e.Limit != "wall time" {
 		b.WriteString(" before anything was spent")
 		if e.Needed > 0 {
 			fmt.Fprintf(&b, ": the first step needs %s", e.amount(e.Needed))

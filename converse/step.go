@@ -742,7 +742,7 @@ func keepable(history []types.Message) (kept, final []types.Message) {
 		last = &history[len(history)-1]
 	}
 	kept = history
-	if !slices.ContainsFunc(last.Content, func(b types.ContentBlock) bool { return !message.IsReasoning(b) }) {
+	if slices.IndexFunc(last.Content, notReasoning) < 0 { // empty, or reasoning alone
 		kept = history[:len(history)-1]
 		if !message.AnswersTools(kept[len(kept)-1]) {
 			kept = kept[:len(kept)-1]
@@ -753,6 +753,8 @@ func keepable(history []types.Message) (kept, final []types.Message) {
 	}
 	return kept, slices.Clip(history)
 }
+
+func notReasoning(b types.ContentBlock) bool { return !message.IsReasoning(b) }
 
 // replyOf reads a Converse output.
 func replyOf(out *bedrockruntime.ConverseOutput) (*turnResult, error) {
