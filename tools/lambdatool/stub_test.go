@@ -9,10 +9,13 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/lambda/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -330,4 +333,59 @@ func TestClientContextOpenTelemetry(t *testing.T) {
 	}
 	assert.Equal(t, traceparent, custom(reqs[0])["traceparent"])
 	assert.NotContains(t, custom(reqs[1]), "traceparent")
+}
+
+// TestInvokeAfterALostAnswer: an Invoke that reached Lambda but whose
+// answer was lost on the way is sent again by the client's retryer, so
+// the function runs twice for one call, both times with the call's
+// toolUseId (the key that makes it idempotent), as the package doc says;
+// with a retryer of one attempt it runs once and the call fails.
+func TestInvokeAfterALostAnswer(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		attempts int
+		runs     int
+	}{{"the standard retryer", 0, 2}, {"one attempt", 1, 1}} {
+		t.Run(tt.name, func(t *testing.T) {
+			var mu sync.Mutex
+			var ids []string
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				io.ReadAll(r.Body)
+				cc, _ := base64.StdEncoding.DecodeString(r.Header.Get("X-Amz-Client-Context"))
+				var c struct {
+					Custom map[string]string `json:"custom"`
+				}
+				json.Unmarshal(cc, &c)
+				mu.Lock()
+				ids = append(ids, c.Custom["toolUseId"]) // the function ran
+				first := len(ids) == 1
+				mu.Unlock()
+				if first { // its answer is lost: the connection drops
+					conn, _, err := w.(http.Hijacker).Hijack()
+					if err == nil {
+						conn.Close()
+					}
+					return
+				}
+				io.WriteString(w, `{"sent": true}`)
+			}))
+			t.Cleanup(srv.Close)
+			client := newClient(srv.URL)
+			if tt.attempts > 0 {
+				client = lambda.New(client.Options(), func(o *lambda.Options) { o.Retryer = retry.AddWithMaxAttempts(o.Retryer, tt.attempts) })
+			}
+			tool, err := lambdatool.NewRaw(client, lambdatool.Function{Name: "notify"}, "notify", "Sends a notice.", json.RawMessage(`{"type": "object"}`))
+			require.NoError(t, err)
+			out, err := tool.Call(tools.WithCallID(context.Background(), "tooluse_1"), json.RawMessage(`{}`))
+			if tt.runs == 1 {
+				require.Error(t, err)
+			} else {
+				require.NoError(t, err)
+				assert.JSONEq(t, `{"sent": true}`, string(out.(json.RawMessage)))
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			assert.Equal(t, slices.Repeat([]string{"tooluse_1"}, tt.runs), ids)
+		})
+	}
 }
