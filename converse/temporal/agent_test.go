@@ -3,6 +3,7 @@ package temporal_test
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -109,4 +110,34 @@ func TestToolActivityTimeoutIsTheCalls(t *testing.T) {
 	assert.Equal(t, time.Minute, r.info.HeartbeatTimeout)
 	assert.True(t, r.deadline.Before(r.info.Deadline), "the call times out before its activity does")
 	assert.True(t, r.deadline.After(r.info.Deadline.Add(-time.Minute)), "nearly three hours, not Tools.Timeout's second")
+}
+
+// TestHungToolIsAnsweredNotRetried: a tool that never returns, under a
+// ToolActivities entry's timeout, is answered as timed out within its
+// activity's attempt (the call's timeout a tenth shorter), not retried by
+// the activity's retry policy and run again.
+func TestHungToolIsAnsweredNotRetried(t *testing.T) {
+	srv := bedrocktest.NewServer(bedrocktest.Script(
+		bedrocktest.ToolUse("", bedrocktest.Call{ID: "h1", Name: "hang"}),
+		bedrocktest.Text("It hung."),
+	))
+	defer srv.Close()
+	var runs atomic.Int32
+	hang, err := tools.New("hang", "Never returns.", func(ctx context.Context, _ struct{}) (string, error) {
+		runs.Add(1)
+		<-ctx.Done()
+		return "", ctx.Err()
+	})
+	require.NoError(t, err)
+	reg, err := tools.NewRegistry(hang)
+	require.NoError(t, err)
+	env := testEnv(t, srv, reg, func(o *ctemporal.Options) {
+		o.ToolActivities = map[string]workflow.ActivityOptions{"hang": {StartToCloseTimeout: 3 * time.Second}} // the call: 2.7 s
+	})
+	env.ExecuteWorkflow(ctemporal.WorkflowName, ctemporal.Input{ModelID: claude, Prompt: "Hang."})
+	assert.Equal(t, "It hung.", result(t, env).Text)
+	assert.Equal(t, int32(1), runs.Load(), "one attempt")
+	reqs := srv.Requests()
+	require.Len(t, reqs, 2)
+	assert.Contains(t, string(reqs[1].Body), "timed out")
 }
