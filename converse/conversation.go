@@ -205,19 +205,12 @@ func checkContent(msg types.Message) error {
 	if len(msg.Content) == 0 {
 		return errors.New("converse: the message has no content")
 	}
-	text, doc := false, false
 	for i, b := range msg.Content {
-		switch v := b.(type) {
-		case *types.ContentBlockMemberText:
-			if strings.TrimSpace(v.Value) == "" {
-				return fmt.Errorf("converse: the message's text block %d is blank", i)
-			}
-			text = true
-		case *types.ContentBlockMemberDocument:
-			doc = true
+		if t, ok := b.(*types.ContentBlockMemberText); ok && strings.TrimSpace(t.Value) == "" {
+			return fmt.Errorf("converse: the message's text block %d is blank", i)
 		}
 	}
-	if doc && !text {
+	if message.LoneDocument(msg) {
 		return errors.New("converse: the message holds a document and no text block: Bedrock takes a document only with text beside it")
 	}
 	return nil

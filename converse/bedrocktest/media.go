@@ -7,6 +7,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
+	"github.com/tooluse/bedrock/converse/internal/message"
 	"github.com/tooluse/bedrock/converse/internal/models"
 	"github.com/tooluse/bedrock/converse/internal/wire"
 )
@@ -24,19 +25,16 @@ func validateMedia(m models.Model, n int, msg types.Message) *Error {
 	var images, docs int
 	var resultIDs []string
 	besideResults := false // a top-level document or video block
-	topDocs, text := false, false
 	for i, block := range msg.Content {
 		where := fmt.Sprintf("messages.%d.content.%d", n, i)
 		var e *Error
 		switch b := block.(type) {
-		case *types.ContentBlockMemberText:
-			text = true
 		case *types.ContentBlockMemberImage:
 			images++
 			e = validateImage(b.Value, where+".image")
 		case *types.ContentBlockMemberDocument:
 			docs++
-			besideResults, topDocs = true, true
+			besideResults = true
 			e = validateDocument(b.Value, where+".document")
 		case *types.ContentBlockMemberVideo:
 			besideResults = true
@@ -51,7 +49,7 @@ func validateMedia(m models.Model, n int, msg types.Message) *Error {
 	if images+docs > 0 && msg.Role != types.ConversationRoleUser {
 		return Validation(fmt.Sprintf("messages.%d: images and documents can only be included in a user message.", n))
 	}
-	if topDocs && !text {
+	if message.LoneDocument(msg) {
 		return Validation(fmt.Sprintf("messages.%d: a message with a document block must also include a text block. Add a text block and try again.", n))
 	}
 	if images > models.MaxImages {

@@ -101,6 +101,23 @@ func ClientCall(b types.ContentBlock) bool {
 	return ok && tu.Value.Type != types.ToolUseTypeServerToolUse
 }
 
+// LoneDocument reports whether msg holds a document block and no text
+// block, which Bedrock rejects: "If you include a ContentBlock with a
+// document field in the array, you must also include a ContentBlock with
+// a text field" (the Converse API reference's Message.content).
+func LoneDocument(msg types.Message) bool {
+	text, doc := false, false
+	for _, b := range msg.Content {
+		switch b.(type) {
+		case *types.ContentBlockMemberText:
+			text = true
+		case *types.ContentBlockMemberDocument:
+			doc = true
+		}
+	}
+	return doc && !text
+}
+
 // IsReasoning reports whether b is a reasoningContent block.
 func IsReasoning(b types.ContentBlock) bool {
 	_, ok := b.(*types.ContentBlockMemberReasoningContent)

@@ -198,3 +198,21 @@ func TestResultID(t *testing.T) {
 		})
 	}
 }
+
+func TestLoneDocument(t *testing.T) {
+	pdf := &types.ContentBlockMemberDocument{Value: types.DocumentBlock{Format: types.DocumentFormatPdf, Name: aws.String("report")}}
+	for _, tc := range []struct {
+		name string
+		in   types.Message
+		want bool
+	}{
+		{"a document alone", user(pdf), true},
+		{"a document and text", user(pdf, text("summarize")), false},
+		{"text alone", user(text("hi")), false},
+		{"a tool result alone", user(toolResult("t1")), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, LoneDocument(tc.in))
+		})
+	}
+}
