@@ -72,6 +72,7 @@ type blockBuilder struct {
 	toolUse    *types.ToolUseBlockStart
 	toolResult *types.ToolResultBlockStart // a server tool's result
 	result     []types.ToolResultContentBlock
+	image      *types.ImageBlock // an image the model generates, its bytes joined
 	input      strings.Builder
 	decoded    *toolCall // the call, once decoded
 	reasoning  bool
@@ -103,6 +104,8 @@ func (a *assembler) start(index *int32, start types.ContentBlockStart) {
 	case *types.ContentBlockStartMemberToolResult:
 		v := s.Value
 		b.toolResult = &v
+	case *types.ContentBlockStartMemberImage:
+		b.image = &types.ImageBlock{Format: s.Value.Format}
 	}
 }
 
@@ -135,8 +138,32 @@ func (a *assembler) delta(index *int32, d types.ContentBlockDelta) string {
 		for _, r := range d.Value {
 			b.addResult(r)
 		}
+	case *types.ContentBlockDeltaMemberImage:
+		b.addImage(d.Value)
 	}
 	return ""
+}
+
+// addImage adds a delta of a generated image: its bytes are joined, any
+// other source replaces them, and an error is kept on the block.
+func (b *blockBuilder) addImage(d types.ImageBlockDelta) {
+	if b.image == nil {
+		b.image = &types.ImageBlock{}
+	}
+	if d.Error != nil {
+		b.image.Error = d.Error
+	}
+	switch src := d.Source.(type) {
+	case nil:
+	case *types.ImageSourceMemberBytes:
+		var have []byte // a copy of the joined bytes, never the event's own
+		if h, ok := b.image.Source.(*types.ImageSourceMemberBytes); ok {
+			have = h.Value
+		}
+		b.image.Source = &types.ImageSourceMemberBytes{Value: append(have, src.Value...)}
+	default:
+		b.image.Source = src
+	}
 }
 
 // addResult adds a delta of a server tool's result: text deltas make one
@@ -224,6 +251,8 @@ func (a *assembler) message() (types.Message, []toolCall) {
 				Type:      b.toolResult.Type,
 				Content:   b.result,
 			}})
+		case b.image != nil:
+			msg.Content = append(msg.Content, &types.ContentBlockMemberImage{Value: *b.image})
 		case b.reasoning && b.redacted != nil:
 			msg.Content = append(msg.Content, &types.ContentBlockMemberReasoningContent{
 				Value: &types.ReasoningContentBlockMemberRedactedContent{Value: b.redacted}})

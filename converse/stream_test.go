@@ -1,6 +1,7 @@
 package converse_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -68,6 +69,40 @@ func TestStreamAssemblesWhatConverseReturns(t *testing.T) {
 		got[r.ID] = r.Text
 	}
 	assert.Equal(t, map[string]string{"AB3": "20", "PO9": "60"}, got)
+}
+
+// TestStreamAssemblesAGeneratedImage streams a reply with an image the
+// model generated, its bytes in three deltas, and one it failed to make:
+// both are kept whole, as Converse returns them, not dropped as empty text
+// blocks.
+func TestStreamAssemblesAGeneratedImage(t *testing.T) {
+	png := bytes.Repeat([]byte("\x89PNG"), 2500) // 10,000 bytes
+	history := func(opt func(*converse.Options)) []types.Message {
+		srv, client := serve(t, bedrocktest.Script(bedrocktest.Output(types.StopReasonEndTurn,
+			text("Here it is."),
+			&types.ContentBlockMemberImage{Value: types.ImageBlock{Format: types.ImageFormatPng,
+				Source: &types.ImageSourceMemberBytes{Value: png}}},
+			&types.ContentBlockMemberImage{Value: types.ImageBlock{Format: types.ImageFormatJpeg,
+				Error: &types.ErrorBlock{Message: aws.String("the second image could not be made")}}},
+		)))
+		res, err := converse.Run(context.Background(), client, claude, calculator(t), "Draw it.", opt)
+		require.NoError(t, err)
+		assert.Equal(t, "Here it is.", res.Text)
+		assert.Len(t, srv.Requests(), 1)
+		return res.History
+	}
+	plain, streamed := history(func(*converse.Options) {}), history(streaming)
+	require.Len(t, streamed, 2)
+	require.Len(t, streamed[1].Content, 3)
+	img, ok := streamed[1].Content[1].(*types.ContentBlockMemberImage)
+	require.True(t, ok, "the image block is kept, not %T", streamed[1].Content[1])
+	assert.Equal(t, types.ImageFormatPng, img.Value.Format)
+	assert.Equal(t, png, img.Value.Source.(*types.ImageSourceMemberBytes).Value)
+	a, err := converse.MarshalMessages(plain)
+	require.NoError(t, err)
+	b, err := converse.MarshalMessages(streamed)
+	require.NoError(t, err)
+	assert.JSONEq(t, string(a), string(b))
 }
 
 func TestStreamTextDeltasArriveAsGenerated(t *testing.T) {

@@ -173,6 +173,8 @@ func (s *streamer) block(i int32, block types.ContentBlock, chunk int) error {
 		s.citations(i, b.Value, chunk)
 	case *types.ContentBlockMemberToolResult:
 		s.toolResult(i, b.Value, chunk)
+	case *types.ContentBlockMemberImage:
+		s.image(i, b.Value, chunk)
 	default:
 		return fmt.Errorf("wire: stream events: block %d: cannot stream content block %T", i, block)
 	}
@@ -226,6 +228,34 @@ func (s *streamer) toolResult(i int32, b types.ToolResultBlock, chunk int) {
 			s.delta(i, &types.ContentBlockDeltaMemberToolResult{Value: []types.ToolResultBlockDelta{&types.ToolResultBlockDeltaMemberJson{Value: v.Value}}})
 		default:
 			s.err = fmt.Errorf("block %d: cannot stream tool result content %T", i, c)
+		}
+	}
+}
+
+// imageChunk is how many of an image's bytes a delta carries for each
+// rune of a text delta.
+const imageChunk = 1024
+
+// image streams a generated image: a start with its format, then its bytes
+// in pieces (another source, or an error, in one delta).
+func (s *streamer) image(i int32, b types.ImageBlock, chunk int) {
+	s.add(schemas.ConverseStreamOutput_contentBlockStart, &types.ConverseStreamOutputMemberContentBlockStart{
+		Value: types.ContentBlockStartEvent{
+			ContentBlockIndex: aws.Int32(i),
+			Start:             &types.ContentBlockStartMemberImage{Value: types.ImageBlockStart{Format: b.Format}},
+		},
+	})
+	src, ok := b.Source.(*types.ImageSourceMemberBytes)
+	if !ok || b.Error != nil {
+		s.delta(i, &types.ContentBlockDeltaMemberImage{Value: types.ImageBlockDelta{Source: b.Source, Error: b.Error}})
+		return
+	}
+	data, n := src.Value, max(chunk, 1)*imageChunk
+	for {
+		piece := data[:min(n, len(data))]
+		s.delta(i, &types.ContentBlockDeltaMemberImage{Value: types.ImageBlockDelta{Source: &types.ImageSourceMemberBytes{Value: piece}}})
+		if data = data[len(piece):]; len(data) == 0 {
+			return
 		}
 	}
 }

@@ -141,13 +141,55 @@ func TestStreamEventsRedacted(t *testing.T) {
 	assert.Contains(t, string(events[1].Payload), `"redactedContent":"AQID"`, "redacted delta")
 }
 
+// TestStreamEventsImage streams generated images as the SDK decodes them:
+// a start with the format, then the bytes in deltas of 1,024 a rune of
+// the chunk, or one delta with the block's error.
+func TestStreamEventsImage(t *testing.T) {
+	data := bytes.Repeat([]byte{0xff, 0xd8}, 1500)
+	failed := &types.ErrorBlock{Message: aws.String("image could not be generated")}
+	out := answer()
+	out.Output = &types.ConverseOutputMemberMessage{Value: types.Message{Role: "assistant", Content: []types.ContentBlock{
+		&types.ContentBlockMemberImage{Value: types.ImageBlock{Format: types.ImageFormatJpeg, Source: &types.ImageSourceMemberBytes{Value: data}}},
+		&types.ContentBlockMemberImage{Value: types.ImageBlock{Format: types.ImageFormatPng, Error: failed}},
+	}}}
+	events, err := StreamEvents(out, 1)
+	require.NoError(t, err)
+	var stream bytes.Buffer
+	for _, ev := range events {
+		require.NoError(t, WriteEventFrame(&stream, ev.Type, ev.Payload))
+	}
+	decoded, err := readEvents(t, &stream)
+	require.NoError(t, err)
+	formats, joined, deltas := map[int32]types.ImageFormat{}, map[int32][]byte{}, map[int32]int{}
+	var gotErr *types.ErrorBlock
+	for _, d := range decoded {
+		switch v := d.(type) {
+		case *types.ContentBlockStartEvent:
+			formats[aws.ToInt32(v.ContentBlockIndex)] = v.Start.(*types.ContentBlockStartMemberImage).Value.Format
+		case *types.ContentBlockDeltaEvent:
+			i, img := aws.ToInt32(v.ContentBlockIndex), v.Delta.(*types.ContentBlockDeltaMemberImage).Value
+			deltas[i]++
+			if src, ok := img.Source.(*types.ImageSourceMemberBytes); ok {
+				joined[i] = append(joined[i], src.Value...)
+			}
+			if img.Error != nil {
+				gotErr = img.Error
+			}
+		}
+	}
+	assert.Equal(t, map[int32]types.ImageFormat{0: types.ImageFormatJpeg, 1: types.ImageFormatPng}, formats)
+	assert.Equal(t, map[int32]int{0: 3, 1: 1}, deltas, "deltas a block")
+	assert.Equal(t, data, joined[0])
+	assert.Equal(t, failed, gotErr)
+}
+
 func TestStreamEventsUnsupported(t *testing.T) {
 	out := answer()
 	out.Output = &types.ConverseOutputMemberMessage{Value: types.Message{Role: "assistant", Content: []types.ContentBlock{
-		&types.ContentBlockMemberImage{Value: types.ImageBlock{Format: types.ImageFormatPng}},
+		&types.ContentBlockMemberDocument{Value: types.DocumentBlock{Format: types.DocumentFormatTxt, Name: aws.String("notes")}},
 	}}}
 	_, err := StreamEvents(out, 0)
-	assert.Error(t, err, "StreamEvents streamed an image block")
+	assert.Error(t, err, "StreamEvents streamed a document block")
 	_, err = StreamEvents(&bedrockruntime.ConverseOutput{}, 0)
 	assert.Error(t, err, "StreamEvents accepted an output without a message")
 }
