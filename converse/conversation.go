@@ -184,6 +184,7 @@ func (c *Conversation) Send(ctx context.Context, text string) (*Result, error) {
 // (the model call failed), msg replaces that prompt, which nothing answered.
 func (c *Conversation) SendMessage(ctx context.Context, msg types.Message) (*Result, error) {
 	ctx, span := c.tel.startSend(ctx)
+	defer span.abort()
 	res, err := c.send(ctx, msg, nil)
 	span.end(res, err)
 	return res, err

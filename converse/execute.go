@@ -150,6 +150,13 @@ func (e *Executor) collect(ctx context.Context, turn int, calls []toolCall, star
 	// no goroutine ever blocks on reports, even after collect returns.
 	reports := make(chan report, 2*len(calls))
 	state := make([]running, len(calls))
+	defer func() { // a panic of OnEvent or decided cuts the calls not decided off
+		for i := range state {
+			if !state[i].decided {
+				abort(state[i].span.span)
+			}
+		}
+	}()
 	decide := func(i int, out outcome) {
 		state[i].decided = true
 		state[i].span.end(out, e.maxOutput())

@@ -161,6 +161,7 @@ func (c *Conversation) Resume(ctx context.Context, decisions ...Decision) (*Resu
 			return nil, fmt.Errorf("converse: %w", ErrNothingToResume)
 		}
 		ctx, span := c.tel.startSend(ctx)
+		defer span.abort()
 		step, err := c.beginResume(ctx, decisions)
 		res, err := c.loop(ctx, step, err)
 		span.end(res, err)

@@ -212,6 +212,7 @@ func (c *Conversation) structured(ctx context.Context, prompt string, tool *tool
 	}
 	msg := types.Message{Role: types.ConversationRoleUser, Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: prompt}}}
 	ctx, span := c.tel.startSend(ctx)
+	defer span.abort()
 	res, err := c.send(ctx, msg, sh)
 	span.end(res, err)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -81,12 +82,20 @@ var (
 	tokenBuckets    = []float64{1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864}
 )
 
-// The start options of the spans, made once: made at each start they
-// would cost two allocations a span, even with the no-op providers.
+// The kinds of the spans, made once: made at each start they would cost
+// an allocation a span, even with the no-op providers.
 var (
-	internalSpan = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal)}
-	clientSpan   = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)}
+	internalSpan = trace.WithSpanKind(trace.SpanKindInternal)
+	clientSpan   = trace.WithSpanKind(trace.SpanKindClient)
 )
+
+// startOptions are the options a span starts with: its kind and the
+// attributes the conventions want "at span creation time", so that a
+// sampler sees them (operation, provider and model; the ids of every span
+// of the conversation).
+func startOptions(kind trace.SpanStartOption, kv ...attribute.KeyValue) []trace.SpanStartOption {
+	return []trace.SpanStartOption{kind, trace.WithAttributes(kv...)}
+}
 
 // telemetry holds a conversation's tracer and instruments. Everything it
 // records goes through the OpenTelemetry API only; with the global no-op
@@ -101,6 +110,12 @@ type telemetry struct {
 	// ids are the attributes of every span: the conversation's id and the
 	// agent's name, when set.
 	ids []attribute.KeyValue
+	// The start options of the Send's spans and of the model's chat spans,
+	// made with the conversation; those of a tool's spans (toolStart) are
+	// made at its first call.
+	sendStart, chatStart []trace.SpanStartOption
+	toolMu               sync.Mutex
+	toolStart            map[string][]trace.SpanStartOption
 }
 
 // newTelemetry makes the telemetry of a conversation with model and the
@@ -124,7 +139,21 @@ func newTelemetry(model string, o *Options) *telemetry {
 	if agentName != "" {
 		t.ids = append(t.ids, keyAgentName.String(agentName))
 	}
+	t.sendStart = startOptions(internalSpan, t.attributes(opInvokeAgent, keyRequestModel.String(model))...)
+	t.chatStart = t.chatOptions(model)
 	return t
+}
+
+// attributes are those every span of operation op starts with: its
+// operation, the provider, extra, and the conversation's ids.
+func (t *telemetry) attributes(op string, extra ...attribute.KeyValue) []attribute.KeyValue {
+	kv := append([]attribute.KeyValue{keyOperationName.String(op), keyProviderName.String(providerName)}, extra...)
+	return append(kv, t.ids...)
+}
+
+// chatOptions are the start options of a chat span calling model.
+func (t *telemetry) chatOptions(model string) []trace.SpanStartOption {
+	return startOptions(clientSpan, t.attributes(opChat, keyRequestModel.String(model))...)
 }
 
 // instruments are the tracer and the instruments a pair of providers made.
@@ -191,7 +220,8 @@ func instrument[H comparable](h H, err error, fallback H) H {
 // sendSpan is the span of one Send: the parent of its chat and
 // execute_tool spans.
 type sendSpan struct {
-	span trace.Span
+	span    trace.Span
+	content bool // Options.RecordContent
 }
 
 // startSend starts the span of a Send, a child of the caller's span in ctx.
@@ -203,13 +233,8 @@ func (t *telemetry) startSend(ctx context.Context) (context.Context, sendSpan) {
 	if t.agentName != "" {
 		name += " " + t.agentName
 	}
-	ctx, span := t.tracer.Start(ctx, name, internalSpan...)
-	if span.IsRecording() {
-		span.SetAttributes(keyOperationName.String(opInvokeAgent), keyProviderName.String(providerName),
-			keyRequestModel.String(t.model))
-		span.SetAttributes(t.ids...)
-	}
-	return ctx, sendSpan{span: span}
+	ctx, span := t.tracer.Start(ctx, name, t.sendStart...)
+	return ctx, sendSpan{span: span, content: t.content}
 }
 
 // end ends the Send's span with its total usage, its last stop reason and
@@ -226,16 +251,48 @@ func (s sendSpan) end(res *Result, err error) {
 			}
 		}
 		if err != nil {
-			fail(s.span, sendErrorType(err), err)
+			fail(s.span, sendErrorType(err), s.description(err))
 		}
 	}
 	s.span.End()
 }
 
+// description is the status description of a failed Send: its error's
+// text, but for an answer that does not match the schema, whose reason
+// quotes the model's answer, which is content: recorded with
+// Options.RecordContent only.
+func (s sendSpan) description(err error) string {
+	if !s.content && errors.Is(err, ErrInvalidAnswer) {
+		return "converse: " + ErrInvalidAnswer.Error() + " (the reason quotes the answer, content recorded only with Options.RecordContent)"
+	}
+	return err.Error()
+}
+
+// abort ends the Send's span if it has not ended: deferred, it ends the
+// span of a Send that a panic cut off.
+func (s sendSpan) abort() { abort(s.span) }
+
+// errAborted is the error.type of a span whose operation a panic (or
+// runtime.Goexit) passing through it cut off: a panic of the caller's
+// OnEvent, Approver, hooks or Client, or of the program's own.
+const errAborted = "aborted"
+
+// abort ends span, if it has not ended, as cut off: it is deferred where
+// the caller's code runs, so that a panic through it leaves no span
+// unexported. An ended span records nothing more (IsRecording is false).
+func abort(span trace.Span) {
+	if span == nil || !span.IsRecording() {
+		return
+	}
+	span.SetAttributes(keyErrorType.String(errAborted))
+	span.SetStatus(codes.Error, "cut off by a panic")
+	span.End()
+}
+
 // usageAttributes are the token counts of a span; the cache counts only
 // when Bedrock reported some.
 func usageAttributes(u Usage) []attribute.KeyValue {
-	kv := []attribute.KeyValue{keyInputTokens.Int(u.InputTokens), keyOutputTokens.Int(u.OutputTokens)}
+	kv := []attribute.KeyValue{keyInputTokens.Int(inputTokens(u)), keyOutputTokens.Int(u.OutputTokens)}
 	if u.CacheReadInputTokens > 0 {
 		kv = append(kv, keyCacheReadTokens.Int(u.CacheReadInputTokens))
 	}
@@ -245,13 +302,21 @@ func usageAttributes(u Usage) []attribute.KeyValue {
 	return kv
 }
 
-// fail marks a recording span as failed. The description is err's text,
-// which for a Send or a model call is ours or the SDK's, never a tool's,
-// redacted: an AWS error body can echo the signed request, session token
-// included.
-func fail(span trace.Span, errType string, err error) {
+// inputTokens is gen_ai.usage.input_tokens, the billed input tokens: the
+// conventions include the cached ones ("This value SHOULD include all types
+// of input tokens, including cached tokens"), which Bedrock's inputTokens
+// leaves out and counts in cacheReadInputTokens and cacheWriteInputTokens.
+func inputTokens(u Usage) int {
+	return u.InputTokens + u.CacheReadInputTokens + u.CacheWriteInputTokens
+}
+
+// fail marks a recording span as failed. The description is an error's
+// text, which for a Send or a model call is ours or the SDK's, never a
+// tool's, redacted: an AWS error body can echo the signed request, session
+// token included.
+func fail(span trace.Span, errType, description string) {
 	span.SetAttributes(keyErrorType.String(errType))
-	span.SetStatus(codes.Error, redact.String(err.Error()))
+	span.SetStatus(codes.Error, redact.String(description))
 }
 
 // sendErrorType is the error.type of a failed Send or model call: the code
@@ -270,6 +335,7 @@ func sendErrorType(err error) string {
 		{context.Canceled, "cancelled"},
 		{ErrPaused, "paused"},
 		{ErrMaxTurns, "max_turns"},
+		{ErrInvalidAnswer, "invalid_answer"},
 		{ErrMaxTokens, "max_tokens"},
 		{ErrMalformedToolUse, "malformed_tool_use"},
 		{ErrMalformedModelOutput, "malformed_model_output"},

@@ -40,17 +40,15 @@ type endpoint struct {
 // startChat starts the span of a model call, named "chat {model}" and of
 // kind CLIENT, with the request's attributes.
 func (t *telemetry) startChat(ctx context.Context, stream bool, in *bedrockruntime.ConverseInput) (context.Context, chatSpan) {
-	model, name := t.model, t.chatName
+	model, name, start := t.model, t.chatName, t.chatStart
 	if id := aws.ToString(in.ModelId); id != model { // PrepareTurn's or a fallback
-		model, name = id, opChat+" "+id
+		model, name, start = id, opChat+" "+id, t.chatOptions(id)
 	}
-	ctx, span := t.tracer.Start(ctx, name, clientSpan...)
+	ctx, span := t.tracer.Start(ctx, name, start...)
 	s := chatSpan{t: t, model: model, span: span, start: time.Now()}
 	if !span.IsRecording() {
 		return ctx, s
 	}
-	span.SetAttributes(keyOperationName.String(opChat), keyProviderName.String(providerName), keyRequestModel.String(model))
-	span.SetAttributes(t.ids...)
 	if stream {
 		span.SetAttributes(keyRequestStream.Bool(true))
 	}
@@ -59,10 +57,10 @@ func (t *telemetry) startChat(ctx context.Context, stream bool, in *bedrockrunti
 			span.SetAttributes(keyMaxTokens.Int(int(*ic.MaxTokens)))
 		}
 		if ic.Temperature != nil {
-			span.SetAttributes(keyTemperature.Float64(float64(*ic.Temperature)))
+			span.SetAttributes(keyTemperature.Float64(decimal(*ic.Temperature)))
 		}
 		if ic.TopP != nil {
-			span.SetAttributes(keyTopP.Float64(float64(*ic.TopP)))
+			span.SetAttributes(keyTopP.Float64(decimal(*ic.TopP)))
 		}
 		if len(ic.StopSequences) > 0 {
 			span.SetAttributes(keyStopSequences.StringSlice(ic.StopSequences))
@@ -78,6 +76,14 @@ func (t *telemetry) startChat(ctx context.Context, stream bool, in *bedrockrunti
 		}
 	}
 	return ctx, s
+}
+
+// decimal is the float64 of the decimal f was written as: 0.7, not the
+// 0.699999988079071 of float64(f), so that a query for a temperature of
+// 0.7 finds it.
+func decimal(f float32) float64 {
+	d, _ := strconv.ParseFloat(strconv.FormatFloat(float64(f), 'g', -1, 32), 64)
+	return d
 }
 
 // options are the SDK options of the call: a middleware that records the
@@ -150,6 +156,10 @@ func (s *chatSpan) chunked() {
 	}
 }
 
+// abort ends the span if it has not ended: deferred, it ends the span of a
+// call that a panic (of the caller's Client) cut off.
+func (s *chatSpan) abort() { abort(s.span) }
+
 // endConverse ends the span of a Converse call.
 func (s *chatSpan) endConverse(out *bedrockruntime.ConverseOutput, err error) {
 	if err != nil || out == nil {
@@ -181,7 +191,7 @@ func (s *chatSpan) end(t *turnResult, err error) {
 			}
 		}
 		if err != nil {
-			fail(s.span, errType, err)
+			fail(s.span, errType, err.Error())
 		}
 	}
 	s.span.End()
@@ -192,7 +202,7 @@ func (s *chatSpan) end(t *turnResult, err error) {
 		s.t.duration.Record(ctx, d, metric.WithAttributeSet(s.metricAttributes(errType)))
 	}
 	if t != nil && s.t.tokens.Enabled(ctx) {
-		s.t.tokens.Record(ctx, int64(t.usage.InputTokens), metric.WithAttributeSet(s.metricAttributes("", keyTokenType.String("input"))))
+		s.t.tokens.Record(ctx, int64(inputTokens(t.usage)), metric.WithAttributeSet(s.metricAttributes("", keyTokenType.String("input"))))
 		s.t.tokens.Record(ctx, int64(t.usage.OutputTokens), metric.WithAttributeSet(s.metricAttributes("", keyTokenType.String("output"))))
 	}
 }

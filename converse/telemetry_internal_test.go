@@ -113,7 +113,7 @@ func conversationTelemetry(ctx context.Context, e *Executor, out outcome) {
 	tel := e.telemetry()
 	sctx, send := tel.startSend(ctx)
 	for range 3 {
-		_, chat := tel.startChat(sctx, false, &bedrockruntime.ConverseInput{})
+		_, chat := tel.startChat(sctx, false, &bedrockruntime.ConverseInput{ModelId: aws.String(tel.model)})
 		chat.options()
 		chat.end(&turnResult{stop: types.StopReasonToolUse}, nil)
 	}

@@ -3,6 +3,7 @@ package converse_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/url"
 	"strconv"
 	"strings"
@@ -101,8 +102,8 @@ func TestTelemetryConversation(t *testing.T) {
 	const model = "us.anthropic.claude-sonnet-4-20250514-v1:0" // which takes temperature and topP together
 	ctx, caller := tr.tp.Tracer("test").Start(context.Background(), "caller")
 	_, err := converse.Run(ctx, client, model, calculator(t), "Add", tr.options, func(o *converse.Options) {
-		o.Request.InferenceConfig = &types.InferenceConfiguration{MaxTokens: aws.Int32(512), Temperature: aws.Float32(0.5),
-			TopP: aws.Float32(0.25), StopSequences: []string{"STOP"}}
+		o.Request.InferenceConfig = &types.InferenceConfiguration{MaxTokens: aws.Int32(512), Temperature: aws.Float32(0.7),
+			TopP: aws.Float32(0.9), StopSequences: []string{"STOP"}}
 		o.Request.GuardrailConfig = &types.GuardrailConfiguration{GuardrailIdentifier: aws.String("gr-1"), GuardrailVersion: aws.String("1")}
 	})
 	require.NoError(t, err)
@@ -114,7 +115,9 @@ func TestTelemetryConversation(t *testing.T) {
 	assert.Equal(t, caller.SpanContext().TraceID(), send.SpanContext().TraceID())
 	sa := attrs(send)
 	assert.Equal(t, "invoke_agent", sa["gen_ai.operation.name"].AsString())
-	assert.Equal(t, int64(20), sa["gen_ai.usage.input_tokens"].AsInt64(), "the Send's usage is the sum of its turns'")
+	// Bedrock's inputTokens leave the cached ones out; the conventions'
+	// input_tokens count them: 10, then 10 + 7 read + 3 written.
+	assert.Equal(t, int64(30), sa["gen_ai.usage.input_tokens"].AsInt64(), "the Send's usage is the sum of its turns'")
 
 	chats := tr.named("chat " + model)
 	require.Len(t, chats, 2)
@@ -128,13 +131,13 @@ func TestTelemetryConversation(t *testing.T) {
 		assert.Equal(t, "aws.bedrock", a["gen_ai.provider.name"].AsString())
 		assert.Equal(t, model, a["gen_ai.request.model"].AsString())
 		assert.Equal(t, int64(512), a["gen_ai.request.max_tokens"].AsInt64())
-		assert.InDelta(t, 0.5, a["gen_ai.request.temperature"].AsFloat64(), 1e-6)
-		assert.InDelta(t, 0.25, a["gen_ai.request.top_p"].AsFloat64(), 1e-6)
+		assert.Equal(t, 0.7, a["gen_ai.request.temperature"].AsFloat64(), "the decimal the caller wrote, not float32's 0.699999988079071")
+		assert.Equal(t, 0.9, a["gen_ai.request.top_p"].AsFloat64())
 		assert.Equal(t, []string{"STOP"}, a["gen_ai.request.stop_sequences"].AsStringSlice())
 		assert.Equal(t, "gr-1", a["aws.bedrock.guardrail.id"].AsString())
 		assert.Equal(t, host, a["server.address"].AsString())
 		assert.Equal(t, port, a["server.port"].AsInt64())
-		assert.Equal(t, int64(10), a["gen_ai.usage.input_tokens"].AsInt64())
+		assert.Equal(t, int64(10+10*i), a["gen_ai.usage.input_tokens"].AsInt64(), "the cached tokens of the second call included")
 		assert.Equal(t, int64(5), a["gen_ai.usage.output_tokens"].AsInt64())
 		_, stream := a["gen_ai.request.stream"]
 		assert.False(t, stream, "set only when streaming")
@@ -366,13 +369,68 @@ func TestTelemetryRecordContent(t *testing.T) {
 	assert.NotEmpty(t, call["gen_ai.tool.call.result"].AsString())
 }
 
-func TestTelemetryMetrics(t *testing.T) {
-	tr := newTraced(t)
+// sampler records the attributes each span starts with, which are all a
+// sampler sees.
+type sampler struct {
+	mu   sync.Mutex
+	seen map[string]map[attribute.Key]attribute.Value
+}
+
+func (s *sampler) ShouldSample(p sdktrace.SamplingParameters) sdktrace.SamplingResult {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	kv := map[attribute.Key]attribute.Value{}
+	for _, a := range p.Attributes {
+		kv[a.Key] = a.Value
+	}
+	s.seen[p.Name] = kv
+	return sdktrace.SamplingResult{Decision: sdktrace.RecordAndSample}
+}
+
+func (*sampler) Description() string { return "records the start attributes" }
+
+// TestTelemetrySamplerSeesTheOperation: the attributes the conventions want
+// "at span creation time" (operation, provider, model; with them the
+// conversation's ids and the tool's name) are there when a sampler decides.
+func TestTelemetrySamplerSeesTheOperation(t *testing.T) {
+	smp := &sampler{seen: map[string]map[attribute.Key]attribute.Value{}}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(smp))
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
 	_, client := serve(t, bedrocktest.Script(
 		bedrocktest.ToolUse("", bedrocktest.Call{ID: "c1", Name: "calculator", Input: map[string]any{"a": 2, "b": 3}}),
 		bedrocktest.Text("5."),
 	))
-	_, err := converse.Run(context.Background(), client, claude, calculator(t), "Add", tr.options, streaming)
+	_, err := converse.Run(context.Background(), client, claude, calculator(t), "Add", func(o *converse.Options) {
+		o.TracerProvider, o.AgentName, o.ConversationID = tp, "adder", "conv-1"
+	})
+	require.NoError(t, err)
+	want := map[string]map[attribute.Key]string{
+		"invoke_agent adder":      {"gen_ai.operation.name": "invoke_agent", "gen_ai.provider.name": "aws.bedrock", "gen_ai.request.model": claude},
+		"chat " + claude:          {"gen_ai.operation.name": "chat", "gen_ai.provider.name": "aws.bedrock", "gen_ai.request.model": claude},
+		"execute_tool calculator": {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "calculator", "gen_ai.tool.type": "function"},
+	}
+	for name, kv := range want {
+		seen, ok := smp.seen[name]
+		require.True(t, ok, "no span %q was sampled", name)
+		kv["gen_ai.agent.name"], kv["gen_ai.conversation.id"] = "adder", "conv-1"
+		for k, v := range kv {
+			assert.Equal(t, v, seen[k].AsString(), "%s of %q at its start", k, name)
+		}
+	}
+}
+
+func TestTelemetryMetrics(t *testing.T) {
+	tr := newTraced(t)
+	reply := bedrocktest.Text("5.")
+	reply.Output.Usage.CacheReadInputTokens = aws.Int32(7)
+	reply.Output.Usage.CacheWriteInputTokens = aws.Int32(3)
+	_, client := serve(t, bedrocktest.Script(
+		bedrocktest.ToolUse("", bedrocktest.Call{ID: "c1", Name: "calculator", Input: map[string]any{"a": 2, "b": 3}}),
+		reply,
+	))
+	_, err := converse.Run(context.Background(), client, claude, calculator(t), "Add", tr.options, streaming, func(o *converse.Options) {
+		o.AgentName = "adder"
+	})
 	require.NoError(t, err)
 	var rm metricdata.ResourceMetrics
 	require.NoError(t, tr.reader.Collect(context.Background(), &rm))
@@ -404,7 +462,9 @@ func TestTelemetryMetrics(t *testing.T) {
 		sums[typ.AsString()] = p.Sum
 		assert.Equal(t, []float64{1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864}, p.Bounds)
 	}
-	assert.Equal(t, map[string]int64{"input": 20, "output": 10}, sums)
+	// The billed input tokens, the cached ones included: the conventions
+	// want them, and Bedrock's inputTokens leave them out.
+	assert.Equal(t, map[string]int64{"input": 30, "output": 10}, sums)
 
 	first := got["gen_ai.client.operation.time_to_first_chunk"].Data.(metricdata.Histogram[float64]).DataPoints
 	require.Len(t, first, 1)
@@ -415,8 +475,10 @@ func TestTelemetryMetrics(t *testing.T) {
 	tp := tool.Data.(metricdata.Histogram[float64]).DataPoints
 	require.Len(t, tp, 1)
 	assert.Equal(t, uint64(1), tp[0].Count)
-	name, _ := tp[0].Attributes.Value("gen_ai.tool.name")
-	assert.Equal(t, "calculator", name.AsString())
+	for k, v := range map[attribute.Key]string{"gen_ai.tool.name": "calculator", "gen_ai.tool.type": "function", "gen_ai.agent.name": "adder"} {
+		got, _ := tp[0].Attributes.Value(k)
+		assert.Equal(t, v, got.AsString(), "the tool duration's %s", k)
+	}
 }
 
 // TestTelemetryExecutorAlone traces an Executor used without a
@@ -496,6 +558,76 @@ func TestTelemetryConversationID(t *testing.T) {
 				assert.Equal(t, tt.agent, a["gen_ai.agent.name"].AsString(), s.Name())
 			}
 			tr.one(t, tt.wantSend)
+		})
+	}
+}
+
+// panicking is a Client whose Converse panics, as a caller's own Client
+// might.
+type panicking struct{ converse.Client }
+
+func (panicking) Converse(context.Context, *bedrockruntime.ConverseInput, ...func(*bedrockruntime.Options)) (*bedrockruntime.ConverseOutput, error) {
+	panic("the client's bug")
+}
+
+// TestTelemetryPanicEndsTheSpans: a panic of the caller's code passing
+// through a Send (its OnEvent at a call's start, its Client) still ends
+// every span it started, as aborted, so that they are exported; the panic
+// goes on to the caller.
+func TestTelemetryPanicEndsTheSpans(t *testing.T) {
+	tests := []struct {
+		name   string
+		client func(converse.Client) converse.Client
+		opts   func(*converse.Options)
+		spans  int
+	}{
+		{"OnEvent", func(c converse.Client) converse.Client { return c }, func(o *converse.Options) {
+			o.OnEvent = func(ev converse.Event) {
+				if _, ok := ev.(converse.ToolStart); ok {
+					panic("the listener's bug")
+				}
+			}
+		}, 3},
+		{"Client", func(c converse.Client) converse.Client { return panicking{c} }, func(*converse.Options) {}, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tr := newTraced(t)
+			_, client := serve(t, bedrocktest.Script(
+				bedrocktest.ToolUse("", bedrocktest.Call{ID: "c1", Name: "calculator", Input: map[string]any{"a": 1, "b": 2}}),
+				bedrocktest.Text("3.")))
+			assert.Panics(t, func() {
+				_, _ = converse.Run(context.Background(), tt.client(client), claude, calculator(t), "Add", tr.options, tt.opts)
+			})
+			assert.Len(t, tr.spans.Started(), tt.spans)
+			require.Len(t, tr.spans.Ended(), len(tr.spans.Started()), "every span started is ended")
+			send := tr.one(t, "invoke_agent")
+			assert.Equal(t, codes.Error, send.Status().Code)
+			assert.Equal(t, "aborted", attrs(send)["error.type"].AsString())
+		})
+	}
+}
+
+// TestTelemetryInvalidAnswerKeepsContentOut: a structured Send that ends
+// without a valid answer fails its span with error.type invalid_answer,
+// and the status description leaves out the reason, which quotes the
+// model's answer, unless content is recorded.
+func TestTelemetryInvalidAnswerKeepsContentOut(t *testing.T) {
+	for _, record := range []bool{false, true} {
+		t.Run(fmt.Sprint("RecordContent=", record), func(t *testing.T) {
+			tr := newTraced(t)
+			bad := bedrocktest.Text(`{"color": "SECRET-NAME"}`)
+			_, client := serve(t, bedrocktest.Script(bad, bad))
+			conv := converse.New(client, claude, nil, tr.options, func(o *converse.Options) {
+				o.MaxTurns, o.RecordContent = 2, record
+			})
+			_, _, err := converse.StructuredJSON(context.Background(), conv, "Pick a color.",
+				[]byte(`{"type":"object","properties":{"color":{"type":"string","enum":["red","blue"]}},"required":["color"]}`))
+			require.ErrorIs(t, err, converse.ErrInvalidAnswer)
+			send := tr.one(t, "invoke_agent")
+			assert.Equal(t, "max_turns", attrs(send)["error.type"].AsString(), "the turn limit ended it")
+			assert.Equal(t, record, strings.Contains(send.Status().Description, "SECRET-NAME"), "%q", send.Status().Description)
+			assert.Contains(t, send.Status().Description, "the answer does not match the schema")
 		})
 	}
 }

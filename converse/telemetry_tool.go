@@ -45,11 +45,9 @@ type toolSpan struct {
 // siblings. The context it returns carries the span, for the tool.
 func (e *Executor) startTool(ctx context.Context, c toolCall) (context.Context, toolSpan) {
 	t := e.telemetry()
-	ctx, span := t.tracer.Start(ctx, opExecuteTool+" "+c.name, internalSpan...)
+	ctx, span := t.tracer.Start(ctx, opExecuteTool+" "+c.name, t.toolOptions(c.name)...)
 	if span.IsRecording() {
-		span.SetAttributes(keyOperationName.String(opExecuteTool), keyToolName.String(c.name),
-			keyToolCallID.String(c.id), keyToolType.String("function"))
-		span.SetAttributes(t.ids...)
+		span.SetAttributes(keyToolCallID.String(c.id))
 		if tool, ok := e.lookup(c.name); ok && tool.Description() != "" {
 			span.SetAttributes(keyToolDescription.String(tool.Description()))
 		}
@@ -58,6 +56,29 @@ func (e *Executor) startTool(ctx context.Context, c toolCall) (context.Context, 
 		}
 	}
 	return ctx, toolSpan{t: t, span: span, start: time.Now(), name: c.name}
+}
+
+// toolOptions are the start options of the spans of the tool name's
+// calls, made at its first.
+func (t *telemetry) toolOptions(name string) []trace.SpanStartOption {
+	t.toolMu.Lock()
+	defer t.toolMu.Unlock()
+	opts, ok := t.toolStart[name]
+	if !ok {
+		if t.toolStart == nil {
+			t.toolStart = map[string][]trace.SpanStartOption{}
+		}
+		opts = startOptions(internalSpan, t.toolAttributes(name)...)
+		t.toolStart[name] = opts
+	}
+	return opts
+}
+
+// toolAttributes are those of every span and duration of the tool name's
+// calls.
+func (t *telemetry) toolAttributes(name string) []attribute.KeyValue {
+	return append([]attribute.KeyValue{keyOperationName.String(opExecuteTool), keyToolName.String(name),
+		keyToolType.String("function")}, t.ids...)
 }
 
 // end ends the span with the call's outcome and records its duration. The
@@ -98,7 +119,7 @@ func (s toolSpan) finish(errType, result string) {
 	}
 	s.span.End()
 	if ctx := context.Background(); s.t.toolDuration.Enabled(ctx) {
-		kv := []attribute.KeyValue{keyOperationName.String(opExecuteTool), keyToolName.String(s.name)}
+		kv := s.t.toolAttributes(s.name)
 		if errType != "" {
 			kv = append(kv, keyErrorType.String(errType))
 		}

@@ -210,6 +210,7 @@ func (c *Conversation) converse(ctx context.Context, in *bedrockruntime.Converse
 		}
 	}
 	chatCtx, chat := c.tel.startChat(ctx, false, in)
+	defer chat.abort()
 	out, err := c.client.Converse(chatCtx, in, lim.options(chat.options())...)
 	chat.endConverse(out, err)
 	var u Usage

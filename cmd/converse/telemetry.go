@@ -36,7 +36,8 @@ const exitTimeout = 2 * time.Second
 // is set, traces when OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is, metrics when
 // OTEL_EXPORTER_OTLP_METRICS_ENDPOINT is, over http/protobuf unless
 // OTEL_EXPORTER_OTLP_PROTOCOL (or its _TRACES_ or _METRICS_ form) says
-// grpc. OTEL_SDK_DISABLED=true turns it all off. The exporters read the
+// grpc. OTEL_TRACES_EXPORTER or OTEL_METRICS_EXPORTER none turns that
+// signal off, OTEL_SDK_DISABLED=true all of it. The exporters read the
 // endpoints, OTEL_EXPORTER_OTLP_HEADERS and the other OTLP variables
 // themselves, and the resource OTEL_SERVICE_NAME and
 // OTEL_RESOURCE_ATTRIBUTES (service.name is "converse" otherwise). Without
@@ -61,6 +62,16 @@ func setupTelemetry(ctx context.Context, stderr io.Writer) (func(context.Context
 	all := os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != ""
 	traces := all || os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != ""
 	metrics := all || os.Getenv("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT") != ""
+	for _, signal := range []struct {
+		name string
+		on   *bool
+	}{{"TRACES", &traces}, {"METRICS", &metrics}} {
+		wanted, err := exporterWanted(signal.name)
+		if err != nil {
+			return nil, err
+		}
+		*signal.on = *signal.on && wanted
+	}
 	if !traces && !metrics {
 		return none, nil
 	}
@@ -105,6 +116,21 @@ func setupTelemetry(ctx context.Context, stderr io.Writer) (func(context.Context
 		fmt.Fprintf(stderr, "converse: telemetry: %v\n", err)
 	}))
 	return exps.flush, nil
+}
+
+// exporterWanted reads OTEL_{signal}_EXPORTER, the SDK's choice of a
+// signal's exporter: none turns the signal off; otlp, the default, is the
+// only exporter converse has, and another is a usage error.
+func exporterWanted(signal string) (bool, error) {
+	name := "OTEL_" + signal + "_EXPORTER"
+	switch v := strings.TrimSpace(os.Getenv(name)); v {
+	case "", "otlp":
+		return true, nil
+	case "none":
+		return false, nil
+	default:
+		return false, usagef("%s %q is not supported: otlp or none", name, v)
+	}
 }
 
 // captureContent reads OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT,

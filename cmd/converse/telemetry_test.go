@@ -220,13 +220,15 @@ func TestTelemetryConventions(t *testing.T) {
 }
 
 // TestTelemetryOff checks that without the OTLP variables, or with
-// OTEL_SDK_DISABLED, nothing is exported.
+// OTEL_SDK_DISABLED, or with each signal's exporter none, nothing is
+// exported.
 func TestTelemetryOff(t *testing.T) {
 	t.Parallel()
 	rcv := newOTLPReceiver(t)
 	for _, env := range [][]string{
 		nil,
 		{"OTEL_SDK_DISABLED=true", "OTEL_EXPORTER_OTLP_ENDPOINT=" + rcv.URL},
+		{"OTEL_TRACES_EXPORTER=none", "OTEL_METRICS_EXPORTER=none", "OTEL_EXPORTER_OTLP_ENDPOINT=" + rcv.URL},
 		{"OTEL_EXPORTER_OTLP_METRICS_ENDPOINT=", "OTEL_SERVICE_NAME=x"},
 	} {
 		srv := newServer(t, multiply())
@@ -235,6 +237,17 @@ func TestTelemetryOff(t *testing.T) {
 	}
 	spans, _ := rcv.spans()
 	assert.Empty(t, spans)
+	rcv.mu.Lock()
+	assert.Empty(t, rcv.metrics)
+	rcv.mu.Unlock()
+}
+
+func TestTelemetryBadExporter(t *testing.T) {
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:1")
+	t.Setenv("OTEL_TRACES_EXPORTER", "zipkin")
+	out := runInProcess(t, nil, "-endpoint", "http://127.0.0.1:1", "hi")
+	assert.Equal(t, 2, out.code)
+	assert.Contains(t, out.stderr, `OTEL_TRACES_EXPORTER "zipkin" is not supported: otlp or none`)
 }
 
 func TestTelemetryBadProtocol(t *testing.T) {
