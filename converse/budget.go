@@ -236,13 +236,13 @@ func (c *Conversation) budgeted(req *Request) (*Step, error) {
 	if err := c.overTime(); err != nil {
 		return c.fail(c.kept(), err)
 	}
-	room := math.MaxInt
+	room, need := math.MaxInt, minOutput(req.Input)
 	for _, conv := range []bool{false, true} {
 		lim := b.Send
 		if conv {
 			lim = b.Conversation
 		}
-		left, err := c.outputRoom(lim, conv, aws.ToString(req.Input.ModelId), req.estimate)
+		left, err := c.outputRoom(lim, conv, aws.ToString(req.Input.ModelId), req.estimate, need)
 		if err != nil {
 			return c.fail(c.kept(), err)
 		}
@@ -254,10 +254,30 @@ func (c *Conversation) budgeted(req *Request) (*Step, error) {
 	return &Step{Request: req}, nil
 }
 
+// minOutput is the fewest output tokens the model call in may be given:
+// 1, or with extended thinking on a budget (and not interleaved) one more
+// than budget_tokens, as Bedrock rejects a maxTokens at or under it ("`max_tokens`
+// must be greater than `thinking.budget_tokens`").
+func minOutput(in *bedrockruntime.ConverseInput) int {
+	d := in.AdditionalModelRequestFields
+	if d == nil {
+		return 1
+	}
+	b, err := d.MarshalSmithyDocument()
+	if err != nil {
+		return 1
+	}
+	th, on := models.Parse(aws.ToString(in.ModelId)).BudgetThinking(b)
+	if !on || th.Budget == nil || th.Interleaved {
+		return 1
+	}
+	return max(*th.Budget+1, 1)
+}
+
 // outputRoom is the most output tokens a call of model with estimate
 // input tokens may produce within lim (math.MaxInt without a limit), or
-// the *BudgetError of a limit the call cannot fit.
-func (c *Conversation) outputRoom(lim Limits, conv bool, model string, estimate int) (int, error) {
+// the *BudgetError of a limit that leaves the call fewer than need.
+func (c *Conversation) outputRoom(lim Limits, conv bool, model string, estimate, need int) (int, error) {
 	s := c.spent(conv)
 	u := s.Usage
 	fail := func(limit string, max, needed float64) error {
@@ -269,14 +289,18 @@ func (c *Conversation) outputRoom(lim Limits, conv bool, model string, estimate 
 	}
 	if lim.OutputTokens > 0 {
 		room = lim.OutputTokens - u.OutputTokens
-		if room < 1 {
-			return 0, fail("output tokens", float64(lim.OutputTokens), 0)
+		if room < need {
+			needed := 0.0 // none was left
+			if need > 1 {
+				needed = float64(need) // thinking's budget was not
+			}
+			return 0, fail("output tokens", float64(lim.OutputTokens), needed)
 		}
 	}
 	if lim.TotalTokens > 0 {
 		left := lim.TotalTokens - billedInput(u) - u.OutputTokens - estimate
-		if left < 1 {
-			return 0, fail("total tokens", float64(lim.TotalTokens), float64(estimate+1))
+		if left < need {
+			return 0, fail("total tokens", float64(lim.TotalTokens), float64(estimate+need))
 		}
 		room = min(room, left)
 	}
@@ -293,8 +317,8 @@ func (c *Conversation) outputRoom(lim Limits, conv bool, model string, estimate 
 		if p.Output > 0 {
 			outTokens = int(min(left/p.Output*1e6, float64(math.MaxInt32)))
 		}
-		if left <= 0 || outTokens < 1 {
-			return 0, fail("cost", lim.CostUSD, in)
+		if left <= 0 || outTokens < need {
+			return 0, fail("cost", lim.CostUSD, in+float64(need)*p.Output/1e6)
 		}
 		room = min(room, outTokens)
 	}

@@ -1,16 +1,22 @@
 package converse_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"image"
+	"image/png"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -198,6 +204,59 @@ func TestBudgetCapsMaxTokensOnACopy(t *testing.T) {
 	assert.Equal(t, int32(4000), *ic.MaxTokens)
 }
 
+// TestBudgetLeavesThinkingItsBudget: with extended thinking on a budget,
+// Bedrock rejects a maxTokens at or under budget_tokens, so a limit that
+// leaves no more than that ends the Send with a *BudgetError naming what
+// the call needs, before any request; one that leaves more caps maxTokens
+// above the thinking budget; interleaved thinking, whose budget may pass
+// maxTokens, is capped as any call.
+func TestBudgetLeavesThinkingItsBudget(t *testing.T) {
+	tests := []struct {
+		name       string
+		limits     converse.Limits
+		beta       bool
+		wantMax    int32 // the maxTokens sent; 0 for none
+		wantLimit  string
+		wantNeeded float64
+	}{
+		{name: "output limit under the budget", limits: converse.Limits{OutputTokens: 3000}, wantLimit: "output tokens", wantNeeded: 4001},
+		{name: "output limit at the budget", limits: converse.Limits{OutputTokens: 4000}, wantLimit: "output tokens", wantNeeded: 4001},
+		{name: "output limit over the budget", limits: converse.Limits{OutputTokens: 6000}, wantMax: 6000},
+		{name: "total limit under the budget", limits: converse.Limits{TotalTokens: 3000}, wantLimit: "total tokens"},
+		{name: "cost limit under the budget", limits: converse.Limits{CostUSD: 0.03}, wantLimit: "cost"},
+		{name: "interleaved", limits: converse.Limits{OutputTokens: 3000}, beta: true, wantMax: 3000},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := bedrocktest.NewServer(bedrocktest.Script(bedrocktest.Text("hi")))
+			defer srv.Close()
+			fields := map[string]any{"thinking": map[string]any{"type": "enabled", "budget_tokens": 4000}}
+			if tt.beta {
+				fields["anthropic_beta"] = []any{"interleaved-thinking-2025-05-14"}
+			}
+			c := converse.New(srv.Client(), "us.anthropic.claude-sonnet-4-20250514-v1:0", nil, func(o *converse.Options) {
+				o.Request.InferenceConfig = &types.InferenceConfiguration{MaxTokens: aws.Int32(8000)}
+				o.Request.AdditionalModelRequestFields = document.NewLazyDocument(fields)
+				o.Budget = &converse.Budget{Send: tt.limits}
+			})
+			_, err := c.Send(context.Background(), "hello")
+			if tt.wantLimit == "" {
+				require.NoError(t, err)
+				require.Len(t, srv.Requests(), 1)
+				assert.Equal(t, tt.wantMax, *srv.Requests()[0].InferenceConfig.MaxTokens)
+				return
+			}
+			var be *converse.BudgetError
+			require.ErrorAs(t, err, &be, "not a request Bedrock rejects")
+			assert.Equal(t, tt.wantLimit, be.Limit)
+			if tt.wantNeeded > 0 {
+				assert.Equal(t, tt.wantNeeded, be.Needed)
+			}
+			assert.Empty(t, srv.Requests())
+		})
+	}
+}
+
 // TestBudgetCostNeedsPrices: a cost limit on a model the price table
 // lacks, without Options.Prices, fails before any model call.
 func TestBudgetCostNeedsPrices(t *testing.T) {
@@ -220,4 +279,104 @@ func TestBudgetErrorText(t *testing.T) {
 	assert.Equal(t, "budget reached: send total tokens limit 20 tokens reached before anything was spent: the first step needs 31 tokens", before.Error())
 	after := &converse.BudgetError{Limit: "cost", Conversation: true, Max: 0.01, Spent: converse.Spent{CostUSD: 0.02}}
 	assert.Equal(t, "budget reached: conversation cost limit $0.0100 reached: spent $0.0200", after.Error())
+}
+
+// overflowed is a reply that ran out of the context window, as Bedrock
+// bills it: 100 tokens in, 900 out.
+func overflowed() *bedrocktest.Reply {
+	return withUsage(bedrocktest.Output(types.StopReasonModelContextWindowExceeded, text("partial")),
+		types.TokenUsage{InputTokens: aws.Int32(100), OutputTokens: aws.Int32(900), TotalTokens: aws.Int32(1000)})
+}
+
+// TestBudgetCountsTheOverflowedCall: a call that overflowed the context
+// window was billed. Its usage is counted when it returns, once: the
+// trimmed retry is budgeted with it, a retry that fails keeps it in the
+// conversation's usage, and the turns after the retry do not count it
+// again; the retry's TurnEnd reports both calls.
+func TestBudgetCountsTheOverflowedCall(t *testing.T) {
+	long := strings.Repeat("a", 4000)
+	small := func(r *bedrocktest.Reply) *bedrocktest.Reply {
+		return withUsage(r, types.TokenUsage{InputTokens: aws.Int32(100), OutputTokens: aws.Int32(5), TotalTokens: aws.Int32(105)})
+	}
+	tests := []struct {
+		name       string
+		second     []*bedrocktest.Reply // the second Send's replies, after the overflow
+		limit      int                  // Budget.Send.OutputTokens; 0 for none
+		wantErr    bool
+		wantOutput int   // the conversation's output tokens after the second Send
+		wantMax    int32 // the retry's maxTokens, 0 to not check
+		wantTurn   int   // the output tokens of the retry's TurnEnd, 0 to not check
+	}{
+		{name: "retried, then a tool round", second: []*bedrocktest.Reply{
+			small(bedrocktest.ToolUse("", bedrocktest.Call{ID: "c1", Name: "calculator", Input: map[string]any{"a": 1, "b": 2}})),
+			small(bedrocktest.Text("3.")),
+		}, wantOutput: 5 + 900 + 5 + 5, wantTurn: 905},
+		{name: "budgeted with it", second: []*bedrocktest.Reply{small(bedrocktest.Text("done"))},
+			limit: 1000, wantOutput: 5 + 900 + 5, wantMax: 1000 - 5 - 900},
+		{name: "the retry fails", second: nil, wantErr: true, wantOutput: 5 + 900},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			replies := append([]*bedrocktest.Reply{small(bedrocktest.Text("first")), overflowed()}, tt.second...)
+			srv := bedrocktest.NewServer(bedrocktest.Script(replies...))
+			defer srv.Close()
+			var turnEnds []converse.TurnEnd
+			c := converse.New(srv.Client(), "us.anthropic.claude-sonnet-4-5-20250929-v1:0", calculator(t), func(o *converse.Options) {
+				o.Request.InferenceConfig = &types.InferenceConfiguration{MaxTokens: aws.Int32(4000)}
+				o.Context = &converse.ContextPolicy{}
+				if tt.limit > 0 {
+					o.Budget = &converse.Budget{Conversation: converse.Limits{OutputTokens: tt.limit}}
+				}
+				o.OnEvent = func(ev converse.Event) {
+					if te, ok := ev.(converse.TurnEnd); ok {
+						turnEnds = append(turnEnds, te)
+					}
+				}
+			})
+			_, err := c.Send(context.Background(), "first "+long)
+			require.NoError(t, err)
+			res, err := c.Send(context.Background(), "hello")
+			if tt.wantErr {
+				require.Error(t, err, "the script has no reply for the retry")
+			} else {
+				require.NoError(t, err)
+				assert.Equal(t, tt.wantOutput-5, res.Usage.OutputTokens, "the second Send's usage")
+			}
+			assert.Equal(t, tt.wantOutput, c.State().Usage.OutputTokens, "the conversation's usage")
+			reqs := srv.Requests()
+			if tt.wantMax > 0 {
+				require.Len(t, reqs, 3)
+				assert.Equal(t, tt.wantMax, *reqs[2].InferenceConfig.MaxTokens, "the retry is budgeted with the overflowed call's 900")
+			}
+			if tt.wantTurn > 0 {
+				require.GreaterOrEqual(t, len(turnEnds), 2)
+				assert.Equal(t, tt.wantTurn, turnEnds[1].Usage.OutputTokens, "the retry's TurnEnd has both calls")
+			}
+		})
+	}
+}
+
+// TestBudgetCountsAnImageAsTheModelReadsIt: an image of some megabyte
+// is some hundreds of tokens to the model, not its base64 over four
+// (about 330,000), so an input limit of 100,000 takes it.
+func TestBudgetCountsAnImageAsTheModelReadsIt(t *testing.T) {
+	img := image.NewNRGBA(image.Rect(0, 0, 500, 500))
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range img.Pix {
+		img.Pix[i] = byte(r.Uint32()) // noise, which compresses badly
+	}
+	var b bytes.Buffer
+	require.NoError(t, png.Encode(&b, img))
+	require.Greater(t, b.Len(), 900_000)
+	srv := bedrocktest.NewServer(bedrocktest.Script(bedrocktest.Text("Noise.")))
+	defer srv.Close()
+	c := converse.New(srv.Client(), "us.anthropic.claude-sonnet-4-20250514-v1:0", nil, func(o *converse.Options) {
+		o.Budget = &converse.Budget{Send: converse.Limits{InputTokens: 100_000}}
+	})
+	_, err := c.SendMessage(context.Background(), types.Message{Role: types.ConversationRoleUser, Content: []types.ContentBlock{
+		&types.ContentBlockMemberText{Value: "What is this?"},
+		&types.ContentBlockMemberImage{Value: types.ImageBlock{Format: types.ImageFormatPng, Source: &types.ImageSourceMemberBytes{Value: b.Bytes()}}},
+	}})
+	require.NoError(t, err)
+	assert.Len(t, srv.Requests(), 1)
 }

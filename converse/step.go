@@ -125,7 +125,7 @@ type run struct {
 	shape   *shape
 	cfg     *types.ToolConfiguration // the configuration of the turn's request
 	retried bool                     // the turn's request was trimmed after an overflow
-	wasted  Usage                    // of the call that overflowed, counted in the retry's
+	wasted  Usage                    // of the call that overflowed, counted, for the retry's TurnEnd
 	trim    *pendingTrim             // a trim awaiting its summary
 	asked   bool                     // Options.Approver decided the open turn's calls
 	resumed bool                     // turn numbers the resumed turn's calls, until the first model call
@@ -549,10 +549,14 @@ func (c *Conversation) handleResponse(ctx context.Context, req *Request, t *turn
 	}
 	if c.opts.Context != nil && !r.retried && overflowed(err, t) {
 		r.retried = true
+		if t != nil {
+			// The call that overflowed was billed: counted now, for the
+			// budget of the retry and in case it fails, and reported in the
+			// retry's TurnEnd.
+			c.count(aws.ToString(req.Input.ModelId), t.usage)
+			r.wasted = t.usage
+		}
 		if step, cut, ferr := c.fit(ctx, history, c.overflowLimit(ctx, history), true); ferr != nil || cut {
-			if t != nil {
-				r.wasted = t.usage
-			}
 			return step, ferr
 		}
 	}
@@ -568,7 +572,6 @@ func (c *Conversation) handleResponse(ctx context.Context, req *Request, t *turn
 	if c.opts.Context != nil {
 		r.win.record(history, t.usage)
 	}
-	t.usage = t.usage.Add(r.wasted)
 	model := aws.ToString(req.Input.ModelId)
 	reply := message.Echo(t.message)
 	if model != c.modelID && models.Parse(model).Provider != c.model.Provider {
@@ -581,13 +584,12 @@ func (c *Conversation) handleResponse(ctx context.Context, req *Request, t *turn
 	attempted := append(history, reply)
 	res := r.res
 	res.Message, res.Text, res.Citations, res.StopReason = reply, message.Text(reply), citationsOf(reply), t.stop
-	res.Turns, res.Usage, res.Response, res.Model = r.turn, res.Usage.Add(t.usage), t.resp, model
-	r.resCost = c.add(r.resCost, model, t.usage)
-	res.CostUSD = r.resCost.value()
-	c.addUsage(model, t.usage)
+	res.Turns, res.Response, res.Model = r.turn, t.resp, model
+	c.count(model, t.usage)
 	// The reply is kept before TurnEnd (see History), unless it fails the
 	// Send.
-	turnEnd := TurnEnd{Turn: r.turn, Model: model, StopReason: t.stop, Usage: t.usage, Duration: t.took, Response: t.resp}
+	turnEnd := TurnEnd{Turn: r.turn, Model: model, StopReason: t.stop, Usage: t.usage.Add(r.wasted), Duration: t.took, Response: t.resp}
+	r.wasted = Usage{}
 
 	if err := stopError(t.stop, reply); err != nil {
 		c.emit(turnEnd)
@@ -806,6 +808,16 @@ func (c *Conversation) keep(history []types.Message, tail *openTurn) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.history, c.tail = history, tail
+}
+
+// count counts the usage of a turn's model call, by model: in the
+// Result's usage and cost, and in the run's and the conversation's.
+func (c *Conversation) count(model string, u Usage) {
+	r := c.run
+	r.res.Usage = r.res.Usage.Add(u)
+	r.resCost = c.add(r.resCost, model, u)
+	r.res.CostUSD = r.resCost.value()
+	c.addUsage(model, u)
 }
 
 // addUsage counts the usage of a model call of the run, by model.

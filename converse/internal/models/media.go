@@ -34,6 +34,62 @@ const (
 	ManyImagePixels = 2000
 )
 
+// The input tokens of an image, from Anthropic's vision guide: "An image
+// uses approximately width * height / 750 tokens", after an image larger
+// than the model's maximum is scaled down to it ("For Claude Opus 4.7: 4784
+// tokens, and at most 2576 pixels on the long edge. For other models: 1568
+// tokens, and at most 1568 pixels on the long edge."). Estimates take the
+// largest maximum, so that they are at or above any model's count.
+const (
+	imageTokenPixels = 750
+	MaxImageEdge     = 2576
+	MaxImageTokens   = 4784
+)
+
+// ImageTokens estimates the input tokens of an image of width × height
+// pixels; an image whose size is not known (0 × 0) is MaxImageTokens.
+func ImageTokens(width, height int) int {
+	if width <= 0 || height <= 0 {
+		return MaxImageTokens
+	}
+	w, h := float64(width), float64(height)
+	if long := max(w, h); long > MaxImageEdge {
+		w, h = w*MaxImageEdge/long, h*MaxImageEdge/long
+	}
+	return min(int(w*h/imageTokenPixels)+1, MaxImageTokens)
+}
+
+// PDFPageTokens estimates the input tokens of a page of a PDF, which
+// Claude reads as the page's text and the page as an image (Anthropic's
+// PDF support guide: "Each page typically uses 1,500-3,000 tokens per
+// page depending on content density", besides "image-based costs"): the
+// most text, and an image of the common maximum, 1,568 tokens.
+const PDFPageTokens = 3000 + 1568
+
+// PDFPages counts the pages of a PDF by its page objects (/Type /Page,
+// not /Pages); 0 when it finds none, as in a PDF whose objects are all in
+// compressed object streams.
+func PDFPages(data []byte) int {
+	n := 0
+	for i := 0; ; {
+		j := bytes.Index(data[i:], []byte("/Type"))
+		if j < 0 {
+			return n
+		}
+		i += j + len("/Type")
+		rest := bytes.TrimLeft(data[i:], " \t\r\n")
+		if after, ok := bytes.CutPrefix(rest, []byte("/Page")); ok && (len(after) == 0 || !isNameChar(after[0])) {
+			n++
+		}
+	}
+}
+
+// isNameChar reports whether c may continue a PDF name (/Page versus
+// /Pages): anything but white space and delimiters.
+func isNameChar(c byte) bool {
+	return !bytes.ContainsRune([]byte(" \t\r\n\f\x00()<>[]{}/%"), rune(c))
+}
+
 // CapsManyImages reports whether the model takes a request of more than
 // ManyImages images only with each at most ManyImagePixels a side: Claude.
 func (m Model) CapsManyImages() bool {

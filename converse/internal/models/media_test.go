@@ -70,3 +70,35 @@ func TestImageSize(t *testing.T) {
 	assert.True(t, known)
 	assert.Error(t, err)
 }
+
+func TestImageTokens(t *testing.T) {
+	for _, tc := range []struct {
+		w, h, want int
+	}{
+		{200, 200, 54},     // the vision guide's table: ~54
+		{1000, 1000, 1334}, // ~1334
+		{1092, 1092, 1590}, // ~1590
+		{2576, 1000, 3435}, // at the largest edge, not scaled
+		{5152, 2000, 3435}, // scaled to 2576 × 1000
+		{4000, 4000, MaxImageTokens},
+		{0, 0, MaxImageTokens}, // a size not known
+	} {
+		assert.Equal(t, tc.want, ImageTokens(tc.w, tc.h), "%d × %d", tc.w, tc.h)
+	}
+}
+
+func TestPDFPages(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		pdf  string
+		want int
+	}{
+		{"pages and their tree", "1 0 obj << /Type /Pages /Kids [2 0 R 3 0 R] >> 2 0 obj << /Type /Page >> 3 0 obj <</Type/Page/Parent 1 0 R>>", 2},
+		{"a name after /Page", "<< /Type\n/Page\r\n>> << /Type /PageLabel >>", 1},
+		{"at the end", "<< /Type /Page", 1},
+		{"compressed object streams", "1 0 obj << /Type /ObjStm /N 5 >> stream x\x9c endstream", 0},
+		{"none", "", 0},
+	} {
+		assert.Equal(t, tc.want, PDFPages([]byte(tc.pdf)), tc.name)
+	}
+}

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
 	"github.com/tooluse/bedrock/converse/internal/message"
@@ -39,17 +38,8 @@ func New(history []types.Message, limit, tokens int) *History {
 	return &History{msgs: slices.Clone(history), limit: limit, tokens: tokens}
 }
 
-// emptyMessages is the canonical JSON of a request with no messages.
-const emptyMessages = len(`{"messages":[]}`)
-
 // messageTokens estimates the tokens one message adds to a request.
-func messageTokens(m types.Message) int {
-	b, err := wire.CanonicalJSON(&bedrockruntime.ConverseInput{Messages: []types.Message{m}})
-	if err != nil {
-		return 0
-	}
-	return (len(b) - emptyMessages) / wire.BytesPerToken
-}
+func messageTokens(m types.Message) int { return wire.MessageTokens(m) }
 
 // Shorten cuts the oldest tool results longer than the limit to their head
 // and tail, until the estimate is within budget.
