@@ -42,8 +42,8 @@ import (
 // The first message stays a user message with content, and the trimmed
 // history is the one the Conversation keeps (and saves in its Store). A
 // Trimmed event reports each trim. Tokens are estimated from the last
-// turn's usage and the JSON of what came after it (a token per four bytes),
-// or with CountTokens, by Bedrock's CountTokens API.
+// turn's usage and the JSON of what came after it (a token per four bytes;
+// an image by its size, a PDF by its pages), or with CountTokens, by Bedrock's CountTokens API.
 type ContextPolicy struct {
 	// MaxInputTokens is the most input tokens a request may hold: the
 	// model's context window less the room its answer needs. 0 trims only

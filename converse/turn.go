@@ -188,7 +188,8 @@ func (c *Conversation) modelCall(ctx context.Context, req *Request) (*turnResult
 // holds the client, the telemetry and the Limiter, such as a Temporal
 // activity; its output goes to HandleResponse. The Limiter reserves the
 // input as wire bytes estimate it (a token for every four bytes of the
-// messages, system prompt and tools as JSON) plus maxTokens, where Send
+// messages, system prompt and tools as JSON, an image by its size and a
+// PDF by its pages) plus maxTokens, where Send
 // reserves by its window's estimate, and waits as long as ctx allows;
 // without a Limiter nothing is estimated.
 func (c *Conversation) Converse(ctx context.Context, in *bedrockruntime.ConverseInput) (*bedrockruntime.ConverseOutput, error) {

@@ -17,7 +17,9 @@ import (
 // EstimateTokens is the server's count of the input tokens of a request:
 // a token per four bytes of the canonical JSON of its messages, system
 // prompt and tools (the SDK's encoding of a request body holding only
-// those), cache points left out. It stands in for the model's tokenizer in
+// those), cache points left out, with each image counted by its size
+// (width × height / 750, as Anthropic's vision guide has it, the image
+// scaled to at most 2,576 px a side) and each PDF by its pages. It stands in for the model's tokenizer in
 // usage (Options.Accounting), the context window (Options.MaxInputTokens)
 // and CountTokens.
 func EstimateTokens(req *Request) int {

@@ -28,7 +28,8 @@
 // bytes).
 //
 // Options.MaxInputTokens gives the server a context window, in tokens by
-// EstimateTokens (a token per four bytes of the request's JSON), and
+// EstimateTokens (a token per four bytes of the request's JSON, images and
+// PDFs aside), and
 // answers a larger request as Bedrock does; the server also answers
 // CountTokens with that estimate. Options.Accounting reports the estimate
 // in each reply's usage and simulates Bedrock's prompt cache, so that a
