@@ -99,15 +99,17 @@ func (c *promptCache) usage(req *Request) (input, read, write int) {
 	}
 	var prefixes []prefix
 	for _, p := range cachepoint.List(&req.ConverseInput) {
-		b, err := wire.CanonicalJSON(cachepoint.Prefix(&req.ConverseInput, &p))
-		if err != nil || len(b)/wire.BytesPerToken < rules.MinTokens {
+		in := cachepoint.Prefix(&req.ConverseInput, &p)
+		b, err := wire.CanonicalJSON(in)
+		tokens := wire.EstimateTokens(in) // as total counts them, media included
+		if err != nil || tokens < rules.MinTokens {
 			continue
 		}
 		ttl := 5 * time.Minute
 		if p.TTL == types.CacheTTLOneHour {
 			ttl = time.Hour
 		}
-		prefixes = append(prefixes, prefix{sha256.Sum256(append([]byte(aws.ToString(req.ModelId)+"\x00"), b...)), len(b) / wire.BytesPerToken, ttl})
+		prefixes = append(prefixes, prefix{sha256.Sum256(append([]byte(aws.ToString(req.ModelId)+"\x00"), b...)), tokens, ttl})
 	}
 	now := c.now()
 	c.mu.Lock()

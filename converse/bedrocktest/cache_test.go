@@ -1,7 +1,11 @@
 package bedrocktest
 
 import (
+	"bytes"
 	"context"
+	"image"
+	"image/png"
+	"math/rand/v2"
 	"strings"
 	"sync"
 	"testing"
@@ -190,4 +194,37 @@ func TestPromptCacheReadsTheLongestPrefix(t *testing.T) {
 	assert.Equal(t, aws.ToInt32(out1.Usage.CacheWriteInputTokens), aws.ToInt32(out2.Usage.CacheReadInputTokens),
 		"the second turn reads all the first wrote, up to its last point")
 	assert.Positive(t, aws.ToInt32(out2.Usage.CacheWriteInputTokens))
+}
+
+// TestPromptCacheCountsImagesAsTheRequest: a cached prefix holding an
+// image is counted as the whole request is, the image by its size, so the
+// input, read and written tokens add up to the request's.
+func TestPromptCacheCountsImagesAsTheRequest(t *testing.T) {
+	srv := NewServer(HandlerFunc(func(ctx context.Context, req *Request) (*Reply, error) { return Text("ok"), nil }),
+		func(o *Options) { o.Accounting = true })
+	defer srv.Close()
+	img := &types.ContentBlockMemberImage{Value: types.ImageBlock{Format: types.ImageFormatPng,
+		Source: &types.ImageSourceMemberBytes{Value: noisePNG(t, 500, 500)}}} // a megabyte of base64 for some 300 tokens
+	in := cachedRequest(1200, user(text("look"), img, cachePointBlock("")), assistant(text("seen")), user(text("and?")))
+	total := EstimateTokens(&Request{ConverseInput: *in})
+	for _, what := range []string{"written", "read"} {
+		out, err := srv.Client().Converse(context.Background(), in)
+		require.NoError(t, err)
+		u := out.Usage
+		assert.Positive(t, aws.ToInt32(u.InputTokens), "the messages after the point (%s)", what)
+		assert.Equal(t, total, int(aws.ToInt32(u.InputTokens)+aws.ToInt32(u.CacheReadInputTokens)+aws.ToInt32(u.CacheWriteInputTokens)), what)
+	}
+}
+
+// noisePNG is a PNG of w × h random pixels, which compresses badly.
+func noisePNG(t *testing.T, w, h int) []byte {
+	t.Helper()
+	img := image.NewNRGBA(image.Rect(0, 0, w, h))
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range img.Pix {
+		img.Pix[i] = byte(r.Uint32())
+	}
+	var b bytes.Buffer
+	require.NoError(t, png.Encode(&b, img))
+	return b.Bytes()
 }
