@@ -141,12 +141,20 @@ func billedInput(u Usage) int {
 // Prices are a model's prices in US dollars per million tokens.
 type Prices struct {
 	Input, Output, CacheRead, CacheWrite float64
+	// CacheWrite1h is the price of the cache writes with the one-hour TTL
+	// (Usage.CacheWrite1hInputTokens); 0 prices them as CacheWrite.
+	CacheWrite1h float64
 }
 
 // Cost is u in US dollars at p.
 func (p Prices) Cost(u Usage) float64 {
-	return (float64(u.InputTokens)*p.Input + float64(u.OutputTokens)*p.Output +
-		float64(u.CacheReadInputTokens)*p.CacheRead + float64(u.CacheWriteInputTokens)*p.CacheWrite) / 1e6
+	hour := p.CacheWrite1h
+	if hour == 0 {
+		hour = p.CacheWrite
+	}
+	fiveMinutes := u.CacheWriteInputTokens - u.CacheWrite1hInputTokens
+	return (float64(u.InputTokens)*p.Input + float64(u.OutputTokens)*p.Output + float64(u.CacheReadInputTokens)*p.CacheRead +
+		float64(fiveMinutes)*p.CacheWrite + float64(u.CacheWrite1hInputTokens)*hour) / 1e6
 }
 
 // PricesOf returns Bedrock's on-demand prices for modelID (a model ID,
@@ -311,7 +319,7 @@ func (c *Conversation) outputRoom(lim Limits, conv bool, model string, estimate,
 		}
 		// The input is priced as a cache write where that costs more: the
 		// estimate cannot tell what the cache will hold.
-		in := float64(estimate) * max(p.Input, p.CacheWrite) / 1e6
+		in := float64(estimate) * max(p.Input, p.CacheWrite, p.CacheWrite1h) / 1e6
 		left := lim.CostUSD - s.CostUSD - in
 		outTokens := math.MaxInt
 		if p.Output > 0 {

@@ -66,12 +66,42 @@ func TestCostOfACachedConversation(t *testing.T) {
 	}
 }
 
+// TestCostOfOneHourCacheWrites: the cache writes Bedrock lists with the
+// one-hour TTL (cacheDetails) cost twice the input price on Claude, the
+// rest the five-minute price; Prices without a one-hour price price them
+// as five-minute writes.
+func TestCostOfOneHourCacheWrites(t *testing.T) {
+	reply := withUsage(bedrocktest.Text("done"), types.TokenUsage{InputTokens: aws.Int32(100), OutputTokens: aws.Int32(10),
+		CacheWriteInputTokens: aws.Int32(3000), CacheDetails: []types.CacheDetail{
+			{Ttl: types.CacheTTLOneHour, InputTokens: aws.Int32(2000)},
+			{Ttl: types.CacheTTLFiveMinutes, InputTokens: aws.Int32(1000)},
+		}})
+	for _, tc := range []struct {
+		name   string
+		prices *converse.Prices
+		want   float64
+	}{
+		{"price table", nil, (100*3 + 10*15 + 1000*3.75 + 2000*6) / 1e6},
+		{"own prices without an hour's", &converse.Prices{Input: 1, Output: 1, CacheWrite: 2}, (100 + 10 + 3000*2) / 1e6},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, client := serve(t, bedrocktest.Script(reply))
+			res, err := converse.Run(context.Background(), client, "global.anthropic.claude-sonnet-4-5-20250929-v1:0", nil, "go",
+				func(o *converse.Options) { o.Prices = tc.prices })
+			require.NoError(t, err)
+			assert.Equal(t, 2000, res.Usage.CacheWrite1hInputTokens)
+			require.NotNil(t, res.CostUSD)
+			assert.InDelta(t, tc.want, *res.CostUSD, 1e-12)
+		})
+	}
+}
+
 // TestPricesOf: the newer Claude models cost 10% more outside the global
 // inference profile; models the table lacks have no prices.
 func TestPricesOf(t *testing.T) {
 	global, ok := converse.PricesOf("global.anthropic.claude-sonnet-4-5-20250929-v1:0")
 	require.True(t, ok)
-	assert.Equal(t, converse.Prices{Input: 3, Output: 15, CacheRead: 0.3, CacheWrite: 3.75}, global)
+	assert.Equal(t, converse.Prices{Input: 3, Output: 15, CacheRead: 0.3, CacheWrite: 3.75, CacheWrite1h: 6}, global)
 	regional, ok := converse.PricesOf("us.anthropic.claude-sonnet-4-5-20250929-v1:0")
 	require.True(t, ok)
 	assert.InDelta(t, 3.3, regional.Input, 1e-9)

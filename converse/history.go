@@ -12,6 +12,9 @@ type Usage struct {
 	TotalTokens           int
 	CacheReadInputTokens  int
 	CacheWriteInputTokens int
+	// CacheWrite1hInputTokens are those of CacheWriteInputTokens written
+	// with the one-hour TTL (Bedrock's cacheDetails), which cost more.
+	CacheWrite1hInputTokens int
 }
 
 // usageOf converts the SDK's usage, whose fields may be absent.
@@ -25,7 +28,20 @@ func usageOf(u *types.TokenUsage) Usage {
 		TotalTokens:           int(aws.ToInt32(u.TotalTokens)),
 		CacheReadInputTokens:  int(aws.ToInt32(u.CacheReadInputTokens)),
 		CacheWriteInputTokens: int(aws.ToInt32(u.CacheWriteInputTokens)),
+		// Bedrock lists the writes by TTL, the hour's first.
+		CacheWrite1hInputTokens: cacheWritesOf(u.CacheDetails, types.CacheTTLOneHour),
 	}
+}
+
+// cacheWritesOf sums the cache writes of details with the TTL ttl.
+func cacheWritesOf(details []types.CacheDetail, ttl types.CacheTTL) int {
+	n := 0
+	for _, d := range details {
+		if d.Ttl == ttl {
+			n += int(aws.ToInt32(d.InputTokens))
+		}
+	}
+	return n
 }
 
 // Add returns the sum of u and v.
@@ -36,5 +52,7 @@ func (u Usage) Add(v Usage) Usage {
 		TotalTokens:           u.TotalTokens + v.TotalTokens,
 		CacheReadInputTokens:  u.CacheReadInputTokens + v.CacheReadInputTokens,
 		CacheWriteInputTokens: u.CacheWriteInputTokens + v.CacheWriteInputTokens,
+
+		CacheWrite1hInputTokens: u.CacheWrite1hInputTokens + v.CacheWrite1hInputTokens,
 	}
 }

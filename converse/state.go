@@ -239,6 +239,9 @@ type usageJSON struct {
 	TotalTokens           int `json:"totalTokens"`
 	CacheReadInputTokens  int `json:"cacheReadInputTokens"`
 	CacheWriteInputTokens int `json:"cacheWriteInputTokens"`
+	// The one-hour writes of cacheWriteInputTokens; absent when none, as
+	// in the states of earlier versions.
+	CacheWrite1hInputTokens int `json:"cacheWrite1hInputTokens,omitempty"`
 }
 
 // MarshalJSON writes the documented JSON form of the state.

@@ -85,12 +85,13 @@ type promptCache struct {
 
 // usage counts the input tokens of req as Bedrock bills them: those read
 // from the cache (the longest cached prefix), those written to it (from
-// there to the last cache point) and the rest.
-func (c *promptCache) usage(req *Request) (input, read, write int) {
+// there to the last cache point; hour those up to the last point with the
+// one-hour TTL) and the rest.
+func (c *promptCache) usage(req *Request) (input, read, write, hour int) {
 	total := EstimateTokens(req)
 	rules, ok := models.Parse(aws.ToString(req.ModelId)).Cache()
 	if !ok {
-		return total, 0, 0
+		return total, 0, 0, 0
 	}
 	type prefix struct {
 		key    [sha256.Size]byte
@@ -123,10 +124,13 @@ func (c *promptCache) usage(req *Request) (input, read, write int) {
 		}
 		c.entries[p.key] = now.Add(p.ttl)
 	}
-	if n := len(prefixes); n > 0 {
-		write = max(prefixes[n-1].tokens-read, 0)
+	for _, p := range prefixes {
+		write = max(write, p.tokens-read)
+		if p.ttl == time.Hour {
+			hour = max(hour, p.tokens-read)
+		}
 	}
-	return max(total-read-write, 0), read, write
+	return max(total-read-write, 0), read, write, hour
 }
 
 // withUsage returns reply with the server's accounting of req in its usage,
@@ -136,7 +140,7 @@ func (s *Server) withUsage(req *Request, reply *Reply) *Reply {
 	if !s.opts.Accounting || reply.Output == nil {
 		return reply
 	}
-	input, read, write := s.cache.usage(req)
+	input, read, write, hour := s.cache.usage(req)
 	out := *reply.Output
 	var output int32
 	if out.Usage != nil {
@@ -148,8 +152,22 @@ func (s *Server) withUsage(req *Request, reply *Reply) *Reply {
 		TotalTokens:           aws.Int32(int32(input+read+write) + output),
 		CacheReadInputTokens:  aws.Int32(int32(read)),
 		CacheWriteInputTokens: aws.Int32(int32(write)),
+		CacheDetails:          cacheDetails(write, hour),
 	}
 	r := *reply
 	r.Output = &out
 	return &r
+}
+
+// cacheDetails are the cache writes of a reply by TTL, as Bedrock lists
+// them: the hour's before the five minutes', none without a write.
+func cacheDetails(write, hour int) []types.CacheDetail {
+	var d []types.CacheDetail
+	if hour > 0 {
+		d = append(d, types.CacheDetail{Ttl: types.CacheTTLOneHour, InputTokens: aws.Int32(int32(hour))})
+	}
+	if write > hour {
+		d = append(d, types.CacheDetail{Ttl: types.CacheTTLFiveMinutes, InputTokens: aws.Int32(int32(write - hour))})
+	}
+	return d
 }

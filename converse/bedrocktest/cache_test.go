@@ -196,6 +196,31 @@ func TestPromptCacheReadsTheLongestPrefix(t *testing.T) {
 	assert.Positive(t, aws.ToInt32(out2.Usage.CacheWriteInputTokens))
 }
 
+// TestPromptCacheDetailsByTTL: the writes of a request whose system
+// prompt has a point with the one-hour TTL and whose message a point with
+// five minutes are listed by TTL, the hour's first, adding up to
+// CacheWriteInputTokens; a request that reads them all writes none.
+func TestPromptCacheDetailsByTTL(t *testing.T) {
+	srv := NewServer(HandlerFunc(func(ctx context.Context, req *Request) (*Reply, error) { return Text("ok"), nil }),
+		func(o *Options) { o.Accounting = true })
+	defer srv.Close()
+	in := cachedRequest(1200, user(text(strings.Repeat("more ", 1200)), cachePointBlock(types.CacheTTLFiveMinutes)))
+	in.ModelId = aws.String(cacheLong)
+	in.System[1] = systemPoint(types.CacheTTLOneHour)
+	system := EstimateTokens(&Request{ConverseInput: bedrockruntime.ConverseInput{System: in.System[:1]}})
+	out, err := srv.Client().Converse(context.Background(), in)
+	require.NoError(t, err)
+	u := out.Usage
+	require.Len(t, u.CacheDetails, 2)
+	assert.Equal(t, types.CacheTTLOneHour, u.CacheDetails[0].Ttl)
+	assert.Equal(t, system, int(aws.ToInt32(u.CacheDetails[0].InputTokens)), "the system prompt, up to the hour's point")
+	assert.Equal(t, types.CacheTTLFiveMinutes, u.CacheDetails[1].Ttl)
+	assert.Equal(t, aws.ToInt32(u.CacheWriteInputTokens), aws.ToInt32(u.CacheDetails[0].InputTokens)+aws.ToInt32(u.CacheDetails[1].InputTokens))
+	again, err := srv.Client().Converse(context.Background(), in)
+	require.NoError(t, err)
+	assert.Empty(t, again.Usage.CacheDetails, "nothing written")
+}
+
 // TestPromptCacheCountsImagesAsTheRequest: a cached prefix holding an
 // image is counted as the whole request is, the image by its size, so the
 // input, read and written tokens add up to the request's.

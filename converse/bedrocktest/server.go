@@ -71,7 +71,9 @@ type Options struct {
 	// later request with the same prefix up to one of its points, within
 	// the TTL, reads it, which starts the TTL again. Usage then counts the
 	// longest prefix read as CacheReadInputTokens, from there to the last
-	// point as CacheWriteInputTokens, and the rest as InputTokens.
+	// point as CacheWriteInputTokens (in CacheDetails by TTL: up to the
+	// last point with the one-hour TTL, then the rest), and the rest as
+	// InputTokens.
 	Accounting bool
 
 	// Now is the clock of the prompt cache's TTLs; nil means time.Now.

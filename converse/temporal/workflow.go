@@ -238,5 +238,7 @@ func sub(u, v converse.Usage) converse.Usage {
 		TotalTokens:           u.TotalTokens - v.TotalTokens,
 		CacheReadInputTokens:  u.CacheReadInputTokens - v.CacheReadInputTokens,
 		CacheWriteInputTokens: u.CacheWriteInputTokens - v.CacheWriteInputTokens,
+
+		CacheWrite1hInputTokens: u.CacheWrite1hInputTokens - v.CacheWrite1hInputTokens,
 	}
 }

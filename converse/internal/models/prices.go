@@ -5,23 +5,24 @@ import "strings"
 // Prices are a model's on-demand prices in US dollars per million tokens.
 type Prices struct {
 	Input, Output, CacheRead, CacheWrite float64
+	CacheWrite1h                         float64 // the one-hour TTL's writes; 0 for none
 }
 
 // priceTable is the on-demand price list of the text models whose prices
 // are known here, in US dollars per million tokens:
 //
-//	model                        input  output  cache read  cache write
-//	Claude Opus 4.5, 4.6 *        5.00   25.00        0.50         6.25
-//	Claude Opus 4, 4.1           15.00   75.00        1.50        18.75
-//	Claude Sonnet 4.5, 4.6 *      3.00   15.00        0.30         3.75
-//	Claude Sonnet 4, 3.7          3.00   15.00        0.30         3.75
-//	Claude Haiku 4.5 *            1.00    5.00        0.10         1.25
-//	Claude 3.5 Haiku              0.80    4.00        0.08         1.00
-//	Claude 3 Haiku                0.25    1.25           -            -
-//	Nova Premier                  2.50   12.50       0.625         2.50
-//	Nova Pro                      0.80    3.20        0.20         0.80
-//	Nova Lite                     0.06    0.24       0.015         0.06
-//	Nova Micro                   0.035    0.14     0.00875        0.035
+//	model                        input  output  cache read  cache write  1h cache write
+//	Claude Opus 4.5, 4.6 *        5.00   25.00        0.50         6.25           10.00
+//	Claude Opus 4, 4.1           15.00   75.00        1.50        18.75           30.00
+//	Claude Sonnet 4.5, 4.6 *      3.00   15.00        0.30         3.75            6.00
+//	Claude Sonnet 4, 3.7          3.00   15.00        0.30         3.75            6.00
+//	Claude Haiku 4.5 *            1.00    5.00        0.10         1.25            2.00
+//	Claude 3.5 Haiku              0.80    4.00        0.08         1.00            1.60
+//	Claude 3 Haiku                0.25    1.25           -            -               -
+//	Nova Premier                  2.50   12.50       0.625         2.50               -
+//	Nova Pro                      0.80    3.20        0.20         0.80               -
+//	Nova Lite                     0.06    0.24       0.015         0.06               -
+//	Nova Micro                   0.035    0.14     0.00875        0.035               -
 //
 // (*) The prices of the global cross-region inference profile ("global."
 // prefix); in-region calls and the geographic profiles (us., eu., apac.,
@@ -32,8 +33,9 @@ type Prices struct {
 //
 //   - Claude: Anthropic's own pricing page
 //     (platform.claude.com/docs/en/docs/about-claude/pricing, "Model
-//     pricing": base input, output, cache hits, and the 5-minute cache
-//     writes, 1.25 times the input price). Those are the prices of
+//     pricing": base input, output, cache hits, the 5-minute cache
+//     writes, 1.25 times the input price, and the 1-hour cache writes,
+//     twice the input price). Those are the prices of
 //     Anthropic's API. That Bedrock charges the same on demand could not be
 //     confirmed on an AWS page: aws.amazon.com/bedrock/pricing fills its
 //     figures in with a script, and no copy of it with figures was to be
@@ -64,21 +66,21 @@ var priceTable = []struct {
 	prices           Prices
 	regionalPremium  bool // 10% more outside the global profile
 }{
-	{"anthropic", "claude-opus-4-5", Prices{5, 25, 0.5, 6.25}, true},
-	{"anthropic", "claude-opus-4-6", Prices{5, 25, 0.5, 6.25}, true},
-	{"anthropic", "claude-opus-4-1", Prices{15, 75, 1.5, 18.75}, false},
-	{"anthropic", "claude-opus-4-20", Prices{15, 75, 1.5, 18.75}, false}, // dated: Opus 4 alone
-	{"anthropic", "claude-sonnet-4-5", Prices{3, 15, 0.3, 3.75}, true},
-	{"anthropic", "claude-sonnet-4-6", Prices{3, 15, 0.3, 3.75}, true},
-	{"anthropic", "claude-sonnet-4-20", Prices{3, 15, 0.3, 3.75}, false},
-	{"anthropic", "claude-3-7-sonnet", Prices{3, 15, 0.3, 3.75}, false},
-	{"anthropic", "claude-haiku-4-5", Prices{1, 5, 0.1, 1.25}, true},
-	{"anthropic", "claude-3-5-haiku", Prices{0.8, 4, 0.08, 1}, false},
-	{"anthropic", "claude-3-haiku", Prices{0.25, 1.25, 0, 0}, false},
-	{"amazon", "nova-premier", Prices{2.5, 12.5, 0.625, 2.5}, false},
-	{"amazon", "nova-pro", Prices{0.8, 3.2, 0.2, 0.8}, false},
-	{"amazon", "nova-lite", Prices{0.06, 0.24, 0.015, 0.06}, false},
-	{"amazon", "nova-micro", Prices{0.035, 0.14, 0.00875, 0.035}, false},
+	{"anthropic", "claude-opus-4-5", Prices{5, 25, 0.5, 6.25, 10}, true},
+	{"anthropic", "claude-opus-4-6", Prices{5, 25, 0.5, 6.25, 10}, true},
+	{"anthropic", "claude-opus-4-1", Prices{15, 75, 1.5, 18.75, 30}, false},
+	{"anthropic", "claude-opus-4-20", Prices{15, 75, 1.5, 18.75, 30}, false}, // dated: Opus 4 alone
+	{"anthropic", "claude-sonnet-4-5", Prices{3, 15, 0.3, 3.75, 6}, true},
+	{"anthropic", "claude-sonnet-4-6", Prices{3, 15, 0.3, 3.75, 6}, true},
+	{"anthropic", "claude-sonnet-4-20", Prices{3, 15, 0.3, 3.75, 6}, false},
+	{"anthropic", "claude-3-7-sonnet", Prices{3, 15, 0.3, 3.75, 6}, false},
+	{"anthropic", "claude-haiku-4-5", Prices{1, 5, 0.1, 1.25, 2}, true},
+	{"anthropic", "claude-3-5-haiku", Prices{0.8, 4, 0.08, 1, 1.6}, false},
+	{"anthropic", "claude-3-haiku", Prices{0.25, 1.25, 0, 0, 0}, false},
+	{"amazon", "nova-premier", Prices{2.5, 12.5, 0.625, 2.5, 0}, false},
+	{"amazon", "nova-pro", Prices{0.8, 3.2, 0.2, 0.8, 0}, false},
+	{"amazon", "nova-lite", Prices{0.06, 0.24, 0.015, 0.06, 0}, false},
+	{"amazon", "nova-micro", Prices{0.035, 0.14, 0.00875, 0.035, 0}, false},
 }
 
 // PricesOf returns the on-demand prices of modelID (a model ID, inference
@@ -99,7 +101,7 @@ func PricesOf(modelID string) (Prices, bool) {
 	e := priceTable[best]
 	p := e.prices
 	if e.regionalPremium && !isGlobal(modelID) {
-		p = Prices{p.Input * 1.1, p.Output * 1.1, p.CacheRead * 1.1, p.CacheWrite * 1.1}
+		p = Prices{p.Input * 1.1, p.Output * 1.1, p.CacheRead * 1.1, p.CacheWrite * 1.1, p.CacheWrite1h * 1.1}
 	}
 	return p, true
 }

@@ -10,7 +10,7 @@ import (
 // of the newer Claude models, and no price for what the table does not
 // confirm, whatever prefix it shares with a model that has one.
 func TestPricesOf(t *testing.T) {
-	opus4 := Prices{15, 75, 1.5, 18.75}
+	opus4 := Prices{15, 75, 1.5, 18.75, 30}
 	tests := []struct {
 		id   string
 		want Prices
@@ -18,20 +18,20 @@ func TestPricesOf(t *testing.T) {
 	}{
 		{"anthropic.claude-opus-4-20250514-v1:0", opus4, true},
 		{"us.anthropic.claude-opus-4-1-20250805-v1:0", opus4, true},
-		{"global.anthropic.claude-opus-4-5-20251101-v1:0", Prices{5, 25, 0.5, 6.25}, true},
-		{"global.anthropic.claude-opus-4-6-v1", Prices{5, 25, 0.5, 6.25}, true},
-		{"us.anthropic.claude-opus-4-6-v1", Prices{5.5, 27.5, 0.55, 6.875}, true},
-		{"anthropic.claude-sonnet-4-20250514-v1:0", Prices{3, 15, 0.3, 3.75}, true},
-		{"global.anthropic.claude-sonnet-4-6", Prices{3, 15, 0.3, 3.75}, true},
-		{"eu.anthropic.claude-sonnet-4-5-20250929-v1:0", Prices{3.3, 16.5, 0.33, 4.125}, true},
-		{"arn:aws:bedrock:us-east-1::foundation-model/anthropic.claude-3-7-sonnet-20250219-v1:0", Prices{3, 15, 0.3, 3.75}, true},
-		{"global.anthropic.claude-haiku-4-5-20251001-v1:0", Prices{1, 5, 0.1, 1.25}, true},
-		{"anthropic.claude-3-5-haiku-20241022-v1:0", Prices{0.8, 4, 0.08, 1}, true},
-		{"anthropic.claude-3-haiku-20240307-v1:0", Prices{0.25, 1.25, 0, 0}, true},
-		{"us.amazon.nova-premier-v1:0", Prices{2.5, 12.5, 0.625, 2.5}, true},
-		{"amazon.nova-pro-v1:0", Prices{0.8, 3.2, 0.2, 0.8}, true},
-		{"amazon.nova-lite-v1:0", Prices{0.06, 0.24, 0.015, 0.06}, true},
-		{"amazon.nova-micro-v1:0", Prices{0.035, 0.14, 0.00875, 0.035}, true},
+		{"global.anthropic.claude-opus-4-5-20251101-v1:0", Prices{5, 25, 0.5, 6.25, 10}, true},
+		{"global.anthropic.claude-opus-4-6-v1", Prices{5, 25, 0.5, 6.25, 10}, true},
+		{"us.anthropic.claude-opus-4-6-v1", Prices{5.5, 27.5, 0.55, 6.875, 11}, true},
+		{"anthropic.claude-sonnet-4-20250514-v1:0", Prices{3, 15, 0.3, 3.75, 6}, true},
+		{"global.anthropic.claude-sonnet-4-6", Prices{3, 15, 0.3, 3.75, 6}, true},
+		{"eu.anthropic.claude-sonnet-4-5-20250929-v1:0", Prices{3.3, 16.5, 0.33, 4.125, 6.6}, true},
+		{"arn:aws:bedrock:us-east-1::foundation-model/anthropic.claude-3-7-sonnet-20250219-v1:0", Prices{3, 15, 0.3, 3.75, 6}, true},
+		{"global.anthropic.claude-haiku-4-5-20251001-v1:0", Prices{1, 5, 0.1, 1.25, 2}, true},
+		{"anthropic.claude-3-5-haiku-20241022-v1:0", Prices{0.8, 4, 0.08, 1, 1.6}, true},
+		{"anthropic.claude-3-haiku-20240307-v1:0", Prices{0.25, 1.25, 0, 0, 0}, true},
+		{"us.amazon.nova-premier-v1:0", Prices{2.5, 12.5, 0.625, 2.5, 0}, true},
+		{"amazon.nova-pro-v1:0", Prices{0.8, 3.2, 0.2, 0.8, 0}, true},
+		{"amazon.nova-lite-v1:0", Prices{0.06, 0.24, 0.015, 0.06, 0}, true},
+		{"amazon.nova-micro-v1:0", Prices{0.035, 0.14, 0.00875, 0.035, 0}, true},
 		// Not confirmed, so unknown: no price is better than a wrong one.
 		{"anthropic.claude-3-5-sonnet-20240620-v1:0", Prices{}, false},
 		{"anthropic.claude-3-5-sonnet-20241022-v2:0", Prices{}, false},
