@@ -1,12 +1,8 @@
 package converse_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"image"
-	"image/png"
-	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -23,6 +19,7 @@ import (
 
 	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/bedrocktest"
+	"github.com/tooluse/bedrock/converse/internal/testimage"
 	"github.com/tooluse/bedrock/tools"
 )
 
@@ -360,14 +357,8 @@ func TestBudgetCountsTheOverflowedCall(t *testing.T) {
 // is some hundreds of tokens to the model, not its base64 over four
 // (about 330,000), so an input limit of 100,000 takes it.
 func TestBudgetCountsAnImageAsTheModelReadsIt(t *testing.T) {
-	img := image.NewNRGBA(image.Rect(0, 0, 500, 500))
-	r := rand.New(rand.NewPCG(1, 2))
-	for i := range img.Pix {
-		img.Pix[i] = byte(r.Uint32()) // noise, which compresses badly
-	}
-	var b bytes.Buffer
-	require.NoError(t, png.Encode(&b, img))
-	require.Greater(t, b.Len(), 900_000)
+	img := testimage.Noise(t, 500, 500)
+	require.Greater(t, len(img), 900_000)
 	srv := bedrocktest.NewServer(bedrocktest.Script(bedrocktest.Text("Noise.")))
 	defer srv.Close()
 	c := converse.New(srv.Client(), "us.anthropic.claude-sonnet-4-20250514-v1:0", nil, func(o *converse.Options) {
@@ -375,7 +366,7 @@ func TestBudgetCountsAnImageAsTheModelReadsIt(t *testing.T) {
 	})
 	_, err := c.SendMessage(context.Background(), types.Message{Role: types.ConversationRoleUser, Content: []types.ContentBlock{
 		&types.ContentBlockMemberText{Value: "What is this?"},
-		&types.ContentBlockMemberImage{Value: types.ImageBlock{Format: types.ImageFormatPng, Source: &types.ImageSourceMemberBytes{Value: b.Bytes()}}},
+		&types.ContentBlockMemberImage{Value: types.ImageBlock{Format: types.ImageFormatPng, Source: &types.ImageSourceMemberBytes{Value: img}}},
 	}})
 	require.NoError(t, err)
 	assert.Len(t, srv.Requests(), 1)

@@ -1,12 +1,9 @@
 package converse_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"image"
-	"image/png"
 	"strings"
 	"testing"
 
@@ -17,16 +14,9 @@ import (
 
 	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/bedrocktest"
+	"github.com/tooluse/bedrock/converse/internal/testimage"
 	"github.com/tooluse/bedrock/tools"
 )
-
-// pngOf is a w×h png image.
-func pngOf(t testing.TB, w, h int) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	require.NoError(t, png.Encode(&buf, image.NewGray(image.Rect(0, 0, w, h))))
-	return buf.Bytes()
-}
 
 // mediaTool returns out, whatever its input.
 func mediaTool(t testing.TB, name string, out tools.Result) *tools.Tool {
@@ -105,7 +95,7 @@ func registry(t testing.TB, ts ...*tools.Tool) *tools.Registry {
 }
 
 func TestToolResultImageAndDocument(t *testing.T) {
-	img, pdf := pngOf(t, 10, 10), []byte("%PDF-1.7 a small report")
+	img, pdf := testimage.Plain(t, 10, 10), []byte("%PDF-1.7 a small report")
 	for _, tc := range []struct {
 		name  string
 		json  bool
@@ -135,7 +125,7 @@ func TestToolResultImageAndDocument(t *testing.T) {
 }
 
 func TestToolResultMediaOnly(t *testing.T) {
-	img := pngOf(t, 4, 4)
+	img := testimage.Plain(t, 4, 4)
 	reg := registry(t, mediaTool(t, "snap", tools.Result{Media: []tools.Media{{Type: "image/png; charset=binary", Data: img}}}))
 	srv, ends := sendMedia(t, claude, reg)
 	assert.Equal(t, [][]string{{fmt.Sprintf("image:png:%d", len(img))}}, sentBlocks(t, srv), "no output block for a nil Output")
@@ -143,7 +133,7 @@ func TestToolResultMediaOnly(t *testing.T) {
 }
 
 func TestToolResultMediaLimits(t *testing.T) {
-	small := pngOf(t, 2, 2)
+	small := testimage.Plain(t, 2, 2)
 	images := func(n int) []tools.Media {
 		m := make([]tools.Media, n)
 		for i := range m {
@@ -190,7 +180,7 @@ func TestToolResultMediaLimits(t *testing.T) {
 		},
 	}, {
 		name:  "an image 9000 px wide",
-		tools: [][]tools.Media{{{Type: "image/png", Data: pngOf(t, 9000, 2)}}},
+		tools: [][]tools.Media{{{Type: "image/png", Data: testimage.Plain(t, 9000, 2)}}},
 		want: func(got [][]string) {
 			assert.Regexp(t, `^text:\[image/png, \d+ B: left out, 9000×2 px, more than Bedrock's limit of 8000 px a side\]$`, got[0][1])
 		},
@@ -241,7 +231,7 @@ func TestToolResultMediaLimits(t *testing.T) {
 }
 
 func TestToolResultMediaByModelFamily(t *testing.T) {
-	img := pngOf(t, 3, 3)
+	img := testimage.Plain(t, 3, 3)
 	doc := []byte("plain text")
 	sentImage, sentDoc := fmt.Sprintf("image:png:%d", len(img)), "document:txt:notes:10"
 	leftOut := func(model, kind string, size int, typ string) string {
@@ -278,7 +268,7 @@ func TestToolResultMediaByModelFamily(t *testing.T) {
 }
 
 func TestExecutorWithoutModelSendsEveryKind(t *testing.T) {
-	img := pngOf(t, 1, 1)
+	img := testimage.Plain(t, 1, 1)
 	e := &converse.Executor{Registry: registry(t, mediaTool(t, "fetch", tools.Result{Media: []tools.Media{
 		{Type: "image/png", Data: img}, {Type: "text/html", Name: "page.html", Data: []byte("<p>")},
 	}}))}
@@ -310,7 +300,7 @@ func TestMediaInfoString(t *testing.T) {
 // every request passes bedrocktest, which answers a request breaking the
 // rule with Bedrock's error. The history keeps the images.
 func TestManyScreenshots(t *testing.T) {
-	shot := pngOf(t, 2500, 100)
+	shot := testimage.Plain(t, 2500, 100)
 	reg := registry(t, mediaTool(t, "screenshot", tools.Result{Media: []tools.Media{{Type: "image/png", Data: shot}}}))
 	var replies []*bedrocktest.Reply
 	for i := range 22 {

@@ -1,11 +1,7 @@
 package bedrocktest
 
 import (
-	"bytes"
 	"context"
-	"image"
-	"image/png"
-	"math/rand/v2"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tooluse/bedrock/converse/internal/testimage"
 	"github.com/tooluse/bedrock/converse/recording"
 )
 
@@ -229,7 +226,7 @@ func TestPromptCacheCountsImagesAsTheRequest(t *testing.T) {
 		func(o *Options) { o.Accounting = true })
 	defer srv.Close()
 	img := &types.ContentBlockMemberImage{Value: types.ImageBlock{Format: types.ImageFormatPng,
-		Source: &types.ImageSourceMemberBytes{Value: noisePNG(t, 500, 500)}}} // a megabyte of base64 for some 300 tokens
+		Source: &types.ImageSourceMemberBytes{Value: testimage.Noise(t, 500, 500)}}} // a megabyte of base64 for some 300 tokens
 	in := cachedRequest(1200, user(text("look"), img, cachePointBlock("")), assistant(text("seen")), user(text("and?")))
 	total := EstimateTokens(&Request{ConverseInput: *in})
 	for _, what := range []string{"written", "read"} {
@@ -239,17 +236,4 @@ func TestPromptCacheCountsImagesAsTheRequest(t *testing.T) {
 		assert.Positive(t, aws.ToInt32(u.InputTokens), "the messages after the point (%s)", what)
 		assert.Equal(t, total, int(aws.ToInt32(u.InputTokens)+aws.ToInt32(u.CacheReadInputTokens)+aws.ToInt32(u.CacheWriteInputTokens)), what)
 	}
-}
-
-// noisePNG is a PNG of w × h random pixels, which compresses badly.
-func noisePNG(t *testing.T, w, h int) []byte {
-	t.Helper()
-	img := image.NewNRGBA(image.Rect(0, 0, w, h))
-	r := rand.New(rand.NewPCG(1, 2))
-	for i := range img.Pix {
-		img.Pix[i] = byte(r.Uint32())
-	}
-	var b bytes.Buffer
-	require.NoError(t, png.Encode(&b, img))
-	return b.Bytes()
 }

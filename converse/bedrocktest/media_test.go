@@ -1,10 +1,7 @@
 package bedrocktest
 
 import (
-	"bytes"
 	"context"
-	"image"
-	"image/png"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -12,14 +9,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-)
 
-func pngImage(t *testing.T, w, h int) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	require.NoError(t, png.Encode(&buf, image.NewGray(image.Rect(0, 0, w, h))))
-	return buf.Bytes()
-}
+	"github.com/tooluse/bedrock/converse/internal/testimage"
+)
 
 func imageOf(data []byte) *types.ToolResultContentBlockMemberImage {
 	return &types.ToolResultContentBlockMemberImage{Value: types.ImageBlock{
@@ -42,7 +34,7 @@ func repeat[T any](n int, v T) []T {
 // TestValidateMedia sends each history through the real SDK client, so the
 // media also cross the wire as Bedrock gets them.
 func TestValidateMedia(t *testing.T) {
-	small := pngImage(t, 2, 2)
+	small := testimage.Plain(t, 2, 2)
 	img := imageOf(small)
 	doc := documentOf("notes", 10)
 	answered := func(content ...types.ToolResultContentBlock) []types.Message {
@@ -67,7 +59,7 @@ func TestValidateMedia(t *testing.T) {
 		}, want: "messages.2.content holds 21 images; a message can include at most 20 images."},
 		{name: "a 4 MB image", msgs: answered(imageOf(make([]byte, 4_000_000))),
 			want: "The image at messages.2.content.0.toolResult.content.0.image is 4000000 bytes; an image can be at most 3.75 MB."},
-		{name: "an image 8001 px high", msgs: answered(imageOf(pngImage(t, 1, 8001))),
+		{name: "an image 8001 px high", msgs: answered(imageOf(testimage.Plain(t, 1, 8001))),
 			want: "The model returned the following errors: messages.2.content.0.toolResult.content.0.image: At least one of the image dimensions exceed max allowed size: 8000 pixels"},
 		{name: "an unreadable image", msgs: answered(imageOf([]byte("nope"))),
 			want: "The image at messages.2.content.0.toolResult.content.0.image could not be processed as png. Check the image format and try again."},

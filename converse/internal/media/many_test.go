@@ -7,11 +7,12 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/tooluse/bedrock/converse/internal/models"
+	"github.com/tooluse/bedrock/converse/internal/testimage"
 )
 
 func TestManyImages(t *testing.T) {
 	pngImg := func(w, h int) types.ImageBlock {
-		return types.ImageBlock{Format: types.ImageFormatPng, Source: &types.ImageSourceMemberBytes{Value: pngOf(t, w, h)}}
+		return types.ImageBlock{Format: types.ImageFormatPng, Source: &types.ImageSourceMemberBytes{Value: testimage.Plain(t, w, h)}}
 	}
 	small, large := pngImg(10, 10), pngImg(2001, 10)
 	inResult := func(b types.ImageBlock) types.ToolResultContentBlock {

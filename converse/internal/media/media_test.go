@@ -1,10 +1,7 @@
 package media
 
 import (
-	"bytes"
 	"fmt"
-	"image"
-	"image/png"
 	"slices"
 	"strings"
 	"testing"
@@ -15,16 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tooluse/bedrock/converse/internal/models"
+	"github.com/tooluse/bedrock/converse/internal/testimage"
 	"github.com/tooluse/bedrock/tools"
 )
-
-// pngOf is a w×h png image.
-func pngOf(t testing.TB, w, h int) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	require.NoError(t, png.Encode(&buf, image.NewGray(image.Rect(0, 0, w, h))))
-	return buf.Bytes()
-}
 
 // describe says what content holds, a block a word: "text:…",
 // "image:png:<bytes>", "document:pdf:<name>:<bytes>".
@@ -102,7 +92,7 @@ func TestInfoString(t *testing.T) {
 }
 
 func TestContent(t *testing.T) {
-	small, wide, huge := pngOf(t, 10, 10), pngOf(t, models.MaxImagePixels+1, 1), make([]byte, models.MaxImageBytes+1)
+	small, wide, huge := testimage.Plain(t, 10, 10), testimage.Plain(t, models.MaxImagePixels+1, 1), make([]byte, models.MaxImageBytes+1)
 	claude := &Rules{ModelID: "claude", Kinds: models.Media{Images: true, Documents: true}}
 	nova := &Rules{ModelID: "nova", Kinds: models.Media{Images: true}}
 	llama := &Rules{ModelID: "llama"}

@@ -2,9 +2,6 @@ package wire
 
 import (
 	"bytes"
-	"image"
-	"image/png"
-	"math/rand/v2"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -14,28 +11,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tooluse/bedrock/converse/internal/models"
+	"github.com/tooluse/bedrock/converse/internal/testimage"
 )
-
-// noise is a PNG of w × h random pixels, which compresses badly: some
-// w × h × 4 bytes.
-func noise(t *testing.T, w, h int) []byte {
-	t.Helper()
-	img := image.NewNRGBA(image.Rect(0, 0, w, h))
-	r := rand.New(rand.NewPCG(1, 2))
-	for i := range img.Pix {
-		img.Pix[i] = byte(r.Uint32())
-	}
-	var b bytes.Buffer
-	require.NoError(t, png.Encode(&b, img))
-	return b.Bytes()
-}
 
 // TestEstimateTokensOfMedia: an image counts as the model reads it, by its
 // size, not as the base64 of its bytes; a PDF by its pages; a text
 // document as its text; in a message or in a tool result alike; and the
 // messages given are not changed.
 func TestEstimateTokensOfMedia(t *testing.T) {
-	big := noise(t, 500, 500) // about a megabyte
+	big := testimage.Noise(t, 500, 500) // about a megabyte
 	require.Greater(t, len(big), 900_000)
 	pdf := []byte("%PDF-1.7 1 0 obj << /Type /Pages >> 2 0 obj << /Type /Page >> 3 0 obj << /Type /Page >>")
 	txt := bytes.Repeat([]byte("word "), 2000)
