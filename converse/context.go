@@ -33,8 +33,11 @@ import (
 //  2. the oldest exchanges are dropped, cutting only before a user message
 //     that holds no tool results (a prompt) or taking out a whole
 //     assistant toolUse message with the user message of its results,
-//     never one without the other, and never the first prompt of a Send's
-//     tool loop or the newest exchange;
+//     never one without the other, and never the Send's prompt (a
+//     structured Send's correction is no prompt to cut at), the newest
+//     exchange, or the assistant message that opened the current tool
+//     loop when it holds a reasoning block (with extended thinking, Claude
+//     wants it first in a request that continues the loop);
 //  3. with Summarize, the dropped messages are summarised by a model call
 //     (with the tool configuration, when they hold tool blocks), and the
 //     summary joins the first kept user message as a text block.
@@ -135,10 +138,29 @@ func (c *Conversation) estimate(ctx context.Context, w *window, history []types.
 }
 
 // overflowMessages are what Bedrock's ValidationException says of an input
-// too large for the model: its own message, and those it passes on from
-// Anthropic's models ("prompt is too long: 210000 tokens > 200000
-// maximum", "input length and `max_tokens` exceed context limit").
-var overflowMessages = []string{"input is too long for requested model", "prompt is too long", "exceed context limit"}
+// too large for the model, matched in lower case:
+//   - its own message, "Input is too long for requested model." (also for
+//     Llama 4 far over its window: NousResearch/hermes-agent pull 98726);
+//   - those it passes on from Anthropic's models, "prompt is too long:
+//     203470 tokens > 200000 maximum" (strands-agents/harness-sdk issue
+//     1712, pull 1663) and "input length and `max_tokens` exceed context
+//     limit: 196395 + 64000 > 204698" (RooCodeInc/Roo-Code issue 3713);
+//   - the OpenAI-style "This model's maximum context length is 202752
+//     tokens. However, you requested ..." of the models Bedrock serves
+//     through Mantle (GLM, MiniMax: strands-agents/harness-sdk issue 3969,
+//     pull 3973) and of Llama 4 Maverick a little over its window
+//     (hermes-agent pull 98726);
+//   - "too many total text bytes", in the list of strands-agents'
+//     Bedrock provider since its first version and reported from
+//     endpoints wrapping Bedrock (harness-sdk issue 1528); no whole
+//     message of it was found.
+var overflowMessages = []string{
+	"input is too long for requested model",
+	"prompt is too long",
+	"exceed context limit",
+	"maximum context length is",
+	"too many total text bytes",
+}
 
 // overflowed reports Bedrock's answers to an input too large for the model.
 func overflowed(err error, t *turnResult) bool {
@@ -203,7 +225,7 @@ func (c *Conversation) fit(ctx context.Context, history []types.Message, limit i
 	budget := limit * 3 / 4
 	tr := trim.New(history, c.opts.Context.toolResultBytes(), before)
 	tr.Shorten(budget)
-	tr.Drop(budget)
+	tr.Drop(budget, sendPrompt(history))
 	pt := &pendingTrim{tr: tr, ev: Trimmed{Turn: r.turn, Overflow: overflow, ShortenedResults: tr.Shortened(), DroppedMessages: tr.Dropped(), TokensBefore: before}}
 	if tr.Shortened() == 0 && tr.Dropped() == 0 {
 		return nil, false, nil
@@ -215,6 +237,21 @@ func (c *Conversation) fit(ctx context.Context, history []types.Message, limit i
 	}
 	step, err := c.trimmed(ctx, pt)
 	return step, true, err
+}
+
+// sendPrompt is the index in history of the prompt of the Send in
+// progress, which a trim keeps: the last user message holding no tool
+// results that is not a structured answer's correction (which is a user
+// text message too, but answers the model within the Send's loop). It is
+// 0 when there is none.
+func sendPrompt(history []types.Message) int {
+	for i := len(history) - 1; i > 0; i-- {
+		m := history[i]
+		if m.Role == types.ConversationRoleUser && len(m.Content) > 0 && !message.AnswersTools(m) && !isCorrection(m) {
+			return i
+		}
+	}
+	return 0
 }
 
 // trimmed ends a trim: the trimmed history is kept and reported, and the

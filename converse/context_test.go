@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -278,4 +279,99 @@ func TestOverflowWithNothingToTrim(t *testing.T) {
 	require.ErrorAs(t, err, &ve)
 	assert.Equal(t, "Input is too long for requested model.", ve.ErrorMessage())
 	assert.Len(t, srv.Requests(), 1)
+}
+
+// TestTrimKeepsTheLoopsReasoning: with extended thinking (not interleaved)
+// only the reply that opened the tool loop carries reasoning, and Claude
+// takes a request continuing the loop only when that reply starts with it
+// (bedrocktest answers as Bedrock does). The trim drops the pairs after it,
+// and the summary request of what it dropped holds it too.
+func TestTrimKeepsTheLoopsReasoning(t *testing.T) {
+	for _, summarize := range []bool{false, true} {
+		t.Run(fmt.Sprint("summarize ", summarize), func(t *testing.T) {
+			first := bedrocktest.Output(types.StopReasonToolUse,
+				&types.ContentBlockMemberReasoningContent{Value: &types.ReasoningContentBlockMemberReasoningText{Value: types.ReasoningTextBlock{
+					Text: aws.String("I need four pages."), Signature: aws.String("sig-plan"),
+				}}},
+				&types.ContentBlockMemberToolUse{Value: types.ToolUseBlock{ToolUseId: aws.String("tooluse_1"), Name: aws.String("fetch"),
+					Input: documentOf(map[string]any{"page": 1})}})
+			replies := fetchLoop(4)
+			replies[0] = first
+			script := bedrocktest.Script(replies...)
+			var mu sync.Mutex
+			var turns []*bedrocktest.Request
+			h := bedrocktest.HandlerFunc(func(ctx context.Context, req *bedrocktest.Request) (*bedrocktest.Reply, error) {
+				last := req.Messages[len(req.Messages)-1]
+				if tb, ok := last.Content[len(last.Content)-1].(*types.ContentBlockMemberText); ok && strings.HasPrefix(tb.Value, "Summarize the conversation so far") {
+					return bedrocktest.Text("Page 1 was fetched."), nil
+				}
+				mu.Lock()
+				turns = append(turns, req)
+				mu.Unlock()
+				return script.ServeConverse(ctx, req)
+			})
+			_, client := serve(t, h, func(o *bedrocktest.Options) { o.Accounting = true })
+			var trims []converse.Trimmed
+			c := converse.New(client, claude, fetchTool(t, 250), func(o *converse.Options) {
+				o.Request.InferenceConfig = &types.InferenceConfiguration{MaxTokens: aws.Int32(4096)}
+				o.Request.AdditionalModelRequestFields = documentOf(map[string]any{"thinking": map[string]any{"type": "enabled", "budget_tokens": 1024}})
+				o.Context = &converse.ContextPolicy{MaxInputTokens: 1800, Summarize: summarize}
+				o.OnEvent = func(ev converse.Event) {
+					if tr, ok := ev.(converse.Trimmed); ok {
+						trims = append(trims, tr)
+					}
+				}
+			})
+			res, err := c.Send(context.Background(), "Read pages 1 to 4.")
+			require.NoError(t, err, "a trimmed request lost the loop's reasoning")
+			assert.Equal(t, "I read them all.", res.Text)
+			require.NotEmpty(t, trims)
+			for _, tr := range trims {
+				assert.Positive(t, tr.DroppedMessages)
+				assert.Equal(t, summarize, tr.Summarized, "the summary request was taken")
+			}
+			require.Len(t, turns, 5)
+			last := turns[len(turns)-1].Messages
+			assert.Less(t, len(last), 9, "the last request is trimmed")
+			require.GreaterOrEqual(t, len(last), 2)
+			assert.IsType(t, &types.ContentBlockMemberReasoningContent{}, last[1].Content[0], "the loop's reasoning stays first")
+		})
+	}
+}
+
+// TestTrimKeepsAStructuredSendsPrompt: a structured Send's correction is
+// a user text message, but no prompt to cut the history at: the trim
+// drops the earlier Send's exchange, and keeps the Send's own prompt and
+// its data before the correction.
+func TestTrimKeepsAStructuredSendsPrompt(t *testing.T) {
+	srv, client := serve(t, bedrocktest.Script(
+		bedrocktest.Text("Noted."),
+		bedrocktest.Text("The answer is probably forty-two, and at length: "+strings.Repeat("blah ", 300)),
+		bedrocktest.Text(`{"n": 42}`),
+	), func(o *bedrocktest.Options) { o.Accounting = true })
+	var trims []converse.Trimmed
+	c := converse.New(client, claude, nil, func(o *converse.Options) {
+		o.Context = &converse.ContextPolicy{MaxInputTokens: 1500}
+		o.OnEvent = func(ev converse.Event) {
+			if tr, ok := ev.(converse.Trimmed); ok {
+				trims = append(trims, tr)
+			}
+		}
+	})
+	_, err := c.Send(context.Background(), "Keep this note: "+strings.Repeat("note ", 300))
+	require.NoError(t, err)
+	const prompt = "Compute n from this data: "
+	out, _, err := converse.StructuredJSON(context.Background(), c, prompt+strings.Repeat("data ", 600),
+		[]byte(`{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"],"additionalProperties":false}`))
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"n": 42}`, string(out))
+	require.NotEmpty(t, trims)
+	assert.Equal(t, 2, trims[len(trims)-1].DroppedMessages, "the earlier Send's exchange, nothing of this one")
+	requests := srv.Requests()
+	require.Len(t, requests, 3)
+	corrected := requests[2].Messages
+	first := corrected[0].Content[0].(*types.ContentBlockMemberText).Value
+	assert.True(t, strings.HasPrefix(first, prompt), "the request starts with %.40q, not the Send's prompt", first)
+	assert.Len(t, corrected, 3, "the prompt, the rejected answer, the correction")
+	assertValid(t, c, claude)
 }

@@ -440,12 +440,26 @@ func (c *Conversation) traceAnswer(ctx context.Context, turn int) {
 	c.emit(ToolEnd{Turn: turn, ID: tc.id, Name: tc.name, Input: tc.input, Output: sh.answer, Status: types.ToolResultStatusSuccess})
 }
 
+// correctionPrefix begins every correction, which is how isCorrection
+// knows one in a history, a saved one too.
+var correctionPrefix = "Error: " + ErrInvalidAnswer.Error() + ": "
+
 // correction is the error the model gets for an answer rejected for reason.
 func (sh *shape) correction(reason string) string {
 	if sh.native {
-		return "Error: " + ErrInvalidAnswer.Error() + ": " + reason + ". Answer again with only a JSON object that matches the schema."
+		return correctionPrefix + reason + ". Answer again with only a JSON object that matches the schema."
 	}
-	return "Error: " + ErrInvalidAnswer.Error() + ": " + reason
+	return correctionPrefix + reason
+}
+
+// isCorrection reports a user message that correct added: a correction of
+// a structured answer, which is no prompt of the user's.
+func isCorrection(m types.Message) bool {
+	if m.Role != types.ConversationRoleUser || len(m.Content) == 0 {
+		return false
+	}
+	t, ok := m.Content[0].(*types.ContentBlockMemberText)
+	return ok && strings.HasPrefix(t.Value, correctionPrefix)
 }
 
 // correctable reports whether a final answer that is not one can be sent

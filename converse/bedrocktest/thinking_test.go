@@ -3,6 +3,7 @@ package bedrocktest
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -70,6 +71,56 @@ func TestValidateThinking(t *testing.T) {
 				model = sonnet4
 			}
 			e := Validate(&Request{Operation: recording.OpConverse, ConverseInput: bedrockruntime.ConverseInput{ModelId: aws.String(model), Messages: []types.Message{user(text("hi"))}, AdditionalModelRequestFields: tt.fields, InferenceConfig: tt.ic}})
+			assertVerdict(t, e, tt.want)
+		})
+	}
+}
+
+// TestValidateThinkingLoop: with extended thinking, a request continuing
+// a tool loop must send back the reasoning that opened it first; earlier
+// turns' reasoning may be left out.
+func TestValidateThinkingLoop(t *testing.T) {
+	const sonnet4 = "us.anthropic.claude-sonnet-4-20250514-v1:0"
+	reasoning := &types.ContentBlockMemberReasoningContent{Value: &types.ReasoningContentBlockMemberReasoningText{
+		Value: types.ReasoningTextBlock{Text: aws.String("plan"), Signature: aws.String("sig")},
+	}}
+	redacted := &types.ContentBlockMemberReasoningContent{Value: &types.ReasoningContentBlockMemberRedactedContent{Value: []byte("x")}}
+	ok := result("t1", types.ToolResultStatusSuccess)
+	found := func(n int, typ string) string { return fmt.Sprintf(thinkingFirst, n, typ) }
+	tests := []struct {
+		name   string
+		model  string
+		fields document.Interface // thinkingFields(1024, nil) when nil
+		msgs   []types.Message
+		want   string
+	}{
+		{name: "the loop's reasoning first", msgs: []types.Message{user(text("hi")), assistant(reasoning, use("t1")), user(ok)}},
+		{name: "redacted reasoning first", msgs: []types.Message{user(text("hi")), assistant(redacted, use("t1")), user(ok)}},
+		{name: "the loop's first call without it", msgs: []types.Message{user(text("hi")), assistant(use("t1")), user(ok)}, want: found(1, "tool_use")},
+		{name: "text before the reasoning", msgs: []types.Message{user(text("hi")), assistant(text("let me see"), reasoning, use("t1")), user(ok)}, want: found(1, "text")},
+		{name: "a later call without it", msgs: []types.Message{user(text("hi")), assistant(reasoning, use("t1")), user(ok),
+			assistant(use("t2")), user(result("t2", types.ToolResultStatusSuccess))}},
+		{name: "the loop after the first pair dropped", msgs: []types.Message{user(text("hi")),
+			assistant(use("t2")), user(result("t2", types.ToolResultStatusSuccess))}, want: found(1, "tool_use")},
+		{name: "the loop of a later prompt", msgs: []types.Message{user(text("hi")), assistant(text("hello")), user(text("weather?")),
+			assistant(use("t1")), user(ok)}, want: found(3, "tool_use")},
+		{name: "an earlier turn's reasoning left out", msgs: []types.Message{user(text("hi")), assistant(use("t1")), user(ok),
+			assistant(text("sunny")), user(text("and tomorrow?")), assistant(reasoning, use("t2")), user(result("t2", types.ToolResultStatusSuccess))}},
+		{name: "a new prompt needs none", msgs: []types.Message{user(text("hi")), assistant(use("t1")), user(ok), assistant(text("sunny")), user(text("thanks"))}},
+		{name: "without thinking", fields: document.NewLazyDocument(map[string]any{}), msgs: []types.Message{user(text("hi")), assistant(use("t1")), user(ok)}},
+		{name: "not claude", model: "us.amazon.nova-pro-v1:0", msgs: []types.Message{user(text("hi")), assistant(use("t1")), user(ok)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			model, fields := tt.model, tt.fields
+			if model == "" {
+				model = sonnet4
+			}
+			if fields == nil {
+				fields = thinkingFields(1024, nil)
+			}
+			e := Validate(&Request{Operation: recording.OpConverse, ConverseInput: bedrockruntime.ConverseInput{ModelId: aws.String(model), Messages: tt.msgs,
+				ToolConfig: &types.ToolConfiguration{Tools: []types.Tool{toolSpec("get_weather", map[string]any{"type": "object"})}}, AdditionalModelRequestFields: fields}})
 			assertVerdict(t, e, tt.want)
 		})
 	}

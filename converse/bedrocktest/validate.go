@@ -38,7 +38,9 @@ import (
 // 4.5 and 4.6, Haiku 4.5 and Opus 4.5 and 4.6, maxTokens at least 1;
 // beside Claude's extended thinking with a budget, budget_tokens from 1024
 // and below maxTokens (unless interleaved thinking is on), temperature 1
-// or unset, topP from 0.95 or unset and no top_k; closed object schemas
+// or unset, topP from 0.95 or unset and no top_k, and a request that
+// continues a tool loop sending back the reasoning block that opened it;
+// closed object schemas
 // ("additionalProperties": false on each) in outputConfig.textFormat and
 // in strict tools' input schemas; and images and
 // documents: their sizes, counts and names (no name twice in the request's
@@ -105,7 +107,62 @@ func Validate(req *Request) *Error {
 	if media.BreaksManyImages(m, msgs) {
 		return Validation(fmt.Sprintf("The model returned the following errors: image exceed max allowed size for many-image requests: %d pixels", models.ManyImagePixels))
 	}
+	if e := validateThinkingLoop(m, req); e != nil {
+		return e
+	}
 	return validateCache(m, req)
+}
+
+// thinkingFirst is Claude's answer, through Bedrock, to a request that
+// continues a tool loop under extended thinking without the reasoning that
+// opened it: langchain-ai/langchain-aws issue 844 (found `text`, Bedrock's
+// ConverseStream), anomalyco/opencode issue 3077 (found `tool_use`,
+// Bedrock through LiteLLM), n8n-io/n8n issue 22550 (Anthropic's API).
+const thinkingFirst = "The model returned the following errors: messages.%d.content.0.type: Expected `thinking` or `redacted_thinking`, but found `%s`. When `thinking` is enabled, a final `assistant` message must start with a thinking block (preceeding the lastmost set of `tool_use` and `tool_result` blocks). We recommend you include thinking blocks from previous turns. To avoid this requirement, disable `thinking`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking"
+
+// validateThinkingLoop checks, beside Claude's extended thinking with a
+// budget, a request whose last message answers tool calls: the assistant
+// message that opened the loop, the first after the last user message
+// holding no tool results, must start with a reasoning block. Earlier
+// turns' reasoning may be left out.
+func validateThinkingLoop(m models.Model, req *Request) *Error {
+	if _, on := m.BudgetThinking(documentJSON(req.AdditionalModelRequestFields)); !on {
+		return nil
+	}
+	msgs := req.Messages
+	if len(msgs) == 0 || !message.AnswersTools(msgs[len(msgs)-1]) {
+		return nil
+	}
+	n := len(msgs) - 1
+	for n > 0 && (msgs[n-1].Role != types.ConversationRoleUser || message.AnswersTools(msgs[n-1])) {
+		n--
+	}
+	for _, b := range msgs[n].Content {
+		if _, ok := b.(*types.ContentBlockMemberCachePoint); ok {
+			continue
+		}
+		if message.IsReasoning(b) {
+			return nil
+		}
+		return Validation(fmt.Sprintf(thinkingFirst, n, anthropicType(b)))
+	}
+	return nil
+}
+
+// anthropicType names b's kind as Anthropic's Messages API does, for its
+// error messages; those other than text and tool_use are guesses.
+func anthropicType(b types.ContentBlock) string {
+	switch b.(type) {
+	case *types.ContentBlockMemberToolUse:
+		return "tool_use"
+	case *types.ContentBlockMemberToolResult:
+		return "tool_result"
+	case *types.ContentBlockMemberImage:
+		return "image"
+	case *types.ContentBlockMemberDocument:
+		return "document"
+	}
+	return "text"
 }
 
 // toolNamePattern is the constraint on ToolSpecification.name.

@@ -22,8 +22,12 @@ import (
 
 // randomHistory is a tool-heavy conversation: prompts, tool rounds of one
 // to three calls with results of every size (text and JSON, some failed),
-// final answers; it ends with a user message, as a request does.
-func randomHistory(r *rand.Rand) []types.Message {
+// final answers; it ends with a user message, as a request does. With
+// thinking, as extended thinking answers, the first assistant message
+// after each user text message starts with a reasoning block, and others
+// may (interleaved thinking).
+func randomHistory(r *rand.Rand, thinking bool) []types.Message {
+	var history []types.Message
 	txt := func(s string) types.ContentBlock { return &types.ContentBlockMemberText{Value: s} }
 	user := func(b ...types.ContentBlock) types.Message {
 		return types.Message{Role: types.ConversationRoleUser, Content: b}
@@ -31,11 +35,22 @@ func randomHistory(r *rand.Rand) []types.Message {
 	assistant := func(b ...types.ContentBlock) types.Message {
 		return types.Message{Role: types.ConversationRoleAssistant, Content: b}
 	}
-	history := []types.Message{user(txt("first prompt"))}
+	// reason starts the blocks of an assistant message with a reasoning
+	// block, as thinking would.
+	reason := func(b ...types.ContentBlock) []types.ContentBlock {
+		last := history[len(history)-1]
+		if !thinking || message.AnswersTools(last) && r.IntN(2) == 0 {
+			return b
+		}
+		return append([]types.ContentBlock{&types.ContentBlockMemberReasoningContent{Value: &types.ReasoningContentBlockMemberReasoningText{
+			Value: types.ReasoningTextBlock{Text: aws.String("let me think"), Signature: aws.String("sig")},
+		}}}, b...)
+	}
+	history = []types.Message{user(txt("first prompt"))}
 	id := 0
 	for round := r.IntN(25); round > 0; round-- {
 		if r.IntN(4) == 0 {
-			history = append(history, assistant(txt("an answer")), user(txt(fmt.Sprint("prompt ", round))))
+			history = append(history, assistant(reason(txt("an answer"))...), user(txt(fmt.Sprint("prompt ", round))))
 			continue
 		}
 		var uses, results []types.ContentBlock
@@ -61,17 +76,21 @@ func randomHistory(r *rand.Rand) []types.Message {
 				ToolUseId: aws.String(tid), Status: status, Content: []types.ToolResultContentBlock{content},
 			}})
 		}
-		history = append(history, assistant(uses...), user(results...))
+		history = append(history, assistant(reason(uses...)...), user(results...))
 	}
 	return history
 }
 
 // TestTrimKeepsHistoriesValid trims random tool-heavy histories to random
-// budgets: every trimmed history, and the summary request of what was
-// dropped, passes bedrocktest's validator (pairs intact, toolConfig
-// present, first message a user message, roles alternating), ends with
-// the same message, and is no larger than the original. ask stands for
-// converse's summary prompt, added as the summary request adds it.
+// budgets, the Send's prompt any of their user text messages (those after
+// it standing for a structured Send's corrections): every trimmed history,
+// and the summary request of what was dropped, passes bedrocktest's
+// validator (pairs intact, toolConfig present, first message a user
+// message, roles alternating, with extended thinking the reasoning that
+// opened the tool loop first), ends with the same message, and is no
+// larger than the original. Over budget, it starts with the Send's prompt
+// and holds no pair left to drop. ask stands for converse's summary
+// prompt, added as the summary request adds it.
 func TestTrimKeepsHistoriesValid(t *testing.T) {
 	const ask = "Summarize the conversation so far."
 	cfg := &types.ToolConfiguration{Tools: []types.Tool{&types.ToolMemberToolSpec{Value: types.ToolSpecification{
@@ -80,12 +99,29 @@ func TestTrimKeepsHistoriesValid(t *testing.T) {
 	for seed := range uint64(150) {
 		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, 15))
-			history := randomHistory(r)
+			var fields document.Interface
+			if seed%2 == 1 {
+				fields = document.NewLazyDocument(map[string]any{"thinking": map[string]any{"type": "enabled", "budget_tokens": 1024}})
+			}
+			validate := func(msgs []types.Message) *bedrocktest.Error {
+				return bedrocktest.Validate(&bedrocktest.Request{Operation: recording.OpConverse, ConverseInput: bedrockruntime.ConverseInput{
+					ModelId: aws.String("anthropic.claude-sonnet-4-5-20250929-v1:0"), Messages: msgs, ToolConfig: cfg, AdditionalModelRequestFields: fields,
+				}})
+			}
+			history := randomHistory(r, fields != nil)
+			require.Nil(t, validate(history), "the history to trim is not valid")
+			var prompts []int
+			for i, m := range history {
+				if isPrompt(m) {
+					prompts = append(prompts, i)
+				}
+			}
+			prompt := prompts[r.IntN(len(prompts))]
 			before := wire.EstimateTokens(&bedrockruntime.ConverseInput{Messages: history, ToolConfig: cfg})
 			budget := r.IntN(before + 1)
 			tr := New(history, []int{100, 1000, 4096}[r.IntN(3)], before)
 			tr.Shorten(budget)
-			tr.Drop(budget)
+			tr.Drop(budget, prompt)
 			trimmed := tr.Messages()
 			newest, kept := history[len(history)-1], trimmed[len(trimmed)-1]
 			assert.Equal(t, newest.Role, kept.Role)
@@ -93,17 +129,28 @@ func TestTrimKeepsHistoriesValid(t *testing.T) {
 			after := wire.EstimateTokens(&bedrockruntime.ConverseInput{Messages: trimmed, ToolConfig: cfg})
 			assert.LessOrEqual(t, after, before)
 			assert.InDelta(t, after, tr.Tokens(), float64(after)/50+float64(len(history)), "the running estimate follows the cuts")
+			assert.True(t, slices.ContainsFunc(trimmed, func(m types.Message) bool { return m.Content[0] == history[prompt].Content[0] }), "the Send's prompt is kept")
 			if tr.Tokens() > budget {
-				assert.Negative(t, slices.IndexFunc(trimmed[1:], isPrompt), "over budget with a prompt left to cut at")
-				assert.False(t, len(trimmed) > 3 && message.HasToolUse(trimmed[1]) && message.AnswersTools(trimmed[2]), "over budget with a pair left to drop")
+				assert.Equal(t, history[prompt], trimmed[0], "over budget with a prompt left to cut at")
+				opener := -1 // the message that opened the tool loop, if it holds reasoning
+				for i := len(trimmed) - 1; i >= 0; i-- {
+					if isPrompt(trimmed[i]) {
+						if i+1 < len(trimmed) && slices.ContainsFunc(trimmed[i+1].Content, message.IsReasoning) {
+							opener = i + 1
+						}
+						break
+					}
+				}
+				for i := 1; i+2 < len(trimmed); i++ {
+					assert.False(t, i != opener && message.HasToolUse(trimmed[i]) && message.AnswersTools(trimmed[i+1]), "over budget with the pair at %d left to drop", i)
+				}
 			}
 			if tr.Dropped() > 0 {
 				tr.AddSummary("what happened")
 			}
 			trimmed = tr.Messages()
 
-			e := bedrocktest.Validate(&bedrocktest.Request{Operation: recording.OpConverse, ConverseInput: bedrockruntime.ConverseInput{ModelId: aws.String("anthropic.claude-sonnet-4-5-20250929-v1:0"), Messages: trimmed, ToolConfig: cfg}})
-			require.Nil(t, e, "the trimmed history is not valid")
+			require.Nil(t, validate(trimmed), "the trimmed history is not valid")
 			assert.Equal(t, types.ConversationRoleUser, trimmed[0].Role)
 			assert.True(t, isPrompt(trimmed[0]), "the first message is a prompt")
 			if tr.Dropped() > 0 {
@@ -113,8 +160,7 @@ func TestTrimKeepsHistoriesValid(t *testing.T) {
 					last := prefix[len(prefix)-1]
 					req = append(prefix[:len(prefix)-1:len(prefix)-1], types.Message{Role: last.Role, Content: append(last.Content[:len(last.Content):len(last.Content)], &types.ContentBlockMemberText{Value: ask})})
 				}
-				e := bedrocktest.Validate(&bedrocktest.Request{Operation: recording.OpConverse, ConverseInput: bedrockruntime.ConverseInput{ModelId: aws.String("anthropic.claude-sonnet-4-5-20250929-v1:0"), Messages: req, ToolConfig: cfg}})
-				require.Nil(t, e, "the summary request is not valid")
+				require.Nil(t, validate(req), "the summary request is not valid")
 			}
 		})
 	}

@@ -27,7 +27,7 @@ type History struct {
 	tokens int // the running estimate of the request
 
 	before []types.Message // messages dropped before the first kept prompt
-	pairs  []types.Message // toolUse/toolResults pairs dropped after it
+	after  []types.Message // after it, to the last toolUse/toolResults pair dropped
 
 	shortened, dropped int
 }
@@ -114,20 +114,65 @@ func shortenResult(r types.ToolResultBlock, limit int) (types.ToolResultBlock, b
 }
 
 // Drop takes out the oldest exchanges until the estimate is within
-// budget: first everything before a later prompt (a user message holding
-// no tool results), then the toolUse/toolResults pairs after the first
-// prompt, never the newest message or the pair it answers.
-func (h *History) Drop(budget int) {
-	for h.tokens > budget {
-		k := slices.IndexFunc(h.msgs[1:], isPrompt) + 1
+// budget: first everything before a prompt (a user message holding no
+// tool results) up to prompt, the index of the current Send's prompt,
+// which stays, then the oldest toolUse/toolResults pairs after it. It
+// never drops the newest message or the pair it answers, nor the
+// assistant message that opened the current tool loop (the first after
+// the last user message holding no tool results) when it holds a
+// reasoning block: with extended thinking, Claude takes a request that
+// continues a tool loop only when that message starts with its reasoning.
+// A correction of a structured answer is a user text message too, which
+// is why the caller says where its prompt is.
+func (h *History) Drop(budget, prompt int) {
+	prompt = min(max(prompt, 0), len(h.msgs)-1)
+	for h.tokens > budget && prompt > 0 {
+		k := slices.IndexFunc(h.msgs[1:prompt+1], isPrompt) + 1
 		if k == 0 {
 			break
 		}
 		h.remove(0, k, &h.before)
+		prompt -= k
 	}
-	for h.tokens > budget && len(h.msgs) > 3 && message.HasToolUse(h.msgs[1]) && message.AnswersTools(h.msgs[2]) {
-		h.remove(1, 3, &h.pairs)
+	next := 1 // the first message after the prompt not yet in h.after
+	for h.tokens > budget {
+		i := h.oldestPair(next)
+		if i < 0 {
+			break
+		}
+		h.after = append(h.after, h.msgs[next:i]...)
+		h.remove(i, i+2, &h.after)
+		next = i
 	}
+}
+
+// oldestPair is the index of the oldest toolUse/toolResults pair from
+// msgs[from] on that Drop may take out, or -1.
+func (h *History) oldestPair(from int) int {
+	keep := h.loopReasoning()
+	for i := from; i+2 < len(h.msgs); i++ {
+		if i != keep && message.HasToolUse(h.msgs[i]) && message.AnswersTools(h.msgs[i+1]) {
+			return i
+		}
+	}
+	return -1
+}
+
+// loopReasoning is the index of the assistant message that opened the
+// current tool loop, the first after the last user message holding no
+// tool results, if it holds a reasoning block; -1 otherwise.
+func (h *History) loopReasoning() int {
+	for i := len(h.msgs) - 1; i >= 0; i-- {
+		m := h.msgs[i]
+		if m.Role != types.ConversationRoleUser || message.AnswersTools(m) {
+			continue
+		}
+		if i+1 < len(h.msgs) && h.msgs[i+1].Role == types.ConversationRoleAssistant && slices.ContainsFunc(h.msgs[i+1].Content, message.IsReasoning) {
+			return i + 1
+		}
+		return -1
+	}
+	return -1
 }
 
 // isPrompt reports a user message that answers no tool call, where a
@@ -148,12 +193,14 @@ func (h *History) remove(i, j int, gone *[]types.Message) {
 
 // DroppedPrefix is the start of the history the dropped messages were, for
 // the summary call: those dropped before the first kept prompt, and with
-// the pairs dropped after it, that prompt too.
+// pairs dropped after it, that prompt and what followed it to the last
+// pair dropped, the messages kept between the pairs included, so that the
+// prefix is a history Bedrock takes (a tool loop's reasoning stays first).
 func (h *History) DroppedPrefix() []types.Message {
-	if len(h.pairs) == 0 {
+	if len(h.after) == 0 {
 		return h.before
 	}
-	return append(append(slices.Clone(h.before), h.msgs[0]), h.pairs...)
+	return append(append(slices.Clone(h.before), h.msgs[0]), h.after...)
 }
 
 // AddSummary adds the summary of the dropped messages to the first kept

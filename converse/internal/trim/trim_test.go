@@ -32,6 +32,13 @@ func use(id string) types.ContentBlock {
 	}}
 }
 
+// think is a reasoning block, as extended thinking gives it.
+func think(s string) types.ContentBlock {
+	return &types.ContentBlockMemberReasoningContent{Value: &types.ReasoningContentBlockMemberReasoningText{
+		Value: types.ReasoningTextBlock{Text: aws.String(s), Signature: aws.String("sig")},
+	}}
+}
+
 // result is the toolResult of id, its content of the blocks given.
 func result(id string, content ...types.ToolResultContentBlock) types.ContentBlock {
 	return &types.ContentBlockMemberToolResult{Value: types.ToolResultBlock{
@@ -47,7 +54,7 @@ var image = &types.ToolResultContentBlockMemberImage{Value: types.ImageBlock{
 	Format: types.ImageFormatPng, Source: &types.ImageSourceMemberBytes{Value: []byte("png")},
 }}
 
-// describe says what msgs hold, a message a word: "u:p1", "a:use(t1)",
+// describe says what msgs hold, a message a word: "u:p1", "a:think+use(t1)",
 // "u:res(t1)=1200" (the bytes of its text), blocks joined with "+".
 func describe(msgs []types.Message) string {
 	var words []string
@@ -57,6 +64,8 @@ func describe(msgs []types.Message) string {
 			switch v := b.(type) {
 			case *types.ContentBlockMemberText:
 				blocks = append(blocks, v.Value)
+			case *types.ContentBlockMemberReasoningContent:
+				blocks = append(blocks, "think")
 			case *types.ContentBlockMemberToolUse:
 				blocks = append(blocks, "use("+aws.ToString(v.Value.ToolUseId)+")")
 			case *types.ContentBlockMemberToolResult:
@@ -127,6 +136,7 @@ func TestDrop(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		msgs    []types.Message
+		prompt  int // the index of the Send's prompt
 		budget  int // -1: the whole history's estimate
 		want    string
 		prefix  string // DroppedPrefix
@@ -134,11 +144,13 @@ func TestDrop(t *testing.T) {
 	}{{
 		name:   "within budget: nothing dropped",
 		msgs:   []types.Message{user(text("p1")), assistant(text("a1")), user(text("p2"))},
+		prompt: 2,
 		budget: -1,
 		want:   "u:p1 a:a1 u:p2",
 	}, {
 		name:    "everything before the newest prompt",
 		msgs:    []types.Message{user(text("p1")), assistant(text("a1")), user(text("p2")), assistant(text("a2")), user(text("p3"))},
+		prompt:  4,
 		want:    "u:p3",
 		prefix:  "u:p1 a:a1 u:p2 a:a2",
 		dropped: 4,
@@ -152,6 +164,7 @@ func TestDrop(t *testing.T) {
 		name: "before a later prompt, then the pairs after it",
 		msgs: []types.Message{user(text("p1")), assistant(text("a1")), user(text("p2")),
 			assistant(use("t1")), user(result("t1", resultText("r1"))), assistant(use("t2")), user(result("t2", resultText("r2")))},
+		prompt:  2,
 		want:    "u:p2 a:use(t2) u:res(t2)=2",
 		prefix:  "u:p1 a:a1 u:p2 a:use(t1) u:res(t1)=2",
 		dropped: 4,
@@ -159,6 +172,48 @@ func TestDrop(t *testing.T) {
 		name: "a message of results is no prompt to cut at",
 		msgs: []types.Message{user(text("p1")), assistant(use("t1")), user(result("t1", resultText("r1")))},
 		want: "u:p1 a:use(t1) u:res(t1)=2",
+	}, {
+		name: "a correction is no prompt to cut at",
+		msgs: []types.Message{user(text("p1")), assistant(text("a1")), user(text("p2")), assistant(text("bad")), user(text("Error: fix it")),
+			assistant(text("still bad")), user(text("Error: fix it again"))},
+		prompt:  2,
+		want:    "u:p2 a:bad u:Error: fix it a:still bad u:Error: fix it again",
+		prefix:  "u:p1 a:a1",
+		dropped: 2,
+	}, {
+		name: "the reasoning that opened the loop stays, the pairs after it go",
+		msgs: []types.Message{user(text("p1")), assistant(think("plan"), use("t1")), user(result("t1", resultText("r1"))),
+			assistant(use("t2")), user(result("t2", resultText("r2"))), assistant(use("t3")), user(result("t3", resultText("r3")))},
+		want:    "u:p1 a:think+use(t1) u:res(t1)=2 a:use(t3) u:res(t3)=2",
+		prefix:  "u:p1 a:think+use(t1) u:res(t1)=2 a:use(t2) u:res(t2)=2",
+		dropped: 2,
+	}, {
+		name: "interleaved reasoning: only the loop's first message stays",
+		msgs: []types.Message{user(text("p1")), assistant(think("plan"), use("t1")), user(result("t1", resultText("r1"))),
+			assistant(think("more"), use("t2")), user(result("t2", resultText("r2"))), assistant(think("last"), use("t3")), user(result("t3", resultText("r3")))},
+		want:    "u:p1 a:think+use(t1) u:res(t1)=2 a:think+use(t3) u:res(t3)=2",
+		prefix:  "u:p1 a:think+use(t1) u:res(t1)=2 a:think+use(t2) u:res(t2)=2",
+		dropped: 2,
+	}, {
+		name: "an earlier loop's reasoning may go",
+		msgs: []types.Message{user(text("p1")), assistant(think("plan"), use("t1")), user(result("t1", resultText("r1"))),
+			assistant(think("answer"), text("bad")), user(text("Error: fix it")),
+			assistant(think("again"), use("t2")), user(result("t2", resultText("r2"))), assistant(use("t3")), user(result("t3", resultText("r3")))},
+		want:    "u:p1 a:think+bad u:Error: fix it a:think+use(t2) u:res(t2)=2 a:use(t3) u:res(t3)=2",
+		prefix:  "u:p1 a:think+use(t1) u:res(t1)=2",
+		dropped: 2,
+	}, {
+		name: "the loop's reasoning and the newest pair: nothing to drop",
+		msgs: []types.Message{user(text("p1")), assistant(think("plan"), use("t1")), user(result("t1", resultText("r1"))),
+			assistant(use("t2")), user(result("t2", resultText("r2")))},
+		want: "u:p1 a:think+use(t1) u:res(t1)=2 a:use(t2) u:res(t2)=2",
+	}, {
+		name:    "a prompt index past the end is the newest message",
+		msgs:    []types.Message{user(text("p1")), assistant(text("a1")), user(text("p2"))},
+		prompt:  9,
+		want:    "u:p2",
+		prefix:  "u:p1 a:a1",
+		dropped: 2,
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			tokens := estimate(tc.msgs)
@@ -167,7 +222,7 @@ func TestDrop(t *testing.T) {
 				budget = tokens
 			}
 			h := New(tc.msgs, 500, tokens)
-			h.Drop(budget)
+			h.Drop(budget, tc.prompt)
 			assert.Equal(t, tc.want, describe(h.Messages()))
 			assert.Equal(t, tc.prefix, describe(h.DroppedPrefix()))
 			assert.Equal(t, tc.dropped, h.Dropped())
@@ -193,7 +248,7 @@ func TestAddSummary(t *testing.T) {
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := New(tc.msgs, 500, estimate(tc.msgs))
-			h.Drop(0)
+			h.Drop(0, len(tc.msgs)-1)
 			kept := describe(h.Messages())
 			h.AddSummary("they talked")
 			assert.Equal(t, tc.want, describe(h.Messages()))
