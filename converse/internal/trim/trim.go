@@ -38,9 +38,6 @@ func New(history []types.Message, limit, tokens int) *History {
 	return &History{msgs: slices.Clone(history), limit: limit, tokens: tokens}
 }
 
-// messageTokens estimates the tokens one message adds to a request.
-func messageTokens(m types.Message) int { return wire.MessageTokens(m) }
-
 // Shorten cuts the oldest tool results longer than the limit to their head
 // and tail, until the estimate is within budget.
 func (h *History) Shorten(budget int) {
@@ -67,7 +64,7 @@ func (h *History) Shorten(budget int) {
 		}
 		if changed {
 			short := types.Message{Role: m.Role, Content: content}
-			h.tokens -= messageTokens(m) - messageTokens(short)
+			h.tokens -= wire.MessageTokens(m) - wire.MessageTokens(short)
 			h.msgs[i] = short
 		}
 	}
@@ -184,7 +181,7 @@ func isPrompt(m types.Message) bool {
 // remove drops msgs[i:j] into gone.
 func (h *History) remove(i, j int, gone *[]types.Message) {
 	for _, m := range h.msgs[i:j] {
-		h.tokens -= messageTokens(m)
+		h.tokens -= wire.MessageTokens(m)
 	}
 	*gone = append(*gone, h.msgs[i:j]...)
 	h.dropped += j - i

@@ -312,9 +312,9 @@ func TestMessageTokens(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			// what the message adds to a request, to a token for the rounding
 			alone := estimate([]types.Message{tc.msg}) - estimate([]types.Message{})
-			assert.InDelta(t, alone, messageTokens(tc.msg), 1)
+			assert.InDelta(t, alone, wire.MessageTokens(tc.msg), 1)
 			two := []types.Message{user(text("p1")), tc.msg}
-			assert.InDelta(t, estimate(two)-estimate(two[:1]), messageTokens(tc.msg), 1)
+			assert.InDelta(t, estimate(two)-estimate(two[:1]), wire.MessageTokens(tc.msg), 1)
 		})
 	}
 }
