@@ -141,14 +141,29 @@ func (a *answer) finish(conv *converse.Conversation, res *converse.Result, err e
 	}
 }
 
-// fail answers with an error.
+// fail answers with an error; the error type of a Bedrock failure is
+// Bedrock's.
 func (a *answer) fail(status int, err error) {
 	r := reply{Status: "error", SessionID: a.id, Error: err.Error()}
-	var api smithy.APIError
-	if errors.As(err, &api) {
+	if api, ok := bedrockError(err); ok {
 		r.ErrorType = api.ErrorCode()
 	}
 	a.write(status, "error", r)
+}
+
+// bedrockError returns the AWS API error of a failed model call in err, if
+// it holds one. The Store's errors (storeErrors) hold none: apart from the
+// Store's, a conversation's only AWS calls are its model calls (Converse,
+// ConverseStream, CountTokens). The error alone would not tell: an
+// exception in a stream comes without the *smithy.OperationError that names
+// the service of a failed call.
+func bedrockError(err error) (smithy.APIError, bool) {
+	var store *storeError
+	var api smithy.APIError
+	if errors.As(err, &store) || !errors.As(err, &api) {
+		return nil, false
+	}
+	return api, true
 }
 
 // write writes the last event of a stream that started, or else the JSON
@@ -167,12 +182,13 @@ func (a *answer) write(status int, typ string, r reply) {
 
 // statusOf is the HTTP status of a failed invocation: 502 for Bedrock's
 // errors, 400 for decisions that do not fit, 409 for a session held
-// elsewhere or with nothing to resume, 500 for the rest.
+// elsewhere or with nothing to resume, 500 for the rest, the Store's
+// failures included.
 func statusOf(err error) int {
-	var api smithy.APIError
-	switch {
-	case errors.As(err, &api):
+	if _, ok := bedrockError(err); ok {
 		return http.StatusBadGateway
+	}
+	switch {
 	case errors.Is(err, converse.ErrDecision):
 		return http.StatusBadRequest
 	case errors.Is(err, converse.ErrSessionLocked), errors.Is(err, converse.ErrSessionChanged), errors.Is(err, converse.ErrNothingToResume):

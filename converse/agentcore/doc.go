@@ -30,14 +30,22 @@
 //	{"decisions": [{"toolUseId": "t1", "verdict": "approved"},
 //	               {"toolUseId": "t2", "verdict": "denied", "reason": "not today"}]}
 //
-// with, optionally, "stream": true. A prompt is sent to the session's
-// conversation; decisions resume a conversation paused for approval. The
-// session is the header's (a plain name of letters, digits, '.', '_' and
-// '-', up to 256 bytes); an invocation without it starts a new session,
-// whose id the answer carries, in the header and as "sessionId". The
-// conversation is loaded from [Options].Store at the start of each
-// invocation and saved there at every step (converse.Options.Session), so a
-// session goes on across invocations and across restarts of the server.
+// with, optionally, "stream": true. It is read as JSON with a Content-Type
+// of application/json, application/octet-stream (which the AWS SDK for
+// Go's InvokeAgentRuntime sends for an input without a ContentType, and the
+// runtime passes on) or text/plain, or with none; any other is refused with
+// 415 Unsupported Media Type, as a body the Handler does not read. It may
+// be up to 100 MiB long, as InvokeAgentRuntime takes a payload of up to
+// 100 MB; a longer one is refused with 413 Request Entity Too Large.
+//
+// A prompt is sent to the session's conversation; decisions resume a
+// conversation paused for approval. The session is the header's (a plain
+// name of letters, digits, '.', '_' and '-', up to 256 bytes); an
+// invocation without it starts a new session, whose id the answer carries,
+// in the header and as "sessionId". The conversation is loaded from
+// [Options].Store at the start of each invocation and saved there at every
+// step (converse.Options.Session), so a session goes on across invocations
+// and across restarts of the server.
 //
 // The JSON answer is
 //
@@ -70,11 +78,14 @@
 // A body that is not such an object is a 400 with a message saying what is
 // wrong, as are decisions that do not fit the pending calls. An invocation
 // for a session already running one is refused with 409 Conflict, never
-// interleaved. A Bedrock failure is a 502 whose "errorType" is Bedrock's
-// (ThrottlingException, ValidationException, ...); other failures are a
-// 500. Once a stream has started, a failure is its last event, of type
-// "error". Every error answer is {"status": "error", "error": "...",
-// "errorType": "..."}.
+// interleaved. A Bedrock failure, an AWS API error of a model call, is a
+// 502 whose "errorType" is Bedrock's (ThrottlingException,
+// ValidationException, ...); other failures are a 500, those of the Store
+// among them, even an AWS API error (of DynamoDB or S3, for a
+// dynamostore.Store), which has no "errorType". Once a stream has started,
+// a failure is its last event, of type "error". Every error answer is
+// {"status": "error", "error": "...", "errorType": "..."}, "errorType" only
+// for a Bedrock failure.
 //
 // A caller that goes away cancels its invocation: the conversation's
 // context ends, and it keeps what it completed up to its last step; the

@@ -27,8 +27,10 @@ const SessionHeader = "X-Amzn-Bedrock-AgentCore-Runtime-Session-Id"
 // file system, which lasts as long as the session's microVM.
 const DefaultSessionDir = "/mnt/data/converse"
 
-// maxBody bounds the body of an invocation.
-const maxBody = 1 << 20
+// maxBody bounds the body of an invocation: 100 MiB, as InvokeAgentRuntime
+// takes a payload of up to 100 MB, so that the Handler refuses no body the
+// runtime passes on.
+const maxBody = 100 << 20
 
 // Options configure a Handler.
 type Options struct {
@@ -55,6 +57,7 @@ type Handler struct {
 	model  string
 	reg    *tools.Registry
 	opts   Options
+	store  converse.Store // opts.Store, its failures marked (see markStore)
 	mux    *http.ServeMux
 
 	mu      sync.Mutex      // guards what follows, never held across a conversation
@@ -73,6 +76,7 @@ func New(client converse.Client, modelID string, reg *tools.Registry, optFns ...
 	if h.opts.Store == nil {
 		h.opts.Store = converse.FileStore{Dir: DefaultSessionDir}
 	}
+	h.store = markStore(h.opts.Store)
 	h.mux = http.NewServeMux()
 	h.mux.HandleFunc("GET /ping", h.ping)
 	h.mux.HandleFunc("POST /invocations", h.invoke)
@@ -134,9 +138,9 @@ func (h *Handler) invoke(w http.ResponseWriter, r *http.Request) {
 		a.fail(http.StatusBadRequest, err)
 		return
 	}
-	inv, err := readInvocation(w, r)
+	inv, status, err := readInvocation(w, r)
 	if err != nil {
-		a.fail(http.StatusBadRequest, err)
+		a.fail(status, err)
 		return
 	}
 	a.stream = inv.Stream || acceptsStream(r)
@@ -162,7 +166,7 @@ func (h *Handler) open(ctx context.Context, id string, a *answer) (*converse.Con
 			o.Session = &converse.Session{Store: h.opts.Store, ID: id} // the hook's to read
 			h.opts.Conversation(o)
 		}
-		o.Session = &converse.Session{Store: h.opts.Store, ID: id}
+		o.Session = &converse.Session{Store: h.store, ID: id}
 		if a.stream {
 			o.Stream = true
 			theirs := o.OnEvent
@@ -174,7 +178,7 @@ func (h *Handler) open(ctx context.Context, id string, a *answer) (*converse.Con
 			}
 		}
 	}
-	st, err := h.opts.Store.Load(ctx, id)
+	st, err := h.store.Load(ctx, id)
 	if errors.Is(err, fs.ErrNotExist) {
 		return converse.New(h.client, h.model, h.reg, opts), nil
 	}
@@ -223,4 +227,44 @@ func checkSessionID(id string) error {
 		return fmt.Errorf("agentcore: header %s: want up to 256 letters, digits, '.', '_' or '-', not starting with '.'", SessionHeader)
 	}
 	return nil
+}
+
+// storeError is a failure of the Store. An invocation that fails with one is
+// a 500 even when it wraps an AWS API error (a DynamoDB or S3 error of a
+// dynamostore.Store), which would otherwise pass for Bedrock's.
+type storeError struct{ err error }
+
+func (e *storeError) Error() string { return e.err.Error() }
+func (e *storeError) Unwrap() error { return e.err }
+
+// markedStore is a Store whose errors are storeErrors.
+type markedStore struct{ converse.Store }
+
+func (s markedStore) Load(ctx context.Context, id string) (*converse.State, error) {
+	st, err := s.Store.Load(ctx, id)
+	if err != nil {
+		return nil, &storeError{err}
+	}
+	return st, nil
+}
+
+func (s markedStore) Save(ctx context.Context, id string, st *converse.State) error {
+	if err := s.Store.Save(ctx, id, st); err != nil {
+		return &storeError{err}
+	}
+	return nil
+}
+
+// markStore returns s with its errors marked as the Store's. A FileStore is
+// left as it is: a Send holds its sessions through a method of FileStore's
+// that a wrapper would hide, and its errors, of the file system, are no API
+// errors. A Store of another type that embeds a FileStore is wrapped, and
+// so not held: the Handler runs one invocation of a session at a time, and
+// the FileStore still checks the session's revision at every save.
+func markStore(s converse.Store) converse.Store {
+	switch s.(type) {
+	case converse.FileStore, *converse.FileStore:
+		return s
+	}
+	return markedStore{s}
 }

@@ -435,15 +435,17 @@ func TestBadInvocations(t *testing.T) {
 
 	for _, tc := range []struct {
 		name, session, body, contentType, want string
+		status                                 int
 	}{
-		{"not JSON", session, `prompt: hi`, "", `the body is not {"prompt": "..."}`},
-		{"a string", session, `"hi"`, "", "cannot unmarshal string"},
-		{"unknown field", session, `{"prompt": "hi", "messages": []}`, "", `unknown field "messages"`},
-		{"nothing to do", session, `{}`, "", `no "prompt" and no "decisions"`},
-		{"both", session, `{"prompt": "hi", "decisions": [{"toolUseId": "t1", "verdict": "approved"}]}`, "", "both"},
-		{"two objects", session, `{"prompt": "a"} {"prompt": "b"}`, "", "data after"},
-		{"form", session, `prompt=hi`, "application/x-www-form-urlencoded", "want application/json"},
-		{"session id with a slash", "../etc/passwd", `{"prompt": "hi"}`, "", "want up to 256 letters"},
+		{"not JSON", session, `prompt: hi`, "", `the body is not {"prompt": "..."}`, http.StatusBadRequest},
+		{"a string", session, `"hi"`, "", "cannot unmarshal string", http.StatusBadRequest},
+		{"unknown field", session, `{"prompt": "hi", "messages": []}`, "", `unknown field "messages"`, http.StatusBadRequest},
+		{"nothing to do", session, `{}`, "", `no "prompt" and no "decisions"`, http.StatusBadRequest},
+		{"both", session, `{"prompt": "hi", "decisions": [{"toolUseId": "t1", "verdict": "approved"}]}`, "", "both", http.StatusBadRequest},
+		{"two objects", session, `{"prompt": "a"} {"prompt": "b"}`, "", "data after", http.StatusBadRequest},
+		{"form", session, `prompt=hi`, "application/x-www-form-urlencoded", "want application/json", http.StatusUnsupportedMediaType},
+		{"octet-stream that is not JSON", session, "\x00\x01", "application/octet-stream", `the body is not {"prompt": "..."}`, http.StatusBadRequest},
+		{"session id with a slash", "../etc/passwd", `{"prompt": "hi"}`, "", "want up to 256 letters", http.StatusBadRequest},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var header []string
@@ -454,7 +456,7 @@ func TestBadInvocations(t *testing.T) {
 			defer resp.Body.Close()
 			var a answer
 			require.NoError(t, json.NewDecoder(resp.Body).Decode(&a))
-			assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
+			assert.Equal(t, tc.status, resp.StatusCode)
 			assert.Equal(t, "error", a.Status)
 			assert.Contains(t, a.Error, tc.want)
 		})

@@ -40,22 +40,45 @@ func (inv *invocation) decisions() []converse.Decision {
 	return ds
 }
 
-// readInvocation reads and checks the body; its errors say what is wrong
-// with it, for a 400.
-func readInvocation(w http.ResponseWriter, r *http.Request) (*invocation, error) {
+// bodyTypes are the Content-Types of a body read as JSON: JSON's own, and
+// those that callers send JSON as without saying so. The AWS SDK for Go's
+// InvokeAgentRuntime sends application/octet-stream when its input has no
+// ContentType, and the runtime passes the header on; the runtime's Python
+// SDK (BedrockAgentCoreApp) reads every body as JSON whatever its type.
+var bodyTypes = map[string]bool{
+	"application/json":         true,
+	"application/octet-stream": true,
+	"text/plain":               true,
+}
+
+// readInvocation reads and checks the body. Its errors say what is wrong
+// with it, with the status to answer: 415 for a Content-Type other than
+// those of bodyTypes (or none), 413 for a body over maxBody bytes, 400 for
+// the rest.
+func readInvocation(w http.ResponseWriter, r *http.Request) (*invocation, int, error) {
 	if ct := r.Header.Get("Content-Type"); ct != "" {
-		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
-			return nil, fmt.Errorf("agentcore: the body is %q: want application/json", ct)
+		if mt, _, err := mime.ParseMediaType(ct); err != nil || !bodyTypes[mt] {
+			return nil, http.StatusUnsupportedMediaType, fmt.Errorf("agentcore: the body is %q: want application/json (or application/octet-stream or text/plain holding JSON)", ct)
 		}
 	}
 	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 	var tooLarge *http.MaxBytesError
 	if errors.As(err, &tooLarge) {
-		return nil, fmt.Errorf("agentcore: the body is larger than %d bytes", maxBody)
+		return nil, http.StatusRequestEntityTooLarge, fmt.Errorf("agentcore: the body is larger than %d bytes (InvokeAgentRuntime takes up to 100 MB)", maxBody)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("agentcore: reading the body: %w", err)
+		return nil, http.StatusBadRequest, fmt.Errorf("agentcore: reading the body: %w", err)
 	}
+	inv, err := decodeInvocation(data)
+	if err != nil {
+		return nil, http.StatusBadRequest, err
+	}
+	return inv, http.StatusOK, nil
+}
+
+// decodeInvocation decodes and checks the body; its errors say what is
+// wrong with it.
+func decodeInvocation(data []byte) (*invocation, error) {
 	var inv invocation
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()

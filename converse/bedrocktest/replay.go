@@ -2,6 +2,7 @@ package bedrocktest
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -20,6 +21,18 @@ import (
 // ValidationException whose message starts "recording: replay:" and says
 // why (see recording.Replayer). ReplayT also fails the test if exchanges
 // are left unused.
+//
+// The server writes an error or an exception as {"message": ...}, so Replay
+// serves less than a recording.Replayer does: an error's or an
+// exception's other members (ModelStreamErrorException's
+// originalStatusCode, say) are left out, and an error body that was not
+// JSON becomes its message. A stream that ended in an error message
+// (recording.Event.MessageType "error") ends in an exception of that code
+// instead, which the SDK reports as the same *smithy.GenericAPIError. A
+// stream recorded with a DecodeError, which the server cannot send, is
+// answered with the ValidationException of a call that cannot be answered
+// from the recording. Use a recording.Replayer (Replayer.Client) where those
+// matter.
 //
 // Replay works on a copy of rec, and the Handler is safe for concurrent use,
 // though concurrent calls take exchanges in the order they arrive.
@@ -55,9 +68,12 @@ func (r replayer) ServeConverse(_ context.Context, req *Request) (*Reply, error)
 	if x.Operation == recording.OpConverse {
 		return &Reply{Raw: wire.ServedBody(x.Response)}, nil
 	}
+	if x.DecodeError != "" {
+		return nil, Validation(fmt.Sprintf("recording: replay: the recorded stream broke (decodeError %q), which bedrocktest cannot send: replay it with a recording.Replayer", x.DecodeError))
+	}
 	reply := &Reply{Events: []recording.Event{}} // non-nil: a stream that is only an exception
 	for _, ev := range x.Events {
-		if wire.IsExceptionType(ev.Type) { // the recording checked it is the last one
+		if wire.RecordedMessageType(ev.MessageType, ev.Type) != wire.MessageTypeEvent { // the recording checked it is the last one
 			reply.Exception = &Exception{Type: ev.Type, Message: wire.ErrorMessage(ev.Payload)}
 			reply.ExceptionAfter = len(reply.Events)
 			break

@@ -9,6 +9,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	"github.com/aws/smithy-go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -216,4 +218,58 @@ func TestReplayTUnusedExchanges(t *testing.T) {
 
 func ignoreClock(o *recording.ReplayOptions) {
 	o.IgnoreToolResults = []string{"get_current_datetime"}
+}
+
+// TestReplayStreamEndings: a stream recorded ending in an error message is
+// served ending in an exception that the SDK reports as the same error; a
+// stream recorded with a decodeError, which the server cannot send, is
+// refused as a call the recording cannot answer.
+func TestReplayStreamEndings(t *testing.T) {
+	start := recording.Event{Type: "messageStart", Payload: json.RawMessage(`{"role":"assistant"}`)}
+	for _, tc := range []struct {
+		name string
+		x    recording.Exchange
+		want func(t *testing.T, err error)
+	}{
+		{
+			name: "error message",
+			x: recording.Exchange{Events: []recording.Event{start,
+				{Type: "InternalFailure", Payload: json.RawMessage(`{"message":"boom"}`), MessageType: "error"}}},
+			want: func(t *testing.T, err error) {
+				var api *smithy.GenericAPIError
+				require.ErrorAs(t, err, &api)
+				assert.Equal(t, "InternalFailure", api.Code)
+				assert.Equal(t, "boom", api.Message)
+			},
+		},
+		{
+			name: "decodeError",
+			x:    recording.Exchange{Events: []recording.Event{start}, DecodeError: "message checksum mismatch"},
+			want: func(t *testing.T, err error) {
+				var ve *types.ValidationException
+				require.ErrorAs(t, err, &ve)
+				assert.Contains(t, ve.ErrorMessage(), `recording: replay: the recorded stream broke (decodeError "message checksum mismatch")`)
+			},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			x := tc.x
+			x.Operation, x.ModelID, x.Request, x.Status = recording.OpConverseStream, "m", json.RawMessage(`{"messages":[{"role":"user","content":[{"text":"Hi"}]}]}`), 200
+			srv := NewServer(ReplayT(t, &recording.Recording{Version: recording.Version, Exchanges: []recording.Exchange{x}}))
+			defer srv.Close()
+			client := srv.Client(func(o *bedrockruntime.Options) { o.RetryMaxAttempts = 1 })
+			out, err := client.ConverseStream(context.Background(), &bedrockruntime.ConverseStreamInput{
+				ModelId:  aws.String("m"),
+				Messages: []types.Message{{Role: types.ConversationRoleUser, Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: "Hi"}}}},
+			})
+			if err == nil {
+				s := out.GetStream()
+				for range s.Events() {
+				}
+				s.Close()
+				err = s.Err()
+			}
+			tc.want(t, err)
+		})
+	}
 }

@@ -39,7 +39,7 @@
 // A recording is one JSON object, written indented with a newline at the end:
 //
 //	{
-//	  "version": 1,
+//	  "version": 2,
 //	  "exchanges": [
 //	    {
 //	      "operation": "Converse",
@@ -70,7 +70,9 @@
 //	  ]
 //	}
 //
-// "version" is Version; files of any other version are rejected.
+// "version" is Version, 2; Load reads version 1 too, which is version 2
+// without "messageType" and "decodeError" (a recording of version 1 is
+// saved as version 1 again), and rejects any other version.
 // "exchanges" lists the model calls in the order they were made, one entry
 // per HTTP attempt (an SDK retry is an exchange of its own). Each exchange has:
 //
@@ -85,20 +87,28 @@
 //   - "response": the response body of a successful Converse call (a JSON
 //     object, or a JSON string holding its text if it was not JSON, served
 //     again as that text), or the body of an error response of either
-//     operation (usually {"message": "..."}); absent for a successful
-//     ConverseStream call.
+//     operation (usually {"message": "..."}, with whatever other members
+//     the error has; served again as it is, or as its text); absent for a
+//     successful ConverseStream call.
 //   - "events": for a successful ConverseStream call, the event-stream
 //     messages in the order they arrived, each as {"type", "payload"}: "type"
 //     is the :event-type header and "payload" the JSON payload. An exception
-//     message (":message-type" "exception") is recorded the same way, with
-//     the :exception-type header as its type (for example
+//     message (":message-type" "exception") is recorded with "messageType":
+//     "exception", the :exception-type header as its type (for example
 //     "modelStreamErrorException") and the exception's body as its payload;
-//     an error message (":message-type" "error") has the :error-code header as
-//     its type and {"message": :error-message} as its payload. Such a message
-//     ends the stream, so it can only be the last event. A type ending in
-//     "Exception" marks an exception. A payload of null means the message
+//     an error message (":message-type" "error") with "messageType":
+//     "error", the :error-code header as its type and {"message":
+//     :error-message} as its payload (null without that header). Such a
+//     message ends the stream, so it can only be the last event. Without
+//     "messageType", as in version 1, a type ending in "Exception" marks an
+//     exception and any other an event. A payload of null means the message
 //     had none. A stream that the client closed before its end holds only
 //     the events read until then.
+//   - "decodeError": for a ConverseStream call whose response stopped being
+//     an event stream (a message whose checksum does not match, bytes that
+//     are no event-stream message), what the decoder said; "events" holds
+//     the messages before, if any. A replay ends the stream there with a
+//     message the client cannot decode, so that the call fails again.
 //
 // Bodies and payloads are embedded as JSON values, so the file is readable
 // and diffs well. Whitespace between JSON tokens is not kept (the whole file
@@ -113,10 +123,14 @@
 // AWS error body may echo the signed request), so a recording holds no
 // credentials, session tokens, signatures or request IDs, and can be
 // committed. Save writes it with mode 0600 all the same, through a
-// temporary file, so a failed Save leaves the old file whole.
+// temporary file, so a failed Save leaves the old file whole. A request
+// recorded redacted still replays: the Replayer redacts the request it
+// receives before comparing it with the recorded one.
 //
 // Load rejects unknown fields, unknown operations, a missing model
 // ID, request body or status, a successful Converse exchange without a
-// response object, a successful stream without events, events on an error
-// response, and an exception that is not the last event.
+// response object, a successful stream without events or decodeError,
+// events or a decodeError on an error response, an exception or error
+// message that is not the last event, and the fields of version 2 in a file
+// of version 1.
 package recording

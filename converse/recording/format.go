@@ -12,9 +12,10 @@ import (
 	"github.com/tooluse/bedrock/converse/internal/wire"
 )
 
-// Version is the version of the recording format that Load reads and Save
-// writes.
-const Version = 1
+// Version is the version of the recording format that Save writes. Load
+// reads it and every earlier version: version 1 is version 2 without
+// Event.MessageType and Exchange.DecodeError.
+const Version = 2
 
 // Operation names, as they appear in Exchange.Operation.
 const (
@@ -40,13 +41,24 @@ type Exchange struct {
 	ErrorType string          `json:"errorType,omitempty"` // X-Amzn-ErrorType of an error response
 	Response  json.RawMessage `json:"response,omitempty"`  // Converse body, or an error body
 	Events    []Event         `json:"events,omitempty"`    // ConverseStream events
+	// DecodeError is set on a ConverseStream exchange whose response body
+	// stopped being an event stream after Events (a checksum that does not
+	// match, bytes that are no event-stream message): what the decoder
+	// said. A replay then fails the stream there, as the client did.
+	DecodeError string `json:"decodeError,omitempty"`
 }
 
-// Event is one ConverseStream event as on the wire: its :event-type header
-// and its JSON payload.
+// Event is one ConverseStream message as on the wire: its type (the
+// :event-type header of an event, the :exception-type of an exception, the
+// :error-code of an error), its JSON payload, and its :message-type, if not
+// an event's.
 type Event struct {
 	Type    string          `json:"type"`
 	Payload json.RawMessage `json:"payload"`
+	// MessageType is "exception" or "error" for a message that ends the
+	// stream with an error, and empty (or "event") for an event; empty for
+	// a Type ending in "Exception" means "exception", as in version 1.
+	MessageType string `json:"messageType,omitempty"`
 }
 
 // Load reads the recording file at path and checks it against the format
@@ -157,12 +169,32 @@ func (rec *Recording) WriteTo(w io.Writer) (int64, error) {
 }
 
 func checkRecording(rec *Recording) error {
-	if rec.Version != Version {
-		return fmt.Errorf("unsupported version %d (want %d)", rec.Version, Version)
+	if rec.Version < 1 || rec.Version > Version {
+		return fmt.Errorf("unsupported version %d (want 1 to %d)", rec.Version, Version)
 	}
 	for i := range rec.Exchanges {
-		if err := checkExchange(&rec.Exchanges[i]); err != nil {
+		x := &rec.Exchanges[i]
+		if err := checkExchange(x); err != nil {
 			return fmt.Errorf("exchange %d: %w", i+1, err)
+		}
+		if rec.Version == 1 {
+			if err := checkVersion1(x); err != nil {
+				return fmt.Errorf("exchange %d: %w (version 2 has it, version 1 does not)", i+1, err)
+			}
+		}
+	}
+	return nil
+}
+
+// checkVersion1 reports a field of x that version 1 does not have, so
+// that a file saying version 1 can be read by every reader of version 1.
+func checkVersion1(x *Exchange) error {
+	if x.DecodeError != "" {
+		return errors.New("decodeError")
+	}
+	for j, ev := range x.Events {
+		if ev.MessageType != "" {
+			return fmt.Errorf("event %d: messageType", j+1)
 		}
 	}
 	return nil
@@ -195,6 +227,9 @@ func checkExchange(x *Exchange) error {
 		if len(x.Events) > 0 {
 			return fmt.Errorf("error response (status %d) has events", x.Status)
 		}
+		if x.DecodeError != "" {
+			return fmt.Errorf("error response (status %d) has a decodeError (only a stream has)", x.Status)
+		}
 		return nil
 	}
 	if x.ErrorType != "" {
@@ -203,6 +238,9 @@ func checkExchange(x *Exchange) error {
 	if x.Operation == OpConverse {
 		if len(x.Events) > 0 {
 			return errors.New("a Converse exchange has events (only ConverseStream has)")
+		}
+		if x.DecodeError != "" {
+			return errors.New("a Converse exchange has a decodeError (only ConverseStream has)")
 		}
 		if len(x.Response) == 0 {
 			return errors.New("a successful Converse exchange has no response body")
@@ -215,7 +253,7 @@ func checkExchange(x *Exchange) error {
 	if len(x.Response) > 0 {
 		return errors.New("a successful ConverseStream exchange has a response body (its response is its events)")
 	}
-	if len(x.Events) == 0 {
+	if len(x.Events) == 0 && x.DecodeError == "" {
 		return errors.New("stream has no events and is not an error")
 	}
 	for j, ev := range x.Events {
@@ -225,17 +263,23 @@ func checkExchange(x *Exchange) error {
 		if len(ev.Payload) > 0 && !json.Valid(ev.Payload) {
 			return fmt.Errorf("event %d (%s): payload is not JSON", j+1, ev.Type)
 		}
-		if isExceptionEvent(ev) && j != len(x.Events)-1 {
-			return fmt.Errorf("event %d: exception %s is not the last event", j+1, ev.Type)
+		switch mt := messageType(ev); {
+		case mt != wire.MessageTypeEvent && mt != wire.MessageTypeException && mt != wire.MessageTypeError:
+			return fmt.Errorf("event %d (%s): unknown messageType %q (want %q, %q or none)", j+1, ev.Type, mt, wire.MessageTypeException, wire.MessageTypeError)
+		case mt == wire.MessageTypeEvent:
+		case j != len(x.Events)-1:
+			return fmt.Errorf("event %d: %s %s is not the last event", j+1, mt, ev.Type)
+		case x.DecodeError != "":
+			return fmt.Errorf("event %d: a decodeError after the %s %s that ended the stream", j+1, mt, ev.Type)
 		}
 	}
 	return nil
 }
 
-// isExceptionEvent reports whether a recorded event stands for an
-// exception message.
-func isExceptionEvent(ev Event) bool {
-	return wire.IsExceptionType(ev.Type)
+// messageType is the :message-type of a recorded event: "event",
+// "exception" or "error" (see Event.MessageType).
+func messageType(ev Event) string {
+	return wire.RecordedMessageType(ev.MessageType, ev.Type)
 }
 
 func isJSONObject(b []byte) bool {
@@ -294,7 +338,7 @@ func cloneExchange(x Exchange) Exchange {
 	if x.Events != nil {
 		evs := make([]Event, len(x.Events))
 		for i, ev := range x.Events {
-			evs[i] = Event{Type: ev.Type, Payload: bytes.Clone(ev.Payload)}
+			evs[i] = Event{Type: ev.Type, Payload: bytes.Clone(ev.Payload), MessageType: ev.MessageType}
 		}
 		x.Events = evs
 	}

@@ -21,6 +21,37 @@ var updateRecordingGolden = flag.Bool("update", false, "rewrite the golden files
 // bodies as compact as on the wire.
 func sampleRecording() *recording.Recording {
 	raw := func(s string) json.RawMessage { return json.RawMessage(s) }
+	rec := sampleRecordingV1()
+	rec.Version = recording.Version
+	rec.Exchanges = append(rec.Exchanges,
+		recording.Exchange{
+			Operation: recording.OpConverseStream,
+			ModelID:   "anthropic.claude-3-5-haiku-20241022-v1:0",
+			Request:   raw(`{"messages":[{"role":"user","content":[{"text":"Once more"}]}]}`),
+			Status:    200,
+			Events: []recording.Event{
+				{Type: "messageStart", Payload: raw(`{"p":"abc","role":"assistant"}`)},
+				{Type: "InternalFailure", Payload: raw(`{"message":"An internal error occurred."}`), MessageType: "error"},
+			},
+		},
+		recording.Exchange{
+			Operation: recording.OpConverseStream,
+			ModelID:   "anthropic.claude-3-5-haiku-20241022-v1:0",
+			Request:   raw(`{"messages":[{"role":"user","content":[{"text":"And again"}]}]}`),
+			Status:    200,
+			Events: []recording.Event{
+				{Type: "messageStart", Payload: raw(`{"p":"abc","role":"assistant"}`)},
+			},
+			DecodeError: "message checksum mismatch",
+		},
+	)
+	return rec
+}
+
+// sampleRecordingV1 is sampleRecording as version 1 knew it, the recording
+// of testdata/recording-v1.json, which -update leaves alone.
+func sampleRecordingV1() *recording.Recording {
+	raw := func(s string) json.RawMessage { return json.RawMessage(s) }
 	return &recording.Recording{
 		Version: 1,
 		Exchanges: []recording.Exchange{
@@ -97,11 +128,23 @@ func savedBytes(t *testing.T, s interface{ Save(path string) error }) []byte {
 	return b
 }
 
+// TestRecordingVersion1 reads a file of version 1 back, as version 2
+// reads it, and serves it as it did.
+func TestRecordingVersion1(t *testing.T) {
+	golden := filepath.Join("testdata", "recording-v1.json")
+	loaded, err := recording.Load(golden)
+	require.NoError(t, err)
+	assert.Equal(t, sampleRecordingV1(), loaded)
+	want, err := os.ReadFile(golden)
+	require.NoError(t, err)
+	assert.Equal(t, string(want), string(savedBytes(t, loaded)), "a version 1 recording is saved as version 1")
+}
+
 func TestRecordingWriteToDefaults(t *testing.T) {
 	var buf bytes.Buffer
 	_, err := (&recording.Recording{}).WriteTo(&buf)
 	require.NoError(t, err)
-	assert.Equal(t, "{\n  \"version\": 1,\n  \"exchanges\": []\n}\n", buf.String(), "empty recording")
+	assert.Equal(t, "{\n  \"version\": 2,\n  \"exchanges\": []\n}\n", buf.String(), "empty recording")
 	rec, err := recording.Read(&buf)
 	require.NoError(t, err)
 	assert.Empty(t, rec.Exchanges)
@@ -115,7 +158,7 @@ func TestRecordingRejectsMalformed(t *testing.T) {
 	}{
 		{"not JSON", `{"version":1,`, "unexpected EOF"},
 		{"trailing data", `{"version":1,"exchanges":[]} {}`, "data after"},
-		{"unknown version", `{"version":2,"exchanges":[]}`, "unsupported version 2 (want 1)"},
+		{"unknown version", `{"version":3,"exchanges":[]}`, "unsupported version 3 (want 1 to 2)"},
 		{"no version", `{"exchanges":[]}`, "unsupported version 0"},
 		{"unknown field", `{"version":1,"exchanges":[{"operation":"Converse","headers":{}}]}`, `unknown field "headers"`},
 		{"unknown operation", `{"version":1,"exchanges":[` + ok + `,{"operation":"InvokeModel","modelId":"m","request":{},"status":200}]}`,
@@ -139,6 +182,20 @@ func TestRecordingRejectsMalformed(t *testing.T) {
 			"exchange 1: event 2: no type"},
 		{"exception not last", `{"version":1,"exchanges":[{"operation":"ConverseStream","modelId":"m","request":{},"status":200,"events":[{"type":"throttlingException","payload":{}},{"type":"messageStop","payload":{}}]}]}`,
 			"exchange 1: event 1: exception throttlingException is not the last event"},
+		{"error message not last", `{"version":2,"exchanges":[{"operation":"ConverseStream","modelId":"m","request":{},"status":200,"events":[{"type":"InternalFailure","payload":null,"messageType":"error"},{"type":"messageStop","payload":{}}]}]}`,
+			"exchange 1: event 1: error InternalFailure is not the last event"},
+		{"unknown message type", `{"version":2,"exchanges":[{"operation":"ConverseStream","modelId":"m","request":{},"status":200,"events":[{"type":"messageStart","payload":{},"messageType":"ping"}]}]}`,
+			`exchange 1: event 1 (messageStart): unknown messageType "ping"`},
+		{"message type in version 1", `{"version":1,"exchanges":[{"operation":"ConverseStream","modelId":"m","request":{},"status":200,"events":[{"type":"InternalFailure","payload":null,"messageType":"error"}]}]}`,
+			"exchange 1: event 1: messageType (version 2 has it, version 1 does not)"},
+		{"decode error in version 1", `{"version":1,"exchanges":[{"operation":"ConverseStream","modelId":"m","request":{},"status":200,"events":[{"type":"messageStart","payload":{}}],"decodeError":"message checksum mismatch"}]}`,
+			"exchange 1: decodeError (version 2 has it, version 1 does not)"},
+		{"decode error after an exception", `{"version":2,"exchanges":[{"operation":"ConverseStream","modelId":"m","request":{},"status":200,"events":[{"type":"throttlingException","payload":{}}],"decodeError":"message checksum mismatch"}]}`,
+			"exchange 1: event 1: a decodeError after the exception throttlingException"},
+		{"decode error on Converse", `{"version":2,"exchanges":[{"operation":"Converse","modelId":"m","request":{},"status":200,"response":{},"decodeError":"x"}]}`,
+			"exchange 1: a Converse exchange has a decodeError"},
+		{"decode error on an error response", `{"version":2,"exchanges":[{"operation":"ConverseStream","modelId":"m","request":{},"status":500,"decodeError":"x"}]}`,
+			"exchange 1: error response (status 500) has a decodeError"},
 		{"error with events", `{"version":1,"exchanges":[{"operation":"ConverseStream","modelId":"m","request":{},"status":400,"events":[{"type":"messageStart","payload":{}}]}]}`,
 			"exchange 1: error response (status 400) has events"},
 		{"error type on success", `{"version":1,"exchanges":[{"operation":"Converse","modelId":"m","request":{},"status":200,"errorType":"ValidationException","response":{}}]}`,

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -42,7 +43,9 @@ import (
 // complete when the caller reads the body to its end or closes it, whichever
 // comes first. A stream closed early keeps the events read until then; one
 // closed before its first event is left out, as a replay would have nothing
-// to serve for it.
+// to serve for it. A stream whose bytes stop being an event stream is kept
+// with the events before and a DecodeError, even with none before, so that
+// its replay fails as the call did.
 //
 // Whatever the Recorder records can be saved, so a conversation that fails
 // midway still leaves a recording of the calls made until then: a body that
@@ -216,11 +219,12 @@ type streamTap struct {
 	x    Exchange // all but the events
 	dec  *eventstream.Decoder
 
-	mu      sync.Mutex
-	pending []byte  // bytes of a message not yet complete
-	events  []Event // decoded so far
-	broken  bool    // the bytes are not an event stream: stop decoding
-	done    bool
+	mu        sync.Mutex
+	pending   []byte  // bytes of a message not yet complete
+	events    []Event // decoded so far
+	decodeErr string  // why the bytes stopped being an event stream, if they did
+	ended     bool    // an exception or error message ended the stream: stop decoding
+	done      bool
 }
 
 func (t *streamTap) Read(p []byte) (int, error) {
@@ -243,9 +247,12 @@ func (t *streamTap) Close() error {
 	return t.body.Close()
 }
 
-// feed decodes every message that the bytes so far complete.
+// feed decodes every message that the bytes so far complete. Bytes that
+// are no event-stream message stop it, as they stop the client's decoder,
+// and so does a message that ends the stream with an error, after which
+// the client reads no more.
 func (t *streamTap) feed(b []byte) {
-	if t.done || t.broken {
+	if t.done || t.decodeErr != "" || t.ended {
 		return
 	}
 	t.pending = append(t.pending, b...)
@@ -253,7 +260,7 @@ func (t *streamTap) feed(b []byte) {
 		// The prelude starts with the message's total length.
 		size := int(binary.BigEndian.Uint32(t.pending))
 		if size < 16 || size > maxFrameLen {
-			t.broken = true
+			t.decodeErr = fmt.Sprintf("not an event-stream message: its prelude gives a length of %d bytes", size)
 			return
 		}
 		if len(t.pending) < size {
@@ -261,11 +268,16 @@ func (t *streamTap) feed(b []byte) {
 		}
 		msg, err := t.dec.Decode(bytes.NewReader(t.pending[:size]), nil)
 		if err != nil {
-			t.broken = true
+			t.decodeErr = redact.String(err.Error())
 			return
 		}
-		t.events = append(t.events, recordedEvent(msg))
+		ev := recordedEvent(msg)
+		t.events = append(t.events, ev)
 		t.pending = append(t.pending[:0], t.pending[size:]...)
+		if messageType(ev) != wire.MessageTypeEvent {
+			t.ended = true
+			return
+		}
 	}
 }
 
@@ -274,11 +286,12 @@ func (t *streamTap) finish() {
 		return
 	}
 	t.done = true
-	if len(t.events) == 0 {
+	if len(t.events) == 0 && t.decodeErr == "" {
 		t.rec.finish(t.slot, nil)
 	} else {
 		x := t.x
 		x.Events = t.events
+		x.DecodeError = t.decodeErr
 		t.rec.finish(t.slot, &x)
 	}
 	t.pending = nil
@@ -291,7 +304,8 @@ func recordedJSON(b []byte) json.RawMessage {
 }
 
 // recordedEvent turns an event-stream message into an Event as the
-// recording format describes it.
+// recording format describes it. An error message's code and message are
+// those the SDK reports: "UnknownError" for a header that is missing.
 func recordedEvent(msg eventstream.Message) Event {
 	header := func(name string) string {
 		if v := msg.Headers.Get(name); v != nil {
@@ -301,10 +315,17 @@ func recordedEvent(msg eventstream.Message) Event {
 	}
 	switch header(eventstream.MessageTypeHeader) {
 	case eventstream.ExceptionMessageType:
-		return Event{Type: header(eventstream.ExceptionTypeHeader), Payload: recordedJSON(msg.Payload)}
+		return Event{Type: header(eventstream.ExceptionTypeHeader), Payload: recordedJSON(msg.Payload), MessageType: wire.MessageTypeException}
 	case eventstream.ErrorMessageType:
-		payload, _ := json.Marshal(map[string]string{"message": redact.String(header(eventstream.ErrorMessageHeader))})
-		return Event{Type: header(eventstream.ErrorCodeHeader), Payload: payload}
+		code := header(eventstream.ErrorCodeHeader)
+		if code == "" {
+			code = "UnknownError"
+		}
+		var payload json.RawMessage // null: no :error-message header
+		if v := msg.Headers.Get(eventstream.ErrorMessageHeader); v != nil {
+			payload, _ = json.Marshal(map[string]string{"message": redact.String(v.String())}) // a map of strings always marshals
+		}
+		return Event{Type: code, Payload: payload, MessageType: wire.MessageTypeError}
 	default:
 		return Event{Type: header(eventstream.EventTypeHeader), Payload: recordedJSON(msg.Payload)}
 	}

@@ -224,7 +224,7 @@ func TestRecorderStream(t *testing.T) {
 			{Type: "messageStart", Payload: []byte(`{"p":"abcd","role":"assistant"}`)},
 			{Type: "contentBlockDelta", Payload: []byte(`{"contentBlockIndex":0,"delta":{"text":"Hel"},"p":"ab"}`)},
 			{Type: "contentBlockDelta", Payload: []byte(`{"contentBlockIndex":0,"delta":{"text":"lo"},"p":"abc"}`)},
-			{Type: "modelStreamErrorException", Payload: []byte(`{"message":"stream broke","originalStatusCode":500}`)},
+			{Type: "modelStreamErrorException", Payload: []byte(`{"message":"stream broke","originalStatusCode":500}`), MessageType: "exception"},
 		},
 	})
 }

@@ -2,6 +2,7 @@ package recording
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+	"github.com/aws/smithy-go/eventstream"
 
 	"github.com/tooluse/bedrock/converse/internal/wire"
 )
@@ -37,12 +39,20 @@ type ReplayOptions struct {
 // request leaves the process.
 //
 // A recorded Converse response is served byte for byte, a recorded stream
-// event by event (its exception, if it ended with one, as an exception
-// message), and a recorded error with the same status, type and message.
+// message by message (an event as an event, an exception as an exception,
+// an error as an error message, each with its payload as recorded), and a
+// recorded error with the same status, type and body, so that the client
+// fails as it did: with the same typed error and fields, or, for a body
+// that was not JSON, the same deserialization error. A stream recorded with
+// a DecodeError ends, after its events, in a message whose checksum does
+// not match, which the client fails to decode.
 //
 // Each request must match the recorded one, unless ReplayOptions.Lenient
 // is set: the model ID, and the body compared as JSON (key order and
-// spacing do not matter, numbers compare by value). Any call that cannot be
+// spacing do not matter, numbers compare by value) once both are passed
+// through Redact, as the Recorder keeps the request it records, so that a
+// prompt or tool result holding something Redact changes (such as
+// "Authorization: ..." in a text) matches its recording. Any call that cannot be
 // answered from the recording gets a 400 ValidationException, which the SDK
 // does not retry, with a message starting "recording: replay:": a request
 // that differs, a call past the last exchange, and a ConverseStream call
@@ -127,7 +137,9 @@ func (p *Replayer) Next(operation, modelID string, body []byte) (Exchange, error
 		return Exchange{}, replayErrorf("request %d is %s but exchange %d of the recording is %s", n, operation, n, x.Operation)
 	}
 	if !p.lenient {
-		if d := requestDiff(x.ModelID, x.Request, modelID, body, p.ignore); len(d) > 0 {
+		// Redact is idempotent: a recorded body, redacted when recorded,
+		// stays as it is, and a live one becomes what was recorded of it.
+		if d := requestDiff(x.ModelID, recordedJSON(x.Request), modelID, recordedJSON(body), p.ignore); len(d) > 0 {
 			return Exchange{}, replayErrorf("request %d differs from the recording:\n  %s", n, strings.Join(d, "\n  "))
 		}
 	}
@@ -179,18 +191,18 @@ func (p *Replayer) Do(req *http.Request) (*http.Response, error) {
 	case err != nil:
 		return errorResponse(req, http.StatusBadRequest, "ValidationException", err.Error()), nil
 	case x.Status >= 300:
-		return errorResponse(req, x.Status, x.ErrorType, wire.ErrorMessage(x.Response)), nil
+		return recordedErrorResponse(req, &x), nil
 	case x.Operation == OpConverse:
 		return response(req, x.Status, wire.ContentTypeJSON, wire.ServedBody(x.Response)), nil
 	}
 	var stream bytes.Buffer
 	for _, ev := range x.Events {
-		if isExceptionEvent(ev) { // checked to be the last one
-			err = wire.WriteExceptionFrame(&stream, ev.Type, wire.ErrorMessage(ev.Payload))
-		} else {
-			err = wire.WriteEventFrame(&stream, ev.Type, wire.ServedPayload(ev.Payload))
+		if err := writeRecordedFrame(&stream, ev); err != nil {
+			return errorResponse(req, http.StatusBadRequest, "ValidationException", "recording: replay: "+err.Error()), nil
 		}
-		if err != nil {
+	}
+	if x.DecodeError != "" {
+		if err := writeUndecodableFrame(&stream); err != nil {
 			return errorResponse(req, http.StatusBadRequest, "ValidationException", "recording: replay: "+err.Error()), nil
 		}
 	}
@@ -201,6 +213,71 @@ func errorResponse(req *http.Request, status int, errorType, message string) *ht
 	resp := response(req, status, wire.ContentTypeJSON, wire.ErrorBody(message))
 	resp.Header.Set(wire.ErrorTypeHeader, errorType)
 	return resp
+}
+
+// recordedErrorResponse serves a recorded error response: its status, its
+// type in the header the SDK reads first (if it had one) and its body as
+// recorded, every field of it, or the text of a body that was not JSON.
+func recordedErrorResponse(req *http.Request, x *Exchange) *http.Response {
+	contentType := wire.ContentTypeJSON
+	if isJSONString(x.Response) {
+		contentType = "text/plain; charset=utf-8"
+	}
+	resp := response(req, x.Status, contentType, wire.ServedBody(x.Response))
+	if x.ErrorType != "" {
+		resp.Header.Set(wire.ErrorTypeHeader, x.ErrorType)
+	}
+	return resp
+}
+
+// writeRecordedFrame writes a recorded event as the message it was
+// recorded from: an event, an exception with its payload (every member of
+// the exception, not only its message), or an error message with its code
+// and message in the headers the SDK reads them from.
+func writeRecordedFrame(w io.Writer, ev Event) error {
+	var msg eventstream.Message
+	switch messageType(ev) {
+	case wire.MessageTypeError:
+		msg.Headers.Set(eventstream.MessageTypeHeader, eventstream.StringValue(eventstream.ErrorMessageType))
+		msg.Headers.Set(eventstream.ErrorCodeHeader, eventstream.StringValue(ev.Type))
+		if message, ok := errorEventMessage(ev.Payload); ok {
+			msg.Headers.Set(eventstream.ErrorMessageHeader, eventstream.StringValue(message))
+		}
+		return eventstream.NewEncoder().Encode(w, msg)
+	case wire.MessageTypeException:
+		msg.Headers.Set(eventstream.ExceptionTypeHeader, eventstream.StringValue(ev.Type))
+		msg.Headers.Set(eventstream.ContentTypeHeader, eventstream.StringValue(wire.ContentTypeJSON))
+		msg.Headers.Set(eventstream.MessageTypeHeader, eventstream.StringValue(eventstream.ExceptionMessageType))
+		msg.Payload = wire.ServedPayload(ev.Payload)
+		return eventstream.NewEncoder().Encode(w, msg)
+	}
+	return wire.WriteEventFrame(w, ev.Type, wire.ServedPayload(ev.Payload))
+}
+
+// errorEventMessage is the message of a recorded error message: the
+// "message" of its payload; ok is false if it had none (a payload of null).
+func errorEventMessage(payload json.RawMessage) (message string, ok bool) {
+	var p struct {
+		Message *string `json:"message"`
+	}
+	if json.Unmarshal(payload, &p) != nil || p.Message == nil {
+		return "", false
+	}
+	return *p.Message, true
+}
+
+// writeUndecodableFrame writes a message whose checksum does not match,
+// which the client's decoder rejects: the end of a stream recorded with a
+// DecodeError.
+func writeUndecodableFrame(w io.Writer) error {
+	var frame bytes.Buffer
+	if err := wire.WriteEventFrame(&frame, "undecodable", nil); err != nil {
+		return err
+	}
+	b := frame.Bytes()
+	b[len(b)-1] ^= 0xff // the message CRC, last
+	_, err := w.Write(b)
+	return err
 }
 
 func response(req *http.Request, status int, contentType string, body []byte) *http.Response {

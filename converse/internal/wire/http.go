@@ -117,8 +117,30 @@ func ServedPayload(recorded []byte) []byte {
 // IsExceptionType reports whether a ConverseStream message type is an
 // exception's. Bedrock's event types are lowerCamelCase nouns
 // (messageStart, contentBlockDelta, metadata) and its exception types all
-// end in "Exception", which is what lets a recording do without a separate
-// field.
+// end in "Exception", which is what let version 1 recordings do without a
+// separate field.
 func IsExceptionType(t string) bool {
 	return strings.HasSuffix(t, "Exception")
+}
+
+// The :message-type of the event-stream messages a recording keeps, as a
+// recorded event's messageType names them.
+const (
+	MessageTypeEvent     = "event"
+	MessageTypeException = "exception"
+	MessageTypeError     = "error"
+)
+
+// RecordedMessageType is the :message-type of a recorded event of type typ
+// whose "messageType" field is messageType: that field if set, or else, as
+// version 1 recordings have no such field, MessageTypeException for a type
+// that IsExceptionType and MessageTypeEvent for any other.
+func RecordedMessageType(messageType, typ string) string {
+	switch {
+	case messageType != "":
+		return messageType
+	case IsExceptionType(typ):
+		return MessageTypeException
+	}
+	return MessageTypeEvent
 }
