@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"time"
 
@@ -11,6 +12,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 	"golang.org/x/time/rate"
+
+	"github.com/tooluse/bedrock/converse/internal/models"
 )
 
 // Limiter paces the model calls of every conversation that holds it
@@ -19,20 +22,28 @@ import (
 // process. Before each model call it reserves the call's tokens (its
 // estimated input plus its maxTokens, or the input alone without one)
 // and waits, as long as the context allows, until they fit; after the call
-// it settles the reservation with the real usage (input, cache reads and
-// writes, output), giving back what was not used or taking what was
-// used beyond it. In any minute it admits at most the quota: a burst of a
-// twentieth of it, the rest spread evenly (for a quota of fewer than 20,
-// a burst of 1).
+// it settles the reservation with the real usage as Bedrock counts it
+// against its quotas (input, cache writes, and output at the model's
+// burndown rate: 5 tokens an output token for Claude 3.7 Sonnet and Claude
+// 4 to 4.6; cache reads count for nothing), giving back what was
+// not used or taking what was used beyond it. In any minute it admits at
+// most the quota: a burst of a twentieth of it, the rest spread evenly
+// (for a quota of fewer than 20, a burst of 1). A call larger than the
+// burst waits for a whole burst and is counted in full: what the burst
+// did not hold is a debt the calls after it wait for.
 //
 // Each ThrottlingException Bedrock answers (each attempt, as the SDK's
-// retryer sees them, when the client is a *bedrockruntime.Client) halves
-// the rates, at most once every 15 seconds, and each call that succeeds raises
-// them by a fiftieth of the quota, back up to it (additive increase,
-// multiplicative decrease): a Limiter set above a quota that is unknown,
-// or shared with other processes, settles below it. A call throttled
-// after the SDK's retries is made again by Send, through the Limiter, up
-// to 10 times. It is built on
+// retryer sees them, when the client is a *bedrockruntime.Client, and
+// each one a ConverseStream sends among its events, which no retryer
+// sees) halves the rates, at most once every 15 seconds, and each call
+// that succeeds raises them by a fiftieth of the quota, back up to it
+// (additive increase, multiplicative decrease): a Limiter set above a
+// quota that is unknown, or shared with other processes, settles below
+// it. A throttle in a stream also empties the Limiter, down to a burst
+// short, in place of the backoff the SDK's retryer would have waited: the
+// next call waits for a burst and more at the lowered rates. A call
+// throttled after the SDK's retries, or in its stream, is made again by
+// Send, through the Limiter, up to 10 times. It is built on
 // golang.org/x/time/rate, and safe for concurrent use.
 type Limiter struct {
 	requests, tokens *rate.Limiter
@@ -84,20 +95,23 @@ func (l *Limiter) Throttles() int {
 // reservation is what a model call reserved, to be settled after it.
 type reservation struct {
 	l      *Limiter
+	model  models.Model // whose burndown rate counts the usage
 	tokens int
 }
 
-// reserve waits until a call of tokens fits, or ctx ends (its error,
-// wrapped). A call larger than the burst waits for a whole burst.
-func (l *Limiter) reserve(ctx context.Context, tokens int) (*reservation, error) {
+// reserve waits until a call of modelID of tokens fits, or ctx ends (its
+// error, wrapped). A call larger than the burst waits for a whole burst,
+// and the rest is charged as a debt.
+func (l *Limiter) reserve(ctx context.Context, modelID string, tokens int) (*reservation, error) {
 	if l == nil {
 		return nil, nil
 	}
+	first := tokens
 	if l.tokens.Limit() != rate.Inf {
-		tokens = min(tokens, l.tokens.Burst())
+		first = min(tokens, l.tokens.Burst()) // x/time/rate refuses more
 	}
 	now := time.Now()
-	rr, tr := l.requests.ReserveN(now, 1), l.tokens.ReserveN(now, tokens)
+	rr, tr := l.requests.ReserveN(now, 1), l.tokens.ReserveN(now, first)
 	if delay := max(rr.DelayFrom(now), tr.DelayFrom(now)); delay > 0 {
 		t := time.NewTimer(delay)
 		defer t.Stop()
@@ -109,24 +123,61 @@ func (l *Limiter) reserve(ctx context.Context, tokens int) (*reservation, error)
 			return nil, fmt.Errorf("waiting for the limiter: %w", ctx.Err())
 		}
 	}
-	return &reservation{l: l, tokens: tokens}, nil
+	charge(l.tokens, time.Now(), tokens-first)
+	return &reservation{l: l, model: models.Parse(modelID), tokens: tokens}, nil
 }
 
-// settle counts the real usage of the call, and its error: a
-// ThrottlingException lowers the rates, a success raises them.
+// charge takes n tokens from b now without waiting, in pieces of at most
+// its burst (x/time/rate refuses a larger one): what b does not hold is a
+// debt that the reservations after it wait for. A negative n gives tokens
+// back (x/time/rate adds them, up to the burst, and TestLimiterSettles
+// pins that).
+func charge(b *rate.Limiter, now time.Time, n int) {
+	if b.Limit() == rate.Inf {
+		return
+	}
+	for n > 0 {
+		piece := min(n, b.Burst())
+		b.ReserveN(now, piece)
+		n -= piece
+	}
+	if n < 0 {
+		b.ReserveN(now, n)
+	}
+}
+
+// settle counts the real usage of the call as Bedrock's quotas count it,
+// and its error: a ThrottlingException lowers the rates, a success raises
+// them. A failed call used none.
 func (r *reservation) settle(u Usage, err error) {
 	if r == nil {
 		return
 	}
 	l := r.l
-	if used := billedInput(u) + u.OutputTokens; used != r.tokens && l.tokens.Limit() != rate.Inf {
-		// A negative reservation gives tokens back: x/time/rate subtracts
-		// n from the bucket, and TestLimiterSettles pins that. A failed
-		// call used none.
-		l.tokens.ReserveN(time.Now(), min(used-r.tokens, l.tokens.Burst()))
-	}
+	used := r.model.QuotaTokens(u.InputTokens, u.CacheWriteInputTokens, u.OutputTokens)
+	charge(l.tokens, time.Now(), used-r.tokens)
 	if err == nil {
 		l.adjust(false)
+	}
+}
+
+// streamThrottled tells l of err if it is a ThrottlingException that a
+// ConverseStream sent among its events: the SDK's retryer never sees one,
+// so l lowers its rates here, as observe would, and in place of the
+// retryer's backoff it is emptied down to a burst short, so that the next
+// call waits for a burst and more at the lowered rates. A nil l does
+// nothing.
+func (l *Limiter) streamThrottled(err error) {
+	var throttled *types.ThrottlingException
+	if l == nil || !errors.As(err, &throttled) {
+		return
+	}
+	l.adjust(true)
+	now := time.Now()
+	for _, b := range []*rate.Limiter{l.requests, l.tokens} {
+		if n := int(math.Ceil(b.TokensAt(now))) + b.Burst(); b.Limit() != rate.Inf && n > 0 {
+			charge(b, now, n) // never a give-back: a debt past a burst stays
+		}
 	}
 }
 
@@ -161,8 +212,9 @@ func (l *Limiter) adjust(throttled bool) {
 const limiterAttempts = 10
 
 // callLimited makes the model call of req; with a Limiter, a call
-// throttled after the SDK's retries is made again, up to limiterAttempts
-// times, each time waiting for the Limiter, which lowered its rates.
+// throttled after the SDK's retries, or in its stream, is made again, up
+// to limiterAttempts times, each time waiting for the Limiter, which
+// lowered its rates.
 func (c *Conversation) callLimited(ctx context.Context, req *Request) (*turnResult, error) {
 	for attempt := 1; ; attempt++ {
 		t, err := c.callModel(ctx, req)

@@ -11,6 +11,10 @@ import (
 	"golang.org/x/time/rate"
 )
 
+// limiterModel is the model of the Limiter tests' calls, whose output
+// tokens count 1:1 against the quota.
+const limiterModel = "anthropic.claude-3-haiku-20240307-v1:0"
+
 // TestLimiterSettles: a reservation settled with less than it reserved
 // gives the rest back at once, and one settled with more takes it, so the
 // next call waits for it (virtual time: nothing else moves the clock).
@@ -19,17 +23,17 @@ func TestLimiterSettles(t *testing.T) {
 		l := NewLimiter(0, 20000) // a burst of 1000 tokens
 		require.Equal(t, 1000, l.tokens.Burst())
 		start := time.Now()
-		r, err := l.reserve(context.Background(), 1000)
+		r, err := l.reserve(context.Background(), limiterModel, 1000)
 		require.NoError(t, err)
 		r.settle(Usage{InputTokens: 50, OutputTokens: 50}, nil)
-		_, err = l.reserve(context.Background(), 900)
+		_, err = l.reserve(context.Background(), limiterModel, 900)
 		require.NoError(t, err)
 		assert.Equal(t, start, time.Now(), "the 900 tokens given back were there at once")
 
-		r, err = l.reserve(context.Background(), 0)
+		r, err = l.reserve(context.Background(), limiterModel, 0)
 		require.NoError(t, err)
 		r.settle(Usage{InputTokens: 190}, nil) // 190 more than reserved
-		_, err = l.reserve(context.Background(), 1)
+		_, err = l.reserve(context.Background(), limiterModel, 1)
 		require.NoError(t, err)
 		assert.InDelta(t, 191*60.0/19000, time.Since(start).Seconds(), 1e-6,
 			"the debt of 190 tokens and the one asked, at 19,000 a minute")
@@ -41,16 +45,16 @@ func TestLimiterSettles(t *testing.T) {
 func TestLimiterWaitCancelled(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		l := NewLimiter(20, 0) // a burst of one request, then one every 3.16 s
-		_, err := l.reserve(context.Background(), 0)
+		_, err := l.reserve(context.Background(), limiterModel, 0)
 		require.NoError(t, err)
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
 		start := time.Now()
-		_, err = l.reserve(ctx, 0)
+		_, err = l.reserve(ctx, limiterModel, 0)
 		require.ErrorIs(t, err, context.DeadlineExceeded)
 		assert.Equal(t, time.Second, time.Since(start), "it waited for the context, not the limiter")
 		start = time.Now()
-		_, err = l.reserve(context.Background(), 0)
+		_, err = l.reserve(context.Background(), limiterModel, 0)
 		require.NoError(t, err)
 		assert.InDelta(t, 60.0/19-1, time.Since(start).Seconds(), 1e-6,
 			"the cancelled reservation was given back: the next waits only for the rest of one request's interval")
@@ -76,4 +80,71 @@ func TestLimiterAIMD(t *testing.T) {
 		}
 		assert.InDelta(t, float64(full), float64(l.requests.Limit()), 1e-9, "back to the quota, never past it")
 	})
+}
+
+// TestLimiterCountsLargeCallsInFull: a call larger than the burst waits
+// for a whole burst and is counted in full, whether it reserved that much
+// or settled to it, so that no minute admits more than the quota, and the
+// calls still take most of it (one after another, in virtual time).
+func TestLimiterCountsLargeCallsInFull(t *testing.T) {
+	const quota = 200000 // a burst of 10,000 tokens
+	tests := []struct {
+		name                   string
+		reserve, input, output int
+	}{
+		{"ten bursts reserved and used", 100000, 96000, 4000},
+		{"one burst reserved, ten used", 10000, 96000, 4000},
+		{"a burst reserved and used", 10000, 9000, 1000},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				l := NewLimiter(0, quota)
+				require.Equal(t, 10000, l.tokens.Burst())
+				start := time.Now()
+				admitted := 0
+				for {
+					r, err := l.reserve(context.Background(), limiterModel, tt.reserve)
+					require.NoError(t, err)
+					if time.Since(start) >= time.Minute {
+						break
+					}
+					r.settle(Usage{InputTokens: tt.input, OutputTokens: tt.output}, nil)
+					admitted += tt.input + tt.output
+				}
+				assert.LessOrEqual(t, admitted, quota, "tokens admitted in the first minute")
+				assert.Greater(t, admitted, quota/2, "tokens admitted in the first minute")
+			})
+		})
+	}
+}
+
+// TestLimiterSettlesAsBedrockCounts: a call is settled to its input, its
+// cache writes and its output at the model's burndown rate (5 for Claude
+// Sonnet 4, 1 for Claude 3 Haiku), and its cache reads count for nothing:
+// the next call waits for exactly that debt (virtual time).
+func TestLimiterSettlesAsBedrockCounts(t *testing.T) {
+	u := Usage{InputTokens: 100, CacheReadInputTokens: 5000, CacheWriteInputTokens: 50, OutputTokens: 100}
+	tests := []struct {
+		model string
+		used  int
+	}{
+		{"us.anthropic.claude-sonnet-4-20250514-v1:0", 100 + 50 + 5*100},
+		{limiterModel, 100 + 50 + 100},
+	}
+	for _, tt := range tests {
+		t.Run(tt.model, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				l := NewLimiter(0, 20000) // a burst of 1000 tokens, then 19,000 a minute
+				start := time.Now()
+				r, err := l.reserve(context.Background(), tt.model, 1000) // the whole burst
+				require.NoError(t, err)
+				r.settle(u, nil)
+				_, err = l.reserve(context.Background(), tt.model, 1000)
+				require.NoError(t, err)
+				assert.InDelta(t, float64(tt.used)*60/19000, time.Since(start).Seconds(), 1e-6,
+					"the next call waited for the tokens used, at 19,000 a minute")
+			})
+		})
+	}
 }

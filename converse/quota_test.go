@@ -240,3 +240,51 @@ func TestConverseStepUsesTheLimiter(t *testing.T) {
 		})
 	})
 }
+
+// TestLimiterCountsStreamThrottles: a ThrottlingException that a
+// ConverseStream sends among its events, which the SDK's retryer never
+// sees, is counted by the Limiter as a throttled attempt is, and each of
+// Send's calls after it waits for the Limiter, emptied by it: a burst at
+// the halved rates (60/19 s at the full ones), for a token quota as for
+// a request quota. In virtual time.
+func TestLimiterCountsStreamThrottles(t *testing.T) {
+	tests := []struct {
+		name          string
+		requests, tpm int
+	}{
+		{"token quota", 0, 1000000},
+		{"request quota", 60, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var mu sync.Mutex
+			var calls []time.Time
+			srv := bedrocktest.NewServer(bedrocktest.HandlerFunc(func(ctx context.Context, req *bedrocktest.Request) (*bedrocktest.Reply, error) {
+				mu.Lock()
+				calls = append(calls, time.Now())
+				mu.Unlock()
+				r := bedrocktest.Text("hi")
+				r.Exception = &bedrocktest.Exception{Type: "throttlingException", Message: "Too many tokens, please wait before trying again."}
+				r.ExceptionAfter = 1
+				return r, nil
+			}))
+			defer srv.Close()
+			synctest.Test(t, func(t *testing.T) {
+				lim := converse.NewLimiter(tt.requests, tt.tpm)
+				c := converse.New(inMemoryClient(srv), "us.anthropic.claude-sonnet-4-20250514-v1:0", nil, func(o *converse.Options) {
+					o.Stream, o.Limiter = true, lim
+				})
+				_, err := c.Send(context.Background(), "hello")
+				var throttled *types.ThrottlingException
+				require.ErrorAs(t, err, &throttled)
+				mu.Lock()
+				defer mu.Unlock()
+				require.Len(t, calls, 10, "Send's calls")
+				assert.Equal(t, 10, lim.Throttles())
+				for i := 1; i < len(calls); i++ {
+					assert.GreaterOrEqual(t, calls[i].Sub(calls[i-1]), 2*time.Minute/19, "the wait before call %d", i+1)
+				}
+			})
+		})
+	}
+}

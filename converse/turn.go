@@ -206,7 +206,7 @@ func (c *Conversation) converse(ctx context.Context, in *bedrockruntime.Converse
 	var lr *reservation
 	if lim != nil {
 		var err error
-		if lr, err = lim.reserve(ctx, tokens()); err != nil {
+		if lr, err = lim.reserve(ctx, aws.ToString(in.ModelId), tokens()); err != nil {
 			return nil, err
 		}
 	}
@@ -259,19 +259,24 @@ func (c *Conversation) streamTurn(ctx context.Context, req *Request) (*turnResul
 // the chat span describes, and reads its events into t with h (h.event
 // is the span's): paced by Options.Limiter, which reserves tokens of its
 // token quota, with a decoder of the call's own. On an error, t's early
-// calls are discarded.
+// calls are discarded; a ThrottlingException among the stream's events,
+// which the SDK's retryer never sees, is the Limiter's to count.
 func (c *Conversation) streamCall(ctx context.Context, in *bedrockruntime.ConverseStreamInput, ci *bedrockruntime.ConverseInput, tokens int, t *turnResult, h streamHooks) (err error) {
-	lr, err := c.opts.Limiter.reserve(ctx, tokens)
+	lr, err := c.opts.Limiter.reserve(ctx, aws.ToString(in.ModelId), tokens)
 	if err != nil {
 		t.discard()
 		return err
 	}
 	chatCtx, chat := c.tel.startChat(ctx, true, ci)
+	streamed := false // the call was answered: an error now is one of its events
 	defer func() {
 		if err != nil {
 			t.discard()
 			chat.end(nil, err)
 			lr.settle(Usage{}, err)
+			if streamed {
+				c.opts.Limiter.streamThrottled(err) // after settle, which gives back
+			}
 			return
 		}
 		chat.end(t, nil)
@@ -286,6 +291,7 @@ func (c *Conversation) streamCall(ctx context.Context, in *bedrockruntime.Conver
 	stream := out.GetStream()
 	defer stream.Close()
 	h.event = chat.chunked
+	streamed = true
 	return readStream(ctx, stream, t, h)
 }
 

@@ -6,16 +6,22 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+
+	"github.com/tooluse/bedrock/converse/internal/models"
 )
 
 // Quota is a per-minute quota of model calls, as Bedrock's account quotas
 // are: RequestsPerMinute calls and TokensPerMinute tokens in any minute;
 // 0 leaves one unlimited. As Bedrock does (the user guide's "How tokens
-// are counted in Amazon Bedrock"), a call is charged its input tokens
-// (EstimateTokens) plus its maxTokens when it arrives, and the charge is
-// settled to the input and output tokens of its reply's usage once it is
-// answered. A call past the quota gets a ThrottlingException and is not
-// charged.
+// are counted in Amazon Bedrock",
+// https://docs.aws.amazon.com/bedrock/latest/userguide/quotas-token-burndown.html),
+// a call is charged its input tokens (EstimateTokens) plus its maxTokens
+// when it arrives, and the charge is settled once it is answered to its
+// reply's usage as the quotas count it: the input tokens, the cache writes
+// and the output tokens at the model's burndown rate (5 tokens an output
+// token for Claude 3.7 Sonnet and Claude 4 to 4.6, 1 for the others),
+// the cache reads not at all, as converse.Limiter counts them. A call past
+// the quota gets a ThrottlingException and is not charged.
 type Quota struct {
 	RequestsPerMinute int
 	TokensPerMinute   int
@@ -28,9 +34,10 @@ type quotas struct {
 	throttled int
 }
 
-// charge is what one call was charged, and when.
+// charge is what one call of model was charged, and when.
 type charge struct {
 	at     time.Time
+	model  models.Model
 	tokens int
 }
 
@@ -62,7 +69,7 @@ func (qs *quotas) admit(q Quota, req *Request, now time.Time) (*charge, bool) {
 		qs.throttled++
 		return nil, false
 	}
-	c := &charge{at: now, tokens: tokens}
+	c := &charge{at: now, model: models.Parse(aws.ToString(req.ModelId)), tokens: tokens}
 	qs.byModel[aws.ToString(req.ModelId)] = append(live, c)
 	return c, true
 }
@@ -74,8 +81,8 @@ func (qs *quotas) settle(c *charge, u *types.TokenUsage) {
 	}
 	qs.mu.Lock()
 	defer qs.mu.Unlock()
-	c.tokens = int(aws.ToInt32(u.InputTokens) + aws.ToInt32(u.CacheReadInputTokens) +
-		aws.ToInt32(u.CacheWriteInputTokens) + aws.ToInt32(u.OutputTokens))
+	c.tokens = c.model.QuotaTokens(int(aws.ToInt32(u.InputTokens)), int(aws.ToInt32(u.CacheWriteInputTokens)),
+		int(aws.ToInt32(u.OutputTokens)))
 }
 
 // Throttles counts the calls answered with a ThrottlingException for
