@@ -61,11 +61,7 @@ type Prices struct {
 // than an older model's by prefix. Latency-optimized inference and the
 // flex and priority service tiers cost otherwise, and some models' prices
 // differ by region; none of that is modelled: set Options.Prices.
-var priceTable = []struct {
-	provider, prefix string
-	prices           Prices
-	regionalPremium  bool // 10% more outside the global profile
-}{
+var priceTable = []priceEntry{
 	{"anthropic", "claude-opus-4-5", Prices{5, 25, 0.5, 6.25, 10}, true},
 	{"anthropic", "claude-opus-4-6", Prices{5, 25, 0.5, 6.25, 10}, true},
 	{"anthropic", "claude-opus-4-1", Prices{15, 75, 1.5, 18.75, 30}, false},
@@ -83,18 +79,32 @@ var priceTable = []struct {
 	{"amazon", "nova-micro", Prices{0.035, 0.14, 0.00875, 0.035, 0}, false},
 }
 
+// priceEntry is a row of priceTable.
+type priceEntry struct {
+	provider, prefix string
+	prices           Prices
+	regionalPremium  bool // 10% more outside the global profile
+}
+
+// longestPrefix is the index of the entry of table (whose provider and
+// name prefix key gives) of m's provider with the longest prefix of m's
+// name, or -1.
+func longestPrefix[E any](m Model, table []E, key func(E) (provider, prefix string)) int {
+	best, bestLen := -1, -1
+	for i, e := range table {
+		provider, prefix := key(e)
+		if provider == m.Provider && strings.HasPrefix(m.Name, prefix) && len(prefix) > bestLen {
+			best, bestLen = i, len(prefix)
+		}
+	}
+	return best
+}
+
 // PricesOf returns the on-demand prices of modelID (a model ID, inference
 // profile or ARN) from the price table, and whether they are known. The
 // table is matched by the longest prefix of the model name.
 func PricesOf(modelID string) (Prices, bool) {
-	m := Parse(modelID)
-	best := -1
-	for i, e := range priceTable {
-		if e.provider == m.Provider && strings.HasPrefix(m.Name, e.prefix) &&
-			(best < 0 || len(e.prefix) > len(priceTable[best].prefix)) {
-			best = i
-		}
-	}
+	best := longestPrefix(Parse(modelID), priceTable, func(e priceEntry) (string, string) { return e.provider, e.prefix })
 	if best < 0 {
 		return Prices{}, false
 	}

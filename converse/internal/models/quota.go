@@ -1,7 +1,5 @@
 package models
 
-import "strings"
-
 // burndownTable is the rate at which the model families that burn their
 // output tokens faster than 1:1 use Bedrock's token quotas (tokens per
 // minute and per day), matched by the longest prefix of the model name:
@@ -34,10 +32,7 @@ import "strings"
 // Limiter that counts too much waits a little longer, while one that counts
 // too little is throttled. Claude models newer than these are 1x, as
 // unknown, whatever those transcriptions say of them (higher rates).
-var burndownTable = []struct {
-	provider, prefix string
-	output           int
-}{
+var burndownTable = []burndownEntry{
 	{"anthropic", "claude-3-7-sonnet", 5},
 	{"anthropic", "claude-sonnet-4-20", 5}, // dated: Sonnet 4 alone
 	{"anthropic", "claude-opus-4-20", 5},   // dated: Opus 4 alone
@@ -49,17 +44,17 @@ var burndownTable = []struct {
 	{"anthropic", "claude-haiku-4-5", 5},
 }
 
+// burndownEntry is a row of burndownTable.
+type burndownEntry struct {
+	provider, prefix string
+	output           int
+}
+
 // OutputBurndown returns how many tokens of Bedrock's token quotas one
 // output token of the model uses: 5 for the Claude models of
 // burndownTable, 1 for any other.
 func (m Model) OutputBurndown() int {
-	best := -1
-	for i, e := range burndownTable {
-		if e.provider == m.Provider && strings.HasPrefix(m.Name, e.prefix) &&
-			(best < 0 || len(e.prefix) > len(burndownTable[best].prefix)) {
-			best = i
-		}
-	}
+	best := longestPrefix(m, burndownTable, func(e burndownEntry) (string, string) { return e.provider, e.prefix })
 	if best < 0 {
 		return 1
 	}
