@@ -31,8 +31,8 @@ var ErrBudget = errors.New("budget reached")
 // State with another Budget, as -session does) goes on from there.
 type Budget struct {
 	// Send limits each Send or Resume; Conversation the whole
-	// conversation, counted from its State's Usage (and so across Restore),
-	// its tool calls since New or Restore.
+	// conversation, counted from its State's Usage and ToolCalls (and so
+	// across Restore).
 	Send, Conversation Limits
 	// WallTime bounds each Send or Resume, checked before each model call
 	// and before each tool round; 0 means none.

@@ -2,6 +2,7 @@ package converse_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -370,4 +371,65 @@ func TestBudgetCountsAnImageAsTheModelReadsIt(t *testing.T) {
 	}})
 	require.NoError(t, err)
 	assert.Len(t, srv.Requests(), 1)
+}
+
+// TestBudgetToolCallsSurviveRestore: a conversation's tool calls count
+// across Restore, from a State's JSON form and from a FileStore's session
+// log, as its usage does: a service that restores a conversation for each
+// request still stops at Budget.Conversation's ToolCalls.
+func TestBudgetToolCallsSurviveRestore(t *testing.T) {
+	for _, via := range []string{"json", "filestore"} {
+		t.Run(via, func(t *testing.T) {
+			srv := bedrocktest.NewServer(bedrocktest.Script(threeRounds()...))
+			defer srv.Close()
+			runs := &runCounter{}
+			reg := countingTools(t, runs, "")
+			store := converse.FileStore{Dir: t.TempDir()}
+			opts := func(b converse.Budget) func(*converse.Options) {
+				return func(o *converse.Options) {
+					o.Budget = &b
+					if via == "filestore" {
+						o.Session = &converse.Session{Store: store, ID: "s"}
+					}
+				}
+			}
+			// The first Send runs round one's call and stops at round two's two.
+			c := converse.New(srv.Client(), "anthropic.claude-3-haiku-20240307-v1:0", reg, opts(converse.Budget{Send: converse.Limits{ToolCalls: 1}}))
+			_, err := c.Send(context.Background(), "go")
+			var be *converse.BudgetError
+			require.ErrorAs(t, err, &be)
+			require.False(t, be.Conversation)
+			require.Equal(t, 1, c.State().ToolCalls)
+
+			var st *converse.State
+			if via == "json" {
+				b, err := json.Marshal(c.State())
+				require.NoError(t, err)
+				assert.Contains(t, string(b), `"toolCalls":1`)
+				st = &converse.State{}
+				require.NoError(t, json.Unmarshal(b, st))
+			} else {
+				st, err = store.Load(context.Background(), "s")
+				require.NoError(t, err)
+			}
+			assert.Equal(t, 1, st.ToolCalls)
+
+			// Restored under a conversation limit of three: round two's two
+			// calls fit, round three's one does not.
+			again, err := converse.Restore(srv.Client(), reg, st, opts(converse.Budget{Conversation: converse.Limits{ToolCalls: 3}}))
+			require.NoError(t, err)
+			_, err = again.Resume(context.Background())
+			require.ErrorAs(t, err, &be)
+			assert.True(t, be.Conversation)
+			assert.Equal(t, "tool calls", be.Limit)
+			assert.Equal(t, 3, be.Spent.ToolCalls)
+			assert.Equal(t, 3, again.State().ToolCalls)
+			assert.Len(t, runs.snapshot(), 3)
+			if via == "filestore" {
+				st, err = store.Load(context.Background(), "s")
+				require.NoError(t, err)
+				assert.Equal(t, 3, st.ToolCalls, "the session log's last step keeps the count")
+			}
+		})
+	}
 }

@@ -84,7 +84,7 @@ type Conversation struct {
 	tail      *openTurn                           // the calls of the last message, while not all answered
 	usage     Usage                               // of every model call so far
 	cost      dollars                             // of usage, each call at its model's prices
-	toolCalls int                                 // the calls of the tool rounds since New or Restore, for Budget
+	toolCalls int                                 // the calls of the conversation's tool rounds, for Budget and State
 	revision  int64                               // State.Revision of the last save or of the restored state
 	log       *fileLog                            // the FileStore file as last saved or restored
 	records   map[*types.ContentBlock]*TurnRecord // by the first block of their message; with a Session only

@@ -39,6 +39,7 @@ const StateVersion = 1
 //	  },
 //	  "usage": {"inputTokens": 20, "outputTokens": 10, "totalTokens": 30,
 //	            "cacheReadInputTokens": 0, "cacheWriteInputTokens": 0},
+//	  "toolCalls": 3,       // optional: State.ToolCalls, absent for 0
 //	  "turns": [{           // optional: the TurnRecords (see testdata/state-v1-turns.json)
 //	    "message": 1, "end": "2025-06-01T12:00:00Z", "durationMs": 1500,
 //	    "stopReason": "tool_use", "usage": {...},
@@ -47,9 +48,9 @@ const StateVersion = 1
 //	  }]
 //	}
 //
-// "turns" was added to version 1 without a new version: readers of before
-// ignore it, as they ignore every field they do not know, and states saved
-// before have none.
+// "turns" and "toolCalls" were added to version 1 without a new version:
+// readers of before ignore them, as they ignore every field they do not
+// know, and states saved before have none.
 //
 // The model ID is kept because the form of the history depends on it (the
 // status field of tool results, reasoning signatures); the system prompt,
@@ -64,6 +65,10 @@ type State struct {
 	Pending []Call
 	// Usage sums the tokens of every model call of the conversation.
 	Usage Usage
+	// ToolCalls counts the client tool calls of the conversation's tool
+	// rounds, run or decided, which Budget.Conversation limits; a state
+	// saved before it was kept counts from 0.
+	ToolCalls int
 	// Turns are the records of the assistant messages of Messages, by
 	// index, that a conversation with Options.Session made (see TurnRecord);
 	// a message without one, or a state saved before records were kept,
@@ -89,7 +94,7 @@ type State struct {
 func (c *Conversation) State() *State {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	st := &State{ModelID: c.modelID, Messages: slices.Clone(c.history), Usage: c.usage, Turns: c.turnRecords(), Revision: c.revision, log: c.log}
+	st := &State{ModelID: c.modelID, Messages: slices.Clone(c.history), Usage: c.usage, ToolCalls: c.toolCalls, Turns: c.turnRecords(), Revision: c.revision, log: c.log}
 	if t := c.tail; t != nil {
 		st.Pending = t.pendingCalls()
 		st.results = slices.Clone(t.results)
@@ -115,7 +120,7 @@ func Restore(client Client, reg *tools.Registry, st *State, optFns ...func(*Opti
 	if err != nil {
 		return nil, fmt.Errorf("converse: restore: %w", err)
 	}
-	c.history, c.tail, c.usage, c.revision, c.log = slices.Clone(st.Messages), tail, st.Usage, st.Revision, st.log
+	c.history, c.tail, c.usage, c.toolCalls, c.revision, c.log = slices.Clone(st.Messages), tail, st.Usage, st.ToolCalls, st.Revision, st.log
 	c.cost = c.add(dollars{}, c.modelID, st.Usage) // the calls before were priced as the conversation's model's
 	c.restoreRecords(st.Turns)
 	return c, nil
@@ -204,13 +209,14 @@ func checkBlocks(msgs []types.Message, i int) error {
 
 // stateJSON is the JSON form of a State.
 type stateJSON struct {
-	Version  int             `json:"version"`
-	ModelID  string          `json:"modelId"`
-	Messages json.RawMessage `json:"messages"`
-	OpenTurn *openTurnJSON   `json:"openTurn,omitempty"`
-	Usage    usageJSON       `json:"usage"`
-	Turns    []turnJSON      `json:"turns,omitempty"`
-	Revision int64           `json:"revision,omitempty"` // a FileStore's, in its file only
+	Version   int             `json:"version"`
+	ModelID   string          `json:"modelId"`
+	Messages  json.RawMessage `json:"messages"`
+	OpenTurn  *openTurnJSON   `json:"openTurn,omitempty"`
+	Usage     usageJSON       `json:"usage"`
+	ToolCalls int             `json:"toolCalls,omitempty"`
+	Turns     []turnJSON      `json:"turns,omitempty"`
+	Revision  int64           `json:"revision,omitempty"` // a FileStore's, in its file only
 }
 
 // stepJSON is a step record of a FileStore's session log: the state after
@@ -218,12 +224,13 @@ type stateJSON struct {
 // Turns replaces the records of the messages from Keep-1 on, as the
 // message before the new ones may be the one whose calls were answered.
 type stepJSON struct {
-	Keep     int             `json:"keep"`
-	Messages json.RawMessage `json:"messages"`
-	OpenTurn *openTurnJSON   `json:"openTurn,omitempty"`
-	Usage    usageJSON       `json:"usage"`
-	Turns    []turnJSON      `json:"turns,omitempty"`
-	Revision int64           `json:"revision,omitempty"`
+	Keep      int             `json:"keep"`
+	Messages  json.RawMessage `json:"messages"`
+	OpenTurn  *openTurnJSON   `json:"openTurn,omitempty"`
+	Usage     usageJSON       `json:"usage"`
+	ToolCalls int             `json:"toolCalls,omitempty"`
+	Turns     []turnJSON      `json:"turns,omitempty"`
+	Revision  int64           `json:"revision,omitempty"`
 }
 
 type openTurnJSON struct {
@@ -250,7 +257,7 @@ func (st *State) MarshalJSON() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(stateJSON{Version: StateVersion, ModelID: st.ModelID, Messages: j.Messages, OpenTurn: j.OpenTurn, Usage: j.Usage, Turns: j.Turns})
+	return json.Marshal(stateJSON{Version: StateVersion, ModelID: st.ModelID, Messages: j.Messages, OpenTurn: j.OpenTurn, Usage: j.Usage, ToolCalls: j.ToolCalls, Turns: j.Turns})
 }
 
 // form is the JSON form of the state with its messages from the one at
@@ -260,7 +267,7 @@ func (st *State) form(from int) (*stepJSON, error) {
 	if err != nil {
 		return nil, fmt.Errorf("converse: state: %w", err)
 	}
-	j := &stepJSON{Keep: from, Messages: msgs, Usage: usageJSON(st.Usage), Turns: turnsForm(st.Turns, from-1)}
+	j := &stepJSON{Keep: from, Messages: msgs, Usage: usageJSON(st.Usage), ToolCalls: st.ToolCalls, Turns: turnsForm(st.Turns, from-1)}
 	if st.results != nil || len(st.Pending) > 0 {
 		ot := &openTurnJSON{Answered: []int{}, Pending: st.Pending, Started: st.started}
 		var blocks []types.ContentBlock
@@ -297,7 +304,7 @@ func (st *State) UnmarshalJSON(b []byte) error {
 	if err := st.set(j.ModelID, msgs, j.OpenTurn, j.Usage); err != nil {
 		return err
 	}
-	st.Turns = readRecords(nil, j.Turns, 0, len(msgs))
+	st.ToolCalls, st.Turns = max(j.ToolCalls, 0), readRecords(nil, j.Turns, 0, len(msgs))
 	return nil
 }
 

@@ -157,7 +157,7 @@ func readLog(b []byte) (*State, error) {
 	}
 	end := dec.InputOffset()
 	log := &fileLog{last: end - int64(len(base.Messages)), revision: max(base.Revision, 1)}
-	ot, usage := base.OpenTurn, base.Usage
+	ot, usage, calls := base.OpenTurn, base.Usage, base.ToolCalls
 	recs := readRecords(nil, base.Turns, 0, len(msgs))
 	for rest := b[end:]; len(bytes.TrimSpace(rest)) > 0; {
 		n := bytes.IndexByte(rest, '\n')
@@ -184,7 +184,7 @@ func readLog(b []byte) (*State, error) {
 		if err != nil {
 			return nil, fmt.Errorf("converse: state: %w", err)
 		}
-		msgs, ot, usage = append(msgs[:rec.Keep:rec.Keep], more...), rec.OpenTurn, rec.Usage
+		msgs, ot, usage, calls = append(msgs[:rec.Keep:rec.Keep], more...), rec.OpenTurn, rec.Usage, rec.ToolCalls
 		recs = readRecords(recs, rec.Turns, rec.Keep-1, len(msgs))
 		log.revision++
 		if rec.Revision > 0 {
@@ -200,7 +200,7 @@ func readLog(b []byte) (*State, error) {
 		return nil, err
 	}
 	log.end, log.messages = end, msgs
-	st.log, st.Turns, st.Revision = log, recs, log.revision
+	st.log, st.Turns, st.Revision, st.ToolCalls = log, recs, log.revision, max(calls, 0)
 	return st, nil
 }
 
@@ -290,7 +290,7 @@ func (s FileStore) saveWhole(path, id string, st *State) (err error) {
 		return err
 	}
 	rev := st.Revision + 1
-	b, err := json.Marshal(stateJSON{Version: StateVersion, ModelID: st.ModelID, Messages: j.Messages, OpenTurn: j.OpenTurn, Usage: j.Usage, Turns: j.Turns, Revision: rev})
+	b, err := json.Marshal(stateJSON{Version: StateVersion, ModelID: st.ModelID, Messages: j.Messages, OpenTurn: j.OpenTurn, Usage: j.Usage, ToolCalls: j.ToolCalls, Turns: j.Turns, Revision: rev})
 	if err != nil {
 		return fmt.Errorf("converse: save session: %w", err)
 	}
