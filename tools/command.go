@@ -50,7 +50,10 @@ const (
 // Each call has a timeout, 30 seconds unless [Options].Timeout sets another. When it
 // expires or ctx ends, the program is killed (on Unix, with every process in
 // its process group) and the error wraps ctx.Err() or
-// [context.DeadlineExceeded]. On Linux the program is also killed
+// [context.DeadlineExceeded]. On Unix a call leaves nothing running: when the
+// program has exited, the processes it started that are still in its
+// process group are killed too, so a program that must leave a process
+// behind has to start it in a session of its own (setsid). On Linux the program is also killed
 // (SIGKILL) when the process that called the tool dies, even by SIGKILL,
 // though the processes it started are not; on other systems it outlives a
 // process killed that way.
@@ -101,6 +104,7 @@ func (c *command) run(parent context.Context, input json.RawMessage) (any, error
 	if err == nil {
 		err = cmd.Wait()
 		release()
+		_ = killGroup(cmd) // what the program started and left in its group
 	}
 	switch {
 	case stdout.overflowed():
@@ -145,9 +149,12 @@ func (c *command) notRun(err error) error {
 
 // commandResult returns a media envelope as a [Result], other valid JSON as
 // it is, so that a program can return structured results, and anything else
-// as text.
+// as text; bytes that are not UTF-8 become U+FFFD, as standard error's do.
 func commandResult(stdout []byte) (any, error) {
 	out := bytes.TrimSpace(stdout)
+	if !utf8.Valid(out) {
+		out = bytes.ToValidUTF8(out, []byte("\uFFFD"))
+	}
 	if res, ok, err := mediaEnvelope(out); ok {
 		if err != nil {
 			return nil, err

@@ -49,6 +49,8 @@ func TestCommandResult(t *testing.T) {
 		{"text", `printf '  hello world \n\n'`, "hello world"},
 		{"text that starts like JSON", `echo '{not json'`, "{not json"},
 		{"nothing", `true`, ""},
+		{"JSON with bytes that are not UTF-8", `printf '{"a":"\377x"}'`, json.RawMessage("{\"a\":\"\uFFFDx\"}")},
+		{"text with bytes that are not UTF-8", `printf 'caf\303 \377'`, "caf\uFFFD \uFFFD"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -255,6 +257,32 @@ func TestCommandEscapedGrandchild(t *testing.T) {
 	assert.Less(t, time.Since(start), 10*time.Second)
 	if pid := readPid(t, pidFile); pid > 0 {
 		_ = syscall.Kill(pid, syscall.SIGKILL) // beyond the tool's reach: clean up
+	}
+}
+
+// TestCommandLeavesNothingRunning: what the program started and left in its
+// process group dies when the program has exited, whether it holds the
+// program's output (the call then fails after WaitDelay) or not.
+func TestCommandLeavesNothingRunning(t *testing.T) {
+	for _, tt := range []struct {
+		name, script string
+		fails        bool
+	}{
+		{"a background child", `sleep 30 >/dev/null 2>&1 & echo $! > "$0.tmp"; mv "$0.tmp" "$0"; echo done`, false},
+		{"a child holding the output", grandchild + "echo done", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			pidFile := filepath.Join(t.TempDir(), "pid")
+			out, err := command(t, []string{"/bin/sh", "-c", tt.script, pidFile}).Call(context.Background(), nil)
+			if tt.fails {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), "kept its output open")
+			} else {
+				require.NoError(t, err)
+				assert.Equal(t, "done", out)
+			}
+			assertDies(t, readPid(t, pidFile))
+		})
 	}
 }
 
