@@ -92,7 +92,7 @@ func Builtins() []*Tool {
 // would surface from Registry.Add and Call rather than as a panic. The
 // built-ins have no side effects: they are speculative.
 func builtin[In, Out any](name, description string, fn func(context.Context, In) (Out, error), refine func(*jsonschema.Schema)) *Tool {
-	schema, err := jsonschema.For[In](nil)
+	schema, err := inferSchema[In]()
 	if err == nil {
 		refine(schema)
 		var t *Tool

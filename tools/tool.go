@@ -59,6 +59,17 @@ type Tool struct {
 // In must be a struct or a map with string keys. Structs accept no properties
 // beyond their fields.
 //
+// The schema accepts what encoding/json decodes into In. Struct fields follow
+// its rules: a tagged embedded struct is one property, a shallower or tagged
+// field hides others of its name, and fields in conflict, embedded pointers
+// to unexported structs and the fields they promote (which encoding/json
+// cannot allocate) are left out. A []byte is a base64 string; a ",string"
+// field, an [encoding.TextUnmarshaler] and [time.Time] are strings; a
+// [math/big.Int] is an integer; a [json.Unmarshaler], such as
+// [json.RawMessage], takes any JSON. An In that holds a non-empty interface
+// (which decodes only from null), a channel, a function or a recursive type
+// is an error wrapping [ErrInvalidTool]: use [NewRaw] with an explicit schema.
+//
 // Each call checks and validates the input (see [Tool.Call]), decodes it into
 // an In, with the schema's defaults filled in, and calls fn. The Out that fn
 // returns is the result; it should encode as JSON.
@@ -69,7 +80,7 @@ func New[In, Out any](name, description string, fn func(context.Context, In) (Ou
 	if fn == nil {
 		return nil, invalid(name, "nil function")
 	}
-	schema, err := jsonschema.For[In](nil)
+	schema, err := inferSchema[In]()
 	if err != nil {
 		return nil, invalid(name, "input type: %v", err)
 	}
