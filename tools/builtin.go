@@ -27,11 +27,11 @@ func CurrentDatetime(now func() time.Time) *Tool {
 	}
 	fn := func(_ context.Context, in datetimeInput) (string, error) {
 		if in.DateFormat == "" {
-			return "", &InputError{Tool: name, Reason: `property "date_format": must not be empty`}
+			return "", newInputError(name, `property "date_format": must not be empty`)
 		}
 		s, err := strftime(now(), in.DateFormat)
 		if err != nil {
-			return "", &InputError{Tool: name, Reason: `property "date_format": ` + err.Error()}
+			return "", newInputError(name, `property "date_format": `+err.Error())
 		}
 		return s, nil
 	}
@@ -67,7 +67,7 @@ func Calculator() *Tool {
 			}
 			r = in.A / in.B
 		default: // the schema's enum keeps this out
-			return 0, &InputError{Tool: "calculator", Reason: `property "operation": unknown operation ` + in.Operation}
+			return 0, newInputError("calculator", `property "operation": unknown operation `+in.Operation)
 		}
 		if math.IsInf(r, 0) || math.IsNaN(r) {
 			return 0, errors.New("the result is too large to represent")

@@ -34,7 +34,7 @@ func decodeInput[In any](tool string, input json.RawMessage) (In, error) {
 			}
 		}
 	}
-	return in, &InputError{Tool: tool, Reason: decodeReason(err)}
+	return in, newInputError(tool, decodeReason(err))
 }
 
 // integralNumbers rewrites the numbers of a JSON text that are integers but
@@ -84,6 +84,11 @@ func skipString(data []byte, i int) int {
 // integer literal, if its value is an integer of at most 20 digits.
 func integerForm(lit string) (string, bool) {
 	if !strings.ContainsAny(lit, ".eE") {
+		return "", false
+	}
+	// big.Rat's parse of a literal is more than linear in its length; no
+	// model writes an integer of at most 20 digits in more than 100 bytes.
+	if len(lit) > 100 {
 		return "", false
 	}
 	// big.Rat expands an exponent into that many digits, so a huge one
@@ -170,6 +175,8 @@ func numberReason(t reflect.Type, lit string) string {
 		return fmt.Sprintf("want integer from 0 to %d, got %s", uint64(math.MaxUint64)>>(64-bits), lit)
 	case reflect.Float32:
 		return fmt.Sprintf("want number of at most %g in magnitude, got %s", math.MaxFloat32, lit)
+	case reflect.Float64:
+		return fmt.Sprintf("want number of at most %g in magnitude, got %s", math.MaxFloat64, lit)
 	}
 	return fmt.Sprintf("want %s, got %s", jsonKind(t), lit)
 }

@@ -3,6 +3,7 @@ package tools
 import (
 	"errors"
 	"fmt"
+	"unicode/utf8"
 )
 
 // ErrInvalidInput is wrapped by every [*InputError]: the model sent an input
@@ -29,6 +30,22 @@ type InputError struct {
 	Tool string
 	// Reason says which properties are wrong and why.
 	Reason string
+}
+
+// maxReason bounds an InputError's Reason, in bytes: a reason quotes the
+// input, which may be megabytes long.
+const maxReason = 2 << 10
+
+// newInputError is the InputError of tool for reason, cut to maxReason.
+func newInputError(tool, reason string) *InputError {
+	if len(reason) > maxReason {
+		cut := maxReason
+		for cut > 0 && !utf8.RuneStart(reason[cut]) {
+			cut--
+		}
+		reason = reason[:cut] + fmt.Sprintf("… (%d bytes more)", len(reason)-cut)
+	}
+	return &InputError{Tool: tool, Reason: reason}
 }
 
 // Error returns "invalid input: " followed by the reason.

@@ -3,12 +3,16 @@ package tools
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
+	"unicode/utf8"
 )
 
-// prepare checks that input is a JSON object, fills in the schema's defaults
-// and validates the result. It returns the object, defaults included, as JSON;
-// a schema without defaults gets the input back as it came.
+// prepare checks that input is a JSON object with no name twice in an
+// object, fills in the schema's defaults and validates the result. It returns
+// the object, defaults included, as JSON; a schema without defaults gets the
+// input back as it came, but for bytes that are not UTF-8, made U+FFFD.
 //
 // jsonschema-go validates every input, as the official MCP Go SDK does.
 //
@@ -20,17 +24,30 @@ func (t *Tool) prepare(input json.RawMessage) (json.RawMessage, error) {
 	if len(data) == 0 {
 		data = []byte("{}")
 	}
+	if !utf8.Valid(data) {
+		// What is validated is what is handed on.
+		data = bytes.ToValidUTF8(data, []byte("\uFFFD"))
+	}
 	var check map[string]any
 	if err := json.Unmarshal(data, &check); err != nil || check == nil {
-		if !json.Valid(data) {
+		var te *json.UnmarshalTypeError
+		switch {
+		case !json.Valid(data):
 			return nil, t.inputError("malformed JSON: %v", err)
+		case data[0] == '{' && errors.As(err, &te):
+			return nil, t.inputError("%s", decodeReason(err))
 		}
 		return nil, t.inputError("not a JSON object")
+	}
+	if name, ok := duplicateName(data); ok {
+		// The schema saw the last value, as encoding/json keeps it; a
+		// program reading the text may take the first.
+		return nil, t.inputError("property %q given twice", name)
 	}
 	if !t.defaults {
 		// Nothing to fill in: validate and hand the input on as it came.
 		if err := t.resolved.Validate(check); err != nil {
-			return nil, &InputError{Tool: t.name, Reason: t.explain(check, err)}
+			return nil, newInputError(t.name, t.explain(check, err))
 		}
 		return data, nil
 	}
@@ -47,7 +64,7 @@ func (t *Tool) prepare(input json.RawMessage) (json.RawMessage, error) {
 		return nil, fmt.Errorf("applying the schema's defaults: %w", err)
 	}
 	if err := t.resolved.Validate(check); err != nil {
-		return nil, &InputError{Tool: t.name, Reason: t.explain(check, err)}
+		return nil, newInputError(t.name, t.explain(check, err))
 	}
 	var out bytes.Buffer
 	enc := json.NewEncoder(&out)
@@ -59,5 +76,71 @@ func (t *Tool) prepare(input json.RawMessage) (json.RawMessage, error) {
 }
 
 func (t *Tool) inputError(format string, args ...any) *InputError {
-	return &InputError{Tool: t.name, Reason: fmt.Sprintf(format, args...)}
+	return newInputError(t.name, fmt.Sprintf(format, args...))
+}
+
+// duplicateName returns a name that an object of data, valid JSON, has
+// twice, if any, compared as encoding/json decodes names. It allocates
+// only for names with escapes and for objects nested deeper than eight.
+func duplicateName(data []byte) (string, bool) {
+	type frame struct {
+		names int  // where the object's names start in names; -1 for an array
+		name  bool // the next string is a name
+	}
+	var frameBuf [8]frame
+	var nameBuf [16][]byte
+	stack, names := frameBuf[:0], nameBuf[:0]
+	for i := 0; i < len(data); {
+		switch data[i] {
+		case '{':
+			stack = append(stack, frame{names: len(names), name: true})
+		case '[':
+			stack = append(stack, frame{names: -1})
+		case '}', ']':
+			if len(stack) == 0 {
+				return "", false // not valid JSON after all
+			}
+			top := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if top.names < 0 {
+				break
+			}
+			own := names[top.names:]
+			slices.SortFunc(own, bytes.Compare)
+			for k := 1; k < len(own); k++ {
+				if bytes.Equal(own[k-1], own[k]) {
+					return string(own[k]), true
+				}
+			}
+			names = names[:top.names]
+		case ',':
+			if n := len(stack); n > 0 && stack[n-1].names >= 0 {
+				stack[n-1].name = true
+			}
+		case '"':
+			end := skipString(data, i)
+			if n := len(stack); n > 0 && stack[n-1].name {
+				stack[n-1].name = false
+				names = append(names, nameOf(data[i:end]))
+			}
+			i = end
+			continue
+		}
+		i++
+	}
+	return "", false
+}
+
+// nameOf returns a JSON string's text: its bytes between the quotes, or,
+// with escapes, as encoding/json decodes it.
+func nameOf(quoted []byte) []byte {
+	inner := quoted[1 : len(quoted)-1]
+	if bytes.IndexByte(inner, '\\') < 0 {
+		return inner
+	}
+	var s string
+	if json.Unmarshal(quoted, &s) != nil {
+		return inner
+	}
+	return []byte(s)
 }

@@ -186,9 +186,17 @@ func build(name, description string, schema *jsonschema.Schema, raw json.RawMess
 		approve:     o.RequireApproval,
 		strict:      o.Strict,
 		maxOutput:   o.MaxOutput,
-		defaults:    bytes.Contains(raw, []byte(`"default"`)),
+		defaults:    hasDefaults(schema),
 	}
 	return t, nil
+}
+
+// hasDefaults reports whether a schema may declare a default: whether its
+// JSON, as encoding/json writes it (so without escapes in names), has a
+// "default" key, or a property of that name, which only costs a fill.
+func hasDefaults(schema *jsonschema.Schema) bool {
+	b, err := json.Marshal(schema)
+	return err != nil || bytes.Contains(b, []byte(`"default"`))
 }
 
 // checkIdentity checks what the Converse API requires of a tool's name and
@@ -269,9 +277,10 @@ func (t *Tool) RequiresApproval() bool { return t.approve }
 // is asked to keep its calls to the input schema.
 func (t *Tool) Strict() bool { return t.strict }
 
-// Call runs the tool with the model's input. The input must be a JSON object;
-// an empty input counts as {}, since a model streaming a call without
-// arguments may send no input at all. Call fills in the defaults the schema
+// Call runs the tool with the model's input. The input must be a JSON object
+// that gives no name twice in an object (encoding/json would read the last,
+// another reader the first); an empty input counts as {}, since a model
+// streaming a call without arguments may send no input at all. Call fills in the defaults the schema
 // declares and validates the input before it runs the function, which is not
 // called if the input fails. Input errors are [*InputError] values (wrapping
 // [ErrInvalidInput]); other errors come from the function or, for [Command]

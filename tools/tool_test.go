@@ -91,6 +91,10 @@ func TestCallRejectsBadInput(t *testing.T) {
 		{"unknown property", `{"city":"x","color":"red"}`, `unexpected property "color"`},
 		{"several problems", `{"days":"two","b":1,"a":2}`,
 			`property "days": want integer, got string; unexpected properties "a", "b"; missing required property "city"`},
+		{"a name twice", `{"city":"../etc","city":"x"}`, `property "city" given twice`},
+		{"a name twice, once escaped", `{"city":"x","\u0063ity":"y"}`, `property "city" given twice`},
+		{"a number out of range", `{"city":"x","days":1e400}`, `want number of at most 1.7976931348623157e+308 in magnitude, got 1e400`},
+		{"a huge unknown property", `{"city":"x","` + strings.Repeat("x", 1<<20) + `":1}`, `unexpected property "xxx`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -102,9 +106,45 @@ func TestCallRejectsBadInput(t *testing.T) {
 			assert.Equal(t, "get_weather", inErr.Tool)
 			assert.Contains(t, inErr.Reason, tt.reason)
 			assert.Equal(t, "invalid input: "+inErr.Reason, err.Error())
+			assert.LessOrEqual(t, len(inErr.Reason), 2<<10+32, "the reason quotes the input, cut short")
 			assert.Zero(t, calls.Load(), "fn must not run on invalid input")
 		})
 	}
+}
+
+// TestRawToolGetsWhatWasValidated: the JSON a NewRaw tool (or a Command's
+// program) reads is the JSON the schema checked: a name given twice, which
+// encoding/json reads as its last value and another reader as its first, is
+// refused, and bytes that are not UTF-8 reach it as U+FFFD, as the
+// validator saw them.
+func TestRawToolGetsWhatWasValidated(t *testing.T) {
+	schema := json.RawMessage(`{"type":"object","properties":{"path":{"type":"string","pattern":"^[a-z\ufffd]+$"}},"additionalProperties":false}`)
+	var got []string
+	tool, err := tools.NewRaw("read", "Reads.", schema, func(_ context.Context, in json.RawMessage) (any, error) {
+		got = append(got, string(in))
+		return "ok", nil
+	})
+	require.NoError(t, err)
+	for _, in := range []string{`{"path":"../../etc/passwd","path":"safe"}`, `{"a":{"path":"x"},"path":"x","path":"y"}`} {
+		_, err = tool.Call(context.Background(), json.RawMessage(in))
+		require.ErrorIs(t, err, tools.ErrInvalidInput, in)
+		assert.Contains(t, err.Error(), `property "path" given twice`)
+	}
+	_, err = tool.Call(context.Background(), json.RawMessage("{\"path\":\"ab\xffc\"}"))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"{\"path\":\"ab\ufffdc\"}"}, got)
+}
+
+// TestEscapedDefaultIsFilledIn: a "default" written with an escape in a
+// NewRaw schema is a default all the same.
+func TestEscapedDefaultIsFilledIn(t *testing.T) {
+	schema := json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer","\u0064efault":7}}}`)
+	var got json.RawMessage
+	tool, err := tools.NewRaw("d", "Has a default.", schema, func(_ context.Context, in json.RawMessage) (any, error) { got = in; return "ok", nil })
+	require.NoError(t, err)
+	_, err = tool.Call(context.Background(), json.RawMessage(`{}`))
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"n":7}`, string(got))
 }
 
 func TestDefaultsReachTheFunction(t *testing.T) {

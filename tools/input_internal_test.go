@@ -1,0 +1,83 @@
+package tools
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestDuplicateName(t *testing.T) {
+	tests := []struct {
+		json string
+		name string // "" for none
+	}{
+		{`{}`, ""},
+		{`{"a":1,"b":2}`, ""},
+		{`{"a":1,"a":2}`, "a"},
+		{`{"a":{"b":1},"b":2}`, ""},
+		{`{"a":{"b":1,"b":2}}`, "b"},
+		{`{"a":[{"b":1},{"b":2}]}`, ""},
+		{`{"a":[{"b":1,"b":2}]}`, "b"},
+		{`{"a":"{\"a\":1,\"a\":2}"}`, ""},
+		{`{"a":1,"\u0061":2}`, "a"},
+		{`{"a\"b":1,"a\u0022b":2}`, `a"b`},
+		{`{"a":["a","a"],"b":{"a":1}}`, ""},
+		{`{ "a" : 1 , "a" : 2 }`, "a"},
+		{`{"a":{"a":{"a":{"a":{"a":{"a":{"a":{"a":{"a":{"x":1,"x":2}}}}}}}}}}`, "x"},
+		{`{"` + strings.Repeat("k", 100) + `":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"i":9,"j":10,"k":11,"l":12,"m":13,"n":14,"o":15,"p":16,"q":17,"b":0}`, "b"},
+	}
+	for _, tt := range tests {
+		name, ok := duplicateName([]byte(tt.json))
+		assert.Equal(t, tt.name != "", ok, tt.json)
+		assert.Equal(t, tt.name, name, tt.json)
+	}
+}
+
+// FuzzDuplicateName checks duplicateName against encoding/json's own
+// reading of the names of each object.
+func FuzzDuplicateName(f *testing.F) {
+	for _, s := range []string{`{"a":1,"a":2}`, `{"a":{"b":[{"c":1,"c":2}]}}`, `{"\u0061":1,"a":2}`, `{"a":[1,{"b":2}],"c":"}"}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		s = strings.ToValidUTF8(strings.TrimSpace(s), "\uFFFD") // as prepare hands it on
+		if !json.Valid([]byte(s)) || !strings.HasPrefix(s, "{") {
+			return
+		}
+		_, got := duplicateName([]byte(s))
+		dec := json.NewDecoder(strings.NewReader(s))
+		if want := hasDuplicate(dec); got != want {
+			t.Fatalf("duplicateName(%q) = %v, want %v", s, got, want)
+		}
+	})
+}
+
+// hasDuplicate reads one JSON value from dec and reports whether an object
+// in it has a name twice.
+func hasDuplicate(dec *json.Decoder) bool {
+	tok, err := dec.Token()
+	if err != nil {
+		return false
+	}
+	dup := false
+	switch tok {
+	case json.Delim('{'):
+		seen := map[string]bool{}
+		for dec.More() {
+			name, _ := dec.Token()
+			s, _ := name.(string)
+			dup = seen[s] || dup
+			seen[s] = true
+			dup = hasDuplicate(dec) || dup
+		}
+		_, _ = dec.Token()
+	case json.Delim('['):
+		for dec.More() {
+			dup = hasDuplicate(dec) || dup
+		}
+		_, _ = dec.Token()
+	}
+	return dup
+}
