@@ -99,6 +99,8 @@ func TestIntegerForm(t *testing.T) {
 		{"12.5e1", "125", true}, {"1.8446744073709551615e19", "18446744073709551615", true},
 		{"0.00012e4", "", false}, {"3.5", "", false}, {"1e-1", "", false}, {"3e-99999999999999999999", "", false},
 		{"1e21", "", false}, {"1e999999999", "", false}, {"3", "", false},
+		// Not parsed past 100 bytes, where big.Rat's parse is more than linear.
+		{"1." + strings.Repeat("0", 97) + "1", "", false}, {"1." + strings.Repeat("0", 98), "1", true}, {"1." + strings.Repeat("0", 99), "", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.lit, func(t *testing.T) {
