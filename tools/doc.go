@@ -15,10 +15,12 @@
 //
 // # Typed tools
 //
-// [New] infers the schema from a Go type with github.com/google/jsonschema-go:
-// json tags name the properties, omitempty or omitzero makes one optional, and
-// a `jsonschema:"..."` tag describes it. The validated input is decoded into
-// that type before the function sees it:
+// [New] infers the schema from a Go type with github.com/google/jsonschema-go,
+// as encoding/json decodes the type: json tags name the properties (embedded
+// structs by encoding/json's rules), omitempty or omitzero makes one
+// optional, and a `jsonschema:"..."` tag describes it; a []byte is base64
+// text and a json.RawMessage any JSON (see [New]). The validated input is
+// decoded into that type before the function sees it:
 //
 //	type weatherInput struct {
 //		City  string `json:"city" jsonschema:"the city to report on"`
