@@ -45,9 +45,10 @@ const (
 
 // CitationLocation is where in its source a citation points. For pages,
 // characters and chunks, Index is the document's index in the request and
-// Start and End the range as Bedrock gave it; for a search result, Index is
-// the search result's index and Start and End its content blocks; for the
-// web, URL and Domain. Fields Bedrock left out are zero.
+// Start and End the range as Bedrock gives it, End exclusive (a citation of
+// page 1 alone is Start 1, End 2, as Claude gives it); for a search result,
+// Index is the search result's index and Start and End its content blocks;
+// for the web, URL and Domain. Fields Bedrock left out are zero.
 type CitationLocation struct {
 	Index       int
 	Start, End  int
@@ -87,12 +88,14 @@ func (c Citation) String() string {
 	return name + ", " + where
 }
 
-// span words a range whose end may be missing or equal to its start.
+// span words the range from start to end, exclusive, as a reader counts
+// (pages 3-4 for start 3, end 5); an end that is missing or at most one past
+// start names start alone.
 func span(one, many string, start, end int) string {
-	if end <= start {
+	if end-1 <= start {
 		return fmt.Sprintf("%s %d", one, start)
 	}
-	return fmt.Sprintf("%s %d-%d", many, start, end)
+	return fmt.Sprintf("%s %d-%d", many, start, end-1)
 }
 
 // citationsOf returns the citations of a message, in order.

@@ -96,9 +96,13 @@ func TestCitationString(t *testing.T) {
 		c    converse.Citation
 		want string
 	}{
+		// End is exclusive: Claude on Bedrock cites page 1 of a one-page PDF as
+		// documentPage {start 1, end 2} (a capture of Converse, 2026-09).
+		{converse.Citation{Title: "MyDocument", Kind: converse.CitationPage, Location: converse.CitationLocation{Start: 1, End: 2}}, "MyDocument, page 1"},
 		{converse.Citation{Title: "Annual report", Kind: converse.CitationPage, Location: converse.CitationLocation{Start: 3, End: 3}}, "Annual report, page 3"},
-		{converse.Citation{Title: "Annual report", Kind: converse.CitationPage, Location: converse.CitationLocation{Start: 3, End: 5}}, "Annual report, pages 3-5"},
-		{converse.Citation{Source: "notes.txt", Kind: converse.CitationChar, Location: converse.CitationLocation{Start: 10, End: 42}}, "notes.txt, characters 10-42"},
+		{converse.Citation{Title: "Annual report", Kind: converse.CitationPage, Location: converse.CitationLocation{Start: 3, End: 5}}, "Annual report, pages 3-4"},
+		{converse.Citation{Source: "notes.txt", Kind: converse.CitationChar, Location: converse.CitationLocation{Start: 10, End: 42}}, "notes.txt, characters 10-41"},
+		{converse.Citation{Title: "Manual", Kind: converse.CitationChunk, Location: converse.CitationLocation{Start: 2, End: 3}}, "Manual, chunk 2"},
 		{converse.Citation{Title: "Manual", Kind: converse.CitationChunk, Location: converse.CitationLocation{Start: 2}}, "Manual, chunk 2"},
 		{converse.Citation{Title: "KB", Kind: converse.CitationSearchResult, Location: converse.CitationLocation{Index: 1}}, "KB, search result 1"},
 		{converse.Citation{Kind: converse.CitationWeb, Location: converse.CitationLocation{URL: "https://example.com/a", Domain: "example.com"}}, "https://example.com/a"},
