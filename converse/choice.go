@@ -48,11 +48,8 @@ func (c *Conversation) checkChoice(m models.Model, id string, choice types.ToolC
 	return nil
 }
 
-// thinking reports whether the request fields turn on an extended thinking
-// that rules out a forced tool choice.
-func (c *Conversation) thinking() bool { return c.thinks(c.model) }
-
-// thinks is thinking for the model m.
+// thinks reports whether the request fields turn on an extended thinking
+// that rules out a forced tool choice on the model m.
 func (c *Conversation) thinks(m models.Model) bool {
 	d := c.opts.Request.AdditionalModelRequestFields
 	if d == nil {
@@ -60,12 +57,4 @@ func (c *Conversation) thinks(m models.Model) bool {
 	}
 	b, err := d.MarshalSmithyDocument()
 	return err == nil && m.ThinkingForbidsForcing(b)
-}
-
-// canForce reports whether a structured Send's final tool may be forced
-// with toolChoice any: not on a model without it, nor with extended
-// thinking on. Otherwise the tool is offered with the default choice and
-// the model told, in the system prompt, to answer by calling it.
-func (c *Conversation) canForce() bool {
-	return c.model.ToolChoice().Any && !c.thinking()
 }

@@ -448,9 +448,14 @@ func (c *Conversation) nextTurn(ctx context.Context) (*Step, error) {
 	r.retried, r.wasted, r.asked, r.plan, r.tried = false, Usage{}, false, nil, 0
 	history := c.kept()
 	// A forced tool choice holds only for the first turn answering a
-	// prompt: after the tool results, the model may answer.
-	forced := r.turn == 1 && !message.AnswersTools(history[len(history)-1])
-	r.cfg = coverHistory(r.shape.toolConfig(c.cfg, forced), history)
+	// prompt: after the tool results, the model may answer. A structured
+	// Send's final tool and its choice are added to the request, for the
+	// turn's model (see shape.path).
+	r.cfg = c.cfg
+	if r.turn > 1 || message.AnswersTools(history[len(history)-1]) {
+		r.cfg = unforced(r.cfg)
+	}
+	r.cfg = coverHistory(r.cfg, history)
 	if c.opts.PrepareTurn != nil {
 		t, err := c.prepareTurn(ctx, history)
 		if err == nil && t.Stop {
@@ -496,18 +501,16 @@ func (c *Conversation) turnStep() (*Step, error) {
 		t = &fallback
 	}
 	m := c.model
-	if t != nil {
-		if t.ModelID != c.modelID {
-			m = models.Parse(t.ModelID)
-		}
-		if r.cfg != nil {
-			if err := c.checkChoice(m, t.ModelID, r.cfg.ToolChoice); err != nil {
-				return c.fail(c.kept(), err)
-			}
-		}
+	if t != nil && t.ModelID != c.modelID {
+		m = models.Parse(t.ModelID)
 	}
 	in := c.request(c.kept(), r.cfg, r.shape, t, m)
-	stream := c.opts.Stream && (r.cfg == nil || m.SupportsStreamingToolUse())
+	if t != nil && in.ToolConfig != nil {
+		if err := c.checkChoice(m, t.ModelID, in.ToolConfig.ToolChoice); err != nil {
+			return c.fail(c.kept(), err)
+		}
+	}
+	stream := c.opts.Stream && (in.ToolConfig == nil || m.SupportsStreamingToolUse())
 	return c.budgeted(&Request{Turn: r.turn, Input: in, stream: stream, mode: c.opts.GuardrailStreamMode})
 }
 

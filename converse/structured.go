@@ -25,10 +25,12 @@ import (
 // ended without an answer that matches the schema: the turn limit was
 // reached while the answer stayed invalid (the error then matches
 // ErrMaxTurns too), or the model stopped for a reason it cannot be asked
-// to correct (max_tokens, guardrail_intervened, content_filtered).
+// to correct (guardrail_intervened, content_filtered, max_tokens in a text
+// answer; an answer cut off by max_tokens inside the final tool's call is
+// ErrMaxTokens, as any cut-off call is).
 var ErrInvalidAnswer = errors.New("the answer does not match the schema")
 
-// finalDescription is the description of the final tool of the forced path.
+// finalDescription is the description of the final tool.
 const finalDescription = "Gives the final answer. Call it once you have the answer, with the answer as its input; it is the only way to answer."
 
 // Structured sends prompt and runs the conversation, tools and all, until
@@ -37,27 +39,37 @@ const finalDescription = "Gives the final answer. Call it once you have the answ
 // must be a struct or a map with string keys), and the answer is validated
 // against it and decoded like a tool's input, defaults filled in.
 //
-// The model is asked for the schema in one of two ways (the table is in
-// the internal models package, with its source): the models whose Converse
-// takes outputConfig.textFormat (Claude Sonnet 4.5, Haiku 4.5, Opus 4.5 and
-// 4.6) get the schema there, and their final text is the answer (Bedrock
-// takes only closed object schemas there, so every object schema that
-// leaves additionalProperties out is sent with "additionalProperties":
-// false, and one that sets it to anything else, such as a map type's
-// schema, fails the Send before any model call); the others
-// get a final tool, named final_ and T's name (final_answer for an unnamed
-// type), and toolChoice any on every turn, so that they may call other
-// tools first but can only end by calling it. Where Bedrock rejects
-// toolChoice any (a model without it, such as Llama, or Claude with
-// extended thinking enabled in Options.Request.AdditionalModelRequestFields) the
-// final tool is offered with the default choice and a line added to the
-// system prompt tells the model to answer by calling it. An answer that
-// fails the schema (or, on the forced path, a text answer) is sent back as
-// an error ("Error: the answer does not match the schema: ...") and the
-// model answers again, within Options.MaxTurns.
+// The model is asked for the schema in one of three ways, decided for each
+// request from the model it goes to (New's, Options.PrepareTurn's or an
+// Options.FallbackModels one's; the table is in the internal models
+// package, with its source). The models whose Converse takes
+// outputConfig.textFormat (Claude Sonnet 4.5, Haiku 4.5, Opus 4.5 and 4.6)
+// get the schema there, and their final text is the answer (Bedrock takes
+// only closed object schemas there, so every object schema that leaves
+// additionalProperties out is sent with "additionalProperties": false, and
+// one that sets it to anything else, such as a map type's schema, fails
+// the Send before any model call when New's model is one of them, and
+// takes the final tool otherwise). The others, and those models when the
+// request holds a document or search result with citations enabled (which
+// structured outputs are incompatible with), get a final tool, named
+// final_ and T's name (final_answer for an unnamed type), and toolChoice
+// any, so that they may call other tools first but can only end by calling
+// it. Where Bedrock rejects toolChoice any (a model without it, such as
+// Llama, or Claude with extended thinking enabled in
+// Options.Request.AdditionalModelRequestFields) the final tool is offered
+// with the default choice and a line added to the system prompt tells the
+// model to answer by calling it. A reply is checked in the form its
+// request asked for. An answer that fails the schema (or, on the final
+// tool's path, a text answer) is sent back as an error ("Error: the answer
+// does not match the schema: ...") and the model answers again, within
+// Options.MaxTurns; a reply of reasoning alone is dropped and the model
+// asked again. Options.PrepareTurn sees a turn as a plain Send's: the
+// final tool, its choice and the schema are added to the request after it,
+// for the model it picks, and replace Options.ToolChoice on the final
+// tool's path.
 //
 // The kept history is a valid Bedrock conversation ending with the answer:
-// on the forced path the final tool's call is kept as a text block holding
+// on the final tool's path its call is kept as a text block holding
 // its input, the answer's JSON, and the other calls of that turn are not
 // run (they are dropped, like the calls of a final answer). Its rejected
 // calls stay, answered with their errors; a later Send on a conversation
@@ -65,7 +77,7 @@ const finalDescription = "Gives the final answer. Call it once you have the answ
 // Bedrock wants a toolConfig with tool blocks. The final tool's calls are
 // reported as any call is (ToolStart, ToolEnd, an execute_tool span); an
 // answer sent back is an AnswerRejected event. Result.Text is the answer's
-// JSON on both paths, and Result.StopReason end_turn for the final tool's
+// JSON on every path, and Result.StopReason end_turn for the final tool's
 // call.
 //
 // The errors are those of SendMessage and ErrInvalidAnswer. Resume of a
@@ -109,7 +121,7 @@ func StructuredJSON(ctx context.Context, conv *Conversation, prompt string, sche
 // any model call, or nil if it takes it: schema must be a JSON Schema of an
 // object, as tools.NewRaw takes. The error, such as "converse: answer
 // schema: type must be "object", got array", wraps tools.ErrInvalidTool.
-// (On the models that take the schema natively, one that sets
+// (When New's model takes the schema natively, one that sets
 // additionalProperties to anything but false still fails the Send; see
 // Structured.)
 func CheckSchema(schema json.RawMessage) error {
@@ -190,19 +202,19 @@ func finalName(name string) string {
 }
 
 // shape is what a structured Send's answer must be: the final tool, which
-// validates and decodes it, and the path the model takes.
+// validates and decodes it, and how the last turn's request asked for it
+// (see path).
 type shape struct {
 	tool   *tools.Tool
-	native bool
-	schema string                   // on the native path, the answer's schema as sent, objects closed
-	force  bool                     // on the forced path, whether toolChoice any is sent
-	spec   types.Tool               // the final tool's spec, for the forced path
-	cfg    *types.ToolConfiguration // the forced path's tool configuration, once built
-	value  any                      // the accepted answer
-	answer json.RawMessage          // the accepted answer's JSON, as the model gave it
-	reason string                   // why the last answer was rejected
-	call   toolCall                 // on the forced path, the call that gave the answer
-	reject []string                 // why each final-tool call of the last reply was rejected, in order
+	native bool            // the last request asked natively: outputConfig.textFormat, the answer its text
+	force  bool            // the last request forced the final tool with toolChoice any
+	schema string          // the answer's schema as sent natively, objects closed; empty if it cannot be
+	spec   types.Tool      // the final tool's spec
+	value  any             // the accepted answer
+	answer json.RawMessage // the accepted answer's JSON, as the model gave it
+	reason string          // why the last answer was rejected
+	call   toolCall        // on the final tool's path, the call that gave the answer
+	reject []string        // why each final-tool call of the last reply was rejected, in order
 }
 
 func (c *Conversation) structured(ctx context.Context, prompt string, tool *tools.Tool) (any, *Result, error) {
@@ -222,25 +234,81 @@ func (c *Conversation) structured(ctx context.Context, prompt string, tool *tool
 }
 
 // newShape is the shape of a structured answer whose final tool is tool.
+// Any turn may take either path (a fallback model, or Options.PrepareTurn's,
+// may differ from New's), so both are made ready: a schema that cannot be
+// closed fails here only when New's model would take it natively, and is
+// otherwise never sent natively.
 func (c *Conversation) newShape(tool *tools.Tool) (*shape, error) {
-	sh := &shape{tool: tool, native: c.model.NativeStructuredOutput(), reason: "no answer was given"}
-	if sh.native {
-		schema, err := closedSchema(tool.InputSchema())
-		if err != nil {
-			return nil, fmt.Errorf("converse: the schema of a structured answer: %w", err)
-		}
+	sh := &shape{tool: tool, reason: "no answer was given"}
+	schema, err := closedSchema(tool.InputSchema())
+	if err != nil && c.model.NativeStructuredOutput() {
+		return nil, fmt.Errorf("converse: the schema of a structured answer: %w", err)
+	}
+	if err == nil {
 		sh.schema = schema
-		return sh, nil
 	}
 	if _, taken := c.tools.Lookup(tool.Name()); taken {
 		return nil, fmt.Errorf("converse: the final tool %q of a structured answer is a registered tool's name", tool.Name())
 	}
-	spec, err := toolSpec(tool)
-	if err != nil {
+	if sh.spec, err = toolSpec(tool); err != nil {
 		return nil, err
 	}
-	sh.spec, sh.force = spec, c.canForce()
 	return sh, nil
+}
+
+// path is the policy of a structured Send, consulted for each turn's
+// request as it is built, with the turn's model m (New's, Options.PrepareTurn's
+// or a fallback's); thinks is whether the request's thinking rules out a
+// forced tool choice on m, and messages are the request's. The request asks
+// for the answer natively (outputConfig.textFormat) where m takes it,
+// unless the schema cannot be sent there or a document or search result of
+// the request has citations enabled, which Anthropic's structured outputs
+// are incompatible with; otherwise with the final tool, forced by
+// toolChoice any where m takes it and thinking does not rule it out, or
+// offered with the default choice and a line of the system prompt.
+// accept then checks the reply against what the request asked for.
+func (sh *shape) path(m models.Model, thinks bool, messages []types.Message) (native, force bool) {
+	switch {
+	case sh.schema != "" && m.NativeStructuredOutput() && !citing(messages):
+		return true, false
+	case m.ToolChoice().Any && !thinks:
+		return false, true
+	}
+	return false, false
+}
+
+// citing reports whether messages hold a document or a search result with
+// citations enabled, in a message or a tool result.
+func citing(messages []types.Message) bool {
+	on := func(c *types.CitationsConfig) bool { return c != nil && aws.ToBool(c.Enabled) }
+	for _, msg := range messages {
+		for _, b := range msg.Content {
+			switch v := b.(type) {
+			case *types.ContentBlockMemberDocument:
+				if on(v.Value.Citations) {
+					return true
+				}
+			case *types.ContentBlockMemberSearchResult:
+				if on(v.Value.Citations) {
+					return true
+				}
+			case *types.ContentBlockMemberToolResult:
+				for _, rc := range v.Value.Content {
+					switch r := rc.(type) {
+					case *types.ToolResultContentBlockMemberDocument:
+						if on(r.Value.Citations) {
+							return true
+						}
+					case *types.ToolResultContentBlockMemberSearchResult:
+						if on(r.Value.Citations) {
+							return true
+						}
+					}
+				}
+			}
+		}
+	}
+	return false
 }
 
 // answered fills in res, the Result of a structured answer sh accepted:
@@ -254,14 +322,18 @@ func (sh *shape) answered(res *Result) {
 	}
 }
 
-// apply shapes a turn's request: on the native path the answer's schema
-// is the output's text format; on the forced path that cannot force the
-// final tool, the system prompt tells the model to call it.
-func (sh *shape) apply(in *bedrockruntime.ConverseInput) {
+// apply shapes a turn's request to the model m as path decides, and keeps
+// the decision for accept: natively, the answer's schema is the output's
+// text format; otherwise the final tool joins the request's tools, with
+// toolChoice any if forced, or else a line of the system prompt telling
+// the model to call it.
+func (sh *shape) apply(in *bedrockruntime.ConverseInput, m models.Model, thinks bool) {
 	if sh == nil {
 		return
 	}
+	sh.native, sh.force = sh.path(m, thinks, in.Messages)
 	if !sh.native {
+		in.ToolConfig = sh.toolConfig(in.ToolConfig)
 		if !sh.force {
 			in.System = append(slices.Clip(in.System), &types.SystemContentBlockMemberText{Value: fmt.Sprintf(finalInstruction, sh.tool.Name())})
 		}
@@ -281,28 +353,23 @@ func (sh *shape) apply(in *bedrockruntime.ConverseInput) {
 	in.OutputConfig = out
 }
 
-// toolConfig is the configuration of a turn: cfg, its forced choice kept
-// only when forced (the first turn answering a prompt); on the forced path,
-// cfg's tools and the final tool, with toolChoice any on every turn where
-// the model takes it (see canForce).
-func (sh *shape) toolConfig(cfg *types.ToolConfiguration, forced bool) *types.ToolConfiguration {
-	if sh == nil || sh.native {
-		if forced {
-			return cfg
-		}
-		return unforced(cfg)
+// toolConfig is the configuration of a turn on the final tool's path:
+// cfg's tools (but a withdrawn description of the final tool, which the
+// history may call; see cover) and the final tool, with toolChoice any if
+// forced and the default choice otherwise.
+func (sh *shape) toolConfig(cfg *types.ToolConfiguration) *types.ToolConfiguration {
+	out := &types.ToolConfiguration{}
+	if sh.force {
+		out.ToolChoice = &types.ToolChoiceMemberAny{}
 	}
-	if sh.cfg == nil {
-		sh.cfg = &types.ToolConfiguration{}
-		if sh.force {
-			sh.cfg.ToolChoice = &types.ToolChoiceMemberAny{}
-		}
-		if cfg != nil {
-			sh.cfg.Tools = append(sh.cfg.Tools, cfg.Tools...)
-		}
-		sh.cfg.Tools = append(sh.cfg.Tools, sh.spec)
+	if cfg != nil {
+		out.Tools = slices.DeleteFunc(slices.Clone(cfg.Tools), func(t types.Tool) bool {
+			spec, ok := t.(*types.ToolMemberToolSpec)
+			return ok && aws.ToString(spec.Value.Name) == sh.tool.Name()
+		})
 	}
-	return sh.cfg
+	out.Tools = append(out.Tools, sh.spec)
+	return out
 }
 
 // check validates an answer, keeping its value or why it was rejected.
@@ -321,9 +388,10 @@ func (sh *shape) check(ctx context.Context, answer json.RawMessage) bool {
 	return true
 }
 
-// accept reports whether reply answers: on the native path its text, on
-// the forced path a valid call of the final tool, which becomes a text
-// block holding its input (the first valid call, if several).
+// accept reports whether reply answers, in the form its request asked
+// for (see apply): natively its text, otherwise a valid call of the final
+// tool, which becomes a text block holding its input (the first valid
+// call, if several).
 func (sh *shape) accept(ctx context.Context, reply *types.Message, stop types.StopReason) bool {
 	if sh.native {
 		if stop == types.StopReasonToolUse && message.HasToolUse(*reply) {
@@ -359,8 +427,9 @@ func (sh *shape) accept(ctx context.Context, reply *types.Message, stop types.St
 }
 
 // correct deals with a final answer of a structured Send that is not the
-// answer: it sends the model a correction, or, after the last turn or a
-// stop that another try would meet again, keeps the answer as the
+// answer: it sends the model a correction (for a reply of reasoning
+// alone, the same request again), or, after the last turn or a stop that
+// another try would meet again, keeps the answer as the
 // conversation's final one and ends the run with the error.
 func (c *Conversation) correct(ctx context.Context, attempted []types.Message, stop types.StopReason, turnEnd TurnEnd) (*Step, error) {
 	r := c.run
@@ -373,14 +442,26 @@ func (c *Conversation) correct(ctx context.Context, attempted []types.Message, s
 		}
 		return c.fail(attempted, sh.failure(stop, limit, c.maxTurns()))
 	}
+	reply := attempted[len(attempted)-1]
+	var history []types.Message
+	if slices.IndexFunc(reply.Content, notReasoning) < 0 {
+		// Reasoning alone, which keepable does not keep either (newer
+		// Claude models reject an assistant message of reasoning alone):
+		// there is no answer to correct, so the reply is dropped and the
+		// model asked again, the history ending with the message it
+		// answered.
+		history = attempted[:len(attempted)-1]
+		kept = history
+	} else {
+		history = append(attempted, types.Message{Role: types.ConversationRoleUser,
+			Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: sh.correction(sh.reason)}}})
+	}
 	c.keep(kept, nil) // History holds the reply at its TurnEnd
 	c.emit(turnEnd)
-	history := append(attempted, types.Message{Role: types.ConversationRoleUser,
-		Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: sh.correction(sh.reason)}}})
 	if err := c.endStep(ctx, history, nil, nil); err != nil {
 		return c.fail(attempted, err)
 	}
-	c.emit(AnswerRejected{Turn: r.turn, Answer: strings.TrimSpace(message.Text(attempted[len(attempted)-1])), Reason: sh.reason})
+	c.emit(AnswerRejected{Turn: r.turn, Answer: strings.TrimSpace(message.Text(reply)), Reason: sh.reason})
 	return c.nextTurn(ctx)
 }
 
@@ -388,7 +469,8 @@ func (c *Conversation) correct(ctx context.Context, attempted []types.Message, s
 // Send (Structured, StructuredJSON) was not the answer, and was sent back
 // to the model with Reason for another try: text that fails the schema,
 // or, where the model must answer by calling the final tool, text
-// instead. A call of the final tool that fails the schema is reported as
+// instead. A reply of reasoning alone (Answer empty) is not sent back, as
+// Bedrock would reject it: it is dropped and the model asked again. A call of the final tool that fails the schema is reported as
 // a ToolEnd with ErrInvalidAnswer instead. The answer that is still
 // invalid at the turn limit is not sent back: the Send's error says why.
 type AnswerRejected struct {
@@ -427,7 +509,7 @@ func (c *Conversation) answerFinal(ctx context.Context, turn int, t *openTurn) {
 }
 
 // traceAnswer reports the final tool's call that gave the answer, on the
-// forced path, as the executor reports a call it runs: ToolStart and
+// final tool's path, as the executor reports a call it runs: ToolStart and
 // ToolEnd events and an execute_tool span.
 func (c *Conversation) traceAnswer(ctx context.Context, turn int) {
 	sh := c.run.shape

@@ -35,7 +35,7 @@ func (c *Conversation) request(history []types.Message, cfg *types.ToolConfigura
 		}
 	}
 	in.ModelId, in.Messages, in.ToolConfig = aws.String(modelID), media.ManyImages(m, history), cfg
-	sh.apply(&in)
+	sh.apply(&in, m, c.thinks(m))
 	if c.opts.PromptCache {
 		cachepoint.Place(m, c.opts.CacheTTL, &in)
 	}

@@ -4,22 +4,78 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
 	"github.com/tooluse/bedrock/converse/internal/models"
 )
 
-// validateOutputSchema checks that the JSON schema of a structured answer
-// (outputConfig.textFormat) closes every object schema.
-func validateOutputSchema(oc *types.OutputConfig) *Error {
+// validateOutputSchema checks a request's structured output
+// (outputConfig.textFormat): its JSON schema must close every object
+// schema, the model must take it (an ID that names no model, such as an
+// application inference profile's ARN, is let through), and no document
+// or search result of the request may have citations enabled.
+func validateOutputSchema(m models.Model, req *Request) *Error {
+	oc := req.OutputConfig
 	if oc == nil || oc.TextFormat == nil {
 		return nil
 	}
-	js, ok := oc.TextFormat.Structure.(*types.OutputFormatStructureMemberJsonSchema)
-	if !ok || js.Value.Schema == nil {
-		return nil
+	if js, ok := oc.TextFormat.Structure.(*types.OutputFormatStructureMemberJsonSchema); ok && js.Value.Schema != nil {
+		if e := closedSchema("output_config.format.schema", []byte(*js.Value.Schema)); e != nil {
+			return e
+		}
 	}
-	return closedSchema("output_config.format.schema", []byte(*js.Value.Schema))
+	if m != (models.Model{}) && !m.NativeStructuredOutput() {
+		return Validation(noStructuredOutput)
+	}
+	if citing(req.Messages) {
+		return Validation(citationsWithSchema)
+	}
+	return nil
+}
+
+// Bedrock's answers to a structured output it cannot give, neither found
+// quoted: noStructuredOutput is worded as Bedrock words a field the model
+// does not take (see unsupportedChoice); citationsWithSchema is
+// Anthropic's rule (its structured outputs guide: "incompatible with
+// citations"), passed on as Bedrock passes the model's errors.
+const (
+	noStructuredOutput  = "This model doesn't support the outputConfig.textFormat field. Remove outputConfig.textFormat and try again."
+	citationsWithSchema = "The model returned the following errors: citations cannot be enabled when output_config.format is set: structured outputs are incompatible with citations."
+)
+
+// citing reports whether msgs hold a document or a search result with
+// citations enabled, in a message or a tool result.
+func citing(msgs []types.Message) bool {
+	on := func(c *types.CitationsConfig) bool { return c != nil && aws.ToBool(c.Enabled) }
+	for _, msg := range msgs {
+		for _, b := range msg.Content {
+			switch v := b.(type) {
+			case *types.ContentBlockMemberDocument:
+				if on(v.Value.Citations) {
+					return true
+				}
+			case *types.ContentBlockMemberSearchResult:
+				if on(v.Value.Citations) {
+					return true
+				}
+			case *types.ContentBlockMemberToolResult:
+				for _, rc := range v.Value.Content {
+					switch r := rc.(type) {
+					case *types.ToolResultContentBlockMemberDocument:
+						if on(r.Value.Citations) {
+							return true
+						}
+					case *types.ToolResultContentBlockMemberSearchResult:
+						if on(r.Value.Citations) {
+							return true
+						}
+					}
+				}
+			}
+		}
+	}
+	return false
 }
 
 // closedSchema answers a schema, at field, with an object schema that

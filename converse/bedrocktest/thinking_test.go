@@ -153,7 +153,8 @@ func TestValidateClosedSchemas(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			req := &Request{Operation: recording.OpConverse, ConverseInput: bedrockruntime.ConverseInput{ModelId: aws.String(testModel), Messages: []types.Message{user(text("hi"))}}}
+			// A model with structured output: testModel, Claude 3.5 Sonnet, has none.
+			req := &Request{Operation: recording.OpConverse, ConverseInput: bedrockruntime.ConverseInput{ModelId: aws.String("us.anthropic.claude-sonnet-4-5-20250929-v1:0"), Messages: []types.Message{user(text("hi"))}}}
 			if tt.strict {
 				req.ToolConfig = &types.ToolConfiguration{Tools: []types.Tool{&types.ToolMemberToolSpec{Value: types.ToolSpecification{
 					Name: aws.String("f"), Strict: aws.Bool(true),

@@ -40,7 +40,9 @@ import (
 // and below maxTokens (unless interleaved thinking is on), temperature 1
 // or unset, topP from 0.95 or unset and no top_k, and a request that
 // continues a tool loop sending back the reasoning block that opened it;
-// closed object schemas
+// outputConfig.textFormat only on the models with structured output
+// (Claude Sonnet 4.5, Haiku 4.5, Opus 4.5 and 4.6) and without citations
+// enabled on a document or search result; closed object schemas
 // ("additionalProperties": false on each) in outputConfig.textFormat and
 // in strict tools' input schemas; and images and
 // documents: their sizes, counts and names (no name twice in the request's
@@ -63,7 +65,7 @@ func Validate(req *Request) *Error {
 	if e := validateThinking(m, req); e != nil {
 		return e
 	}
-	if e := validateOutputSchema(req.OutputConfig); e != nil {
+	if e := validateOutputSchema(m, req); e != nil {
 		return e
 	}
 	if req.Operation == recording.OpConverseStream && req.ToolConfig != nil && !m.SupportsStreamingToolUse() {
