@@ -55,7 +55,7 @@ func TestValidateParams(t *testing.T) {
 		{name: "any with reasoning_config", model: "anthropic.claude-3-7-sonnet-20250219-v1:0", choice: anyChoice, fields: reasoning, want: thinkingForced},
 		{name: "auto with thinking", model: sonnet4, choice: autoChoice, fields: thinking},
 		{name: "no choice with thinking", model: sonnet4, fields: thinking},
-		{name: "any with adaptive thinking", model: "anthropic.claude-opus-4-6-v1", choice: anyChoice, fields: adaptive},
+		{name: "any with adaptive thinking", model: "anthropic.claude-opus-4-6-v1", choice: anyChoice, fields: adaptive, want: thinkingForced},
 		{name: "temperature and topP on sonnet 4", model: sonnet4, temp: f(0.5), p: f(0.9)},
 		{name: "temperature and topP on sonnet 4.5", model: sonnet45, temp: f(0.5), p: f(0.9), want: bothSampling},
 		{name: "temperature and topP on haiku 4.5", model: "anthropic.claude-haiku-4-5-20251001-v1:0", temp: f(0), p: f(1), want: bothSampling},

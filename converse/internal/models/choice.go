@@ -1,6 +1,9 @@
 package models
 
-import "strings"
+import (
+	"encoding/json"
+	"strings"
+)
 
 // ToolChoice is which forcing toolChoice values a model takes; every
 // model with tool use takes auto, the default.
@@ -41,18 +44,32 @@ func (m Model) ToolChoice() ToolChoice {
 }
 
 // ThinkingForbidsForcing reports whether fields, the JSON of a request's
-// additionalModelRequestFields, turn on extended thinking with a budget on
-// a Claude model (or one the ID does not name): {"thinking": {"type":
-// "enabled"}}, or Claude 3.7 Sonnet's {"reasoning_config": {"type":
-// "enabled"}}. Anthropic then rejects a toolChoice that forces tool use,
+// additionalModelRequestFields, turn on thinking on a Claude model (or one
+// the ID does not name): extended thinking with a budget, {"thinking":
+// {"type": "enabled"}} or Claude 3.7 Sonnet's {"reasoning_config":
+// {"type": "enabled"}}, or adaptive thinking, {"thinking": {"type":
+// "adaptive"}}. Anthropic then rejects a toolChoice that forces tool use,
 // any or tool: "Thinking may not be enabled when tool_choice forces tool
 // use" (Anthropic's extended thinking guide: with thinking only auto and
 // none; on Bedrock langchain-aws pull 640 and issue 925, pydantic-ai issue
-// 3092). Adaptive thinking ({"type": "adaptive"}) takes a forced choice,
-// as Anthropic's guide says.
+// 3092). For adaptive thinking, langchain-aws (pull 1151) and
+// can1357/oh-my-pi issue 341 (Claude Sonnet 4.6 on Bedrock) report the
+// same; langchain-aws pull 1141 says Claude Opus 4.8 and Claude 5 take a
+// forced choice beside it, which is not relied on here: without forcing,
+// the final tool of a structured Send is offered and still answers.
 func (m Model) ThinkingForbidsForcing(fields []byte) bool {
-	_, on := m.BudgetThinking(fields)
-	return on
+	if _, on := m.BudgetThinking(fields); on {
+		return true
+	}
+	if m.Provider != "anthropic" && m != (Model{}) {
+		return false
+	}
+	var f struct {
+		Thinking struct {
+			Type string `json:"type"`
+		} `json:"thinking"`
+	}
+	return json.Unmarshal(fields, &f) == nil && f.Thinking.Type == "adaptive"
 }
 
 // exclusiveSampling lists the Claude models that reject temperature and

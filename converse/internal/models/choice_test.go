@@ -35,7 +35,9 @@ func TestThinkingForbidsForcing(t *testing.T) {
 	}{
 		{"thinking enabled", claude, `{"thinking":{"type":"enabled","budget_tokens":2048}}`, true},
 		{"reasoning_config enabled", "us.anthropic.claude-3-7-sonnet-20250219-v1:0", `{"reasoning_config":{"type":"enabled","budget_tokens":1024}}`, true},
-		{"adaptive", "anthropic.claude-opus-4-6-v1", `{"thinking":{"type":"adaptive"}}`, false},
+		{"adaptive", "anthropic.claude-opus-4-6-v1", `{"thinking":{"type":"adaptive"}}`, true},
+		{"adaptive on Sonnet 4.6", "us.anthropic.claude-sonnet-4-6", `{"thinking":{"type":"adaptive"},"output_config":{"effort":"low"}}`, true},
+		{"adaptive, not Claude", "deepseek.v3-v1:0", `{"thinking":{"type":"adaptive"}}`, false},
 		{"disabled", claude, `{"thinking":{"type":"disabled"}}`, false},
 		{"other fields", claude, `{"top_k":5}`, false},
 		{"no fields", claude, ``, false},
