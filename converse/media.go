@@ -9,32 +9,54 @@ import (
 // tools.Result, as a ToolEnd event reports it: never its bytes.
 //
 // Media go to the model as image and document blocks inside the call's
-// toolResult, beside its output. Bedrock's limits are kept before the call:
-// at most 3.75 MB and 8,000 px a side for an image (the size of a webp image
-// is not read, only its bytes counted), 4.5 MB for a document, and at most
-// 20 images and 5 documents in the message that answers a turn's calls. A
-// Conversation also keeps to what the model family takes in a tool result
-// (Claude 3 and later: images and documents; Amazon Nova: images; others:
-// none); an Executor alone knows no model and sends both. Media that break
-// a rule are left out and replaced by a text block saying so, such as
-// "[image/png, 12 KiB: left out, model X takes no images in tool results]",
-// so a request is never rejected for them. The output limit (MaxOutput)
-// bounds the output only, not the media, which Bedrock's limits bound.
+// toolResult, beside its output. What Bedrock would reject is replaced by a
+// text block saying so, such as "[image/png, 12 KiB: left out, model X
+// takes no images in tool results]", so a request is never rejected for
+// it:
 //
-// A document is sent with its tools.Media Name, cleaned, or else as
+//   - before the call's result enters the history: a medium of no bytes;
+//     an image of more than 3.75 MB or 8,000 px a side, or whose bytes are
+//     not a whole png, jpeg, gif or webp image (the size read from the
+//     header, webp's too, the end checked, nothing decoded); a document of
+//     more than 4.5 MB, or whose bytes do not start as its format's do
+//     (%PDF- for pdf, a zip archive for docx and xlsx, an OLE file for doc
+//     and xls) or, for txt, csv, md and html, are not UTF-8; and a kind
+//     the model family does not take in a tool result (Claude 3 and
+//     later: images and documents; Amazon Nova: images; others: none; an
+//     Executor alone knows no model and sends both). An image whose bytes
+//     are of another format than its type says (a jpeg labelled
+//     image/png) is sent in the format of its bytes; image/jpg and
+//     image/x-png are taken for image/jpeg and image/png.
+//   - once every call of a turn is answered, in the message that answers
+//     them, which enters the history: the images past 20 and the
+//     documents past 5 in the message, in the order of the calls.
+//   - in each request a Conversation makes, not in its history, which
+//     keeps every medium: over all the request's messages (documents of
+//     the user's own messages too), the documents past the newest 5 and,
+//     for Claude, the images and documents past the newest 20 together,
+//     the oldest first. Past Claude's 20 they are left out 5 at a time, so
+//     that the requests in between send the same messages and the prompt
+//     cache holds; a medium left out stays left out in later requests.
+//
+// The output limit (MaxOutput) bounds the output only, not the media,
+// which Bedrock's limits bound.
+//
+// A document is sent with its tools.Media Name, cleaned (a document
+// format's extension, such as .pdf, dropped, any other character Bedrock
+// does not allow, a dot among them, made a space), or else as
 // "document N", N its place among its call's documents. Bedrock rejects a
 // request that holds a document name twice, so a name that an earlier
 // document of the request has (one of the history a Conversation sends, or
 // of an earlier call of the turn) is numbered: "notes 2", "document 2".
 type MediaInfo struct {
-	Type string // the media type, such as image/png
+	Type string // the media type, such as image/png: for an image, that of the format of its bytes when they disagree
 	Name string // the document's name, cleaned to the characters Bedrock allows, before a repeat is numbered; "" for an image
 	Size int    // bytes
 	// LeftOut, when not empty, says why the medium was left out and a
-	// placeholder sent instead. The message's limits of 20 images and 5
-	// documents are applied once every call of the turn is answered, after
-	// the ToolEnd events, and are not reported here; nor is the number a
-	// repeated name gets then.
+	// placeholder sent instead. The limits of a message (20 images and 5
+	// documents) are applied once every call of the turn is answered, and
+	// those of a request in each request, after the ToolEnd events: they
+	// are not reported here; nor is the number a repeated name gets.
 	LeftOut string
 }
 

@@ -19,7 +19,10 @@ import (
 func TestTraceShowsMedia(t *testing.T) {
 	manifest := writeManifest(t, `{"tools": [{"name": "echo", "description": "Echo.",
 		"command": [`+quote(os.Args[0])+`, "helper-tool", "echo"]}]}`)
-	data := strings.Repeat("A", 16<<10) // base64 of 12 KiB
+	// base64 of 12 KiB: a webp header of 8 × 8 px (RIFF, its length,
+	// WEBPVP8X, the chunk's length, flags, width - 1 and height - 1), then
+	// zeros
+	data := "UklGRvgvAABXRUJQVlA4WAoAAAAAAAAABwAABwAA" + strings.Repeat("A", 16<<10-40)
 	srv := newServer(t, bedrocktest.Script(
 		bedrocktest.ToolUse("", bedrocktest.Call{ID: "t1", Name: "echo", Input: map[string]any{
 			"output": map[string]any{"rows": 3},

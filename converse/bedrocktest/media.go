@@ -7,6 +7,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
+	"github.com/tooluse/bedrock/converse/internal/media"
 	"github.com/tooluse/bedrock/converse/internal/message"
 	"github.com/tooluse/bedrock/converse/internal/models"
 	"github.com/tooluse/bedrock/converse/internal/wire"
@@ -92,13 +93,25 @@ func validateResultMedia(m models.Model, r types.ToolResultBlock, where string, 
 	return nil
 }
 
+// validateImage checks an image's bytes, as the library does (see
+// models.ImageSize): not empty, within Bedrock's size, of the format the
+// block says (Claude's words for one that is not), whole, and within
+// 8,000 px a side.
 func validateImage(img types.ImageBlock, where string) *Error {
 	src, ok := img.Source.(*types.ImageSourceMemberBytes)
-	if !ok {
+	switch {
+	case img.Source == nil: // the SDK sends nil bytes as null, which decodes to no source
+		return emptyBytes(where)
+	case !ok:
 		return nil // an S3 location: not read here
+	case len(src.Value) == 0:
+		return emptyBytes(where)
 	}
 	if len(src.Value) > models.MaxImageBytes {
 		return Validation(fmt.Sprintf("The image at %s is %d bytes; an image can be at most 3.75 MB.", where, len(src.Value)))
+	}
+	if f := models.ImageFormat(src.Value); f != "" && f != string(img.Format) {
+		return Validation(fmt.Sprintf("The model returned the following errors: %s.source.bytes: Image does not match the provided media type image/%s", where, img.Format))
 	}
 	w, h, known, err := models.ImageSize(string(img.Format), src.Value)
 	switch {
@@ -110,6 +123,10 @@ func validateImage(img types.ImageBlock, where string) *Error {
 	return nil
 }
 
+// validateDocument checks a document's name and bytes, as the library does
+// (see models.DocumentProblem): not empty, within Bedrock's size, and
+// starting as the format's files do; Claude's words for a PDF that is not
+// one.
 func validateDocument(doc types.DocumentBlock, where string) *Error {
 	if doc.Name == nil {
 		return Validation(fmt.Sprintf("1 validation error detected: Value null at '%s.name' failed to satisfy constraint: Member must not be null", where))
@@ -117,8 +134,50 @@ func validateDocument(doc types.DocumentBlock, where string) *Error {
 	if !models.DocumentNameOK(*doc.Name) {
 		return Validation("The document file name can only contain alphanumeric characters, whitespace characters, hyphens, parentheses, and square brackets. The name can't contain more than one consecutive whitespace character. Check that the file name conforms to these restrictions and retry your request.")
 	}
-	if src, ok := doc.Source.(*types.DocumentSourceMemberBytes); ok && len(src.Value) > models.MaxDocumentBytes {
+	src, ok := doc.Source.(*types.DocumentSourceMemberBytes)
+	switch {
+	case doc.Source == nil: // as for an image
+		return emptyBytes(where)
+	case !ok:
+		return nil // an S3 location, or text: not read here
+	case len(src.Value) == 0:
+		return emptyBytes(where)
+	case len(src.Value) > models.MaxDocumentBytes:
 		return Validation(fmt.Sprintf("The document at %s is %d bytes; a document can be at most 4.5 MB.", where, len(src.Value)))
+	}
+	switch problem := models.DocumentProblem(string(doc.Format), src.Value); {
+	case problem == "":
+		return nil
+	case doc.Format == types.DocumentFormatPdf:
+		return Validation("The model returned the following errors: The PDF specified was not valid.")
+	default:
+		return Validation(fmt.Sprintf("The document at %s could not be processed as %s (%s). Check the document format and try again.", where, doc.Format, problem))
+	}
+}
+
+// emptyBytes is Bedrock's answer to an image or a document of no bytes
+// (ImageSource and DocumentSource: bytes of "Minimum length of 1"), in the
+// words of its other length constraints.
+func emptyBytes(where string) *Error {
+	return Validation(fmt.Sprintf("1 validation error detected: Value at '%s.source.bytes' failed to satisfy constraint: Member must have length greater than or equal to 1", where))
+}
+
+// validateRequestMedia checks the limits of a whole request's media, as
+// the library counts them (media.Count): at most 5 documents (Bedrock's
+// words, as reported in aws-samples/generative-ai-use-cases issue 1685)
+// and, for Claude, at most 100 images and documents together (see
+// models.Model.MaxRequestMedia) and none larger than 2,000 px a side in a
+// request of more than 20 images (models.ManyImages).
+func validateRequestMedia(m models.Model, msgs []types.Message) *Error {
+	images, docs := media.Count(msgs)
+	if docs > models.MaxRequestDocuments {
+		return Validation(fmt.Sprintf("You can't include more than %d documents in a request.", models.MaxRequestDocuments))
+	}
+	if max := m.MaxRequestMedia(); max > 0 && images+docs > max {
+		return Validation(fmt.Sprintf("The model returned the following errors: too many images and documents: %d + %d > %d", images, docs, max))
+	}
+	if media.BreaksManyImages(m, msgs) {
+		return Validation(fmt.Sprintf("The model returned the following errors: image exceed max allowed size for many-image requests: %d pixels", models.ManyImagePixels))
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package bedrocktest
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -23,12 +24,33 @@ func documentOf(name string, size int) *types.ToolResultContentBlockMemberDocume
 		Format: types.DocumentFormatTxt, Name: aws.String(name), Source: &types.DocumentSourceMemberBytes{Value: make([]byte, size)}}}
 }
 
+func webpOf(data []byte) *types.ToolResultContentBlockMemberImage {
+	return &types.ToolResultContentBlockMemberImage{Value: types.ImageBlock{
+		Format: types.ImageFormatWebp, Source: &types.ImageSourceMemberBytes{Value: data}}}
+}
+
+// docBlock is a document of a message's top level.
+func docBlock(name string) types.ContentBlock {
+	return &types.ContentBlockMemberDocument{Value: documentOf(name, 1).Value}
+}
+
 func repeat[T any](n int, v T) []T {
 	out := make([]T, n)
 	for i := range out {
 		out[i] = v
 	}
 	return out
+}
+
+// results is a prompt and n calls, each answered with per blocks c, the
+// calls t0 to t(n-1).
+func results(n, per int, c types.ToolResultContentBlock) []types.Message {
+	msgs := []types.Message{user(text("a"))}
+	for i := range n {
+		id := fmt.Sprintf("t%d", i)
+		msgs = append(msgs, assistant(use(id)), user(result(id, "", repeat(per, c)...)))
+	}
+	return msgs
 }
 
 // TestValidateMedia sends each history through the real SDK client, so the
@@ -49,8 +71,51 @@ func TestValidateMedia(t *testing.T) {
 		{name: "an image and a document on claude", msgs: answered(img, doc)},
 		{name: "a document with no text beside it", msgs: []types.Message{user(&types.ContentBlockMemberDocument{Value: doc.Value})},
 			want: "messages.0: a message with a document block must also include a text block. Add a text block and try again."},
-		{name: "20 images and 5 documents", msgs: answered(append(repeat[types.ToolResultContentBlock](20, img),
+		{name: "15 images and 5 documents", msgs: answered(append(repeat[types.ToolResultContentBlock](15, img),
 			documentOf("a", 1), documentOf("b", 1), documentOf("c", 1), documentOf("d", 1), documentOf("e", 1))...)},
+		{name: "96 images and 5 documents over six messages on claude", msgs: append(results(5, 19, img), assistant(use("t5")),
+			user(result("t5", "", img, documentOf("a", 1), documentOf("b", 1), documentOf("c", 1), documentOf("d", 1), documentOf("e", 1)))),
+			want: "The model returned the following errors: too many images and documents: 96 + 5 > 100"},
+		{name: "20 images and 5 documents on nova", model: "us.amazon.nova-pro-v1:0", msgs: []types.Message{
+			user(text("a"), &types.ContentBlockMemberDocument{Value: doc.Value}), assistant(use("t1")),
+			user(result("t1", "", repeat[types.ToolResultContentBlock](20, img)...), text("and"), docBlock("b"), docBlock("c"), docBlock("d"), docBlock("e")),
+		}},
+		{name: "21 images over two messages on claude", msgs: []types.Message{
+			user(text("a")), assistant(use("t1")), user(result("t1", "", repeat[types.ToolResultContentBlock](11, img)...)),
+			assistant(use("t2")), user(result("t2", "", repeat[types.ToolResultContentBlock](10, img)...)),
+		}},
+		{name: "101 images over six messages on claude", msgs: append(results(5, 20, img), assistant(use("t5")), user(result("t5", "", img))),
+			want: "The model returned the following errors: too many images and documents: 101 + 0 > 100"},
+		{name: "21 images over two messages, one larger than 2000 px, on claude", msgs: []types.Message{
+			user(text("a")), assistant(use("t1")), user(result("t1", "", repeat[types.ToolResultContentBlock](20, img)...)),
+			assistant(use("t2")), user(result("t2", "", imageOf(testimage.Plain(t, 2001, 10)))),
+		}, want: "The model returned the following errors: image exceed max allowed size for many-image requests: 2000 pixels"},
+		{name: "6 documents over two messages", model: "us.amazon.nova-pro-v1:0", msgs: []types.Message{
+			user(text("a"), docBlock("a"), docBlock("b"), docBlock("c")), assistant(text("ok")),
+			user(text("b"), docBlock("d"), docBlock("e"), docBlock("f")),
+		}, want: "You can't include more than 5 documents in a request."},
+		{name: "an empty image", msgs: answered(imageOf(nil)),
+			want: "1 validation error detected: Value at 'messages.2.content.0.toolResult.content.0.image.source.bytes' failed to satisfy constraint: Member must have length greater than or equal to 1"},
+		{name: "an image of no bytes", msgs: answered(imageOf([]byte{})),
+			want: "1 validation error detected: Value at 'messages.2.content.0.toolResult.content.0.image.source.bytes' failed to satisfy constraint: Member must have length greater than or equal to 1"},
+		{name: "a document of nil bytes", msgs: answered(&types.ToolResultContentBlockMemberDocument{Value: types.DocumentBlock{
+			Format: types.DocumentFormatTxt, Name: aws.String("n"), Source: &types.DocumentSourceMemberBytes{}}}),
+			want: "1 validation error detected: Value at 'messages.2.content.0.toolResult.content.0.document.source.bytes' failed to satisfy constraint: Member must have length greater than or equal to 1"},
+		{name: "an empty document", msgs: answered(documentOf("empty", 0)),
+			want: "1 validation error detected: Value at 'messages.2.content.0.toolResult.content.0.document.source.bytes' failed to satisfy constraint: Member must have length greater than or equal to 1"},
+		{name: "a truncated png", msgs: answered(imageOf(small[:len(small)-1])),
+			want: "The image at messages.2.content.0.toolResult.content.0.image could not be processed as png. Check the image format and try again."},
+		{name: "a jpeg as png", msgs: answered(imageOf(testimage.JPEG(t, 2, 2))),
+			want: "The model returned the following errors: messages.2.content.0.toolResult.content.0.image.source.bytes: Image does not match the provided media type image/png"},
+		{name: "a webp 9000 px wide", msgs: answered(webpOf(testimage.WebP(9000, 10))),
+			want: "The model returned the following errors: messages.2.content.0.toolResult.content.0.image: At least one of the image dimensions exceed max allowed size: 8000 pixels"},
+		{name: "a webp", msgs: answered(webpOf(testimage.WebP(10, 10)))},
+		{name: "a pdf that is not one", msgs: answered(&types.ToolResultContentBlockMemberDocument{Value: types.DocumentBlock{
+			Format: types.DocumentFormatPdf, Name: aws.String("r"), Source: &types.DocumentSourceMemberBytes{Value: []byte("<html>")}}}),
+			want: "The model returned the following errors: The PDF specified was not valid."},
+		{name: "a csv that is not UTF-8", msgs: answered(&types.ToolResultContentBlockMemberDocument{Value: types.DocumentBlock{
+			Format: types.DocumentFormatCsv, Name: aws.String("c"), Source: &types.DocumentSourceMemberBytes{Value: []byte("a,\xff")}}}),
+			want: "The document at messages.2.content.0.toolResult.content.0.document could not be processed as csv (not UTF-8 text). Check the document format and try again."},
 		{name: "21 images", msgs: answered(repeat[types.ToolResultContentBlock](21, img)...),
 			want: "messages.2.content holds 21 images; a message can include at most 20 images."},
 		{name: "21 images over two results", msgs: []types.Message{

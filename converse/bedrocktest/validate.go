@@ -10,7 +10,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
-	"github.com/tooluse/bedrock/converse/internal/media"
 	"github.com/tooluse/bedrock/converse/internal/message"
 	"github.com/tooluse/bedrock/converse/internal/models"
 	"github.com/tooluse/bedrock/converse/recording"
@@ -46,8 +45,11 @@ import (
 // ("additionalProperties": false on each) in outputConfig.textFormat and
 // in strict tools' input schemas; and images and
 // documents: their sizes, counts and names (no name twice in the request's
-// messages), which a model family takes in a tool result, and Claude's
-// cap of 2,000 px a side in a request of more than 20 images; and prompt
+// messages), their bytes (a whole image of its format, a document that
+// starts as its format does), which a model family takes in a tool
+// result, and the request's limits of 5 documents and, for Claude, 100
+// images and documents together and 2,000 px a side in a request of more
+// than 20 images; and prompt
 // caching: which models and fields take cache
 // points, at most four, TTLs that do not increase, none right after a
 // document, video or reasoning block.
@@ -106,8 +108,8 @@ func Validate(req *Request) *Error {
 	if e := validateDocumentNames(msgs); e != nil {
 		return e
 	}
-	if media.BreaksManyImages(m, msgs) {
-		return Validation(fmt.Sprintf("The model returned the following errors: image exceed max allowed size for many-image requests: %d pixels", models.ManyImagePixels))
+	if e := validateRequestMedia(m, msgs); e != nil {
+		return e
 	}
 	if e := validateThinkingLoop(m, req); e != nil {
 		return e

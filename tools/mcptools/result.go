@@ -12,8 +12,12 @@ import (
 	"github.com/tooluse/bedrock/tools/internal/modelerr"
 )
 
-// imageTypes are the image media types the model reads.
-var imageTypes = map[string]bool{"image/png": true, "image/jpeg": true, "image/gif": true, "image/webp": true}
+// imageTypes are the image media types the model reads, with the aliases
+// image/jpg and image/x-png that some servers send (converse takes them).
+var imageTypes = map[string]bool{
+	"image/png": true, "image/jpeg": true, "image/gif": true, "image/webp": true,
+	"image/jpg": true, "image/x-png": true,
+}
 
 // documentTypes are the document media types the model reads.
 var documentTypes = map[string]bool{

@@ -74,10 +74,7 @@ func capped(m models.Model, messages []types.Message) bool {
 	if !m.CapsManyImages() {
 		return false
 	}
-	n := 0
-	for range images(messages) {
-		n++
-	}
+	n, _ := Count(messages)
 	return n > models.ManyImages
 }
 
@@ -126,5 +123,5 @@ func tooLarge(img types.ImageBlock) bool {
 
 // leftOut is the placeholder of an image ManyImages leaves out.
 func leftOut(img types.ImageBlock) string {
-	return Info{Type: mediaType(string(img.Format), imageFormats), Size: sourceSize(img.Source), LeftOut: manyLeftOut}.String()
+	return Info{Type: imageType(img.Format), Size: sourceSize(img.Source), LeftOut: manyLeftOut}.String()
 }

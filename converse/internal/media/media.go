@@ -1,10 +1,12 @@
 // Package media keeps the images and documents of tool results within
-// Bedrock's rules: what a model family takes in a tool result, the limits of
-// size and count, and document names unique in a request. A medium that
-// breaks a rule is replaced by a text block saying so, so that a request is
-// never rejected for it. The limits and the per-family table are in
-// internal/models; converse's Executor applies these functions to every
-// call's result and to every message of results.
+// Bedrock's rules: what a model family takes in a tool result, bytes that
+// are a whole medium of the format, the limits of size and count, and
+// document names unique in a request. A medium that breaks a rule is
+// replaced by a text block saying so, so that a request is never rejected
+// for it. The limits, the checks of bytes and the per-family table are in
+// internal/models; converse's Executor applies Content to every call's
+// result and Fit to every message of results, and a Conversation Request
+// to every request it makes.
 package media
 
 import (
@@ -54,11 +56,13 @@ func sizeText(n int) string {
 }
 
 // imageFormats and documentFormats map the media types a tools.Media may
-// have to Bedrock's formats.
+// have to Bedrock's formats; image/jpg and image/x-png are aliases seen in
+// the wild.
 var (
 	imageFormats = map[string]types.ImageFormat{
 		"image/png": types.ImageFormatPng, "image/jpeg": types.ImageFormatJpeg,
 		"image/gif": types.ImageFormatGif, "image/webp": types.ImageFormatWebp,
+		"image/jpg": types.ImageFormatJpeg, "image/x-png": types.ImageFormatPng,
 	}
 	documentFormats = map[string]types.DocumentFormat{
 		"application/pdf":    types.DocumentFormatPdf,
@@ -81,9 +85,11 @@ type Rules struct {
 }
 
 // Content turns a tool's media into toolResult content under r: an image
-// or a document block for each, or a placeholder text for one left out. A
-// document is named by its Name, cleaned, or else "document N", N its place
-// among the documents of media.
+// or a document block for each, or a placeholder text for one left out. An
+// image whose bytes are of another format than its type says (a jpeg
+// labelled image/png) is sent in the format of its bytes, and its Info
+// has that format's type. A document is named by its Name, cleaned, or
+// else "document N", N its place among the documents of media.
 func Content(r *Rules, media []tools.Media) ([]types.ToolResultContentBlock, []Info) {
 	content := make([]types.ToolResultContentBlock, 0, len(media))
 	infos := make([]Info, 0, len(media))
@@ -96,6 +102,9 @@ func Content(r *Rules, media []tools.Media) ([]types.ToolResultContentBlock, []I
 		}
 		var block types.ToolResultContentBlock
 		if f, ok := imageFormats[typ]; ok {
+			if sniffed := models.ImageFormat(m.Data); sniffed != "" && sniffed != string(f) {
+				f, info.Type = types.ImageFormat(sniffed), imageType(types.ImageFormat(sniffed))
+			}
 			info.LeftOut = r.imageProblem(f, m.Data)
 			block = &types.ToolResultContentBlockMemberImage{Value: types.ImageBlock{
 				Format: f, Source: &types.ImageSourceMemberBytes{Value: m.Data}}}
@@ -105,7 +114,7 @@ func Content(r *Rules, media []tools.Media) ([]types.ToolResultContentBlock, []I
 			if info.Name == "" {
 				info.Name = fmt.Sprintf("document %d", docs)
 			}
-			info.LeftOut = r.documentProblem(m.Data)
+			info.LeftOut = r.documentProblem(f, m.Data)
 			block = &types.ToolResultContentBlockMemberDocument{Value: types.DocumentBlock{
 				Format: f, Name: aws.String(info.Name), Source: &types.DocumentSourceMemberBytes{Value: m.Data}}}
 		} else {
@@ -125,44 +134,48 @@ func (r *Rules) imageProblem(f types.ImageFormat, data []byte) string {
 	if r != nil && !r.Kinds.Images {
 		return "model " + r.ModelID + " takes no images in tool results"
 	}
+	if len(data) == 0 {
+		return "empty"
+	}
 	if len(data) > models.MaxImageBytes {
 		return "larger than Bedrock's limit of 3.75 MB for an image"
 	}
 	w, h, ok, err := models.ImageSize(string(f), data)
 	switch {
 	case err != nil:
-		return "not a readable " + string(f) + " image"
+		return err.Error()
 	case ok && (w > models.MaxImagePixels || h > models.MaxImagePixels):
 		return fmt.Sprintf("%d×%d px, more than Bedrock's limit of 8000 px a side", w, h)
 	}
 	return ""
 }
 
-// documentProblem says why a document cannot be sent, or "".
-func (r *Rules) documentProblem(data []byte) string {
+// documentProblem says why a document of format f cannot be sent, or "".
+func (r *Rules) documentProblem(f types.DocumentFormat, data []byte) string {
 	if r != nil && !r.Kinds.Documents {
 		return "model " + r.ModelID + " takes no documents in tool results"
 	}
 	if len(data) > models.MaxDocumentBytes {
 		return "larger than Bedrock's limit of 4.5 MB for a document"
 	}
-	return ""
+	return models.DocumentProblem(string(f), data)
 }
 
 // Fit keeps the media of content, the toolResult blocks of a user message
-// that follows history, within Bedrock's rules for a request: at most 20
-// images and 5 documents in the message (see Limit), and no document name
-// twice in the request (see UniqueNames). It changes no block of content,
-// which may be shared with the history: it returns content, or a copy with
-// new blocks where something changed.
+// that follows history, within Bedrock's rules for a message: at most 20
+// images and 5 documents in it (see Limit), and no document name twice in
+// the request (see UniqueNames). The limits of a whole request are
+// Request's, applied to each request and not to the history. It changes no
+// block of content, which may be shared with the history: it returns
+// content, or a copy with new blocks where something changed.
 func Fit(history []types.Message, content []types.ContentBlock) []types.ContentBlock {
 	return UniqueNames(history, Limit(content))
 }
 
 // Limit keeps the toolResult blocks of one user message within Bedrock's
-// limits of images and documents per message: media past them, in the
-// order of the blocks, are replaced by placeholders. It changes no block of
-// content, as Fit.
+// limits of images and documents per message, which no request takes more
+// of: media past them, in the order of the blocks, are replaced by
+// placeholders. It changes no block of content, as Fit.
 func Limit(content []types.ContentBlock) []types.ContentBlock {
 	images, docs := 0, 0
 	return rewriteResults(content, func(c types.ToolResultContentBlock) types.ToolResultContentBlock {
@@ -172,14 +185,14 @@ func Limit(content []types.ContentBlock) []types.ContentBlock {
 			if images++; images <= models.MaxImages {
 				return nil
 			}
-			info = Info{Type: mediaType(string(v.Value.Format), imageFormats), Size: sourceSize(v.Value.Source),
-				LeftOut: "a message holds at most 20 images"}
+			info = imageInfo(v.Value)
+			info.LeftOut = "a message holds at most 20 images"
 		case *types.ToolResultContentBlockMemberDocument:
 			if docs++; docs <= models.MaxDocuments {
 				return nil
 			}
-			info = Info{Type: mediaType(string(v.Value.Format), documentFormats), Size: sourceSize(v.Value.Source),
-				LeftOut: "a message holds at most 5 documents"}
+			info = documentInfo(v.Value)
+			info.LeftOut = "a message holds at most 5 documents"
 		default:
 			return nil
 		}
@@ -280,15 +293,21 @@ func rewriteResults(content []types.ContentBlock, replace func(types.ToolResultC
 	return out
 }
 
-// mediaType is the media type of a Bedrock format, from the table it came
-// from.
-func mediaType[F ~string](format string, table map[string]F) string {
-	for typ, f := range table {
-		if string(f) == format {
+// imageType is the media type of a Bedrock image format: image/png,
+// image/jpeg, image/gif, image/webp.
+func imageType(f types.ImageFormat) string {
+	return "image/" + string(f)
+}
+
+// documentType is the media type of a Bedrock document format, from
+// documentFormats, which holds one for each.
+func documentType(f types.DocumentFormat) string {
+	for typ, df := range documentFormats {
+		if df == f {
 			return typ
 		}
 	}
-	return format
+	return string(f)
 }
 
 // sourceSize is the length of an image's or a document's bytes.

@@ -93,11 +93,12 @@ func TestInfoString(t *testing.T) {
 
 func TestContent(t *testing.T) {
 	small, wide, huge := testimage.Plain(t, 10, 10), testimage.Plain(t, models.MaxImagePixels+1, 1), make([]byte, models.MaxImageBytes+1)
+	jpg := testimage.JPEG(t, 4, 4)
 	claude := &Rules{ModelID: "claude", Kinds: models.Media{Images: true, Documents: true}}
 	nova := &Rules{ModelID: "nova", Kinds: models.Media{Images: true}}
 	llama := &Rules{ModelID: "llama"}
 	pdf := func(name string) tools.Media {
-		return tools.Media{Type: "application/pdf", Name: name, Data: []byte("%PDF")}
+		return tools.Media{Type: "application/pdf", Name: name, Data: []byte("%PDF-")}
 	}
 	for _, tc := range []struct {
 		name   string
@@ -109,8 +110,8 @@ func TestContent(t *testing.T) {
 	}{{
 		name:  "an image and a document, no rules",
 		media: []tools.Media{{Type: "image/png", Data: small}, pdf("q3_report.v2.pdf")},
-		want:  []string{fmt.Sprintf("image:png:%d", len(small)), "document:pdf:q3 report v2:4"},
-		infos: []Info{{Type: "image/png", Size: len(small)}, {Type: "application/pdf", Name: "q3 report v2", Size: 4}},
+		want:  []string{fmt.Sprintf("image:png:%d", len(small)), "document:pdf:q3 report v2:5"},
+		infos: []Info{{Type: "image/png", Size: len(small)}, {Type: "application/pdf", Name: "q3 report v2", Size: 5}},
 	}, {
 		name:  "a media type with parameters, in capitals",
 		rules: claude,
@@ -120,12 +121,12 @@ func TestContent(t *testing.T) {
 		name:  "unnamed documents numbered among the documents",
 		rules: claude,
 		media: []tools.Media{pdf(""), {Type: "image/png", Data: small}, pdf("..."), pdf("named")},
-		want:  []string{"document:pdf:document 1:4", fmt.Sprintf("image:png:%d", len(small)), "document:pdf:document 2:4", "document:pdf:named:4"},
+		want:  []string{"document:pdf:document 1:5", fmt.Sprintf("image:png:%d", len(small)), "document:pdf:document 2:5", "document:pdf:named:5"},
 	}, {
 		name:  "Nova takes no documents",
 		rules: nova,
 		media: []tools.Media{{Type: "image/png", Data: small}, pdf("r")},
-		want:  []string{fmt.Sprintf("image:png:%d", len(small)), "text:[application/pdf, 4 B: left out, model nova takes no documents in tool results]"},
+		want:  []string{fmt.Sprintf("image:png:%d", len(small)), "text:[application/pdf, 5 B: left out, model nova takes no documents in tool results]"},
 	}, {
 		name:  "a model that takes no media",
 		rules: llama,
@@ -141,9 +142,31 @@ func TestContent(t *testing.T) {
 			"text:[text/csv, 4.3 MiB: left out, larger than Bedrock's limit of 4.5 MB for a document]",
 		},
 	}, {
-		name:  "a webp image's size is not read",
-		media: []tools.Media{{Type: "image/webp", Data: []byte("RIFF")}},
-		want:  []string{"image:webp:4"},
+		name:  "webp images, read",
+		media: []tools.Media{{Type: "image/webp", Data: testimage.WebP(10, 10)}, {Type: "image/webp", Data: testimage.WebP(9000, 10)}, {Type: "image/webp", Data: []byte("RIFF")}},
+		want: []string{"image:webp:30",
+			"text:[image/webp, 30 B: left out, 9000×10 px, more than Bedrock's limit of 8000 px a side]",
+			"text:[image/webp, 4 B: left out, not a readable webp image]"},
+	}, {
+		name:  "empty media",
+		rules: claude,
+		media: []tools.Media{{Type: "image/png", Data: nil}, {Type: "text/plain", Name: "empty", Data: []byte{}}},
+		want:  []string{"text:[image/png, 0 B: left out, empty]", "text:[text/plain, 0 B: left out, empty]"},
+	}, {
+		name:  "an image's format from its bytes",
+		media: []tools.Media{{Type: "image/png", Data: jpg}, {Type: "image/webp", Data: small}, {Type: "image/jpg", Data: jpg}, {Type: "image/x-png", Data: small}},
+		want: []string{fmt.Sprintf("image:jpeg:%d", len(jpg)), fmt.Sprintf("image:png:%d", len(small)),
+			fmt.Sprintf("image:jpeg:%d", len(jpg)), fmt.Sprintf("image:png:%d", len(small))},
+		infos: []Info{{Type: "image/jpeg", Size: len(jpg)}, {Type: "image/png", Size: len(small)}, {Type: "image/jpg", Size: len(jpg)}, {Type: "image/x-png", Size: len(small)}},
+	}, {
+		name:  "a truncated image",
+		media: []tools.Media{{Type: "image/png", Data: small[:len(small)-12]}, {Type: "image/jpeg", Data: jpg[:len(jpg)-2]}},
+		want: []string{fmt.Sprintf("text:[image/png, %d B: left out, a truncated png image, no IEND chunk]", len(small)-12),
+			fmt.Sprintf("text:[image/jpeg, %d B: left out, a truncated jpeg image, no end-of-image marker after its last scan]", len(jpg)-2)},
+	}, {
+		name:  "a document that is not of its format",
+		media: []tools.Media{{Type: "application/pdf", Name: "r", Data: []byte("<html>404</html>")}, {Type: "text/csv", Name: "c", Data: []byte("\xff")}},
+		want:  []string{"text:[application/pdf, 16 B: left out, not a pdf document]", "text:[text/csv, 1 B: left out, not UTF-8 text]"},
 	}, {
 		name:  "a type Bedrock does not take",
 		rules: claude,

@@ -2,11 +2,15 @@ package models
 
 import (
 	"bytes"
+	"encoding/binary"
+	"errors"
 	"image"
 	"image/gif"
 	"image/jpeg"
 	"image/png"
+	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // Bedrock's limits on the media of one message, from the Converse API
@@ -26,9 +30,21 @@ const (
 	MaxDocumentName = 200
 )
 
+// Bedrock's limits on the media of a whole request, over all its messages.
+// MaxRequestDocuments is from AWS's "API restrictions" page of the Bedrock
+// user guide (inference-api-restrictions): "You can include up to 5
+// documents per request". For Claude, see Model.MaxRequestMedia.
+const (
+	MaxRequestDocuments = 5
+	claudeRequestMedia  = 100
+)
+
 // Claude's rule for a request of many images, from Anthropic's vision
 // guide ("Before you upload"): in a request of more than ManyImages
-// images, each is at most ManyImagePixels × ManyImagePixels.
+// images, each is at most ManyImagePixels × ManyImagePixels. On Bedrock:
+// "image exceed max allowed size for many-image requests: 2000 pixels"
+// (aws-solutions-library-samples/accelerated-intelligent-document-processing-on-aws
+// pull 998, September 2026, a request of 29 page images).
 const (
 	ManyImages      = 20
 	ManyImagePixels = 2000
@@ -90,6 +106,21 @@ func isNameChar(c byte) bool {
 	return !bytes.ContainsRune([]byte(" \t\r\n\f\x00()<>[]{}/%"), rune(c))
 }
 
+// MaxRequestMedia is the most images and documents together that the
+// model takes in a request, over all its messages, or 0 for no such limit.
+// Claude takes 100: Anthropic's vision guide ("100 per request on the API,
+// for models with a 200k-token context window"), and on Bedrock "too many
+// images and documents: 101 + 0 > 100", as Kiro's users report. (In 2025
+// Bedrock answered "21 + 0 > 20", cline/cline issue 1844, boto/boto3 issue
+// 4632; a request of 29 images is taken in 2026, aws-solutions-library-samples
+// pull 998, so the limit of 20 is taken as gone.)
+func (m Model) MaxRequestMedia() int {
+	if m.Provider == "anthropic" {
+		return claudeRequestMedia
+	}
+	return 0
+}
+
 // CapsManyImages reports whether the model takes a request of more than
 // ManyImages images only with each at most ManyImagePixels a side: Claude.
 func (m Model) CapsManyImages() bool {
@@ -128,9 +159,49 @@ func (m Model) ToolResultMedia() Media {
 	return Media{}
 }
 
-// ImageSize reads the width and height of a png, jpeg or gif image from its
-// header. ok is false for another format (webp, whose size is not read) and
-// err is set for bytes that are not an image of the format.
+// imageMagic are the first bytes of an image of each format Bedrock takes;
+// a webp file starts with "RIFF", its length and "WEBP" (see webpSize).
+var imageMagic = []struct{ format, magic string }{
+	{"png", "\x89PNG\r\n\x1a\n"}, {"jpeg", "\xff\xd8\xff"}, {"gif", "GIF87a"}, {"gif", "GIF89a"},
+}
+
+// ImageFormat names the format of an image from its first bytes, its magic
+// number: "png", "jpeg", "gif" or "webp", or "" for none of them.
+func ImageFormat(data []byte) string {
+	if len(data) >= 12 && string(data[:4]) == "RIFF" && string(data[8:12]) == "WEBP" {
+		return "webp"
+	}
+	for _, m := range imageMagic {
+		if bytes.HasPrefix(data, []byte(m.magic)) {
+			return m.format
+		}
+	}
+	return ""
+}
+
+// whole reports whether data, an image of format whose header reads, is
+// whole, and if not, what is missing: png's IEND chunk (its type and CRC),
+// jpeg's end-of-image marker after its last start of scan, gif's trailer.
+// Bytes after them (some cameras append data to a jpeg) are allowed. A webp
+// file is whole when it is as long as its RIFF header says (webpSize).
+func whole(format string, data []byte) (bool, string) {
+	switch format {
+	case "png":
+		return bytes.Contains(data, []byte("IEND\xaeB`\x82")), "no IEND chunk"
+	case "jpeg":
+		scan := bytes.LastIndex(data, []byte{0xff, 0xda})
+		return scan >= 0 && bytes.Contains(data[scan:], []byte{0xff, 0xd9}), "no end-of-image marker after its last scan"
+	case "gif":
+		return bytes.HasSuffix(bytes.TrimRight(data, "\x00"), []byte(";")), "no trailer at its end"
+	}
+	return true, ""
+}
+
+// ImageSize reads the width and height of a png, jpeg, gif or webp image
+// from its header, and checks its last bytes, cheaply, without decoding
+// it. ok is false for another format. err is set for bytes that are not a
+// whole image of the format; its text says so, as a placeholder shows it:
+// "not a readable png image", "a truncated png image, no IEND chunk".
 func ImageSize(format string, data []byte) (width, height int, ok bool, err error) {
 	var decode func(r *bytes.Reader) (image.Config, error)
 	switch format {
@@ -140,14 +211,85 @@ func ImageSize(format string, data []byte) (width, height int, ok bool, err erro
 		decode = func(r *bytes.Reader) (image.Config, error) { return jpeg.DecodeConfig(r) }
 	case "gif":
 		decode = func(r *bytes.Reader) (image.Config, error) { return gif.DecodeConfig(r) }
+	case "webp":
+		width, height, err = webpSize(data)
+		return width, height, true, err
 	default:
 		return 0, 0, false, nil
 	}
 	cfg, err := decode(bytes.NewReader(data))
 	if err != nil {
-		return 0, 0, true, err
+		return 0, 0, true, errors.New("not a readable " + format + " image")
+	}
+	if ok, what := whole(format, data); !ok {
+		return 0, 0, true, errors.New("a truncated " + format + " image, " + what)
 	}
 	return cfg.Width, cfg.Height, true, nil
+}
+
+// webpSize reads the canvas size of a webp image from its first chunk
+// (Google's "WebP Container Specification" and "Specification for WebP
+// Lossless Bitstream"; RFC 6386 for VP8): the header is "RIFF", the file's
+// length less 8 (little-endian, as every number here), "WEBP", then the
+// chunk's type and length, at byte 20 its data:
+//
+//   - "VP8 " (lossy): a 3-byte frame tag, the start code 9D 01 2A, then
+//     width and height in the low 14 bits of 2 bytes each;
+//   - "VP8L" (lossless): the signature 2F, then 14 bits of width - 1 and
+//     14 of height - 1;
+//   - "VP8X" (extended): 4 bytes of flags, then 3 bytes of width - 1 and 3
+//     of height - 1.
+func webpSize(data []byte) (width, height int, err error) {
+	bad := errors.New("not a readable webp image")
+	if len(data) < 30 || ImageFormat(data) != "webp" {
+		return 0, 0, bad
+	}
+	if int64(binary.LittleEndian.Uint32(data[4:8]))+8 > int64(len(data)) {
+		return 0, 0, errors.New("a truncated webp image, shorter than its header says")
+	}
+	c := data[20:]
+	u24 := func(b []byte) int { return int(b[0]) | int(b[1])<<8 | int(b[2])<<16 }
+	switch string(data[12:16]) {
+	case "VP8 ":
+		if string(c[3:6]) != "\x9d\x01\x2a" {
+			return 0, 0, bad
+		}
+		return int(binary.LittleEndian.Uint16(c[6:8]) & 0x3fff), int(binary.LittleEndian.Uint16(c[8:10]) & 0x3fff), nil
+	case "VP8L":
+		if c[0] != 0x2f {
+			return 0, 0, bad
+		}
+		b := binary.LittleEndian.Uint32(c[1:5])
+		return int(b&0x3fff) + 1, int(b>>14&0x3fff) + 1, nil
+	case "VP8X":
+		return u24(c[4:7]) + 1, u24(c[7:10]) + 1, nil
+	}
+	return 0, 0, bad
+}
+
+// documentMagic are the first bytes of a document of each binary format
+// Bedrock takes: a PDF's header; docx and xlsx are zip archives, doc and
+// xls OLE compound files.
+var documentMagic = map[string]string{
+	"pdf": "%PDF-", "docx": "PK\x03\x04", "xlsx": "PK\x03\x04", "doc": "\xd0\xcf\x11\xe0", "xls": "\xd0\xcf\x11\xe0",
+}
+
+// DocumentProblem says why data is not a document of format, a Bedrock
+// document format (pdf, csv, doc, docx, html, md, txt, xls, xlsx), or "":
+// it is empty (Bedrock takes bytes of length 1 or more), a binary format
+// does not start as its files do (documentMagic), or a text format is not
+// UTF-8. Only the first bytes of a binary format are read, not the whole
+// document.
+func DocumentProblem(format string, data []byte) string {
+	switch magic, isBinary := documentMagic[format]; {
+	case len(data) == 0:
+		return "empty"
+	case isBinary && !bytes.HasPrefix(data, []byte(magic)):
+		return "not a " + format + " document"
+	case !isBinary && !utf8.Valid(data):
+		return "not UTF-8 text"
+	}
+	return ""
 }
 
 // DocumentNameOK reports whether Bedrock takes name as a document's name:
@@ -176,12 +318,17 @@ func nameChar(c byte) bool {
 		strings.IndexByte("-()[]", c) >= 0
 }
 
-// CleanDocumentName makes a name Bedrock takes of name: a file extension
-// dropped (a dot is not allowed), every other character that is not allowed
-// and every run of whitespace made one space, trimmed and cut to
-// MaxDocumentName. It returns "" when nothing is left.
+// documentExtensions are the file extensions of Bedrock's document
+// formats, which CleanDocumentName drops.
+var documentExtensions = []string{"pdf", "csv", "doc", "docx", "xls", "xlsx", "html", "htm", "txt", "md"}
+
+// CleanDocumentName makes a name Bedrock takes of name: the extension of a
+// document format (documentExtensions, in any case) dropped, every other
+// character that is not allowed (a dot among them) and every run of
+// whitespace made one space, trimmed and cut to MaxDocumentName. It returns
+// "" when nothing is left.
 func CleanDocumentName(name string) string {
-	if i := strings.LastIndexByte(name, '.'); i > 0 {
+	if i := strings.LastIndexByte(name, '.'); i > 0 && slices.Contains(documentExtensions, strings.ToLower(name[i+1:])) {
 		name = name[:i]
 	}
 	var b strings.Builder
