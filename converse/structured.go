@@ -269,46 +269,12 @@ func (c *Conversation) newShape(tool *tools.Tool) (*shape, error) {
 // accept then checks the reply against what the request asked for.
 func (sh *shape) path(m models.Model, thinks bool, messages []types.Message) (native, force bool) {
 	switch {
-	case sh.schema != "" && m.NativeStructuredOutput() && !citing(messages):
+	case sh.schema != "" && m.NativeStructuredOutput() && !message.Citing(messages):
 		return true, false
 	case m.ToolChoice().Any && !thinks:
 		return false, true
 	}
 	return false, false
-}
-
-// citing reports whether messages hold a document or a search result with
-// citations enabled, in a message or a tool result.
-func citing(messages []types.Message) bool {
-	on := func(c *types.CitationsConfig) bool { return c != nil && aws.ToBool(c.Enabled) }
-	for _, msg := range messages {
-		for _, b := range msg.Content {
-			switch v := b.(type) {
-			case *types.ContentBlockMemberDocument:
-				if on(v.Value.Citations) {
-					return true
-				}
-			case *types.ContentBlockMemberSearchResult:
-				if on(v.Value.Citations) {
-					return true
-				}
-			case *types.ContentBlockMemberToolResult:
-				for _, rc := range v.Value.Content {
-					switch r := rc.(type) {
-					case *types.ToolResultContentBlockMemberDocument:
-						if on(r.Value.Citations) {
-							return true
-						}
-					case *types.ToolResultContentBlockMemberSearchResult:
-						if on(r.Value.Citations) {
-							return true
-						}
-					}
-				}
-			}
-		}
-	}
-	return false
 }
 
 // answered fills in res, the Result of a structured answer sh accepted:

@@ -4,9 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
+	"github.com/tooluse/bedrock/converse/internal/message"
 	"github.com/tooluse/bedrock/converse/internal/models"
 )
 
@@ -28,7 +28,7 @@ func validateOutputSchema(m models.Model, req *Request) *Error {
 	if m != (models.Model{}) && !m.NativeStructuredOutput() {
 		return Validation(noStructuredOutput)
 	}
-	if citing(req.Messages) {
+	if message.Citing(req.Messages) {
 		return Validation(citationsWithSchema)
 	}
 	return nil
@@ -43,40 +43,6 @@ const (
 	noStructuredOutput  = "This model doesn't support the outputConfig.textFormat field. Remove outputConfig.textFormat and try again."
 	citationsWithSchema = "The model returned the following errors: citations cannot be enabled when output_config.format is set: structured outputs are incompatible with citations."
 )
-
-// citing reports whether msgs hold a document or a search result with
-// citations enabled, in a message or a tool result.
-func citing(msgs []types.Message) bool {
-	on := func(c *types.CitationsConfig) bool { return c != nil && aws.ToBool(c.Enabled) }
-	for _, msg := range msgs {
-		for _, b := range msg.Content {
-			switch v := b.(type) {
-			case *types.ContentBlockMemberDocument:
-				if on(v.Value.Citations) {
-					return true
-				}
-			case *types.ContentBlockMemberSearchResult:
-				if on(v.Value.Citations) {
-					return true
-				}
-			case *types.ContentBlockMemberToolResult:
-				for _, rc := range v.Value.Content {
-					switch r := rc.(type) {
-					case *types.ToolResultContentBlockMemberDocument:
-						if on(r.Value.Citations) {
-							return true
-						}
-					case *types.ToolResultContentBlockMemberSearchResult:
-						if on(r.Value.Citations) {
-							return true
-						}
-					}
-				}
-			}
-		}
-	}
-	return false
-}
 
 // closedSchema answers a schema, at field, with an object schema that
 // does not set "additionalProperties": false as Anthropic does (see

@@ -160,3 +160,38 @@ func ResultID(b types.ContentBlock) string {
 	}
 	return ""
 }
+
+// Citing reports whether messages hold a document or a search result with
+// citations enabled, in a message or a tool result: Anthropic's structured
+// outputs are incompatible with citations.
+func Citing(messages []types.Message) bool {
+	on := func(c *types.CitationsConfig) bool { return c != nil && aws.ToBool(c.Enabled) }
+	for _, msg := range messages {
+		for _, b := range msg.Content {
+			switch v := b.(type) {
+			case *types.ContentBlockMemberDocument:
+				if on(v.Value.Citations) {
+					return true
+				}
+			case *types.ContentBlockMemberSearchResult:
+				if on(v.Value.Citations) {
+					return true
+				}
+			case *types.ContentBlockMemberToolResult:
+				for _, rc := range v.Value.Content {
+					switch r := rc.(type) {
+					case *types.ToolResultContentBlockMemberDocument:
+						if on(r.Value.Citations) {
+							return true
+						}
+					case *types.ToolResultContentBlockMemberSearchResult:
+						if on(r.Value.Citations) {
+							return true
+						}
+					}
+				}
+			}
+		}
+	}
+	return false
+}

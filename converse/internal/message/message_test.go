@@ -216,3 +216,31 @@ func TestLoneDocument(t *testing.T) {
 		})
 	}
 }
+
+func TestCiting(t *testing.T) {
+	on := &types.CitationsConfig{Enabled: aws.Bool(true)}
+	off := &types.CitationsConfig{Enabled: aws.Bool(false)}
+	user := func(blocks ...types.ContentBlock) []types.Message {
+		return []types.Message{{Role: types.ConversationRoleUser, Content: blocks}}
+	}
+	result := func(c types.ToolResultContentBlock) types.ContentBlock {
+		return &types.ContentBlockMemberToolResult{Value: types.ToolResultBlock{ToolUseId: aws.String("t"), Content: []types.ToolResultContentBlock{c}}}
+	}
+	for _, tc := range []struct {
+		name string
+		msgs []types.Message
+		want bool
+	}{
+		{"none", user(&types.ContentBlockMemberText{Value: "hi"}), false},
+		{"a document citing", user(&types.ContentBlockMemberDocument{Value: types.DocumentBlock{Citations: on}}), true},
+		{"a document not citing", user(&types.ContentBlockMemberDocument{Value: types.DocumentBlock{Citations: off}}), false},
+		{"a search result citing", user(&types.ContentBlockMemberSearchResult{Value: types.SearchResultBlock{Citations: on}}), true},
+		{"a tool's document citing", user(result(&types.ToolResultContentBlockMemberDocument{Value: types.DocumentBlock{Citations: on}})), true},
+		{"a tool's search result citing", user(result(&types.ToolResultContentBlockMemberSearchResult{Value: types.SearchResultBlock{Citations: on}})), true},
+		{"a tool's document without a config", user(result(&types.ToolResultContentBlockMemberDocument{Value: types.DocumentBlock{}})), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, Citing(tc.msgs))
+		})
+	}
+}
