@@ -64,14 +64,19 @@ func stepScenario(t *testing.T) (bedrocktest.Handler, *tools.Registry, func(*con
 // modelCall makes a Request's model call for an engine.
 type modelCall func(ctx context.Context, req *converse.Request) (*bedrockruntime.ConverseOutput, error)
 
+// converseWith makes a Request's call with Converse on client.
+func converseWith(client *bedrockruntime.Client) modelCall {
+	return func(ctx context.Context, req *converse.Request) (*bedrockruntime.ConverseOutput, error) {
+		return client.Converse(ctx, req.Input)
+	}
+}
+
 // engineCalls are the ways an engine makes a Request's call: with Converse
 // on a client of its own; with ConverseStream on its own client, the
 // events assembled by AssembleStream; with the conversation's
 // ConverseStream. Each streams when the Request says Send would.
 func engineCalls(client *bedrockruntime.Client, c *converse.Conversation) map[string]modelCall {
-	converseCall := func(ctx context.Context, req *converse.Request) (*bedrockruntime.ConverseOutput, error) {
-		return client.Converse(ctx, req.Input)
-	}
+	converseCall := converseWith(client)
 	return map[string]modelCall{
 		"Converse": converseCall,
 		"AssembleStream": func(ctx context.Context, req *converse.Request) (*bedrockruntime.ConverseOutput, error) {
@@ -97,6 +102,12 @@ func engineCalls(client *bedrockruntime.Client, c *converse.Conversation) map[st
 // call, each tool call run on its own, each pending call approved.
 func driveSteps(ctx context.Context, c *converse.Conversation, call modelCall, prompt string) (*converse.Result, error) {
 	step, err := c.Begin(ctx, types.Message{Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: prompt}}})
+	return driveFrom(ctx, c, call, step, err)
+}
+
+// driveFrom is driveSteps from a step that Begin or BeginStructured
+// returned, with its error.
+func driveFrom(ctx context.Context, c *converse.Conversation, call modelCall, step *converse.Step, err error) (*converse.Result, error) {
 	for err == nil && step.Result == nil {
 		switch {
 		case step.Request != nil:

@@ -465,23 +465,11 @@ func TestBeginStructured(t *testing.T) {
 			stepSrv, stepClient := serve(t, script())
 			c := converse.New(nil, p.model, nil)
 			step, err := c.BeginStructured(ctx, types.Message{Content: []types.ContentBlock{text("Weather in Oslo?")}}, schema)
-			for err == nil && step.Result == nil {
-				switch {
-				case step.Request != nil:
-					out, callErr := stepClient.Converse(ctx, step.Request.Input)
-					step, err = c.HandleResponse(ctx, step.Request, out, callErr)
-				default:
-					var results []types.ContentBlock
-					for _, call := range step.Calls {
-						results = append(results, c.Executor().Run(ctx, call))
-					}
-					step, err = c.AnswerCalls(ctx, results...)
-				}
-			}
+			res, err := driveFrom(ctx, c, converseWith(stepClient), step, err)
 			require.NoError(t, err)
-			assert.JSONEq(t, string(want), step.Result.Text)
-			assert.Equal(t, wantRes.StopReason, step.Result.StopReason)
-			assert.Equal(t, types.StopReasonEndTurn, step.Result.StopReason)
+			assert.JSONEq(t, string(want), res.Text)
+			assert.Equal(t, wantRes.StopReason, res.StopReason)
+			assert.Equal(t, types.StopReasonEndTurn, res.StopReason)
 			sent, driven := sendSrv.Requests(), stepSrv.Requests()
 			require.Len(t, driven, 2)
 			require.Len(t, sent, 2)

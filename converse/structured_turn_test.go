@@ -273,21 +273,9 @@ func TestStructuredStepsSendWhatSendSendsOnFallback(t *testing.T) {
 	stepClient := stepSrv.Client(noRetries)
 	c := converse.New(nil, claude, nil, opts)
 	step, err := c.BeginStructured(ctx, types.Message{Content: []types.ContentBlock{text("Weather in Oslo?")}}, schema)
-	for err == nil && step.Result == nil {
-		switch {
-		case step.Request != nil:
-			out, callErr := stepClient.Converse(ctx, step.Request.Input)
-			step, err = c.HandleResponse(ctx, step.Request, out, callErr)
-		default:
-			var results []types.ContentBlock
-			for _, call := range step.Calls {
-				results = append(results, c.Executor().Run(ctx, call))
-			}
-			step, err = c.AnswerCalls(ctx, results...)
-		}
-	}
+	res, err := driveFrom(ctx, c, converseWith(stepClient), step, err)
 	require.NoError(t, err)
-	assert.JSONEq(t, string(want), step.Result.Text)
+	assert.JSONEq(t, string(want), res.Text)
 	sent, driven := sendSrv.Requests(), stepSrv.Requests()
 	require.Len(t, sent, 3)
 	require.Len(t, driven, len(sent))
