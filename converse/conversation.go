@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
@@ -200,15 +201,23 @@ func (c *Conversation) send(ctx context.Context, msg types.Message, sh *shape) (
 }
 
 // checkContent rejects what Bedrock would: a message without content,
-// with a blank text block, or with a document and no text block beside it
+// with a blank text block, with a document whose name Bedrock does not take
+// (DocumentBlock.name), or with a document and no text block beside it
 // (the Converse API reference's Message.content).
 func checkContent(msg types.Message) error {
 	if len(msg.Content) == 0 {
 		return errors.New("converse: the message has no content")
 	}
 	for i, b := range msg.Content {
-		if t, ok := b.(*types.ContentBlockMemberText); ok && strings.TrimSpace(t.Value) == "" {
-			return fmt.Errorf("converse: the message's text block %d is blank", i)
+		switch v := b.(type) {
+		case *types.ContentBlockMemberText:
+			if strings.TrimSpace(v.Value) == "" {
+				return fmt.Errorf("converse: the message's text block %d is blank", i)
+			}
+		case *types.ContentBlockMemberDocument:
+			if name := aws.ToString(v.Value.Name); !models.DocumentNameOK(name) {
+				return fmt.Errorf("converse: the message's document %d is named %q: Bedrock takes 1 to %d ASCII letters, digits, single spaces, hyphens, parentheses and square brackets, without an extension", i, name, models.MaxDocumentName)
+			}
 		}
 	}
 	if message.LoneDocument(msg) {

@@ -432,9 +432,38 @@ func TestSendRejectsWhatBedrockWould(t *testing.T) {
 	_, err = c.SendMessage(context.Background(), types.Message{Content: []types.ContentBlock{&types.ContentBlockMemberDocument{Value: types.DocumentBlock{
 		Format: types.DocumentFormatTxt, Name: aws.String("notes"), Source: &types.DocumentSourceMemberBytes{Value: []byte("x")}}}}})
 	assert.ErrorContains(t, err, "no text block")
+	_, err = c.SendMessage(context.Background(), types.Message{Content: []types.ContentBlock{text("read it"), &types.ContentBlockMemberDocument{Value: types.DocumentBlock{
+		Format: types.DocumentFormatPdf, Name: aws.String("report.pdf"), Source: &types.DocumentSourceMemberBytes{Value: []byte("%PDF-")}}}}})
+	assert.ErrorContains(t, err, `the message's document 1 is named "report.pdf": Bedrock takes`)
 	_, err = c.SendMessage(context.Background(), types.Message{Role: types.ConversationRoleAssistant, Content: []types.ContentBlock{text("hi")}})
 	assert.ErrorContains(t, err, "user message")
 	assert.Empty(t, srv.Requests(), "nothing reached Bedrock")
+}
+
+// TestSendMessageNumbersARepeatedDocumentName: a document the user sends
+// under a name the history has already, from a tool or an earlier
+// message, or twice in one message, is numbered, as a tool's is: Bedrock
+// rejects a request that holds a name twice, and every later one.
+func TestSendMessageNumbersARepeatedDocumentName(t *testing.T) {
+	srv, client := serve(t, bedrocktest.Script(bedrocktest.Text("read"), bedrocktest.Text("read again")))
+	c := converse.New(client, claude, nil)
+	doc := func(name string) types.ContentBlock {
+		return &types.ContentBlockMemberDocument{Value: types.DocumentBlock{Format: types.DocumentFormatTxt, Name: aws.String(name), Source: &types.DocumentSourceMemberBytes{Value: []byte("x")}}}
+	}
+	_, err := c.SendMessage(context.Background(), types.Message{Content: []types.ContentBlock{text("read it"), doc("report")}})
+	require.NoError(t, err)
+	_, err = c.SendMessage(context.Background(), types.Message{Content: []types.ContentBlock{text("and these"), doc("Report"), doc("report")}})
+	require.NoError(t, err, "bedrocktest rejects a name twice in a request")
+	reqs := srv.Requests()
+	require.Len(t, reqs, 2)
+	var names []string
+	for _, b := range reqs[1].Messages[2].Content {
+		if d, ok := b.(*types.ContentBlockMemberDocument); ok {
+			names = append(names, aws.ToString(d.Value.Name))
+		}
+	}
+	assert.Equal(t, []string{"Report 2", "report 3"}, names)
+	assertValid(t, c, claude)
 }
 
 func TestConcurrentSendsAreSerialized(t *testing.T) {

@@ -363,6 +363,9 @@ func (c *Conversation) begin(ctx context.Context, msg types.Message, sh *shape) 
 	if err := c.sendable(); err != nil {
 		return nil, err
 	}
+	// A document named as one of the history is numbered, as a tool's is:
+	// Bedrock rejects a request that holds a name twice.
+	msg.Content = media.UniqueNames(c.base(), msg.Content)
 	c.run = &run{res: &Result{}, shape: sh, start: time.Now()}
 	// The new messages go after the conversation's own, in its spare
 	// capacity if it has some: no copy of the history per Send. A failed

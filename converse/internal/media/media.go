@@ -200,13 +200,14 @@ func Limit(content []types.ContentBlock) []types.ContentBlock {
 	})
 }
 
-// UniqueNames renames the documents of content's toolResult blocks whose
-// names an earlier document of the request has, in history or before them
-// in content: Bedrock rejects a request whose messages hold a name twice.
-// A repeat is numbered ("notes 2", "notes 3"; "document 2" after
-// "document 1") with the first number that no document of the request has.
-// Names are compared without regard to case, in case Bedrock does. It
-// changes no block of content, as Fit.
+// UniqueNames renames the documents of content, at its top level (a
+// user's message) or in its toolResult blocks, whose names an earlier
+// document of the request has, in history or before them in content:
+// Bedrock rejects a request whose messages hold a name twice. A repeat is
+// numbered ("notes 2", "notes 3"; "document 2" after "document 1") with the
+// first number that no document of the request has. Names are compared
+// without regard to case, in case Bedrock does. It changes no block of
+// content, as Fit.
 func UniqueNames(history []types.Message, content []types.ContentBlock) []types.ContentBlock {
 	taken := map[string]bool{} // the names of history and those kept so far
 	for _, name := range wire.DocumentNames(history...) {
@@ -216,22 +217,45 @@ func UniqueNames(history []types.Message, content []types.ContentBlock) []types.
 	for _, name := range wire.DocumentNames(types.Message{Content: content}) {
 		own[strings.ToLower(name)] = true
 	}
-	return rewriteResults(content, func(c types.ToolResultContentBlock) types.ToolResultContentBlock {
-		d, ok := c.(*types.ToolResultContentBlockMemberDocument)
-		if !ok {
-			return nil
-		}
-		name := aws.ToString(d.Value.Name)
+	// unique returns doc, or a copy with a name of its own.
+	unique := func(doc types.DocumentBlock) (types.DocumentBlock, bool) {
+		name := aws.ToString(doc.Name)
 		if !taken[strings.ToLower(name)] {
 			taken[strings.ToLower(name)] = true
-			return nil
+			return doc, false
 		}
 		name = freeName(name, func(n string) bool { return taken[strings.ToLower(n)] || own[strings.ToLower(n)] })
 		taken[strings.ToLower(name)] = true
-		doc := d.Value
 		doc.Name = aws.String(name)
-		return &types.ToolResultContentBlockMemberDocument{Value: doc}
-	})
+		return doc, true
+	}
+	out, copied := content, false
+	for i, b := range content {
+		nb := b
+		switch v := b.(type) {
+		case *types.ContentBlockMemberDocument:
+			if doc, renamed := unique(v.Value); renamed {
+				nb = &types.ContentBlockMemberDocument{Value: doc}
+			}
+		case *types.ContentBlockMemberToolResult:
+			nb = rewriteResults([]types.ContentBlock{b}, func(c types.ToolResultContentBlock) types.ToolResultContentBlock {
+				if d, ok := c.(*types.ToolResultContentBlockMemberDocument); ok {
+					if doc, renamed := unique(d.Value); renamed {
+						return &types.ToolResultContentBlockMemberDocument{Value: doc}
+					}
+				}
+				return nil
+			})[0]
+		}
+		if nb == b {
+			continue
+		}
+		if !copied {
+			out, copied = slices.Clone(content), true
+		}
+		out[i] = nb
+	}
+	return out
 }
 
 // freeName is the first numbered variant of name that taken does not hold:
