@@ -100,7 +100,7 @@ func TestToolResultImageAndDocument(t *testing.T) {
 		name  string
 		json  bool
 		first string
-	}{{"text output", false, `text:{"rows":3}`}, {"json output", true, `json:{"rows":3}`}} {
+	}{{"text output", false, `text:{"rows":3}`}, {"json output beside media is text", true, `text:{"rows":3}`}} {
 		t.Run(tc.name, func(t *testing.T) {
 			reg := registry(t, mediaTool(t, "report", tools.Result{
 				Output: map[string]int{"rows": 3},

@@ -40,8 +40,10 @@ type ToolOptions struct {
 	MaxOutput int
 	// JSONContent answers with json content blocks instead of text blocks,
 	// for models that accept them. A json block must hold an object, so
-	// other values are wrapped as {"result": value}. Error results and
-	// truncated output are always text.
+	// other values are wrapped as {"result": value}. Error results,
+	// truncated output and output beside images or documents are always
+	// text (Amazon Nova takes a result of a single JSON, or of text and
+	// images).
 	JSONContent bool
 	// Status says whether results carry the status field; see StatusMode.
 	// Error results start with "Error: " either way.

@@ -107,7 +107,7 @@ func (e *Executor) finish(turn int, c toolCall, out outcome) types.ContentBlock 
 		truncated = true
 		content = &types.ToolResultContentBlockMemberText{Value: msg}
 	case out.output == nil: // a tools.Result of media only
-	case e.JSONContent:
+	case e.JSONContent && len(out.media) == 0:
 		content = &types.ToolResultContentBlockMemberJson{Value: jsonObject(out.output)}
 	default:
 		content = &types.ToolResultContentBlockMemberText{Value: string(out.output)}
