@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // jsonschema-go stops at the first violation and words it for programmers:
@@ -29,12 +31,13 @@ func (t *Tool) explain(instance map[string]any, first error) string {
 	)
 	work := maps.Clone(instance)
 	for err := first; err != nil; err = t.resolved.Validate(work) {
-		v := parseViolation(err)
+		v := t.named(parseViolation(err), work, err)
 		before := len(work)
 		switch {
 		case len(v.path) > 0 && v.path[0].name != "" && hasKey(work, v.path[0].name):
 			props[v.path[0].name] = v.String()
 			delete(work, v.path[0].name)
+
 		case len(v.path) == 0 && v.extra != nil:
 			extra = append(extra, v.extra...)
 			for _, name := range v.extra {
@@ -73,6 +76,72 @@ func (t *Tool) explain(instance map[string]any, first error) string {
 		return cleanText(first.Error())
 	}
 	return strings.Join(parts, "; ")
+}
+
+// maxCulpritSearch bounds the properties culprit leaves out one by one:
+// each costs a validation.
+const maxCulpritSearch = 64
+
+// named puts in v's path the property that a violation of
+// additionalProperties or patternProperties is about, which jsonschema-go
+// does not name (the step ".*"), if culprit finds it: `property "m.k"`
+// for `property "m.*"`. err is the violation, instance what was validated.
+func (t *Tool) named(v violation, instance map[string]any, err error) violation {
+	var object []string // the names that lead to the object
+	for i, s := range v.path {
+		switch {
+		case s.name != "":
+			object = append(object, s.name)
+		case s.label == ".*":
+			if name, ok := t.culprit(instance, object, err); ok {
+				v.path = slices.Clone(v.path)
+				v.path[i] = step{name: name}
+			}
+			return v
+		default:
+			return v // an array item: not searched
+		}
+	}
+	return v
+}
+
+// culprit finds the property of the object at path in instance that err,
+// instance's first violation, is about: of the object's properties that
+// its schema does not declare, the one whose leaving out, after those
+// before it in order, changes the first violation. It gives up on an
+// object of more than maxCulpritSearch properties.
+func (t *Tool) culprit(instance map[string]any, path []string, err error) (string, bool) {
+	schema := t.resolved.Schema()
+	trial := maps.Clone(instance)
+	object := trial
+	for _, name := range path {
+		child, ok := object[name].(map[string]any)
+		if !ok {
+			return "", false
+		}
+		child = maps.Clone(child)
+		object[name], object = child, child
+		if schema != nil {
+			schema = schema.Properties[name]
+		}
+	}
+	if len(object) > maxCulpritSearch {
+		return "", false
+	}
+	var declared map[string]*jsonschema.Schema
+	if schema != nil {
+		declared = schema.Properties
+	}
+	for _, name := range slices.Sorted(maps.Keys(object)) {
+		if _, ok := declared[name]; ok {
+			continue
+		}
+		delete(object, name)
+		if e := t.resolved.Validate(trial); e == nil || e.Error() != err.Error() {
+			return name, true
+		}
+	}
+	return "", false
 }
 
 func hasKey(m map[string]any, k string) bool {

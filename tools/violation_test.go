@@ -42,6 +42,8 @@ func TestInputErrorWording(t *testing.T) {
 		}
 	}`), func(context.Context, json.RawMessage) (any, error) { return nil, nil })
 	require.NoError(t, err)
+	counts, err := tools.New("count", "Counts.", func(context.Context, map[string]int) (int, error) { return 0, nil })
+	require.NoError(t, err)
 
 	tests := []struct {
 		name  string
@@ -64,9 +66,12 @@ func TestInputErrorWording(t *testing.T) {
 		{"escaped name", raw, `{"a/b":1}`, `property "a/b": want string, got integer`},
 		{"anyOf", raw, `{"c":1.5}`, `property "c": matches no alternative of anyOf: want string, got number | want integer, got number`},
 		{"tuple item", raw, `{"pair":["a","b"]}`, `property "pair[1]": want integer, got string`},
-		{"pattern property", raw, `{"tags":{"t_x":1}}`, `property "tags.*": want boolean, got integer`},
+		{"pattern property", raw, `{"tags":{"t_x":1}}`, `property "tags.t_x": want boolean, got integer`},
 		{"allOf", raw, `{"all":{"k":2}}`, `property "all.k": const: 2 does not equal 1`},
-		{"map value", raw, `{"m":{"k":"v"}}`, `property "m.*": want integer, got string`},
+		{"map value", raw, `{"m":{"k":"v"}}`, `property "m.k": want integer, got string`},
+		{"map value beside good ones", raw, `{"m":{"a":1,"k":"v","z":2}}`, `property "m.k": want integer, got string`},
+		{"a map input's value", counts, `{"good":1,"count":"three"}`, `property "count": want integer, got string`},
+		{"a map input's values", counts, `{"a":"x","b":1,"c":"y"}`, `property "a": want integer, got string; property "c": want integer, got string`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
