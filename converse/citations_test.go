@@ -43,19 +43,25 @@ func citedAnswer() *bedrocktest.Reply {
 		text(" and "),
 		cited("the outlook is stable", webCitation("https://example.com/outlook", "example.com")),
 		text("."),
+		text(" "), // between cited sentences, as Claude writes it: blank, so not kept
+		cited("Costs fell.", pageCitation("Annual report", 7, 8, "Costs fell by 2%.")),
 	)
 }
 
 // TestCitedAnswer checks that an answer given in citationsContent blocks is
 // the Result's text, in order, with its citations, through Converse and
-// ConverseStream alike, and that the Text events spell the same text.
+// ConverseStream alike, the blank block between two cited sentences
+// included though the history cannot keep it, and that the Text events
+// spell the same text.
 func TestCitedAnswer(t *testing.T) {
-	const want = "According to the report, revenue grew 5% in 2024 and the outlook is stable."
+	const want = "According to the report, revenue grew 5% in 2024 and the outlook is stable. Costs fell."
 	wantCitations := []converse.Citation{
 		{Text: "revenue grew 5% in 2024", Title: "Annual report", Kind: converse.CitationPage,
 			Location: converse.CitationLocation{Start: 3, End: 4}, Quotes: []string{"Revenue rose by 5%."}},
 		{Text: "the outlook is stable", Kind: converse.CitationWeb,
 			Location: converse.CitationLocation{URL: "https://example.com/outlook", Domain: "example.com"}},
+		{Text: "Costs fell.", Title: "Annual report", Kind: converse.CitationPage,
+			Location: converse.CitationLocation{Start: 7, End: 8}, Quotes: []string{"Costs fell by 2%."}},
 	}
 	results := map[string]*converse.Result{}
 	for _, mode := range []struct {

@@ -216,7 +216,7 @@ func checkContent(msg types.Message) error {
 			}
 		case *types.ContentBlockMemberDocument:
 			if name := aws.ToString(v.Value.Name); !models.DocumentNameOK(name) {
-				return fmt.Errorf("converse: the message's document %d is named %q: Bedrock takes 1 to %d ASCII letters, digits, single spaces, hyphens, parentheses and square brackets, without an extension", i, name, models.MaxDocumentName)
+				return fmt.Errorf("converse: the message's document %d is named %q: Bedrock takes 1 to %d ASCII letters, digits, single spaces, hyphens, underscores, parentheses and square brackets, without an extension", i, name, models.MaxDocumentName)
 			}
 		}
 	}

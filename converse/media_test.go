@@ -113,12 +113,12 @@ func TestToolResultImageAndDocument(t *testing.T) {
 			assert.Equal(t, [][]string{{
 				tc.first,
 				fmt.Sprintf("image:png:%d", len(img)),
-				fmt.Sprintf("document:pdf:q3 report v2:%d", len(pdf)),
+				fmt.Sprintf("document:pdf:q3_report v2:%d", len(pdf)),
 			}}, sentBlocks(t, srv))
 			require.Len(t, ends, 1)
 			assert.Equal(t, []converse.MediaInfo{
 				{Type: "image/png", Size: len(img)},
-				{Type: "application/pdf", Name: "q3 report v2", Size: len(pdf)},
+				{Type: "application/pdf", Name: "q3_report v2", Size: len(pdf)},
 			}, ends[0].Media)
 		})
 	}
@@ -210,7 +210,7 @@ func TestToolResultMediaLimits(t *testing.T) {
 			{Type: "text/markdown", Name: "日本語.md", Data: []byte("# y")},
 		}},
 		want: func(got [][]string) {
-			assert.Equal(t, []string{"text:{}", "document:md:notes 2024 (draft)[v1]:3", "document:md:document 2:3"}, got[0])
+			assert.Equal(t, []string{"text:{}", "document:md:notes_2024 (draft)[v1]:3", "document:md:document 2:3"}, got[0])
 		},
 	}, {
 		name:  "an unknown type",

@@ -589,7 +589,14 @@ func (c *Conversation) handleResponse(ctx context.Context, req *Request, t *turn
 	answered := r.shape != nil && r.shape.accept(ctx, &reply, t.stop)
 	attempted := append(history, reply)
 	res := r.res
-	res.Message, res.Text, res.Citations, res.StopReason = reply, message.Text(reply), citationsOf(reply), t.stop
+	// The text is the model's as it came, blank blocks between cited
+	// sentences included, which the history cannot keep; a structured
+	// answer's is the answer accept made of the reply.
+	said := t.message
+	if r.shape != nil {
+		said = reply
+	}
+	res.Message, res.Text, res.Citations, res.StopReason = reply, message.Text(said), citationsOf(said), t.stop
 	res.Turns, res.Response, res.Model = r.turn, t.resp, model
 	c.count(model, t.usage)
 	// The reply is kept before TurnEnd (see History), unless it fails the

@@ -110,8 +110,8 @@ func TestContent(t *testing.T) {
 	}{{
 		name:  "an image and a document, no rules",
 		media: []tools.Media{{Type: "image/png", Data: small}, pdf("q3_report.v2.pdf")},
-		want:  []string{fmt.Sprintf("image:png:%d", len(small)), "document:pdf:q3 report v2:5"},
-		infos: []Info{{Type: "image/png", Size: len(small)}, {Type: "application/pdf", Name: "q3 report v2", Size: 5}},
+		want:  []string{fmt.Sprintf("image:png:%d", len(small)), "document:pdf:q3_report v2:5"},
+		infos: []Info{{Type: "image/png", Size: len(small)}, {Type: "application/pdf", Name: "q3_report v2", Size: 5}},
 	}, {
 		name:  "a media type with parameters, in capitals",
 		rules: claude,

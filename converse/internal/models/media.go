@@ -294,7 +294,8 @@ func DocumentProblem(format string, data []byte) string {
 
 // DocumentNameOK reports whether Bedrock takes name as a document's name:
 // 1 to MaxDocumentName characters, ASCII letters and digits, single spaces,
-// hyphens, parentheses and square brackets (types.DocumentBlock.Name).
+// hyphens, underscores, parentheses and square brackets
+// (types.DocumentBlock.Name, and nameChar).
 func DocumentNameOK(name string) bool {
 	if name == "" || len(name) > MaxDocumentName {
 		return false
@@ -312,10 +313,13 @@ func DocumentNameOK(name string) bool {
 }
 
 // nameChar reports whether c may appear in a document name, apart from a
-// space.
+// space. The API reference leaves the underscore out, but Bedrock takes it:
+// a captured Converse request of Claude with a document named
+// "company_policy" was answered (langchain-aws's test cassettes; vercel/ai
+// pull 20366 "checked live"; aws-samples/generative-ai-use-cases issue 1671).
 func nameChar(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
-		strings.IndexByte("-()[]", c) >= 0
+		strings.IndexByte("-()[]_", c) >= 0
 }
 
 // documentExtensions are the file extensions of Bedrock's document
