@@ -109,7 +109,7 @@ func TestServerToolCallsAreEchoedNotRun(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, int32(1), calls.Load(), "only the client call runs")
 			assert.Equal(t, 2, res.Turns)
-			assert.Len(t, res.Citations, 2)
+			assert.Len(t, res.Citations, 3)
 
 			reqs := srv.Requests()
 			require.Len(t, reqs, 2)
