@@ -85,7 +85,10 @@
 // Before a Handler sees a request, the server checks it against the rules
 // Bedrock enforces (see Validate) and answers a violation with Bedrock's own
 // ValidationException message, so that a bug that Bedrock would reject
-// fails the test too. Options.Lenient turns the checks off.
+// fails the test too; on ConverseStream, a rejection that Bedrock passes on
+// from the model ("The model returned the following errors: ...") comes as
+// Bedrock sends it, after the stream's 200, in a validationException frame.
+// Options.Lenient turns the checks off.
 //
 // # What the client sees of faults
 //

@@ -2,6 +2,7 @@ package bedrocktest
 
 import (
 	"fmt"
+	"net/http"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -32,7 +33,7 @@ func validateMedia(m models.Model, n int, msg types.Message) *Error {
 		switch b := block.(type) {
 		case *types.ContentBlockMemberImage:
 			images++
-			e = validateImage(b.Value, where+".image")
+			e = validateImage(m, b.Value, where+".image")
 		case *types.ContentBlockMemberDocument:
 			docs++
 			besideResults = true
@@ -77,7 +78,7 @@ func validateResultMedia(m models.Model, r types.ToolResultBlock, where string, 
 				return Validation("This model doesn't support image content in tool results. Remove the image and try again.")
 			}
 			*images++
-			if e := validateImage(v.Value, at+".image"); e != nil {
+			if e := validateImage(m, v.Value, at+".image"); e != nil {
 				return e
 			}
 		case *types.ToolResultContentBlockMemberDocument:
@@ -95,9 +96,10 @@ func validateResultMedia(m models.Model, r types.ToolResultBlock, where string, 
 
 // validateImage checks an image's bytes, as the library does (see
 // models.ImageSize): not empty, within Bedrock's size, of the format the
-// block says (Claude's words for one that is not), whole, and within
-// 8,000 px a side.
-func validateImage(img types.ImageBlock, where string) *Error {
+// block says (Claude's words for one that is not; Nova's for bytes of no
+// image format, as a captured ConverseStream of Nova Lite shows), whole,
+// and within 8,000 px a side.
+func validateImage(m models.Model, img types.ImageBlock, where string) *Error {
 	src, ok := img.Source.(*types.ImageSourceMemberBytes)
 	switch {
 	case img.Source == nil: // the SDK sends nil bytes as null, which decodes to no source
@@ -110,8 +112,12 @@ func validateImage(img types.ImageBlock, where string) *Error {
 	if len(src.Value) > models.MaxImageBytes {
 		return Validation(fmt.Sprintf("The image at %s is %d bytes; an image can be at most 3.75 MB.", where, len(src.Value)))
 	}
-	if f := models.ImageFormat(src.Value); f != "" && f != string(img.Format) {
-		return Validation(fmt.Sprintf("The model returned the following errors: %s.source.bytes: Image does not match the provided media type image/%s", where, img.Format))
+	switch f := models.ImageFormat(src.Value); {
+	case f != "" && f != string(img.Format):
+		return Validation(fmt.Sprintf(modelErrors+"%s.source.bytes: Image does not match the provided media type image/%s", where, img.Format))
+	case f == "" && m.Provider == "amazon":
+		detected, _, _ := strings.Cut(http.DetectContentType(src.Value), ";")
+		return Validation(fmt.Sprintf(modelErrors+"The detected file MIME type %s does not match the expected type image/%s. Reformat your input and try again.", detected, img.Format))
 	}
 	w, h, known, err := models.ImageSize(string(img.Format), src.Value)
 	switch {

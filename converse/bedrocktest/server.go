@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -196,7 +197,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		in.ModelId = req.ModelId
 		req.ConverseInput = *in
 	}
-	if !s.admit(w, req, decodeErr) {
+	if !s.admit(w, r, req, decodeErr) {
 		return
 	}
 	charged, ok := s.quotas.admit(s.opts.Quota, req, s.cache.now())
@@ -234,8 +235,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // admit keeps req and checks it as Bedrock would before a model sees it: a
 // body that did not decode, a request that breaks Bedrock's rules (unless
 // Lenient) and one over the context window are answered here, and admit
-// reports false.
-func (s *Server) admit(w http.ResponseWriter, req *Request, decodeErr error) bool {
+// reports false. A stream's request that the model rejects ("The model
+// returned the following errors: ...") is answered as Bedrock answers it,
+// after the stream's 200, in a validationException frame (a captured
+// ConverseStream of Nova Lite with bytes that are not an image).
+func (s *Server) admit(w http.ResponseWriter, r *http.Request, req *Request, decodeErr error) bool {
 	s.keep(req)
 	var e *Error
 	switch {
@@ -247,11 +251,15 @@ func (s *Server) admit(w http.ResponseWriter, req *Request, decodeErr error) boo
 	if e == nil && s.overWindow(req) {
 		e = tooLongInput()
 	}
-	if e != nil {
+	switch {
+	case e == nil:
+		return true
+	case req.Operation == recording.OpConverseStream && e.Type == "ValidationException" && strings.HasPrefix(e.Message, modelErrors):
+		s.writeStream(w, r, &Reply{Events: []recording.Event{}, Exception: &Exception{Type: "validationException", Message: e.Message}})
+	default:
 		writeError(w, e)
-		return false
 	}
-	return true
+	return false
 }
 
 // readBody reads a request body, or with a size limit, reads no more than

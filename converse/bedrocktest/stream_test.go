@@ -185,3 +185,24 @@ func TestStreamUnicodeChunks(t *testing.T) {
 	require.NoError(t, s.err)
 	assert.Equal(t, text, s.texts[0])
 }
+
+// TestStreamModelRejection: a stream's request that the model rejects is
+// answered after the stream's 200, in a validationException frame, as a
+// captured ConverseStream of Nova Lite with text for a png shows; one that
+// Bedrock itself rejects is a 400, as for Converse.
+func TestStreamModelRejection(t *testing.T) {
+	srv := NewServer(Script(Text("unused")))
+	defer srv.Close()
+	img := &types.ContentBlockMemberImage{Value: types.ImageBlock{Format: types.ImageFormatPng, Source: &types.ImageSourceMemberBytes{Value: []byte("not an image at all")}}}
+	in := &bedrockruntime.ConverseStreamInput{ModelId: aws.String("us.amazon.nova-lite-v1:0"),
+		Messages: []types.Message{{Role: types.ConversationRoleUser, Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: "what is this?"}, img}}}}
+	s := converseStream(t, srv.Client(), in)
+	var ve *types.ValidationException
+	require.ErrorAs(t, s.err, &ve)
+	assert.Equal(t, "The model returned the following errors: The detected file MIME type text/plain does not match the expected type image/png. Reformat your input and try again.", ve.ErrorMessage())
+	assert.Empty(t, s.events)
+
+	in.Messages = nil
+	_, err := srv.Client().ConverseStream(context.Background(), in)
+	require.ErrorAs(t, err, &ve, "Bedrock's own check: before the stream")
+}

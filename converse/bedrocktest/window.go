@@ -40,7 +40,7 @@ func (s *Server) serveCountTokens(w http.ResponseWriter, r *http.Request, modelI
 	if err == nil {
 		req.Messages, req.System, req.ToolConfig = in.Messages, in.System, in.ToolConfig
 	}
-	if !s.admit(w, req, err) {
+	if !s.admit(w, r, req, err) {
 		return
 	}
 	out, err := wire.EncodeCountTokensOutput(int32(EstimateTokens(req)))
