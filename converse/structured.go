@@ -168,7 +168,9 @@ func (e *schemaError) Error() string { return e.msg }
 func (e *schemaError) Unwrap() error { return e.err }
 
 // closedSchema is schema with every object schema closed
-// (models.CloseObjects), as Bedrock's structured output requires.
+// (models.CloseObjects) and the keywords it does not take said in
+// descriptions instead (models.DropUnsupported), as Bedrock's structured
+// output requires; the answer is still validated against schema itself.
 func closedSchema(schema json.RawMessage) (string, error) {
 	var m map[string]any
 	d := json.NewDecoder(bytes.NewReader(schema))
@@ -179,6 +181,7 @@ func closedSchema(schema json.RawMessage) (string, error) {
 	if err := models.CloseObjects(m); err != nil {
 		return "", err
 	}
+	models.DropUnsupported(m)
 	b, err := json.Marshal(m)
 	return string(b), err
 }

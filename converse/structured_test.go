@@ -424,6 +424,42 @@ func TestStructuredClosesObjects(t *testing.T) {
 	})
 }
 
+// TestStructuredSaysUnsupportedConstraints: the constraints that
+// Bedrock's structured output and strict tools do not take (an int8's
+// bounds, a length) go in descriptions in what is sent, which bedrocktest
+// rejects otherwise as Anthropic does, and still hold the answer: one past
+// them is corrected.
+func TestStructuredSaysUnsupportedConstraints(t *testing.T) {
+	type reading struct {
+		Level int8   `json:"level"`
+		Note  string `json:"note"`
+	}
+	schema := `{"type":"object","additionalProperties":false,"properties":{"level":{"type":"integer","description":"{minimum: -128, maximum: 127}"},` +
+		`"note":{"type":"string"}},"required":["level","note"]}`
+	ctx := context.Background()
+	t.Run("native answer schema", func(t *testing.T) {
+		srv, client := serve(t, bedrocktest.Script(bedrocktest.Text(`{"level":300,"note":"high"}`), bedrocktest.Text(`{"level":100,"note":"high"}`)))
+		got, res, err := converse.Structured[reading](ctx, converse.New(client, claude, nil), "How high?")
+		require.NoError(t, err)
+		assert.Equal(t, reading{Level: 100, Note: "high"}, got)
+		assert.Equal(t, 2, res.Turns, "300 is past an int8's bound: corrected")
+		js := srv.Requests()[0].OutputConfig.TextFormat.Structure.(*types.OutputFormatStructureMemberJsonSchema)
+		assert.JSONEq(t, schema, aws.ToString(js.Value.Schema))
+	})
+	t.Run("strict tool", func(t *testing.T) {
+		tool, err := tools.New("record", "Records a reading.", func(_ context.Context, in reading) (string, error) { return "ok", nil },
+			func(o *tools.Options) { o.Strict = true })
+		require.NoError(t, err)
+		srv, client := serve(t, bedrocktest.Script(bedrocktest.Text("ok")))
+		_, err = converse.Run(ctx, client, claude, registry(t, tool), "hi")
+		require.NoError(t, err)
+		spec := srv.Requests()[0].ToolConfig.Tools[0].(*types.ToolMemberToolSpec)
+		sent, err := spec.Value.InputSchema.(*types.ToolInputSchemaMemberJson).Value.MarshalSmithyDocument()
+		require.NoError(t, err)
+		assert.JSONEq(t, schema, string(sent))
+	})
+}
+
 // TestStructuredWithThinking: a structured Send beside extended thinking
 // sends nothing Bedrock rejects on either path: bedrocktest checks the
 // thinking parameters and the forcing toolChoice.

@@ -44,9 +44,11 @@ const (
 	citationsWithSchema = "The model returned the following errors: citations cannot be enabled when output_config.format is set: structured outputs are incompatible with citations."
 )
 
-// closedSchema answers a schema, at field, with an object schema that
-// does not set "additionalProperties": false as Anthropic does (see
-// models.CloseObjects for the sources). The field names are Anthropic's
+// closedSchema answers a schema, at field, with a keyword Anthropic's
+// structured outputs do not take (models.UnsupportedKeyword; the words of
+// agentjido/req_llm issue 302) or an object schema that does not set
+// "additionalProperties": false as Anthropic does (see models.CloseObjects
+// for the sources). The field names are Anthropic's
 // as Bedrock passes its errors on: tools.N.custom as in BerriAI/litellm
 // pull 39115; output_config.format.schema is guessed from Anthropic's
 // request field, as veryfront/veryfront-code issue 3918 quotes it.
@@ -54,6 +56,9 @@ func closedSchema(field string, schema []byte) *Error {
 	var m map[string]any
 	if json.Unmarshal(schema, &m) != nil {
 		return nil
+	}
+	if keyword, typ, found := models.UnsupportedKeyword(m); found {
+		return Validation(fmt.Sprintf("The model returned the following errors: %s: For '%s' type, property '%s' is not supported", field, typ, keyword))
 	}
 	value, open := models.OpenObject(m)
 	switch {

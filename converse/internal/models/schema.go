@@ -77,19 +77,28 @@ func where(path string) string {
 // before children, each with its JSON pointer, stopping at fn's first
 // error.
 func walkObjects(s any, path string, fn func(map[string]any, string) error) error {
+	return walkSchemas(s, path, func(m map[string]any, path string) error {
+		if isObjectSchema(m) {
+			return fn(m, path)
+		}
+		return nil
+	})
+}
+
+// walkSchemas calls fn on every schema in s, parent before children, each
+// with its JSON pointer, stopping at fn's first error.
+func walkSchemas(s any, path string, fn func(map[string]any, string) error) error {
 	m, ok := s.(map[string]any)
 	if !ok {
 		return nil
 	}
-	if isObjectSchema(m) {
-		if err := fn(m, path); err != nil {
-			return err
-		}
+	if err := fn(m, path); err != nil {
+		return err
 	}
 	for _, k := range subschemaMaps {
 		sub, _ := m[k].(map[string]any)
 		for _, name := range slices.Sorted(maps.Keys(sub)) {
-			if err := walkObjects(sub[name], path+"/"+escape(k)+"/"+escape(name), fn); err != nil {
+			if err := walkSchemas(sub[name], path+"/"+escape(k)+"/"+escape(name), fn); err != nil {
 				return err
 			}
 		}
@@ -97,7 +106,7 @@ func walkObjects(s any, path string, fn func(map[string]any, string) error) erro
 	for _, k := range subschemaLists {
 		list, _ := m[k].([]any)
 		for i, v := range list {
-			if err := walkObjects(v, path+"/"+k+"/"+strconv.Itoa(i), fn); err != nil {
+			if err := walkSchemas(v, path+"/"+k+"/"+strconv.Itoa(i), fn); err != nil {
 				return err
 			}
 		}
@@ -105,19 +114,19 @@ func walkObjects(s any, path string, fn func(map[string]any, string) error) erro
 	for _, k := range subschemaOnes {
 		switch v := m[k].(type) {
 		case map[string]any:
-			if err := walkObjects(v, path+"/"+k, fn); err != nil {
+			if err := walkSchemas(v, path+"/"+k, fn); err != nil {
 				return err
 			}
 		case []any: // items as a list, in drafts before 2020-12
 			for i, e := range v {
-				if err := walkObjects(e, path+"/"+k+"/"+strconv.Itoa(i), fn); err != nil {
+				if err := walkSchemas(e, path+"/"+k+"/"+strconv.Itoa(i), fn); err != nil {
 					return err
 				}
 			}
 		}
 	}
 	if ap, ok := m["additionalProperties"].(map[string]any); ok {
-		return walkObjects(ap, path+"/additionalProperties", fn)
+		return walkSchemas(ap, path+"/additionalProperties", fn)
 	}
 	return nil
 }
@@ -144,4 +153,77 @@ func isObjectSchema(m map[string]any) bool {
 // escape escapes a JSON pointer token.
 func escape(s string) string {
 	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
+}
+
+// Anthropic's structured outputs, which Bedrock's outputConfig.textFormat
+// and strict tools are, take a subset of JSON Schema (its structured
+// outputs guide, "JSON Schema limitations"): no numerical constraints
+// (minimum, maximum, multipleOf, ...), no string length constraints, no
+// array constraints beyond a minItems of 0 or 1, answered with a 400 such
+// as "For 'integer' type, property 'minimum' is not supported"
+// (agentjido/req_llm issue 302). unsupportedKeywords are those keywords.
+var unsupportedKeywords = []string{"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf",
+	"minLength", "maxLength", "minItems", "maxItems", "uniqueItems", "minContains", "maxContains", "minProperties", "maxProperties"}
+
+// unsupported returns the keywords of unsupportedKeywords that the schema m
+// sets, as Anthropic's structured outputs count them (a minItems of 0 or 1
+// is taken), in the order of that list.
+func unsupported(m map[string]any) []string {
+	var out []string
+	for _, k := range unsupportedKeywords {
+		v, ok := m[k]
+		if !ok {
+			continue
+		}
+		if k == "minItems" {
+			if n, err := strconv.ParseFloat(fmt.Sprint(v), 64); err == nil && n <= 1 {
+				continue
+			}
+		}
+		out = append(out, k)
+	}
+	return out
+}
+
+// DropUnsupported removes from every schema in schema, a decoded JSON
+// Schema, the keywords Anthropic's structured outputs do not take, and
+// says them in its description instead, as Anthropic's SDKs do ("{minimum:
+// 1, maximum: 10}"): the model still reads them, and the library, which
+// validates with the whole schema, still holds the answer to them.
+func DropUnsupported(schema map[string]any) {
+	_ = walkSchemas(schema, "", func(m map[string]any, _ string) error {
+		keys := unsupported(m)
+		if len(keys) == 0 {
+			return nil
+		}
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			parts[i] = fmt.Sprintf("%s: %v", k, m[k])
+			delete(m, k)
+		}
+		said := "{" + strings.Join(parts, ", ") + "}"
+		if d, _ := m["description"].(string); d != "" {
+			said = d + "\n\n" + said
+		}
+		m["description"] = said
+		return nil
+	})
+}
+
+// UnsupportedKeyword returns the first keyword, in walk order, that a
+// schema of schema sets and Anthropic's structured outputs do not take,
+// with the type of that schema ("integer", or "" for none), for
+// bedrocktest's answer.
+func UnsupportedKeyword(schema map[string]any) (keyword, typ string, found bool) {
+	_ = walkSchemas(schema, "", func(m map[string]any, _ string) error {
+		if keys := unsupported(m); len(keys) > 0 {
+			keyword, typ, found = keys[0], fmt.Sprint(m["type"]), true
+			if _, ok := m["type"].(string); !ok {
+				typ = ""
+			}
+			return errStop
+		}
+		return nil
+	})
+	return keyword, typ, found
 }

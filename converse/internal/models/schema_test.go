@@ -64,3 +64,37 @@ func TestOpenObject(t *testing.T) {
 		})
 	}
 }
+
+func TestDropUnsupported(t *testing.T) {
+	for _, tc := range []struct {
+		name, schema, want string
+	}{
+		{"bounds of a number", `{"type":"integer","minimum":-128,"maximum":127}`,
+			`{"type":"integer","description":"{minimum: -128, maximum: 127}"}`},
+		{"beside a description", `{"type":"string","description":"a name","minLength":1,"maxLength":20}`,
+			`{"type":"string","description":"a name\n\n{minLength: 1, maxLength: 20}"}`},
+		{"a minItems of 1 is taken", `{"type":"array","items":{"type":"string"},"minItems":1}`,
+			`{"type":"array","items":{"type":"string"},"minItems":1}`},
+		{"a minItems of 2 is not", `{"type":"array","items":{"type":"string"},"minItems":2,"uniqueItems":true}`,
+			`{"type":"array","items":{"type":"string"},"description":"{minItems: 2, uniqueItems: true}"}`},
+		{"in properties, items and $defs", `{"type":"object","properties":{"n":{"type":"integer","multipleOf":5},"l":{"type":"array","items":{"$ref":"#/$defs/p"}}},"$defs":{"p":{"type":"number","exclusiveMaximum":1}}}`,
+			`{"type":"object","properties":{"n":{"type":"integer","description":"{multipleOf: 5}"},"l":{"type":"array","items":{"$ref":"#/$defs/p"}}},"$defs":{"p":{"type":"number","description":"{exclusiveMaximum: 1}"}}}`},
+		{"a property named as a keyword", `{"type":"object","properties":{"minimum":{"type":"integer"}}}`,
+			`{"type":"object","properties":{"minimum":{"type":"integer"}}}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var m map[string]any
+			require.NoError(t, json.Unmarshal([]byte(tc.schema), &m))
+			_, _, found := UnsupportedKeyword(m)
+			DropUnsupported(m)
+			got, err := json.Marshal(m)
+			require.NoError(t, err)
+			assert.JSONEq(t, tc.want, string(got))
+			_, _, left := UnsupportedKeyword(m)
+			assert.False(t, left, "nothing unsupported is left")
+			assert.Equal(t, tc.schema != tc.want, found)
+		})
+	}
+	keyword, typ, found := UnsupportedKeyword(map[string]any{"type": "object", "properties": map[string]any{"n": map[string]any{"type": "integer", "minimum": 1.0}}})
+	assert.Equal(t, []any{"minimum", "integer", true}, []any{keyword, typ, found})
+}
