@@ -33,8 +33,9 @@ import (
 //   - in each request a Conversation makes, not in its history, which
 //     keeps every medium: over all the request's messages (documents of
 //     the user's own messages too), the documents past the newest 5 and,
-//     for Claude, the images and documents past the newest 20 together,
-//     the oldest first. Past Claude's 20 they are left out 5 at a time, so
+//     for Claude, the images and documents past the newest 100 together,
+//     the oldest first, and in a request of more than 20 images those
+//     larger than 2,000 px a side. Past Claude's 100 they are left out 5 at a time, so
 //     that the requests in between send the same messages and the prompt
 //     cache holds; a medium left out stays left out in later requests.
 //

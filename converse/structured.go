@@ -250,7 +250,11 @@ func (c *Conversation) newShape(tool *tools.Tool) (*shape, error) {
 	if err == nil {
 		sh.schema = schema
 	}
-	if _, taken := c.tools.Lookup(tool.Name()); taken {
+	// The final tool's name must be free where a turn may offer it: a turn
+	// to a model without structured outputs, or one whose request cites.
+	native := sh.schema != "" && c.model.NativeStructuredOutput()
+	mayOffer := !native || len(c.opts.FallbackModels) > 0 || c.opts.PrepareTurn != nil || message.Citing(c.base())
+	if _, taken := c.tools.Lookup(tool.Name()); taken && mayOffer {
 		return nil, fmt.Errorf("converse: the final tool %q of a structured answer is a registered tool's name", tool.Name())
 	}
 	if sh.spec, err = toolSpec(tool); err != nil {

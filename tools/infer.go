@@ -124,6 +124,8 @@ func specialSchema(t reflect.Type) *jsonschema.Schema {
 		return &jsonschema.Schema{Type: "string"} // as jsonschema-go has them
 	case t == reflect.TypeFor[big.Int]():
 		return &jsonschema.Schema{Type: "integer"} // a JSON number, where jsonschema-go says string
+	case t == reflect.TypeFor[json.Number]():
+		return &jsonschema.Schema{Type: "number"} // where jsonschema-go says string, by its kind
 	case implements(reflect.TypeFor[json.Unmarshaler]()):
 		return anyJSON()
 	case implements(reflect.TypeFor[encoding.TextUnmarshaler]()):

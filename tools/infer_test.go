@@ -108,6 +108,9 @@ func inferCases() []inferCase {
 		Addr netip.Addr  `json:"addr"`
 		Opt  *netip.Addr `json:"opt"`
 	}
+	type number struct {
+		Amount json.Number `json:"amount"`
+	}
 	type unmarshaler struct {
 		Level inferLevel `json:"level"`
 		Big   *big.Int   `json:"big"`
@@ -166,6 +169,9 @@ func inferCases() []inferCase {
 		{"TextUnmarshaler", inferEcho[text],
 			map[string]any{`{"addr":"::1","opt":"10.0.0.1"}`: text{Addr: netip.IPv6Loopback(), Opt: &addr}, `{"addr":"::1","opt":null}`: text{Addr: netip.IPv6Loopback()}},
 			[]string{`{"addr":{},"opt":null}`, `{"addr":null,"opt":null}`}},
+		{"json.Number", inferEcho[number],
+			map[string]any{`{"amount":12.5}`: number{Amount: "12.5"}},
+			[]string{`{"amount":true}`}},
 		{"json.Unmarshaler", inferEcho[unmarshaler],
 			map[string]any{`{"level":"high","big":12345678901234567890,"when":"2024-01-02T03:04:05Z"}`: unmarshaler{
 				Level: 2, Big: new(big.Int).SetUint64(12345678901234567890), When: time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC),

@@ -65,7 +65,8 @@ type Tool struct {
 // to unexported structs and the fields they promote (which encoding/json
 // cannot allocate) are left out. A []byte is a base64 string; a ",string"
 // field, an [encoding.TextUnmarshaler] and [time.Time] are strings; a
-// [math/big.Int] is an integer; a [json.Unmarshaler], such as
+// [math/big.Int] is an integer and a [json.Number] a number; a
+// [json.Unmarshaler], such as
 // [json.RawMessage], takes any JSON. An In that holds a non-empty interface
 // (which decodes only from null), a channel, a function or a recursive type
 // is an error wrapping [ErrInvalidTool]: use [NewRaw] with an explicit schema.

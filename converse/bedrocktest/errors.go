@@ -83,13 +83,13 @@ func setupErrorf(format string, args ...any) *Error {
 	return Validation("bedrocktest: " + fmt.Sprintf(format, args...))
 }
 
-// writeError answers in Bedrock's error form: the status, the error type in
-// X-Amzn-ErrorType (where the SDK's restJson1 decoder looks first) and a
-// JSON body {"message": ...}.
 // modelErrors starts Bedrock's message for a request the model, not
 // Bedrock, rejected: "The model returned the following errors: ...".
 const modelErrors = "The model returned the following errors: "
 
+// writeError answers in Bedrock's error form: the status, the error type in
+// X-Amzn-ErrorType (where the SDK's restJson1 decoder looks first) and a
+// JSON body {"message": ...}.
 func writeError(w http.ResponseWriter, e *Error) {
 	status := e.Status
 	if status == 0 {

@@ -162,7 +162,7 @@ func TestContent(t *testing.T) {
 		name:  "a truncated image",
 		media: []tools.Media{{Type: "image/png", Data: small[:len(small)-12]}, {Type: "image/jpeg", Data: jpg[:len(jpg)-2]}},
 		want: []string{fmt.Sprintf("text:[image/png, %d B: left out, a truncated png image, no IEND chunk]", len(small)-12),
-			fmt.Sprintf("text:[image/jpeg, %d B: left out, a truncated jpeg image, no end-of-image marker after its last scan]", len(jpg)-2)},
+			fmt.Sprintf("text:[image/jpeg, %d B: left out, a truncated jpeg image, no end-of-image marker after its scan]", len(jpg)-2)},
 	}, {
 		name:  "a document that is not of its format",
 		media: []tools.Media{{Type: "application/pdf", Name: "r", Data: []byte("<html>404</html>")}, {Type: "text/csv", Name: "c", Data: []byte("\xff")}},

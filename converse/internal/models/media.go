@@ -181,20 +181,50 @@ func ImageFormat(data []byte) string {
 
 // whole reports whether data, an image of format whose header reads, is
 // whole, and if not, what is missing: png's IEND chunk (its type and CRC),
-// jpeg's end-of-image marker after its last start of scan, gif's trailer.
-// Bytes after them (some cameras append data to a jpeg) are allowed. A webp
-// file is whole when it is as long as its RIFF header says (webpSize).
+// jpeg's end-of-image marker after its first scan (jpegScan), gif's
+// trailer. Bytes after them (some cameras append data to a jpeg) are
+// allowed. A webp file is whole when it is as long as its RIFF header says
+// (webpSize).
 func whole(format string, data []byte) (bool, string) {
 	switch format {
 	case "png":
 		return bytes.Contains(data, []byte("IEND\xaeB`\x82")), "no IEND chunk"
 	case "jpeg":
-		scan := bytes.LastIndex(data, []byte{0xff, 0xda})
-		return scan >= 0 && bytes.Contains(data[scan:], []byte{0xff, 0xd9}), "no end-of-image marker after its last scan"
+		scan := jpegScan(data)
+		return scan > 0 && bytes.Contains(data[scan:], []byte{0xff, 0xd9}), "no end-of-image marker after its scan"
 	case "gif":
 		return bytes.HasSuffix(bytes.TrimRight(data, "\x00"), []byte(";")), "no trailer at its end"
 	}
 	return true, ""
+}
+
+// jpegScan returns where the first scan of a jpeg starts (its SOS
+// marker), or 0: the segments after the SOI marker are walked by their
+// lengths, so that an EXIF thumbnail, whose own scan and end-of-image
+// marker sit inside an APP1 segment, is skipped. In the scans' coded data a
+// 0xFF byte is always followed by 0x00 or a restart marker, so the first
+// end-of-image marker after this point is the image's (ITU T.81, B.1.1).
+func jpegScan(data []byte) int {
+	i := 2 // past SOI
+	for i+1 < len(data) {
+		if data[i] != 0xff {
+			return 0
+		}
+		switch m := data[i+1]; {
+		case m == 0xff: // fill
+			i++
+		case m == 0xda:
+			return i
+		case m == 0x01 || m >= 0xd0 && m <= 0xd8: // TEM, RSTn and SOI: no length
+			i += 2
+		default:
+			if i+3 >= len(data) {
+				return 0
+			}
+			i += 2 + (int(data[i+2])<<8 | int(data[i+3]))
+		}
+	}
+	return 0
 }
 
 // ImageSize reads the width and height of a png, jpeg, gif or webp image

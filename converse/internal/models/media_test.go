@@ -90,6 +90,14 @@ func TestImageFormat(t *testing.T) {
 	}
 }
 
+// withThumbnail is jpg with an APP1 segment after its SOI holding a
+// thumbnail's own scan and end-of-image markers, as EXIF puts one.
+func withThumbnail(jpg []byte) []byte {
+	thumb := []byte("Exif\x00\x00\xff\xd8\xff\xda\x00\x02\x01\xff\xd9")
+	app1 := append([]byte{0xff, 0xe1, 0, byte(len(thumb) + 2)}, thumb...)
+	return slices.Concat(jpg[:2], app1, jpg[2:])
+}
+
 func TestImageSize(t *testing.T) {
 	png, jpg, gif := testimage.Plain(t, 30, 20), testimage.JPEG(t, 30, 20), testimage.GIF(t, 30, 20)
 	// riff wraps a webp's first chunk, of type typ, in its RIFF header.
@@ -117,9 +125,12 @@ func TestImageSize(t *testing.T) {
 		{"webp, lossy", "webp", vp8, 30, 20, ""},
 		{"webp, lossless", "webp", vp8l, 30, 20, ""},
 		{"jpeg with bytes after its end, as some cameras write", "jpeg", append(slices.Clone(jpg), "SEFH trailer"...), 30, 20, ""},
+		{"jpeg with a video after its end, a scan marker in it", "jpeg", append(slices.Clone(jpg), "ftypmp42\x00\x00\xff\xda\x01\x02"...), 30, 20, ""},
+		{"jpeg cut in its scan, a thumbnail's end marker before it", "jpeg", withThumbnail(jpg)[:len(withThumbnail(jpg))-2], 0, 0, "a truncated jpeg image, no end-of-image marker after its scan"},
+		{"jpeg with a thumbnail", "jpeg", withThumbnail(jpg), 30, 20, ""},
 		{"png with bytes after its end", "png", append(slices.Clone(png), 0, 0), 30, 20, ""},
 		{"png cut after its header", "png", png[:40], 0, 0, "a truncated png image, no IEND chunk"},
-		{"jpeg without its end", "jpeg", jpg[:len(jpg)-2], 0, 0, "a truncated jpeg image, no end-of-image marker after its last scan"},
+		{"jpeg without its end", "jpeg", jpg[:len(jpg)-2], 0, 0, "a truncated jpeg image, no end-of-image marker after its scan"},
 		{"gif without its trailer", "gif", gif[:len(gif)-1], 0, 0, "a truncated gif image, no trailer at its end"},
 		{"webp shorter than its header says", "webp", testimage.WebP(8, 8)[:29], 0, 0, "not a readable webp image"},
 		{"webp shorter than its RIFF length", "webp", append(testimage.WebP(8, 8)[:4], append([]byte{23}, testimage.WebP(8, 8)[5:]...)...), 0, 0, "a truncated webp image, shorter than its header says"},
