@@ -202,8 +202,9 @@ func (c *Conversation) send(ctx context.Context, msg types.Message, sh *shape) (
 
 // checkContent rejects what Bedrock would: a message without content,
 // with a blank text block, with a document whose name Bedrock does not take
-// (DocumentBlock.name), or with a document and no text block beside it
-// (the Converse API reference's Message.content).
+// (DocumentBlock.name), with an image or a document whose bytes Bedrock
+// would not take (media.Problem), or with a document and no text block
+// beside it (the Converse API reference's Message.content).
 func checkContent(msg types.Message) error {
 	if len(msg.Content) == 0 {
 		return errors.New("converse: the message has no content")
@@ -217,6 +218,13 @@ func checkContent(msg types.Message) error {
 		case *types.ContentBlockMemberDocument:
 			if name := aws.ToString(v.Value.Name); !models.DocumentNameOK(name) {
 				return fmt.Errorf("converse: the message's document %d is named %q: Bedrock takes 1 to %d ASCII letters, digits, single spaces, hyphens, underscores, parentheses and square brackets, without an extension", i, name, models.MaxDocumentName)
+			}
+			if why := media.Problem(b); why != "" {
+				return fmt.Errorf("converse: the message's document %d: %s", i, why)
+			}
+		case *types.ContentBlockMemberImage:
+			if why := media.Problem(b); why != "" {
+				return fmt.Errorf("converse: the message's image %d: %s", i, why)
 			}
 		}
 	}

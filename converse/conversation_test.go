@@ -20,6 +20,7 @@ import (
 
 	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/bedrocktest"
+	"github.com/tooluse/bedrock/converse/internal/testimage"
 	"github.com/tooluse/bedrock/tools"
 )
 
@@ -435,6 +436,22 @@ func TestSendRejectsWhatBedrockWould(t *testing.T) {
 	_, err = c.SendMessage(context.Background(), types.Message{Content: []types.ContentBlock{text("read it"), &types.ContentBlockMemberDocument{Value: types.DocumentBlock{
 		Format: types.DocumentFormatPdf, Name: aws.String("report.pdf"), Source: &types.DocumentSourceMemberBytes{Value: []byte("%PDF-")}}}}})
 	assert.ErrorContains(t, err, `the message's document 1 is named "report.pdf": Bedrock takes`)
+	for _, tc := range []struct {
+		block types.ContentBlock
+		want  string
+	}{
+		{&types.ContentBlockMemberImage{Value: types.ImageBlock{Format: types.ImageFormatPng, Source: &types.ImageSourceMemberBytes{Value: testimage.JPEG(t, 4, 4)}}},
+			"the message's image 1: a jpeg image labelled png"},
+		{&types.ContentBlockMemberImage{Value: types.ImageBlock{Format: types.ImageFormatPng, Source: &types.ImageSourceMemberBytes{}}},
+			"the message's image 1: empty"},
+		{&types.ContentBlockMemberImage{Value: types.ImageBlock{Format: types.ImageFormatPng, Source: &types.ImageSourceMemberBytes{Value: testimage.Plain(t, 4, 4)[:40]}}},
+			"the message's image 1: a truncated png image, no IEND chunk"},
+		{&types.ContentBlockMemberDocument{Value: types.DocumentBlock{Format: types.DocumentFormatPdf, Name: aws.String("report"), Source: &types.DocumentSourceMemberBytes{Value: []byte("<html>404</html>")}}},
+			"the message's document 1: not a pdf document"},
+	} {
+		_, err = c.SendMessage(context.Background(), types.Message{Content: []types.ContentBlock{text("look"), tc.block}})
+		assert.ErrorContains(t, err, tc.want)
+	}
 	_, err = c.SendMessage(context.Background(), types.Message{Role: types.ConversationRoleAssistant, Content: []types.ContentBlock{text("hi")}})
 	assert.ErrorContains(t, err, "user message")
 	assert.Empty(t, srv.Requests(), "nothing reached Bedrock")

@@ -150,6 +150,32 @@ func (r *Rules) imageProblem(f types.ImageFormat, data []byte) string {
 	return ""
 }
 
+// Problem says why Bedrock would reject an image or a document block of a
+// user's message, as imageProblem and documentProblem judge a tool's, or
+// "": also an image whose bytes are of another format than the block says
+// ("a jpeg image labelled png"). Sources that are not bytes (S3) are not
+// read.
+func Problem(b types.ContentBlock) string {
+	switch v := b.(type) {
+	case *types.ContentBlockMemberImage:
+		src, ok := v.Value.Source.(*types.ImageSourceMemberBytes)
+		if !ok {
+			return ""
+		}
+		if f := models.ImageFormat(src.Value); f != "" && f != string(v.Value.Format) {
+			return fmt.Sprintf("a %s image labelled %s", f, v.Value.Format)
+		}
+		return (*Rules)(nil).imageProblem(v.Value.Format, src.Value)
+	case *types.ContentBlockMemberDocument:
+		src, ok := v.Value.Source.(*types.DocumentSourceMemberBytes)
+		if !ok {
+			return ""
+		}
+		return (*Rules)(nil).documentProblem(v.Value.Format, src.Value)
+	}
+	return ""
+}
+
 // documentProblem says why a document of format f cannot be sent, or "".
 func (r *Rules) documentProblem(f types.DocumentFormat, data []byte) string {
 	if r != nil && !r.Kinds.Documents {
