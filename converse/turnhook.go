@@ -71,9 +71,9 @@ func (c *Conversation) prepareTurn(ctx context.Context, history []types.Message)
 }
 
 // offered is the configuration of a turn whose hook chose t.Tools and
-// t.ToolChoice: cfg without the registry's tools not chosen (the final tool
-// of a structured Send and system tools stay), with the tools the history
-// calls described, and t's choice.
+// t.ToolChoice: cfg without the registry's tools not chosen (system tools
+// stay; a structured Send's final tool is added after it, for the model the
+// hook picked), with the tools the history calls described, and t's choice.
 func (c *Conversation) offered(t *Turn, cfg *types.ToolConfiguration, history []types.Message) (*types.ToolConfiguration, error) {
 	if t.Tools != nil {
 		for _, name := range t.Tools {
