@@ -34,7 +34,7 @@ func (c *Conversation) request(history []types.Message, cfg *types.ToolConfigura
 			history = reencode(history, c.model, m, modelID)
 		}
 	}
-	in.ModelId, in.Messages, in.ToolConfig = aws.String(modelID), media.ManyImages(m, media.Request(m, history)), cfg
+	in.ModelId, in.Messages, in.ToolConfig = aws.String(modelID), media.Request(m, history), cfg
 	sh.apply(&in, m, c.thinks(m))
 	if c.opts.PromptCache {
 		cachepoint.Place(m, c.opts.CacheTTL, &in)

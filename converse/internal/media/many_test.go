@@ -10,7 +10,7 @@ import (
 	"github.com/tooluse/bedrock/converse/internal/testimage"
 )
 
-func TestManyImages(t *testing.T) {
+func TestRequestManyImages(t *testing.T) {
 	pngImg := func(w, h int) types.ImageBlock {
 		return types.ImageBlock{Format: types.ImageFormatPng, Source: &types.ImageSourceMemberBytes{Value: testimage.Plain(t, w, h)}}
 	}
@@ -36,14 +36,14 @@ func TestManyImages(t *testing.T) {
 
 	t.Run("20 images", func(t *testing.T) {
 		msgs := history()
-		assert.Equal(t, msgs, ManyImages(claude, msgs))
+		assert.Equal(t, msgs, Request(claude, msgs))
 		assert.False(t, BreaksManyImages(claude, msgs))
 	})
 	t.Run("21 images, Claude", func(t *testing.T) {
 		msgs := withLarge(history())
 		before := withLarge(history())
 		assert.True(t, BreaksManyImages(claude, msgs))
-		got := ManyImages(claude, msgs)
+		got := Request(claude, msgs)
 		assert.False(t, BreaksManyImages(claude, got))
 		assert.Equal(t, before, msgs, "no message of messages is written")
 		assert.Equal(t, &types.ContentBlockMemberText{Value: placeholder}, got[0].Content[0], "the prompt's large image")
@@ -53,7 +53,7 @@ func TestManyImages(t *testing.T) {
 	})
 	t.Run("21 images, not Claude", func(t *testing.T) {
 		msgs := withLarge(history())
-		assert.Equal(t, msgs, ManyImages(nova, msgs))
+		assert.Equal(t, msgs, Request(nova, msgs))
 		assert.False(t, BreaksManyImages(nova, msgs))
 	})
 }

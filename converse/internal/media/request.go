@@ -25,25 +25,32 @@ const mediaStep = 5
 type medium struct {
 	msg, block, inner int
 	doc               bool
-	info              Info // its type and size, for a placeholder
+	info              Info             // its type and size, for a placeholder
+	image             types.ImageBlock // an image's block, for the rule for many images
 }
 
 // Request keeps the media of a request's messages to m, at their top level
 // and in toolResult blocks, within Bedrock's limits for a whole request: at
 // most models.MaxRequestDocuments documents, and at most
-// m.MaxRequestMedia() images and documents together (Claude: 100). The
+// m.MaxRequestMedia() images and documents together (Claude: 100), and
+// Claude's rule for many images (see models.Model.CapsManyImages): in a
+// request of more than 20 images, none larger than 2,000 px a side. The
 // oldest go first, so that the newest reach the model: the documents past
 // the newest 5 are replaced by placeholders, and then, of the media left,
-// the oldest past the model's limit, rounded up to a multiple of mediaStep.
-// As a conversation grows, a medium left out stays left out, and what a
-// request sends of a message changes only when a document or mediaStep
-// media more go over a limit.
+// the oldest past the model's limit, rounded up to a multiple of mediaStep,
+// and then, if more than 20 images are still sent, the large ones. As a
+// conversation grows, a medium left out for a limit stays left out, and
+// what a request sends of a message changes only when a document or
+// mediaStep media more go over a limit.
 //
 // The history keeps every medium: Request is applied to each request, and
 // changes no message of messages: it returns messages, or a copy with new
 // messages where something changed.
 func Request(m models.Model, messages []types.Message) []types.Message {
 	all := mediaOf(messages)
+	if len(all) == 0 {
+		return messages
+	}
 	out := map[int]string{} // the places in all of the media left out, and why
 	docs := 0
 	for _, md := range all {
@@ -64,6 +71,21 @@ func Request(m models.Model, messages []types.Message) []types.Message {
 		over := (len(kept) - max + mediaStep - 1) / mediaStep * mediaStep
 		for _, i := range kept[:over] {
 			out[i] = fmt.Sprintf("over the model's limit of %d images and documents in a request, which the newest take", max)
+		}
+	}
+	if m.CapsManyImages() {
+		var sent []int // the places in all of the images still sent
+		for _, i := range kept {
+			if _, left := out[i]; !left && !all[i].doc {
+				sent = append(sent, i)
+			}
+		}
+		if len(sent) > models.ManyImages {
+			for _, i := range sent {
+				if tooLarge(all[i].image) {
+					out[i] = manyLeftOut
+				}
+			}
 		}
 	}
 	if len(out) == 0 {
@@ -119,14 +141,14 @@ func mediaOf(messages []types.Message) []medium {
 		for k, b := range msg.Content {
 			switch v := b.(type) {
 			case *types.ContentBlockMemberImage:
-				all = append(all, medium{msg: n, block: k, inner: -1, info: imageInfo(v.Value)})
+				all = append(all, medium{msg: n, block: k, inner: -1, info: imageInfo(v.Value), image: v.Value})
 			case *types.ContentBlockMemberDocument:
 				all = append(all, medium{msg: n, block: k, inner: -1, doc: true, info: documentInfo(v.Value)})
 			case *types.ContentBlockMemberToolResult:
 				for i, c := range v.Value.Content {
 					switch w := c.(type) {
 					case *types.ToolResultContentBlockMemberImage:
-						all = append(all, medium{msg: n, block: k, inner: i, info: imageInfo(w.Value)})
+						all = append(all, medium{msg: n, block: k, inner: i, info: imageInfo(w.Value), image: w.Value})
 					case *types.ToolResultContentBlockMemberDocument:
 						all = append(all, medium{msg: n, block: k, inner: i, doc: true, info: documentInfo(w.Value)})
 					}
