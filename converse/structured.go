@@ -167,10 +167,9 @@ type schemaError struct {
 func (e *schemaError) Error() string { return e.msg }
 func (e *schemaError) Unwrap() error { return e.err }
 
-// closedSchema is schema with every object schema closed
-// (models.CloseObjects) and the keywords it does not take said in
-// descriptions instead (models.DropUnsupported), as Bedrock's structured
-// output requires; the answer is still validated against schema itself.
+// closedSchema is schema as Bedrock's structured output takes it
+// (models.StrictSchema); the answer is still validated against schema
+// itself.
 func closedSchema(schema json.RawMessage) (string, error) {
 	var m map[string]any
 	d := json.NewDecoder(bytes.NewReader(schema))
@@ -178,10 +177,9 @@ func closedSchema(schema json.RawMessage) (string, error) {
 	if err := d.Decode(&m); err != nil {
 		return "", err
 	}
-	if err := models.CloseObjects(m); err != nil {
+	if err := models.StrictSchema(m); err != nil {
 		return "", err
 	}
-	models.DropUnsupported(m)
 	b, err := json.Marshal(m)
 	return string(b), err
 }

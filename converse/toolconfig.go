@@ -68,21 +68,19 @@ func toolSpec(t *tools.Tool) (types.Tool, error) {
 }
 
 // newToolSpec describes t to the model; a strict tool
-// (tools.Options.Strict) says so, with every object schema of its input
-// schema closed (models.CloseObjects) and the keywords strict tools do not
-// take said in descriptions instead (models.DropUnsupported), as Bedrock
-// requires of strict tools; the others leave the field out and their
-// schema as it is. Calls are validated against the tool's whole schema.
+// (tools.Options.Strict) says so, with its input schema as Bedrock takes
+// one of a strict tool (models.StrictSchema); the others leave the field
+// out and their schema as it is. Calls are validated against the tool's
+// whole schema.
 func newToolSpec(t *tools.Tool) (types.Tool, error) {
 	var schema map[string]any
 	if err := json.Unmarshal(t.InputSchema(), &schema); err != nil {
 		return nil, fmt.Errorf("converse: tool %q: input schema: %w", t.Name(), err)
 	}
 	if t.Strict() {
-		if err := models.CloseObjects(schema); err != nil {
+		if err := models.StrictSchema(schema); err != nil {
 			return nil, fmt.Errorf("converse: strict tool %q: input schema: %w", t.Name(), err)
 		}
-		models.DropUnsupported(schema)
 	}
 	spec := types.ToolSpecification{
 		Name:        aws.String(t.Name()),

@@ -37,7 +37,6 @@ func (t *Tool) explain(instance map[string]any, first error) string {
 		case len(v.path) > 0 && v.path[0].name != "" && hasKey(work, v.path[0].name):
 			props[v.path[0].name] = v.String()
 			delete(work, v.path[0].name)
-
 		case len(v.path) == 0 && v.extra != nil:
 			extra = append(extra, v.extra...)
 			for _, name := range v.extra {

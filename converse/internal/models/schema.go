@@ -210,6 +210,18 @@ func DropUnsupported(schema map[string]any) {
 	})
 }
 
+// StrictSchema makes schema, a decoded JSON Schema, one that Bedrock's
+// structured output (outputConfig.textFormat) and strict tools take: its
+// object schemas closed (CloseObjects, whose error it returns) and the
+// keywords they do not take said in descriptions (DropUnsupported).
+func StrictSchema(schema map[string]any) error {
+	if err := CloseObjects(schema); err != nil {
+		return err
+	}
+	DropUnsupported(schema)
+	return nil
+}
+
 // UnsupportedKeyword returns the first keyword, in walk order, that a
 // schema of schema sets and Anthropic's structured outputs do not take,
 // with the type of that schema ("integer", or "" for none), for
@@ -217,10 +229,8 @@ func DropUnsupported(schema map[string]any) {
 func UnsupportedKeyword(schema map[string]any) (keyword, typ string, found bool) {
 	_ = walkSchemas(schema, "", func(m map[string]any, _ string) error {
 		if keys := unsupported(m); len(keys) > 0 {
-			keyword, typ, found = keys[0], fmt.Sprint(m["type"]), true
-			if _, ok := m["type"].(string); !ok {
-				typ = ""
-			}
+			keyword, found = keys[0], true
+			typ, _ = m["type"].(string)
 			return errStop
 		}
 		return nil
