@@ -84,7 +84,7 @@ func setupErrorf(format string, args ...any) *Error {
 }
 
 // modelErrors starts Bedrock's message for a request the model, not
-// Bedrock, rejected: "The model returned the following errors: ...".
+// Bedrock, rejected: modelErrors + "...".
 const modelErrors = "The model returned the following errors: "
 
 // writeError answers in Bedrock's error form: the status, the error type in

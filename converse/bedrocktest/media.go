@@ -61,7 +61,7 @@ func validateMedia(m models.Model, n int, msg types.Message) *Error {
 		return Validation(fmt.Sprintf("messages.%d.content holds %d documents; a message can include at most %d documents.", n, docs, models.MaxDocuments))
 	}
 	if besideResults && len(resultIDs) > 0 && m.Provider == "anthropic" {
-		return Validation(fmt.Sprintf("The model returned the following errors: messages.%d: `tool_use` ids were found without `tool_result` blocks immediately after: %s. Each `tool_use` block must have a corresponding `tool_result` block in the next message.", n, strings.Join(resultIDs, ", ")))
+		return Validation(fmt.Sprintf(modelErrors+"messages.%d: `tool_use` ids were found without `tool_result` blocks immediately after: %s. Each `tool_use` block must have a corresponding `tool_result` block in the next message.", n, strings.Join(resultIDs, ", ")))
 	}
 	return nil
 }
@@ -124,7 +124,7 @@ func validateImage(m models.Model, img types.ImageBlock, where string) *Error {
 	case err != nil:
 		return Validation(fmt.Sprintf("The image at %s could not be processed as %s. Check the image format and try again.", where, img.Format))
 	case known && (w > models.MaxImagePixels || h > models.MaxImagePixels):
-		return Validation(fmt.Sprintf("The model returned the following errors: %s: At least one of the image dimensions exceed max allowed size: %d pixels", where, models.MaxImagePixels))
+		return Validation(fmt.Sprintf(modelErrors+"%s: At least one of the image dimensions exceed max allowed size: %d pixels", where, models.MaxImagePixels))
 	}
 	return nil
 }
@@ -155,7 +155,7 @@ func validateDocument(doc types.DocumentBlock, where string) *Error {
 	case problem == "":
 		return nil
 	case doc.Format == types.DocumentFormatPdf:
-		return Validation("The model returned the following errors: The PDF specified was not valid.")
+		return Validation(modelErrors + "The PDF specified was not valid.")
 	default:
 		return Validation(fmt.Sprintf("The document at %s could not be processed as %s (%s). Check the document format and try again.", where, doc.Format, problem))
 	}
@@ -180,10 +180,10 @@ func validateRequestMedia(m models.Model, msgs []types.Message) *Error {
 		return Validation(fmt.Sprintf("You can't include more than %d documents in a request.", models.MaxRequestDocuments))
 	}
 	if max := m.MaxRequestMedia(); max > 0 && images+docs > max {
-		return Validation(fmt.Sprintf("The model returned the following errors: too many images and documents: %d + %d > %d", images, docs, max))
+		return Validation(fmt.Sprintf(modelErrors+"too many images and documents: %d + %d > %d", images, docs, max))
 	}
 	if media.BreaksManyImages(m, msgs) {
-		return Validation(fmt.Sprintf("The model returned the following errors: image exceed max allowed size for many-image requests: %d pixels", models.ManyImagePixels))
+		return Validation(fmt.Sprintf(modelErrors+"image exceed max allowed size for many-image requests: %d pixels", models.ManyImagePixels))
 	}
 	return nil
 }

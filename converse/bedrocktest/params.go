@@ -31,7 +31,7 @@ func validateToolChoice(m models.Model, req *Request) *Error {
 		return nil
 	}
 	if m.ThinkingForbidsForcing(documentJSON(req.AdditionalModelRequestFields)) {
-		return Validation("The model returned the following errors: Thinking may not be enabled when tool_choice forces tool use.")
+		return Validation(modelErrors + "Thinking may not be enabled when tool_choice forces tool use.")
 	}
 	return nil
 }
@@ -73,7 +73,7 @@ func validateSampling(m models.Model, ic *types.InferenceConfiguration) *Error {
 		return Validation(fmt.Sprintf("1 validation error detected: Value '%s' at 'inferenceConfig.%s' failed to satisfy constraint: Member must have value %s", javaFloat(*p.v), p.name, bound))
 	}
 	if ic.Temperature != nil && ic.TopP != nil && m.ExclusiveSampling() {
-		return Validation("The model returned the following errors: `temperature` and `top_p` cannot both be specified for this model. Please use only one.")
+		return Validation(modelErrors + "`temperature` and `top_p` cannot both be specified for this model. Please use only one.")
 	}
 	return nil
 }
@@ -110,12 +110,12 @@ func documentJSON(d document.Interface) []byte {
 // be unset when thinking is enabled" (n8n issue 14288) before it did.
 const (
 	thinkingDocs     = "https://docs.claude.com/en/docs/build-with-claude/extended-thinking#important-considerations-when-using-extended-thinking"
-	budgetMissing    = "The model returned the following errors: thinking.enabled.budget_tokens: Field required"
-	budgetTooSmall   = "The model returned the following errors: thinking.enabled.budget_tokens: Input should be greater than or equal to 1024"
-	budgetOverMax    = "The model returned the following errors: `max_tokens` must be greater than `thinking.budget_tokens`. Please consult our documentation at https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking#max-tokens-and-context-window-size"
-	thinkingTemp     = "The model returned the following errors: `temperature` may only be set to 1 when thinking is enabled. Please consult our documentation at " + thinkingDocs
-	thinkingTopP     = "The model returned the following errors: `top_p` must be greater than or equal to 0.95 or unset when thinking is enabled. Please consult our documentation at " + thinkingDocs
-	thinkingTopK     = "The model returned the following errors: `top_k` must be unset when thinking is enabled. Please consult our documentation at " + thinkingDocs
+	budgetMissing    = modelErrors + "thinking.enabled.budget_tokens: Field required"
+	budgetTooSmall   = modelErrors + "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024"
+	budgetOverMax    = modelErrors + "`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our documentation at https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking#max-tokens-and-context-window-size"
+	thinkingTemp     = modelErrors + "`temperature` may only be set to 1 when thinking is enabled. Please consult our documentation at " + thinkingDocs
+	thinkingTopP     = modelErrors + "`top_p` must be greater than or equal to 0.95 or unset when thinking is enabled. Please consult our documentation at " + thinkingDocs
+	thinkingTopK     = modelErrors + "`top_k` must be unset when thinking is enabled. Please consult our documentation at " + thinkingDocs
 	minThinkingToken = 1024
 )
 

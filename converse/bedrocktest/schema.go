@@ -41,7 +41,7 @@ func validateOutputSchema(m models.Model, req *Request) *Error {
 // citations"), passed on as Bedrock passes the model's errors.
 const (
 	noStructuredOutput  = "This model doesn't support the outputConfig.textFormat field. Remove outputConfig.textFormat and try again."
-	citationsWithSchema = "The model returned the following errors: citations cannot be enabled when output_config.format is set: structured outputs are incompatible with citations."
+	citationsWithSchema = modelErrors + "citations cannot be enabled when output_config.format is set: structured outputs are incompatible with citations."
 )
 
 // closedSchema answers a schema, at field, with a keyword Anthropic's
@@ -58,14 +58,14 @@ func closedSchema(field string, schema []byte) *Error {
 		return nil
 	}
 	if keyword, typ, found := models.UnsupportedKeyword(m); found {
-		return Validation(fmt.Sprintf("The model returned the following errors: %s: For '%s' type, property '%s' is not supported", field, typ, keyword))
+		return Validation(fmt.Sprintf(modelErrors+"%s: For '%s' type, property '%s' is not supported", field, typ, keyword))
 	}
 	value, open := models.OpenObject(m)
 	switch {
 	case !open:
 		return nil
 	case value == nil:
-		return Validation(fmt.Sprintf("The model returned the following errors: %s: For 'object' type, 'additionalProperties' must be explicitly set to false", field))
+		return Validation(fmt.Sprintf(modelErrors+"%s: For 'object' type, 'additionalProperties' must be explicitly set to false", field))
 	}
-	return Validation(fmt.Sprintf("The model returned the following errors: %s: For 'object' type, 'additionalProperties: true' is not supported. Please set 'additionalProperties' to false", field))
+	return Validation(fmt.Sprintf(modelErrors+"%s: For 'object' type, 'additionalProperties: true' is not supported. Please set 'additionalProperties' to false", field))
 }

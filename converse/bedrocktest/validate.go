@@ -122,7 +122,7 @@ func Validate(req *Request) *Error {
 // opened it: langchain-ai/langchain-aws issue 844 (found `text`, Bedrock's
 // ConverseStream), anomalyco/opencode issue 3077 (found `tool_use`,
 // Bedrock through LiteLLM), n8n-io/n8n issue 22550 (Anthropic's API).
-const thinkingFirst = "The model returned the following errors: messages.%d.content.0.type: Expected `thinking` or `redacted_thinking`, but found `%s`. When `thinking` is enabled, a final `assistant` message must start with a thinking block (preceeding the lastmost set of `tool_use` and `tool_result` blocks). We recommend you include thinking blocks from previous turns. To avoid this requirement, disable `thinking`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking"
+const thinkingFirst = modelErrors + "messages.%d.content.0.type: Expected `thinking` or `redacted_thinking`, but found `%s`. When `thinking` is enabled, a final `assistant` message must start with a thinking block (preceeding the lastmost set of `tool_use` and `tool_result` blocks). We recommend you include thinking blocks from previous turns. To avoid this requirement, disable `thinking`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking"
 
 // validateThinkingLoop checks, beside Claude's extended thinking with a
 // budget, a request whose last message answers tool calls: the assistant
