@@ -363,16 +363,17 @@ func (c *Conversation) begin(ctx context.Context, msg types.Message, sh *shape) 
 	if err := c.sendable(); err != nil {
 		return nil, err
 	}
+	base := c.base()
 	// A document named as one of the history is numbered, as a tool's is:
 	// Bedrock rejects a request that holds a name twice.
-	msg.Content = media.UniqueNames(c.base(), msg.Content)
+	msg.Content = media.UniqueNames(base, msg.Content)
 	c.run = &run{res: &Result{}, shape: sh, start: time.Now()}
 	// The new messages go after the conversation's own, in its spare
 	// capacity if it has some: no copy of the history per Send. A failed
 	// Send's Result gets a copy of its own, since the next Send writes over
 	// that spare capacity. History reads only the kept messages, before that
 	// capacity, so it never races with these writes.
-	history := append(c.base(), msg)
+	history := append(base, msg)
 	if err := c.endStep(ctx, history, nil, nil); err != nil {
 		c.run.res.History = slices.Clone(history)
 		return nil, fmt.Errorf("converse: %w", err)
