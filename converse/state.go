@@ -209,14 +209,9 @@ func checkBlocks(msgs []types.Message, i int) error {
 
 // stateJSON is the JSON form of a State.
 type stateJSON struct {
-	Version   int             `json:"version"`
-	ModelID   string          `json:"modelId"`
-	Messages  json.RawMessage `json:"messages"`
-	OpenTurn  *openTurnJSON   `json:"openTurn,omitempty"`
-	Usage     usageJSON       `json:"usage"`
-	ToolCalls int             `json:"toolCalls,omitempty"`
-	Turns     []turnJSON      `json:"turns,omitempty"`
-	Revision  int64           `json:"revision,omitempty"` // a FileStore's, in its file only
+	Version int    `json:"version"`
+	ModelID string `json:"modelId"`
+	snapshotJSON
 }
 
 // stepJSON is a step record of a FileStore's session log: the state after
@@ -224,13 +219,19 @@ type stateJSON struct {
 // Turns replaces the records of the messages from Keep-1 on, as the
 // message before the new ones may be the one whose calls were answered.
 type stepJSON struct {
-	Keep      int             `json:"keep"`
+	Keep int `json:"keep"`
+	snapshotJSON
+}
+
+// snapshotJSON is what a state's JSON form and a step record both hold,
+// in this order after their own fields.
+type snapshotJSON struct {
 	Messages  json.RawMessage `json:"messages"`
 	OpenTurn  *openTurnJSON   `json:"openTurn,omitempty"`
 	Usage     usageJSON       `json:"usage"`
 	ToolCalls int             `json:"toolCalls,omitempty"`
 	Turns     []turnJSON      `json:"turns,omitempty"`
-	Revision  int64           `json:"revision,omitempty"`
+	Revision  int64           `json:"revision,omitempty"` // a FileStore's, in its file only
 }
 
 type openTurnJSON struct {
@@ -257,7 +258,7 @@ func (st *State) MarshalJSON() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(stateJSON{Version: StateVersion, ModelID: st.ModelID, Messages: j.Messages, OpenTurn: j.OpenTurn, Usage: j.Usage, ToolCalls: j.ToolCalls, Turns: j.Turns})
+	return json.Marshal(stateJSON{Version: StateVersion, ModelID: st.ModelID, snapshotJSON: j.snapshotJSON})
 }
 
 // form is the JSON form of the state with its messages from the one at
@@ -267,7 +268,7 @@ func (st *State) form(from int) (*stepJSON, error) {
 	if err != nil {
 		return nil, fmt.Errorf("converse: state: %w", err)
 	}
-	j := &stepJSON{Keep: from, Messages: msgs, Usage: usageJSON(st.Usage), ToolCalls: st.ToolCalls, Turns: turnsForm(st.Turns, from-1)}
+	j := &stepJSON{Keep: from, snapshotJSON: snapshotJSON{Messages: msgs, Usage: usageJSON(st.Usage), ToolCalls: st.ToolCalls, Turns: turnsForm(st.Turns, from-1)}}
 	if st.results != nil || len(st.Pending) > 0 {
 		ot := &openTurnJSON{Answered: []int{}, Pending: st.Pending, Started: st.started}
 		var blocks []types.ContentBlock

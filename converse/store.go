@@ -290,7 +290,8 @@ func (s FileStore) saveWhole(path, id string, st *State) (err error) {
 		return err
 	}
 	rev := st.Revision + 1
-	b, err := json.Marshal(stateJSON{Version: StateVersion, ModelID: st.ModelID, Messages: j.Messages, OpenTurn: j.OpenTurn, Usage: j.Usage, ToolCalls: j.ToolCalls, Turns: j.Turns, Revision: rev})
+	j.Revision = rev
+	b, err := json.Marshal(stateJSON{Version: StateVersion, ModelID: st.ModelID, snapshotJSON: j.snapshotJSON})
 	if err != nil {
 		return fmt.Errorf("converse: save session: %w", err)
 	}
