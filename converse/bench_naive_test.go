@@ -86,7 +86,8 @@ func naiveRun(ctx context.Context, tu types.ToolUseBlock) ([]byte, error) {
 // naiveChat is the hand-written loop on the raw SDK: call Converse, append
 // the assistant message, run the tools with naiveExecute, append their
 // results, and call again until the model stops asking. Its tool
-// configuration is built once, as a hand-written program would.
+// configuration is built once, as a hand-written program would
+// (naiveToolConfig).
 type naiveChat struct {
 	client  converse.Client
 	config  *types.ToolConfiguration
@@ -110,12 +111,31 @@ func naiveChatFor(client converse.Client, reg *tools.Registry) (*naiveChat, erro
 	if cfg, ok := naiveConfigs.Load(reg); ok {
 		return &naiveChat{client: client, config: cfg.(*types.ToolConfiguration)}, nil
 	}
-	cfg, err := converse.ToolConfig(reg, nil)
+	cfg, err := naiveToolConfig(reg)
 	if err != nil {
 		return nil, err
 	}
 	naiveConfigs.Store(reg, cfg)
 	return &naiveChat{client: client, config: cfg}, nil
+}
+
+// naiveToolConfig describes the registry's tools as SDK programs do: each
+// tool's name, description and input schema, the schema as a lazy document
+// of its decoded JSON.
+func naiveToolConfig(reg *tools.Registry) (*types.ToolConfiguration, error) {
+	cfg := &types.ToolConfiguration{}
+	for _, t := range reg.Tools() {
+		var schema map[string]any
+		if err := json.Unmarshal(t.InputSchema(), &schema); err != nil {
+			return nil, err
+		}
+		cfg.Tools = append(cfg.Tools, &types.ToolMemberToolSpec{Value: types.ToolSpecification{
+			Name:        aws.String(t.Name()),
+			Description: aws.String(t.Description()),
+			InputSchema: &types.ToolInputSchemaMemberJson{Value: document.NewLazyDocument(schema)},
+		}})
+	}
+	return cfg, nil
 }
 
 func (c *naiveChat) Send(ctx context.Context, text string) error {

@@ -3,6 +3,7 @@ package converse_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -355,6 +356,31 @@ func TestJSONResults(t *testing.T) {
 	b, err := j.Value.MarshalSmithyDocument()
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"result":3}`, string(b))
+}
+
+// TestToolCannotChangeTheHistory: the input a raw tool is handed is its
+// own; the history's document, sent again at every turn, keeps the model's.
+func TestToolCannotChangeTheHistory(t *testing.T) {
+	scribble, err := tools.NewRaw("scribble", "Scribbles on its input.", json.RawMessage(`{"type":"object"}`),
+		func(_ context.Context, input json.RawMessage) (any, error) {
+			for i := range input {
+				input[i] = ' '
+			}
+			return "done", nil
+		})
+	require.NoError(t, err)
+	reg, err := tools.NewRegistry(scribble)
+	require.NoError(t, err)
+	srv, client := serve(t, bedrocktest.Script(
+		bedrocktest.ToolUse("", bedrocktest.Call{ID: "t1", Name: "scribble", Input: map[string]any{"a": 1}}),
+		bedrocktest.ToolUse("", bedrocktest.Call{ID: "t2", Name: "scribble", Input: map[string]any{"b": 2}}),
+		bedrocktest.Text("Done."),
+	))
+	_, err = converse.Run(context.Background(), client, claude, reg, "Scribble.")
+	require.NoError(t, err)
+	last := string(srv.Requests()[2].Body)
+	assert.Contains(t, last, `"input":{"a":1}`)
+	assert.Contains(t, last, `"input":{"b":2}`)
 }
 
 func TestCancellation(t *testing.T) {

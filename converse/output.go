@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
 	"github.com/tooluse/bedrock/converse/internal/media"
+	"github.com/tooluse/bedrock/converse/internal/wire"
 )
 
 // errorText is the text of an error result: never empty, always starting
@@ -79,9 +80,9 @@ func jsonObject(raw json.RawMessage) document.Interface {
 		v = string(raw)
 	}
 	if m, ok := v.(map[string]any); ok {
-		return document.NewLazyDocument(m)
+		return wire.Encoded(document.NewLazyDocument(m))
 	}
-	return document.NewLazyDocument(map[string]any{"result": v})
+	return wire.Encoded(document.NewLazyDocument(map[string]any{"result": v}))
 }
 
 // finish turns an outcome into a toolResult block and reports it.

@@ -372,11 +372,7 @@ func decodeMessages(raw json.RawMessage, first int) ([]types.Message, error) {
 			}
 		}
 	}
-	in, err := wire.DecodeConverseInput(slices.Concat([]byte(`{"messages":`), raw, []byte(`}`)))
-	if err != nil {
-		return nil, err
-	}
-	return in.Messages, nil
+	return wire.DecodeMessages(raw)
 }
 
 // encodeBlocks writes content blocks in wire JSON, as the content of a

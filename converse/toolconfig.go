@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
 	"github.com/tooluse/bedrock/converse/internal/models"
+	"github.com/tooluse/bedrock/converse/internal/wire"
 	"github.com/tooluse/bedrock/tools"
 )
 
@@ -85,7 +86,7 @@ func newToolSpec(t *tools.Tool) (types.Tool, error) {
 	spec := types.ToolSpecification{
 		Name:        aws.String(t.Name()),
 		Description: aws.String(t.Description()),
-		InputSchema: &types.ToolInputSchemaMemberJson{Value: document.NewLazyDocument(schema)},
+		InputSchema: &types.ToolInputSchemaMemberJson{Value: wire.Encoded(document.NewLazyDocument(schema))},
 	}
 	if t.Strict() {
 		spec.Strict = aws.Bool(true)

@@ -10,11 +10,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	"github.com/tooluse/bedrock/converse/internal/wire"
 )
 
 // Echo prepares an assistant message from a response for the history. A
 // client toolUse block keeps only toolUseId, name and input: responses carry
-// an undocumented type "tool_use" that Bedrock rejects when echoed back.
+// an undocumented type "tool_use" that Bedrock rejects when echoed back. Its
+// input is made wire.Encoded, as every later turn sends it again.
 // Blank text blocks, which Bedrock rejects in a request, are dropped.
 // Everything else is echoed unchanged, as Bedrock requires (a model that
 // takes no reasoning back aside, see models.RejectsReasoningHistory):
@@ -27,13 +29,13 @@ func Echo(msg types.Message) types.Message {
 		switch v := b.(type) {
 		case *types.ContentBlockMemberToolUse:
 			if v.Value.Type != types.ToolUseTypeServerToolUse || v.Value.Input == nil {
-				tu := types.ToolUseBlock{ToolUseId: v.Value.ToolUseId, Name: v.Value.Name, Input: v.Value.Input}
+				tu := types.ToolUseBlock{ToolUseId: v.Value.ToolUseId, Name: v.Value.Name, Input: wire.Encoded(v.Value.Input)}
 				if v.Value.Type == types.ToolUseTypeServerToolUse {
 					tu.Type = v.Value.Type
 				}
 				if tu.Input == nil {
 					// The call ran with {}; the SDK requires input.
-					tu.Input = document.NewLazyDocument(map[string]any{})
+					tu.Input = wire.Encoded(document.NewLazyDocument(map[string]any{}))
 				}
 				b = &types.ContentBlockMemberToolUse{Value: tu}
 			}

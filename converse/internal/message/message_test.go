@@ -7,6 +7,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 	"github.com/stretchr/testify/assert"
+	"github.com/tooluse/bedrock/converse/internal/wire"
 )
 
 func text(s string) types.ContentBlock { return &types.ContentBlockMemberText{Value: s} }
@@ -52,12 +53,12 @@ func TestEcho(t *testing.T) {
 		name     string
 		in, want types.Message
 	}{
-		{"client call loses its type", assistant(toolUse("t1", "tool_use", input)), assistant(toolUse("t1", "", input))},
-		{"client call without input gets {}", assistant(toolUse("t1", "", nil)), assistant(toolUse("t1", "", empty))},
+		{"client call loses its type", assistant(toolUse("t1", "tool_use", input)), assistant(toolUse("t1", "", wire.Encoded(input)))},
+		{"client call without input gets {}", assistant(toolUse("t1", "", nil)), assistant(toolUse("t1", "", wire.Encoded(empty)))},
 		{"server call kept as it is", assistant(toolUse("s1", types.ToolUseTypeServerToolUse, input)),
 			assistant(toolUse("s1", types.ToolUseTypeServerToolUse, input))},
 		{"server call without input keeps its type", assistant(toolUse("s1", types.ToolUseTypeServerToolUse, nil)),
-			assistant(toolUse("s1", types.ToolUseTypeServerToolUse, empty))},
+			assistant(toolUse("s1", types.ToolUseTypeServerToolUse, wire.Encoded(empty)))},
 		{"blank text dropped", assistant(text(" \n"), text("hi")), assistant(text("hi"))},
 		{"reasoning and citations echoed", assistant(reasoning, cited("a")), assistant(reasoning, cited("a"))},
 		{"the role is the assistant's", types.Message{Content: []types.ContentBlock{text("hi")}}, assistant(text("hi"))},

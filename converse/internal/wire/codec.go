@@ -283,5 +283,25 @@ func DecodeMessages(b []byte) ([]types.Message, error) {
 	if in.Messages == nil {
 		in.Messages = []types.Message{}
 	}
+	encodeDocuments(in.Messages)
 	return in.Messages, nil
+}
+
+// encodeDocuments makes the documents of msgs, the calls' inputs and the
+// tools' JSON results, Encoded ones, as a live history holds them.
+func encodeDocuments(msgs []types.Message) {
+	for _, m := range msgs {
+		for _, b := range m.Content {
+			switch v := b.(type) {
+			case *types.ContentBlockMemberToolUse:
+				v.Value.Input = Encoded(v.Value.Input)
+			case *types.ContentBlockMemberToolResult:
+				for _, c := range v.Value.Content {
+					if j, ok := c.(*types.ToolResultContentBlockMemberJson); ok {
+						j.Value = Encoded(j.Value)
+					}
+				}
+			}
+		}
+	}
 }

@@ -1,0 +1,121 @@
+package wire
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// countingDocument is a lazy document that counts its encodings.
+type countingDocument struct {
+	document.Interface
+	encodings int
+	err       error
+}
+
+func (d *countingDocument) MarshalSmithyDocument() ([]byte, error) {
+	d.encodings++
+	if d.err != nil {
+		return nil, d.err
+	}
+	return d.Interface.MarshalSmithyDocument()
+}
+
+// TestEncodedIsEncodedOnce sends one tool configuration and one history
+// three times through the real client: the bodies are those of the lazy
+// documents, which are encoded once each.
+func TestEncodedIsEncodedOnce(t *testing.T) {
+	var bodies [][]byte
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		bodies = append(bodies, b)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"output":{"message":{"role":"assistant","content":[{"text":"ok"}]}},"stopReason":"end_turn","usage":{"inputTokens":1,"outputTokens":1,"totalTokens":2},"metrics":{"latencyMs":1}}`)
+	}))
+	defer srv.Close()
+	client := bedrockruntime.New(bedrockruntime.Options{
+		Region:       "us-east-1",
+		Credentials:  credentials.NewStaticCredentialsProvider("AKID", "secret", ""),
+		BaseEndpoint: aws.String(srv.URL),
+	})
+	schema := &countingDocument{Interface: document.NewLazyDocument(map[string]any{"type": "object", "properties": map[string]any{"city": map[string]any{"type": "string"}}})}
+	input := &countingDocument{Interface: document.NewLazyDocument(map[string]any{"city": "Paris"})}
+	request := func(schema, input document.Interface) *bedrockruntime.ConverseInput {
+		return &bedrockruntime.ConverseInput{
+			ModelId: aws.String("m"),
+			Messages: []types.Message{
+				{Role: types.ConversationRoleUser, Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: "Weather?"}}},
+				{Role: types.ConversationRoleAssistant, Content: []types.ContentBlock{&types.ContentBlockMemberToolUse{Value: types.ToolUseBlock{
+					ToolUseId: aws.String("t1"), Name: aws.String("weather"), Input: input,
+				}}}},
+				{Role: types.ConversationRoleUser, Content: []types.ContentBlock{&types.ContentBlockMemberToolResult{Value: types.ToolResultBlock{
+					ToolUseId: aws.String("t1"), Content: []types.ToolResultContentBlock{&types.ToolResultContentBlockMemberText{Value: "sunny"}},
+				}}}},
+			},
+			ToolConfig: &types.ToolConfiguration{Tools: []types.Tool{&types.ToolMemberToolSpec{Value: types.ToolSpecification{
+				Name: aws.String("weather"), InputSchema: &types.ToolInputSchemaMemberJson{Value: schema},
+			}}}},
+		}
+	}
+	ctx := context.Background()
+	_, err := client.Converse(ctx, request(schema.Interface, input.Interface))
+	require.NoError(t, err)
+	encoded := request(Encoded(schema), Encoded(input))
+	for range 3 {
+		_, err := client.Converse(ctx, encoded)
+		require.NoError(t, err)
+	}
+	require.Len(t, bodies, 4)
+	for _, b := range bodies[1:] {
+		assert.Equal(t, string(bodies[0]), string(b))
+	}
+	assert.Contains(t, string(bodies[0]), `"input":{"city":"Paris"}`)
+	assert.Equal(t, 1, schema.encodings)
+	assert.Equal(t, 1, input.encodings)
+}
+
+func TestEncoded(t *testing.T) {
+	d := document.NewLazyDocument(map[string]any{"a": 1})
+	e := Encoded(d)
+	assert.Same(t, e, Encoded(e), "an Encoded document is not encoded again")
+	assert.Nil(t, Encoded(nil))
+
+	b, err := e.MarshalSmithyDocument()
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"a":1}`, string(b))
+	b[1] = 'X' // a tool may change the input it is handed
+	b, err = e.MarshalSmithyDocument()
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"a":1}`, string(b), "each caller gets a copy")
+
+	var got, want any
+	assert.Equal(t, d.UnmarshalSmithyDocument(&want), e.UnmarshalSmithyDocument(&got), "decoding is the document's")
+	assert.Equal(t, want, got)
+
+	failing := &countingDocument{Interface: d, err: errors.New("boom")}
+	assert.Same(t, failing, Encoded(failing), "a document that cannot be encoded fails where it would have")
+}
+
+// TestDecodeMessagesEncodes: a restored history holds its calls' inputs and
+// its tools' JSON results as Encoded documents, as a live one does.
+func TestDecodeMessagesEncodes(t *testing.T) {
+	b, err := EncodeMessages(history())
+	require.NoError(t, err)
+	msgs, err := DecodeMessages(b)
+	require.NoError(t, err)
+	tu := msgs[1].Content[1].(*types.ContentBlockMemberToolUse)
+	assert.IsType(t, &encoded{}, tu.Value.Input)
+	tr := msgs[2].Content[0].(*types.ContentBlockMemberToolResult)
+	assert.IsType(t, &encoded{}, tr.Value.Content[0].(*types.ToolResultContentBlockMemberJson).Value)
+}
