@@ -269,6 +269,11 @@ func TestBenchBaselinesAgree(t *testing.T) {
 	assert.Equal(t, string(naive), string(ours), "histories differ (naive, converse)")
 	assert.Equal(t, 3, res.Turns, "turns")
 	assert.Len(t, res.History, 6, "messages")
+	reqs := srv.Requests()
+	require.Len(t, reqs, 6)
+	for i := range 3 { // the naive loop's requests, then the library's
+		assert.Equal(t, string(reqs[i].Body), string(reqs[i+3].Body), "request %d differs (naive, converse)", i+1)
+	}
 
 	streamed := newBenchChatStreamed(t, "naive", true, srv.Client(), reg).(*naiveStreamChat)
 	require.NoError(t, streamed.Send(ctx, "Add things."))
