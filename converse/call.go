@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/tooluse/bedrock/converse/internal/stack"
 	"github.com/tooluse/bedrock/tools"
 )
 
@@ -80,24 +81,9 @@ func (e *Executor) spawn(i int, c toolCall, st *running, reports chan<- report) 
 	st.stop = context.AfterFunc(st.ctx, func() { reports <- report{i: i, ended: true} })
 	ctx, tool, sl := st.ctx, st.tool, st.slot
 	go func() {
-		growStack(0)
+		stack.Grow()
 		reports <- e.run(ctx, i, c, tool, sl)
 	}()
-}
-
-// growStack grows the calling goroutine's stack to 32 KiB in one step. A
-// call validates its input with jsonschema-go and decodes it with
-// encoding/json, which takes a new goroutine's small stack through several
-// doublings, each copying the whole deeper stack: a third of the CPU of a
-// call goroutine in BenchmarkConversation's profile (see BENCHMARKS.md).
-// Growing it first, while it is shallow, costs one cheap copy.
-// (CockroachDB's util/growstack does the same.)
-//
-//go:noinline
-func growStack(i int) byte {
-	var frame [16 << 10]byte
-	frame[i] = 1
-	return frame[len(frame)-1-i]
 }
 
 // run calls the tool, notes when it returned and gives its slot back.

@@ -1,0 +1,21 @@
+// Package stack grows a goroutine's stack ahead of deep work.
+//
+// A tool call runs on a goroutine of its own, whose stack starts small.
+// Validating the call's input with jsonschema-go (4 KiB frames, one per level
+// of the input) and decoding it with encoding/json take that stack through
+// several doublings, each copying the whole deeper stack: a third of the CPU
+// of a call goroutine in BenchmarkConversation's profile (BENCHMARKS.md).
+// Growing it first, while it is shallow, costs one cheap copy.
+// (CockroachDB's util/growstack does the same.)
+package stack
+
+// Size is the stack Grow leaves a goroutine with, at least.
+const Size = 32 << 10
+
+// Grow grows the calling goroutine's stack to at least Size bytes in one
+// step. On amd64 and arm64 it does so without writing to the stack: an
+// assembly function declares a frame of half of Size that it never touches,
+// so that only its prologue's stack check runs, and the runtime doubles the
+// stack until the frame fits. Elsewhere a Go function does the same with an
+// array, which Go zeroes: 16 KiB written at each call.
+func Grow() { grow() }
