@@ -46,8 +46,8 @@ func (t *Tool) prepare(input json.RawMessage) (json.RawMessage, error) {
 	}
 	if !t.defaults {
 		// Nothing to fill in: validate and hand the input on as it came.
-		if err := t.resolved.Validate(check); err != nil {
-			return nil, newInputError(t.name, t.explain(check, err))
+		if err := t.validate(check); err != nil {
+			return nil, err
 		}
 		return data, nil
 	}
@@ -63,8 +63,8 @@ func (t *Tool) prepare(input json.RawMessage) (json.RawMessage, error) {
 	if err := t.resolved.ApplyDefaults(&keep); err != nil {
 		return nil, fmt.Errorf("applying the schema's defaults: %w", err)
 	}
-	if err := t.resolved.Validate(check); err != nil {
-		return nil, newInputError(t.name, t.explain(check, err))
+	if err := t.validate(check); err != nil {
+		return nil, err
 	}
 	var out bytes.Buffer
 	enc := json.NewEncoder(&out)
@@ -73,6 +73,18 @@ func (t *Tool) prepare(input json.RawMessage) (json.RawMessage, error) {
 		return nil, fmt.Errorf("encoding the input: %w", err)
 	}
 	return bytes.TrimSuffix(out.Bytes(), []byte("\n")), nil
+}
+
+// validate validates instance against the screen schema, and a failing one
+// against the schema as given again, for its error's words.
+func (t *Tool) validate(instance map[string]any) error {
+	if t.screen.Validate(instance) == nil {
+		return nil
+	}
+	if err := t.resolved.Validate(instance); err != nil {
+		return newInputError(t.name, t.explain(instance, err))
+	}
+	return nil
 }
 
 func (t *Tool) inputError(format string, args ...any) *InputError {

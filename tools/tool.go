@@ -42,7 +42,8 @@ type Tool struct {
 	name        string
 	description string
 	schema      json.RawMessage // the input schema as sent to the model
-	resolved    *jsonschema.Resolved
+	resolved    *jsonschema.Resolved // the schema as given: its errors explain a failing input
+	screen      *jsonschema.Resolved // the same rules, quicker to pass (screenSchema)
 	run         func(ctx context.Context, input json.RawMessage) (any, error)
 	timeout     time.Duration
 	speculative bool
@@ -171,6 +172,10 @@ func build(name, description string, schema *jsonschema.Schema, raw json.RawMess
 	if err != nil {
 		return nil, invalid(name, "input schema: %v", err)
 	}
+	screen, err := screenSchema(schema).Resolve(nil) // its defaults were validated above
+	if err != nil {
+		return nil, invalid(name, "input schema: %v", err)
+	}
 	if raw == nil {
 		if raw, err = json.Marshal(schema); err != nil {
 			return nil, invalid(name, "input schema: %v", err)
@@ -181,6 +186,7 @@ func build(name, description string, schema *jsonschema.Schema, raw json.RawMess
 		description: description,
 		schema:      raw,
 		resolved:    resolved,
+		screen:      screen,
 		run:         run,
 		timeout:     o.Timeout,
 		speculative: o.Speculative,
