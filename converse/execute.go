@@ -200,24 +200,40 @@ func (e *Executor) collect(ctx context.Context, turn int, calls []toolCall, star
 		if freed == nil && inFlight == 0 {
 			continue
 		}
-		var expired <-chan struct{}
+		var waiting context.Context // of calls[next], while it waits for a slot
 		if freed != nil {
-			expired = state[next].ctx.Done()
+			waiting = state[next].ctx
 		}
-		select {
-		case r := <-reports:
-			st := &state[r.i]
-			if st.decided {
-				continue // the late outcome of a call answered at its context's end
-			}
+		r, ok := wait(reports, freed, waiting)
+		switch {
+		case ok && state[r.i].decided:
+			// the late outcome of a call answered at its context's end
+		case ok:
 			inFlight--
-			decide(r.i, e.settle(calls[r.i], st, r))
-		case <-freed:
-		case <-expired:
+			decide(r.i, e.settle(calls[r.i], &state[r.i], r))
+		case waiting != nil && waiting.Err() != nil:
 			decide(next, e.noSlot(calls[next], &state[next]))
 			next++
 		}
 	}
+}
+
+// wait returns the next report, or false when a slot was freed or the
+// context of the call waiting for one, waiting, ended first. With no call
+// waiting for a slot (freed is nil), it only receives: a select, whose
+// code is large, missed the instruction cache more than any other function
+// of the library in BenchmarkConversation (BENCHMARKS.md).
+func wait(reports <-chan report, freed <-chan struct{}, waiting context.Context) (report, bool) {
+	if freed == nil {
+		return <-reports, true
+	}
+	select {
+	case r := <-reports:
+		return r, true
+	case <-freed:
+	case <-waiting.Done():
+	}
+	return report{}, false
 }
 
 // duplicateID is the failure of a call repeating the toolUseId id of an
