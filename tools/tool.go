@@ -41,7 +41,7 @@ func validName(name string) bool {
 type Tool struct {
 	name        string
 	description string
-	schema      json.RawMessage // the input schema as sent to the model
+	schema      json.RawMessage      // the input schema as sent to the model
 	resolved    *jsonschema.Resolved // the schema as given: its errors explain a failing input
 	screen      *jsonschema.Resolved // the same rules, quicker to pass (screenSchema)
 	run         func(ctx context.Context, input json.RawMessage) (any, error)
