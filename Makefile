@@ -9,7 +9,7 @@ BENCH       ?= Conversation
 BENCHTIME   ?= 1s
 COUNT       ?= 10
 
-.PHONY: all build test vet staticcheck race quota temporal lambda-emulator dynalite fmt-check demo bench benchstat cover clean
+.PHONY: all build test vet staticcheck race quota temporal stack lambda-emulator dynalite fmt-check demo bench benchstat cover clean
 
 all: build
 
@@ -34,7 +34,7 @@ race:
 # and the nested module converse/temporal (see temporal).
 # The browser tests of converse view use Debian's chromium package when it is
 # installed (.ci/run installs it) and skip, naming it, when it is not.
-test: fmt-check vet staticcheck lambda-emulator dynalite race quota temporal
+test: fmt-check vet staticcheck lambda-emulator dynalite race quota temporal stack
 
 # quota runs TestLimiterUnderQuota once more without the race detector: its
 # row of the SDK's adaptive retry mode without a limiter is skipped under
@@ -42,6 +42,18 @@ test: fmt-check vet staticcheck lambda-emulator dynalite race quota temporal
 # (see converse/race_on_test.go).
 quota:
 	$(GO) test -count=1 -run TestLimiterUnderQuota ./converse/
+
+# stack runs converse/internal/stack's test on the architectures whose code
+# `go test ./...` does not run here: arm64's assembly under qemu-aarch64
+# (Debian's qemu-user), skipped with a message without it, and the Go
+# version of other architectures as 386, which amd64 Linux runs natively.
+STACK := ./converse/internal/stack
+stack:
+	@if [ "$$(go env GOOS)/$$(go env GOARCH)" = linux/amd64 ]; then GOARCH=386 $(GO) test -count=1 $(STACK); \
+	else echo "stack: the 386 run needs linux/amd64; skipped"; fi
+	@if command -v qemu-aarch64 >/dev/null; then \
+		GOARCH=arm64 $(GO) test -c -o $${TMPDIR:-/tmp}/stack.arm64.test $(STACK) && qemu-aarch64 $${TMPDIR:-/tmp}/stack.arm64.test -test.count=1 && echo "ok  	$(STACK) (arm64, qemu-aarch64)"; \
+	else echo "stack: qemu-aarch64 not installed (apt-get install qemu-user): arm64's assembly not run, skipped"; fi
 
 # temporal vets and tests converse/temporal, a module of its own, which `go
 # test ./...` at the top does not enter. Its workflow tests (Temporal's
