@@ -78,10 +78,11 @@ func (t *Tool) prepare(input json.RawMessage) (json.RawMessage, error) {
 // validate validates instance against the screen schema, and a failing one
 // against the schema as given again, for its error's words.
 func (t *Tool) validate(instance map[string]any) error {
-	if t.screen.Validate(instance) == nil {
-		return nil
+	err := t.screen.Validate(instance)
+	if err != nil && t.screen != t.resolved {
+		err = t.resolved.Validate(instance)
 	}
-	if err := t.resolved.Validate(instance); err != nil {
+	if err != nil {
 		return newInputError(t.name, t.explain(instance, err))
 	}
 	return nil

@@ -3,7 +3,6 @@ package tools
 import (
 	"context"
 	"encoding/json"
-	"reflect"
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -44,9 +43,10 @@ func TestScreenSchemaAgrees(t *testing.T) {
 	require.NoError(t, err)
 	assert.JSONEq(t, string(before), string(after), "screenSchema changed the schema it copied")
 
+	require.NotNil(t, screen)
 	zeroNots := 0
 	eachSchema(screen, func(s *jsonschema.Schema) {
-		if ap := s.AdditionalProperties; ap != nil && ap.Not != nil && reflect.ValueOf(*ap.Not).IsZero() {
+		if falsy(s.AdditionalProperties) {
 			zeroNots++
 		}
 	})
@@ -80,6 +80,20 @@ func TestScreenSchemaAgrees(t *testing.T) {
 		assert.Equal(t, tc.valid, asGiven.Validate(instance) == nil, "as given: %s", tc.input)
 		assert.Equal(t, tc.valid, screened.Validate(instance) == nil, "screen: %s", tc.input)
 	}
+}
+
+// TestScreenSchemaOnlyWhenFalse checks that a schema without
+// additionalProperties: false gets no screen of its own.
+func TestScreenSchemaOnlyWhenFalse(t *testing.T) {
+	var open jsonschema.Schema
+	require.NoError(t, json.Unmarshal([]byte(`{"type": "object", "properties": {"a": {"type": "integer"}}}`), &open))
+	assert.Nil(t, screenSchema(&open))
+	tool, err := NewRaw("open", "Takes anything.", json.RawMessage(`{"type": "object", "properties": {"a": {"type": "integer"}}}`),
+		func(context.Context, json.RawMessage) (any, error) { return nil, nil })
+	require.NoError(t, err)
+	assert.Same(t, tool.resolved, tool.screen)
+	_, err = tool.CheckInput(json.RawMessage(`{"a": "one"}`))
+	require.ErrorIs(t, err, ErrInvalidInput)
 }
 
 // TestScreenedErrorsKeepTheirWords checks that an input with extra names
