@@ -49,7 +49,7 @@ quota:
 # version of other architectures as 386, which amd64 Linux runs natively.
 STACK := ./converse/internal/stack
 stack:
-	@if [ "$$(go env GOOS)/$$(go env GOARCH)" = linux/amd64 ]; then GOARCH=386 $(GO) test -count=1 $(STACK); \
+	@if [ "$$($(GO) env GOOS)/$$($(GO) env GOARCH)" = linux/amd64 ]; then GOARCH=386 $(GO) test -count=1 $(STACK); \
 	else echo "stack: the 386 run needs linux/amd64; skipped"; fi
 	@if command -v qemu-aarch64 >/dev/null; then \
 		GOARCH=arm64 $(GO) test -c -o $${TMPDIR:-/tmp}/stack.arm64.test $(STACK) && qemu-aarch64 $${TMPDIR:-/tmp}/stack.arm64.test -test.count=1 && echo "ok  	$(STACK) (arm64, qemu-aarch64)"; \

@@ -220,9 +220,9 @@ func (e *Executor) collect(ctx context.Context, turn int, calls []toolCall, star
 
 // wait returns the next report, or false when a slot was freed or the
 // context of the call waiting for one, waiting, ended first. With no call
-// waiting for a slot (freed is nil), it only receives: a select, whose
-// code is large, missed the instruction cache more than any other function
-// of the library in BenchmarkConversation (BENCHMARKS.md).
+// waiting for a slot (freed is nil), it only receives: runtime.selectgo,
+// whose code is large, had the most instruction-cache misses of the code a
+// conversation runs beyond the naive loop's (BENCHMARKS.md).
 func wait(reports <-chan report, freed <-chan struct{}, waiting context.Context) (report, bool) {
 	if freed == nil {
 		return <-reports, true
