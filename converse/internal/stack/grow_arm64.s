@@ -1,7 +1,7 @@
 #include "textflag.h"
 
 // func grow()
-// A frame of 16 KiB (stack.Size/2) that is never written: the prologue's
+// A frame of 8 KiB (stack.Size/2) that is never written: the prologue's
 // stack check makes the runtime grow the stack until the frame fits.
-TEXT ·grow(SB), 0, $16384-0
+TEXT ·grow(SB), 0, $8192-0
 	RET

@@ -9,13 +9,19 @@
 // (CockroachDB's util/growstack does the same.)
 package stack
 
-// Size is the stack Grow leaves a goroutine with, at least.
-const Size = 32 << 10
+// Size is the stack Grow leaves a goroutine with, at least. It holds a
+// call of BenchmarkConversation's tools, and it is the largest stack the
+// runtime keeps in its per-P caches (on Linux, macOS and the BSDs). A larger
+// stack comes from the heap, under the heap's lock, and goes back to it when
+// the goroutine ends, where its memory must be zeroed again before objects
+// reuse it: at 32 KiB a conversation ran 60 K estimated cycles more
+// (BENCHMARKS.md).
+const Size = 16 << 10
 
 // Grow grows the calling goroutine's stack to at least Size bytes in one
 // step. On amd64 and arm64 it does so without writing to the stack: an
 // assembly function declares a frame of half of Size that it never touches,
 // so that only its prologue's stack check runs, and the runtime doubles the
 // stack until the frame fits. Elsewhere a Go function does the same with an
-// array, which Go zeroes: 16 KiB written at each call.
+// array, which Go zeroes: 8 KiB written at each call.
 func Grow() { grow() }
