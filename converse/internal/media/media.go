@@ -235,13 +235,17 @@ func Limit(content []types.ContentBlock) []types.ContentBlock {
 // without regard to case, in case Bedrock does. It changes no block of
 // content, as Fit.
 func UniqueNames(history []types.Message, content []types.ContentBlock) []types.ContentBlock {
+	names := wire.DocumentNames(types.Message{Content: content})
+	if len(names) == 0 {
+		return content // nothing to rename: the history need not be read
+	}
+	own := map[string]bool{} // the names of content, which a new name must not take either
+	for _, name := range names {
+		own[strings.ToLower(name)] = true
+	}
 	taken := map[string]bool{} // the names of history and those kept so far
 	for _, name := range wire.DocumentNames(history...) {
 		taken[strings.ToLower(name)] = true
-	}
-	own := map[string]bool{} // the names of content, which a new name must not take either
-	for _, name := range wire.DocumentNames(types.Message{Content: content}) {
-		own[strings.ToLower(name)] = true
 	}
 	// unique returns doc, or a copy with a name of its own.
 	unique := func(doc types.DocumentBlock) (types.DocumentBlock, bool) {
