@@ -28,8 +28,10 @@ func (t *Tool) prepare(input json.RawMessage) (json.RawMessage, error) {
 		// What is validated is what is handed on.
 		data = bytes.ToValidUTF8(data, []byte("\uFFFD"))
 	}
-	var check map[string]any
-	if err := json.Unmarshal(data, &check); err != nil || check == nil {
+	var decoded any // into an any, encoding/json builds the map without reflection
+	err := json.Unmarshal(data, &decoded)
+	check, _ := decoded.(map[string]any)
+	if err != nil || check == nil {
 		var te *json.UnmarshalTypeError
 		switch {
 		case !json.Valid(data):
