@@ -36,9 +36,9 @@ func moves(kib int, grow func()) bool {
 func TestGrow(t *testing.T) {
 	// A collection could shrink the grown stack back before it is used.
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
-	const kib = 12 // less than Size, more than a new goroutine's stack
+	const kib = Size >> 10 * 3 / 4 // less than Size, more than a new goroutine's stack
 	if !moves(kib, nil) {
-		t.Skip("a new goroutine's stack already holds 12 KiB: nothing to show")
+		t.Skipf("a new goroutine's stack already holds %d KiB: nothing to show", kib)
 	}
 	if moves(kib, Grow) {
 		t.Errorf("after Grow, %d KiB of frames moved the stack: it was not grown to %d KiB", kib, Size>>10)
