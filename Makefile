@@ -90,9 +90,10 @@ demo: build
 	./$(BIN) -replay testdata/demo.json -v "What is 6 times 7, and what is 10 + 10?"
 
 # bench runs the conversation benchmarks COUNT times and prints the library
-# (impl=library) beside the hand-written SDK loop (impl=naive): time, CPU
+# (impl=library) beside the hand-written SDK loop (impl=naive, and
+# impl=guarded, which checks inputs and isolates calls): time, CPU
 # time, bytes and allocations per conversation (the target, in BENCHMARKS.md:
-# time and CPU within 5%), in about three minutes. BENCH=. runs every
+# time and CPU within 5%), in about four minutes. BENCH=. runs every
 # package's benchmarks; those without a baseline are summarised after. It
 # fails if a benchmark fails.
 bench:

@@ -10,12 +10,14 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -51,23 +53,69 @@ func naiveExecute(ctx context.Context, content []types.ContentBlock) []types.Con
 		if !ok {
 			continue
 		}
-		status, text := types.ToolResultStatusSuccess, ""
-		out, err := naiveRun(ctx, tu.Value)
-		if err != nil {
-			status, text = types.ToolResultStatusError, "Error: "+err.Error()
-		} else {
-			text = string(out)
-		}
-		results = append(results, &types.ContentBlockMemberToolResult{Value: types.ToolResultBlock{
-			ToolUseId: tu.Value.ToolUseId,
-			Content:   []types.ToolResultContentBlock{&types.ToolResultContentBlockMemberText{Value: text}},
-			Status:    status,
-		}})
+		out, err := naiveRun(ctx, tu.Value, nil)
+		results = append(results, naiveResult(tu.Value, out, err))
 	}
 	return results
 }
 
-func naiveRun(ctx context.Context, tu types.ToolUseBlock) ([]byte, error) {
+// guardedExecute is naiveExecute written with the guarantees a careful
+// hand-written loop adds (impl=guarded): each call's input is checked
+// against its tool's JSON Schema with jsonschema-go, and the calls run at
+// once, each on a goroutine of its own under a timeout, so that a hung
+// tool is answered as timed out and the others still are.
+func guardedExecute(ctx context.Context, schemas map[string]*jsonschema.Resolved, content []types.ContentBlock) []types.ContentBlock {
+	type call struct {
+		use    types.ToolUseBlock
+		ctx    context.Context
+		cancel context.CancelFunc
+		done   chan []byte
+		err    error
+	}
+	var calls []*call
+	for _, block := range content {
+		tu, ok := block.(*types.ContentBlockMemberToolUse)
+		if !ok {
+			continue
+		}
+		c := &call{use: tu.Value, done: make(chan []byte, 1)}
+		c.ctx, c.cancel = context.WithTimeout(ctx, time.Minute)
+		go func() {
+			out, err := naiveRun(c.ctx, c.use, schemas[aws.ToString(c.use.Name)])
+			c.err = err
+			c.done <- out
+		}()
+		calls = append(calls, c)
+	}
+	results := make([]types.ContentBlock, len(calls))
+	for i, c := range calls {
+		select {
+		case out := <-c.done:
+			results[i] = naiveResult(c.use, out, c.err)
+		case <-c.ctx.Done():
+			results[i] = naiveResult(c.use, nil, fmt.Errorf("tool %q timed out: %w", aws.ToString(c.use.Name), c.ctx.Err()))
+		}
+		c.cancel()
+	}
+	return results
+}
+
+// naiveResult is the toolResult block of a call's output or error.
+func naiveResult(tu types.ToolUseBlock, out []byte, err error) types.ContentBlock {
+	status, text := types.ToolResultStatusSuccess, string(out)
+	if err != nil {
+		status, text = types.ToolResultStatusError, "Error: "+err.Error()
+	}
+	return &types.ContentBlockMemberToolResult{Value: types.ToolResultBlock{
+		ToolUseId: tu.ToolUseId,
+		Content:   []types.ToolResultContentBlock{&types.ToolResultContentBlockMemberText{Value: text}},
+		Status:    status,
+	}}
+}
+
+// naiveRun runs one call, its input first checked against schema if that
+// is set.
+func naiveRun(ctx context.Context, tu types.ToolUseBlock, schema *jsonschema.Resolved) ([]byte, error) {
 	raw, err := tu.Input.MarshalSmithyDocument()
 	if err != nil {
 		return nil, err
@@ -75,6 +123,15 @@ func naiveRun(ctx context.Context, tu types.ToolUseBlock) ([]byte, error) {
 	fn, ok := naiveTools[aws.ToString(tu.Name)]
 	if !ok {
 		return nil, fmt.Errorf("unknown tool %q", aws.ToString(tu.Name))
+	}
+	if schema != nil {
+		var input any
+		if err := json.Unmarshal(raw, &input); err != nil {
+			return nil, err
+		}
+		if err := schema.Validate(input); err != nil {
+			return nil, err
+		}
 	}
 	v, err := fn(ctx, raw)
 	if err != nil {
@@ -89,53 +146,78 @@ func naiveRun(ctx context.Context, tu types.ToolUseBlock) ([]byte, error) {
 // configuration is built once, as a hand-written program would
 // (naiveToolConfig).
 type naiveChat struct {
-	client  converse.Client
-	config  *types.ToolConfiguration
+	client converse.Client
+	*naiveSetup
+	guarded bool // impl=guarded: run the tools with guardedExecute
 	history []types.Message
 }
 
-func newNaiveChat(b testing.TB, client converse.Client, reg *tools.Registry) *naiveChat {
-	c, err := naiveChatFor(client, reg)
+// newNaiveChat is the loop of impl, naive or guarded.
+func newNaiveChat(b testing.TB, impl string, client converse.Client, reg *tools.Registry) *naiveChat {
+	c, err := naiveChatFor(impl, client, reg)
 	if err != nil {
 		b.Fatal(err)
 	}
 	return c
 }
 
-// naiveConfigs are the tool configurations of the naive chats, one a
-// registry, built by the first chat of the process that offers it.
-var naiveConfigs sync.Map // *tools.Registry -> *types.ToolConfiguration
-
-// naiveChatFor is newNaiveChat, or why it could not start.
-func naiveChatFor(client converse.Client, reg *tools.Registry) (*naiveChat, error) {
-	if cfg, ok := naiveConfigs.Load(reg); ok {
-		return &naiveChat{client: client, config: cfg.(*types.ToolConfiguration)}, nil
-	}
-	cfg, err := naiveToolConfig(reg)
-	if err != nil {
-		return nil, err
-	}
-	naiveConfigs.Store(reg, cfg)
-	return &naiveChat{client: client, config: cfg}, nil
+// naiveSetup is what a hand-written program prepares once for its tools.
+type naiveSetup struct {
+	config  *types.ToolConfiguration
+	schemas map[string]*jsonschema.Resolved // by tool name, for guardedExecute
 }
 
-// naiveToolConfig describes the registry's tools as SDK programs do: each
+// naiveSetups are the setups of the naive chats, one a registry, made by
+// the first chat of the process that offers it.
+var naiveSetups sync.Map // *tools.Registry -> *naiveSetup
+
+// naiveChatFor is newNaiveChat, or why it could not start.
+func naiveChatFor(impl string, client converse.Client, reg *tools.Registry) (*naiveChat, error) {
+	setup, ok := naiveSetups.Load(reg)
+	if !ok {
+		s, err := newNaiveSetup(reg)
+		if err != nil {
+			return nil, err
+		}
+		setup, _ = naiveSetups.LoadOrStore(reg, s)
+	}
+	return &naiveChat{client: client, naiveSetup: setup.(*naiveSetup), guarded: impl == "guarded"}, nil
+}
+
+// newNaiveSetup describes the registry's tools as SDK programs do: each
 // tool's name, description and input schema, the schema as a lazy document
-// of its decoded JSON.
-func naiveToolConfig(reg *tools.Registry) (*types.ToolConfiguration, error) {
-	cfg := &types.ToolConfiguration{}
+// of its decoded JSON; and it resolves each schema with jsonschema-go.
+func newNaiveSetup(reg *tools.Registry) (*naiveSetup, error) {
+	s := &naiveSetup{config: &types.ToolConfiguration{}, schemas: map[string]*jsonschema.Resolved{}}
 	for _, t := range reg.Tools() {
 		var schema map[string]any
 		if err := json.Unmarshal(t.InputSchema(), &schema); err != nil {
 			return nil, err
 		}
-		cfg.Tools = append(cfg.Tools, &types.ToolMemberToolSpec{Value: types.ToolSpecification{
+		s.config.Tools = append(s.config.Tools, &types.ToolMemberToolSpec{Value: types.ToolSpecification{
 			Name:        aws.String(t.Name()),
 			Description: aws.String(t.Description()),
 			InputSchema: &types.ToolInputSchemaMemberJson{Value: document.NewLazyDocument(schema)},
 		}})
+		var js jsonschema.Schema
+		if err := json.Unmarshal(t.InputSchema(), &js); err != nil {
+			return nil, err
+		}
+		rs, err := js.Resolve(nil)
+		if err != nil {
+			return nil, fmt.Errorf("tool %s: %w", t.Name(), err)
+		}
+		s.schemas[t.Name()] = rs
 	}
-	return cfg, nil
+	return s, nil
+}
+
+// execute runs a turn's tools as the chat's impl does.
+func (c *naiveChat) execute(ctx context.Context, content []types.ContentBlock) []types.ContentBlock {
+	if c.guarded {
+		return guardedExecute(ctx, c.schemas, content)
+	}
+	return naiveExecute(ctx, content)
 }
 
 func (c *naiveChat) Send(ctx context.Context, text string) error {
@@ -157,7 +239,7 @@ func (c *naiveChat) Send(ctx context.Context, text string) error {
 		if out.StopReason != types.StopReasonToolUse {
 			return nil
 		}
-		c.history = append(c.history, types.Message{Role: types.ConversationRoleUser, Content: naiveExecute(ctx, msg.Value.Content)})
+		c.history = append(c.history, types.Message{Role: types.ConversationRoleUser, Content: c.execute(ctx, msg.Value.Content)})
 	}
 }
 
@@ -177,7 +259,7 @@ func (c *naiveStreamChat) Send(ctx context.Context, text string) error {
 		if stop != types.StopReasonToolUse {
 			return nil
 		}
-		c.history = append(c.history, types.Message{Role: types.ConversationRoleUser, Content: naiveExecute(ctx, msg.Content)})
+		c.history = append(c.history, types.Message{Role: types.ConversationRoleUser, Content: c.execute(ctx, msg.Content)})
 	}
 }
 
@@ -250,19 +332,22 @@ func TestBenchBaselinesAgree(t *testing.T) {
 	reg := benchRegistry(t)
 	ctx := context.Background()
 	content := benchToolTurn(t, "add", 8)
-	naive, err := converse.MarshalMessages([]types.Message{{Role: types.ConversationRoleUser, Content: naiveExecute(ctx, content)}})
-	require.NoError(t, err)
 	ours, err := converse.MarshalMessages([]types.Message{{Role: types.ConversationRoleUser, Content: (&converse.Executor{Registry: reg}).Execute(ctx, content)}})
 	require.NoError(t, err)
-	assert.Equal(t, string(naive), string(ours), "tool results differ (naive, converse)")
+	for _, impl := range []string{"naive", "guarded"} {
+		results := newNaiveChat(t, impl, nil, reg).execute(ctx, content)
+		naive, err := converse.MarshalMessages([]types.Message{{Role: types.ConversationRoleUser, Content: results}})
+		require.NoError(t, err)
+		assert.Equal(t, string(naive), string(ours), "tool results differ (%s, converse)", impl)
+	}
 
 	srv := bedrocktest.NewServer(benchModel(2))
 	defer srv.Close()
-	chat := newNaiveChat(t, srv.Client(), reg)
+	chat := newNaiveChat(t, "naive", srv.Client(), reg)
 	require.NoError(t, chat.Send(ctx, "Add things."))
 	res, err := converse.Run(ctx, srv.Client(), benchModelID, reg, "Add things.")
 	require.NoError(t, err)
-	naive, err = converse.MarshalMessages(chat.history)
+	naive, err := converse.MarshalMessages(chat.history)
 	require.NoError(t, err)
 	ours, err = converse.MarshalMessages(res.History)
 	require.NoError(t, err)

@@ -42,7 +42,7 @@ const benchProcessConversations = 500
 func BenchmarkConversationProcess(b *testing.B) {
 	srv := bedrocktest.NewServer(benchModel(2), func(o *bedrocktest.Options) { o.MaxRequests = 0 })
 	defer srv.Close()
-	for _, impl := range benchImpls {
+	for _, impl := range benchConversationImpls {
 		b.Run("turns=3/stream=false/impl="+impl, func(b *testing.B) {
 			var wall, cpu time.Duration
 			for b.Loop() {
@@ -96,8 +96,8 @@ func runBenchClient(spec string) error {
 	ctx := context.Background()
 	for range n {
 		var chat benchChat = benchConversation{converse.New(client, benchModelID, reg)}
-		if impl == "naive" {
-			if chat, err = naiveChatFor(client, reg); err != nil {
+		if impl != "library" {
+			if chat, err = naiveChatFor(impl, client, reg); err != nil {
 				return err
 			}
 		}

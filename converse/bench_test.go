@@ -6,7 +6,9 @@ package converse_test
 // `benchstat -col /impl` puts the two side by side. The naive code
 // (bench_naive_test.go) is the pattern teams write by hand against the raw
 // SDK: it is the baseline, not an example to follow (it validates nothing
-// and runs calls one by one). The probes are in bench_transport_test.go.
+// and runs calls one by one). The conversation benchmarks also run
+// impl=guarded, the naive loop with the library's input checks and its
+// isolated, timed calls. The probes are in bench_transport_test.go.
 //
 // Benchmarks report figures; none of them fails on time. BenchmarkScale fails
 // on correctness only: a conversation that did not complete, or a goroutine
@@ -41,6 +43,12 @@ const benchModelID = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
 // benchImpls are the two sides of every comparison, the baseline first so
 // that benchstat reports the library relative to it.
 var benchImpls = []string{"naive", "library"}
+
+// benchConversationImpls are the conversation benchmarks' sides: the naive
+// loop, the target's baseline; the guarded loop, the naive loop with the
+// input checks and the isolated, timed calls the library makes
+// (guardedExecute); and the library.
+var benchConversationImpls = []string{"naive", "guarded", "library"}
 
 type benchArgs struct {
 	A int `json:"a"`
@@ -238,8 +246,8 @@ type benchChat interface {
 }
 
 func newBenchChat(b testing.TB, impl string, client converse.Client, reg *tools.Registry) benchChat {
-	if impl == "naive" {
-		return newNaiveChat(b, client, reg)
+	if impl != "library" {
+		return newNaiveChat(b, impl, client, reg)
 	}
 	return benchConversation{converse.New(client, benchModelID, reg)}
 }
@@ -250,8 +258,8 @@ func newBenchChatStreamed(b testing.TB, impl string, stream bool, client convers
 	switch {
 	case !stream:
 		return newBenchChat(b, impl, client, reg)
-	case impl == "naive":
-		return &naiveStreamChat{newNaiveChat(b, client, reg)}
+	case impl != "library":
+		return &naiveStreamChat{newNaiveChat(b, impl, client, reg)}
 	}
 	return benchConversation{converse.New(client, benchModelID, reg, func(o *converse.Options) { o.Stream = true })}
 }
@@ -276,7 +284,7 @@ func BenchmarkConversation(b *testing.B) {
 	reg := benchRegistry(b)
 	ctx := context.Background()
 	for _, stream := range []bool{false, true} {
-		for _, impl := range benchImpls {
+		for _, impl := range benchConversationImpls {
 			b.Run(fmt.Sprintf("turns=3/stream=%t/impl=%s", stream, impl), func(b *testing.B) {
 				cpu := benchCPU()
 				for b.Loop() {
