@@ -93,7 +93,7 @@ demo: build
 # (impl=library) beside the hand-written SDK loop (impl=naive, and
 # impl=guarded, which checks inputs and isolates calls): time, CPU
 # time, bytes and allocations per conversation (the target, in BENCHMARKS.md:
-# time and CPU within 5%), in about four minutes. BENCH=. runs every
+# time and CPU within 5%), a third longer than with two sides. BENCH=. runs every
 # package's benchmarks; those without a baseline are summarised after. It
 # fails if a benchmark fails.
 bench:

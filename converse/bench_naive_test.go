@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -144,7 +145,7 @@ func naiveRun(ctx context.Context, tu types.ToolUseBlock, schema *jsonschema.Res
 // the assistant message, run the tools with naiveExecute, append their
 // results, and call again until the model stops asking. Its tool
 // configuration is built once, as a hand-written program would
-// (naiveToolConfig).
+// (newNaiveSetup).
 type naiveChat struct {
 	client converse.Client
 	*naiveSetup
@@ -370,4 +371,33 @@ func TestBenchBaselinesAgree(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, string(naive), string(streamedOurs), "streamed histories differ (naive, converse)")
 	assert.Equal(t, string(ours), string(streamedOurs), "histories differ (unstreamed, streamed)")
+}
+
+// TestGuardedExecuteGuards checks that the guarded baseline gives the
+// guarantees it is measured for: input that fails its schema, and a call
+// that outlives its timeout, are answered as errors.
+func TestGuardedExecuteGuards(t *testing.T) {
+	reg := benchRegistry(t)
+	for name, tc := range map[string]struct {
+		tool  string
+		input map[string]any
+		want  string
+	}{
+		"input against the schema": {"add", map[string]any{"a": 7}, "required"}, // decodes, but b is required
+		"a call past its timeout":  {"wait", map[string]any{"a": 2 * 60 * 1000, "b": 7}, "timed out"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				content := []types.ContentBlock{&types.ContentBlockMemberToolUse{Value: types.ToolUseBlock{
+					ToolUseId: aws.String("tooluse_1"), Name: aws.String(tc.tool), Input: document.NewLazyDocument(tc.input),
+				}}}
+				results := newNaiveChat(t, "guarded", nil, reg).execute(context.Background(), content)
+				require.Len(t, results, 1)
+				r := results[0].(*types.ContentBlockMemberToolResult).Value
+				assert.Equal(t, types.ToolResultStatusError, r.Status)
+				assert.Contains(t, r.Content[0].(*types.ToolResultContentBlockMemberText).Value, tc.want)
+				time.Sleep(2 * time.Minute) // the call left behind returns before the bubble ends
+			})
+		})
+	}
 }
