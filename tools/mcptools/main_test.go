@@ -174,7 +174,10 @@ func newTestServer(f *fixture, opts *mcp.ServerOptions) *mcp.Server {
 			for high := f.high.Load(); n > high && !f.high.CompareAndSwap(high, n); high = f.high.Load() {
 			}
 			if n == f.waitLimit {
-				f.reached <- struct{}{}
+				select { // once is enough: after the release, later calls can reach it again
+				case f.reached <- struct{}{}:
+				default:
+				}
 			}
 			<-f.release
 			return nil, nil, nil
