@@ -90,10 +90,11 @@ demo: build
 	./$(BIN) -replay testdata/demo.json -v "What is 6 times 7, and what is 10 + 10?"
 
 # bench runs the conversation benchmarks COUNT times and prints the library
-# (impl=library) beside the hand-written SDK loop (impl=naive, and
-# impl=guarded, which checks inputs and isolates calls): time, CPU
-# time, bytes and allocations per conversation (the target, in BENCHMARKS.md:
-# time and CPU within 5%), a third longer than with two sides. BENCH=. runs every
+# (impl=library) beside the hand-written SDK loop (impl=naive; impl=validated,
+# which also checks inputs; impl=guarded, which also isolates and times
+# calls): time, CPU time, bytes and allocations per conversation (the
+# target, in BENCHMARKS.md: time and CPU within 5%), about twice as long as
+# with two sides. BENCH=. runs every
 # package's benchmarks; those without a baseline are summarised after. It
 # fails if a benchmark fails.
 bench:

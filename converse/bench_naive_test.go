@@ -48,13 +48,21 @@ var naiveTools = map[string]func(context.Context, []byte) (any, error){
 // order, read the input document, decode it into the arguments, call the
 // function, encode its output and wrap it in a toolResult.
 func naiveExecute(ctx context.Context, content []types.ContentBlock) []types.ContentBlock {
+	return validatedExecute(ctx, nil, content)
+}
+
+// validatedExecute is naiveExecute with each call's input first checked
+// against its tool's JSON Schema with jsonschema-go, as the library does
+// (impl=validated); a nil schemas checks nothing. The calls still run one
+// by one on the caller's goroutine, so a hung tool hangs the turn.
+func validatedExecute(ctx context.Context, schemas map[string]*jsonschema.Resolved, content []types.ContentBlock) []types.ContentBlock {
 	var results []types.ContentBlock
 	for _, block := range content {
 		tu, ok := block.(*types.ContentBlockMemberToolUse)
 		if !ok {
 			continue
 		}
-		out, err := naiveRun(ctx, tu.Value, nil)
+		out, err := naiveRun(ctx, tu.Value, schemas[aws.ToString(tu.Value.Name)])
 		results = append(results, naiveResult(tu.Value, out, err))
 	}
 	return results
@@ -149,11 +157,11 @@ func naiveRun(ctx context.Context, tu types.ToolUseBlock, schema *jsonschema.Res
 type naiveChat struct {
 	client converse.Client
 	*naiveSetup
-	guarded bool // impl=guarded: run the tools with guardedExecute
+	impl    string // naive, validated or guarded: how execute runs the tools
 	history []types.Message
 }
 
-// newNaiveChat is the loop of impl, naive or guarded.
+// newNaiveChat is the loop of impl, naive, validated or guarded.
 func newNaiveChat(b testing.TB, impl string, client converse.Client, reg *tools.Registry) *naiveChat {
 	c, err := naiveChatFor(impl, client, reg)
 	if err != nil {
@@ -165,7 +173,7 @@ func newNaiveChat(b testing.TB, impl string, client converse.Client, reg *tools.
 // naiveSetup is what a hand-written program prepares once for its tools.
 type naiveSetup struct {
 	config  *types.ToolConfiguration
-	schemas map[string]*jsonschema.Resolved // by tool name, for guardedExecute
+	schemas map[string]*jsonschema.Resolved // by tool name, for validatedExecute and guardedExecute
 }
 
 // naiveSetups are the setups of the naive chats, one a registry, made by
@@ -182,7 +190,7 @@ func naiveChatFor(impl string, client converse.Client, reg *tools.Registry) (*na
 		}
 		setup, _ = naiveSetups.LoadOrStore(reg, s)
 	}
-	return &naiveChat{client: client, naiveSetup: setup.(*naiveSetup), guarded: impl == "guarded"}, nil
+	return &naiveChat{client: client, naiveSetup: setup.(*naiveSetup), impl: impl}, nil
 }
 
 // newNaiveSetup describes the registry's tools as SDK programs do: each
@@ -215,8 +223,11 @@ func newNaiveSetup(reg *tools.Registry) (*naiveSetup, error) {
 
 // execute runs a turn's tools as the chat's impl does.
 func (c *naiveChat) execute(ctx context.Context, content []types.ContentBlock) []types.ContentBlock {
-	if c.guarded {
+	switch c.impl {
+	case "guarded":
 		return guardedExecute(ctx, c.schemas, content)
+	case "validated":
+		return validatedExecute(ctx, c.schemas, content)
 	}
 	return naiveExecute(ctx, content)
 }
@@ -335,7 +346,7 @@ func TestBenchBaselinesAgree(t *testing.T) {
 	content := benchToolTurn(t, "add", 8)
 	ours, err := converse.MarshalMessages([]types.Message{{Role: types.ConversationRoleUser, Content: (&converse.Executor{Registry: reg}).Execute(ctx, content)}})
 	require.NoError(t, err)
-	for _, impl := range []string{"naive", "guarded"} {
+	for _, impl := range []string{"naive", "validated", "guarded"} {
 		results := newNaiveChat(t, impl, nil, reg).execute(ctx, content)
 		naive, err := converse.MarshalMessages([]types.Message{{Role: types.ConversationRoleUser, Content: results}})
 		require.NoError(t, err)
@@ -373,25 +384,27 @@ func TestBenchBaselinesAgree(t *testing.T) {
 	assert.Equal(t, string(ours), string(streamedOurs), "histories differ (unstreamed, streamed)")
 }
 
-// TestGuardedExecuteGuards checks that the guarded baseline gives the
-// guarantees it is measured for: input that fails its schema, and a call
-// that outlives its timeout, are answered as errors.
+// TestGuardedExecuteGuards checks that the validated and guarded baselines
+// give the guarantees they are measured for: input that fails its schema is
+// answered as an error by both, and a call that outlives its timeout by the
+// guarded one.
 func TestGuardedExecuteGuards(t *testing.T) {
 	reg := benchRegistry(t)
 	for name, tc := range map[string]struct {
-		tool  string
-		input map[string]any
-		want  string
+		impl, tool string
+		input      map[string]any
+		want       string
 	}{
-		"input against the schema": {"add", map[string]any{"a": 7}, "required"}, // decodes, but b is required
-		"a call past its timeout":  {"wait", map[string]any{"a": 2 * 60 * 1000, "b": 7}, "timed out"},
+		"validated: input against the schema": {"validated", "add", map[string]any{"a": 7}, "required"}, // decodes, but b is required
+		"guarded: input against the schema":   {"guarded", "add", map[string]any{"a": 7}, "required"},
+		"guarded: a call past its timeout":    {"guarded", "wait", map[string]any{"a": 2 * 60 * 1000, "b": 7}, "timed out"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				content := []types.ContentBlock{&types.ContentBlockMemberToolUse{Value: types.ToolUseBlock{
 					ToolUseId: aws.String("tooluse_1"), Name: aws.String(tc.tool), Input: document.NewLazyDocument(tc.input),
 				}}}
-				results := newNaiveChat(t, "guarded", nil, reg).execute(context.Background(), content)
+				results := newNaiveChat(t, tc.impl, nil, reg).execute(context.Background(), content)
 				require.Len(t, results, 1)
 				r := results[0].(*types.ContentBlockMemberToolResult).Value
 				assert.Equal(t, types.ToolResultStatusError, r.Status)

@@ -7,8 +7,9 @@ package converse_test
 // (bench_naive_test.go) is the pattern teams write by hand against the raw
 // SDK: it is the baseline, not an example to follow (it validates nothing
 // and runs calls one by one). The conversation benchmarks also run
-// impl=guarded, the naive loop with the library's input checks and its
-// isolated, timed calls. The probes are in bench_transport_test.go.
+// impl=validated, the naive loop with the library's input checks, and
+// impl=guarded, which also isolates and times each call as the library
+// does. The probes are in bench_transport_test.go.
 //
 // Benchmarks report figures; none of them fails on time. BenchmarkScale fails
 // on correctness only: a conversation that did not complete, or a goroutine
@@ -45,10 +46,11 @@ const benchModelID = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
 var benchImpls = []string{"naive", "library"}
 
 // benchConversationImpls are the conversation benchmarks' sides: the naive
-// loop, the target's baseline; the guarded loop, the naive loop with the
-// input checks and the isolated, timed calls the library makes
-// (guardedExecute); and the library.
-var benchConversationImpls = []string{"naive", "guarded", "library"}
+// loop, the target's baseline; the validated loop, the naive loop with the
+// library's input checks (validatedExecute); the guarded loop, which also
+// runs each call isolated and timed, as the library does (guardedExecute);
+// and the library. Read in that order, each step prices one guarantee.
+var benchConversationImpls = []string{"naive", "validated", "guarded", "library"}
 
 type benchArgs struct {
 	A int `json:"a"`
