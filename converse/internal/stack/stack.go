@@ -7,6 +7,10 @@
 // of a call goroutine in BenchmarkConversation's profile (BENCHMARKS.md).
 // Growing it first, while it is shallow, costs one cheap copy.
 // (CockroachDB's util/growstack does the same.)
+//
+// On amd64 and arm64 the frame is declared in assembly and never written;
+// elsewhere, and with the purego build tag (which `make stack` uses to test
+// it on any machine), it is a Go array that the compiler zeroes.
 package stack
 
 // Size is the stack Grow leaves a goroutine with, at least. It holds a
