@@ -1,6 +1,7 @@
 package converse
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -25,10 +26,11 @@ var ErrBudget = errors.New("budget reached")
 // capped, for that call only, to what is left after it; before a tool
 // round starts, its calls must fit in the tool calls left. After each call
 // its real usage is counted. A limit reached ends the Send or Resume at a
-// step boundary, with a *BudgetError (errors.Is(err, ErrBudget)) and a
-// history that Resume takes: before the model call, or with the round's
-// calls not yet started. A Resume with a raised limit (Restore the
-// State with another Budget, as -session does) goes on from there.
+// step boundary, before the model call or before the round's calls start,
+// with a *BudgetError (errors.Is(err, ErrBudget)), and stops the task (see
+// Conversation.Stop): the round's calls are answered as not run. The next
+// Send sends its prompt at once; a Resume with a raised limit (Restore the
+// State with another Budget, as -session does) goes on with the task.
 type Budget struct {
 	// Send limits each Send or Resume; Conversation the whole
 	// conversation, counted from its State's Usage and ToolCalls (and so
@@ -229,7 +231,7 @@ func (c *Conversation) spent(conversation bool) Spent {
 // estimated input fits what is left of each limit, and the call's
 // maxTokens is capped to what is left after it. A limit that leaves no
 // room ends the run, at the step boundary the history is at.
-func (c *Conversation) budgeted(req *Request) (*Step, error) {
+func (c *Conversation) budgeted(ctx context.Context, req *Request) (*Step, error) {
 	c.run.await = req
 	b := c.opts.Budget
 	if b == nil && c.opts.Limiter == nil {
@@ -242,7 +244,7 @@ func (c *Conversation) budgeted(req *Request) (*Step, error) {
 		return &Step{Request: req}, nil
 	}
 	if err := c.overTime(); err != nil {
-		return c.fail(c.kept(), err)
+		return c.stopRun(ctx, c.kept(), nil, nil, err)
 	}
 	room, need := math.MaxInt, minOutput(req.Input)
 	for _, conv := range []bool{false, true} {
@@ -251,6 +253,9 @@ func (c *Conversation) budgeted(req *Request) (*Step, error) {
 			lim = b.Conversation
 		}
 		left, err := c.outputRoom(lim, conv, aws.ToString(req.Input.ModelId), req.estimate, need)
+		if errors.Is(err, ErrBudget) {
+			return c.stopRun(ctx, c.kept(), nil, nil, err)
+		}
 		if err != nil {
 			return c.fail(c.kept(), err)
 		}

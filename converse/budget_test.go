@@ -72,7 +72,9 @@ func tokens(u converse.Usage) int {
 // second tool round: the Send ends with a *BudgetError naming the limit,
 // its history valid and resumable, no request's maxTokens past what was
 // left, and the spend within the limit; a Restore of its State with a
-// raised limit resumes it to the answer, each tool call run once.
+// raised limit resumes it to the answer, each tool call run at most once.
+// A tool-call limit stops the round's calls: they are answered as not run,
+// and never run.
 func TestBudgetStopsAtStepBoundaryAndResumes(t *testing.T) {
 	turns := roundUsage(t)
 	two := turns[0].Add(turns[1])
@@ -87,14 +89,15 @@ func TestBudgetStopsAtStepBoundaryAndResumes(t *testing.T) {
 		limit  string
 		conv   bool
 		ran    int // tool calls run when it stops
+		never  int // calls the stop answered as not run (of the last round)
 	}{
-		{"send input tokens", converse.Budget{Send: converse.Limits{InputTokens: input2 + half3}}, "input tokens", false, 3},
-		{"send output tokens", converse.Budget{Send: converse.Limits{OutputTokens: two.OutputTokens}}, "output tokens", false, 3},
-		{"send total tokens", converse.Budget{Send: converse.Limits{TotalTokens: total2 + half3}}, "total tokens", false, 3},
-		{"send cost", converse.Budget{Send: converse.Limits{CostUSD: float64(total2+half3) / 1e6}}, "cost", false, 3},
-		{"conversation total tokens", converse.Budget{Conversation: converse.Limits{TotalTokens: total2 + half3}}, "total tokens", true, 3},
-		{"send tool calls", converse.Budget{Send: converse.Limits{ToolCalls: 2}}, "tool calls", false, 1},
-		{"conversation tool calls", converse.Budget{Conversation: converse.Limits{ToolCalls: 3}}, "tool calls", true, 3},
+		{"send input tokens", converse.Budget{Send: converse.Limits{InputTokens: input2 + half3}}, "input tokens", false, 3, 0},
+		{"send output tokens", converse.Budget{Send: converse.Limits{OutputTokens: two.OutputTokens}}, "output tokens", false, 3, 0},
+		{"send total tokens", converse.Budget{Send: converse.Limits{TotalTokens: total2 + half3}}, "total tokens", false, 3, 0},
+		{"send cost", converse.Budget{Send: converse.Limits{CostUSD: float64(total2+half3) / 1e6}}, "cost", false, 3, 0},
+		{"conversation total tokens", converse.Budget{Conversation: converse.Limits{TotalTokens: total2 + half3}}, "total tokens", true, 3, 0},
+		{"send tool calls", converse.Budget{Send: converse.Limits{ToolCalls: 2}}, "tool calls", false, 1, 2},
+		{"conversation tool calls", converse.Budget{Conversation: converse.Limits{ToolCalls: 3}}, "tool calls", true, 3, 1},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -123,6 +126,15 @@ func TestBudgetStopsAtStepBoundaryAndResumes(t *testing.T) {
 			assert.Contains(t, err.Error(), tc.limit+" limit")
 			assert.Len(t, runs.snapshot(), tc.ran, "calls run: %v", runs.snapshot())
 			checkState(t, c.State(), reg)
+			h := c.History()
+			if tc.never > 0 {
+				stopped := resultsOf(t, h[len(h)-1])
+				require.Len(t, stopped, tc.never)
+				for _, r := range stopped {
+					assert.Equal(t, types.ToolResultStatusError, r.Status)
+					assert.Contains(t, r.Text, "the call was not run: the task was stopped (budget reached")
+				}
+			}
 
 			// No call could pass the limit: each maxTokens fits in what
 			// was left, and the spend is within it.
@@ -151,7 +163,7 @@ func TestBudgetStopsAtStepBoundaryAndResumes(t *testing.T) {
 			for id, n := range runs.snapshot() {
 				assert.Equal(t, 1, n, "runs of %s", id)
 			}
-			assert.Len(t, runs.snapshot(), 4)
+			assert.Len(t, runs.snapshot(), 4-tc.never)
 		})
 	}
 }
@@ -414,21 +426,24 @@ func TestBudgetToolCallsSurviveRestore(t *testing.T) {
 			}
 			assert.Equal(t, 1, st.ToolCalls)
 
-			// Restored under a conversation limit of three: round two's two
-			// calls fit, round three's one does not.
-			again, err := converse.Restore(srv.Client(), reg, st, opts(converse.Budget{Conversation: converse.Limits{ToolCalls: 3}}))
+			// Round two's calls were stopped, not run. Restored under a
+			// conversation limit of one, round three's call does not fit
+			// beside round one's: the count came through.
+			assert.True(t, st.Stopped)
+			again, err := converse.Restore(srv.Client(), reg, st, opts(converse.Budget{Conversation: converse.Limits{ToolCalls: 1}}))
 			require.NoError(t, err)
 			_, err = again.Resume(context.Background())
 			require.ErrorAs(t, err, &be)
 			assert.True(t, be.Conversation)
 			assert.Equal(t, "tool calls", be.Limit)
-			assert.Equal(t, 3, be.Spent.ToolCalls)
-			assert.Equal(t, 3, again.State().ToolCalls)
-			assert.Len(t, runs.snapshot(), 3)
+			assert.Equal(t, 1, be.Spent.ToolCalls)
+			assert.Equal(t, 1, again.State().ToolCalls)
+			assert.Len(t, runs.snapshot(), 1)
 			if via == "filestore" {
 				st, err = store.Load(context.Background(), "s")
 				require.NoError(t, err)
-				assert.Equal(t, 3, st.ToolCalls, "the session log's last step keeps the count")
+				assert.Equal(t, 1, st.ToolCalls, "the session log's last step keeps the count")
+				assert.True(t, st.Stopped, "the session log's last step keeps the stop")
 			}
 		})
 	}

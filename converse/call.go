@@ -145,6 +145,9 @@ func ended(c toolCall, st *running, err error, where string) outcome {
 	if errors.Is(err, context.DeadlineExceeded) {
 		return outcome{err: fmt.Errorf("tool %q timed out after %v%s: %w", c.name, st.timeout, where, err)}
 	}
+	if cause := context.Cause(st.ctx); errors.Is(cause, ErrStopped) {
+		return outcome{err: fmt.Errorf("%w while tool %q ran%s; it may or may not have taken effect", cause, c.name, where)}
+	}
 	return outcome{err: fmt.Errorf("tool %q was cancelled%s: %w", c.name, where, err)}
 }
 

@@ -232,7 +232,7 @@ func (c *Conversation) fit(ctx context.Context, history []types.Message, limit i
 	}
 	if c.opts.Context.Summarize && tr.Dropped() > 0 {
 		r.trim = pt
-		step, err := c.budgeted(c.summaryRequest(tr.DroppedPrefix()))
+		step, err := c.budgeted(ctx, c.summaryRequest(tr.DroppedPrefix()))
 		return step, true, err
 	}
 	step, err := c.trimmed(ctx, pt)
@@ -247,7 +247,7 @@ func (c *Conversation) fit(ctx context.Context, history []types.Message, limit i
 func sendPrompt(history []types.Message) int {
 	for i := len(history) - 1; i > 0; i-- {
 		m := history[i]
-		if m.Role == types.ConversationRoleUser && len(m.Content) > 0 && !message.AnswersTools(m) && !isCorrection(m) {
+		if message.HoldsPrompt(m) && !isCorrection(m) {
 			return i
 		}
 	}
@@ -265,7 +265,7 @@ func (c *Conversation) trimmed(ctx context.Context, pt *pendingTrim) (*Step, err
 		return c.fail(history, err)
 	}
 	c.emit(pt.ev)
-	return c.turnStep()
+	return c.turnStep(ctx)
 }
 
 // summaryPrompt asks for the summary of the dropped messages.
@@ -277,19 +277,7 @@ const summaryPrompt = "Summarize the conversation so far in a few sentences: wha
 // forced choice) when msgs hold tool blocks, as Bedrock requires, and no
 // output format: the summary is text.
 func (c *Conversation) summaryRequest(msgs []types.Message) *Request {
-	msgs = append([]types.Message(nil), msgs...)
-	ask := &types.ContentBlockMemberText{Value: summaryPrompt}
-	last := msgs[len(msgs)-1]
-	switch {
-	case last.Role == types.ConversationRoleAssistant:
-		msgs = append(msgs, types.Message{Role: types.ConversationRoleUser, Content: []types.ContentBlock{ask}})
-	case message.AnswersTools(last) && c.model.RejectsTextWithToolResults():
-		msgs = append(msgs,
-			types.Message{Role: types.ConversationRoleAssistant, Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: "Noted."}}},
-			types.Message{Role: types.ConversationRoleUser, Content: []types.ContentBlock{ask}})
-	default:
-		msgs[len(msgs)-1] = types.Message{Role: last.Role, Content: append(append([]types.ContentBlock(nil), last.Content...), ask)}
-	}
+	msgs = withPrompt(msgs, []types.ContentBlock{&types.ContentBlockMemberText{Value: summaryPrompt}}, c.model)
 	var cfg *types.ToolConfiguration
 	if r := c.run; message.HasToolBlocks(msgs) && r.cfg != nil {
 		cfg = &types.ToolConfiguration{Tools: r.cfg.Tools}

@@ -83,6 +83,7 @@ type Conversation struct {
 	mu        sync.Mutex // held only to read or replace history, never across a model call or a tool
 	history   []types.Message
 	tail      *openTurn                           // the calls of the last message, while not all answered
+	stopped   bool                                // the task was stopped: a Send adds its prompt after the tool results
 	usage     Usage                               // of every model call so far
 	cost      dollars                             // of usage, each call at its model's prices
 	toolCalls int                                 // the calls of the conversation's tool rounds, for Budget and State
@@ -180,7 +181,8 @@ func (c *Conversation) Send(ctx context.Context, text string) (*Result, error) {
 // again. Calls that need approval (see Options.ApprovalPolicy) pause the
 // conversation when no Options.Approver decides them: the error is then a
 // *PausedError. SendMessage on a paused conversation, or one interrupted
-// after a tool exchange, is an error (ErrPaused, ErrInterrupted): Resume it.
+// after a tool exchange, is an error (ErrPaused, ErrInterrupted): Resume it,
+// or Stop it first. On a stopped one msg joins the stopped task's results.
 // On a conversation interrupted before any tool exchange of its last prompt
 // (the model call failed), msg replaces that prompt, which nothing answered.
 func (c *Conversation) SendMessage(ctx context.Context, msg types.Message) (*Result, error) {

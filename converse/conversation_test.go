@@ -207,11 +207,21 @@ func TestTurnLimit(t *testing.T) {
 	assert.Len(t, srv.Requests(), 4)
 	assert.Len(t, c.History(), 7, "the failed Send kept its prompt and both tool exchanges")
 	assertValid(t, c, claude)
-	_, err = c.Send(context.Background(), "stop now")
-	require.ErrorIs(t, err, converse.ErrInterrupted)
-	res, err = c.Resume(context.Background())
-	require.NoError(t, err, "the conversation goes on")
+	assert.True(t, c.State().Stopped, "the turn limit stops the task")
+
+	// The limit ended the task: the next prompt goes to the model at once,
+	// beside the last round's results.
+	res, err = c.Send(context.Background(), "stop now")
+	require.NoError(t, err)
 	assert.Equal(t, "done", res.Text)
+	reqs := srv.Requests()
+	require.Len(t, reqs, 5)
+	last := reqs[4].Messages[len(reqs[4].Messages)-1]
+	assert.Equal(t, types.ConversationRoleUser, last.Role)
+	require.Len(t, last.Content, 2)
+	assert.Len(t, results(t, last.Content[:1]), 1, "the last round's result")
+	assert.Equal(t, "stop now", last.Content[1].(*types.ContentBlockMemberText).Value)
+	assertValid(t, c, claude)
 }
 
 func TestAPIErrorsAreWrappedAndTyped(t *testing.T) {

@@ -84,7 +84,7 @@
 //   - empty, or idle (ending with a final answer): Send is allowed; Resume
 //     returns [ErrNothingToResume].
 //   - interrupted: a Send or Resume failed (a Bedrock error, a cancelled
-//     context, the turn limit, a failed Store save), or a Send's final
+//     context, a failed Store save), or a Send's final
 //     answer after a tool round had no content (Bedrock rejects an empty
 //     message, so it is not kept). Every completed step is kept: the prompt,
 //     and each tool exchange (the assistant's toolUse turn with the one user
@@ -97,7 +97,18 @@
 //     them again, and calls the model on the kept history, so no completed
 //     call runs twice. Send is refused with [ErrInterrupted] once a tool
 //     exchange or an open turn was kept; a prompt left unanswered is
-//     replaced by the next Send (or answered by Resume).
+//     replaced by the next Send (or answered by Resume). [Conversation.Stop]
+//     ends the task instead.
+//   - stopped: the user or a limit ended the task: [Conversation.Stop], a
+//     [Turn] whose Stop is set, a [Budget] limit or the turn limit
+//     ([ErrMaxTurns]). The calls left open are answered with an error
+//     result saying they were stopped, in plain words, never run; the
+//     history may end with tool results ([State].Stopped says so). The next
+//     Send adds its prompt after them at once, so the model hears of the
+//     stopped calls and the new prompt in one request; Resume instead goes
+//     on with the stopped task (after a limit was raised, say). A driver
+//     that cancels a Send to stop it gives [ErrStopped] as the context's
+//     cause, so that a call it cuts off says so, then calls Stop.
 //   - paused: calls that need approval (tools.Options.RequireApproval, or
 //     Options.ApprovalPolicy for a call) wait for a decision: there is no
 //     Options.Approver, or it answered [Paused] for them, and Send and Resume
@@ -109,8 +120,9 @@
 //     Resume with one [Decision] per pending call ([Approve] or [Deny]) goes
 //     on, running the approved calls and any others of the turn not yet
 //     run; a missing, unknown or repeated decision is [ErrDecision], and
-//     Send is [ErrPaused]. A denied call is answered "Error: the call was
-//     denied by <who>: <reason>".
+//     Send is [ErrPaused] until Stop answers the pending calls as not run.
+//     A denied call is answered "Error: the call was denied by <who>:
+//     <reason>".
 //
 // [Conversation.State] snapshots a conversation as a [State], which
 // marshals to a versioned JSON form in Bedrock's wire JSON; [Restore]

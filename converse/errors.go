@@ -15,7 +15,8 @@ import (
 // number ("converse: turn 3: ..."), so test for them with errors.Is.
 var (
 	// ErrMaxTurns means the model was still asking for tools when the turn
-	// limit (Options.MaxTurns) was reached.
+	// limit (Options.MaxTurns) was reached. The reply is not kept, and the
+	// task is stopped (see Conversation.Stop).
 	ErrMaxTurns = errors.New("turn limit reached")
 	// ErrMaxTokens means the model ran out of output tokens in the middle of
 	// a tool call. The cut-off call is not run; raise the max tokens of the

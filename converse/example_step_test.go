@@ -3,6 +3,7 @@ package converse_test
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
@@ -34,8 +35,11 @@ func ExampleConversation_Begin() {
 		case step.Request != nil:
 			fmt.Printf("model call %d\n", step.Request.Turn)
 			out, callErr := client.Converse(ctx, step.Request.Input)
-			if converse.Retryable(callErr) {
-				continue // the same request again
+			// A retryable error is tried again after a growing pause, a few
+			// times; then it ends the run, as any error of the call does.
+			for wait := 100 * time.Millisecond; converse.Retryable(callErr) && wait < 2*time.Second; wait *= 2 {
+				time.Sleep(wait)
+				out, callErr = client.Converse(ctx, step.Request.Input)
 			}
 			step, err = conv.HandleResponse(ctx, step.Request, out, callErr)
 		case len(step.Calls) > 0:

@@ -16,7 +16,8 @@ import (
 // interrupted after a completed tool exchange: a failed Send or Resume left
 // it ending with tool results, or with tool calls not all answered, or a
 // Send's final answer after a tool round had no content and was not kept.
-// Resume it first. (A prompt left unanswered is replaced by the next Send.)
+// Resume it first, or Stop it to send a new prompt. (A prompt left
+// unanswered is replaced by the next Send.)
 var ErrInterrupted = errors.New("the conversation was interrupted: Resume it before sending")
 
 // ErrNothingToResume means Resume was called on a conversation that is empty
@@ -102,7 +103,7 @@ func (t *openTurn) waiting() int {
 // counts as a prompt.) A restored open turn gets its number from it.
 func turnOf(history []types.Message) int {
 	n := 0
-	for i := len(history) - 1; i >= 0 && (history[i].Role == types.ConversationRoleAssistant || message.AnswersTools(history[i])); i-- {
+	for i := len(history) - 1; i >= 0 && (history[i].Role == types.ConversationRoleAssistant || !message.HoldsPrompt(history[i])); i-- {
 		if history[i].Role == types.ConversationRoleAssistant {
 			n++
 		}
@@ -185,8 +186,8 @@ func (c *Conversation) sendable() error {
 	switch {
 	case c.tail != nil && c.tail.paused():
 		return fmt.Errorf("converse: %w: Resume with a decision for each pending call", ErrPaused)
-	case c.tail != nil, len(c.history) > 0 && message.AnswersTools(c.history[len(c.history)-1]):
-		return fmt.Errorf("converse: %w", ErrInterrupted)
+	case c.tail != nil, !c.stopped && len(c.history) > 0 && message.AnswersTools(c.history[len(c.history)-1]):
+		return fmt.Errorf("converse: %w: Resume it, or Stop it to send a new prompt", ErrInterrupted)
 	}
 	return nil
 }
@@ -194,12 +195,13 @@ func (c *Conversation) sendable() error {
 // base is the history a Send adds its message to: the conversation's,
 // without a prompt left unanswered by a failed model call, which nothing
 // answered and the new message replaces. The history is then copied, as
-// History may be reading the prompt's slot.
+// History may be reading the prompt's slot. A stopped task's tool results
+// stay: the message joins them (see withPrompt).
 func (c *Conversation) base() []types.Message {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	h := c.history
-	if n := len(h); n > 0 && h[n-1].Role == types.ConversationRoleUser {
+	if n := len(h); n > 0 && h[n-1].Role == types.ConversationRoleUser && !message.AnswersTools(h[n-1]) {
 		return slices.Clip(h[:n-1])
 	}
 	return h

@@ -40,6 +40,7 @@ const StateVersion = 1
 //	  "usage": {"inputTokens": 20, "outputTokens": 10, "totalTokens": 30,
 //	            "cacheReadInputTokens": 0, "cacheWriteInputTokens": 0},
 //	  "toolCalls": 3,       // optional: State.ToolCalls, absent for 0
+//	  "stopped": true,      // optional: State.Stopped, absent for false
 //	  "turns": [{           // optional: the TurnRecords (see testdata/state-v1-turns.json)
 //	    "message": 1, "end": "2025-06-01T12:00:00Z", "durationMs": 1500,
 //	    "stopReason": "tool_use", "usage": {...},
@@ -48,7 +49,7 @@ const StateVersion = 1
 //	  }]
 //	}
 //
-// "turns" and "toolCalls" were added to version 1 without a new version:
+// "turns", "toolCalls" and "stopped" were added to version 1 without a new version:
 // readers of before ignore them, as they ignore every field they do not
 // know, and states saved before have none.
 //
@@ -82,6 +83,10 @@ type State struct {
 	// keeps the revision of its last save, and Restore takes the state's.
 	// It is the Store's, not part of the state's JSON form.
 	Revision int64
+	// Stopped says the user or a limit ended the task (see
+	// Conversation.Stop): the history may end with tool results, and the
+	// next Send adds its prompt after them.
+	Stopped bool
 
 	results []types.ContentBlock // by client call of the last message; nil while unanswered
 	started bool
@@ -94,7 +99,7 @@ type State struct {
 func (c *Conversation) State() *State {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	st := &State{ModelID: c.modelID, Messages: slices.Clone(c.history), Usage: c.usage, ToolCalls: c.toolCalls, Turns: c.turnRecords(), Revision: c.revision, log: c.log}
+	st := &State{ModelID: c.modelID, Messages: slices.Clone(c.history), Usage: c.usage, ToolCalls: c.toolCalls, Turns: c.turnRecords(), Revision: c.revision, Stopped: c.stopped, log: c.log}
 	if t := c.tail; t != nil {
 		st.Pending = t.pendingCalls()
 		st.results = slices.Clone(t.results)
@@ -121,6 +126,7 @@ func Restore(client Client, reg *tools.Registry, st *State, optFns ...func(*Opti
 		return nil, fmt.Errorf("converse: restore: %w", err)
 	}
 	c.history, c.tail, c.usage, c.toolCalls, c.revision, c.log = slices.Clone(st.Messages), tail, st.Usage, st.ToolCalls, st.Revision, st.log
+	c.stopped = st.Stopped && tail == nil
 	c.cost = c.add(dollars{}, c.modelID, st.Usage) // the calls before were priced as the conversation's model's
 	c.restoreRecords(st.Turns)
 	return c, nil
@@ -230,6 +236,7 @@ type snapshotJSON struct {
 	OpenTurn  *openTurnJSON   `json:"openTurn,omitempty"`
 	Usage     usageJSON       `json:"usage"`
 	ToolCalls int             `json:"toolCalls,omitempty"`
+	Stopped   bool            `json:"stopped,omitempty"`
 	Turns     []turnJSON      `json:"turns,omitempty"`
 	Revision  int64           `json:"revision,omitempty"` // a FileStore's, in its file only
 }
@@ -268,7 +275,7 @@ func (st *State) form(from int) (*stepJSON, error) {
 	if err != nil {
 		return nil, fmt.Errorf("converse: state: %w", err)
 	}
-	j := &stepJSON{Keep: from, snapshotJSON: snapshotJSON{Messages: msgs, Usage: usageJSON(st.Usage), ToolCalls: st.ToolCalls, Turns: turnsForm(st.Turns, from-1)}}
+	j := &stepJSON{Keep: from, snapshotJSON: snapshotJSON{Messages: msgs, Usage: usageJSON(st.Usage), ToolCalls: st.ToolCalls, Stopped: st.Stopped, Turns: turnsForm(st.Turns, from-1)}}
 	if st.results != nil || len(st.Pending) > 0 {
 		ot := &openTurnJSON{Answered: []int{}, Pending: st.Pending, Started: st.started}
 		var blocks []types.ContentBlock
@@ -305,7 +312,7 @@ func (st *State) UnmarshalJSON(b []byte) error {
 	if err := st.set(j.ModelID, msgs, j.OpenTurn, j.Usage); err != nil {
 		return err
 	}
-	st.ToolCalls, st.Turns = max(j.ToolCalls, 0), readRecords(nil, j.Turns, 0, len(msgs))
+	st.ToolCalls, st.Stopped, st.Turns = max(j.ToolCalls, 0), j.Stopped, readRecords(nil, j.Turns, 0, len(msgs))
 	return nil
 }
 

@@ -229,7 +229,7 @@ func (c *Conversation) AnswerCalls(ctx context.Context, results ...types.Content
 func (c *Conversation) answerCalls(ctx context.Context, results []types.ContentBlock) (*Step, error) {
 	history, tail := c.open()
 	if tail == nil {
-		return nil, errors.New("converse: AnswerCalls: no calls are open")
+		return nil, fmt.Errorf("converse: AnswerCalls: %w: no calls are open", ErrStaleStep)
 	}
 	var run []int
 	for _, b := range results {
@@ -280,7 +280,7 @@ func (c *Conversation) Decide(ctx context.Context, decisions ...Decision) (*Step
 func (c *Conversation) decideStep(ctx context.Context, decisions []Decision) (*Step, error) {
 	history, tail := c.open()
 	if tail == nil || !tail.paused() {
-		return nil, fmt.Errorf("converse: Decide: %w: no call is pending", ErrDecision)
+		return nil, fmt.Errorf("converse: Decide: %w: %w: no call is pending", ErrStaleStep, ErrDecision)
 	}
 	byID, err := checkDecisions(tail, decisions)
 	if err != nil {
@@ -374,6 +374,12 @@ func (c *Conversation) begin(ctx context.Context, msg types.Message, sh *shape) 
 	// that spare capacity. History reads only the kept messages, before that
 	// capacity, so it never races with these writes.
 	history := append(base, msg)
+	if n := len(base); n > 0 && base[n-1].Role == types.ConversationRoleUser { // a stopped task's results
+		history = withPrompt(base, msg.Content, c.model)
+	}
+	c.mu.Lock()
+	c.stopped = false // a new task
+	c.mu.Unlock()
 	if err := c.endStep(ctx, history, nil, nil); err != nil {
 		c.run.res.History = slices.Clone(history)
 		return nil, fmt.Errorf("converse: %w", err)
@@ -434,6 +440,9 @@ func (c *Conversation) beginResume(ctx context.Context, decisions []Decision) (*
 			return nil, fmt.Errorf("converse: Resume: %w: no call is pending", ErrDecision)
 		}
 		c.run = &run{res: &Result{}, start: time.Now()}
+		c.mu.Lock()
+		c.stopped = false // the stopped task goes on
+		c.mu.Unlock()
 		c.emit(Resumed{Messages: len(history)})
 		return c.nextTurn(ctx)
 	}
@@ -456,7 +465,7 @@ func (c *Conversation) nextTurn(ctx context.Context) (*Step, error) {
 	// Send's final tool and its choice are added to the request, for the
 	// turn's model (see shape.path).
 	r.cfg = c.cfg
-	if r.turn > 1 || message.AnswersTools(history[len(history)-1]) {
+	if r.turn > 1 || !message.HoldsPrompt(history[len(history)-1]) {
 		r.cfg = unforced(r.cfg)
 	}
 	r.cfg = coverHistory(r.cfg, history)
@@ -464,6 +473,9 @@ func (c *Conversation) nextTurn(ctx context.Context) (*Step, error) {
 		t, err := c.prepareTurn(ctx, history)
 		if err == nil && t.Stop {
 			r.turn--
+			if err := c.stop(ctx, history, nil, byUser); err != nil {
+				return c.fail(history, err)
+			}
 			r.res.History = slices.Clone(history)
 			return &Step{Result: r.res}, nil
 		}
@@ -481,7 +493,7 @@ func (c *Conversation) nextTurn(ctx context.Context) (*Step, error) {
 			return step, err
 		}
 	}
-	return c.turnStep()
+	return c.turnStep(ctx)
 }
 
 // kept is the conversation's history.
@@ -493,7 +505,7 @@ func (c *Conversation) kept() []types.Message {
 
 // turnStep is the step of the turn's model call, on the kept history,
 // to the turn's model or the fallback model tried now, within the budget.
-func (c *Conversation) turnStep() (*Step, error) {
+func (c *Conversation) turnStep(ctx context.Context) (*Step, error) {
 	r := c.run
 	t := r.plan
 	if r.tried > 0 {
@@ -515,13 +527,13 @@ func (c *Conversation) turnStep() (*Step, error) {
 		}
 	}
 	stream := c.opts.Stream && (in.ToolConfig == nil || m.SupportsStreamingToolUse())
-	return c.budgeted(&Request{Turn: r.turn, Input: in, stream: stream, mode: c.opts.GuardrailStreamMode})
+	return c.budgeted(ctx, &Request{Turn: r.turn, Input: in, stream: stream, mode: c.opts.GuardrailStreamMode})
 }
 
 // fallback is the step of the turn's call to the next of
 // Options.FallbackModels, if err, of the call of req, is one to fall back
 // on and one is left; nil otherwise.
-func (c *Conversation) fallback(req *Request, err error) (*Step, error) {
+func (c *Conversation) fallback(ctx context.Context, req *Request, err error) (*Step, error) {
 	r := c.run
 	if req.Summary || r.tried >= len(c.opts.FallbackModels) || !fallsBack(err) {
 		return nil, nil
@@ -530,7 +542,7 @@ func (c *Conversation) fallback(req *Request, err error) (*Step, error) {
 	from, to := aws.ToString(req.Input.ModelId), c.opts.FallbackModels[r.tried-1]
 	c.logger().Info("converse: model call failed; trying a fallback model", "turn", r.turn, "model", from, "fallback", to, "error", err)
 	c.emit(ModelFallback{Turn: r.turn, From: from, To: to, Err: err})
-	return c.turnStep()
+	return c.turnStep(ctx)
 }
 
 // fallsBack reports whether a model call's error is one that another
@@ -568,7 +580,7 @@ func (c *Conversation) handleResponse(ctx context.Context, req *Request, t *turn
 		}
 	}
 	if err != nil {
-		if step, ferr := c.fallback(req, err); step != nil || ferr != nil {
+		if step, ferr := c.fallback(ctx, req, err); step != nil || ferr != nil {
 			return step, ferr
 		}
 		if overflowed(err, t) { // Bedrock's ValidationException: say it is the window
@@ -642,7 +654,7 @@ func (c *Conversation) handleResponse(ctx context.Context, req *Request, t *turn
 		if r.shape != nil {
 			return c.fail(attempted, r.shape.failure(t.stop, true, c.maxTurns()))
 		}
-		return c.fail(attempted, fmt.Errorf("%w (%d model calls): raise Options.MaxTurns", ErrMaxTurns, c.maxTurns()))
+		return c.stopRun(ctx, history, nil, attempted, fmt.Errorf("%w (%d model calls): raise Options.MaxTurns", ErrMaxTurns, c.maxTurns()))
 	}
 	calls := t.calls
 	if calls == nil {
@@ -693,7 +705,7 @@ func (c *Conversation) startCalls(ctx context.Context, history []types.Message, 
 			if serr := c.endStep(ctx, history, tail, ev); serr != nil {
 				return c.fail(history, serr)
 			}
-			return c.fail(history, err)
+			return c.stopRun(ctx, history, tail, nil, err)
 		}
 	}
 	if len(calls) > 0 {

@@ -220,6 +220,9 @@ func TestConverseWithoutClient(t *testing.T) {
 // hands a response twice, or a stale one, or a result again: each is
 // ErrStaleStep and changes nothing. Results in batches, and a decision
 // while calls run, list each call in the Calls of one step only.
+// TestStepsTakeOnlyTheAnswerAwaited: every answer delivered twice (a
+// response, a result, a whole round, a decision) is ErrStaleStep and
+// changes nothing, as an engine that delivers at least once needs.
 func TestStepsTakeOnlyTheAnswerAwaited(t *testing.T) {
 	ctx := context.Background()
 	first := bedrocktest.ToolUse("Two pages.",
@@ -286,9 +289,14 @@ func TestStepsTakeOnlyTheAnswerAwaited(t *testing.T) {
 		require.Error(t, err, name)
 		assert.Equal(t, before, c.History(), "%s is refused: tooluse_2 still awaits its result", name)
 	}
-	step, err = c.AnswerCalls(ctx, run(calls["tooluse_2"]))
+	r2 := run(calls["tooluse_2"])
+	step, err = c.AnswerCalls(ctx, r2)
 	require.NoError(t, err)
 	require.NotNil(t, step.Request)
+	before = c.History()
+	_, err = c.AnswerCalls(ctx, r1, r2)
+	require.ErrorIs(t, err, converse.ErrStaleStep, "the whole round again")
+	assert.Equal(t, before, c.History(), "a round given twice changes nothing")
 
 	turn2 := step.Request
 	_, err = c.HandleResponse(ctx, turn1, out1, nil)
@@ -305,6 +313,8 @@ func TestStepsTakeOnlyTheAnswerAwaited(t *testing.T) {
 	step, err = c.Decide(ctx, converse.Approve("tooluse_4"))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"tooluse_4"}, list(step))
+	_, err = c.Decide(ctx, converse.Approve("tooluse_4"))
+	require.ErrorIs(t, err, converse.ErrStaleStep, "a decision given twice")
 	for id, call := range byID(step) {
 		calls[id] = call
 	}
@@ -317,6 +327,8 @@ func TestStepsTakeOnlyTheAnswerAwaited(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, step.Result)
 	assert.Equal(t, "Done.", step.Result.Text)
+	_, err = c.HandleResponse(ctx, turn2, out2, nil)
+	require.ErrorIs(t, err, converse.ErrStaleStep, "a response after the end")
 
 	for id, n := range listed {
 		assert.Equal(t, 1, n, "%s listed in %d steps", id, n)

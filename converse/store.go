@@ -157,7 +157,7 @@ func readLog(b []byte) (*State, error) {
 	}
 	end := dec.InputOffset()
 	log := &fileLog{last: end - int64(len(base.Messages)), revision: max(base.Revision, 1)}
-	ot, usage, calls := base.OpenTurn, base.Usage, base.ToolCalls
+	ot, usage, calls, stopped := base.OpenTurn, base.Usage, base.ToolCalls, base.Stopped
 	recs := readRecords(nil, base.Turns, 0, len(msgs))
 	for rest := b[end:]; len(bytes.TrimSpace(rest)) > 0; {
 		n := bytes.IndexByte(rest, '\n')
@@ -184,7 +184,7 @@ func readLog(b []byte) (*State, error) {
 		if err != nil {
 			return nil, fmt.Errorf("converse: state: %w", err)
 		}
-		msgs, ot, usage, calls = append(msgs[:rec.Keep:rec.Keep], more...), rec.OpenTurn, rec.Usage, rec.ToolCalls
+		msgs, ot, usage, calls, stopped = append(msgs[:rec.Keep:rec.Keep], more...), rec.OpenTurn, rec.Usage, rec.ToolCalls, rec.Stopped
 		recs = readRecords(recs, rec.Turns, rec.Keep-1, len(msgs))
 		log.revision++
 		if rec.Revision > 0 {
@@ -200,7 +200,7 @@ func readLog(b []byte) (*State, error) {
 		return nil, err
 	}
 	log.end, log.messages = end, msgs
-	st.log, st.Turns, st.Revision, st.ToolCalls = log, recs, log.revision, max(calls, 0)
+	st.log, st.Turns, st.Revision, st.ToolCalls, st.Stopped = log, recs, log.revision, max(calls, 0), stopped
 	return st, nil
 }
 

@@ -15,9 +15,10 @@ import (
 )
 
 // The error.type of a failed tool call, a small fixed vocabulary. The
-// last three name calls the conversation answers without running them: a
-// repeat of a toolUseId in the turn, a call an approver denied, and one cut
-// off by a crash (or a failed save) and answered on Resume.
+// last four name calls the conversation answers without running them: a
+// repeat of a toolUseId in the turn, a call an approver denied, one cut
+// off by a crash (or a failed save) and answered on Resume, and one of a
+// stopped task.
 const (
 	toolErrUnknown     = "unknown_tool"
 	toolErrInput       = "invalid_input"
@@ -29,6 +30,7 @@ const (
 	toolErrDuplicate   = "duplicate_id"
 	toolErrDenied      = "denied"
 	toolErrInterrupted = "interrupted"
+	toolErrStopped     = "stopped"
 )
 
 // toolSpan is the span of one tool call, from its start to its answer.

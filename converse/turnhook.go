@@ -41,9 +41,9 @@ type Turn struct {
 	System          []types.SystemContentBlock
 	InferenceConfig *types.InferenceConfiguration
 	// Stop ends the Send before this call: its Result is that of the last
-	// turn made (StopReason tool_use after a tool round), and the
-	// conversation, ending with the tool results, is interrupted: Resume
-	// makes this call, Send is ErrInterrupted.
+	// turn made (StopReason tool_use after a tool round), and the task is
+	// stopped (see Conversation.Stop). The next Send adds its prompt after
+	// the tool results; Resume instead makes this call.
 	Stop bool
 }
 
@@ -56,7 +56,7 @@ func (c *Conversation) prepareTurn(ctx context.Context, history []types.Message)
 	if r.cfg != nil {
 		t.ToolChoice = r.cfg.ToolChoice
 	}
-	if n := len(history); n > 1 && message.AnswersTools(history[n-1]) {
+	if n := len(history); n > 1 && message.AnswersTools(history[n-1]) && !message.HoldsPrompt(history[n-1]) {
 		for _, tc := range toolCalls(history[n-2].Content) {
 			t.Answered = append(t.Answered, tc.public())
 		}

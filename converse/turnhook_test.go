@@ -2,6 +2,7 @@ package converse_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"testing"
 
@@ -211,10 +212,13 @@ func TestPrepareTurnRefusesWhatBedrockWould(t *testing.T) {
 
 // TestStopAfterTool: a hook that stops once a given tool was answered ends
 // the Send after that turn, with its text and no error; the conversation
-// ends with the results, and Resume makes the call that was stopped.
+// ends with the results, stopped, in its State too: the next Send's prompt
+// is the next request's last message, after the results, and Resume
+// instead makes the call that was stopped.
 func TestStopAfterTool(t *testing.T) {
 	srv, client := serve(t, bedrocktest.Script(
 		bedrocktest.ToolUse("Saving it.", bedrocktest.Call{ID: "c1", Name: "lookup_0", Input: map[string]any{"query": "x"}}),
+		bedrocktest.Text("fine"),
 		bedrocktest.Text("saved"),
 	))
 	stop := func(_ context.Context, turn *converse.Turn) error {
@@ -233,14 +237,29 @@ func TestStopAfterTool(t *testing.T) {
 	h := c.History()
 	require.Len(t, h, 3)
 	assert.Len(t, resultsOf(t, h[2]), 1)
-	_, err = c.Send(context.Background(), "again")
-	require.ErrorIs(t, err, converse.ErrInterrupted)
+	st := c.State()
+	require.True(t, st.Stopped)
+	b, err := json.Marshal(st)
+	require.NoError(t, err)
+	restored := &converse.State{}
+	require.NoError(t, json.Unmarshal(b, restored))
 
-	c, err = converse.Restore(client, lookupTools(t, 1), c.State())
+	res, err = c.Send(context.Background(), "something else")
+	require.NoError(t, err)
+	assert.Equal(t, "fine", res.Text)
+	reqs := srv.Requests()
+	require.Len(t, reqs, 2)
+	last := reqs[1].Messages[len(reqs[1].Messages)-1]
+	require.Len(t, last.Content, 2, "the results, then the prompt")
+	assert.Equal(t, "something else", last.Content[1].(*types.ContentBlockMemberText).Value)
+	assert.False(t, c.State().Stopped, "a new task")
+
+	c, err = converse.Restore(client, lookupTools(t, 1), restored)
 	require.NoError(t, err)
 	res, err = c.Resume(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, "saved", res.Text)
+	assert.Len(t, srv.Requests()[2].Messages, 3, "the stopped call, made")
 }
 
 // TestRepairCall: a call of an unknown tool, or with input the schema

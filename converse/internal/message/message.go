@@ -5,6 +5,7 @@
 package message
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -139,6 +140,16 @@ func AnswersTools(msg types.Message) bool {
 		}
 	}
 	return false
+}
+
+// HoldsPrompt reports whether msg is a user message with blocks of the
+// user's own beside any tool results: a prompt, alone or after the results
+// of a stopped task.
+func HoldsPrompt(msg types.Message) bool {
+	return msg.Role == types.ConversationRoleUser && slices.ContainsFunc(msg.Content, func(b types.ContentBlock) bool {
+		_, result := b.(*types.ContentBlockMemberToolResult)
+		return !result
+	})
 }
 
 // HasToolBlocks reports whether any of the messages holds a toolUse or a
