@@ -12,7 +12,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 	"golang.org/x/term"
 
-	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/trace"
 )
 
@@ -90,49 +89,36 @@ func (ss *session) chat(ctx context.Context, in io.Reader, tty io.Writer) error 
 // chat must end.
 func (ss *session) turn(ctx context.Context, prompt string) error {
 	turnCtx, end := turnContext(ctx)
-	ss.cancelTurn = end
+	ss.cancelTurn = func() { end(errCtrlCStop) }
 	defer func() { ss.cancelTurn = nil }()
 	err := ss.sendInChat(turnCtx, prompt)
-	end()
+	end(nil)
 	ss.calls.wait() // a cancelled call's program is gone before the prompt returns
 	switch {
 	case ctx.Err() != nil:
 		return err
 	case turnCtx.Err() != nil && errors.Is(err, context.Canceled):
-		fmt.Fprintln(ss.print.stderr, "converse: turn cancelled; what was completed is kept")
+		// The task ends here: the next prompt goes to the model at once,
+		// with the stopped calls' results.
+		if err := ss.conv.Stop(ctx); err != nil {
+			report(ss.print.stderr, err)
+			return nil
+		}
+		fmt.Fprintln(ss.print.stderr, "converse: task stopped; what was completed is kept")
 	case err != nil:
 		report(ss.print.stderr, err)
 	}
 	return nil
 }
 
-// sendInChat sends prompt; after a turn cancelled in its tool round, the
-// conversation is first resumed, so that the model hears of the cancelled
-// calls before the next message.
+// sendInChat sends prompt. A task a failure left open (interrupted, or
+// restored so from -session) is stopped first: the user moved on, and the
+// model hears of its calls with the new prompt, in one request.
 func (ss *session) sendInChat(ctx context.Context, prompt string) error {
-	if roundLeftOpen(ss.conv.State()) {
-		if _, err := ss.resume(ctx, nil); err != nil {
-			return err
-		}
+	if err := ss.conv.Stop(ctx); err != nil {
+		return err
 	}
 	return ss.send(ctx, prompt)
-}
-
-// roundLeftOpen reports whether st ends in a tool round that nothing
-// answered yet: tool results the model has not seen, or calls not all
-// answered. (A prompt a cancelled model call left unanswered is replaced by
-// the next Send.)
-func roundLeftOpen(st *converse.State) bool {
-	if len(st.Pending) > 0 || len(st.Messages) == 0 {
-		return len(st.Pending) > 0
-	}
-	for _, b := range st.Messages[len(st.Messages)-1].Content {
-		switch b.(type) {
-		case *types.ContentBlockMemberToolResult, *types.ContentBlockMemberToolUse:
-			return true
-		}
-	}
-	return false
 }
 
 // command runs a chat command; exit is true for /exit.

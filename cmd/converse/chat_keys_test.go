@@ -200,9 +200,11 @@ func TestChatCtrlCAtThePrompt(t *testing.T) {
 }
 
 // TestChatCtrlCMidTool runs the binary on its controlling terminal: a
-// Ctrl-C while a tool runs cancels the turn, not the chat: the tool's
-// program is gone before the prompt returns, and the next message is
-// answered, the model told first of the cancelled call.
+// Ctrl-C while a tool runs stops the task, not the chat: the tool's
+// program is gone before the prompt returns, and the next message is the
+// next request's last message, beside the stopped call's result, which
+// says in plain words that the user stopped it. No tool round of the old
+// task runs first.
 func TestChatCtrlCMidTool(t *testing.T) {
 	t.Parallel()
 	tty, keyboard := openTerminal(t)
@@ -212,7 +214,6 @@ func TestChatCtrlCMidTool(t *testing.T) {
 		"command": [`+quote(os.Args[0])+`, "helper-tool", "mark-hang", `+quote(marks)+`, `+quote(pidPipe)+`]}]}`)
 	srv := newServer(t, bedrocktest.Script(
 		bedrocktest.ToolUse("", bedrocktest.Call{ID: "h1", Name: "hang"}),
-		bedrocktest.Text("The call was cancelled."),
 		bedrocktest.Text("Hello again."),
 	))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -233,7 +234,7 @@ func TestChatCtrlCMidTool(t *testing.T) {
 	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
 	_, err = keyboard.WriteString("\x03") // the terminal sends SIGINT
 	require.NoError(t, err)
-	stderr.waitFor(t, "converse: turn cancelled", 1)
+	stderr.waitFor(t, "converse: task stopped", 1)
 	assert.True(t, gone(pid), "the tool's program survived the cancelled turn")
 	stderr.waitFor(t, "> ", 2)
 	_, err = keyboard.WriteString("hello\r")
@@ -245,9 +246,12 @@ func TestChatCtrlCMidTool(t *testing.T) {
 	require.NoError(t, cmd.Wait(), stderr.String())
 	checkRace(t, 0, stderr.String())
 
-	assert.Equal(t, "The call was cancelled.\nHello again.\n", stdout.String())
+	assert.Equal(t, "Hello again.\n", stdout.String())
 	reqs := srv.Requests()
-	require.Len(t, reqs, 3, "the call, the cancelled call's result, the next message")
-	assert.Contains(t, resultText(toolResults(t, reqs[1])["h1"]), "cancel")
+	require.Len(t, reqs, 2, "the call, then the next message with the stopped call's result")
+	assert.Equal(t, `Error: the task was stopped by the user (Ctrl-C) while tool "hang" ran; it may or may not have taken effect`,
+		resultText(toolResults(t, reqs[1])["h1"]))
+	last := reqs[1].Messages[len(reqs[1].Messages)-1]
+	assert.Equal(t, "hello", last.Content[len(last.Content)-1].(*types.ContentBlockMemberText).Value)
 	assert.Equal(t, []string{"hang, please", "hello"}, userTexts(srv))
 }

@@ -67,8 +67,9 @@
 //	                  not ready or timed out, or the service unavailable, make it with ID
 //	                  (repeatable, tried in order; never on a validation error)
 //	-stop-after-tool NAME end the prompt after the turn in which a call of tool NAME was
-//	                  answered (exit 0, that turn's text printed); a -session is then
-//	                  interrupted, and resumed by a run without a prompt
+//	                  answered (exit 0, that turn's text printed); the task is then
+//	                  stopped: a -session's next prompt goes to the model at once,
+//	                  after the results, and a run without a prompt resumes the task
 //	-yes              approve every call of the tools marked "approve" (in the manifest or
 //	                  the -mcp file) without asking; without it converse asks on the
 //	                  terminal, and denies them when there is none

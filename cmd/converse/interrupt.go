@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"sync"
 
+	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/tools"
 )
 
@@ -62,8 +64,12 @@ func (r *running) wait() {
 // Outside a turn an interrupt is main's: it ends the run.
 type turns struct {
 	mu     sync.Mutex
-	cancel context.CancelFunc // the running turn's, nil between turns
+	cancel context.CancelCauseFunc // the running turn's, nil between turns
 }
+
+// errCtrlCStop is the cause of a turn Ctrl-C cancels: the user stopped the
+// task, as the calls it cuts off then say.
+var errCtrlCStop = fmt.Errorf("%w by the user (Ctrl-C)", converse.ErrStopped)
 
 type turnsKey struct{}
 
@@ -74,10 +80,10 @@ func withTurns(ctx context.Context, t *turns) context.Context {
 
 // turnContext returns the context of a chat turn, cancelled by an
 // interrupt that main hands to the chat while the turn runs, and end,
-// which ends the turn. Without main's signals (a test running run) only
-// ctx ends it.
-func turnContext(ctx context.Context) (turn context.Context, end func()) {
-	turn, cancel := context.WithCancel(ctx)
+// which ends the turn for cause (nil when it ran its course). Without
+// main's signals (a test running run) only ctx ends it.
+func turnContext(ctx context.Context) (turn context.Context, end context.CancelCauseFunc) {
+	turn, cancel := context.WithCancelCause(ctx)
 	t, _ := ctx.Value(turnsKey{}).(*turns)
 	if t == nil {
 		return turn, cancel
@@ -85,11 +91,11 @@ func turnContext(ctx context.Context) (turn context.Context, end func()) {
 	t.mu.Lock()
 	t.cancel = cancel
 	t.mu.Unlock()
-	return turn, func() {
+	return turn, func(cause error) {
 		t.mu.Lock()
 		t.cancel = nil
 		t.mu.Unlock()
-		cancel()
+		cancel(cause)
 	}
 }
 
@@ -101,6 +107,6 @@ func (t *turns) interrupt() bool {
 	if t.cancel == nil {
 		return false
 	}
-	t.cancel()
+	t.cancel(errCtrlCStop)
 	return true
 }
