@@ -77,14 +77,10 @@ func (t *Tool) prepare(input json.RawMessage) (json.RawMessage, error) {
 	return bytes.TrimSuffix(out.Bytes(), []byte("\n")), nil
 }
 
-// validate validates instance against the screen schema, and a failing one
-// against the schema as given again, for its error's words.
+// validate validates instance against the tool's schema, and words a
+// failure for the model.
 func (t *Tool) validate(instance map[string]any) error {
-	err := t.screen.Validate(instance)
-	if err != nil && t.screen != t.resolved {
-		err = t.resolved.Validate(instance)
-	}
-	if err != nil {
+	if err := t.resolved.Validate(instance); err != nil {
 		return newInputError(t.name, t.explain(instance, err))
 	}
 	return nil
