@@ -9,7 +9,7 @@ BENCH       ?= Conversation
 BENCHTIME   ?= 1s
 COUNT       ?= 10
 
-.PHONY: all build test vet staticcheck race quota temporal stack lambda-emulator dynalite fmt-check demo bench benchstat cover clean
+.PHONY: all build test vet staticcheck race quota temporal lambda-emulator dynalite fmt-check demo bench benchstat cover clean
 
 all: build
 
@@ -34,7 +34,7 @@ race:
 # and the nested module converse/temporal (see temporal).
 # The browser tests of converse view use Debian's chromium package when it is
 # installed (.ci/run installs it) and skip, naming it, when it is not.
-test: fmt-check vet staticcheck lambda-emulator dynalite race quota temporal stack
+test: fmt-check vet staticcheck lambda-emulator dynalite race quota temporal
 
 # quota runs TestLimiterUnderQuota once more without the race detector: its
 # row of the SDK's adaptive retry mode without a limiter is skipped under
@@ -42,18 +42,6 @@ test: fmt-check vet staticcheck lambda-emulator dynalite race quota temporal sta
 # (see converse/race_on_test.go).
 quota:
 	$(GO) test -count=1 -run TestLimiterUnderQuota ./converse/
-
-# stack runs converse/internal/stack's test on the code `go test ./...`
-# does not run here: the Go version of the architectures without assembly,
-# chosen on any machine by the purego tag, and arm64's assembly under
-# qemu-aarch64 (Debian's qemu-user, which .ci/run installs), skipped with a
-# message without it.
-STACK := ./converse/internal/stack
-stack:
-	$(GO) test -count=1 -tags purego $(STACK)
-	@if command -v qemu-aarch64 >/dev/null; then \
-		GOARCH=arm64 $(GO) test -c -o $${TMPDIR:-/tmp}/stack.arm64.test $(STACK) && qemu-aarch64 $${TMPDIR:-/tmp}/stack.arm64.test -test.count=1 && echo "ok  	$(STACK) (arm64, qemu-aarch64)"; \
-	else echo "stack: qemu-aarch64 not installed (apt-get install qemu-user): arm64's assembly not run, skipped"; fi
 
 # temporal vets and tests converse/temporal, a module of its own, which `go
 # test ./...` at the top does not enter. Its workflow tests (Temporal's

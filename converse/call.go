@@ -8,7 +8,6 @@ import (
 	"runtime/debug"
 	"time"
 
-	"github.com/tooluse/bedrock/converse/internal/stack"
 	"github.com/tooluse/bedrock/tools"
 )
 
@@ -80,10 +79,7 @@ func (e *Executor) prepare(ctx context.Context, turn int, c toolCall, st *runnin
 func (e *Executor) spawn(i int, c toolCall, st *running, reports chan<- report) {
 	st.stop = context.AfterFunc(st.ctx, func() { reports <- report{i: i, ended: true} })
 	ctx, tool, sl := st.ctx, st.tool, st.slot
-	go func() {
-		stack.Grow()
-		reports <- e.run(ctx, i, c, tool, sl)
-	}()
+	go func() { reports <- e.run(ctx, i, c, tool, sl) }()
 }
 
 // run calls the tool, notes when it returned and gives its slot back.

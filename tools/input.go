@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"unicode/utf8"
 )
 
@@ -77,14 +76,10 @@ func (t *Tool) prepare(input json.RawMessage) (json.RawMessage, error) {
 	return bytes.TrimSuffix(out.Bytes(), []byte("\n")), nil
 }
 
-// validate validates instance against the screen schema, and a failing one
-// against the schema as given again, for its error's words.
+// validate validates instance against the tool's schema, and words a
+// failure for the model.
 func (t *Tool) validate(instance map[string]any) error {
-	err := t.screen.Validate(instance)
-	if err != nil && t.screen != t.resolved {
-		err = t.resolved.Validate(instance)
-	}
-	if err != nil {
+	if err := t.resolved.Validate(instance); err != nil {
 		return newInputError(t.name, t.explain(instance, err))
 	}
 	return nil
@@ -94,68 +89,51 @@ func (t *Tool) inputError(format string, args ...any) *InputError {
 	return newInputError(t.name, fmt.Sprintf(format, args...))
 }
 
-// duplicateName returns a name that an object of data, valid JSON, has
-// twice, if any, compared as encoding/json decodes names. It allocates
-// only for names with escapes and for objects nested deeper than eight.
+// duplicateName returns the first name that an object of data, valid JSON,
+// has twice, if any. Names are compared as encoding/json decodes them, so
+// "a" and "\u0061" are one name.
 func duplicateName(data []byte) (string, bool) {
-	type frame struct {
-		names int  // where the object's names start in names; -1 for an array
-		name  bool // the next string is a name
+	type object struct {
+		names map[string]bool // nil for an array
+		name  bool            // the next token is a name
 	}
-	var frameBuf [8]frame
-	var nameBuf [16][]byte
-	stack, names := frameBuf[:0], nameBuf[:0]
-	for i := 0; i < len(data); {
-		switch data[i] {
-		case '{':
-			stack = append(stack, frame{names: len(names), name: true})
-		case '[':
-			stack = append(stack, frame{names: -1})
-		case '}', ']':
-			if len(stack) == 0 {
-				return "", false // not valid JSON after all
-			}
-			top := stack[len(stack)-1]
-			stack = stack[:len(stack)-1]
-			if top.names < 0 {
+	var open []object
+	// A value that ends in an object is followed by a name or the end.
+	valueEnded := func() {
+		if n := len(open); n > 0 && open[n-1].names != nil {
+			open[n-1].name = true
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber() // numbers are skipped: one out of float64's range is no error here
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", false // io.EOF after the object
+		}
+		switch tok {
+		case json.Delim('{'):
+			open = append(open, object{names: map[string]bool{}, name: true})
+		case json.Delim('['):
+			open = append(open, object{})
+		case json.Delim('}'), json.Delim(']'):
+			open = open[:len(open)-1]
+			valueEnded()
+		default:
+			top := len(open) - 1
+			if top < 0 || !open[top].name {
+				valueEnded()
 				break
 			}
-			own := names[top.names:]
-			slices.SortFunc(own, bytes.Compare)
-			for k := 1; k < len(own); k++ {
-				if bytes.Equal(own[k-1], own[k]) {
-					return string(own[k]), true
-				}
+			name, ok := tok.(string)
+			if !ok {
+				return "", false // not valid JSON after all
 			}
-			names = names[:top.names]
-		case ',':
-			if n := len(stack); n > 0 && stack[n-1].names >= 0 {
-				stack[n-1].name = true
+			if open[top].names[name] {
+				return name, true
 			}
-		case '"':
-			end := skipString(data, i)
-			if n := len(stack); n > 0 && stack[n-1].name {
-				stack[n-1].name = false
-				names = append(names, nameOf(data[i:end]))
-			}
-			i = end
-			continue
+			open[top].names[name] = true
+			open[top].name = false
 		}
-		i++
 	}
-	return "", false
-}
-
-// nameOf returns a JSON string's text: its bytes between the quotes, or,
-// with escapes, as encoding/json decodes it.
-func nameOf(quoted []byte) []byte {
-	inner := quoted[1 : len(quoted)-1]
-	if bytes.IndexByte(inner, '\\') < 0 {
-		return inner
-	}
-	var s string
-	if json.Unmarshal(quoted, &s) != nil {
-		return inner
-	}
-	return []byte(s)
 }

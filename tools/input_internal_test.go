@@ -26,6 +26,15 @@ func TestDuplicateName(t *testing.T) {
 		{`{"a":["a","a"],"b":{"a":1}}`, ""},
 		{`{ "a" : 1 , "a" : 2 }`, "a"},
 		{`{"a":{"a":{"a":{"a":{"a":{"a":{"a":{"a":{"a":{"x":1,"x":2}}}}}}}}}}`, "x"},
+		{`{"b":1,"a":2,"b":3,"a":4}`, "b"},
+		{`{"a":1,"a":2,"x":{"b":1,"b":2}}`, "a"},
+		{`{"x":{"b":1,"b":2},"a":1,"a":2}`, "b"},
+		{`{"a":[[{"b":1}],{"c":[{"d":1,"e":{"f":1,"f":2}}]}]}`, "f"},
+		{`{"a":[{"b":1},{"b":2}],"b":3}`, ""},
+		{`{"\u0061":1,"a":2}`, "a"},
+		{`{"\u00e9":1,"é":2}`, "é"},
+		{`{"a":1e400,"a":2}`, "a"},
+		{`{"a":{},"b":[],"c":{},"a":null}`, "a"},
 		{`{"` + strings.Repeat("k", 100) + `":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"i":9,"j":10,"k":11,"l":12,"m":13,"n":14,"o":15,"p":16,"q":17,"b":0}`, "b"},
 	}
 	for _, tt := range tests {
@@ -33,6 +42,9 @@ func TestDuplicateName(t *testing.T) {
 		assert.Equal(t, tt.name != "", ok, tt.json)
 		assert.Equal(t, tt.name, name, tt.json)
 	}
+	name, ok := duplicateName([]byte(`{"":1,"":2}`))
+	assert.True(t, ok, "the empty name twice")
+	assert.Empty(t, name)
 }
 
 // FuzzDuplicateName checks duplicateName against encoding/json's own

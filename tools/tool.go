@@ -42,8 +42,7 @@ type Tool struct {
 	name        string
 	description string
 	schema      json.RawMessage      // the input schema as sent to the model
-	resolved    *jsonschema.Resolved // the schema as given: its errors explain a failing input
-	screen      *jsonschema.Resolved // the same rules, quicker to pass (screenSchema); resolved if no quicker
+	resolved    *jsonschema.Resolved // validates each call's input
 	run         func(ctx context.Context, input json.RawMessage) (any, error)
 	timeout     time.Duration
 	speculative bool
@@ -172,12 +171,6 @@ func build(name, description string, schema *jsonschema.Schema, raw json.RawMess
 	if err != nil {
 		return nil, invalid(name, "input schema: %v", err)
 	}
-	screen := resolved
-	if s := screenSchema(schema); s != nil {
-		if screen, err = s.Resolve(nil); err != nil { // its defaults were validated above
-			return nil, invalid(name, "input schema: %v", err)
-		}
-	}
 	if raw == nil {
 		if raw, err = json.Marshal(schema); err != nil {
 			return nil, invalid(name, "input schema: %v", err)
@@ -188,7 +181,6 @@ func build(name, description string, schema *jsonschema.Schema, raw json.RawMess
 		description: description,
 		schema:      raw,
 		resolved:    resolved,
-		screen:      screen,
 		run:         run,
 		timeout:     o.Timeout,
 		speculative: o.Speculative,

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"golang.org/x/image/webp"
 )
 
 // Bedrock's limits on the media of one message, from the Converse API
@@ -160,7 +162,7 @@ func (m Model) ToolResultMedia() Media {
 }
 
 // imageMagic are the first bytes of an image of each format Bedrock takes;
-// a webp file starts with "RIFF", its length and "WEBP" (see webpSize).
+// a webp file starts with "RIFF", its length and "WEBP" (see whole).
 var imageMagic = []struct{ format, magic string }{
 	{"png", "\x89PNG\r\n\x1a\n"}, {"jpeg", "\xff\xd8\xff"}, {"gif", "GIF87a"}, {"gif", "GIF89a"},
 }
@@ -183,10 +185,12 @@ func ImageFormat(data []byte) string {
 // whole, and if not, what is missing: png's IEND chunk (its type and CRC),
 // jpeg's end-of-image marker after its first scan (jpegScan), gif's
 // trailer. Bytes after them (some cameras append data to a jpeg) are
-// allowed. A webp file is whole when it is as long as its RIFF header says
-// (webpSize).
+// allowed. A webp file is whole when it is as long as its RIFF header says:
+// its size is read from its first chunk alone, which a cut file still has.
 func whole(format string, data []byte) (bool, string) {
 	switch format {
+	case "webp":
+		return len(data) >= 8 && int64(binary.LittleEndian.Uint32(data[4:8]))+8 <= int64(len(data)), "shorter than its header says"
 	case "png":
 		return bytes.Contains(data, []byte("IEND\xaeB`\x82")), "no IEND chunk"
 	case "jpeg":
@@ -242,8 +246,7 @@ func ImageSize(format string, data []byte) (width, height int, ok bool, err erro
 	case "gif":
 		decode = func(r *bytes.Reader) (image.Config, error) { return gif.DecodeConfig(r) }
 	case "webp":
-		width, height, err = webpSize(data)
-		return width, height, true, err
+		decode = readWebPSize
 	default:
 		return 0, 0, false, nil
 	}
@@ -257,44 +260,14 @@ func ImageSize(format string, data []byte) (width, height int, ok bool, err erro
 	return cfg.Width, cfg.Height, true, nil
 }
 
-// webpSize reads the canvas size of a webp image from its first chunk
-// (Google's "WebP Container Specification" and "Specification for WebP
-// Lossless Bitstream"; RFC 6386 for VP8): the header is "RIFF", the file's
-// length less 8 (little-endian, as every number here), "WEBP", then the
-// chunk's type and length, at byte 20 its data:
-//
-//   - "VP8 " (lossy): a 3-byte frame tag, the start code 9D 01 2A, then
-//     width and height in the low 14 bits of 2 bytes each;
-//   - "VP8L" (lossless): the signature 2F, then 14 bits of width - 1 and
-//     14 of height - 1;
-//   - "VP8X" (extended): 4 bytes of flags, then 3 bytes of width - 1 and 3
-//     of height - 1.
-func webpSize(data []byte) (width, height int, err error) {
-	bad := errors.New("not a readable webp image")
-	if len(data) < 30 || ImageFormat(data) != "webp" {
-		return 0, 0, bad
+// readWebPSize reads a webp's canvas size with x/image/webp, which reads a
+// lossy frame that is no key frame as 0 × 0 without an error.
+func readWebPSize(r *bytes.Reader) (image.Config, error) {
+	cfg, err := webp.DecodeConfig(r)
+	if err == nil && (cfg.Width == 0 || cfg.Height == 0) {
+		err = errors.New("a webp of no pixels")
 	}
-	if int64(binary.LittleEndian.Uint32(data[4:8]))+8 > int64(len(data)) {
-		return 0, 0, errors.New("a truncated webp image, shorter than its header says")
-	}
-	c := data[20:]
-	u24 := func(b []byte) int { return int(b[0]) | int(b[1])<<8 | int(b[2])<<16 }
-	switch string(data[12:16]) {
-	case "VP8 ":
-		if string(c[3:6]) != "\x9d\x01\x2a" {
-			return 0, 0, bad
-		}
-		return int(binary.LittleEndian.Uint16(c[6:8]) & 0x3fff), int(binary.LittleEndian.Uint16(c[8:10]) & 0x3fff), nil
-	case "VP8L":
-		if c[0] != 0x2f {
-			return 0, 0, bad
-		}
-		b := binary.LittleEndian.Uint32(c[1:5])
-		return int(b&0x3fff) + 1, int(b>>14&0x3fff) + 1, nil
-	case "VP8X":
-		return u24(c[4:7]) + 1, u24(c[7:10]) + 1, nil
-	}
-	return 0, 0, bad
+	return cfg, err
 }
 
 // documentMagic are the first bytes of a document of each binary format

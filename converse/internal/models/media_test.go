@@ -136,6 +136,8 @@ func TestImageSize(t *testing.T) {
 		{"webp shorter than its RIFF length", "webp", append(testimage.WebP(8, 8)[:4], append([]byte{23}, testimage.WebP(8, 8)[5:]...)...), 0, 0, "a truncated webp image, shorter than its header says"},
 		{"png bytes as webp", "webp", png, 0, 0, "not a readable webp image"},
 		{"a webp of an unknown chunk", "webp", riff("ALPH", make([]byte, 10)...), 0, 0, "not a readable webp image"},
+		{"a lossy webp whose frame is no key frame", "webp", riff("VP8 ", 1, 0, 0, 0x9d, 0x01, 0x2a, 30, 0, 20, 0), 0, 0, "not a readable webp image"},
+		{"an extended webp whose VP8X chunk is not 10 bytes", "webp", riff("VP8X", make([]byte, 12)...), 0, 0, "not a readable webp image"},
 		{"a gif header alone", "gif", []byte("GIF89a"), 0, 0, "not a readable gif image"},
 		{"empty", "png", nil, 0, 0, "not a readable png image"},
 	} {
