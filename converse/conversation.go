@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
@@ -130,6 +131,14 @@ func New(client Client, modelID string, reg *tools.Registry, optFns ...func(*Opt
 		}
 	}
 	return c
+}
+
+// now is the time by Options.Clock.
+func (c *Conversation) now() time.Time {
+	if c.opts.Clock != nil {
+		return c.opts.Clock()
+	}
+	return time.Now()
 }
 
 // Run is a one-shot conversation: New, then Send of prompt.

@@ -124,7 +124,8 @@ type Options struct {
 	// model call with ErrToolChoice.
 	ToolChoice types.ToolChoice
 	// PrepareTurn, if set, is called before each turn's model call (not
-	// before a summary's) and may change, for that call only, the model,
+	// before a summary's; deterministic, as an engine may replay it) and
+	// may change, for that call only, the model,
 	// the tools offered, the tool choice, the system prompt and the
 	// inference settings, or end the Send; see Turn. The rules of Bedrock
 	// are applied after it, for the model called: tools the history calls
@@ -150,7 +151,8 @@ type Options struct {
 	// turn runs or is kept: it may return a corrected call (a near tool
 	// name, a fixed input) and true. The corrected call keeps the call's ID,
 	// is checked again when it runs, and is what the history shows: the
-	// model sees its call as it was repaired.
+	// model sees its call as it was repaired. Like PrepareTurn and
+	// ApprovalPolicy, it must be deterministic: an engine may replay it.
 	RepairCall func(ctx context.Context, call Call, problem error) (Call, bool)
 	// MaxTurns bounds the model calls one Send makes; 0 means
 	// DefaultMaxTurns.
@@ -233,6 +235,11 @@ type Options struct {
 	// Budget, if set, bounds what each Send and the whole conversation
 	// spend: tokens, tool calls, wall time and dollars; see Budget.
 	Budget *Budget
+	// Clock, if set, tells the steps the time: when a Send began and how
+	// long it ran (Budget.WallTime), and the times of TurnRecords. An
+	// engine that replays a run gives its own (Temporal's workflow.Now), so
+	// that the replay decides as the run did; nil means time.Now.
+	Clock func() time.Time
 	// Prices are the model's prices, for Result.CostUSD, the telemetry and
 	// Budget's cost limits; nil means the price table's (see PricesOf).
 	// Set them for negotiated rates, provisioned throughput or a model

@@ -20,8 +20,9 @@ import (
 )
 
 // Step is what a conversation driven one step at a time wants next: a
-// model call (Request), tool calls to run (Calls), decisions (Pending), or
-// nothing more (Result). Send and Resume are such a driver; an engine that
+// model call (Request), tool calls to run (Calls), decisions (Pending),
+// the results of calls handed out before (Waiting), or nothing more
+// (Result). A step is never empty. Send and Resume are such a driver; an engine that
 // owns retries and persistence (a Temporal workflow, a queue worker) is
 // another, making the model calls and running the tools where it likes:
 //
@@ -56,12 +57,15 @@ type Step struct {
 	// its ID (see tools.CallID), for instance with the Executor of
 	// Conversation.Executor, and hand the toolResult blocks to AnswerCalls.
 	// A call is in the Calls of one step only: after a batch of results
-	// that leaves calls of earlier steps unanswered, the step may hold
-	// nothing but the wait for them (no Calls, Pending, Request or Result).
-	// Their results go to the Conversation that handed them out: one
-	// restored from the State in the meantime answers them as interrupted
-	// (ErrCallInterrupted) on BeginResume, and takes no result for them.
+	// that leaves calls of earlier steps unanswered, they are the step's
+	// Waiting. Their results go to the Conversation that handed them out:
+	// one restored from the State in the meantime answers them as
+	// interrupted (ErrCallInterrupted) on BeginResume, and takes no result
+	// for them.
 	Calls []Call
+	// Waiting are the calls of earlier steps still running, whose results
+	// AnswerCalls awaits; the step may wait for nothing else.
+	Waiting []Call
 	// Pending are the calls awaiting a decision; Decide takes one
 	// Decision for each. When Calls are set too, run those first.
 	Pending []Call
@@ -367,7 +371,7 @@ func (c *Conversation) begin(ctx context.Context, msg types.Message, sh *shape) 
 	// A document named as one of the history is numbered, as a tool's is:
 	// Bedrock rejects a request that holds a name twice.
 	msg.Content = media.UniqueNames(base, msg.Content)
-	c.run = &run{res: &Result{}, shape: sh, start: time.Now()}
+	c.run = &run{res: &Result{}, shape: sh, start: c.now()}
 	// The new messages go after the conversation's own, in its spare
 	// capacity if it has some: no copy of the history per Send. A failed
 	// Send's Result gets a copy of its own, since the next Send writes over
@@ -422,7 +426,7 @@ func (c *Conversation) beginResume(ctx context.Context, decisions []Decision) (*
 		}
 		// The events of the calls it finishes carry the number of the
 		// turn that asked for them; its own model calls count from 1.
-		c.run = &run{res: &Result{}, turn: tail.turn, resumed: true, start: time.Now()}
+		c.run = &run{res: &Result{}, turn: tail.turn, resumed: true, start: c.now()}
 		c.emit(Resumed{Messages: len(history), Decisions: len(decisions)})
 		c.applyDecisions(ctx, tail.turn, tail, byID)
 		for _, i := range cut {
@@ -439,7 +443,7 @@ func (c *Conversation) beginResume(ctx context.Context, decisions []Decision) (*
 		if len(decisions) > 0 {
 			return nil, fmt.Errorf("converse: Resume: %w: no call is pending", ErrDecision)
 		}
-		c.run = &run{res: &Result{}, start: time.Now()}
+		c.run = &run{res: &Result{}, start: c.now()}
 		c.mu.Lock()
 		c.stopped = false // the stopped task goes on
 		c.mu.Unlock()
@@ -558,14 +562,39 @@ func fallsBack(err error) bool {
 	return errors.As(err, &throttling) || errors.As(err, &notReady) || errors.As(err, &unavailable) || errors.As(err, &timeout)
 }
 
-// handleResponse is HandleResponse, with the answer decoded.
+// handleResponse is HandleResponse, with the answer decoded: a failed
+// call is recovered from if it can be (see recover); a reply is accepted,
+// classified, and acted on.
 func (c *Conversation) handleResponse(ctx context.Context, req *Request, t *turnResult, err error) (*Step, error) {
-	r := c.run
-	r.await = nil
-	history := c.kept()
+	c.run.await = nil
 	if req.Summary {
 		return c.summarized(ctx, aws.ToString(req.Input.ModelId), t, err)
 	}
+	if step, done, err := c.rescue(ctx, req, t, err); done {
+		return step, err
+	}
+	a := c.accept(ctx, req, t)
+	switch a.classify(c.run, c.maxTurns()) {
+	case replyFailed:
+		c.emit(a.turnEnd)
+		return c.fail(a.attempted, stopError(t.stop, a.reply))
+	case replyToCorrect:
+		return c.correct(ctx, a.attempted, t.stop, a.turnEnd)
+	case replyFinal:
+		return c.finalAnswer(ctx, a)
+	case replyOverLimit:
+		return c.overTurns(ctx, a)
+	}
+	return c.openRound(ctx, a, t.calls)
+}
+
+// rescue handles a failed model call, or a call that overflowed the
+// context window: with Options.Context, the history is trimmed and the turn
+// asked again; a fallback model is tried; otherwise the run fails. done is
+// false when there is a reply to accept.
+func (c *Conversation) rescue(ctx context.Context, req *Request, t *turnResult, err error) (step *Step, done bool, _ error) {
+	r := c.run
+	history := c.kept()
 	if c.opts.Context != nil && !r.retried && overflowed(err, t) {
 		r.retried = true
 		if t != nil {
@@ -576,18 +605,38 @@ func (c *Conversation) handleResponse(ctx context.Context, req *Request, t *turn
 			r.wasted = t.usage
 		}
 		if step, cut, ferr := c.fit(ctx, history, c.overflowLimit(ctx, history), true); ferr != nil || cut {
-			return step, ferr
+			return step, true, ferr
 		}
 	}
-	if err != nil {
-		if step, ferr := c.fallback(ctx, req, err); step != nil || ferr != nil {
-			return step, ferr
-		}
-		if overflowed(err, t) { // Bedrock's ValidationException: say it is the window
-			err = fmt.Errorf("%w: %w", ErrContextWindowExceeded, err)
-		}
-		return c.fail(history, err)
+	if err == nil {
+		return nil, false, nil
 	}
+	if step, ferr := c.fallback(ctx, req, err); step != nil || ferr != nil {
+		return step, true, ferr
+	}
+	if overflowed(err, t) { // Bedrock's ValidationException: say it is the window
+		err = fmt.Errorf("%w: %w", ErrContextWindowExceeded, err)
+	}
+	step, err = c.fail(history, err)
+	return step, true, err
+}
+
+// accepted is a model call's reply as the conversation takes it: echoed
+// as Bedrock takes it back, re-encoded for the conversation's model,
+// checked against a structured answer's shape.
+type accepted struct {
+	t         *turnResult
+	reply     types.Message
+	attempted []types.Message // the history with the reply
+	answered  bool            // a structured answer was found in it
+	turnEnd   TurnEnd
+}
+
+// accept takes the reply of t, the answer to req: it fills in the
+// Result, counts the call's usage and makes the turn's TurnEnd.
+func (c *Conversation) accept(ctx context.Context, req *Request, t *turnResult) *accepted {
+	r := c.run
+	history := c.kept()
 	if c.opts.Context != nil {
 		r.win.record(history, t.usage)
 	}
@@ -599,69 +648,105 @@ func (c *Conversation) handleResponse(ctx context.Context, req *Request, t *turn
 	if c.model.RejectsReasoningHistory() {
 		reply.Content = slices.DeleteFunc(reply.Content, message.IsReasoning)
 	}
-	answered := r.shape != nil && r.shape.accept(ctx, &reply, t.stop)
-	attempted := append(history, reply)
+	a := &accepted{t: t, reply: reply}
+	a.answered = r.shape != nil && r.shape.accept(ctx, &a.reply, t.stop)
+	a.attempted = append(history, a.reply)
 	res := r.res
 	// The text is the model's as it came, blank blocks between cited
 	// sentences included, which the history cannot keep; a structured
 	// answer's is the answer accept made of the reply.
 	said := t.message
 	if r.shape != nil {
-		said = reply
+		said = a.reply
 	}
-	res.Message, res.Text, res.Citations, res.StopReason = reply, message.Text(said), citationsOf(said), t.stop
+	res.Message, res.Text, res.Citations, res.StopReason = a.reply, message.Text(said), citationsOf(said), t.stop
 	res.Turns, res.Response, res.Model = r.turn, t.resp, model
 	c.count(model, t.usage)
-	// The reply is kept before TurnEnd (see History), unless it fails the
-	// Send.
-	turnEnd := TurnEnd{Turn: r.turn, Model: model, StopReason: t.stop, Usage: t.usage.Add(r.wasted), Duration: t.took, Response: t.resp}
+	a.turnEnd = TurnEnd{Turn: r.turn, Model: model, StopReason: t.stop, Usage: t.usage.Add(r.wasted), Duration: t.took, Response: t.resp}
 	r.wasted = Usage{}
+	return a
+}
 
-	if err := stopError(t.stop, reply); err != nil {
-		c.emit(turnEnd)
-		return c.fail(attempted, err)
-	}
-	// A tool_use turn with only server tool calls, which Bedrock answered
-	// itself, leaves the client nothing to answer: it ends the Send as a
-	// final answer would (an empty user message would be rejected).
-	if answered || t.stop != types.StopReasonToolUse || !message.HasToolUse(reply) {
-		if r.shape != nil && !answered {
-			return c.correct(ctx, attempted, t.stop, turnEnd)
-		}
-		if !answered && t.stop != types.StopReasonToolUse && message.HasToolUse(reply) {
-			c.logger().Warn("converse: the final answer asks for tool calls, which are not run: its stop reason is not tool_use",
-				"turn", r.turn, "stopReason", t.stop, "model", model)
-		}
-		kept, final := keepable(attempted)
-		res.History = final
-		var ev Event = turnEnd
+// replyKind is what a reply asks of the conversation.
+type replyKind int
+
+const (
+	replyFailed    replyKind = iota // a stop reason that fails the run
+	replyToCorrect                  // a structured answer that breaks its schema
+	replyFinal                      // a final answer
+	replyOverLimit                  // calls past the turn limit
+	replyCalls                      // calls to run
+)
+
+// classify says what the reply asks for. A tool_use turn with only server
+// tool calls, which Bedrock answered itself, leaves the client nothing to
+// answer: it is final (an empty user message would be rejected).
+func (a *accepted) classify(r *run, maxTurns int) replyKind {
+	stop := a.t.stop
+	switch {
+	case stopError(stop, a.reply) != nil:
+		return replyFailed
+	case a.answered:
+		return replyFinal
+	case stop != types.StopReasonToolUse || !message.HasToolUse(a.reply):
 		if r.shape != nil {
-			r.shape.answered(res)
+			return replyToCorrect
 		}
-		if answered { // the final tool's call is reported after its turn
-			c.keep(kept, nil)
-			c.emit(turnEnd)
-			c.traceAnswer(ctx, r.turn)
-			ev = nil
-		}
-		if err := c.endStep(ctx, kept, nil, ev); err != nil {
-			return c.fail(attempted, err)
-		}
-		return &Step{Result: res}, nil
+		return replyFinal
+	case r.turn >= maxTurns:
+		return replyOverLimit
 	}
-	if r.turn >= c.maxTurns() {
-		c.emit(turnEnd)
-		if r.shape != nil {
-			return c.fail(attempted, r.shape.failure(t.stop, true, c.maxTurns()))
-		}
-		return c.stopRun(ctx, history, nil, attempted, fmt.Errorf("%w (%d model calls): raise Options.MaxTurns", ErrMaxTurns, c.maxTurns()))
+	return replyCalls
+}
+
+// finalAnswer ends the run with the reply as its answer. The reply is kept
+// before TurnEnd (see History).
+func (c *Conversation) finalAnswer(ctx context.Context, a *accepted) (*Step, error) {
+	r := c.run
+	if !a.answered && a.t.stop != types.StopReasonToolUse && message.HasToolUse(a.reply) {
+		c.logger().Warn("converse: the final answer asks for tool calls, which are not run: its stop reason is not tool_use",
+			"turn", r.turn, "stopReason", a.t.stop, "model", a.turnEnd.Model)
 	}
-	calls := t.calls
+	kept, final := keepable(a.attempted)
+	r.res.History = final
+	var ev Event = a.turnEnd
+	if r.shape != nil {
+		r.shape.answered(r.res)
+	}
+	if a.answered { // the final tool's call is reported after its turn
+		c.keep(kept, nil)
+		c.emit(a.turnEnd)
+		c.traceAnswer(ctx, r.turn)
+		ev = nil
+	}
+	if err := c.endStep(ctx, kept, nil, ev); err != nil {
+		return c.fail(a.attempted, err)
+	}
+	return &Step{Result: r.res}, nil
+}
+
+// overTurns ends the run at the turn limit: the reply is not kept, and
+// the task is stopped.
+func (c *Conversation) overTurns(ctx context.Context, a *accepted) (*Step, error) {
+	c.emit(a.turnEnd)
+	history := a.attempted[:len(a.attempted)-1]
+	if sh := c.run.shape; sh != nil {
+		return c.fail(a.attempted, sh.failure(a.t.stop, true, c.maxTurns()))
+	}
+	return c.stopRun(ctx, history, nil, a.attempted, fmt.Errorf("%w (%d model calls): raise Options.MaxTurns", ErrMaxTurns, c.maxTurns()))
+}
+
+// openRound opens the tool round of the reply's calls (calls, if the
+// stream already read them): repaired if asked, a structured answer's
+// final call answered, those that need it pending for a decision, the
+// others started.
+func (c *Conversation) openRound(ctx context.Context, a *accepted, calls []toolCall) (*Step, error) {
+	r := c.run
 	if calls == nil {
-		calls = toolCalls(reply.Content)
+		calls = toolCalls(a.reply.Content)
 	}
 	if c.opts.RepairCall != nil {
-		calls = c.repairCalls(ctx, reply, calls) // rewrites the blocks of attempted's reply
+		calls = c.repairCalls(ctx, a.reply, calls) // rewrites the blocks of attempted's reply
 	}
 	tail := c.newOpenTurn(calls)
 	tail.turn = r.turn
@@ -669,24 +754,28 @@ func (c *Conversation) handleResponse(ctx context.Context, req *Request, t *turn
 	if tail.paused() && c.opts.Approver != nil {
 		// Nothing starts before Options.Approver decides: the approved
 		// calls then run with the others.
-		if err := c.endStep(ctx, attempted, tail, turnEnd); err != nil {
-			return c.fail(attempted, err)
+		if err := c.endStep(ctx, a.attempted, tail, a.turnEnd); err != nil {
+			return c.fail(a.attempted, err)
 		}
 		return &Step{Pending: tail.pendingCalls()}, nil
 	}
-	return c.startCalls(ctx, attempted, tail, turnEnd)
+	return c.startCalls(ctx, a.attempted, tail, a.turnEnd)
 }
 
 // startCalls marks the calls of tail that can run (not answered, not
 // pending) started, ends the step, and returns them to run; with none, the
 // round is closed if every call is answered, or paused.
 func (c *Conversation) startCalls(ctx context.Context, history []types.Message, tail *openTurn, ev Event) (*Step, error) {
-	var calls []Call
+	var calls, waiting []Call
 	if tail.handed == nil {
 		tail.handed = make([]bool, len(tail.calls))
 	}
 	for i, tc := range tail.calls {
-		if tail.results[i] == nil && !tail.pending[i] && !tail.handed[i] {
+		switch {
+		case tail.results[i] != nil || tail.pending[i]:
+		case tail.handed[i]:
+			waiting = append(waiting, tc.public())
+		default:
 			calls = append(calls, tc.public())
 			tail.handed[i] = true
 		}
@@ -714,7 +803,7 @@ func (c *Conversation) startCalls(ctx context.Context, history []types.Message, 
 	if err := c.endStep(ctx, history, tail, ev); err != nil {
 		return c.fail(history, err)
 	}
-	step := &Step{Calls: calls}
+	step := &Step{Calls: calls, Waiting: waiting}
 	if tail.paused() {
 		step.Pending = tail.pendingCalls()
 	}

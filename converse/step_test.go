@@ -277,6 +277,8 @@ func TestStepsTakeOnlyTheAnswerAwaited(t *testing.T) {
 	assert.Nil(t, step.Request)
 	assert.Nil(t, step.Result)
 	assert.Empty(t, step.Pending)
+	require.Len(t, step.Waiting, 1, "the step waits for tooluse_2")
+	assert.Equal(t, "tooluse_2", step.Waiting[0].ID)
 	_, err = c.AnswerCalls(ctx, r1)
 	require.ErrorIs(t, err, converse.ErrStaleStep, "a result given twice")
 	for name, bad := range map[string]types.ContentBlock{

@@ -39,8 +39,9 @@ type Options struct {
 	// throttled attempts). The workflow sets its own Session, Approver,
 	// Stream and telemetry: state is Temporal's, decisions come by
 	// signal, and spans and metrics come from the activities only.
-	// ApprovalPolicy runs in the workflow and must be deterministic: a
-	// function of the call alone.
+	// ApprovalPolicy, PrepareTurn and RepairCall run in the workflow and
+	// must be deterministic: functions of their input alone. The workflow
+	// sets Clock to workflow.Now, so a Budget's WallTime replays as it ran.
 	Conversation func(*converse.Options)
 	// ModelActivity are the activity options of a model call. A zero
 	// timeout means 5 minutes from start to close; a nil RetryPolicy, 10

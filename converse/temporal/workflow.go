@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
@@ -49,7 +50,7 @@ func (a *Agent) Workflow(ctx workflow.Context, in Input) (*Result, error) {
 	if maxTurns <= 0 {
 		maxTurns = converse.DefaultMaxTurns
 	}
-	conv, err := a.workflowConversation(in, maxTurns-in.Turns)
+	conv, err := a.workflowConversation(ctx, in, maxTurns-in.Turns)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), "converse.Error", nil)
 	}
@@ -103,12 +104,14 @@ func (a *Agent) Workflow(ctx workflow.Context, in Input) (*Result, error) {
 // workflowConversation builds the workflow's conversation: no client (the
 // activities call the model), no session (Temporal keeps the state), no
 // spans or metrics (the activities emit them, and a replay would emit them
-// again), no events, and MaxTurns what the runs before left. Its model is
-// in.ModelID, or, if that is empty, in.State's; an input with neither is
-// rejected.
-func (a *Agent) workflowConversation(in Input, turnsLeft int) (*converse.Conversation, error) {
+// again), no events, the workflow's clock (a replay then decides a
+// Budget's wall time as the run did), and MaxTurns what the runs before
+// left. Its model is in.ModelID, or, if that is empty, in.State's; an
+// input with neither is rejected.
+func (a *Agent) workflowConversation(ctx workflow.Context, in Input, turnsLeft int) (*converse.Conversation, error) {
 	opts := func(o *converse.Options) {
 		*o = a.conversationOptions()
+		o.Clock = func() time.Time { return workflow.Now(ctx) }
 		o.Session, o.Approver, o.OnEvent, o.Logger = nil, nil, nil, nil
 		o.Stream, o.EarlyToolStart = false, false
 		o.TracerProvider, o.MeterProvider = tracenoop.NewTracerProvider(), metricnoop.NewMeterProvider()
