@@ -146,75 +146,112 @@ func (p *earlyCall) answers(c toolCall) bool {
 // ctx, is answered as timed out or cancelled and left behind, holding its
 // slot: its goroutine's report, when it comes, finds no one waiting for it.
 func (e *Executor) collect(ctx context.Context, turn int, calls []toolCall, started map[string]*earlyCall, decided func(int, outcome)) {
-	// Every call reports at most twice (its outcome, its context's end), so
-	// no goroutine ever blocks on reports, even after collect returns.
-	reports := make(chan report, 2*len(calls))
-	state := make([]running, len(calls))
-	defer func() { // a panic of OnEvent or decided cuts the calls not decided off
-		for i := range state {
-			if !state[i].decided {
-				abort(state[i].span.span)
-			}
-		}
-	}()
-	decide := func(i int, out outcome) {
-		state[i].decided = true
-		state[i].span.end(out, e.maxOutput())
-		decided(i, out)
-	}
-	repeated := repeatedIDs(calls)
-	limit := e.concurrency()
-	inFlight, next := 0, 0
-	for next < len(calls) || inFlight > 0 {
-		var freed <-chan struct{} // closed when a slot is given back, while calls[next] waits for one
-		for ; next < len(calls) && inFlight < limit; next++ {
-			c, st := calls[next], &state[next]
-			if st.tool == nil {
-				if repeated != nil && repeated[next] {
-					_, st.span = e.startTool(ctx, c)
-					decide(next, outcome{err: duplicateID(c.id)})
-					continue
-				}
-				if p := started[c.id]; p.answers(c) {
-					i := next
-					go func() {
-						<-p.done
-						reports <- report{i: i, out: p.out}
-					}()
-					inFlight++
-					continue
-				}
-				tool, out, ok := e.prepare(ctx, turn, c, st)
-				if !ok {
-					decide(next, out)
-					continue
-				}
-				st.tool = tool
-			}
-			if st.slot, freed = e.slots.take(limit, c); freed != nil {
-				break
-			}
-			e.spawn(next, c, st, reports)
-			inFlight++
-		}
-		if freed == nil && inFlight == 0 {
+	b := &batch{e: e, ctx: ctx, turn: turn, calls: calls, started: started, decided: decided,
+		// Every call reports at most twice (its outcome, its context's
+		// end), so no goroutine ever blocks on reports, even after
+		// collect returns.
+		reports: make(chan report, 2*len(calls)), state: make([]running, len(calls)),
+		repeated: repeatedIDs(calls), limit: e.concurrency()}
+	defer b.abortUndecided()
+	for b.next < len(calls) || b.inFlight > 0 {
+		freed := b.startMore()
+		if freed == nil && b.inFlight == 0 {
 			continue
 		}
-		var waiting context.Context // of calls[next], while it waits for a slot
-		if freed != nil {
-			waiting = state[next].ctx
+		b.receive(freed)
+	}
+}
+
+// batch is the state of collect: the calls, started in order, at most
+// limit in flight.
+type batch struct {
+	e        *Executor
+	ctx      context.Context
+	turn     int
+	calls    []toolCall
+	started  map[string]*earlyCall
+	decided  func(int, outcome)
+	reports  chan report
+	state    []running
+	repeated []bool
+	limit    int
+	inFlight int
+	next     int // the first call not started
+}
+
+// decide hands out the outcome of call i.
+func (b *batch) decide(i int, out outcome) {
+	b.state[i].decided = true
+	b.state[i].span.end(out, b.e.maxOutput())
+	b.decided(i, out)
+}
+
+// abortUndecided cuts off the calls not decided: a panic of OnEvent or
+// decided ends collect.
+func (b *batch) abortUndecided() {
+	for i := range b.state {
+		if !b.state[i].decided {
+			abort(b.state[i].span.span)
 		}
-		r, ok := wait(reports, freed, waiting)
-		switch {
-		case ok && state[r.i].decided:
-			// the late outcome of a call answered at its context's end
-		case ok:
-			inFlight--
-			decide(r.i, e.settle(calls[r.i], &state[r.i], r))
-		case waiting != nil && waiting.Err() != nil:
-			decide(next, e.noSlot(calls[next], &state[next]))
-			next++
+	}
+}
+
+// startMore starts the calls that may start now: answered at once
+// (a repeated ID, a call refused before it runs), waited for (a call
+// started early), or spawned. It returns a channel closed when a slot is
+// given back, if calls[next] waits for one.
+func (b *batch) startMore() (freed <-chan struct{}) {
+	for ; b.next < len(b.calls) && b.inFlight < b.limit; b.next++ {
+		c, st := b.calls[b.next], &b.state[b.next]
+		if st.tool == nil {
+			if b.repeated != nil && b.repeated[b.next] {
+				_, st.span = b.e.startTool(b.ctx, c)
+				b.decide(b.next, outcome{err: duplicateID(c.id)})
+				continue
+			}
+			if p := b.started[c.id]; p.answers(c) {
+				i := b.next
+				go func() {
+					<-p.done
+					b.reports <- report{i: i, out: p.out}
+				}()
+				b.inFlight++
+				continue
+			}
+			tool, out, ok := b.e.prepare(b.ctx, b.turn, c, st)
+			if !ok {
+				b.decide(b.next, out)
+				continue
+			}
+			st.tool = tool
 		}
+		if st.slot, freed = b.e.slots.take(b.limit, c); freed != nil {
+			return freed
+		}
+		b.e.spawn(b.next, c, st, b.reports)
+		b.inFlight++
+	}
+	return nil
+}
+
+// receive takes the next report and decides its call, or, when freed is
+// not nil, wakes when a slot is given back, or answers calls[next] when
+// its context ends before it got one.
+func (b *batch) receive(freed <-chan struct{}) {
+	var waiting context.Context // of calls[next], while it waits for a slot
+	if freed != nil {
+		waiting = b.state[b.next].ctx
+	}
+	r, ok := wait(b.reports, freed, waiting)
+	switch {
+	case ok && b.state[r.i].decided:
+		// the late outcome of a call answered at its context's end
+	case ok:
+		b.inFlight--
+		b.decide(r.i, b.e.settle(b.calls[r.i], &b.state[r.i], r))
+	case waiting != nil && waiting.Err() != nil:
+		b.decide(b.next, b.e.noSlot(b.calls[b.next], &b.state[b.next]))
+		b.next++
 	}
 }
 
