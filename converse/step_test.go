@@ -2,6 +2,7 @@ package converse_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -204,6 +205,11 @@ func testStepsSendWhatSendSends(t *testing.T, stream bool, way string) {
 		assert.Equal(t, len(sent)-summaries, streamed, "every turn streamed, the summary did not")
 	}
 	assert.Equal(t, byHand.History(), c.History())
+	wantState, err := json.Marshal(byHand.State())
+	require.NoError(t, err)
+	gotState, err := json.Marshal(c.State())
+	require.NoError(t, err)
+	assert.JSONEq(t, string(wantState), string(gotState), "the same state, whichever drives")
 	assertValid(t, c, claude)
 }
 

@@ -2,6 +2,7 @@ package temporal_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"slices"
@@ -318,6 +319,11 @@ func TestWorkflowSendsWhatSendSends(t *testing.T) {
 		assert.Contains(t, string(driven[i].Body), `"cachePoint"`)
 	}
 	assert.Equal(t, c.History(), got.State.Messages)
+	wantState, err := json.Marshal(c.State())
+	require.NoError(t, err)
+	gotState, err := json.Marshal(got.State)
+	require.NoError(t, err)
+	assert.JSONEq(t, string(wantState), string(gotState), "the same state, whichever drives")
 	assert.Equal(t, l1.count(), l2.count())
 }
 
