@@ -261,9 +261,7 @@ func (c *Conversation) trimmed(ctx context.Context, pt *pendingTrim) (*Step, err
 	history := pt.tr.Messages()
 	r.win = window{} // the trimmed history has no usage yet
 	pt.ev.TokensAfter = c.estimate(ctx, &r.win, history, r.cfg)
-	if err := c.endStep(ctx, history, nil, nil); err != nil {
-		return c.fail(history, err)
-	}
+	c.endStep(history, nil, nil)
 	c.emit(pt.ev)
 	return c.turnStep(ctx)
 }

@@ -85,6 +85,8 @@ type Conversation struct {
 	history   []types.Message
 	tail      *openTurn                           // the calls of the last message, while not all answered
 	stopped   bool                                // the task was stopped: a Send adds its prompt after the tool results
+	unsaved   bool                                // a step changed the state since the driver last saved it; under sendMu
+	savedTurn int                                 // the turn of the last step boundary, for StateSaved; under sendMu
 	usage     Usage                               // of every model call so far
 	cost      dollars                             // of usage, each call at its model's prices
 	toolCalls int                                 // the calls of the conversation's tool rounds, for Budget and State
@@ -205,7 +207,7 @@ func (c *Conversation) SendMessage(ctx context.Context, msg types.Message) (*Res
 // send is SendMessage; sh, if not nil, is the shape a structured Send's
 // answer must take.
 func (c *Conversation) send(ctx context.Context, msg types.Message, sh *shape) (*Result, error) {
-	return holding(c, false, func() (*Result, error) {
+	return holding(ctx, c, func() (*Result, error) {
 		step, err := c.begin(ctx, msg, sh)
 		return c.loop(ctx, step, err)
 	})

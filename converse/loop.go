@@ -6,10 +6,10 @@ import (
 )
 
 // loop drives a Send or Resume from its first step to its end (see Step):
-// it makes each model call a step asks for, asks Options.Approver to decide
-// the calls that need it, and runs the tool calls, until a step holds the
-// Result, an error ends the run, or calls stay pending (a pause). Each
-// step ends at a boundary the steps themselves keep and save.
+// it saves each step's state, makes each model call a step asks for, asks
+// Options.Approver to decide the calls that need it, and runs the tool
+// calls, until a step holds the Result, an error ends the run, or calls
+// stay pending (a pause).
 func (c *Conversation) loop(ctx context.Context, step *Step, err error) (*Result, error) {
 	if c.run == nil { // refused before the run began
 		return nil, err
@@ -18,7 +18,14 @@ func (c *Conversation) loop(ctx context.Context, step *Step, err error) (*Result
 	defer func() { c.run = nil }()
 	var turn *turnResult // the last model call, whose early calls may still run
 	defer func() { turn.discard() }()
-	for err == nil && step.Result == nil {
+	for {
+		// A step's state is saved before its model call or calls are made.
+		if serr := c.save(ctx); serr != nil && err == nil {
+			res.History, err = slices.Clone(c.kept()), serr
+		}
+		if err != nil || step.Result != nil {
+			break
+		}
 		switch {
 		case step.Request != nil:
 			turn.discard()

@@ -212,11 +212,13 @@ type Options struct {
 	// every such call pauses. An error of Approver ends the Send with it, the
 	// calls not decided pending.
 	Approver func(ctx context.Context, call Call) (Decision, error)
-	// Session, if set, saves the conversation's State in a Store at every
-	// step boundary: after the prompt is added, after each model call with
-	// its calls started, after each tool round. A crash then loses at most
+	// Session, if set, is where Send, Resume and Stop save the
+	// conversation's State: after every step, before its model call or its
+	// calls are made (after the prompt is added, after each model call with
+	// its calls started, after each tool round). A crash then loses at most
 	// the step in progress, and what is saved is always resumable
-	// (Store.Load, Restore, Resume). A failed save ends the Send.
+	// (Store.Load, Restore, Resume). A failed save ends the Send. The step
+	// API (see Step) saves nothing: its engine keeps the state.
 	Session *Session
 	// PromptCache places cachePoint blocks on every request of the models
 	// with prompt caching (Claude 3.5 Haiku, 3.7 Sonnet, Claude 4 and

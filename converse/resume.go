@@ -155,7 +155,7 @@ func (t *openTurn) clone() *openTurn {
 // ToolStart, ToolEnd, StateSaved) carry the number that turn had in its
 // Send, restored ones too.
 func (c *Conversation) Resume(ctx context.Context, decisions ...Decision) (*Result, error) {
-	return holding(c, false, func() (*Result, error) {
+	return holding(ctx, c, func() (*Result, error) {
 		if !c.resumable() {
 			// A check that finds nothing to resume, as a caller makes
 			// before every Send, is no operation: it has no span.

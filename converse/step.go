@@ -40,9 +40,11 @@ import (
 //	}
 //
 // Every method of the step API ends a step as Send does: the history is
-// kept (and saved in Options.Session, if set) before it returns, so the
-// conversation's State between any two steps is valid and resumable. The
-// requests are those Send would send, every rule applied.
+// kept before it returns, so the conversation's State between any two
+// steps is valid and resumable. A step does no I/O of its own: it saves
+// nothing (Options.Session is Send's), so an engine that keeps the state
+// saves State before it makes a step's model call or runs its calls, as
+// Send does. The requests are those Send would send, every rule applied.
 // Conversation.Converse makes a Request's call as Send does (its span,
 // metrics and Options.Limiter), and Conversation.ConverseStream a Request
 // whose Stream reports true; a client of the engine's own makes it bare
@@ -162,7 +164,7 @@ func (c *Conversation) fail(attempted []types.Message, err error) (*Step, error)
 // SendMessage's. The run ends with a Step holding a Result, an error, or
 // Pending calls that no decision came for (a pause).
 func (c *Conversation) Begin(ctx context.Context, msg types.Message) (*Step, error) {
-	return holding(c, false, func() (*Step, error) { return c.begin(ctx, msg, nil) })
+	return stepping(c, false, func() (*Step, error) { return c.begin(ctx, msg, nil) })
 }
 
 // BeginStructured is Begin for a structured answer, as StructuredJSON
@@ -176,7 +178,7 @@ func (c *Conversation) BeginStructured(ctx context.Context, msg types.Message, s
 	if err != nil {
 		return nil, err
 	}
-	return holding(c, false, func() (*Step, error) {
+	return stepping(c, false, func() (*Step, error) {
 		sh, err := c.newShape(tool)
 		if err != nil {
 			return nil, err
@@ -188,7 +190,7 @@ func (c *Conversation) BeginStructured(ctx context.Context, msg types.Message, s
 // BeginResume starts a Resume driven one step at a time: it takes what
 // Resume takes and returns the first step, calls to run or a model call.
 func (c *Conversation) BeginResume(ctx context.Context, decisions ...Decision) (*Step, error) {
-	return holding(c, false, func() (*Step, error) { return c.beginResume(ctx, decisions) })
+	return stepping(c, false, func() (*Step, error) { return c.beginResume(ctx, decisions) })
 }
 
 // HandleResponse takes the answer to req, the Request of the last Step:
@@ -203,7 +205,7 @@ func (c *Conversation) BeginResume(ctx context.Context, decisions ...Decision) (
 // An answer to any other Request (one answered already, or of an earlier
 // step) is ErrStaleStep, and changes nothing.
 func (c *Conversation) HandleResponse(ctx context.Context, req *Request, out *bedrockruntime.ConverseOutput, callErr error) (*Step, error) {
-	return holding(c, true, func() (*Step, error) {
+	return stepping(c, true, func() (*Step, error) {
 		if req == nil || req != c.run.await {
 			return nil, fmt.Errorf("converse: HandleResponse: %w: the request is not the one the last step asked for", ErrStaleStep)
 		}
@@ -226,7 +228,7 @@ func (c *Conversation) HandleResponse(ctx context.Context, req *Request, out *be
 // ErrStaleStep; one Bedrock would reject (no content, blank text) is an
 // error too, and neither is kept.
 func (c *Conversation) AnswerCalls(ctx context.Context, results ...types.ContentBlock) (*Step, error) {
-	return holding(c, true, func() (*Step, error) { return c.answerCalls(ctx, results) })
+	return stepping(c, true, func() (*Step, error) { return c.answerCalls(ctx, results) })
 }
 
 // answerCalls is AnswerCalls, holding the run.
@@ -277,7 +279,7 @@ func checkResult(b types.ContentBlock) error {
 // Decide takes one Decision for each of the last Step's Pending calls
 // (approvals and denials, as Resume takes them) and returns the next step.
 func (c *Conversation) Decide(ctx context.Context, decisions ...Decision) (*Step, error) {
-	return holding(c, true, func() (*Step, error) { return c.decideStep(ctx, decisions) })
+	return stepping(c, true, func() (*Step, error) { return c.decideStep(ctx, decisions) })
 }
 
 // decideStep is Decide, holding the run.
@@ -294,20 +296,40 @@ func (c *Conversation) decideStep(ctx context.Context, decisions []Decision) (*S
 	return c.startCalls(ctx, history, tail, nil)
 }
 
-// holding runs fn with the Send lock and the session held (see prepare);
-// a step of a run, only within one begun before.
-func holding[T any](c *Conversation, step bool, fn func() (T, error)) (T, error) {
+// holding runs fn, a driver's (Send, Resume, Stop), with the Send lock and
+// the session held (see prepare), then saves what fn's steps left unsaved
+// (see save): the error of a failed save is fn's unless fn failed.
+func holding[T any](ctx context.Context, c *Conversation, fn func() (T, error)) (T, error) {
 	c.sendMu.Lock()
 	defer c.sendMu.Unlock()
 	var zero T
-	if step && c.run == nil {
-		return zero, errors.New("converse: no Send is under way: Begin or BeginResume first")
+	if err := c.checkConfig(); err != nil {
+		return zero, err
 	}
-	release, err := c.prepare()
+	release, err := c.holdSession()
 	if err != nil {
 		return zero, err
 	}
 	defer release()
+	v, err := fn()
+	if serr := c.save(ctx); serr != nil && err == nil {
+		return v, serr
+	}
+	return v, err
+}
+
+// stepping runs fn, a step of the step API, with the Send lock held; a
+// step of a run (cont), only within one begun before. A step saves
+// nothing: its driver does.
+func stepping(c *Conversation, cont bool, fn func() (*Step, error)) (*Step, error) {
+	c.sendMu.Lock()
+	defer c.sendMu.Unlock()
+	if cont && c.run == nil {
+		return nil, errors.New("converse: no Send is under way: Begin or BeginResume first")
+	}
+	if err := c.checkConfig(); err != nil {
+		return nil, err
+	}
 	return fn()
 }
 
@@ -324,31 +346,39 @@ func (c *Conversation) open() ([]types.Message, *openTurn) {
 
 // endStep ends a step: history, and the open turn of its last message if
 // any, become the conversation's, then ev, if not nil, is reported (so
-// that History holds what it reports), and the state is saved in
-// Options.Session if set. It is the one place a step boundary is made;
-// history is one Bedrock accepts as the start of a request. Cancellation
-// does not stop the save: what happened must be kept.
-func (c *Conversation) endStep(ctx context.Context, history []types.Message, tail *openTurn, ev Event) error {
+// that History holds what it reports), and the state is left for the
+// driver to save (see save). It is the one place a step boundary is made;
+// history is one Bedrock accepts as the start of a request.
+func (c *Conversation) endStep(history []types.Message, tail *openTurn, ev Event) {
 	c.keep(history, tail)
 	if ev != nil {
 		c.emit(ev)
 	}
+	c.unsaved = true
+	if c.run != nil {
+		c.savedTurn = c.run.turn
+	}
+}
+
+// save is the driver's: it saves the state that steps left unsaved in
+// Options.Session, if set, and reports it. Send, Resume and Stop save after
+// every step, before its model call or its tool calls are made, so a crash
+// loses at most the step in progress. Cancellation does not stop the save:
+// what happened must be kept.
+func (c *Conversation) save(ctx context.Context) error {
 	s := c.opts.Session
-	if s == nil {
+	if s == nil || !c.unsaved {
 		return nil
 	}
 	st := c.State()
 	if err := s.Store.Save(context.WithoutCancel(ctx), s.ID, st); err != nil {
-		return fmt.Errorf("save session %q: %w", s.ID, err)
+		return fmt.Errorf("converse: turn %d: save session %q: %w", c.savedTurn, s.ID, err)
 	}
 	c.mu.Lock()
 	c.revision, c.log = st.Revision, st.log
 	c.mu.Unlock()
-	turn := 0
-	if c.run != nil {
-		turn = c.run.turn
-	}
-	c.emit(StateSaved{SessionID: s.ID, Turn: turn, Messages: len(st.Messages), Pending: len(st.Pending)})
+	c.unsaved = false
+	c.emit(StateSaved{SessionID: s.ID, Turn: c.savedTurn, Messages: len(st.Messages), Pending: len(st.Pending)})
 	return nil
 }
 
@@ -384,23 +414,18 @@ func (c *Conversation) begin(ctx context.Context, msg types.Message, sh *shape) 
 	c.mu.Lock()
 	c.stopped = false // a new task
 	c.mu.Unlock()
-	if err := c.endStep(ctx, history, nil, nil); err != nil {
-		c.run.res.History = slices.Clone(history)
-		return nil, fmt.Errorf("converse: %w", err)
-	}
+	c.endStep(history, nil, nil)
 	return c.nextTurn(ctx)
 }
 
-// prepare builds the tool configuration and holds the session (see
-// FileStore) until release is called.
-func (c *Conversation) prepare() (release func(), err error) {
+// checkConfig checks the request template and builds the tool
+// configuration.
+func (c *Conversation) checkConfig() error {
 	if err := c.checkTemplate(); err != nil {
-		return nil, err
+		return err
 	}
-	if _, err := c.toolConfig(); err != nil {
-		return nil, err
-	}
-	return c.holdSession()
+	_, err := c.toolConfig()
+	return err
 }
 
 // beginResume is BeginResume.
@@ -719,9 +744,7 @@ func (c *Conversation) finalAnswer(ctx context.Context, a *accepted) (*Step, err
 		c.traceAnswer(ctx, r.turn)
 		ev = nil
 	}
-	if err := c.endStep(ctx, kept, nil, ev); err != nil {
-		return c.fail(a.attempted, err)
-	}
+	c.endStep(kept, nil, ev)
 	return &Step{Result: r.res}, nil
 }
 
@@ -754,9 +777,7 @@ func (c *Conversation) openRound(ctx context.Context, a *accepted, calls []toolC
 	if tail.paused() && c.opts.Approver != nil {
 		// Nothing starts before Options.Approver decides: the approved
 		// calls then run with the others.
-		if err := c.endStep(ctx, a.attempted, tail, a.turnEnd); err != nil {
-			return c.fail(a.attempted, err)
-		}
+		c.endStep(a.attempted, tail, a.turnEnd)
 		return &Step{Pending: tail.pendingCalls()}, nil
 	}
 	return c.startCalls(ctx, a.attempted, tail, a.turnEnd)
@@ -791,18 +812,14 @@ func (c *Conversation) startCalls(ctx context.Context, history []types.Message, 
 		// The round's calls count before it starts, those pending with the
 		// rest, so that no decision can pass a limit in the middle of it.
 		if err := c.startRound(unanswered(tail)); err != nil {
-			if serr := c.endStep(ctx, history, tail, ev); serr != nil {
-				return c.fail(history, serr)
-			}
+			c.endStep(history, tail, ev)
 			return c.stopRun(ctx, history, tail, nil, err)
 		}
 	}
 	if len(calls) > 0 {
 		tail.started = true
 	}
-	if err := c.endStep(ctx, history, tail, ev); err != nil {
-		return c.fail(history, err)
-	}
+	c.endStep(history, tail, ev)
 	step := &Step{Calls: calls, Waiting: waiting}
 	if tail.paused() {
 		step.Pending = tail.pendingCalls()
@@ -826,9 +843,7 @@ func (c *Conversation) answered(ctx context.Context, history []types.Message, ta
 // message, and starts the next turn.
 func (c *Conversation) closeRound(ctx context.Context, history []types.Message, tail *openTurn) (*Step, error) {
 	history = append(history, tail.message(history))
-	if err := c.endStep(ctx, history, nil, nil); err != nil {
-		return c.fail(history, err)
-	}
+	c.endStep(history, nil, nil)
 	if err := ctx.Err(); err != nil {
 		return c.fail(history, err)
 	}

@@ -32,7 +32,7 @@ const byUser = "the user stopped the task"
 // nothing. The model sees the stopped calls' results with the next
 // prompt; Resume instead continues the stopped task.
 func (c *Conversation) Stop(ctx context.Context) error {
-	_, err := holding(c, false, func() (struct{}, error) {
+	_, err := holding(ctx, c, func() (struct{}, error) {
 		history, tail := c.open()
 		return struct{}{}, c.stop(ctx, history, tail, byUser)
 	})
@@ -69,9 +69,7 @@ func (c *Conversation) stop(ctx context.Context, history []types.Message, tail *
 	c.mu.Lock()
 	c.stopped = true
 	c.mu.Unlock()
-	if err := c.endStep(ctx, history, nil, nil); err != nil {
-		return fmt.Errorf("converse: stop: %w", err)
-	}
+	c.endStep(history, nil, nil)
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"sync/atomic"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
@@ -29,7 +30,7 @@ func TestStopEndsTheTask(t *testing.T) {
 		model  string
 		open   func(t *testing.T, client converse.Client, model string, reg *tools.Registry, opts func(*converse.Options)) *converse.Conversation
 		result string // the text of the stopped call's result
-		ran    int    // runs of the tool
+		ran    int    // runs of the tool, at most
 	}{
 		{"cancelled in its tool round", claude, cancelled, `Error: the task was stopped while tool "work" ran; it may or may not have taken effect`, 1},
 		{"cancelled, a model without text beside results", mistral, cancelled, `Error: the task was stopped while tool "work" ran; it may or may not have taken effect`, 1},
@@ -42,7 +43,7 @@ func TestStopEndsTheTask(t *testing.T) {
 				bedrocktest.ToolUse("", bedrocktest.Call{ID: "w1", Name: "work", Input: map[string]any{}}),
 				bedrocktest.Text("Something else, then."),
 			))
-			runs := 0
+			var runs atomic.Int32
 			reg := workTool(t, &runs)
 			store := converse.FileStore{Dir: t.TempDir()}
 			var ends []converse.ToolEnd
@@ -79,7 +80,8 @@ func TestStopEndsTheTask(t *testing.T) {
 			res, err := c.Send(context.Background(), "Something else.")
 			require.NoError(t, err)
 			assert.Equal(t, "Something else, then.", res.Text)
-			assert.Equal(t, tc.ran, runs, "a stopped call is never run")
+			// A cancelled call may still be returning; none runs again.
+			assert.LessOrEqual(t, int(runs.Load()), tc.ran, "a stopped call is never run (again)")
 			reqs := srv.Requests()
 			msgs := reqs[len(reqs)-1].Messages
 			last := msgs[len(msgs)-1]
@@ -117,10 +119,10 @@ func TestStopIdle(t *testing.T) {
 }
 
 // workTool is a tool named work that counts its runs.
-func workTool(t *testing.T, runs *int) *tools.Registry {
+func workTool(t *testing.T, runs *atomic.Int32) *tools.Registry {
 	t.Helper()
 	work, err := tools.New("work", "Does some work.", func(ctx context.Context, _ struct{}) (string, error) {
-		*runs++
+		runs.Add(1)
 		if err := ctx.Err(); err != nil {
 			return "", err
 		}

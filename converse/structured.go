@@ -408,9 +408,7 @@ func (c *Conversation) correct(ctx context.Context, attempted []types.Message, s
 	limit := r.turn >= c.maxTurns()
 	kept, _ := keepable(attempted)
 	if limit || !sh.correctable(stop, attempted[len(attempted)-1]) {
-		if err := c.endStep(ctx, kept, nil, turnEnd); err != nil {
-			return c.fail(attempted, err)
-		}
+		c.endStep(kept, nil, turnEnd)
 		return c.fail(attempted, sh.failure(stop, limit, c.maxTurns()))
 	}
 	reply := attempted[len(attempted)-1]
@@ -429,9 +427,7 @@ func (c *Conversation) correct(ctx context.Context, attempted []types.Message, s
 	}
 	c.keep(kept, nil) // History holds the reply at its TurnEnd
 	c.emit(turnEnd)
-	if err := c.endStep(ctx, history, nil, nil); err != nil {
-		return c.fail(attempted, err)
-	}
+	c.endStep(history, nil, nil)
 	c.emit(AnswerRejected{Turn: r.turn, Answer: strings.TrimSpace(message.Text(reply)), Reason: sh.reason})
 	return c.nextTurn(ctx)
 }

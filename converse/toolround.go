@@ -40,9 +40,7 @@ func (c *Conversation) approve(ctx context.Context) (*Step, error) {
 			err = checkVerdict(d)
 		}
 		if err != nil {
-			if serr := c.endStep(ctx, history, tail, nil); serr != nil {
-				return c.fail(history, serr)
-			}
+			c.endStep(history, tail, nil)
 			return c.fail(history, fmt.Errorf("approve %s (%s): %w", tc.name, tc.id, err))
 		}
 		c.emit(ApprovalDecided{Turn: r.turn, Call: tc.public(), Decision: d})

@@ -102,8 +102,8 @@ func (a *Agent) Workflow(ctx workflow.Context, in Input) (*Result, error) {
 }
 
 // workflowConversation builds the workflow's conversation: no client (the
-// activities call the model), no session (Temporal keeps the state), no
-// spans or metrics (the activities emit them, and a replay would emit them
+// activities call the model; the steps save nothing, Temporal keeping the
+// state), no spans or metrics (the activities emit them, and a replay would emit them
 // again), no events, the workflow's clock (a replay then decides a
 // Budget's wall time as the run did), and MaxTurns what the runs before
 // left. Its model is in.ModelID, or, if that is empty, in.State's; an
@@ -112,7 +112,7 @@ func (a *Agent) workflowConversation(ctx workflow.Context, in Input, turnsLeft i
 	opts := func(o *converse.Options) {
 		*o = a.conversationOptions()
 		o.Clock = func() time.Time { return workflow.Now(ctx) }
-		o.Session, o.Approver, o.OnEvent, o.Logger = nil, nil, nil, nil
+		o.Approver, o.OnEvent, o.Logger = nil, nil, nil
 		o.Stream, o.EarlyToolStart = false, false
 		o.TracerProvider, o.MeterProvider = tracenoop.NewTracerProvider(), metricnoop.NewMeterProvider()
 		o.MaxTurns = max(turnsLeft, 1)
