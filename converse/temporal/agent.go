@@ -34,11 +34,10 @@ type Options struct {
 	// Conversation configures the conversations, as for converse.New: in
 	// the workflow (tool configuration, request template, ApprovalPolicy,
 	// Context, PromptCache, MaxTurns, Tools.Concurrency) and in the
-	// activities (Tools, telemetry, OnEvent, Logger, and Limiter, which
-	// paces each model activity as it paces Send's calls and counts its
-	// throttled attempts). The workflow sets its own Session, Approver,
-	// Stream and telemetry: state is Temporal's, decisions come by
-	// signal, and spans and metrics come from the activities only.
+	// activities (Tools, telemetry, OnEvent, Logger). The workflow sets
+	// its own Session, Approver, Stream and telemetry: state is
+	// Temporal's, decisions come by signal, and spans and metrics come
+	// from the activities only.
 	// ApprovalPolicy runs in the workflow and must be deterministic: a
 	// function of the call alone.
 	Conversation func(*converse.Options)
@@ -98,7 +97,9 @@ type Agent struct {
 
 // New returns an Agent calling the model through client (a
 // *bedrockruntime.Client; its retries are turned off for each call, as
-// Temporal owns them) and offering the tools of reg.
+// Temporal owns them) and offering the tools of reg. A quota.Limiter's
+// client paces each model activity and counts its throttled attempts;
+// it makes a throttled call again itself, within the activity.
 func New(client converse.Client, reg *tools.Registry, optFns ...func(*Options)) *Agent {
 	a := &Agent{client: client, reg: reg}
 	for _, fn := range optFns {
