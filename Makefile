@@ -39,9 +39,9 @@ test: fmt-check vet staticcheck lambda-emulator dynalite race quota temporal
 # quota runs TestLimiterUnderQuota once more without the race detector: its
 # row of the SDK's adaptive retry mode without a limiter is skipped under
 # -race, whose runtime Go 1.26 crashes on timers of 0 in a synctest bubble
-# (see converse/race_on_test.go).
+# (see converse/quota/race_on_test.go).
 quota:
-	$(GO) test -count=1 -run TestLimiterUnderQuota ./converse/
+	$(GO) test -count=1 -run TestLimiterUnderQuota ./converse/quota/
 
 # temporal vets and tests converse/temporal, a module of its own, which `go
 # test ./...` at the top does not enter. Its workflow tests (Temporal's

@@ -234,15 +234,12 @@ func (c *Conversation) spent(conversation bool) Spent {
 func (c *Conversation) budgeted(ctx context.Context, req *Request) (*Step, error) {
 	c.run.await = req
 	b := c.opts.Budget
-	if b == nil && c.opts.Limiter == nil {
-		return &Step{Request: req}, nil
-	}
-	// Encoding the request to estimate it costs as much as a turn's
-	// validation: only a Budget or a Limiter pays for it.
-	req.estimate = wire.EstimateTokens(req.Input)
 	if b == nil {
 		return &Step{Request: req}, nil
 	}
+	// Encoding the request to estimate it costs as much as a turn's
+	// validation: only a Budget pays for it.
+	req.estimate = wire.EstimateTokens(req.Input)
 	if err := c.overTime(); err != nil {
 		return c.stopRun(ctx, c.kept(), nil, nil, err)
 	}

@@ -4,15 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 	"github.com/stretchr/testify/assert"
@@ -20,28 +17,10 @@ import (
 
 	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/bedrocktest"
+	"github.com/tooluse/bedrock/converse/internal/inmemory"
 	"github.com/tooluse/bedrock/converse/internal/testimage"
 	"github.com/tooluse/bedrock/tools"
 )
-
-// inMemory is a transport that hands each request to a bedrocktest
-// Server's handler on the caller's goroutine: no socket, so that a
-// testing/synctest bubble holds the whole exchange and runs in virtual
-// time.
-type inMemory struct{ srv *bedrocktest.Server }
-
-func (m inMemory) RoundTrip(r *http.Request) (*http.Response, error) {
-	rec := httptest.NewRecorder()
-	m.srv.ServeHTTP(rec, r)
-	return rec.Result(), nil
-}
-
-// inMemoryClient is a real client of srv over inMemory.
-func inMemoryClient(srv *bedrocktest.Server, optFns ...func(*bedrockruntime.Options)) *bedrockruntime.Client {
-	cfg := srv.Config()
-	cfg.HTTPClient = &http.Client{Transport: inMemory{srv}}
-	return bedrockruntime.NewFromConfig(cfg, optFns...)
-}
 
 // roundUsage runs threeRounds without a budget and returns each model
 // call's usage, as the accounting server reports it.
@@ -181,7 +160,7 @@ func TestBudgetWallTime(t *testing.T) {
 		require.NoError(t, err)
 		reg, err := tools.NewRegistry(slow)
 		require.NoError(t, err)
-		client := inMemoryClient(srv)
+		client := inmemory.Client(srv)
 		c := converse.New(client, "anthropic.claude-3-haiku-20240307-v1:0", reg, func(o *converse.Options) {
 			o.Budget = &converse.Budget{WallTime: 3 * time.Second}
 		})

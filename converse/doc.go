@@ -150,8 +150,8 @@
 // Options.Budget (a [Budget]) bounds the tokens, tool calls, wall time and
 // dollars of each Send and of the conversation, ending a Send at a step
 // boundary with [ErrBudget]; [Result].CostUSD prices the usage ([PricesOf],
-// or Options.Prices); a [Limiter] shared by conversations paces their model
-// calls by one quota of requests and tokens per minute.
+// or Options.Prices). Package quota paces the model calls of conversations
+// by one quota of requests and tokens per minute, through their Client.
 //
 // # Retries
 //

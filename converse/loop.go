@@ -30,7 +30,7 @@ func (c *Conversation) loop(ctx context.Context, step *Step, err error) (*Result
 		case step.Request != nil:
 			turn.discard()
 			var callErr error
-			turn, callErr = c.callLimited(ctx, step.Request)
+			turn, callErr = c.callModel(ctx, step.Request)
 			step, err = c.handleResponse(ctx, step.Request, turn, callErr)
 		case len(step.Pending) > 0 && c.opts.Approver != nil && !c.run.asked:
 			step, err = c.approve(ctx)

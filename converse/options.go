@@ -247,9 +247,6 @@ type Options struct {
 	// Set them for negotiated rates, provisioned throughput or a model
 	// the table lacks.
 	Prices *Prices
-	// Limiter, if set, paces the model calls by a quota shared with the
-	// other conversations that hold the same Limiter; see Limiter.
-	Limiter *Limiter
 	// Context, if set, keeps every request inside the model's context
 	// window, trimming the history before a model call and once more when
 	// Bedrock reports an overflow; see ContextPolicy. Without it a history

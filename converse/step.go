@@ -45,8 +45,8 @@ import (
 // nothing (Options.Session is Send's), so an engine that keeps the state
 // saves State before it makes a step's model call or runs its calls, as
 // Send does. The requests are those Send would send, every rule applied.
-// Conversation.Converse makes a Request's call as Send does (its span,
-// metrics and Options.Limiter), and Conversation.ConverseStream a Request
+// Conversation.Converse makes a Request's call as Send does (its span
+// and metrics), and Conversation.ConverseStream a Request
 // whose Stream reports true; a client of the engine's own makes it bare
 // (AssembleStream reads a stream's events into a Converse output).
 type Step struct {
@@ -89,20 +89,7 @@ type Request struct {
 
 	stream   bool // Send makes it with ConverseStream
 	mode     types.GuardrailStreamProcessingMode
-	estimate int // the input tokens, estimated (see Budget and Limiter)
-}
-
-// tokens is what the call may use of a token quota: its estimated input
-// and its maxTokens.
-func (r *Request) tokens() int { return quotaTokens(r.estimate, r.Input) }
-
-// quotaTokens is what a call of in, whose input is estimated at estimate
-// tokens, may use of a token quota: the estimate plus in's maxTokens.
-func quotaTokens(estimate int, in *bedrockruntime.ConverseInput) int {
-	if ic := in.InferenceConfig; ic != nil && ic.MaxTokens != nil {
-		estimate += int(*ic.MaxTokens)
-	}
-	return estimate
+	estimate int // the input tokens, estimated (see Budget)
 }
 
 // Stream reports whether Send would make the call with ConverseStream

@@ -16,7 +16,6 @@ import (
 	"github.com/tooluse/bedrock/converse/internal/media"
 	"github.com/tooluse/bedrock/converse/internal/message"
 	"github.com/tooluse/bedrock/converse/internal/models"
-	"github.com/tooluse/bedrock/converse/internal/wire"
 )
 
 // request is the one place a model call's request is built, for Converse
@@ -170,7 +169,7 @@ func (c *Conversation) modelCall(ctx context.Context, req *Request) (*turnResult
 		c.logger().Info("converse: "+reason, "turn", req.Turn)
 		c.emit(Fallback{Turn: req.Turn, Reason: reason})
 	}
-	out, err := c.converse(ctx, req.Input, req.tokens)
+	out, err := c.Converse(ctx, req.Input)
 	if err != nil {
 		return nil, err
 	}
@@ -183,42 +182,17 @@ func (c *Conversation) modelCall(ctx context.Context, req *Request) (*turnResult
 
 // Converse makes a model call with Converse as Send makes it: through
 // the conversation's client, in a chat span with its metrics (see the
-// package doc), paced by Options.Limiter if set. An engine driving the
-// steps (see Step) makes a Request's Input with it in the process that
-// holds the client, the telemetry and the Limiter, such as a Temporal
-// activity; its output goes to HandleResponse. The Limiter reserves the
-// input as wire bytes estimate it (a token for every four bytes of the
-// messages, system prompt and tools as JSON, an image by its size and a
-// PDF by its pages) plus maxTokens, where Send
-// reserves by its window's estimate, and waits as long as ctx allows;
-// without a Limiter nothing is estimated.
+// package doc). An engine driving the steps (see Step) makes a Request's
+// Input with it in the process that holds the client and the telemetry,
+// such as a Temporal activity; its output goes to HandleResponse.
 func (c *Conversation) Converse(ctx context.Context, in *bedrockruntime.ConverseInput) (*bedrockruntime.ConverseOutput, error) {
-	return c.converse(ctx, in, func() int { return quotaTokens(wire.EstimateTokens(in), in) })
-}
-
-// converse makes the model call of in, paced by Options.Limiter, if set,
-// which reserves tokens() of its token quota (called only then).
-func (c *Conversation) converse(ctx context.Context, in *bedrockruntime.ConverseInput, tokens func() int) (*bedrockruntime.ConverseOutput, error) {
 	if c.client == nil {
 		return nil, errors.New("converse: the conversation has no client to call the model with")
 	}
-	lim := c.opts.Limiter
-	var lr *reservation
-	if lim != nil {
-		var err error
-		if lr, err = lim.reserve(ctx, aws.ToString(in.ModelId), tokens()); err != nil {
-			return nil, err
-		}
-	}
 	chatCtx, chat := c.tel.startChat(ctx, false, in)
 	defer chat.abort()
-	out, err := c.client.Converse(chatCtx, in, lim.options(chat.options())...)
+	out, err := c.client.Converse(chatCtx, in, chat.options()...)
 	chat.endConverse(out, err)
-	var u Usage
-	if err == nil {
-		u = usageOf(out.Usage)
-	}
-	lr.settle(u, err)
 	return out, err
 }
 
@@ -249,7 +223,7 @@ func (c *Conversation) streamTurn(ctx context.Context, req *Request) (*turnResul
 		t.started, t.cancel = early.started, early.cancel
 		h.call = early.maybeStart
 	}
-	if err := c.streamCall(ctx, req.StreamInput(), req.Input, req.tokens(), t, h); err != nil {
+	if err := c.streamCall(ctx, req.StreamInput(), req.Input, t, h); err != nil {
 		return nil, err
 	}
 	return t, nil
@@ -257,41 +231,27 @@ func (c *Conversation) streamTurn(ctx context.Context, req *Request) (*turnResul
 
 // streamCall makes the ConverseStream call of in, whose Converse form ci
 // the chat span describes, and reads its events into t with h (h.event
-// is the span's): paced by Options.Limiter, which reserves tokens of its
-// token quota, with a decoder of the call's own. On an error, t's early
-// calls are discarded; a ThrottlingException among the stream's events,
-// which the SDK's retryer never sees, is the Limiter's to count.
-func (c *Conversation) streamCall(ctx context.Context, in *bedrockruntime.ConverseStreamInput, ci *bedrockruntime.ConverseInput, tokens int, t *turnResult, h streamHooks) (err error) {
-	lr, err := c.opts.Limiter.reserve(ctx, aws.ToString(in.ModelId), tokens)
-	if err != nil {
-		t.discard()
-		return err
-	}
+// is the span's), with a decoder of the call's own. On an error, t's early
+// calls are discarded.
+func (c *Conversation) streamCall(ctx context.Context, in *bedrockruntime.ConverseStreamInput, ci *bedrockruntime.ConverseInput, t *turnResult, h streamHooks) (err error) {
 	chatCtx, chat := c.tel.startChat(ctx, true, ci)
-	streamed := false // the call was answered: an error now is one of its events
 	defer func() {
 		if err != nil {
 			t.discard()
 			chat.end(nil, err)
-			lr.settle(Usage{}, err)
-			if streamed {
-				c.opts.Limiter.streamThrottled(err) // after settle, which gives back
-			}
 			return
 		}
 		chat.end(t, nil)
-		lr.settle(t.usage, nil)
 	}()
 	streamCtx, closeStream := context.WithCancel(chatCtx)
 	defer closeStream()
-	out, err := c.client.ConverseStream(streamCtx, in, c.opts.Limiter.options(append(chat.options(), ownProtocol))...)
+	out, err := c.client.ConverseStream(streamCtx, in, append(chat.options(), ownProtocol)...)
 	if err != nil {
 		return err
 	}
 	stream := out.GetStream()
 	defer stream.Close()
 	h.event = chat.chunked
-	streamed = true
 	return readStream(ctx, stream, t, h)
 }
 
@@ -395,21 +355,16 @@ func (t *turnResult) output() *bedrockruntime.ConverseOutput {
 // ConverseStream makes a model call with ConverseStream as Send makes it,
 // and returns the Converse output its events assemble into (see
 // AssembleStream): through the conversation's client, with a
-// decoder of the call's own, in a chat span with its metrics, paced by
-// Options.Limiter if set, as Converse is. An engine driving the steps
+// decoder of the call's own, in a chat span with its metrics, as Converse
+// is. An engine driving the steps
 // makes with it a Request whose Stream reports true, from its StreamInput;
 // its output goes to HandleResponse.
 func (c *Conversation) ConverseStream(ctx context.Context, in *bedrockruntime.ConverseStreamInput) (*bedrockruntime.ConverseOutput, error) {
 	if c.client == nil {
 		return nil, errors.New("converse: the conversation has no client to call the model with")
 	}
-	ci := converseRequest(in)
-	tokens := 0
-	if c.opts.Limiter != nil { // estimating encodes the request
-		tokens = quotaTokens(wire.EstimateTokens(ci), ci)
-	}
 	var t turnResult
-	if err := c.streamCall(ctx, in, ci, tokens, &t, streamHooks{}); err != nil {
+	if err := c.streamCall(ctx, in, converseRequest(in), &t, streamHooks{}); err != nil {
 		return nil, err
 	}
 	return t.output(), nil

@@ -35,6 +35,7 @@ var snippetImports = map[string]string{
 	"lambdatool":  "github.com/tooluse/bedrock/tools/lambdatool",
 	"mcptools":    "github.com/tooluse/bedrock/tools/mcptools",
 	"os":          "os",
+	"quota":       "github.com/tooluse/bedrock/converse/quota",
 	"retry":       "github.com/aws/aws-sdk-go-v2/aws/retry",
 	"slog":        "log/slog",
 	"time":        "time",

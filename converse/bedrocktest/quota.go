@@ -20,7 +20,7 @@ import (
 // reply's usage as the quotas count it: the input tokens, the cache writes
 // and the output tokens at the model's burndown rate (5 tokens an output
 // token for Claude 3.7 Sonnet and Claude 4 to 4.6, 1 for the others),
-// the cache reads not at all, as converse.Limiter counts them. A call past
+// the cache reads not at all, as quota.Limiter counts them. A call past
 // the quota gets a ThrottlingException and is not charged.
 type Quota struct {
 	RequestsPerMinute int

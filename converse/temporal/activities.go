@@ -221,7 +221,7 @@ func heartbeat(ctx context.Context) (stop func()) {
 
 // noRetries is a client whose calls the SDK makes once: Temporal owns the
 // retries. The retryer is replaced before the call's own options apply,
-// so that a converse.Limiter's, which wraps the retryer to see each
+// so that a quota.Limiter's, which wraps the retryer to see each
 // throttled attempt, wraps this one.
 type noRetries struct{ converse.Client }
 

@@ -34,14 +34,13 @@ type Options struct {
 	// Conversation configures the conversations, as for converse.New: in
 	// the workflow (tool configuration, request template, ApprovalPolicy,
 	// Context, PromptCache, MaxTurns, Tools.Concurrency) and in the
-	// activities (Tools, telemetry, OnEvent, Logger, and Limiter, which
-	// paces each model activity as it paces Send's calls and counts its
-	// throttled attempts). The workflow sets its own Session, Approver,
-	// Stream and telemetry: state is Temporal's, decisions come by
-	// signal, and spans and metrics come from the activities only.
-	// ApprovalPolicy, PrepareTurn and RepairCall run in the workflow and
-	// must be deterministic: functions of their input alone. The workflow
-	// sets Clock to workflow.Now, so a Budget's WallTime replays as it ran.
+	// activities (Tools, telemetry, OnEvent, Logger). The workflow sets
+	// its own Approver, Stream and telemetry: state is Temporal's,
+	// decisions come by signal, and spans and metrics come from the
+	// activities only. ApprovalPolicy, PrepareTurn and RepairCall run in
+	// the workflow and must be deterministic: functions of their input
+	// alone. The workflow sets Clock to workflow.Now, so a Budget's
+	// WallTime replays as it ran.
 	Conversation func(*converse.Options)
 	// ModelActivity are the activity options of a model call. A zero
 	// timeout means 5 minutes from start to close; a nil RetryPolicy, 10
@@ -99,7 +98,9 @@ type Agent struct {
 
 // New returns an Agent calling the model through client (a
 // *bedrockruntime.Client; its retries are turned off for each call, as
-// Temporal owns them) and offering the tools of reg.
+// Temporal owns them) and offering the tools of reg. A quota.Limiter's
+// client paces each model activity and counts its throttled attempts;
+// it makes a throttled call again itself, within the activity.
 func New(client converse.Client, reg *tools.Registry, optFns ...func(*Options)) *Agent {
 	a := &Agent{client: client, reg: reg}
 	for _, fn := range optFns {

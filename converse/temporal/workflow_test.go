@@ -25,6 +25,7 @@ import (
 
 	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/bedrocktest"
+	"github.com/tooluse/bedrock/converse/quota"
 	ctemporal "github.com/tooluse/bedrock/converse/temporal"
 	"github.com/tooluse/bedrock/tools"
 )
@@ -91,10 +92,16 @@ func weather(id, city string) bedrocktest.Call {
 // testEnv is a time-skipping test environment running an agent on srv.
 func testEnv(t *testing.T, srv *bedrocktest.Server, reg *tools.Registry, optFns ...func(*ctemporal.Options)) *testsuite.TestWorkflowEnvironment {
 	t.Helper()
+	return clientEnv(t, srv.Client(), reg, optFns...)
+}
+
+// clientEnv is testEnv with an agent calling the model through client.
+func clientEnv(t *testing.T, client converse.Client, reg *tools.Registry, optFns ...func(*ctemporal.Options)) *testsuite.TestWorkflowEnvironment {
+	t.Helper()
 	var s testsuite.WorkflowTestSuite
 	s.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))))
 	env := s.NewTestWorkflowEnvironment()
-	ctemporal.New(srv.Client(), reg, optFns...).Register(env)
+	ctemporal.New(client, reg, optFns...).Register(env)
 	return env
 }
 
@@ -145,18 +152,17 @@ func TestWorkflowRetriesThrottling(t *testing.T) {
 }
 
 // TestWorkflowModelCallsUseTheLimiter: the model activities go through the
-// agent's converse.Limiter, which sees each throttled attempt.
+// agent's quota.Limiter, which sees each throttled attempt and makes
+// the call again, within the activity.
 func TestWorkflowModelCallsUseTheLimiter(t *testing.T) {
 	srv := bedrocktest.NewServer(bedrocktest.Throttle(2, bedrocktest.Script(bedrocktest.Text("Hello!"))))
 	defer srv.Close()
-	lim := converse.NewLimiter(1000, 0)
-	env := testEnv(t, srv, nil, func(o *ctemporal.Options) {
-		o.Conversation = func(o *converse.Options) { o.Limiter = lim }
-	})
+	lim := quota.NewLimiter(1000, 0)
+	env := clientEnv(t, lim.Client(srv.Client()), nil)
 	env.ExecuteWorkflow(ctemporal.WorkflowName, ctemporal.Input{ModelID: claude, Prompt: "Hi"})
 	assert.Equal(t, "Hello!", result(t, env).Text)
 	assert.Len(t, srv.Requests(), 3)
-	assert.Equal(t, 2, lim.Throttles(), "each throttled activity attempt is counted")
+	assert.Equal(t, 2, lim.Throttles(), "each throttled attempt is counted")
 }
 
 func TestWorkflowDoesNotRetryValidation(t *testing.T) {

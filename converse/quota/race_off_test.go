@@ -1,6 +1,6 @@
 //go:build !race
 
-package converse_test
+package quota_test
 
 // raceDetector: see race_on_test.go.
 const raceDetector = false

@@ -1,6 +1,6 @@
 //go:build racerepro
 
-package converse_test
+package quota_test
 
 import (
 	"sync"
@@ -14,7 +14,7 @@ import (
 // under -race (see raceDetector): two goroutines of a synctest bubble
 // receiving from timers of 0. Run it with
 //
-//	go test -race -tags racerepro -count=1 -run TestZeroTimersInABubble ./converse/
+//	go test -race -tags racerepro -count=1 -run TestZeroTimersInABubble ./converse/quota/
 //
 // With Go 1.26.8 it crashed the test binary in 12 runs of 14, and one
 // more spun for 10 minutes until killed; once it passes every time on a

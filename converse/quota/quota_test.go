@@ -1,4 +1,4 @@
-package converse_test
+package quota_test
 
 import (
 	"context"
@@ -18,6 +18,8 @@ import (
 
 	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/bedrocktest"
+	"github.com/tooluse/bedrock/converse/internal/inmemory"
+	"github.com/tooluse/bedrock/converse/quota"
 	"github.com/tooluse/bedrock/tools"
 )
 
@@ -47,13 +49,13 @@ func (r quotaRun) throttledShare() float64 {
 func (r quotaRun) perMinute() float64 { return float64(r.calls) / r.minutes }
 
 // runUnderQuota runs n conversations of four turns at once through one
-// client, against a server with quota whose model takes latency a call,
+// client, against a server of quota q whose model takes 2 s a call,
 // in virtual time.
-func runUnderQuota(t *testing.T, n int, quota bedrocktest.Quota, retryer func() aws.Retryer, lim *converse.Limiter) quotaRun {
+func runUnderQuota(t *testing.T, n int, q bedrocktest.Quota, retryer func() aws.Retryer, lim *quota.Limiter) quotaRun {
 	t.Helper()
 	var out quotaRun
 	srv := bedrocktest.NewServer(bedrocktest.Delay(2*time.Second, fourTurns), func(o *bedrocktest.Options) {
-		o.Accounting, o.Quota, o.MaxRequests = true, quota, -1
+		o.Accounting, o.Quota, o.MaxRequests = true, q, -1
 	})
 	defer srv.Close()
 	synctest.Test(t, func(t *testing.T) {
@@ -61,14 +63,16 @@ func runUnderQuota(t *testing.T, n int, quota bedrocktest.Quota, retryer func() 
 		require.NoError(t, err)
 		reg, err := tools.NewRegistry(step)
 		require.NoError(t, err)
-		client := inMemoryClient(srv, func(o *bedrockruntime.Options) { o.Retryer = retryer() })
+		var client converse.Client = inmemory.Client(srv, func(o *bedrockruntime.Options) { o.Retryer = retryer() })
+		if lim != nil {
+			client = lim.Client(client)
+		}
 		start := time.Now()
 		var wg sync.WaitGroup
 		var mu sync.Mutex
 		for range n {
 			wg.Go(func() {
 				c := converse.New(client, "anthropic.claude-3-haiku-20240307-v1:0", reg, func(o *converse.Options) {
-					o.Limiter = lim
 					o.Request.InferenceConfig = &types.InferenceConfiguration{MaxTokens: aws.Int32(100)}
 				})
 				_, err := c.Send(context.Background(), "go")
@@ -109,12 +113,12 @@ func TestLimiterUnderQuota(t *testing.T) {
 		t.Skip("500 conversations: not in -short")
 	}
 	const n, rpm = 500, 400
-	quota := bedrocktest.Quota{RequestsPerMinute: rpm, TokensPerMinute: 200000}
+	q := bedrocktest.Quota{RequestsPerMinute: rpm, TokensPerMinute: 200000}
 	standard := func() aws.Retryer { return retry.NewStandard() }
 	adaptive := func() aws.Retryer { return waitsTakeTime{retry.NewAdaptiveMode()} }
-	noLimiter := func() *converse.Limiter { return nil }
-	limiter := func(times int) func() *converse.Limiter {
-		return func() *converse.Limiter { return converse.NewLimiter(times*rpm, times*200000) }
+	noLimiter := func() *quota.Limiter { return nil }
+	limiter := func(times int) func() *quota.Limiter {
+		return func() *quota.Limiter { return quota.NewLimiter(times*rpm, times*200000) }
 	}
 	someFail := func(t *testing.T, got quotaRun) { assert.Positive(t, got.failed, "failed Sends") }
 	throttled := func(t *testing.T, got quotaRun) { assert.Positive(t, got.throttles, "throttles answered") }
@@ -127,7 +131,7 @@ func TestLimiterUnderQuota(t *testing.T) {
 	rows := []struct {
 		name       string
 		retryer    func() aws.Retryer
-		lim        func() *converse.Limiter
+		lim        func() *quota.Limiter
 		zeroTimers bool // the retryer waits on timers of 0 (see raceDetector)
 		check      func(*testing.T, quotaRun)
 	}{
@@ -143,7 +147,7 @@ func TestLimiterUnderQuota(t *testing.T) {
 			if row.zeroTimers && raceDetector {
 				t.Skip("its waits of 0 in a synctest bubble crash the race detector of Go 1.26 (see raceDetector); make test runs it without -race (make quota)")
 			}
-			got := runUnderQuota(t, n, quota, row.retryer, row.lim())
+			got := runUnderQuota(t, n, q, row.retryer, row.lim())
 			report += fmt.Sprintf("| %s | %d of %d | %d | %d | %.1f%% | %.0f |\n",
 				row.name, got.failed, n, got.throttles, got.calls, 100*got.throttledShare(), got.perMinute())
 			row.check(t, got)
@@ -188,22 +192,20 @@ func TestLimiterWaitEndsWithTheContext(t *testing.T) {
 	srv := bedrocktest.NewServer(bedrocktest.Script(bedrocktest.Text("one"), bedrocktest.Text("two")))
 	defer srv.Close()
 	synctest.Test(t, func(t *testing.T) {
-		lim := converse.NewLimiter(1, 0) // one request, then one a minute and more
-		client := inMemoryClient(srv)
-		_, err := converse.Run(context.Background(), client, "anthropic.claude-3-haiku-20240307-v1:0", nil, "first",
-			func(o *converse.Options) { o.Limiter = lim })
+		lim := quota.NewLimiter(1, 0) // one request, then one a minute and more
+		client := lim.Client(inmemory.Client(srv))
+		_, err := converse.Run(context.Background(), client, "anthropic.claude-3-haiku-20240307-v1:0", nil, "first")
 		require.NoError(t, err)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		_, err = converse.Run(ctx, client, "anthropic.claude-3-haiku-20240307-v1:0", nil, "second",
-			func(o *converse.Options) { o.Limiter = lim })
+		_, err = converse.Run(ctx, client, "anthropic.claude-3-haiku-20240307-v1:0", nil, "second")
 		require.ErrorIs(t, err, context.DeadlineExceeded)
 		assert.Len(t, srv.Requests(), 1, "the second call was never made")
 	})
 }
 
 // TestConverseStepUsesTheLimiter: the step API's model call is paced by
-// Options.Limiter as Send's are: a second call waits for the quota (here
+// the Limiter as Send's are: a second call waits for the quota (here
 // past its context's end, so it is never made), and each throttled
 // attempt, as the SDK's retryer sees it, is counted.
 func TestConverseStepUsesTheLimiter(t *testing.T) {
@@ -217,8 +219,8 @@ func TestConverseStepUsesTheLimiter(t *testing.T) {
 		srv := bedrocktest.NewServer(bedrocktest.Script(bedrocktest.Text("one"), bedrocktest.Text("two")))
 		defer srv.Close()
 		synctest.Test(t, func(t *testing.T) {
-			lim := converse.NewLimiter(1, 0) // one request, then one a minute and more
-			c := converse.New(inMemoryClient(srv), model, nil, func(o *converse.Options) { o.Limiter = lim })
+			lim := quota.NewLimiter(1, 0) // one request, then one a minute and more
+			c := converse.New(lim.Client(inmemory.Client(srv)), model, nil)
 			_, err := c.Converse(context.Background(), request("first"))
 			require.NoError(t, err)
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -232,8 +234,8 @@ func TestConverseStepUsesTheLimiter(t *testing.T) {
 		srv := bedrocktest.NewServer(bedrocktest.Throttle(2, bedrocktest.Script(bedrocktest.Text("done"))))
 		defer srv.Close()
 		synctest.Test(t, func(t *testing.T) {
-			lim := converse.NewLimiter(100, 0)
-			c := converse.New(inMemoryClient(srv), model, nil, func(o *converse.Options) { o.Limiter = lim })
+			lim := quota.NewLimiter(100, 0)
+			c := converse.New(lim.Client(inmemory.Client(srv)), model, nil)
 			_, err := c.Converse(context.Background(), request("go"))
 			require.NoError(t, err, "the SDK's third attempt succeeds")
 			assert.Equal(t, 2, lim.Throttles())
@@ -270,9 +272,9 @@ func TestLimiterCountsStreamThrottles(t *testing.T) {
 			}))
 			defer srv.Close()
 			synctest.Test(t, func(t *testing.T) {
-				lim := converse.NewLimiter(tt.requests, tt.tpm)
-				c := converse.New(inMemoryClient(srv), "us.anthropic.claude-sonnet-4-20250514-v1:0", nil, func(o *converse.Options) {
-					o.Stream, o.Limiter = true, lim
+				lim := quota.NewLimiter(tt.requests, tt.tpm)
+				c := converse.New(lim.Client(inmemory.Client(srv)), "us.anthropic.claude-sonnet-4-20250514-v1:0", nil, func(o *converse.Options) {
+					o.Stream = true
 				})
 				_, err := c.Send(context.Background(), "hello")
 				var throttled *types.ThrottlingException
@@ -287,4 +289,31 @@ func TestLimiterCountsStreamThrottles(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestLimiterSettlesStreams: a stream's call is settled to the usage of
+// its metadata event, which the Limiter reads as the SDK decodes it: the
+// next call waits for the first's output, 5 quota tokens each for Claude
+// Sonnet 4, and for its own reservation, beyond the burst (virtual time).
+func TestLimiterSettlesStreams(t *testing.T) {
+	long := bedrocktest.Text("one")
+	long.Output.Usage.OutputTokens = aws.Int32(1000)
+	srv := bedrocktest.NewServer(bedrocktest.Script(long, bedrocktest.Text("two")),
+		func(o *bedrocktest.Options) { o.Accounting = true })
+	defer srv.Close()
+	synctest.Test(t, func(t *testing.T) {
+		lim := quota.NewLimiter(0, 20000) // a burst of 1000 tokens, then 19,000 a minute
+		c := converse.New(lim.Client(inmemory.Client(srv)), "us.anthropic.claude-sonnet-4-20250514-v1:0", nil, func(o *converse.Options) {
+			o.Stream = true
+			o.Request.InferenceConfig = &types.InferenceConfiguration{MaxTokens: aws.Int32(100)}
+		})
+		start := time.Now()
+		first, err := c.Send(context.Background(), "first")
+		require.NoError(t, err)
+		second, err := c.Send(context.Background(), "second")
+		require.NoError(t, err)
+		used := first.Usage.InputTokens + 5*first.Usage.OutputTokens
+		reserved := second.Usage.InputTokens + 100
+		assert.InDelta(t, float64(used+reserved-1000)*60/19000, time.Since(start).Seconds(), 1e-6)
+	})
 }

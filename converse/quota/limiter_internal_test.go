@@ -1,4 +1,4 @@
-package converse
+package quota
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/time/rate"
@@ -25,14 +27,14 @@ func TestLimiterSettles(t *testing.T) {
 		start := time.Now()
 		r, err := l.reserve(context.Background(), limiterModel, 1000)
 		require.NoError(t, err)
-		r.settle(Usage{InputTokens: 50, OutputTokens: 50}, nil)
+		r.settle(&types.TokenUsage{InputTokens: aws.Int32(50), OutputTokens: aws.Int32(50)}, nil)
 		_, err = l.reserve(context.Background(), limiterModel, 900)
 		require.NoError(t, err)
 		assert.Equal(t, start, time.Now(), "the 900 tokens given back were there at once")
 
 		r, err = l.reserve(context.Background(), limiterModel, 0)
 		require.NoError(t, err)
-		r.settle(Usage{InputTokens: 190}, nil) // 190 more than reserved
+		r.settle(&types.TokenUsage{InputTokens: aws.Int32(190)}, nil) // 190 more than reserved
 		_, err = l.reserve(context.Background(), limiterModel, 1)
 		require.NoError(t, err)
 		assert.InDelta(t, 191*60.0/19000, time.Since(start).Seconds(), 1e-6,
@@ -89,8 +91,9 @@ func TestLimiterAIMD(t *testing.T) {
 func TestLimiterCountsLargeCallsInFull(t *testing.T) {
 	const quota = 200000 // a burst of 10,000 tokens
 	tests := []struct {
-		name                   string
-		reserve, input, output int
+		name          string
+		reserve       int
+		input, output int32
 	}{
 		{"ten bursts reserved and used", 100000, 96000, 4000},
 		{"one burst reserved, ten used", 10000, 96000, 4000},
@@ -109,8 +112,8 @@ func TestLimiterCountsLargeCallsInFull(t *testing.T) {
 					if time.Since(start) >= time.Minute {
 						break
 					}
-					r.settle(Usage{InputTokens: tt.input, OutputTokens: tt.output}, nil)
-					admitted += tt.input + tt.output
+					r.settle(&types.TokenUsage{InputTokens: aws.Int32(tt.input), OutputTokens: aws.Int32(tt.output)}, nil)
+					admitted += int(tt.input + tt.output)
 				}
 				assert.LessOrEqual(t, admitted, quota, "tokens admitted in the first minute")
 				assert.Greater(t, admitted, quota/2, "tokens admitted in the first minute")
@@ -124,7 +127,8 @@ func TestLimiterCountsLargeCallsInFull(t *testing.T) {
 // Sonnet 4, 1 for Claude 3 Haiku), and its cache reads count for nothing:
 // the next call waits for exactly that debt (virtual time).
 func TestLimiterSettlesAsBedrockCounts(t *testing.T) {
-	u := Usage{InputTokens: 100, CacheReadInputTokens: 5000, CacheWriteInputTokens: 50, OutputTokens: 100}
+	u := &types.TokenUsage{InputTokens: aws.Int32(100), CacheReadInputTokens: aws.Int32(5000),
+		CacheWriteInputTokens: aws.Int32(50), OutputTokens: aws.Int32(100)}
 	tests := []struct {
 		model string
 		used  int

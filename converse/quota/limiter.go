@@ -1,10 +1,11 @@
-package converse
+package quota
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -16,34 +17,31 @@ import (
 	"github.com/tooluse/bedrock/converse/internal/models"
 )
 
-// Limiter paces the model calls of every conversation that holds it
-// (Options.Limiter) by one quota of requests and tokens per minute: make
-// one per model and region whose quota they share, never one for the
-// process. Before each model call it reserves the call's tokens (its
-// estimated input plus its maxTokens, or the input alone without one)
-// and waits, as long as the context allows, until they fit; after the call
-// it settles the reservation with the real usage as Bedrock counts it
-// against its quotas (input, cache writes, and output at the model's
-// burndown rate: 5 tokens an output token for Claude 3.7 Sonnet and Claude
-// 4 to 4.6; cache reads count for nothing), giving back what was
-// not used or taking what was used beyond it. In any minute it admits at
-// most the quota: a burst of a twentieth of it, the rest spread evenly
-// (for a quota of fewer than 20, a burst of 1). A call larger than the
-// burst waits for a whole burst and is counted in full: what the burst
-// did not hold is a debt the calls after it wait for.
+// Limiter paces model calls by one quota of requests and tokens per
+// minute: make one per model and region whose quota they share, never one
+// for the process. The calls it paces are those of the clients it makes
+// (Limiter.Client). Before each call it reserves the call's tokens (its
+// estimated input plus its maxTokens, or the input alone without one) and
+// waits, as long as the context allows, until they fit. After the call it
+// settles the reservation with the real usage as Bedrock counts it against
+// its quotas: input, cache writes, and output at the model's burndown rate
+// (5 tokens an output token for Claude 3.7 Sonnet and Claude 4 to 4.6;
+// cache reads count for nothing). What was not used is given back; what
+// was used beyond it is taken. In any minute it admits at most the quota:
+// a burst of a twentieth of it, the rest spread evenly (for a quota of
+// fewer than 20, a burst of 1). A call larger than the burst waits for a
+// whole burst and is counted in full: what the burst did not hold is a
+// debt the calls after it wait for.
 //
-// Each ThrottlingException Bedrock answers (each attempt, as the SDK's
-// retryer sees them, when the client is a *bedrockruntime.Client, and
-// each one a ConverseStream sends among its events, which no retryer
-// sees) halves the rates, at most once every 15 seconds, and each call
-// that succeeds raises them by a fiftieth of the quota, back up to it
-// (additive increase, multiplicative decrease): a Limiter set above a
-// quota that is unknown, or shared with other processes, settles below
-// it. A throttle in a stream also empties the Limiter, down to a burst
-// short, in place of the backoff the SDK's retryer would have waited: the
-// next call waits for a burst and more at the lowered rates. A call
-// throttled after the SDK's retries, or in its stream, is made again by
-// Send, through the Limiter, up to 10 times. It is built on
+// Each ThrottlingException Bedrock answers halves the rates, at most once
+// every 15 seconds; each call that succeeds raises them by a fiftieth of
+// the quota, back up to it (additive increase, multiplicative decrease).
+// It sees each attempt the SDK's retryer makes, when the client is a
+// *bedrockruntime.Client, and each throttle a ConverseStream sends among
+// its events, which no retryer sees. So a Limiter set above a quota that
+// is unknown, or shared with other processes, settles below it. A throttle
+// in a stream also empties the Limiter, down to a burst short, in place of
+// the backoff the SDK's retryer would have waited. It is built on
 // golang.org/x/time/rate, and safe for concurrent use.
 type Limiter struct {
 	requests, tokens *rate.Limiter
@@ -103,9 +101,6 @@ type reservation struct {
 // error, wrapped). A call larger than the burst waits for a whole burst,
 // and the rest is charged as a debt.
 func (l *Limiter) reserve(ctx context.Context, modelID string, tokens int) (*reservation, error) {
-	if l == nil {
-		return nil, nil
-	}
 	first := tokens
 	if l.tokens.Limit() != rate.Inf {
 		first = min(tokens, l.tokens.Burst()) // x/time/rate refuses more
@@ -146,15 +141,16 @@ func charge(b *rate.Limiter, now time.Time, n int) {
 	}
 }
 
-// settle counts the real usage of the call as Bedrock's quotas count it,
+// settle counts the real usage u of the call as Bedrock's quotas count it,
 // and its error: a ThrottlingException lowers the rates, a success raises
 // them. A failed call used none.
-func (r *reservation) settle(u Usage, err error) {
-	if r == nil {
-		return
-	}
+func (r *reservation) settle(u *types.TokenUsage, err error) {
 	l := r.l
-	used := r.model.QuotaTokens(u.InputTokens, u.CacheWriteInputTokens, u.OutputTokens)
+	used := 0
+	if u != nil && err == nil {
+		used = r.model.QuotaTokens(int(aws.ToInt32(u.InputTokens)), int(aws.ToInt32(u.CacheWriteInputTokens)),
+			int(aws.ToInt32(u.OutputTokens)))
+	}
 	charge(l.tokens, time.Now(), used-r.tokens)
 	if err == nil {
 		l.adjust(false)
@@ -165,11 +161,9 @@ func (r *reservation) settle(u Usage, err error) {
 // ConverseStream sent among its events: the SDK's retryer never sees one,
 // so l lowers its rates here, as observe would, and in place of the
 // retryer's backoff it is emptied down to a burst short, so that the next
-// call waits for a burst and more at the lowered rates. A nil l does
-// nothing.
+// call waits for a burst and more at the lowered rates.
 func (l *Limiter) streamThrottled(err error) {
-	var throttled *types.ThrottlingException
-	if l == nil || !errors.As(err, &throttled) {
+	if !throttled(err) {
 		return
 	}
 	l.adjust(true)
@@ -207,30 +201,9 @@ func (l *Limiter) adjust(throttled bool) {
 	}
 }
 
-// limiterAttempts bounds the calls a Send makes of one request that
-// Bedrock throttles after the SDK's own retries, with a Limiter.
-const limiterAttempts = 10
-
-// callLimited makes the model call of req; with a Limiter, a call
-// throttled after the SDK's retries, or in its stream, is made again, up
-// to limiterAttempts times, each time waiting for the Limiter, which
-// lowered its rates.
-func (c *Conversation) callLimited(ctx context.Context, req *Request) (*turnResult, error) {
-	for attempt := 1; ; attempt++ {
-		t, err := c.callModel(ctx, req)
-		var throttled *types.ThrottlingException
-		if c.opts.Limiter == nil || attempt == limiterAttempts || !errors.As(err, &throttled) {
-			return t, err
-		}
-	}
-}
-
-// options are opts of a model call with, if l is not nil, observe.
+// options are opts of a model call with observe.
 func (l *Limiter) options(opts []func(*bedrockruntime.Options)) []func(*bedrockruntime.Options) {
-	if l == nil {
-		return opts
-	}
-	return append(opts, l.observe)
+	return append(slices.Clip(opts), l.observe)
 }
 
 // observe is an option of a model call that tells l of each throttled
@@ -248,9 +221,10 @@ type throttleObserver struct {
 	l *Limiter
 }
 
+// IsErrorRetryable is that of the wrapped retryer, after it tells the
+// Limiter of a ThrottlingException.
 func (t *throttleObserver) IsErrorRetryable(err error) bool {
-	var throttled *types.ThrottlingException
-	if errors.As(err, &throttled) {
+	if throttled(err) {
 		t.l.adjust(true)
 	}
 	return t.Retryer.IsErrorRetryable(err)
@@ -263,4 +237,10 @@ func (t *throttleObserver) GetAttemptToken(ctx context.Context) (func(error) err
 		return v2.GetAttemptToken(ctx)
 	}
 	return t.GetInitialToken(), nil
+}
+
+// throttled is whether err is a ThrottlingException.
+func throttled(err error) bool {
+	var t *types.ThrottlingException
+	return errors.As(err, &t)
 }

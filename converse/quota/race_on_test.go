@@ -1,6 +1,6 @@
 //go:build race
 
-package converse_test
+package quota_test
 
 // raceDetector is whether the tests run under -race, for a test to skip
 // what the race detector cannot run: goroutines of a testing/synctest
