@@ -34,7 +34,7 @@ func ExampleConversation_Begin() {
 		case step.Request != nil:
 			fmt.Printf("model call %d\n", step.Request.Turn)
 			out, callErr := client.Converse(ctx, step.Request.Input)
-			if converse.Retryable(callErr) {
+			if converse.Classify(callErr) == converse.OutcomeRetry {
 				continue // the same request again
 			}
 			step, err = conv.HandleResponse(ctx, step.Request, out, callErr)

@@ -36,7 +36,7 @@
 // another worker must decide the same. The model call is an activity
 // ([Agent.Model]) calling Converse with the SDK's retries off, so that
 // Temporal alone retries, by the activity's retry policy, what
-// converse.Retryable calls retryable (throttling, 5xx, a model timeout); a
+// converse.Classify calls OutcomeRetry (throttling, 5xx, a model timeout); a
 // ValidationException or AccessDeniedException fails at once. It sends the
 // step's Request as it is, model included: the model PrepareTurn chose, or
 // one of FallbackModels, which the conversation turns to as in a Send once
