@@ -147,8 +147,11 @@
 // dynamodb://TABLE keeps each in the table's item of its runtime session
 // id, with -session-bucket for sessions past 400 KB). Without -yes a
 // call that needs approval pauses its invocation, whose answer lists it,
-// and the next invocation carries the decisions. "converse serve -h" says
-// more; a prompt of the one word "serve" goes after --.
+// and the next invocation carries the decisions. An invocation that reaches
+// -max-turns or a budget answers 200 with the "status" "limit" and what was
+// done, never a 5xx; package converse's doc (Outcomes) has the table of
+// HTTP statuses. "converse serve -h" says more; a prompt of the one word
+// "serve" goes after --.
 //
 // # Help topics
 //

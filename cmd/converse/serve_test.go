@@ -117,6 +117,42 @@ func TestServe(t *testing.T) {
 	assert.Equal(t, "Be brief.", systemText(reqs[2]), "the flags configure the served conversations")
 }
 
+// TestServeLimits: an invocation that reaches -max-turns answers 200 with
+// the status "limit", and the next one of the session answers, after
+// resuming the task the limit cut, whose text and usage it reports. A
+// budget reached is a 200 "limit" too, each time, never a 5xx.
+func TestServeLimits(t *testing.T) {
+	setTestEnv(t)
+	now := func(id string) *bedrocktest.Reply {
+		return bedrocktest.ToolUse("Checking.", bedrocktest.Call{ID: id, Name: "get_current_datetime"})
+	}
+	const session = "0123456789abcdef0123456789abcdef-cli"
+	bed := newServer(t, bedrocktest.Script(now("t1"), now("t2"), bedrocktest.Text("It is noon."), bedrocktest.Text("Hello.")))
+	s := startServe(t, "-endpoint", bed.URL, "-sessions", t.TempDir(), "-max-turns", "2")
+
+	limited := s.invoke(t, session, `{"prompt": "What time is it?"}`)
+	assert.Equal(t, "limit", limited["status"])
+	assert.Equal(t, "turns", limited["limit"])
+	assert.Equal(t, "Checking.", limited["response"])
+	assert.Contains(t, limited, "usage")
+
+	next := s.invoke(t, session, `{"prompt": "Hi."}`)
+	assert.Equal(t, "success", next["status"])
+	assert.Equal(t, "Hello.", next["response"])
+	resumed, ok := next["resumed"].(map[string]any)
+	require.True(t, ok, "the resumed task is reported: %v", next)
+	assert.Equal(t, "It is noon.", resumed["response"])
+	assert.Contains(t, resumed, "usage")
+
+	spent := startServe(t, "-endpoint", bed.URL, "-sessions", t.TempDir(), "-max-tokens-total", "1")
+	for range 2 {
+		a := spent.invoke(t, session, `{"prompt": "What time is it?"}`)
+		assert.Equal(t, "limit", a["status"])
+		assert.Equal(t, "total tokens", a["limit"])
+	}
+	assert.Len(t, bed.Requests(), 4, "no model call passed the budget")
+}
+
 // TestServeVerbose: with -v each invocation's trace goes to standard
 // error, every line after its session, and so do the retries of model
 // calls.
