@@ -103,7 +103,7 @@ func TestRecordFailedTurn(t *testing.T) {
 		bedrocktest.ToolUse("Let me work that out.", bedrocktest.Call{ID: "tooluse_calc1", Name: "calculator", Input: map[string]any{"a": 6, "b": 7, "operation": "multiply"}}),
 	)) // the second call finds the script exhausted: an error
 	out := runBinary(t, testEnv(t, "AWS_MAX_ATTEMPTS=1"), nil, "-endpoint", srv.URL, "-record", file, "What is 6 times 7?")
-	assert.Equal(t, 1, out.code, "exit; stderr:\n%s", out.stderr)
+	assert.Equal(t, exitCaller, out.code, "exit; stderr:\n%s", out.stderr)
 	rec, err := recording.Load(file)
 	require.NoError(t, err, "no recording after a failed turn; stderr:\n%s", out.stderr)
 	require.NotEmpty(t, rec.Exchanges, "the first turn's tool call first")
