@@ -49,6 +49,16 @@
 // MCP and Lambda tools are tools of the registry like any other: the worker
 // holds their connections.
 //
+// # Failures
+//
+// A run that ends without an answer fails the workflow with a
+// non-retryable ApplicationError whose type is "converse." and the
+// converse.Outcome of its error: "converse.limit" for the turn limit or a
+// budget, "converse.retry" for throttling that outlasted the retries, and
+// so on (the table of package converse's doc, section Outcomes). Its
+// details are the conversation's State, to go on from in a new workflow,
+// and Bedrock's error code, if any.
+//
 // # At least once
 //
 // An activity whose result Temporal recorded is never run again: a
