@@ -74,7 +74,8 @@
 // turn number, usable with errors.As against *types.ThrottlingException and
 // the rest), cancellation, and the sentinels [ErrMaxTurns], [ErrMaxTokens],
 // [ErrMalformedToolUse], [ErrMalformedModelOutput],
-// [ErrContextWindowExceeded] and [ErrStreamTruncated].
+// [ErrContextWindowExceeded] and [ErrStreamTruncated]; [Classify] sorts
+// them (see Outcomes).
 //
 // # Resuming and approvals
 //
@@ -165,6 +166,38 @@
 //	})
 //
 // or with AWS_MAX_ATTEMPTS and AWS_RETRY_MODE=adaptive in the environment.
+//
+// # Outcomes
+//
+// [Classify] sorts the error of a Send, a Resume or a step into an
+// [Outcome], and the hosts of this module answer each one alike. A limit,
+// a pause and a stop are normal ends. Send still returns an error for
+// them, with the Result of what was done; serve answers them 200, never a
+// 5xx, and the command exits with a status of their own.
+//
+//	Outcome          agentcore, serve:          converse:    converse/temporal
+//	                 HTTP status, "status"      exit status  workflow failure
+//	nil (an answer)  200 "success"              0            none: a Result
+//	OutcomeLimit     200 "limit"                5            converse.limit
+//	OutcomePaused    200 "paused"               6            none: it waits
+//	OutcomeStopped   200 "stopped"              130          converse.stopped
+//	OutcomeRetry     503 "error", Retry-After   3            converse.retry
+//	OutcomeCaller    400 "error"; 502 if        4            converse.caller
+//	                 Bedrock's error
+//	OutcomeConflict  409 "error"                7            converse.conflict
+//	OutcomeInternal  500 "error"                1            converse.internal
+//
+// The second column is package agentcore's Handler, which the command's
+// converse serve runs: a limit's answer names the limit and holds the text
+// and usage so far, and a failure of its Store is a 500 unless a conflict.
+// A limit or a stop leaves the task stopped (see the states above), so the
+// session's next prompt goes to the model at once; a session a failure
+// interrupted is resumed first, the answer's "resumed" reporting it.
+// The command exits 2 for a usage error. A Temporal workflow that ends
+// without an answer fails with a non-retryable ApplicationError of that
+// type (a retry would run its tools again), whose details hold the State
+// to go on from; its model activity's failure is retryable for
+// OutcomeRetry alone.
 //
 // # What Bedrock accepts
 //

@@ -37,7 +37,7 @@ func ExampleConversation_Begin() {
 			out, callErr := client.Converse(ctx, step.Request.Input)
 			// A retryable error is tried again after a growing pause, a few
 			// times; then it ends the run, as any error of the call does.
-			for wait := 100 * time.Millisecond; converse.Retryable(callErr) && wait < 2*time.Second; wait *= 2 {
+			for wait := 100 * time.Millisecond; converse.Classify(callErr) == converse.OutcomeRetry && wait < 2*time.Second; wait *= 2 {
 				time.Sleep(wait)
 				out, callErr = client.Converse(ctx, step.Request.Input)
 			}

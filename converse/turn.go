@@ -324,7 +324,7 @@ func readStream(ctx context.Context, stream *bedrockruntime.ConverseStreamEventS
 // makes a Request's stream call (Request.StreamInput) with a client of its
 // own; its output goes to HandleResponse. A stream that ends before
 // messageStop is ErrStreamTruncated, and an exception event the SDK's
-// typed error (see Retryable). It closes the stream.
+// typed error (see Classify). It closes the stream.
 //
 // A client shared by concurrent streams shares their event decoder (see
 // Conversation.ConverseStream, which gives each call its own).

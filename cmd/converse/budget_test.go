@@ -54,14 +54,14 @@ func TestBudgetFlagsWithSession(t *testing.T) {
 			args := []string{"-endpoint", srv.URL, "-tools", manifest, "-no-builtins", "-session", session}
 
 			out := runDetached(t, "", append(args, tt.flag, tt.limit, "go")...)
-			require.Equal(t, 1, out.code, out.stderr)
+			require.Equal(t, exitLimit, out.code, out.stderr)
 			mustContain(t, "stderr", out.stderr, tt.says...)
 			mustContain(t, "stderr", out.stderr, "; raise "+tt.flag+"; the session is kept: run converse -session "+session+" with a higher "+tt.flag+" and no prompt to go on\n")
 			assert.Len(t, srv.Requests(), 1, "no model call past the limit")
 			assert.Equal(t, 1, runs(t, marks), "the first round ran")
 
 			out = runDetached(t, "", append(args, tt.flag, tt.limit)...)
-			assert.Equal(t, 1, out.code, "the same limit stops the resume at once: %s", out.stderr)
+			assert.Equal(t, exitLimit, out.code, "the same limit stops the resume at once: %s", out.stderr)
 			assert.Len(t, srv.Requests(), 1)
 
 			out = runDetached(t, "", append(args, tt.flag, tt.raised, "-v")...)

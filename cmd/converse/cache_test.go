@@ -64,7 +64,7 @@ func TestTrimByDefault(t *testing.T) {
 
 	srv = newServer(t, tooLongPast(5, calculations(3)))
 	out = runInProcess(t, nil, "-endpoint", srv.URL, "-no-trim", "Add up some numbers.")
-	assert.Equal(t, 1, out.code)
+	assert.Equal(t, exitCaller, out.code)
 	mustContain(t, "stderr", out.stderr, "Input is too long for requested model.", "outgrew the context window", "leave out -no-trim")
 }
 

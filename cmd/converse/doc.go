@@ -56,7 +56,7 @@
 //	-max-tokens-total N  most tokens the conversation may use, input (cache reads and
 //	                  writes included) and output together, likewise. Both limits are the
 //	                  conversation's: a chat's as a whole, a -session's over all its runs.
-//	                  One reached exits 1 naming it and what was spent, between two steps,
+//	                  One reached exits 5 naming it and what was spent, between two steps,
 //	                  so a -session resumes from there when run again with a raised limit
 //	-tools FILE       tool manifest (converse help manifest); its tools join the built-ins
 //	-mcp FILE         MCP servers (converse help mcp); their tools join the others
@@ -148,8 +148,11 @@
 // dynamodb://TABLE keeps each in the table's item of its runtime session
 // id, with -session-bucket for sessions past 400 KB). Without -yes a
 // call that needs approval pauses its invocation, whose answer lists it,
-// and the next invocation carries the decisions. "converse serve -h" says
-// more; a prompt of the one word "serve" goes after --.
+// and the next invocation carries the decisions. An invocation that reaches
+// -max-turns or a budget answers 200 with the "status" "limit" and what was
+// done, never a 5xx; package converse's doc (Outcomes) has the table of
+// HTTP statuses. "converse serve -h" says more; a prompt of the one word
+// "serve" goes after --.
 //
 // # Help topics
 //
@@ -183,12 +186,20 @@
 //
 // # Exit status
 //
-// 0 when the model finished, 1 for failures (each one line on standard
-// error, with a hint where one helps), 2 for usage errors, 130 when
-// interrupted: Ctrl-C or SIGTERM cancels the conversation, and converse
-// exits once the programs of running tools are killed; a second Ctrl-C
-// exits at once. A tool that fails is not a failure of converse: the model
-// gets an error result, and can adjust. See converse help exit.
+// 0 when the model finished, 2 for usage errors, and otherwise a status for
+// each outcome of the conversation (go doc
+// github.com/tooluse/bedrock/converse, Outcomes, which says how converse
+// serve answers the same outcomes over HTTP): 3 for a failure worth trying
+// again later (throttling, a server error), 4 for a request Bedrock refuses
+// as it stands (credentials, model access, validation), 5 for a limit
+// reached (-max-turns, -max-cost, -max-tokens-total), 6 for calls awaiting
+// a decision, 7 for a -session held or saved by another process, 130 when
+// interrupted, and 1 for any other failure. Each failure is one line on
+// standard error, with a hint where one helps. Ctrl-C or SIGTERM cancels
+// the conversation, and converse exits once the programs of running tools
+// are killed; a second Ctrl-C exits at once. A tool that fails is not a
+// failure of converse: the model gets an error result, and can adjust. See
+// converse help exit.
 //
 // # Tools
 //

@@ -114,7 +114,7 @@ func TestDynamoSessionConflict(t *testing.T) {
 	err = cmd.Wait()
 	checkRace(t, cmd.ProcessState.ExitCode(), stderr.String())
 	require.Error(t, err)
-	assert.Equal(t, 1, cmd.ProcessState.ExitCode(), stderr.String())
+	assert.Equal(t, exitConflict, cmd.ProcessState.ExitCode(), stderr.String())
 	assert.Contains(t, stderr.String(), "-session "+session+": another process wrote the session since this run loaded or last saved it, so this run stopped without saving over it")
 	st, err := store.Load(context.Background(), "chat-1")
 	require.NoError(t, err)

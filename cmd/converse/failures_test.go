@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -16,9 +17,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	"github.com/aws/smithy-go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/bedrocktest"
 )
 
@@ -40,43 +43,44 @@ func cutToolCall() *bedrocktest.Reply {
 		}})
 }
 
-// TestFailures checks the exit status and the one line that explains each
-// failure, in-process.
+// TestFailures checks the exit status (by the failure's converse.Outcome)
+// and the one line that explains each failure, in-process.
 func TestFailures(t *testing.T) {
 	tests := []struct {
 		name    string
 		handler bedrocktest.Handler
 		args    []string
 		want    []string
+		code    int
 	}{
 		{"access denied", bedrocktest.Fail(1, bedrocktest.AccessDenied("You don't have access to the model with the specified model ID."), nil),
 			[]string{"-region", "eu-west-3"},
-			[]string{"access denied to model " + defaultModel + " in region eu-west-3", "You don't have access", "enable access to this model", "Model access"}},
+			[]string{"access denied to model " + defaultModel + " in region eu-west-3", "You don't have access", "enable access to this model", "Model access"}, exitCaller},
 		{"unknown model", bedrocktest.Fail(1, bedrocktest.Validation("The provided model identifier is invalid."), nil),
 			[]string{"-model", "anthropic.claude-9"},
-			[]string{"Bedrock rejected the request: The provided model identifier is invalid.", "model anthropic.claude-9", "check the model ID"}},
+			[]string{"Bedrock rejected the request: The provided model identifier is invalid.", "model anthropic.claude-9", "check the model ID"}, exitCaller},
 		{"model not found", bedrocktest.Fail(1, bedrocktest.ResourceNotFound("Model not found."), nil),
 			[]string{"-model", "anthropic.claude-9"},
-			[]string{"model anthropic.claude-9 not found in region us-east-1: Model not found.", "list-foundation-models"}},
+			[]string{"model anthropic.claude-9 not found in region us-east-1: Model not found.", "list-foundation-models"}, exitCaller},
 		{"on-demand", bedrocktest.Fail(1, bedrocktest.Validation("Invocation of model ID anthropic.claude-sonnet-4-20250514-v1:0 with on-demand throughput isn’t supported."), nil),
 			[]string{"-model", "anthropic.claude-sonnet-4-20250514-v1:0"},
-			[]string{"on-demand throughput", "-model us.anthropic.claude-sonnet-4-20250514-v1:0"}},
+			[]string{"on-demand throughput", "-model us.anthropic.claude-sonnet-4-20250514-v1:0"}, exitCaller},
 		{"validation", bedrocktest.Fail(1, bedrocktest.Validation("messages.0.content: too long"), nil), nil,
-			[]string{"converse: Bedrock rejected the request: messages.0.content: too long\n"}},
+			[]string{"converse: Bedrock rejected the request: messages.0.content: too long\n"}, exitCaller},
 		{"throttled", bedrocktest.Fail(1, bedrocktest.Throttling(), nil), nil,
-			[]string{"throttled", "AWS_MAX_ATTEMPTS"}},
+			[]string{"throttled", "AWS_MAX_ATTEMPTS"}, exitRetry},
 		{"bad credentials", bedrocktest.Fail(1, &bedrocktest.Error{Status: 403, Type: "UnrecognizedClientException", Message: "The security token included in the request is invalid."}, nil), nil,
-			[]string{"did not accept the credentials", "security token"}},
+			[]string{"did not accept the credentials", "security token"}, exitCaller},
 		{"turn limit", loop(), []string{"-max-turns", "2"},
-			[]string{"turn limit reached", "after 2 model calls", "raise -max-turns"}},
+			[]string{"turn limit reached", "after 2 model calls", "raise -max-turns"}, exitLimit},
 		{"turn limit of 1", loop(), []string{"-max-turns", "1"},
-			[]string{"turn limit reached: the model still wanted tools after 1 model call (-max-turns 1)"}},
+			[]string{"turn limit reached: the model still wanted tools after 1 model call (-max-turns 1)"}, exitLimit},
 		{"budget refused before anything was spent", bedrocktest.Script(bedrocktest.Text("Hi.")), []string{"-max-tokens-total", "1"},
-			[]string{"limit 1 tokens reached before anything was spent: the first step needs "}},
+			[]string{"limit 1 tokens reached before anything was spent: the first step needs "}, exitLimit},
 		{"max tokens in a tool call", bedrocktest.Script(cutToolCall()), []string{"-max-tokens", "50"},
-			[]string{"ran out of output tokens (max_tokens) in the middle of a tool call", "raise -max-tokens (now 50)"}},
+			[]string{"ran out of output tokens (max_tokens) in the middle of a tool call", "raise -max-tokens (now 50)"}, exitCaller},
 		{"broken stream", bedrocktest.Script(&bedrocktest.Reply{Output: bedrocktest.Text("Hello there").Output, DropMessageStop: true}), []string{"-stream"},
-			[]string{"stream broke off", "leave out -stream"}},
+			[]string{"stream broke off", "leave out -stream"}, exitRetry},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -84,7 +88,7 @@ func TestFailures(t *testing.T) {
 			srv := newServer(t, tt.handler)
 			args := append([]string{"-endpoint", srv.URL}, tt.args...)
 			out := runInProcess(t, nil, append(args, "Hello")...)
-			assert.Equal(t, 1, out.code, "exit status")
+			assert.Equal(t, tt.code, out.code, "exit status")
 			mustContain(t, "stderr", out.stderr, tt.want...)
 			assert.Equal(t, 1, strings.Count(out.stderr, "\n"), "lines on stderr:\n%s", out.stderr)
 		})
@@ -164,11 +168,45 @@ func TestExitStatus(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t, bedrocktest.Fail(1, bedrocktest.AccessDenied("no"), multiply()))
 	out := runBinary(t, testEnv(t), nil, "-endpoint", srv.URL, "hi")
-	assert.Equal(t, 1, out.code, "access denied: %s", out.stderr)
+	assert.Equal(t, exitCaller, out.code, "access denied: %s", out.stderr)
 	out = runBinary(t, testEnv(t), nil, "-endpoint", srv.URL, "hi")
 	assert.Equal(t, 0, out.code, "success: %s", out.stderr)
 	out = runBinary(t, testEnv(t), nil, "-max-turns", "x", "hi")
 	assert.Equal(t, 2, out.code, "bad flag: %s", out.stderr)
+}
+
+// TestExitStatusByOutcome: each converse.Outcome has an exit status of
+// its own, which converse help exit lists.
+func TestExitStatusByOutcome(t *testing.T) {
+	throttled := &smithy.OperationError{ServiceID: "Bedrock Runtime", OperationName: "Converse", Err: &types.ThrottlingException{Message: aws.String("slow down")}}
+	for _, tc := range []struct {
+		name string
+		err  error
+		want int
+	}{
+		{"no error", nil, 0},
+		{"usage", usagef("-max-turns 0: want at least 1"), exitUsage},
+		{"usage of a recording holding an API error", usagef("-replay: %w", &types.ValidationException{}), exitUsage},
+		{"throttled", fmt.Errorf("converse: turn 1: %w", throttled), exitRetry},
+		{"access denied", fmt.Errorf("converse: turn 1: %w", &types.AccessDeniedException{}), exitCaller},
+		{"no credentials, the lookup timed out", noCredentials(context.DeadlineExceeded), exitCaller},
+		{"turn limit", explain(fmt.Errorf("converse: turn 2: %w", converse.ErrMaxTurns), where{maxTurns: 2}), exitLimit},
+		{"budget", explain(&converse.BudgetError{Limit: "cost", Max: 0.01}, where{}), exitLimit},
+		{"paused", &converse.PausedError{Pending: []converse.Call{{ID: "t1", Tool: "send"}}}, exitPaused},
+		{"session changed", explain(fmt.Errorf("converse: %w", converse.ErrSessionChanged), where{session: "s.json"}), exitConflict},
+		{"interrupted", explain(context.Canceled, where{}), exitInterrupted},
+		{"stopped", fmt.Errorf("converse: turn 2: %w", converse.ErrStopped), exitInterrupted},
+		{"malformed output", fmt.Errorf("converse: turn 1: %w", converse.ErrMalformedModelOutput), exitFailure},
+		{"anything else", errors.New("mcp: the server exited"), exitFailure},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, report(io.Discard, tc.err), "%v", tc.err)
+		})
+	}
+	exit := helpText("exit")
+	for _, code := range []int{0, exitFailure, exitUsage, exitRetry, exitCaller, exitLimit, exitPaused, exitConflict, exitInterrupted} {
+		assert.Regexp(t, fmt.Sprintf(`(?m)^  %d +\S`, code), exit, "converse help exit lists %d", code)
+	}
 }
 
 // TestNoCredentials: with nothing configured, converse fails at once,
@@ -184,7 +222,7 @@ func TestNoCredentials(t *testing.T) {
 	t.Cleanup(imds.Close)
 	env := append(noCredentialsEnv(t), "AWS_EC2_METADATA_SERVICE_ENDPOINT="+imds.URL)
 	out := runBinary(t, env, nil, "What time is it?")
-	assert.Equal(t, 1, out.code, "exit status")
+	assert.Equal(t, exitCaller, out.code, "exit status")
 	mustContain(t, "stderr", out.stderr, "converse: no AWS credentials found", "AWS_BEARER_TOKEN_BEDROCK", "AWS_ACCESS_KEY_ID", "-profile", "aws configure",
 		`-replay testdata/demo.json "`+demoPrompt+`"`)
 	assert.Zero(t, calls.Load(), "requests to the metadata service")
@@ -243,7 +281,7 @@ func TestProfile(t *testing.T) {
 	mustContain(t, "stderr", out.stderr, "in region ap-southeast-2")
 
 	out = runBinary(t, env, nil, "-endpoint", "https://bedrock-runtime.us-east-1.amazonaws.com", "hi")
-	assert.Equal(t, 1, out.code, "without -profile")
+	assert.Equal(t, exitCaller, out.code, "without -profile")
 	mustContain(t, "stderr without -profile", out.stderr, "no AWS credentials")
 }
 
@@ -271,7 +309,7 @@ func TestLoopbackWithoutCredentials(t *testing.T) {
 func TestJSONFailure(t *testing.T) {
 	srv := newServer(t, loop())
 	out := runInProcess(t, nil, "-endpoint", srv.URL, "-json", "-max-turns", "1", "Hello")
-	assert.Equal(t, 1, out.code, "exit status")
+	assert.Equal(t, exitLimit, out.code, "exit status")
 	var got jsonResult
 	require.NoError(t, json.Unmarshal([]byte(out.stdout), &got), out.stdout)
 	assert.Contains(t, got.Error, "turn limit reached")
@@ -285,6 +323,6 @@ func TestUnreachableEndpoint(t *testing.T) {
 	srv := newServer(t, bedrocktest.Script())
 	srv.Close() // nothing listens there any more
 	out := runInProcess(t, nil, "-endpoint", srv.URL, "Hello")
-	assert.Equal(t, 1, out.code, "exit status")
+	assert.Equal(t, exitRetry, out.code, "exit status")
 	mustContain(t, "stderr", out.stderr, "converse: cannot reach Bedrock at "+srv.URL+" (-endpoint)")
 }

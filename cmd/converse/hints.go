@@ -16,9 +16,11 @@ import (
 
 // failure is an error as the user reads it: one line saying what went wrong
 // and, where it helps, what to do. It wraps the cause for errors.Is and As.
+// outcome, if set, is its converse.Outcome where the cause's would mislead.
 type failure struct {
-	msg string
-	err error
+	msg     string
+	err     error
+	outcome converse.Outcome
 }
 
 func (f *failure) Error() string { return f.msg }
@@ -50,10 +52,12 @@ func noCredentials(err error) error {
 	if strings.Contains(err.Error(), "no EC2 IMDS role found") {
 		detail = "" // the end of the default chain: nothing is configured
 	}
-	return failf(err, "no AWS credentials found%s: set AWS_BEARER_TOKEN_BEDROCK to a Bedrock API key, "+
+	// The caller's to configure, even when the lookup failed on the
+	// network or timed out, which would pass for a retry or a stop.
+	return &failure{err: err, outcome: converse.OutcomeCaller, msg: fmt.Sprintf("no AWS credentials found%s: set AWS_BEARER_TOKEN_BEDROCK to a Bedrock API key, "+
 		"or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, "+
 		"or pick a profile of ~/.aws/config with -profile or AWS_PROFILE (\"aws configure\", or \"aws sso login\" for SSO); "+
-		"or try converse offline in a checkout of the repository: converse -replay testdata/demo.json %q", detail, demoPrompt)
+		"or try converse offline in a checkout of the repository: converse -replay testdata/demo.json %q", detail, demoPrompt)}
 }
 
 // explain turns an error of a conversation into a failure with a hint.

@@ -59,7 +59,7 @@ func TestSessionModelIsReported(t *testing.T) {
 
 	denied := newServer(t, bedrocktest.Fail(1, bedrocktest.AccessDenied("You don't have access to the model with the specified model ID."), nil))
 	out = runInProcess(t, nil, "-endpoint", denied.URL, "-session", path, "-json", "-v", "again")
-	require.Equal(t, 1, out.code, out.stderr)
+	require.Equal(t, exitCaller, out.code, out.stderr)
 	require.Len(t, denied.Requests(), 1)
 	assert.Equal(t, model, aws.ToString(denied.Requests()[0].ModelId))
 	mustContain(t, "stderr", out.stderr, "· model "+model+" in region ", "access denied to model "+model+" in region ")

@@ -41,7 +41,7 @@ func TestRecordReplay(t *testing.T) {
 	assert.Equal(t, recorded.stdout, replayed.stdout, "replay")
 
 	other := runBinary(t, noCredentialsEnv(t), nil, "-replay", file, "What is 6 times 8?")
-	assert.Equal(t, 1, other.code, "replay of another prompt: exit")
+	assert.Equal(t, exitCaller, other.code, "replay of another prompt: exit")
 	mustContain(t, "stderr", other.stderr, "request 1 differs from the recording", `want "What is 6 times 7?", got "What is 6 times 8?"`, "-replay-lenient")
 
 	lenient := runBinary(t, noCredentialsEnv(t), nil, "-replay", file, "-replay-lenient", "What is 6 times 8?")
@@ -65,7 +65,7 @@ func TestReplayFollowsRecording(t *testing.T) {
 	mustContain(t, "stderr", replayed.stderr, "· model "+model+", replaying "+file+" offline")
 
 	wrong := runBinary(t, noCredentialsEnv(t), nil, "-replay", file, "-system", "Be brief.", "-stream=false", "6*7?")
-	assert.Equal(t, 1, wrong.code, "replay of a stream with Converse: exit")
+	assert.Equal(t, exitCaller, wrong.code, "replay of a stream with Converse: exit")
 	mustContain(t, "stderr", wrong.stderr, "request 1 is Converse but exchange 1 of the recording is ConverseStream")
 }
 
@@ -77,8 +77,8 @@ func TestRecordFailure(t *testing.T) {
 	srv := newServer(t, bedrocktest.Fail(1, bedrocktest.AccessDenied("You don't have access to the model with the specified model ID."), nil))
 	recorded := runBinary(t, testEnv(t), nil, "-endpoint", srv.URL, "-record", file, "hi")
 	replayed := runBinary(t, noCredentialsEnv(t), nil, "-replay", file, "hi")
-	require.Equal(t, 1, recorded.code, "exit recording")
-	require.Equal(t, 1, replayed.code, "exit replaying")
+	require.Equal(t, exitCaller, recorded.code, "exit recording")
+	require.Equal(t, exitCaller, replayed.code, "exit replaying")
 	mustContain(t, "replay", replayed.stderr, "access denied to model "+defaultModel, "You don't have access")
 }
 
@@ -103,7 +103,7 @@ func TestRecordFailedTurn(t *testing.T) {
 		bedrocktest.ToolUse("Let me work that out.", bedrocktest.Call{ID: "tooluse_calc1", Name: "calculator", Input: map[string]any{"a": 6, "b": 7, "operation": "multiply"}}),
 	)) // the second call finds the script exhausted: an error
 	out := runBinary(t, testEnv(t, "AWS_MAX_ATTEMPTS=1"), nil, "-endpoint", srv.URL, "-record", file, "What is 6 times 7?")
-	assert.Equal(t, 1, out.code, "exit; stderr:\n%s", out.stderr)
+	assert.Equal(t, exitCaller, out.code, "exit; stderr:\n%s", out.stderr)
 	rec, err := recording.Load(file)
 	require.NoError(t, err, "no recording after a failed turn; stderr:\n%s", out.stderr)
 	require.NotEmpty(t, rec.Exchanges, "the first turn's tool call first")

@@ -36,7 +36,7 @@ func TestRedactedOutput(t *testing.T) {
 	srv := newServer(t, bedrocktest.Fail(1, &bedrocktest.Error{Status: 403, Type: "InvalidSignatureException", Message: body}, nil))
 	file := filepath.Join(t.TempDir(), "chat.json")
 	out := runBinary(t, testEnv(t, "AWS_MAX_ATTEMPTS=1"), nil, "-endpoint", srv.URL, "-json", "-v", "-record", file, "hi")
-	require.Equal(t, 1, out.code, out.stderr)
+	require.Equal(t, exitCaller, out.code, out.stderr)
 	recorded, err := os.ReadFile(file)
 	require.NoError(t, err)
 

@@ -59,7 +59,7 @@ func TestSchema(t *testing.T) {
 		// the model wanted tools, and -v shows each answer sent back.
 		srv := newServer(t, bedrocktest.Script(bedrocktest.Text(`{"town":"Oslo"}`), bedrocktest.Text(`{"town":"Bergen"}`), bedrocktest.Text(`{"town":"Tromsø"}`)))
 		out := runInProcess(t, nil, "-endpoint", srv.URL, "-schema", schema, "-max-turns", "3", "-v", "Where?")
-		require.Equal(t, 1, out.code, out.stderr)
+		require.Equal(t, exitLimit, out.code, out.stderr)
 		assert.Empty(t, out.stdout)
 		mustContain(t, "stderr", out.stderr,
 			`· turn 1: answer rejected and sent back (missing required property "city"): {"town":"Oslo"}`,

@@ -146,7 +146,9 @@ sessions that outlive the runtime's (converse help session: the item, the
 table, -session-bucket for sessions past 400 KB, the IAM actions). The other
 flags are those of a conversation (-model, -endpoint, -tools, -mcp, -yes,
 ...); without -yes a call that needs approval pauses its invocation, whose
-answer lists it. With -v each invocation's trace (that of converse -v:
+answer lists it. An invocation that reaches -max-turns or a budget answers
+200 with "status": "limit", the text and usage so far; the next one of the
+session goes on. With -v each invocation's trace (that of converse -v:
 turns, tool calls, approvals, resumes) goes to standard error, each line
 after [SESSION-ID], and so does each retry of a model call, without one.
 The prompt of one word "serve" goes after --: converse -- serve.

@@ -117,6 +117,43 @@ func TestServe(t *testing.T) {
 	assert.Equal(t, "Be brief.", systemText(reqs[2]), "the flags configure the served conversations")
 }
 
+// TestServeLimits: an invocation that reaches -max-turns answers 200 with
+// the status "limit", and stops the task: the next invocation's prompt is
+// the next request's last message, nothing resumed first. A budget reached
+// is a 200 "limit" too, each time, never a 5xx.
+func TestServeLimits(t *testing.T) {
+	setTestEnv(t)
+	now := func(id string) *bedrocktest.Reply {
+		return bedrocktest.ToolUse("Checking.", bedrocktest.Call{ID: id, Name: "get_current_datetime"})
+	}
+	const session = "0123456789abcdef0123456789abcdef-cli"
+	bed := newServer(t, bedrocktest.Script(now("t1"), now("t2"), bedrocktest.Text("Hello.")))
+	s := startServe(t, "-endpoint", bed.URL, "-sessions", t.TempDir(), "-max-turns", "2")
+
+	limited := s.invoke(t, session, `{"prompt": "What time is it?"}`)
+	assert.Equal(t, "limit", limited["status"])
+	assert.Equal(t, "turns", limited["limit"])
+	assert.Equal(t, "Checking.", limited["response"])
+	assert.Contains(t, limited, "usage")
+
+	next := s.invoke(t, session, `{"prompt": "Hi."}`)
+	assert.Equal(t, "success", next["status"])
+	assert.Equal(t, "Hello.", next["response"])
+	assert.NotContains(t, next, "resumed", "the stopped task is not resumed")
+	reqs := bed.Requests()
+	last := reqs[len(reqs)-1].Messages[len(reqs[len(reqs)-1].Messages)-1].Content
+	assert.Equal(t, "Hi.", last[len(last)-1].(*types.ContentBlockMemberText).Value, "the prompt is the request's last message")
+
+	made := len(bed.Requests())
+	spent := startServe(t, "-endpoint", bed.URL, "-sessions", t.TempDir(), "-max-tokens-total", "1")
+	for range 2 {
+		a := spent.invoke(t, session, `{"prompt": "What time is it?"}`)
+		assert.Equal(t, "limit", a["status"])
+		assert.Equal(t, "total tokens", a["limit"])
+	}
+	assert.Len(t, bed.Requests(), made, "no model call passed the budget")
+}
+
 // TestServeVerbose: with -v each invocation's trace goes to standard
 // error, every line after its session, and so do the retries of model
 // calls.

@@ -218,7 +218,7 @@ func TestSessionTwoProcesses(t *testing.T) {
 	second := newServer(t, bedrocktest.Script(bedrocktest.Text("Recovered.")))
 	for _, args := range [][]string{{"another prompt"}, {}} {
 		out := runDetached(t, "", append([]string{"-endpoint", second.URL, "-tools", manifest, "-no-builtins", "-session", session}, args...)...)
-		assert.Equal(t, 1, out.code, out.stderr)
+		assert.Equal(t, exitConflict, out.code, out.stderr)
 		assert.Contains(t, out.stderr, fmt.Sprintf(`session in use: "session.json" is held by process %d`, cmd.Process.Pid))
 	}
 	assert.Empty(t, second.Requests())

@@ -116,7 +116,7 @@ func TestTelemetryExport(t *testing.T) {
 		code    int
 	}{
 		{"success", multiply(), 0},
-		{"failure", bedrocktest.Fail(10, bedrocktest.AccessDenied("no"), multiply()), 1},
+		{"failure", bedrocktest.Fail(10, bedrocktest.AccessDenied("no"), multiply()), exitCaller},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

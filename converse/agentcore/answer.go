@@ -1,7 +1,6 @@
 package agentcore
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -23,9 +22,28 @@ type reply struct {
 	StopReason string          `json:"stopReason,omitempty"`
 	Turns      int             `json:"turns,omitempty"`
 	Usage      *usage          `json:"usage,omitempty"`
+	Limit      string          `json:"limit,omitempty"`
+	Message    string          `json:"message,omitempty"`
 	Pending    []converse.Call `json:"pending,omitempty"`
 	Error      string          `json:"error,omitempty"`
 	ErrorType  string          `json:"errorType,omitempty"`
+	Resumed    *resumed        `json:"resumed,omitempty"`
+}
+
+// resumed is the Resume that a prompt for an interrupted session ran
+// before it: its status, and what its model calls said and spent.
+type resumed struct {
+	Status     string  `json:"status"`
+	Response   *string `json:"response,omitempty"`
+	StopReason string  `json:"stopReason,omitempty"`
+	Turns      int     `json:"turns,omitempty"`
+	Usage      *usage  `json:"usage,omitempty"`
+}
+
+// ended is how a Send or Resume of an invocation ended.
+type ended struct {
+	res *converse.Result // nil if it was refused before a step
+	err error
 }
 
 // usage is converse.Usage in Bedrock's JSON names.
@@ -123,32 +141,67 @@ func (a *answer) send(v any) {
 	_ = http.NewResponseController(a.w).Flush()
 }
 
-// finish answers with the outcome of the invocation.
-func (a *answer) finish(conv *converse.Conversation, res *converse.Result, err error) {
+// finish answers with the outcome of the invocation: last is the Send or
+// Resume that ended it, and resumed, if not nil, the Resume that its
+// prompt ran first (last itself, when that did not end with an answer).
+func (a *answer) finish(conv *converse.Conversation, last, resumed *ended) {
+	code, status := statusOf(last.err)
+	r := reply{Status: status, SessionID: a.id}
+	if last.res != nil {
+		r.Turns, r.Usage = last.res.Turns, usageOf(last.res.Usage)
+		if status != "error" {
+			text := last.res.Text
+			r.Response, r.StopReason = &text, string(last.res.StopReason)
+		}
+	}
+	if resumed != nil {
+		r.Resumed = resumedOf(resumed)
+	}
 	var paused *converse.PausedError
 	switch {
-	case err == nil:
-		text := res.Text
-		a.write(http.StatusOK, "result", reply{Status: "success", Response: &text, SessionID: a.id,
-			StopReason: string(res.StopReason), Turns: res.Turns, Usage: usageOf(res.Usage)})
-	case errors.As(err, &paused):
-		a.write(http.StatusOK, "paused", reply{Status: "paused", SessionID: a.id, Pending: paused.Pending})
-	case errors.Is(err, converse.ErrPaused): // a prompt for a paused session
-		a.write(http.StatusConflict, "error", reply{Status: "error", SessionID: a.id, Pending: conv.State().Pending,
-			Error: "agentcore: the session awaits decisions on its pending calls: send {\"decisions\": [...]} first"})
-	default:
-		a.fail(statusOf(err), err)
+	case errors.As(last.err, &paused):
+		r.Pending = paused.Pending
+	case errors.Is(last.err, converse.ErrPaused): // a prompt for a paused session
+		r.Pending = conv.State().Pending
+		r.Error = "agentcore: the session awaits decisions on its pending calls: send {\"decisions\": [...]} first"
+	case status == "limit":
+		r.Limit, r.Message = limitOf(last.err), last.err.Error()
+	case status == "stopped":
+		r.Message = last.err.Error()
+	case last.err != nil:
+		r.Error = last.err.Error()
+		if api, ok := bedrockError(last.err); ok {
+			r.ErrorType = api.ErrorCode()
+		}
 	}
+	a.write(code, r)
 }
 
-// fail answers with an error; the error type of a Bedrock failure is
-// Bedrock's.
-func (a *answer) fail(status int, err error) {
-	r := reply{Status: "error", SessionID: a.id, Error: err.Error()}
-	if api, ok := bedrockError(err); ok {
-		r.ErrorType = api.ErrorCode()
+// resumedOf is the "resumed" of an answer.
+func resumedOf(e *ended) *resumed {
+	_, status := statusOf(e.err)
+	r := &resumed{Status: status}
+	if e.res != nil {
+		text := e.res.Text
+		r.Response, r.StopReason = &text, string(e.res.StopReason)
+		r.Turns, r.Usage = e.res.Turns, usageOf(e.res.Usage)
 	}
-	a.write(status, "error", r)
+	return r
+}
+
+// limitOf names the limit that err reports: "turns", or the Limit of a
+// converse.BudgetError ("cost", "output tokens", ...).
+func limitOf(err error) string {
+	var budget *converse.BudgetError
+	if errors.As(err, &budget) {
+		return budget.Limit
+	}
+	return "turns"
+}
+
+// fail answers with an error found before the conversation ran.
+func (a *answer) fail(status int, err error) {
+	a.write(status, reply{Status: "error", SessionID: a.id, Error: err.Error()})
 }
 
 // bedrockError returns the AWS API error of a failed model call in err, if
@@ -167,36 +220,57 @@ func bedrockError(err error) (smithy.APIError, bool) {
 }
 
 // write writes the last event of a stream that started, or else the JSON
-// answer with its status.
-func (a *answer) write(status int, typ string, r reply) {
+// answer with its status. The last event's type is "result" for an answer,
+// else the status ("limit", "paused", "stopped" or "error").
+func (a *answer) write(status int, r reply) {
 	a.mu.Lock()
 	started := a.started
 	a.mu.Unlock()
 	if started || (a.stream && status == http.StatusOK) {
-		r.Type = typ
+		r.Type = r.Status
+		if r.Status == "success" {
+			r.Type = "result"
+		}
 		a.send(r)
 		return
+	}
+	if status == http.StatusServiceUnavailable {
+		a.w.Header().Set("Retry-After", retryAfter)
 	}
 	writeJSON(a.w, status, r)
 }
 
-// statusOf is the HTTP status of a failed invocation: 502 for Bedrock's
-// errors, 400 for decisions that do not fit, 409 for a session held
-// elsewhere or with nothing to resume, 500 for the rest, the Store's
-// failures included.
-func statusOf(err error) int {
-	if _, ok := bedrockError(err); ok {
-		return http.StatusBadGateway
+// retryAfter is the Retry-After of a 503, in seconds: the SDK's retryer
+// has already waited out the short failures.
+const retryAfter = "5"
+
+// statusOf is the HTTP status and the "status" field of an invocation that
+// ended with err, by its converse.Outcome (see the package doc). A
+// failure of the Store is a 500, whatever it holds, unless it is a
+// conflict; Bedrock's failures not worth retrying are a 502.
+func statusOf(err error) (int, string) {
+	outcome := converse.Classify(err)
+	switch outcome {
+	case "":
+		return http.StatusOK, "success"
+	case converse.OutcomeLimit, converse.OutcomePaused, converse.OutcomeStopped:
+		return http.StatusOK, string(outcome)
+	case converse.OutcomeConflict:
+		return http.StatusConflict, "error"
 	}
+	var store *storeError
+	_, bedrock := bedrockError(err)
 	switch {
-	case errors.Is(err, converse.ErrDecision):
-		return http.StatusBadRequest
-	case errors.Is(err, converse.ErrSessionLocked), errors.Is(err, converse.ErrSessionChanged), errors.Is(err, converse.ErrNothingToResume):
-		return http.StatusConflict
-	case errors.Is(err, context.Canceled):
-		return 499 // the caller went away; nobody reads this
+	case errors.As(err, &store):
+		return http.StatusInternalServerError, "error"
+	case outcome == converse.OutcomeRetry:
+		return http.StatusServiceUnavailable, "error"
+	case bedrock:
+		return http.StatusBadGateway, "error"
+	case outcome == converse.OutcomeCaller:
+		return http.StatusBadRequest, "error"
 	}
-	return http.StatusInternalServerError
+	return http.StatusInternalServerError, "error"
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

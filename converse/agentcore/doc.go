@@ -60,7 +60,25 @@
 //	 "pending": [{"toolUseId": "t1", "name": "send", "input": {...}}]}
 //
 // after which the next invocation of the session carries one decision per
-// pending call (a prompt is refused with 409 until then).
+// pending call (a prompt is refused with 409 until then). A paused answer
+// also holds the text, turns and usage of its Send, as do these:
+//
+//	{"status": "limit", "limit": "turns", "message": "...", "response": "...",
+//	 "stopReason": "tool_use", "turns": 10, "usage": {...}, "sessionId": "..."}
+//	{"status": "stopped", "message": "...", "response": "...", ...}
+//
+// "limit" is the answer of a conversation that reached a limit:
+// converse.Options.MaxTurns ("limit": "turns") or a converse.Budget (the
+// BudgetError's Limit, such as "cost"); "stopped" that of one its caller
+// stopped (converse.ErrStopped, or the server shutting down). Neither is a
+// failure: the next invocation of the session goes on from there (though
+// a limit of Budget.Conversation stays reached).
+//
+// A prompt for a session that a failure, a limit or a caller gone away left
+// interrupted first resumes it (converse.Conversation.Resume). The answer's
+// "resumed" then holds that Resume's "status", "response", "stopReason",
+// "turns" and "usage". The prompt is sent only if its status is "success";
+// otherwise the answer is the Resume's.
 //
 // # Streams
 //
@@ -70,22 +88,33 @@
 // one data line of JSON per event, with a "type" of "text" (a delta of
 // the model's text), "toolStart", "toolEnd" (the call's output or error),
 // "turnEnd" (the stop reason and the turn's usage), and last "result" (the
-// JSON answer above), "paused" or "error". A stream makes the model calls
-// with ConverseStream.
+// JSON answer above), or else one of the type of its status: "limit",
+// "paused", "stopped" or "error". A stream makes the model calls with
+// ConverseStream.
 //
 // # Errors
 //
-// A body that is not such an object is a 400 with a message saying what is
-// wrong, as are decisions that do not fit the pending calls. An invocation
-// for a session already running one is refused with 409 Conflict, never
-// interleaved. A Bedrock failure, an AWS API error of a model call, is a
-// 502 whose "errorType" is Bedrock's (ThrottlingException,
-// ValidationException, ...); other failures are a 500, those of the Store
-// among them, even an AWS API error (of DynamoDB or S3, for a
-// dynamostore.Store), which has no "errorType". Once a stream has started,
-// a failure is its last event, of type "error". Every error answer is
-// {"status": "error", "error": "...", "errorType": "..."}, "errorType" only
-// for a Bedrock failure.
+// Every answer has a "status". Its HTTP status follows the outcome of the
+// invocation (converse.Classify), as the table of package converse's doc
+// (section Outcomes) says:
+//
+//   - 200 for an answer, a limit, a pause or a stop.
+//   - 503, with Retry-After, for a failure worth trying again: throttling,
+//     a 5xx of Bedrock's, a broken stream or connection.
+//   - 409 Conflict for a session running another invocation (they are
+//     never interleaved), changed elsewhere, or in a state that refuses
+//     the invocation.
+//   - 400 for a body that is not such an object, decisions that do not fit
+//     the pending calls, or another request that fails until it changes.
+//   - 502 for such a failure of Bedrock's, an AWS API error of a model
+//     call (ValidationException, AccessDeniedException, ...).
+//   - 500 for the rest. The Store's failures are among them, even an AWS
+//     API error (of DynamoDB or S3, for a dynamostore.Store).
+//
+// An error answer is {"status": "error", "error": "...", "errorType":
+// "..."}, with "errorType" Bedrock's error code, for a Bedrock failure
+// only. Once a stream has started, a failure is its last event, of type
+// "error".
 //
 // A caller that goes away cancels its invocation: the conversation's
 // context ends, and it keeps what it completed up to its last step; the

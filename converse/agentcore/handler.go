@@ -155,8 +155,8 @@ func (h *Handler) invoke(w http.ResponseWriter, r *http.Request) {
 		a.fail(http.StatusInternalServerError, err)
 		return
 	}
-	res, err := h.run(ctx, conv, inv)
-	a.finish(conv, res, err)
+	last, resumed := h.run(ctx, conv, inv)
+	a.finish(conv, last, resumed)
 }
 
 // open loads the session's conversation, or starts it.
@@ -192,20 +192,26 @@ func (h *Handler) open(ctx context.Context, id string, a *answer) (*converse.Con
 	return conv, nil
 }
 
-// run sends the prompt or resumes with the decisions. A conversation
-// interrupted by a failure (or a caller that went away) is resumed before
-// its next prompt.
-func (h *Handler) run(ctx context.Context, conv *converse.Conversation, inv *invocation) (*converse.Result, error) {
+// run sends the prompt or resumes with the decisions. A prompt for a
+// conversation interrupted (by a failure, a limit, a caller that went away)
+// resumes it first: resumed is that Resume, and the prompt is sent only if
+// it ended with an answer. last is the Send or Resume that ran last.
+func (h *Handler) run(ctx context.Context, conv *converse.Conversation, inv *invocation) (last, resumed *ended) {
 	if len(inv.Decisions) > 0 {
-		return conv.Resume(ctx, inv.decisions()...)
+		res, err := conv.Resume(ctx, inv.decisions()...)
+		return &ended{res, err}, nil
 	}
 	res, err := conv.Send(ctx, inv.Prompt)
-	if errors.Is(err, converse.ErrInterrupted) {
-		if res, err = conv.Resume(ctx); err == nil {
-			res, err = conv.Send(ctx, inv.Prompt)
-		}
+	if !errors.Is(err, converse.ErrInterrupted) {
+		return &ended{res, err}, nil
 	}
-	return res, err
+	res, err = conv.Resume(ctx)
+	resumed = &ended{res, err}
+	if err != nil {
+		return resumed, resumed
+	}
+	res, err = conv.Send(ctx, inv.Prompt)
+	return &ended{res, err}, resumed
 }
 
 // newSessionID names the session of an invocation without one: 40

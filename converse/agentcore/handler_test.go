@@ -71,6 +71,8 @@ type answer struct {
 	StopReason string          `json:"stopReason"`
 	Turns      int             `json:"turns"`
 	Usage      map[string]int  `json:"usage"`
+	Limit      string          `json:"limit"`
+	Message    string          `json:"message"`
 	Pending    []converse.Call `json:"pending"`
 	Error      string          `json:"error"`
 	ErrorType  string          `json:"errorType"`
@@ -78,6 +80,7 @@ type answer struct {
 	Name       string          `json:"name"`
 	ID         string          `json:"toolUseId"`
 	Output     json.RawMessage `json:"output"`
+	Resumed    *answer         `json:"resumed"`
 }
 
 // call invokes and decodes the JSON answer, checking its status code.

@@ -63,7 +63,8 @@ const errorTypeModel = "converse.ModelCallFailed"
 // agent's client, with the SDK's retries off, in the chat span of the
 // worker's telemetry. A failure is an ApplicationError whose type is
 // Bedrock's error code (such as ThrottlingException), non-retryable when
-// converse.Retryable says so, with Bedrock's message as its detail.
+// converse.Classify's outcome is not OutcomeRetry, with Bedrock's message
+// as its detail.
 func (a *Agent) Model(ctx context.Context, call ModelCall) (*ModelReply, error) {
 	in, err := wire.DecodeConverseInput(call.Request)
 	if err != nil {
@@ -94,7 +95,7 @@ func modelFailure(err error) error {
 	if errors.As(err, &api) {
 		code, msg = api.ErrorCode(), api.ErrorMessage()
 	}
-	if converse.Retryable(err) {
+	if converse.Classify(err) == converse.OutcomeRetry {
 		return temporal.NewApplicationError(err.Error(), code, msg)
 	}
 	return temporal.NewNonRetryableApplicationError(err.Error(), code, nil, msg)

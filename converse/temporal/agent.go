@@ -45,11 +45,12 @@ type Options struct {
 	// ModelActivity are the activity options of a model call. A zero
 	// timeout means 5 minutes from start to close; a nil RetryPolicy, 10
 	// attempts backing off from 1 s to 1 minute. A Bedrock error that
-	// converse.Retryable rejects (a ValidationException, AccessDenied) is
-	// never retried, whatever the policy. The policy's retries stand for
-	// the SDK's in a Send: a call still failing with throttling after the
-	// last attempt goes to the next of converse.Options.FallbackModels, if
-	// any, with the policy's attempts again.
+	// converse.Classify does not call OutcomeRetry (a ValidationException,
+	// AccessDenied) is never retried, whatever the policy. The policy's
+	// retries stand for the SDK's in a Send: a call still failing with
+	// throttling after the last attempt goes to the next of
+	// converse.Options.FallbackModels, if any, with the policy's attempts
+	// again.
 	ModelActivity workflow.ActivityOptions
 	// ToolActivity are the activity options of a tool call. Zero fields
 	// take the defaults, each on its own: no StartToCloseTimeout nor

@@ -36,7 +36,7 @@
 // another worker must decide the same. The model call is an activity
 // ([Agent.Model]) calling Converse with the SDK's retries off, so that
 // Temporal alone retries, by the activity's retry policy, what
-// converse.Retryable calls retryable (throttling, 5xx, a model timeout); a
+// converse.Classify calls OutcomeRetry (throttling, 5xx, a model timeout); a
 // ValidationException or AccessDeniedException fails at once. It sends the
 // step's Request as it is, model included: the model PrepareTurn chose, or
 // one of FallbackModels, which the conversation turns to as in a Send once
@@ -48,6 +48,16 @@
 // own too).
 // MCP and Lambda tools are tools of the registry like any other: the worker
 // holds their connections.
+//
+// # Failures
+//
+// A run that ends without an answer fails the workflow with a
+// non-retryable ApplicationError whose type is "converse." and the
+// converse.Outcome of its error: "converse.limit" for the turn limit or a
+// budget, "converse.retry" for throttling that outlasted the retries, and
+// so on (the table of package converse's doc, section Outcomes). Its
+// details are the conversation's State, to go on from in a new workflow,
+// and Bedrock's error code, if any.
 //
 // # At least once
 //

@@ -39,11 +39,13 @@ import (
 //
 // An Input with neither a ModelID nor a State to take it from, or with
 // neither a prompt nor a State, fails the workflow at once, before any
-// activity, with a non-retryable ApplicationError of type "converse.Error".
-// A failed run (a Bedrock error not retried or retried in vain, the turn
-// limit) fails the workflow with an ApplicationError whose type is Bedrock's
-// error code, or "converse.Error", and whose detail is the conversation's
-// State, to resume from.
+// activity, with a non-retryable ApplicationError of type "converse.caller".
+// A run that ends otherwise than with an answer (a Bedrock error not retried
+// or retried in vain, the turn limit, a budget) fails the workflow with a
+// non-retryable ApplicationError whose type is "converse." and the
+// converse.Outcome of its error, such as "converse.limit" (see package
+// converse's doc, Outcomes). Its details are the conversation's State, to
+// resume from, and Bedrock's error code, if it is Bedrock's error.
 func (a *Agent) Workflow(ctx workflow.Context, in Input) (*Result, error) {
 	o := a.conversationOptions()
 	maxTurns := o.MaxTurns
@@ -52,7 +54,7 @@ func (a *Agent) Workflow(ctx workflow.Context, in Input) (*Result, error) {
 	}
 	conv, err := a.workflowConversation(ctx, in, maxTurns-in.Turns)
 	if err != nil {
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), "converse.Error", nil)
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), errorType(converse.OutcomeCaller), nil)
 	}
 	modelID := conv.State().ModelID // in's, or its State's
 	base := conv.State().Usage
@@ -223,15 +225,20 @@ func isPending(pending []converse.Call, id string) bool {
 	return false
 }
 
-// failure is the workflow's error for err, with st to resume from.
+// failure is the workflow's error for err, with st to resume from. It is
+// never retryable, whatever its outcome: a retry of the workflow would
+// start again from its Input, and run its tools again.
 func failure(err error, st *converse.State) error {
-	code := "converse.Error"
+	var code string
 	var api smithy.APIError
 	if errors.As(err, &api) {
 		code = api.ErrorCode()
 	}
-	return temporal.NewNonRetryableApplicationError(err.Error(), code, nil, st)
+	return temporal.NewNonRetryableApplicationError(err.Error(), errorType(converse.Classify(err)), nil, st, code)
 }
+
+// errorType is the type of a workflow's failure of outcome o.
+func errorType(o converse.Outcome) string { return "converse." + string(o) }
 
 // sub is u less v, field by field.
 func sub(u, v converse.Usage) converse.Usage {

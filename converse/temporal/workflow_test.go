@@ -165,6 +165,8 @@ func TestWorkflowModelCallsUseTheLimiter(t *testing.T) {
 	assert.Equal(t, 2, lim.Throttles(), "each throttled attempt is counted")
 }
 
+// TestWorkflowDoesNotRetryValidation: the failure's type is the outcome,
+// and its details the State and Bedrock's error code.
 func TestWorkflowDoesNotRetryValidation(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -183,14 +185,43 @@ func TestWorkflowDoesNotRetryValidation(t *testing.T) {
 			err := env.GetWorkflowError()
 			var app *temporal.ApplicationError
 			require.ErrorAs(t, err, &app)
-			assert.Equal(t, tc.code, app.Type())
+			assert.Equal(t, "converse.caller", app.Type())
+			assert.True(t, app.NonRetryable())
 			assert.Contains(t, app.Error(), tc.err.Message)
 			var st converse.State
-			require.NoError(t, app.Details(&st), "the failure carries the state to resume from")
+			var code string
+			require.NoError(t, app.Details(&st, &code), "the failure carries the state to resume from")
 			assert.Len(t, st.Messages, 1)
+			assert.Equal(t, tc.code, code)
 			assert.Len(t, srv.Requests(), 1, "not retried")
 		})
 	}
+}
+
+// TestWorkflowTurnLimit: a run that reaches the turn limit fails the
+// workflow with the type "converse.limit", not retryable, with the State to
+// go on from.
+func TestWorkflowTurnLimit(t *testing.T) {
+	var l ledger
+	srv := bedrocktest.NewServer(bedrocktest.Script(
+		bedrocktest.ToolUse("", weather("w1", "Paris")),
+		bedrocktest.ToolUse("", weather("w2", "Lyon")),
+	))
+	defer srv.Close()
+	env := testEnv(t, srv, weatherRegistry(t, &l), func(o *ctemporal.Options) {
+		o.Conversation = func(o *converse.Options) { o.MaxTurns = 2 }
+	})
+	env.ExecuteWorkflow(ctemporal.WorkflowName, ctemporal.Input{ModelID: claude, Prompt: "Weather in Paris, then Lyon?"})
+	require.True(t, env.IsWorkflowCompleted())
+	var app *temporal.ApplicationError
+	require.ErrorAs(t, env.GetWorkflowError(), &app)
+	assert.Equal(t, "converse.limit", app.Type())
+	assert.True(t, app.NonRetryable())
+	var st converse.State
+	var code string
+	require.NoError(t, app.Details(&st, &code))
+	assert.Len(t, st.Messages, 3, "the prompt and the first tool exchange")
+	assert.Empty(t, code, "no Bedrock error")
 }
 
 func TestWorkflowApprovalAfterADay(t *testing.T) {
@@ -499,6 +530,7 @@ func TestWorkflowRejectsAnInputWithoutAModel(t *testing.T) {
 	var app *temporal.ApplicationError
 	require.ErrorAs(t, env.GetWorkflowError(), &app)
 	assert.True(t, app.NonRetryable())
+	assert.Equal(t, "converse.caller", app.Type())
 	assert.Contains(t, app.Error(), "no ModelID")
 	assert.Zero(t, activities)
 	assert.Empty(t, srv.Requests())
