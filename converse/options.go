@@ -181,25 +181,9 @@ type Options struct {
 	Logger *slog.Logger
 	// OnEvent, if set, observes the conversation; see Event.
 	OnEvent func(Event)
-	// TracerProvider and MeterProvider receive the conversation's spans and
-	// metrics, in the OpenTelemetry GenAI semantic conventions (see the
-	// package doc); nil means the global providers, so a program that set
-	// up OpenTelemetry needs no code, and one that did not pays nothing.
-	TracerProvider trace.TracerProvider
-	MeterProvider  metric.MeterProvider
-	// RecordContent adds the prompts, answers, tool arguments and tool
-	// results to the spans. It is off by default, as the conventions say:
-	// they may hold personal or secret data. AWS credentials and signatures
-	// in them are redacted, as in recordings (see recording.Redact), and so
-	// is a failed span's status description.
-	RecordContent bool
-	// ConversationID is the gen_ai.conversation.id of every span of the
-	// conversation, which ties its Sends' traces together; empty means
-	// Session.ID, or none without a Session.
-	ConversationID string
-	// AgentName is the gen_ai.agent.name of every span, and names the
-	// Send's span "invoke_agent {AgentName}"; empty means none.
-	AgentName string
+	// Telemetry configures the conversation's OpenTelemetry spans and
+	// metrics; the zero value uses the global providers.
+	Telemetry Telemetry
 	// ApprovalPolicy, if set, makes a call wait for a decision before it runs
 	// when it returns true, in addition to the calls of tools made with
 	// tools.Options.RequireApproval: a policy by input, say. With it set,
@@ -252,4 +236,27 @@ type Options struct {
 	// Bedrock reports an overflow; see ContextPolicy. Without it a history
 	// that outgrows the window ends the Send with Bedrock's error.
 	Context *ContextPolicy
+}
+
+// Telemetry configures a conversation's spans and metrics, in the
+// OpenTelemetry GenAI semantic conventions (see the package doc).
+type Telemetry struct {
+	// TracerProvider and MeterProvider receive the spans and metrics; nil
+	// means the global providers, so a program that set up OpenTelemetry
+	// needs no code, and one that did not pays nothing.
+	TracerProvider trace.TracerProvider
+	MeterProvider  metric.MeterProvider
+	// RecordContent adds the prompts, answers, tool arguments and tool
+	// results to the spans. It is off by default, as the conventions say:
+	// they may hold personal or secret data. AWS credentials and signatures
+	// in them are redacted, as in recordings (see recording.Redact), and so
+	// is a failed span's status description.
+	RecordContent bool
+	// ConversationID is the gen_ai.conversation.id of every span of the
+	// conversation, which ties its Sends' traces together; empty means
+	// Options.Session's ID, or none without a Session.
+	ConversationID string
+	// AgentName is the gen_ai.agent.name of every span, and names the
+	// Send's span "invoke_agent {AgentName}"; empty means none.
+	AgentName string
 }

@@ -122,7 +122,8 @@ type telemetry struct {
 // options o; nil providers mean the global ones, read once here (the
 // global providers delegate to whatever is installed later).
 func newTelemetry(model string, o *Options) *telemetry {
-	tp, mp, content, conversationID, agentName := o.TracerProvider, o.MeterProvider, o.RecordContent, o.ConversationID, o.AgentName
+	tm := o.Telemetry
+	tp, mp, content, conversationID, agentName := tm.TracerProvider, tm.MeterProvider, tm.RecordContent, tm.ConversationID, tm.AgentName
 	if conversationID == "" && o.Session != nil {
 		conversationID = o.Session.ID
 	}
@@ -221,12 +222,12 @@ func instrument[H comparable](h H, err error, fallback H) H {
 // execute_tool spans.
 type sendSpan struct {
 	span    trace.Span
-	content bool // Options.RecordContent
+	content bool // Options.Telemetry.RecordContent
 }
 
 // startSend starts the span of a Send, a child of the caller's span in ctx.
 // The conventions name an agent loop's operation invoke_agent; the span is
-// named "invoke_agent {Options.AgentName}", or "invoke_agent" without one,
+// named "invoke_agent {Options.Telemetry.AgentName}", or "invoke_agent" without one,
 // and is INTERNAL as the loop runs in the caller's process.
 func (t *telemetry) startSend(ctx context.Context) (context.Context, sendSpan) {
 	name := opInvokeAgent
@@ -260,10 +261,10 @@ func (s sendSpan) end(res *Result, err error) {
 // description is the status description of a failed Send: its error's
 // text, but for an answer that does not match the schema, whose reason
 // quotes the model's answer, which is content: recorded with
-// Options.RecordContent only.
+// Options.Telemetry.RecordContent only.
 func (s sendSpan) description(err error) string {
 	if !s.content && errors.Is(err, ErrInvalidAnswer) {
-		return "converse: " + ErrInvalidAnswer.Error() + " (the reason quotes the answer, content recorded only with Options.RecordContent)"
+		return "converse: " + ErrInvalidAnswer.Error() + " (the reason quotes the answer, content recorded only with Options.Telemetry.RecordContent)"
 	}
 	return err.Error()
 }

@@ -44,7 +44,7 @@ func BenchmarkConversationTelemetry(b *testing.B) {
 			cpu := benchCPU()
 			for b.Loop() {
 				conv := converse.New(client, claude, reg, func(o *converse.Options) {
-					o.TracerProvider, o.MeterProvider = tc.tp, tc.mp
+					o.Telemetry.TracerProvider, o.Telemetry.MeterProvider = tc.tp, tc.mp
 				})
 				if _, err := conv.Send(ctx, "Add things."); err != nil {
 					b.Fatal(err)

@@ -88,7 +88,7 @@ func TestTelemetryExecutorDuplicate(t *testing.T) {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
 	reg, err := tools.NewRegistry(tools.Calculator())
 	require.NoError(t, err)
-	e := &Executor{Registry: reg, tel: newTelemetry("m", &Options{TracerProvider: tp})}
+	e := &Executor{Registry: reg, tel: newTelemetry("m", &Options{Telemetry: Telemetry{TracerProvider: tp}})}
 	call := func() types.ContentBlock {
 		return &types.ContentBlockMemberToolUse{Value: types.ToolUseBlock{ToolUseId: aws.String("d"), Name: aws.String("calculator"),
 			Input: document.NewLazyDocument(map[string]any{"a": 1, "b": 2})}}
@@ -173,7 +173,7 @@ func TestInstrumentsAreShared(t *testing.T) {
 	tp := sdktrace.NewTracerProvider()
 	mp := sdkmetric.NewMeterProvider()
 	with := func(tp trace.TracerProvider, mp metric.MeterProvider) *telemetry {
-		return newTelemetry("m", &Options{TracerProvider: tp, MeterProvider: mp})
+		return newTelemetry("m", &Options{Telemetry: Telemetry{TracerProvider: tp, MeterProvider: mp}})
 	}
 	first := with(tp, mp)
 	assert.Same(t, first.instruments, with(tp, mp).instruments, "same providers")

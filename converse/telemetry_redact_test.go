@@ -73,7 +73,7 @@ func TestTelemetryRedactsSecrets(t *testing.T) {
 	t.Cleanup(srv.Close)
 	client := srv.Client(func(o *bedrockruntime.Options) { o.Retryer = aws.NopRetryer{} })
 	_, err = converse.Run(context.Background(), client, claude, reg, "Hi", tr.options,
-		func(o *converse.Options) { o.RecordContent = true })
+		func(o *converse.Options) { o.Telemetry.RecordContent = true })
 	require.ErrorContains(t, err, spanToken, "the error itself is the caller's, unredacted")
 
 	failed := []sdktrace.ReadOnlySpan{tr.named("chat " + claude)[1], tr.one(t, "invoke_agent")}

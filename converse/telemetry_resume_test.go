@@ -38,7 +38,7 @@ func TestTelemetryDeniedInProcess(t *testing.T) {
 	_, client := serve(t, bedrocktest.Script(stepAndSend()...))
 	_, err := converse.Run(context.Background(), client, claude, countingTools(t, &runs, ""), "send it", tr.options,
 		func(o *converse.Options) {
-			o.RecordContent = true
+			o.Telemetry.RecordContent = true
 			o.Approver = func(context.Context, converse.Call) (converse.Decision, error) {
 				return converse.Deny("", "the user", "too risky"), nil
 			}

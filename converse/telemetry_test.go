@@ -50,7 +50,7 @@ func newTraced(t *testing.T) *traced {
 }
 
 func (tr *traced) options(o *converse.Options) {
-	o.TracerProvider, o.MeterProvider = tr.tp, tr.mp
+	o.Telemetry.TracerProvider, o.Telemetry.MeterProvider = tr.tp, tr.mp
 }
 
 // named returns the ended spans called name, in the order they ended.
@@ -351,7 +351,7 @@ func TestTelemetryRecordContent(t *testing.T) {
 		bedrocktest.Text("5."),
 	))
 	_, err := converse.Run(context.Background(), client, claude, calculator(t), "Add 2 and 3", tr.options, func(o *converse.Options) {
-		o.RecordContent = true
+		o.Telemetry.RecordContent = true
 		o.Request.System = []types.SystemContentBlock{&types.SystemContentBlockMemberText{Value: "Be brief."}}
 	})
 	require.NoError(t, err)
@@ -401,7 +401,7 @@ func TestTelemetrySamplerSeesTheOperation(t *testing.T) {
 		bedrocktest.Text("5."),
 	))
 	_, err := converse.Run(context.Background(), client, claude, calculator(t), "Add", func(o *converse.Options) {
-		o.TracerProvider, o.AgentName, o.ConversationID = tp, "adder", "conv-1"
+		o.Telemetry.TracerProvider, o.Telemetry.AgentName, o.Telemetry.ConversationID = tp, "adder", "conv-1"
 	})
 	require.NoError(t, err)
 	want := map[string]map[attribute.Key]string{
@@ -429,7 +429,7 @@ func TestTelemetryMetrics(t *testing.T) {
 		reply,
 	))
 	_, err := converse.Run(context.Background(), client, claude, calculator(t), "Add", tr.options, streaming, func(o *converse.Options) {
-		o.AgentName = "adder"
+		o.Telemetry.AgentName = "adder"
 	})
 	require.NoError(t, err)
 	var rm metricdata.ResourceMetrics
@@ -544,7 +544,7 @@ func TestTelemetryConversationID(t *testing.T) {
 				bedrocktest.ToolUse("", bedrocktest.Call{ID: "c1", Name: "calculator", Input: map[string]any{"a": 1, "b": 2}}),
 				bedrocktest.Text("3.")))
 			_, err := converse.Run(context.Background(), client, claude, calculator(t), "Add", tr.options, func(o *converse.Options) {
-				o.ConversationID, o.AgentName = tt.id, tt.agent
+				o.Telemetry.ConversationID, o.Telemetry.AgentName = tt.id, tt.agent
 				if tt.session {
 					o.Session = &converse.Session{Store: converse.FileStore{Dir: t.TempDir()}, ID: "s1"}
 				}
@@ -619,7 +619,7 @@ func TestTelemetryInvalidAnswerKeepsContentOut(t *testing.T) {
 			bad := bedrocktest.Text(`{"color": "SECRET-NAME"}`)
 			_, client := serve(t, bedrocktest.Script(bad, bad))
 			conv := converse.New(client, claude, nil, tr.options, func(o *converse.Options) {
-				o.MaxTurns, o.RecordContent = 2, record
+				o.MaxTurns, o.Telemetry.RecordContent = 2, record
 			})
 			_, _, err := converse.StructuredJSON(context.Background(), conv, "Pick a color.",
 				[]byte(`{"type":"object","properties":{"color":{"type":"string","enum":["red","blue"]}},"required":["color"]}`))

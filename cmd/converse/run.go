@@ -256,9 +256,9 @@ func newSession(ctx context.Context, s *settings, rec *recording.Recording, reg 
 		s.conversationOptions(o, model)
 		o.Stream = stream
 		o.OnEvent = p.event
-		o.RecordContent, o.AgentName = s.recordContent, s.agentName
+		o.Telemetry.RecordContent, o.Telemetry.AgentName = s.recordContent, s.agentName
 		if s.session == "" {
-			o.ConversationID = newConversationID() // -session's id is the session's
+			o.Telemetry.ConversationID = newConversationID() // -session's id is the session's
 		}
 		if p.trace != nil {
 			o.Logger = slog.New(p.trace.Handler())

@@ -135,7 +135,7 @@ func exporterWanted(signal string) (bool, error) {
 
 // captureContent reads OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT,
 // the GenAI conventions' switch for recording prompts, answers and tool
-// input and output in the spans (converse.Options.RecordContent): off
+// input and output in the spans (converse.Telemetry.RecordContent): off
 // unless it is true. A value that is no boolean is a usage error.
 func captureContent() (bool, error) {
 	const name = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"

@@ -116,7 +116,7 @@ func (a *Agent) workflowConversation(ctx workflow.Context, in Input, turnsLeft i
 		o.Clock = func() time.Time { return workflow.Now(ctx) }
 		o.Approver, o.OnEvent, o.Logger = nil, nil, nil
 		o.Stream, o.EarlyToolStart = false, false
-		o.TracerProvider, o.MeterProvider = tracenoop.NewTracerProvider(), metricnoop.NewMeterProvider()
+		o.Telemetry.TracerProvider, o.Telemetry.MeterProvider = tracenoop.NewTracerProvider(), metricnoop.NewMeterProvider()
 		o.MaxTurns = max(turnsLeft, 1)
 	}
 	if in.State == nil {
