@@ -30,7 +30,9 @@ func cachedConversation(tb testing.TB, cache bool) []converse.Usage {
 	c := converse.New(srv.Client(), "us.anthropic.claude-sonnet-4-5-20250929-v1:0", lookupTools(tb, 10), func(o *converse.Options) {
 		o.Request.System = systemPrompt(4000)
 		o.MaxTurns = 20
-		o.PromptCache = cache
+		if cache {
+			o.Cache = &converse.CachePolicy{}
+		}
 		o.OnEvent = func(ev converse.Event) {
 			if te, ok := ev.(converse.TurnEnd); ok {
 				turns = append(turns, te.Usage)
@@ -73,7 +75,7 @@ func TestPromptCacheSavings(t *testing.T) {
 }
 
 // BenchmarkPromptCache reports the input tokens of the benchmark
-// conversation and what they are billed as, with and without PromptCache.
+// conversation and what they are billed as, with and without Options.Cache.
 func BenchmarkPromptCache(b *testing.B) {
 	for _, bc := range []struct {
 		name  string

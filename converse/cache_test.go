@@ -95,7 +95,7 @@ func turnUsage(t *testing.T, turn int, events []converse.Event) converse.Usage {
 	return converse.Usage{}
 }
 
-// TestCachePointsGolden runs a 5-turn tool loop with PromptCache for a
+// TestCachePointsGolden runs a 5-turn tool loop with Options.Cache for a
 // Claude model (with Converse and ConverseStream), a Nova model and a model
 // without prompt caching, through a validating bedrocktest that simulates
 // the cache, and compares where the cache points went and what each turn
@@ -116,7 +116,7 @@ func TestCachePointsGolden(t *testing.T) {
 			var events []converse.Event
 			c := converse.New(client, tt.model, lookupTools(t, 6), func(o *converse.Options) {
 				o.Request.System = systemPrompt(1500)
-				o.PromptCache = true
+				o.Cache = &converse.CachePolicy{}
 				o.Stream = tt.stream
 				o.OnEvent = func(ev converse.Event) {
 					if _, ok := ev.(converse.TurnEnd); ok {

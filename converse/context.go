@@ -309,8 +309,8 @@ func (c *Conversation) summarized(ctx context.Context, model string, t *turnResu
 }
 
 // PromptCaching reports whether the model takes prompt cache points, where
-// Options.PromptCache places them (Claude 3.5 Haiku, 3.7 Sonnet, Claude 4
-// and later; Amazon Nova). For another model PromptCache does nothing.
+// Options.Cache places them (Claude 3.5 Haiku, 3.7 Sonnet, Claude 4
+// and later; Amazon Nova). For another model Cache does nothing.
 func PromptCaching(modelID string) bool {
 	_, ok := models.Parse(modelID).Cache()
 	return ok

@@ -137,7 +137,7 @@
 // # Cost and length
 //
 // Every turn of a tool loop sends the whole history again. With
-// Options.PromptCache, each request carries cachePoint blocks (after the
+// Options.Cache, each request carries cachePoint blocks (after the
 // tools, the system prompt and the newest user messages) so that a turn
 // reads what the turn before wrote from Bedrock's prompt cache, billed at a
 // tenth of the input price for Claude; only the models and fields of

@@ -22,7 +22,7 @@ func TestRequestsWithoutHooks(t *testing.T) {
 		srv, client := serve(t, toolLoop(5), func(o *bedrocktest.Options) { o.Accounting = true })
 		c := converse.New(client, "us.anthropic.claude-3-7-sonnet-20250219-v1:0", lookupTools(t, 6), func(o *converse.Options) {
 			o.Request.System = systemPrompt(1500)
-			o.PromptCache = true
+			o.Cache = &converse.CachePolicy{}
 			o.Stream = stream
 		})
 		_, err := c.Send(context.Background(), "Find the records about the harbour.")

@@ -204,20 +204,15 @@ type Options struct {
 	// (Store.Load, Restore, Resume). A failed save ends the Send. The step
 	// API (see Step) saves nothing: its engine keeps the state.
 	Session *Session
-	// PromptCache places cachePoint blocks on every request of the models
-	// with prompt caching (Claude 3.5 Haiku, 3.7 Sonnet, Claude 4 and
-	// later; Amazon Nova): after the tools, the system prompt and the
+	// Cache, if set, places cachePoint blocks on every request of the
+	// models with prompt caching (Claude 3.5 Haiku, 3.7 Sonnet, Claude 4
+	// and later; Amazon Nova): after the tools, the system prompt and the
 	// newest user messages, where the prefix reaches the model's minimum
 	// of tokens and at most four with the caller's own, so that each turn
 	// reads from the cache what the turn before wrote. They are never kept
 	// in the history; Usage reports what was read from and written to the
 	// cache.
-	PromptCache bool
-	// CacheTTL is the TTL of the points PromptCache places: "" for
-	// Bedrock's default (5 minutes), or types.CacheTTLOneHour, which only
-	// the models that accept it get (the others, the default). A point
-	// after a caller's shorter one gets the shorter TTL too.
-	CacheTTL types.CacheTTL
+	Cache *CachePolicy
 	// Budget, if set, bounds what each Send and the whole conversation
 	// spend: tokens, tool calls, wall time and dollars; see Budget.
 	Budget *Budget
@@ -259,4 +254,13 @@ type Telemetry struct {
 	// AgentName is the gen_ai.agent.name of every span, and names the
 	// Send's span "invoke_agent {AgentName}"; empty means none.
 	AgentName string
+}
+
+// CachePolicy is how Options.Cache caches prompts.
+type CachePolicy struct {
+	// TTL is the TTL of the points placed: "" for Bedrock's default (5
+	// minutes), or types.CacheTTLOneHour, which only the models that
+	// accept it get (the others, the default). A point after a caller's
+	// shorter one gets the shorter TTL too.
+	TTL types.CacheTTL
 }

@@ -55,7 +55,7 @@ func stepScenario(t *testing.T) (bedrocktest.Handler, *tools.Registry, func(*con
 	require.NoError(t, reg.Add(send))
 	opts := func(o *converse.Options) {
 		o.Request.System = []types.SystemContentBlock{&types.SystemContentBlockMemberText{Value: strings.Repeat("You read archives carefully. ", 300)}}
-		o.PromptCache = true
+		o.Cache = &converse.CachePolicy{}
 		o.MaxTurns = 20
 		o.Context = &converse.ContextPolicy{MaxInputTokens: 6000, Summarize: true}
 	}

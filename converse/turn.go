@@ -35,8 +35,8 @@ func (c *Conversation) request(history []types.Message, cfg *types.ToolConfigura
 	}
 	in.ModelId, in.Messages, in.ToolConfig = aws.String(modelID), media.Request(m, history), cfg
 	sh.apply(&in, m, c.thinks(m))
-	if c.opts.PromptCache {
-		cachepoint.Place(m, c.opts.CacheTTL, &in)
+	if p := c.opts.Cache; p != nil {
+		cachepoint.Place(m, p.TTL, &in)
 	}
 	return &in
 }

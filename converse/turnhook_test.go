@@ -147,7 +147,7 @@ func TestPrepareTurn(t *testing.T) {
 	))
 	var seen []converse.Turn
 	c := converse.New(client, claude, lookupTools(t, 3), func(o *converse.Options) {
-		o.PromptCache = true
+		o.Cache = &converse.CachePolicy{}
 		o.Request.System = systemPrompt(1500)
 		o.PrepareTurn = func(_ context.Context, turn *converse.Turn) error {
 			seen = append(seen, *turn)

@@ -332,7 +332,9 @@ func (s *settings) conversationOptions(o *converse.Options, model string) {
 		o.PrepareTurn = stopAfter(s.stopAfterTool)
 	}
 	s.request.apply(o)
-	o.PromptCache = s.cache
+	if s.cache {
+		o.Cache = &converse.CachePolicy{}
+	}
 	if !s.noTrim {
 		// Trim before a request outgrows the window, and when Bedrock
 		// reports an overflow all the same.

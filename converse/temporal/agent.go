@@ -33,7 +33,7 @@ const DefaultTurnsPerRun = 100
 type Options struct {
 	// Conversation configures the conversations, as for converse.New: in
 	// the workflow (tool configuration, request template, ApprovalPolicy,
-	// Context, PromptCache, MaxTurns, Tools.Concurrency) and in the
+	// Context, Cache, MaxTurns, Tools.Concurrency) and in the
 	// activities (Tools, telemetry, OnEvent, Logger). The workflow sets
 	// its own Approver, Stream and telemetry: state is Temporal's,
 	// decisions come by signal, and spans and metrics come from the

@@ -321,7 +321,7 @@ func TestWorkflowSendsWhatSendSends(t *testing.T) {
 	}
 	opts := func(o *converse.Options) {
 		o.Request.System = []types.SystemContentBlock{&types.SystemContentBlockMemberText{Value: "You are terse. " + strings.Repeat("Be exact. ", 600)}}
-		o.PromptCache = true
+		o.Cache = &converse.CachePolicy{}
 		o.Tools.Concurrency = 1
 	}
 	prompt := "Weather in Paris and Atlantis, then Oslo, and mail ops."
