@@ -374,7 +374,7 @@ func TestBenchBaselinesAgree(t *testing.T) {
 
 	streamed := newBenchChatStreamed(t, "naive", true, srv.Client(), reg).(*naiveStreamChat)
 	require.NoError(t, streamed.Send(ctx, "Add things."))
-	res, err = converse.Run(ctx, srv.Client(), benchModelID, reg, "Add things.", func(o *converse.Options) { o.Stream = true })
+	res, err = converse.Run(ctx, srv.Client(), benchModelID, reg, "Add things.", func(o *converse.Options) { o.Stream = &converse.StreamPolicy{} })
 	require.NoError(t, err)
 	naive, err = converse.MarshalMessages(streamed.history)
 	require.NoError(t, err)

@@ -263,7 +263,7 @@ func newBenchChatStreamed(b testing.TB, impl string, stream bool, client convers
 	case impl != "library":
 		return &naiveStreamChat{newNaiveChat(b, impl, client, reg)}
 	}
-	return benchConversation{converse.New(client, benchModelID, reg, func(o *converse.Options) { o.Stream = true })}
+	return benchConversation{converse.New(client, benchModelID, reg, func(o *converse.Options) { o.Stream = &converse.StreamPolicy{} })}
 }
 
 type benchConversation struct{ c *converse.Conversation }
@@ -565,7 +565,7 @@ func benchStreamEvents(deltas int, piece string) []recording.Event {
 func benchStream(ctx context.Context, impl string, client converse.Client, onText func(string)) error {
 	if impl == "library" {
 		_, err := converse.Run(ctx, client, benchModelID, nil, "Talk.", func(o *converse.Options) {
-			o.Stream = true
+			o.Stream = &converse.StreamPolicy{}
 			o.OnEvent = func(ev converse.Event) {
 				if t, ok := ev.(converse.Text); ok {
 					onText(t.Text)

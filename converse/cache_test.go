@@ -117,7 +117,7 @@ func TestCachePointsGolden(t *testing.T) {
 			c := converse.New(client, tt.model, lookupTools(t, 6), func(o *converse.Options) {
 				o.Request.System = systemPrompt(1500)
 				o.Cache = &converse.CachePolicy{}
-				o.Stream = tt.stream
+				o.Stream = streamIf(tt.stream)
 				o.OnEvent = func(ev converse.Event) {
 					if _, ok := ev.(converse.TurnEnd); ok {
 						events = append(events, ev)

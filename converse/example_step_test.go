@@ -78,7 +78,7 @@ func ExampleAssembleStream() {
 	client := srv.Client()
 	ctx := context.Background()
 
-	conv := converse.New(nil, "us.anthropic.claude-sonnet-4-5-20250929-v1:0", nil, func(o *converse.Options) { o.Stream = true })
+	conv := converse.New(nil, "us.anthropic.claude-sonnet-4-5-20250929-v1:0", nil, func(o *converse.Options) { o.Stream = &converse.StreamPolicy{} })
 	step, err := conv.Begin(ctx, types.Message{Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: "Hi."}}})
 	if err != nil {
 		fmt.Println(err)

@@ -20,7 +20,6 @@ func everyField(o *converse.Options) {
 	o.Request.AdditionalModelResponseFieldPaths = []string{"/stop_sequence"}
 	o.Request.GuardrailConfig = &types.GuardrailConfiguration{
 		GuardrailIdentifier: aws.String("gr-1"), GuardrailVersion: aws.String("2"), Trace: types.GuardrailTraceEnabled}
-	o.GuardrailStreamMode = types.GuardrailStreamProcessingModeAsync
 	o.Request.PerformanceConfig = &types.PerformanceConfiguration{Latency: types.PerformanceConfigLatencyOptimized}
 	o.Request.ServiceTier = &types.ServiceTier{Type: types.ServiceTierTypeFlex}
 	o.Request.RequestMetadata = map[string]string{"team": "search"}
@@ -31,11 +30,20 @@ func everyField(o *converse.Options) {
 	}}
 }
 
+// asyncGuardrail streams, when stream is set, with the guardrail checking
+// the stream asynchronously.
+func asyncGuardrail(stream bool) *converse.StreamPolicy {
+	if !stream {
+		return nil
+	}
+	return &converse.StreamPolicy{GuardrailMode: types.GuardrailStreamProcessingModeAsync}
+}
+
 func TestEveryRequestFieldReachesTheWire(t *testing.T) {
 	for _, stream := range []bool{false, true} {
 		t.Run(map[bool]string{false: "Converse", true: "ConverseStream"}[stream], func(t *testing.T) {
 			srv, client := serve(t, bedrocktest.Script(bedrocktest.Text("ok")))
-			_, err := converse.Run(context.Background(), client, claude, nil, "hi", everyField, func(o *converse.Options) { o.Stream = stream })
+			_, err := converse.Run(context.Background(), client, claude, nil, "hi", everyField, func(o *converse.Options) { o.Stream = asyncGuardrail(stream) })
 			require.NoError(t, err)
 			reqs := srv.Requests()
 			require.Len(t, reqs, 1)
@@ -94,7 +102,7 @@ func TestGuardrailInterventionEndsTheSendWithItsTrace(t *testing.T) {
 			_, client := serve(t, bedrocktest.Script(guardrailBlocked()))
 			var ends []converse.TurnEnd
 			c := converse.New(client, claude, calculator(t), everyField, func(o *converse.Options) {
-				o.Stream = stream
+				o.Stream = asyncGuardrail(stream)
 				o.OnEvent = func(ev converse.Event) {
 					if e, ok := ev.(converse.TurnEnd); ok {
 						ends = append(ends, e)

@@ -23,7 +23,7 @@ func TestRequestsWithoutHooks(t *testing.T) {
 		c := converse.New(client, "us.anthropic.claude-3-7-sonnet-20250219-v1:0", lookupTools(t, 6), func(o *converse.Options) {
 			o.Request.System = systemPrompt(1500)
 			o.Cache = &converse.CachePolicy{}
-			o.Stream = stream
+			o.Stream = streamIf(stream)
 		})
 		_, err := c.Send(context.Background(), "Find the records about the harbour.")
 		require.NoError(t, err)

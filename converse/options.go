@@ -106,9 +106,6 @@ type Options struct {
 	// Result.AdditionalModelResponseFields, the tier that served a turn in
 	// Result.ServiceTier. Structured sets OutputConfig's text format itself.
 	Request bedrockruntime.ConverseInput
-	// GuardrailStreamMode, with Stream, says how the guardrail of Request
-	// checks the stream: empty is Bedrock's default, synchronous.
-	GuardrailStreamMode types.GuardrailStreamProcessingMode
 	// SystemTools names server-side system tools that Bedrock runs itself,
 	// such as Amazon Nova's "nova_grounding" and "nova_code_interpreter";
 	// they join the tool configuration after the registry's tools. Their
@@ -162,19 +159,13 @@ type Options struct {
 	// StatusAuto). Calls abandoned at their timeout count against
 	// Concurrency until their tools return, across Sends.
 	Tools ToolOptions
-	// Stream uses ConverseStream, so text reaches OnEvent as it is
-	// generated. For model families that do not support tool use while
-	// streaming, turns fall back to Converse with a Fallback event.
-	// Conversations may stream at once on one client: each ConverseStream
-	// call gets an event-stream decoder of its own, as the SDK's client
-	// shares one between its streams, which race on it.
-	Stream bool
-	// EarlyToolStart (with Stream) starts each call of a speculative tool
-	// (tools.Options.Speculative) as soon as its block is complete, while the
-	// model is still streaming. If the turn then does not end in tool_use,
-	// the early results are discarded. Use it only for tools without side
-	// effects.
-	EarlyToolStart bool
+	// Stream, if set, uses ConverseStream, so text reaches OnEvent as it
+	// is generated; see StreamPolicy. For model families that do not
+	// support tool use while streaming, turns fall back to Converse with a
+	// Fallback event. Conversations may stream at once on one client: each
+	// ConverseStream call gets an event-stream decoder of its own, as the
+	// SDK's client shares one between its streams, which race on it.
+	Stream *StreamPolicy
 	// Logger receives recovered tool panics, fallbacks and the tool calls
 	// of a final answer (a reply whose stop reason is not tool_use), which
 	// are not run; nil discards.
@@ -187,7 +178,7 @@ type Options struct {
 	// ApprovalPolicy, if set, makes a call wait for a decision before it runs
 	// when it returns true, in addition to the calls of tools made with
 	// tools.Options.RequireApproval: a policy by input, say. With it set,
-	// EarlyToolStart starts nothing.
+	// StreamPolicy.EarlyToolStart starts nothing.
 	ApprovalPolicy func(Call) bool
 	// Approver, if set, decides the calls that need approval, one at a time,
 	// before they run: Approver(id) lets it run, Deny answers it with an
@@ -263,4 +254,25 @@ type CachePolicy struct {
 	// accept it get (the others, the default). A point after a caller's
 	// shorter one gets the shorter TTL too.
 	TTL types.CacheTTL
+}
+
+// StreamPolicy is how Options.Stream streams.
+type StreamPolicy struct {
+	// EarlyToolStart starts each call of a speculative tool
+	// (tools.Options.Speculative) as soon as its block is complete, while
+	// the model is still streaming. If the turn then does not end in
+	// tool_use, the early results are discarded. Use it only for tools
+	// without side effects.
+	EarlyToolStart bool
+	// GuardrailMode says how the guardrail of Options.Request checks the
+	// stream: empty is Bedrock's default, synchronous.
+	GuardrailMode types.GuardrailStreamProcessingMode
+}
+
+// guardrailMode is p's GuardrailMode; none without a policy.
+func (p *StreamPolicy) guardrailMode() types.GuardrailStreamProcessingMode {
+	if p == nil {
+		return ""
+	}
+	return p.GuardrailMode
 }

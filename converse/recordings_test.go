@@ -78,7 +78,7 @@ func play(t *testing.T, sc scenario, client converse.Client) *played {
 	t.Helper()
 	p := &played{starts: map[string]converse.ToolStart{}, ends: map[string]converse.ToolEnd{}}
 	p.conv = converse.New(client, sc.model, scenarioTools(t), func(o *converse.Options) {
-		o.Stream = sc.stream
+		o.Stream = streamIf(sc.stream)
 		if sc.opts != nil {
 			sc.opts(o)
 		}

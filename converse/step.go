@@ -97,7 +97,7 @@ type Request struct {
 func (r *Request) Stream() bool { return r.stream }
 
 // StreamInput is Input as a ConverseStream request, with the guardrail's
-// stream processing mode of Options.GuardrailStreamMode.
+// stream processing mode of Options.Stream.
 func (r *Request) StreamInput() *bedrockruntime.ConverseStreamInput {
 	return streamRequest(r.Input, r.mode)
 }
@@ -542,8 +542,8 @@ func (c *Conversation) turnStep(ctx context.Context) (*Step, error) {
 			return c.fail(c.kept(), err)
 		}
 	}
-	stream := c.opts.Stream && (in.ToolConfig == nil || m.SupportsStreamingToolUse())
-	return c.budgeted(ctx, &Request{Turn: r.turn, Input: in, stream: stream, mode: c.opts.GuardrailStreamMode})
+	stream := c.opts.Stream != nil && (in.ToolConfig == nil || m.SupportsStreamingToolUse())
+	return c.budgeted(ctx, &Request{Turn: r.turn, Input: in, stream: stream, mode: c.opts.Stream.guardrailMode()})
 }
 
 // fallback is the step of the turn's call to the next of

@@ -153,7 +153,7 @@ func TestStepsSendWhatSendSends(t *testing.T) {
 
 func testStepsSendWhatSendSends(t *testing.T, stream bool, way string) {
 	ctx := context.Background()
-	streams := func(o *converse.Options) { o.Stream = stream }
+	streams := func(o *converse.Options) { o.Stream = streamIf(stream) }
 	h, reg, opts := stepScenario(t)
 	sendSrv, sendClient := serve(t, h, func(o *bedrocktest.Options) { o.Accounting = true })
 	var trims int

@@ -23,7 +23,15 @@ import (
 	"github.com/tooluse/bedrock/tools"
 )
 
-func streaming(o *converse.Options) { o.Stream = true }
+func streaming(o *converse.Options) { o.Stream = &converse.StreamPolicy{} }
+
+// streamIf is a StreamPolicy when stream is set: Options.Stream streams.
+func streamIf(stream bool) *converse.StreamPolicy {
+	if !stream {
+		return nil
+	}
+	return &converse.StreamPolicy{}
+}
 
 // reasoningReply is a turn with signed reasoning, text and two tool calls.
 func reasoningReply() *bedrocktest.Reply {
@@ -371,7 +379,7 @@ func TestEarlyToolStartOverlapsTheStream(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		_, err := converse.Run(ctx, client, claude, reg, "go", streaming, func(o *converse.Options) {
-			o.EarlyToolStart = true
+			o.Stream.EarlyToolStart = true
 			o.OnEvent = func(ev converse.Event) {
 				if _, ok := ev.(converse.TurnEnd); ok {
 					turnEnded.Add(1)
@@ -410,7 +418,7 @@ func TestEarlyResultsDiscardedWhenTheTurnFails(t *testing.T) {
 	require.NoError(t, err)
 	reg, err := tools.NewRegistry(wait)
 	require.NoError(t, err)
-	c := converse.New(client, claude, reg, streaming, func(o *converse.Options) { o.EarlyToolStart = true })
+	c := converse.New(client, claude, reg, streaming, func(o *converse.Options) { o.Stream.EarlyToolStart = true })
 	_, err = c.Send(context.Background(), "go")
 	require.ErrorIs(t, err, converse.ErrStreamTruncated)
 	select {
@@ -426,7 +434,7 @@ func TestEarlyStartSkipsToolsNotMarkedSpeculative(t *testing.T) {
 	_, client := serve(t, bedrocktest.Script(first, bedrocktest.Text("3")))
 	var starts []int
 	_, err := converse.Run(context.Background(), client, claude, testTools(t, nil), "1+2", streaming, func(o *converse.Options) {
-		o.EarlyToolStart = true
+		o.Stream.EarlyToolStart = true
 		o.OnEvent = func(ev converse.Event) {
 			switch ev := ev.(type) {
 			case converse.ToolStart:
@@ -487,7 +495,7 @@ func TestEarlyStartRepeatedIDAcrossTools(t *testing.T) {
 			ends := map[string]converse.ToolEnd{}
 			var mu sync.Mutex
 			_, _ = converse.Run(context.Background(), client, claude, reg, "go", streaming, func(o *converse.Options) {
-				o.EarlyToolStart = true
+				o.Stream.EarlyToolStart = true
 				o.OnEvent = func(ev converse.Event) {
 					if end, ok := ev.(converse.ToolEnd); ok {
 						mu.Lock()

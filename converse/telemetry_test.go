@@ -217,7 +217,7 @@ func TestTelemetryStream(t *testing.T) {
 				bedrocktest.Text("Found it."),
 			))
 			_, err = converse.Run(context.Background(), client, claude, reg, "find", tr.options, streaming,
-				func(o *converse.Options) { o.EarlyToolStart = early })
+				func(o *converse.Options) { o.Stream.EarlyToolStart = early })
 			require.NoError(t, err)
 			send := tr.one(t, "invoke_agent")
 			chats := tr.named("chat " + claude)
@@ -254,7 +254,7 @@ func TestTelemetryChatErrors(t *testing.T) {
 			t.Cleanup(srv.Close)
 			client := srv.Client(func(o *bedrockruntime.Options) { o.Retryer = aws.NopRetryer{} })
 			_, err := converse.Run(context.Background(), client, claude, nil, "Hi", tr.options,
-				func(o *converse.Options) { o.Stream = tc.stream })
+				func(o *converse.Options) { o.Stream = streamIf(tc.stream) })
 			require.Error(t, err)
 			for _, s := range []sdktrace.ReadOnlySpan{tr.one(t, "chat "+claude), tr.one(t, "invoke_agent")} {
 				assert.Equal(t, codes.Error, s.Status().Code, s.Name())

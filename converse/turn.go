@@ -164,7 +164,7 @@ func (c *Conversation) modelCall(ctx context.Context, req *Request) (*turnResult
 	if req.stream {
 		return c.streamTurn(ctx, req)
 	}
-	if c.opts.Stream && !req.Summary {
+	if c.opts.Stream != nil && !req.Summary {
 		reason := fmt.Sprintf("model %s does not support tool use in streaming mode; using Converse", aws.ToString(req.Input.ModelId))
 		c.logger().Info("converse: "+reason, "turn", req.Turn)
 		c.emit(Fallback{Turn: req.Turn, Reason: reason})
@@ -218,7 +218,7 @@ func (c *Conversation) streamTurn(ctx context.Context, req *Request) (*turnResul
 	if c.opts.OnEvent != nil {
 		h.text = func(text string) { c.emit(Text{Turn: n, Text: text}) }
 	}
-	if c.opts.EarlyToolStart && c.opts.ApprovalPolicy == nil {
+	if s := c.opts.Stream; s != nil && s.EarlyToolStart && c.opts.ApprovalPolicy == nil {
 		early := newEarlyStarter(ctx, n, c.exec) // its calls are the chat span's siblings, under ctx
 		t.started, t.cancel = early.started, early.cancel
 		h.call = early.maybeStart

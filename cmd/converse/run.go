@@ -254,7 +254,9 @@ func newSession(ctx context.Context, s *settings, rec *recording.Recording, reg 
 	}
 	opts := func(o *converse.Options, model string) {
 		s.conversationOptions(o, model)
-		o.Stream = stream
+		if stream {
+			o.Stream = &converse.StreamPolicy{}
+		}
 		o.OnEvent = p.event
 		o.Telemetry.RecordContent, o.Telemetry.AgentName = s.recordContent, s.agentName
 		if s.session == "" {

@@ -85,7 +85,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 		o.Store = store
 		o.Conversation = func(o *converse.Options) {
 			s.conversationOptions(o, model)
-			o.Stream = s.stream
+			if s.stream {
+				o.Stream = &converse.StreamPolicy{}
+			}
 			if s.verbose { // each session's lines say whose they are
 				tr := trace.New(labelled{w: stderr, label: "[" + trace.Printable(o.Session.ID) + "] "})
 				o.OnEvent, o.Logger = tr.Event, slog.New(tr.Handler())

@@ -168,7 +168,7 @@ func (h *Handler) open(ctx context.Context, id string, a *answer) (*converse.Con
 		}
 		o.Session = &converse.Session{Store: h.store, ID: id}
 		if a.stream {
-			o.Stream = true
+			o.Stream = &converse.StreamPolicy{}
 			theirs := o.OnEvent
 			o.OnEvent = func(ev converse.Event) {
 				if theirs != nil {

@@ -274,7 +274,7 @@ func TestLimiterCountsStreamThrottles(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				lim := quota.NewLimiter(tt.requests, tt.tpm)
 				c := converse.New(lim.Client(inmemory.Client(srv)), "us.anthropic.claude-sonnet-4-20250514-v1:0", nil, func(o *converse.Options) {
-					o.Stream = true
+					o.Stream = &converse.StreamPolicy{}
 				})
 				_, err := c.Send(context.Background(), "hello")
 				var throttled *types.ThrottlingException
@@ -304,7 +304,7 @@ func TestLimiterSettlesStreams(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		lim := quota.NewLimiter(0, 20000) // a burst of 1000 tokens, then 19,000 a minute
 		c := converse.New(lim.Client(inmemory.Client(srv)), "us.anthropic.claude-sonnet-4-20250514-v1:0", nil, func(o *converse.Options) {
-			o.Stream = true
+			o.Stream = &converse.StreamPolicy{}
 			o.Request.InferenceConfig = &types.InferenceConfiguration{MaxTokens: aws.Int32(100)}
 		})
 		start := time.Now()

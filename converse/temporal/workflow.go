@@ -115,7 +115,7 @@ func (a *Agent) workflowConversation(ctx workflow.Context, in Input, turnsLeft i
 		*o = a.conversationOptions()
 		o.Clock = func() time.Time { return workflow.Now(ctx) }
 		o.Approver, o.OnEvent, o.Logger = nil, nil, nil
-		o.Stream, o.EarlyToolStart = false, false
+		o.Stream = nil
 		o.Telemetry.TracerProvider, o.Telemetry.MeterProvider = tracenoop.NewTracerProvider(), metricnoop.NewMeterProvider()
 		o.MaxTurns = max(turnsLeft, 1)
 	}
