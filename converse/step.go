@@ -721,17 +721,13 @@ func (c *Conversation) finalAnswer(ctx context.Context, a *accepted) (*Step, err
 	}
 	kept, final := keepable(a.attempted)
 	r.res.History = final
-	var ev Event = a.turnEnd
 	if r.shape != nil {
 		r.shape.answered(r.res)
 	}
+	c.endStep(kept, nil, a.turnEnd)
 	if a.answered { // the final tool's call is reported after its turn
-		c.keep(kept, nil)
-		c.emit(a.turnEnd)
 		c.traceAnswer(ctx, r.turn)
-		ev = nil
 	}
-	c.endStep(kept, nil, ev)
 	return &Step{Result: r.res}, nil
 }
 
@@ -790,8 +786,7 @@ func (c *Conversation) startCalls(ctx context.Context, history []types.Message, 
 	}
 	if unanswered(tail) == 0 {
 		if ev != nil { // the reply's calls are all answered already
-			c.keep(history, tail)
-			c.emit(ev)
+			c.endStep(history, tail, ev)
 		}
 		return c.closeRound(ctx, history, tail)
 	}

@@ -425,8 +425,7 @@ func (c *Conversation) correct(ctx context.Context, attempted []types.Message, s
 		history = append(attempted, types.Message{Role: types.ConversationRoleUser,
 			Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: sh.correction(sh.reason)}}})
 	}
-	c.keep(kept, nil) // History holds the reply at its TurnEnd
-	c.emit(turnEnd)
+	c.endStep(kept, nil, turnEnd) // History holds the reply at its TurnEnd
 	c.endStep(history, nil, nil)
 	c.emit(AnswerRejected{Turn: r.turn, Answer: strings.TrimSpace(message.Text(reply)), Reason: sh.reason})
 	return c.nextTurn(ctx)
