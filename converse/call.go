@@ -79,11 +79,11 @@ func (e *Executor) prepare(ctx context.Context, turn int, c toolCall, st *runnin
 func (e *Executor) spawn(i int, c toolCall, st *running, reports chan<- report) {
 	st.stop = context.AfterFunc(st.ctx, func() { reports <- report{i: i, ended: true} })
 	ctx, tool, sl := st.ctx, st.tool, st.slot
-	go func() { reports <- e.run(ctx, i, c, tool, sl) }()
+	go func() { reports <- e.runReporting(ctx, i, c, tool, sl) }()
 }
 
-// run calls the tool, notes when it returned and gives its slot back.
-func (e *Executor) run(ctx context.Context, i int, c toolCall, tool *tools.Tool, sl *slot) report {
+// runReporting calls the tool, notes when it returned and gives its slot back.
+func (e *Executor) runReporting(ctx context.Context, i int, c toolCall, tool *tools.Tool, sl *slot) report {
 	r := report{i: i, out: e.invoke(ctx, tool, c)}
 	r.finished = time.Now()
 	if e.slots.give(sl) {

@@ -309,7 +309,7 @@ func (c *Conversation) logger() *slog.Logger {
 // hands it to OnEvent, one call at a time.
 func (c *Conversation) emit(ev Event) {
 	if c.opts.Session != nil {
-		c.record(ev)
+		c.noteTurn(ev)
 	}
 	if c.opts.OnEvent == nil {
 		return

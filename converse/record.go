@@ -40,12 +40,12 @@ type CallRecord struct {
 	By      string
 }
 
-// record notes ev in the record of the assistant message it is about, the
+// noteTurn notes ev in the record of the assistant message it is about, the
 // last of the history: a reply is kept before its TurnEnd, and the calls
 // of a round are those of the last message. A TurnEnd of a reply that is
 // not kept (it failed the Send) finds a user message last and is not
 // recorded.
-func (c *Conversation) record(ev Event) {
+func (c *Conversation) noteTurn(ev Event) {
 	now := c.now()
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -78,7 +78,7 @@ func (c *Conversation) answer(ctx context.Context, t *openTurn, i int, errType, 
 	}
 	t.pending[i] = false
 	t.results[i] = errorResult(tc.id, text, t.status)
-	c.exec.answered(ctx, tc, errType, text)
+	c.exec.traceUnrun(ctx, tc, errType, text)
 }
 
 // paused reports whether calls await a decision.

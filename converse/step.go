@@ -241,7 +241,7 @@ func (c *Conversation) answerCalls(ctx context.Context, results []types.ContentB
 		}
 		run = append(run, i)
 	}
-	return c.answered(ctx, history, tail, run, media.Limit(c.exec.withStatus(results)))
+	return c.keepResults(ctx, history, tail, run, media.Limit(c.exec.withStatus(results)))
 }
 
 // checkResult says what Bedrock would reject in b, a result handed to
@@ -722,7 +722,7 @@ func (c *Conversation) finalAnswer(ctx context.Context, a *accepted) (*Step, err
 	kept, final := keepable(a.attempted)
 	r.res.History = final
 	if r.shape != nil {
-		r.shape.answered(r.res)
+		r.shape.fillResult(r.res)
 	}
 	c.endStep(kept, nil, a.turnEnd)
 	if a.answered { // the final tool's call is reported after its turn
@@ -809,9 +809,9 @@ func (c *Conversation) startCalls(ctx context.Context, history []types.Message, 
 	return step, nil
 }
 
-// answered keeps the results of the calls of tail at the indexes run,
+// keepResults keeps the results of the calls of tail at the indexes run,
 // and closes the round when every call is answered.
-func (c *Conversation) answered(ctx context.Context, history []types.Message, tail *openTurn, run []int, results []types.ContentBlock) (*Step, error) {
+func (c *Conversation) keepResults(ctx context.Context, history []types.Message, tail *openTurn, run []int, results []types.ContentBlock) (*Step, error) {
 	for k, i := range run {
 		tail.results[i] = results[k]
 	}

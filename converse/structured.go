@@ -282,9 +282,9 @@ func (sh *shape) path(m models.Model, thinks bool, messages []types.Message) (na
 	return false, false
 }
 
-// answered fills in res, the Result of a structured answer sh accepted:
+// fillResult fills in res, the Result of a structured answer sh accepted:
 // its text is the answer's JSON, and the final tool's call ends the turn.
-func (sh *shape) answered(res *Result) {
+func (sh *shape) fillResult(res *Result) {
 	res.Text = string(sh.answer)
 	if res.StopReason == types.StopReasonToolUse {
 		// The kept history ends with the answer as text, and tool_use
@@ -484,7 +484,7 @@ func (c *Conversation) traceAnswer(ctx context.Context, turn int) {
 	}
 	tc := sh.call
 	c.emit(ToolStart{Turn: turn, ID: tc.id, Name: tc.name, Input: tc.input})
-	c.exec.answered(ctx, tc, "", string(sh.answer))
+	c.exec.traceUnrun(ctx, tc, "", string(sh.answer))
 	c.emit(ToolEnd{Turn: turn, ID: tc.id, Name: tc.name, Input: tc.input, Output: sh.answer, Status: types.ToolResultStatusSuccess})
 }
 

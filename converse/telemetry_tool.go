@@ -100,9 +100,9 @@ func (s toolSpan) end(out outcome, limit int) {
 	s.finish(errType, result)
 }
 
-// answered traces the call c, which the conversation answered with result
+// traceUnrun traces the call c, which the conversation answered with result
 // without running it, as failed with errType.
-func (e *Executor) answered(ctx context.Context, c toolCall, errType, result string) {
+func (e *Executor) traceUnrun(ctx context.Context, c toolCall, errType, result string) {
 	_, s := e.startTool(ctx, c)
 	s.finish(errType, result)
 }

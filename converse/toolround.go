@@ -18,7 +18,7 @@ func (c *Conversation) toolRound(ctx context.Context, early map[string]*earlyCal
 			run, calls = append(run, i), append(calls, tc)
 		}
 	}
-	return c.answered(ctx, history, tail, run, c.exec.execute(ctx, c.run.turn, calls, early))
+	return c.keepResults(ctx, history, tail, run, c.exec.execute(ctx, c.run.turn, calls, early))
 }
 
 // approve asks Options.Approver to decide the pending calls of the open
