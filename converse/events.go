@@ -9,7 +9,7 @@ import (
 
 // Event is something that happened in a conversation, handed to
 // Options.OnEvent. It is one of Text, ToolStart, ToolEnd, TurnEnd,
-// Fallback, ApprovalRequested, ApprovalDecided, Resumed, StateSaved,
+// StreamFallback, ApprovalRequested, ApprovalDecided, Resumed, StateSaved,
 // Trimmed and AnswerRejected. Calls to OnEvent are never concurrent, and come in the order
 // the things happened.
 type Event interface{ event() }
@@ -63,19 +63,19 @@ type TurnEnd struct {
 	Response // the call's trace, metrics and service tier
 }
 
-// Fallback reports that a streaming conversation made a turn with Converse
+// StreamFallback reports that a streaming conversation made a turn with Converse
 // instead of ConverseStream, because the model does not support tool use
 // while streaming.
-type Fallback struct {
+type StreamFallback struct {
 	Turn   int
 	Reason string
 }
 
-func (Text) event()      {}
-func (ToolStart) event() {}
-func (ToolEnd) event()   {}
-func (TurnEnd) event()   {}
-func (Fallback) event()  {}
+func (Text) event()           {}
+func (ToolStart) event()      {}
+func (ToolEnd) event()        {}
+func (TurnEnd) event()        {}
+func (StreamFallback) event() {}
 
 // ModelFallback reports that a turn's model call to From failed with Err,
 // one of the errors of Options.FallbackModels, and that the turn is tried

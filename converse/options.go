@@ -162,9 +162,10 @@ type Options struct {
 	// Stream, if set, uses ConverseStream, so text reaches OnEvent as it
 	// is generated; see StreamPolicy. For model families that do not
 	// support tool use while streaming, turns fall back to Converse with a
-	// Fallback event. Conversations may stream at once on one client: each
-	// ConverseStream call gets an event-stream decoder of its own, as the
-	// SDK's client shares one between its streams, which race on it.
+	// StreamFallback event. Conversations may stream at once on one
+	// client: each ConverseStream call gets an event-stream decoder of its
+	// own, as the SDK's client shares one between its streams, which race
+	// on it.
 	Stream *StreamPolicy
 	// Logger receives recovered tool panics, fallbacks and the tool calls
 	// of a final answer (a reply whose stop reason is not tool_use), which

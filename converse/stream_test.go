@@ -264,11 +264,11 @@ func TestStreamFallsBackForModelsWithoutStreamingTools(t *testing.T) {
 		bedrocktest.ToolUse("", bedrocktest.Call{ID: "t1", Name: "calculator", Input: map[string]any{"a": 1, "b": 2}}),
 		bedrocktest.Text("3."),
 	))
-	var fallbacks []converse.Fallback
+	var fallbacks []converse.StreamFallback
 	res, err := converse.Run(context.Background(), client, "us.meta.llama3-1-70b-instruct-v1:0", calculator(t), "1+2?", streaming,
 		func(o *converse.Options) {
 			o.OnEvent = func(ev converse.Event) {
-				if f, ok := ev.(converse.Fallback); ok {
+				if f, ok := ev.(converse.StreamFallback); ok {
 					fallbacks = append(fallbacks, f)
 				}
 			}

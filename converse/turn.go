@@ -149,7 +149,7 @@ func (t *turnResult) earlyCalls() map[string]*earlyCall {
 
 // callModel makes the model call of req, with ConverseStream when req
 // streams; a streaming conversation whose model cannot stream tool use
-// falls back to Converse, with a Fallback event.
+// falls back to Converse, with a StreamFallback event.
 func (c *Conversation) callModel(ctx context.Context, req *Request) (*turnResult, error) {
 	began := time.Now()
 	t, err := c.modelCall(ctx, req)
@@ -167,7 +167,7 @@ func (c *Conversation) modelCall(ctx context.Context, req *Request) (*turnResult
 	if c.opts.Stream != nil && !req.Summary {
 		reason := fmt.Sprintf("model %s does not support tool use in streaming mode; using Converse", aws.ToString(req.Input.ModelId))
 		c.logger().Info("converse: "+reason, "turn", req.Turn)
-		c.emit(Fallback{Turn: req.Turn, Reason: reason})
+		c.emit(StreamFallback{Turn: req.Turn, Reason: reason})
 	}
 	out, err := c.Converse(ctx, req.Input)
 	if err != nil {

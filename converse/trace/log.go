@@ -27,7 +27,7 @@ func (h *handler) Enabled(_ context.Context, level slog.Level) bool {
 }
 
 // shownByEvents reports whether a log record of the library says what an
-// event the trace shows says already: a streaming fallback (Fallback), a
+// event the trace shows says already: a streaming fallback (StreamFallback), a
 // call answered before its tool returned (ToolEnd.Abandoned), and that
 // tool's return.
 func shownByEvents(msg string) bool {

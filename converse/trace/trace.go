@@ -87,7 +87,7 @@ func (t *Trace) Event(ev converse.Event) {
 		t.toolEnd(e)
 	case converse.AnswerRejected:
 		t.Printf("· turn %d: answer rejected and sent back (%s): %s\n", e.Turn, Short(e.Reason), Short(e.Answer))
-	case converse.Fallback:
+	case converse.StreamFallback:
 		t.Printf("· turn %d: %s\n", e.Turn, Short(e.Reason))
 	case converse.ModelFallback:
 		t.Printf("· turn %d: model %s failed (%s); trying %s\n", e.Turn, Printable(e.From), Short(e.Err.Error()), Printable(e.To))
