@@ -9,9 +9,9 @@ import (
 
 // Event is something that happened in a conversation, handed to
 // Options.OnEvent. It is one of Text, ToolStart, ToolEnd, TurnEnd,
-// StreamFallback, ApprovalRequested, ApprovalDecided, Resumed, StateSaved,
-// Trimmed and AnswerRejected. Calls to OnEvent are never concurrent, and come in the order
-// the things happened.
+// StreamFallback, ModelFallback, ApprovalRequested, ApprovalDecided,
+// Resumed, StateSaved, Trimmed and AnswerRejected. Calls to OnEvent are
+// never concurrent, and come in the order the things happened.
 type Event interface{ event() }
 
 // Text is assistant text. Without streaming it is the whole text of one text
@@ -63,9 +63,9 @@ type TurnEnd struct {
 	Response // the call's trace, metrics and service tier
 }
 
-// StreamFallback reports that a streaming conversation made a turn with Converse
-// instead of ConverseStream, because the model does not support tool use
-// while streaming.
+// StreamFallback reports that a streaming conversation made a turn with
+// Converse instead of ConverseStream, because the model does not support
+// tool use while streaming.
 type StreamFallback struct {
 	Turn   int
 	Reason string
