@@ -216,11 +216,7 @@ func TestTurnLimit(t *testing.T) {
 	assert.Equal(t, "done", res.Text)
 	reqs := srv.Requests()
 	require.Len(t, reqs, 5)
-	last := reqs[4].Messages[len(reqs[4].Messages)-1]
-	assert.Equal(t, types.ConversationRoleUser, last.Role)
-	require.Len(t, last.Content, 2)
-	assert.Len(t, results(t, last.Content[:1]), 1, "the last round's result")
-	assert.Equal(t, "stop now", last.Content[1].(*types.ContentBlockMemberText).Value)
+	requirePromptAfterResults(t, reqs[4], 1, "stop now")
 	assertValid(t, c, claude)
 }
 

@@ -84,15 +84,14 @@ func TestStopEndsTheTask(t *testing.T) {
 			assert.LessOrEqual(t, int(runs.Load()), tc.ran, "a stopped call is never run (again)")
 			reqs := srv.Requests()
 			msgs := reqs[len(reqs)-1].Messages
-			last := msgs[len(msgs)-1]
-			assert.Equal(t, "Something else.", last.Content[len(last.Content)-1].(*types.ContentBlockMemberText).Value)
 			if tc.model == mistral {
+				last := msgs[len(msgs)-1]
 				require.Len(t, last.Content, 1)
+				assert.Equal(t, "Something else.", last.Content[0].(*types.ContentBlockMemberText).Value)
 				assert.Equal(t, types.ConversationRoleAssistant, msgs[len(msgs)-2].Role)
 				assert.Len(t, resultsOf(t, msgs[len(msgs)-3]), 1)
 			} else {
-				require.Len(t, last.Content, 2)
-				assert.Len(t, results(t, last.Content[:1]), 1)
+				requirePromptAfterResults(t, reqs[len(reqs)-1], 1, "Something else.")
 			}
 			assert.False(t, c.State().Stopped, "a new task")
 			assertValid(t, c, tc.model)
@@ -116,6 +115,17 @@ func TestStopIdle(t *testing.T) {
 	require.NoError(t, c.Stop(context.Background()))
 	assert.Equal(t, before, c.State())
 	assert.False(t, c.State().Stopped)
+}
+
+// requirePromptAfterResults requires the last message of req to be n tool
+// results, then the text prompt: a stopped task's next prompt.
+func requirePromptAfterResults(t *testing.T, req *bedrocktest.Request, n int, prompt string) {
+	t.Helper()
+	last := req.Messages[len(req.Messages)-1]
+	require.Equal(t, types.ConversationRoleUser, last.Role)
+	require.Len(t, last.Content, n+1, "the results, then the prompt")
+	assert.Len(t, results(t, last.Content[:n]), n)
+	assert.Equal(t, prompt, last.Content[n].(*types.ContentBlockMemberText).Value)
 }
 
 // workTool is a tool named work that counts its runs.

@@ -249,9 +249,7 @@ func TestStopAfterTool(t *testing.T) {
 	assert.Equal(t, "fine", res.Text)
 	reqs := srv.Requests()
 	require.Len(t, reqs, 2)
-	last := reqs[1].Messages[len(reqs[1].Messages)-1]
-	require.Len(t, last.Content, 2, "the results, then the prompt")
-	assert.Equal(t, "something else", last.Content[1].(*types.ContentBlockMemberText).Value)
+	requirePromptAfterResults(t, reqs[1], 1, "something else")
 	assert.False(t, c.State().Stopped, "a new task")
 
 	c, err = converse.Restore(client, lookupTools(t, 1), restored)
