@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -45,6 +47,36 @@ func TestStopAfterTool(t *testing.T) {
 	require.Equal(t, 0, out.code, out.stderr)
 	assert.Equal(t, "Let me work that out.\n", out.stdout)
 	assert.Len(t, srv.Requests(), 1)
+}
+
+// TestStopAfterToolSession: with -session, the task -stop-after-tool
+// stopped is not resumed by the next run's prompt: that prompt is the next
+// request's last message, after the stopped turn's results. A run without
+// a prompt resumes the stopped task instead.
+func TestStopAfterToolSession(t *testing.T) {
+	srv := newServer(t, bedrocktest.Script(
+		bedrocktest.ToolUse("Let me work that out.", bedrocktest.Call{ID: "m1", Name: "calculator", Input: map[string]any{"a": 6, "b": 7, "operation": "multiply"}}),
+		bedrocktest.Text("Hello."),
+		bedrocktest.ToolUse("Again.", bedrocktest.Call{ID: "m2", Name: "calculator", Input: map[string]any{"a": 6, "b": 8, "operation": "multiply"}}),
+		bedrocktest.Text("48."),
+	))
+	session := filepath.Join(t.TempDir(), "s.json")
+	out := runInProcess(t, nil, "-endpoint", srv.URL, "-session", session, "-stop-after-tool", "calculator", "6 times 7?")
+	require.Equal(t, 0, out.code, out.stderr)
+	out = runInProcess(t, nil, "-endpoint", srv.URL, "-session", session, "Hi.")
+	require.Equal(t, 0, out.code, out.stderr)
+	assert.Equal(t, "Hello.\n", out.stdout)
+	reqs := srv.Requests()
+	require.Len(t, reqs, 2, "no model call of the stopped task before the prompt")
+	last := reqs[1].Messages[len(reqs[1].Messages)-1]
+	require.Len(t, last.Content, 2, "the stopped turn's result, then the prompt")
+	assert.Equal(t, "Hi.", last.Content[1].(*types.ContentBlockMemberText).Value)
+
+	out = runInProcess(t, nil, "-endpoint", srv.URL, "-session", session, "-stop-after-tool", "calculator", "Multiply 6 by 8.")
+	require.Equal(t, 0, out.code, out.stderr)
+	out = runInProcess(t, nil, "-endpoint", srv.URL, "-session", session)
+	require.Equal(t, 0, out.code, out.stderr)
+	assert.Equal(t, "48.\n", out.stdout, "a run without a prompt resumes the stopped task")
 }
 
 // TestStopAfterUnknownTool: a -stop-after-tool that names no tool is a

@@ -111,7 +111,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	sess.print.status = newStatus(tty, s, os.Getenv("TERM"))
 	progress.set(sess.print.progress)
-	if s.session != "" {
+	// A session's task left open is resumed first; a stopped one only
+	// without a prompt: a prompt starts the next task at once.
+	if s.session != "" && (resumeOnly || !sess.conv.State().Stopped) {
 		resumed, err := sess.resume(ctx, stdin)
 		if err != nil {
 			return err
