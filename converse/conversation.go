@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
+	"github.com/tooluse/bedrock/converse/citation"
 	"github.com/tooluse/bedrock/converse/internal/media"
 	"github.com/tooluse/bedrock/converse/internal/message"
 	"github.com/tooluse/bedrock/converse/internal/models"
@@ -39,8 +40,8 @@ type Result struct {
 	Message types.Message
 	Text    string
 	// Citations are the sources Message cites, in order; none unless
-	// citations were enabled (see Citation).
-	Citations []Citation
+	// citations were enabled (see package citation).
+	Citations []citation.Citation
 	// StopReason is why the model stopped. end_turn and stop_sequence are a
 	// normal end; max_tokens (outside a tool call), guardrail_intervened,
 	// content_filtered and unknown reasons are passed through.
