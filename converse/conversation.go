@@ -18,6 +18,7 @@ import (
 	"github.com/tooluse/bedrock/converse/internal/media"
 	"github.com/tooluse/bedrock/converse/internal/message"
 	"github.com/tooluse/bedrock/converse/internal/models"
+	"github.com/tooluse/bedrock/converse/modelinfo"
 	"github.com/tooluse/bedrock/tools"
 )
 
@@ -53,7 +54,7 @@ type Result struct {
 	Turns int
 	Usage Usage
 	// CostUSD is Usage in US dollars, at Options.Prices or the price table
-	// (see PricesOf); nil when the model's prices are unknown.
+	// (see modelinfo.PricesOf); nil when the model's prices are unknown.
 	CostUSD *float64
 	// Response is the last model call's trace, metrics and service tier.
 	Response
@@ -75,7 +76,7 @@ type Conversation struct {
 	model   models.Model
 	exec    *Executor // one for all Sends, so that abandoned calls keep counting
 	tel     *telemetry
-	prices  *Prices // of modelID: Options.Prices or the price table's; nil if unknown
+	prices  *modelinfo.Prices // of modelID: Options.Prices or the price table's; nil if unknown
 
 	sendMu sync.Mutex               // held for a whole Send, and for each step of the step API
 	cfg    *types.ToolConfiguration // ToolConfig of the first cfgLen tools; under sendMu
@@ -129,7 +130,7 @@ func New(client Client, modelID string, reg *tools.Registry, optFns ...func(*Opt
 	c.tel = newTelemetry(modelID, &c.opts)
 	c.exec = c.executor()
 	if c.prices = c.opts.Prices; c.prices == nil {
-		if p, ok := PricesOf(modelID); ok {
+		if p, ok := modelinfo.PricesOf(modelID); ok {
 			c.prices = &p
 		}
 	}
