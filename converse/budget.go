@@ -14,6 +14,7 @@ import (
 
 	"github.com/tooluse/bedrock/converse/internal/models"
 	"github.com/tooluse/bedrock/converse/internal/wire"
+	"github.com/tooluse/bedrock/converse/modelinfo"
 )
 
 // ErrBudget means a limit of Options.Budget was reached. The error is a
@@ -50,7 +51,7 @@ type Limits struct {
 	// ToolCalls bounds the client tool calls run (or decided).
 	ToolCalls int
 	// CostUSD bounds the cost in US dollars, at Options.Prices or the
-	// price table (see PricesOf); with neither, a model call fails.
+	// price table (see modelinfo.PricesOf); with neither, a model call fails.
 	CostUSD float64
 }
 
@@ -140,47 +141,17 @@ func billedInput(u Usage) int {
 	return u.InputTokens + u.CacheReadInputTokens + u.CacheWriteInputTokens
 }
 
-// Prices are a model's prices in US dollars per million tokens.
-type Prices struct {
-	Input, Output, CacheRead, CacheWrite float64
-	// CacheWrite1h is the price of the cache writes with the one-hour TTL
-	// (Usage.CacheWrite1hInputTokens); 0 prices them as CacheWrite.
-	CacheWrite1h float64
-}
-
-// Cost is u in US dollars at p.
-func (p Prices) Cost(u Usage) float64 {
-	hour := p.CacheWrite1h
-	if hour == 0 {
-		hour = p.CacheWrite
-	}
-	fiveMinutes := u.CacheWriteInputTokens - u.CacheWrite1hInputTokens
-	return (float64(u.InputTokens)*p.Input + float64(u.OutputTokens)*p.Output + float64(u.CacheReadInputTokens)*p.CacheRead +
-		float64(fiveMinutes)*p.CacheWrite + float64(u.CacheWrite1hInputTokens)*hour) / 1e6
-}
-
-// PricesOf returns Bedrock's on-demand prices for modelID (a model ID,
-// inference profile or ARN) from the package's price table, and whether
-// it has them: Anthropic Claude and Amazon Nova models, with the regional
-// premium of the newer Claude models outside the global inference profile.
-// The table's source and date are in its source; for negotiated rates,
-// provisioned throughput or a model it lacks, set Options.Prices.
-func PricesOf(modelID string) (Prices, bool) {
-	p, ok := models.PricesOf(modelID)
-	return Prices(p), ok
-}
-
 // pricesOf are the prices of model, a model the conversation called, and
 // whether they are known: Options.Prices for the conversation's own model,
 // the price table's for it and for a fallback model.
-func (c *Conversation) pricesOf(model string) (Prices, bool) {
+func (c *Conversation) pricesOf(model string) (modelinfo.Prices, bool) {
 	if model == c.modelID {
 		if c.prices == nil {
-			return Prices{}, false
+			return modelinfo.Prices{}, false
 		}
 		return *c.prices, true
 	}
-	return PricesOf(model)
+	return modelinfo.PricesOf(model)
 }
 
 // dollars is a sum of costs, each at the prices of the model that ran the
@@ -197,7 +168,7 @@ func (c *Conversation) add(d dollars, model string, u Usage) dollars {
 		return dollars{unknown: true}
 	}
 	if !d.unknown {
-		d.usd += p.Cost(u)
+		d.usd += u.Cost(p)
 	}
 	return d
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/tooluse/bedrock/converse/bedrocktest"
 	"github.com/tooluse/bedrock/converse/internal/inmemory"
 	"github.com/tooluse/bedrock/converse/internal/testimage"
+	"github.com/tooluse/bedrock/converse/modelinfo"
 	"github.com/tooluse/bedrock/tools"
 )
 
@@ -61,7 +62,7 @@ func TestBudgetStopsAtStepBoundaryAndResumes(t *testing.T) {
 	// it, does not fit in half of it.
 	input2, total2 := two.InputTokens, tokens(two)
 	half3 := turns[2].InputTokens / 2
-	dollars := &converse.Prices{Input: 1, Output: 1, CacheRead: 1, CacheWrite: 1} // a dollar a million tokens
+	dollars := &modelinfo.Prices{Input: 1, Output: 1, CacheRead: 1, CacheWrite: 1} // a dollar a million tokens
 	cases := []struct {
 		name   string
 		budget converse.Budget

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/bedrocktest"
+	"github.com/tooluse/bedrock/converse/citation"
 )
 
 // cited is a citationsContent block: generated text and its citations.
@@ -55,13 +56,13 @@ func citedAnswer() *bedrocktest.Reply {
 // spell the same text.
 func TestCitedAnswer(t *testing.T) {
 	const want = "According to the report, revenue grew 5% in 2024 and the outlook is stable. Costs fell."
-	wantCitations := []converse.Citation{
-		{Text: "revenue grew 5% in 2024", Title: "Annual report", Kind: converse.CitationPage,
-			Location: converse.CitationLocation{Start: 3, End: 4}, Quotes: []string{"Revenue rose by 5%."}},
-		{Text: "the outlook is stable", Kind: converse.CitationWeb,
-			Location: converse.CitationLocation{URL: "https://example.com/outlook", Domain: "example.com"}},
-		{Text: "Costs fell.", Title: "Annual report", Kind: converse.CitationPage,
-			Location: converse.CitationLocation{Start: 7, End: 8}, Quotes: []string{"Costs fell by 2%."}},
+	wantCitations := []citation.Citation{
+		{Text: "revenue grew 5% in 2024", Title: "Annual report", Kind: citation.Page,
+			Location: citation.Location{Start: 3, End: 4}, Quotes: []string{"Revenue rose by 5%."}},
+		{Text: "the outlook is stable", Kind: citation.Web,
+			Location: citation.Location{URL: "https://example.com/outlook", Domain: "example.com"}},
+		{Text: "Costs fell.", Title: "Annual report", Kind: citation.Page,
+			Location: citation.Location{Start: 7, End: 8}, Quotes: []string{"Costs fell by 2%."}},
 	}
 	results := map[string]*converse.Result{}
 	for _, mode := range []struct {
@@ -95,28 +96,4 @@ func TestCitedAnswer(t *testing.T) {
 	streamed, err := converse.MarshalMessages([]types.Message{results["ConverseStream"].Message})
 	require.NoError(t, err)
 	assert.JSONEq(t, string(plain), string(streamed))
-}
-
-func TestCitationString(t *testing.T) {
-	for _, tc := range []struct {
-		c    converse.Citation
-		want string
-	}{
-		// End is exclusive: Claude on Bedrock cites page 1 of a one-page PDF as
-		// documentPage {start 1, end 2} (a capture of Converse, 2026-09).
-		{converse.Citation{Title: "MyDocument", Kind: converse.CitationPage, Location: converse.CitationLocation{Start: 1, End: 2}}, "MyDocument, page 1"},
-		{converse.Citation{Title: "Annual report", Kind: converse.CitationPage, Location: converse.CitationLocation{Start: 3, End: 3}}, "Annual report, page 3"},
-		{converse.Citation{Title: "Annual report", Kind: converse.CitationPage, Location: converse.CitationLocation{Start: 3, End: 5}}, "Annual report, pages 3-4"},
-		{converse.Citation{Source: "notes.txt", Kind: converse.CitationChar, Location: converse.CitationLocation{Start: 10, End: 42}}, "notes.txt, characters 10-41"},
-		{converse.Citation{Title: "Manual", Kind: converse.CitationChunk, Location: converse.CitationLocation{Start: 2, End: 3}}, "Manual, chunk 2"},
-		{converse.Citation{Title: "Manual", Kind: converse.CitationChunk, Location: converse.CitationLocation{Start: 2}}, "Manual, chunk 2"},
-		{converse.Citation{Title: "KB", Kind: converse.CitationSearchResult, Location: converse.CitationLocation{Index: 1}}, "KB, search result 1"},
-		{converse.Citation{Kind: converse.CitationWeb, Location: converse.CitationLocation{URL: "https://example.com/a", Domain: "example.com"}}, "https://example.com/a"},
-		{converse.Citation{Title: "Example", Kind: converse.CitationWeb, Location: converse.CitationLocation{Domain: "example.com"}}, "Example, example.com"},
-		{converse.Citation{Title: "Untyped"}, "Untyped"},
-	} {
-		t.Run(tc.want, func(t *testing.T) {
-			assert.Equal(t, tc.want, tc.c.String())
-		})
-	}
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
 	"github.com/tooluse/bedrock/converse/internal/message"
-	"github.com/tooluse/bedrock/converse/internal/models"
 	"github.com/tooluse/bedrock/converse/internal/trim"
 	"github.com/tooluse/bedrock/converse/internal/wire"
 )
@@ -63,15 +62,6 @@ type ContextPolicy struct {
 	// method (a *bedrockruntime.Client has) and the model supports it; an
 	// error of CountTokens falls back to the estimate.
 	CountTokens bool
-}
-
-// ContextWindow returns the context window of the model, in tokens, as
-// its family's documentation gives it (Anthropic Claude, Amazon Nova, Meta
-// Llama 3.1 and later, Mistral Large 2), or 0 when it is not known (an
-// application inference profile, a model the table does not list). It is
-// where MaxInputTokens comes from, less the room of the answer.
-func ContextWindow(modelID string) int {
-	return models.Parse(modelID).ContextWindow()
 }
 
 func (p *ContextPolicy) toolResultBytes() int {
@@ -306,20 +296,4 @@ func (c *Conversation) summarized(ctx context.Context, model string, t *turnResu
 		pt.ev.Summarized = true
 	}
 	return c.trimmed(ctx, pt)
-}
-
-// PromptCaching reports whether the model takes prompt cache points, where
-// Options.Cache places them (Claude 3.5 Haiku, 3.7 Sonnet, Claude 4
-// and later; Amazon Nova). For another model Cache does nothing.
-func PromptCaching(modelID string) bool {
-	_, ok := models.Parse(modelID).Cache()
-	return ok
-}
-
-// NativeStructuredOutput reports whether a structured Send with the model
-// gives its schema natively (outputConfig.textFormat), which constrains the
-// answer; for the other models the answer is a call of a final tool whose
-// input is validated.
-func NativeStructuredOutput(modelID string) bool {
-	return models.Parse(modelID).NativeStructuredOutput()
 }

@@ -196,12 +196,6 @@ func TestOverflowWithoutPolicyFails(t *testing.T) {
 	assert.ErrorIs(t, err, converse.ErrContextWindowExceeded, "Bedrock's overflow is the window's error")
 }
 
-func TestContextWindowOfModel(t *testing.T) {
-	assert.Equal(t, 200_000, converse.ContextWindow("us.anthropic.claude-sonnet-4-5-20250929-v1:0"))
-	assert.Equal(t, 300_000, converse.ContextWindow("amazon.nova-pro-v1:0"))
-	assert.Zero(t, converse.ContextWindow("arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/abc"))
-}
-
 // TestContextWindowStopIsRetried: a turn that stops with
 // model_context_window_exceeded is made again on the trimmed history.
 func TestContextWindowStopIsRetried(t *testing.T) {

@@ -14,9 +14,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
+	"github.com/tooluse/bedrock/converse/citation"
 	"github.com/tooluse/bedrock/converse/internal/media"
 	"github.com/tooluse/bedrock/converse/internal/message"
 	"github.com/tooluse/bedrock/converse/internal/models"
+	"github.com/tooluse/bedrock/converse/modelinfo"
 	"github.com/tooluse/bedrock/tools"
 )
 
@@ -39,8 +41,8 @@ type Result struct {
 	Message types.Message
 	Text    string
 	// Citations are the sources Message cites, in order; none unless
-	// citations were enabled (see Citation).
-	Citations []Citation
+	// citations were enabled (see package citation).
+	Citations []citation.Citation
 	// StopReason is why the model stopped. end_turn and stop_sequence are a
 	// normal end; max_tokens (outside a tool call), guardrail_intervened,
 	// content_filtered and unknown reasons are passed through.
@@ -52,7 +54,7 @@ type Result struct {
 	Turns int
 	Usage Usage
 	// CostUSD is Usage in US dollars, at Options.Prices or the price table
-	// (see PricesOf); nil when the model's prices are unknown.
+	// (see modelinfo.PricesOf); nil when the model's prices are unknown.
 	CostUSD *float64
 	// Response is the last model call's trace, metrics and service tier.
 	Response
@@ -74,7 +76,7 @@ type Conversation struct {
 	model   models.Model
 	exec    *Executor // one for all Sends, so that abandoned calls keep counting
 	tel     *telemetry
-	prices  *Prices // of modelID: Options.Prices or the price table's; nil if unknown
+	prices  *modelinfo.Prices // of modelID: Options.Prices or the price table's; nil if unknown
 
 	sendMu sync.Mutex               // held for a whole Send, and for each step of the step API
 	cfg    *types.ToolConfiguration // ToolConfig of the first cfgLen tools; under sendMu
@@ -128,7 +130,7 @@ func New(client Client, modelID string, reg *tools.Registry, optFns ...func(*Opt
 	c.tel = newTelemetry(modelID, &c.opts)
 	c.exec = c.executor()
 	if c.prices = c.opts.Prices; c.prices == nil {
-		if p, ok := PricesOf(modelID); ok {
+		if p, ok := modelinfo.PricesOf(modelID); ok {
 			c.prices = &p
 		}
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/bedrocktest"
+	"github.com/tooluse/bedrock/converse/modelinfo"
 )
 
 // withUsage is r with the usage u.
@@ -38,11 +39,11 @@ func TestCostOfACachedConversation(t *testing.T) {
 	cases := []struct {
 		name   string
 		model  string
-		prices *converse.Prices
+		prices *modelinfo.Prices
 		want   *float64
 	}{
 		{"price table", "us.anthropic.claude-sonnet-4-20250514-v1:0", nil, aws.Float64(hand)},
-		{"own prices", "us.anthropic.claude-sonnet-4-20250514-v1:0", &converse.Prices{Input: 1, Output: 1, CacheRead: 1, CacheWrite: 1}, aws.Float64((220 + 80 + 3000 + 3200) / 1e6)},
+		{"own prices", "us.anthropic.claude-sonnet-4-20250514-v1:0", &modelinfo.Prices{Input: 1, Output: 1, CacheRead: 1, CacheWrite: 1}, aws.Float64((220 + 80 + 3000 + 3200) / 1e6)},
 		{"unknown model", "meta.llama3-70b-instruct-v1:0", nil, nil},
 	}
 	for _, tc := range cases {
@@ -78,11 +79,11 @@ func TestCostOfOneHourCacheWrites(t *testing.T) {
 		}})
 	for _, tc := range []struct {
 		name   string
-		prices *converse.Prices
+		prices *modelinfo.Prices
 		want   float64
 	}{
 		{"price table", nil, (100*3 + 10*15 + 1000*3.75 + 2000*6) / 1e6},
-		{"own prices without an hour's", &converse.Prices{Input: 1, Output: 1, CacheWrite: 2}, (100 + 10 + 3000*2) / 1e6},
+		{"own prices without an hour's", &modelinfo.Prices{Input: 1, Output: 1, CacheWrite: 2}, (100 + 10 + 3000*2) / 1e6},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, client := serve(t, bedrocktest.Script(reply))
@@ -94,21 +95,4 @@ func TestCostOfOneHourCacheWrites(t *testing.T) {
 			assert.InDelta(t, tc.want, *res.CostUSD, 1e-12)
 		})
 	}
-}
-
-// TestPricesOf: the newer Claude models cost 10% more outside the global
-// inference profile; models the table lacks have no prices.
-func TestPricesOf(t *testing.T) {
-	global, ok := converse.PricesOf("global.anthropic.claude-sonnet-4-5-20250929-v1:0")
-	require.True(t, ok)
-	assert.Equal(t, converse.Prices{Input: 3, Output: 15, CacheRead: 0.3, CacheWrite: 3.75, CacheWrite1h: 6}, global)
-	regional, ok := converse.PricesOf("us.anthropic.claude-sonnet-4-5-20250929-v1:0")
-	require.True(t, ok)
-	assert.InDelta(t, 3.3, regional.Input, 1e-9)
-	assert.InDelta(t, 16.5, regional.Output, 1e-9)
-	older, ok := converse.PricesOf("arn:aws:bedrock:us-east-1::foundation-model/anthropic.claude-3-5-haiku-20241022-v1:0")
-	require.True(t, ok)
-	assert.Equal(t, 0.8, older.Input)
-	_, ok = converse.PricesOf("cohere.command-r-v1:0")
-	assert.False(t, ok)
 }

@@ -150,8 +150,8 @@
 // optionally summarised; a [Trimmed] event reports each trim.
 // Options.Budget (a [Budget]) bounds the tokens, tool calls, wall time and
 // dollars of each Send and of the conversation, ending a Send at a step
-// boundary with [ErrBudget]; [Result].CostUSD prices the usage ([PricesOf],
-// or Options.Prices). Package quota paces the model calls of conversations
+// boundary with [ErrBudget]; [Result].CostUSD prices the usage
+// ([modelinfo.PricesOf], or Options.Prices). Package quota paces the model calls of conversations
 // by one quota of requests and tokens per minute, through their Client.
 //
 // # Retries

@@ -3,6 +3,8 @@ package converse
 import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+
+	"github.com/tooluse/bedrock/converse/modelinfo"
 )
 
 // Usage counts tokens, summed over the turns of a conversation.
@@ -15,6 +17,18 @@ type Usage struct {
 	// CacheWrite1hInputTokens are those of CacheWriteInputTokens written
 	// with the one-hour TTL (Bedrock's cacheDetails), which cost more.
 	CacheWrite1hInputTokens int
+}
+
+// Cost is u in US dollars at p. The cache writes of the one-hour TTL cost
+// p.CacheWrite1h, or p.CacheWrite when that is 0.
+func (u Usage) Cost(p modelinfo.Prices) float64 {
+	hour := p.CacheWrite1h
+	if hour == 0 {
+		hour = p.CacheWrite
+	}
+	fiveMinutes := u.CacheWriteInputTokens - u.CacheWrite1hInputTokens
+	return (float64(u.InputTokens)*p.Input + float64(u.OutputTokens)*p.Output + float64(u.CacheReadInputTokens)*p.CacheRead +
+		float64(fiveMinutes)*p.CacheWrite + float64(u.CacheWrite1hInputTokens)*hour) / 1e6
 }
 
 // usageOf converts the SDK's usage, whose fields may be absent.

@@ -9,6 +9,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/tooluse/bedrock/converse/modelinfo"
 )
 
 // The defaults of the zero ToolOptions fields.
@@ -214,10 +216,10 @@ type Options struct {
 	// that the replay decides as the run did; nil means time.Now.
 	Clock func() time.Time
 	// Prices are the model's prices, for Result.CostUSD, the telemetry and
-	// Budget's cost limits; nil means the price table's (see PricesOf).
-	// Set them for negotiated rates, provisioned throughput or a model
-	// the table lacks.
-	Prices *Prices
+	// Budget's cost limits; nil means the price table's (see
+	// modelinfo.PricesOf). Set them for negotiated rates, provisioned
+	// throughput or a model the table lacks.
+	Prices *modelinfo.Prices
 	// Context, if set, keeps every request inside the model's context
 	// window, trimming the history before a model call and once more when
 	// Bedrock reports an overflow; see ContextPolicy. Without it a history

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
+	"github.com/tooluse/bedrock/converse/citation"
 	"github.com/tooluse/bedrock/converse/internal/media"
 	"github.com/tooluse/bedrock/converse/internal/message"
 	"github.com/tooluse/bedrock/converse/internal/models"
@@ -671,7 +672,7 @@ func (c *Conversation) accept(ctx context.Context, req *Request, t *turnResult) 
 	if r.shape != nil {
 		said = a.reply
 	}
-	res.Message, res.Text, res.Citations, res.StopReason = a.reply, message.Text(said), citationsOf(said), t.stop
+	res.Message, res.Text, res.Citations, res.StopReason = a.reply, message.Text(said), citation.FromMessage(said), t.stop
 	res.Turns, res.Response, res.Model = r.turn, t.resp, model
 	c.count(model, t.usage)
 	a.turnEnd = TurnEnd{Turn: r.turn, Model: model, StopReason: t.stop, Usage: t.usage.Add(r.wasted), Duration: t.took, Response: t.resp}

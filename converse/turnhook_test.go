@@ -13,6 +13,7 @@ import (
 
 	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/bedrocktest"
+	"github.com/tooluse/bedrock/converse/modelinfo"
 	"github.com/tooluse/bedrock/tools"
 )
 
@@ -328,12 +329,12 @@ func TestFallbackIsPricedAtItsModel(t *testing.T) {
 				assert.Nil(t, res.CostUSD)
 				return
 			}
-			p, ok := converse.PricesOf(tt.fallback)
+			p, ok := modelinfo.PricesOf(tt.fallback)
 			require.True(t, ok)
 			require.NotNil(t, res.CostUSD)
-			assert.InDelta(t, p.Cost(res.Usage), *res.CostUSD, 1e-12)
-			claudePrices, _ := converse.PricesOf(claude)
-			assert.NotEqual(t, claudePrices.Cost(res.Usage), *res.CostUSD)
+			assert.InDelta(t, res.Usage.Cost(p), *res.CostUSD, 1e-12)
+			claudePrices, _ := modelinfo.PricesOf(claude)
+			assert.NotEqual(t, res.Usage.Cost(claudePrices), *res.CostUSD)
 		})
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/agentcore"
+	"github.com/tooluse/bedrock/converse/modelinfo"
 	"github.com/tooluse/bedrock/converse/trace"
 	"github.com/tooluse/bedrock/tools"
 )
@@ -188,7 +189,7 @@ func (s *settings) inputLimit(model string) int {
 	if s.contextTokens > 0 {
 		return s.contextTokens
 	}
-	window := converse.ContextWindow(model)
+	window := modelinfo.ContextWindow(model)
 	answer := s.maxTokens
 	if answer == 0 || answer >= window {
 		answer = window / 8
@@ -288,7 +289,7 @@ func (s *settings) budget() *converse.Budget {
 // checkPrices rejects -max-cost for a model whose prices are unknown, before
 // any model call.
 func (s *settings) checkPrices(model string) error {
-	if _, ok := converse.PricesOf(model); s.maxCost > 0 && !ok {
+	if _, ok := modelinfo.PricesOf(model); s.maxCost > 0 && !ok {
 		return usagef("-max-cost: the prices of model %s are not known to converse, so its cost cannot be counted", trace.Printable(model))
 	}
 	return nil

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
 	"github.com/tooluse/bedrock/converse"
+	"github.com/tooluse/bedrock/converse/citation"
 	"github.com/tooluse/bedrock/converse/recording"
 	"github.com/tooluse/bedrock/converse/trace"
 	"github.com/tooluse/bedrock/tools/mcptools"
@@ -56,7 +57,7 @@ func (p *printer) endText() {
 
 // citations lists the sources of an answer after it, one line each, such
 // as "[1] Annual report, page 3". With -json they are in the object instead.
-func (p *printer) citations(cits []converse.Citation) {
+func (p *printer) citations(cits []citation.Citation) {
 	if p.noText {
 		return
 	}
@@ -114,7 +115,7 @@ type jsonUsage struct {
 	CacheWriteInputTokens int `json:"cacheWriteInputTokens,omitempty"`
 }
 
-// jsonCitation is a converse.Citation in -json.
+// jsonCitation is a citation.Citation in -json.
 type jsonCitation struct {
 	Text   string   `json:"text"`
 	Title  string   `json:"title,omitempty"`

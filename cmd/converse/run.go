@@ -18,6 +18,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/tooluse/bedrock/converse"
+	"github.com/tooluse/bedrock/converse/modelinfo"
 	"github.com/tooluse/bedrock/converse/recording"
 	"github.com/tooluse/bedrock/converse/trace"
 	"github.com/tooluse/bedrock/tools"
@@ -309,12 +310,12 @@ func newSession(ctx context.Context, s *settings, rec *recording.Recording, reg 
 // is not what they say: -cache on a model without prompt caching, and how
 // -schema's answer is given.
 func traceNoEffect(p *printer, s *settings, model string) {
-	if s.cache && !converse.PromptCaching(model) {
+	if s.cache && !modelinfo.PromptCaching(model) {
 		p.tracef("· -cache has no effect: %s has no prompt caching\n", trace.Printable(model))
 	}
 	switch {
 	case s.request.schema == nil:
-	case converse.NativeStructuredOutput(model):
+	case modelinfo.NativeStructuredOutput(model):
 		p.tracef("· -schema: %s answers in the schema natively (outputConfig.textFormat)\n", trace.Printable(model))
 	default:
 		p.tracef("· -schema: %s has no native structured output: the answer is a call of a final tool, its input validated\n", trace.Printable(model))

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/tooluse/bedrock/converse"
+	"github.com/tooluse/bedrock/converse/modelinfo"
 )
 
 var (
@@ -78,7 +79,7 @@ func view(ctx context.Context, args []string, stdout, _ io.Writer) error {
 
 // priceFlag is the -price flag: USD per million tokens, which replace the
 // model's known prices; p is nil when it is not given.
-type priceFlag struct{ p *converse.Prices }
+type priceFlag struct{ p *modelinfo.Prices }
 
 func (f *priceFlag) String() string { return "" }
 
@@ -95,21 +96,21 @@ func (f *priceFlag) Set(s string) error {
 		}
 		vals[i] = v
 	}
-	f.p = &converse.Prices{Input: vals[0], Output: vals[1], CacheRead: vals[2], CacheWrite: vals[3]}
+	f.p = &modelinfo.Prices{Input: vals[0], Output: vals[1], CacheRead: vals[2], CacheWrite: vals[3]}
 	return nil
 }
 
 // cost is the cost of t's usage at price, else at its model's prices as
-// converse.PricesOf knows them; "" when neither is known.
-func (t *transcript) cost(price *converse.Prices) string {
+// modelinfo.PricesOf knows them; "" when neither is known.
+func (t *transcript) cost(price *modelinfo.Prices) string {
 	if price == nil {
-		known, ok := converse.PricesOf(t.model)
+		known, ok := modelinfo.PricesOf(t.model)
 		if !ok {
 			return ""
 		}
 		price = &known
 	}
-	return fmt.Sprintf("$%.4f", price.Cost(t.usage))
+	return fmt.Sprintf("$%.4f", t.usage.Cost(*price))
 }
 
 // The page's model: everything from the input is a string that html/template
@@ -169,7 +170,7 @@ const (
 )
 
 // page builds the page of t.
-func (t *transcript) page(source string, price *converse.Prices) *viewPage {
+func (t *transcript) page(source string, price *modelinfo.Prices) *viewPage {
 	source = bidiVisible(source)
 	p := &viewPage{Title: "converse view: " + source, Kind: t.kind, Model: bidiVisible(t.model), Source: source, Usage: t.usage, Cost: t.cost(price)}
 	p.Timing = "durations measured by the conversation"

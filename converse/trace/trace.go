@@ -32,6 +32,7 @@ import (
 	"sync"
 
 	"github.com/tooluse/bedrock/converse"
+	"github.com/tooluse/bedrock/converse/modelinfo"
 )
 
 // Trace writes the trace of one or more conversations to a writer, each
@@ -70,7 +71,7 @@ func (t *Trace) Result(res *converse.Result) {
 // Event writes the line of ev, if it has one: tool calls as they start
 // ("→ NAME ID INPUT") and end ("← NAME ID STATUS in DURATION: OUTPUT", with
 // the media returned and those left out, and why), each model call's stop
-// reason, tokens and cost (at PricesOf's prices for the model that
+// reason, tokens and cost (at modelinfo.PricesOf's prices for the model that
 // answered), trims of the history, rejected answers, streaming and
 // model fallbacks, approval decisions and resumes. Text, ToolStart's twin
 // ApprovalRequested and StateSaved have none.
@@ -151,11 +152,11 @@ func cacheNote(u converse.Usage) string {
 // answered the turn (a fallback's, maybe), as "; $0.000123", or nothing
 // when the price table does not know them.
 func costNote(model string, u converse.Usage) string {
-	prices, ok := converse.PricesOf(model)
+	prices, ok := modelinfo.PricesOf(model)
 	if !ok {
 		return ""
 	}
-	return "; " + usd(prices.Cost(u))
+	return "; " + usd(u.Cost(prices))
 }
 
 // usd is an amount in US dollars as the trace shows it: to the millionth,

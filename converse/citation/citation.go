@@ -1,4 +1,9 @@
-package converse
+// Package citation describes the sources an answer cites. With citations
+// enabled (documents with citations enabled, search results, or a system
+// tool such as nova_grounding), the model answers in citationsContent
+// blocks, each a span of generated text with the sources it rests on;
+// converse.Result.Citations holds them as Citation values.
+package citation
 
 import (
 	"fmt"
@@ -9,13 +14,10 @@ import (
 	"github.com/tooluse/bedrock/converse/internal/message"
 )
 
-// Citation is one source an answer cites: with citations enabled (documents
-// with citations enabled, search results, or a system tool such as
-// nova_grounding), the model answers in citationsContent blocks, each a
-// span of generated text with the sources it rests on.
+// Citation is one source an answer cites, for one span of its text.
 type Citation struct {
 	// Text is the span of generated text the citation supports; it is part
-	// of Result.Text.
+	// of the answer's text (converse.Result.Text).
 	Text string
 	// Title and Source name the cited document or search result, as
 	// Bedrock gave them; either may be empty.
@@ -23,33 +25,33 @@ type Citation struct {
 	Source string
 	// Kind says what Location holds; it is empty for a location this
 	// package does not know, or none.
-	Kind     CitationKind
-	Location CitationLocation
+	Kind     Kind
+	Location Location
 	// Quotes are the cited passages of the source (sourceContent), if
 	// Bedrock sent them.
 	Quotes []string
 }
 
-// CitationKind is the kind of a citation's location.
-type CitationKind string
+// Kind is the kind of a citation's location.
+type Kind string
 
 // The kinds of location Bedrock gives (the members of CitationLocation in
 // the API).
 const (
-	CitationPage         CitationKind = "page"         // documentPage
-	CitationChar         CitationKind = "char"         // documentChar
-	CitationChunk        CitationKind = "chunk"        // documentChunk
-	CitationSearchResult CitationKind = "searchResult" // searchResultLocation
-	CitationWeb          CitationKind = "web"          // web
+	Page         Kind = "page"         // documentPage
+	Char         Kind = "char"         // documentChar
+	Chunk        Kind = "chunk"        // documentChunk
+	SearchResult Kind = "searchResult" // searchResultLocation
+	Web          Kind = "web"          // web
 )
 
-// CitationLocation is where in its source a citation points. For pages,
+// Location is where in its source a citation points. For pages,
 // characters and chunks, Index is the document's index in the request and
 // Start and End the range as Bedrock gives it, End exclusive (a citation of
 // page 1 alone is Start 1, End 2, as Claude gives it); for a search result,
 // Index is the search result's index and Start and End its content blocks;
 // for the web, URL and Domain. Fields Bedrock left out are zero.
-type CitationLocation struct {
+type Location struct {
 	Index       int
 	Start, End  int
 	URL, Domain string
@@ -65,15 +67,15 @@ func (c Citation) String() string {
 	var where string
 	l := c.Location
 	switch c.Kind {
-	case CitationPage:
+	case Page:
 		where = span("page", "pages", l.Start, l.End)
-	case CitationChar:
+	case Char:
 		where = span("character", "characters", l.Start, l.End)
-	case CitationChunk:
+	case Chunk:
 		where = span("chunk", "chunks", l.Start, l.End)
-	case CitationSearchResult:
+	case SearchResult:
 		where = fmt.Sprintf("search result %d", l.Index)
-	case CitationWeb:
+	case Web:
 		where = l.URL
 		if where == "" {
 			where = l.Domain
@@ -98,8 +100,9 @@ func span(one, many string, start, end int) string {
 	return fmt.Sprintf("%s %d-%d", many, start, end-1)
 }
 
-// citationsOf returns the citations of a message, in order.
-func citationsOf(msg types.Message) []Citation {
+// FromMessage returns the citations of msg, an assistant message, in the
+// order of its citationsContent blocks; nil when it cites nothing.
+func FromMessage(msg types.Message) []Citation {
 	var out []Citation
 	for _, b := range msg.Content {
 		cc, ok := b.(*types.ContentBlockMemberCitationsContent)
@@ -124,15 +127,15 @@ func citationOf(text string, c types.Citation) Citation {
 	i := func(p *int32) int { return int(aws.ToInt32(p)) }
 	switch l := c.Location.(type) {
 	case *types.CitationLocationMemberDocumentPage:
-		out.Kind, out.Location = CitationPage, CitationLocation{Index: i(l.Value.DocumentIndex), Start: i(l.Value.Start), End: i(l.Value.End)}
+		out.Kind, out.Location = Page, Location{Index: i(l.Value.DocumentIndex), Start: i(l.Value.Start), End: i(l.Value.End)}
 	case *types.CitationLocationMemberDocumentChar:
-		out.Kind, out.Location = CitationChar, CitationLocation{Index: i(l.Value.DocumentIndex), Start: i(l.Value.Start), End: i(l.Value.End)}
+		out.Kind, out.Location = Char, Location{Index: i(l.Value.DocumentIndex), Start: i(l.Value.Start), End: i(l.Value.End)}
 	case *types.CitationLocationMemberDocumentChunk:
-		out.Kind, out.Location = CitationChunk, CitationLocation{Index: i(l.Value.DocumentIndex), Start: i(l.Value.Start), End: i(l.Value.End)}
+		out.Kind, out.Location = Chunk, Location{Index: i(l.Value.DocumentIndex), Start: i(l.Value.Start), End: i(l.Value.End)}
 	case *types.CitationLocationMemberSearchResultLocation:
-		out.Kind, out.Location = CitationSearchResult, CitationLocation{Index: i(l.Value.SearchResultIndex), Start: i(l.Value.Start), End: i(l.Value.End)}
+		out.Kind, out.Location = SearchResult, Location{Index: i(l.Value.SearchResultIndex), Start: i(l.Value.Start), End: i(l.Value.End)}
 	case *types.CitationLocationMemberWeb:
-		out.Kind, out.Location = CitationWeb, CitationLocation{URL: aws.ToString(l.Value.Url), Domain: aws.ToString(l.Value.Domain)}
+		out.Kind, out.Location = Web, Location{URL: aws.ToString(l.Value.Url), Domain: aws.ToString(l.Value.Domain)}
 	}
 	return out
 }
