@@ -101,7 +101,7 @@
 //     replaced by the next Send (or answered by Resume). [Conversation.Stop]
 //     ends the task instead.
 //   - stopped: the user or a limit ended the task: [Conversation.Stop], a
-//     [Turn] whose Stop is set, a [Budget] limit or the turn limit
+//     [TurnPlan] whose Stop is set, a [Budget] limit or the turn limit
 //     ([ErrMaxTurns]). The calls left open are answered with an error
 //     result saying they were stopped, in plain words, never run; the
 //     history may end with tool results ([State].Stopped says so). The next

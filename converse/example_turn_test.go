@@ -14,7 +14,7 @@ import (
 
 // A turn hook offers only the calculator, on a cheaper model, on the first
 // turn, and the whole registry with the conversation's model afterwards.
-func ExampleTurn_toolsAndModel() {
+func ExampleTurnPlan_toolsAndModel() {
 	srv := bedrocktest.NewServer(bedrocktest.Script(
 		bedrocktest.ToolUse("", bedrocktest.Call{ID: "c1", Name: "calculator", Input: map[string]any{"a": 6, "b": 7, "operation": "multiply"}}),
 		bedrocktest.Text("42"),
@@ -22,9 +22,9 @@ func ExampleTurn_toolsAndModel() {
 	defer srv.Close()
 	reg, _ := tools.NewRegistry(tools.Builtins()...)
 	conv := converse.New(srv.Client(), "us.anthropic.claude-sonnet-4-5-20250929-v1:0", reg, func(o *converse.Options) {
-		o.PrepareTurn = func(_ context.Context, t *converse.Turn) error {
+		o.PrepareTurn = func(_ context.Context, t *converse.TurnPlan) error {
 			if t.Number == 1 {
-				t.ModelID, t.Tools = "us.anthropic.claude-3-5-haiku-20241022-v1:0", []string{"calculator"}
+				t.ModelID, t.Offered = "us.anthropic.claude-3-5-haiku-20241022-v1:0", []string{"calculator"}
 			}
 			return nil
 		}
@@ -43,7 +43,7 @@ func ExampleTurn_toolsAndModel() {
 
 // A turn hook ends the Send once the save tool's call was answered: no
 // model call follows it.
-func ExampleTurn_stop() {
+func ExampleTurnPlan_stop() {
 	srv := bedrocktest.NewServer(bedrocktest.Script(
 		bedrocktest.ToolUse("Saving.", bedrocktest.Call{ID: "c1", Name: "save", Input: map[string]any{}}),
 	))
@@ -51,7 +51,7 @@ func ExampleTurn_stop() {
 	save, _ := tools.New("save", "Saves the report.", func(context.Context, struct{}) (string, error) { return "saved", nil })
 	reg, _ := tools.NewRegistry(save)
 	conv := converse.New(srv.Client(), "us.anthropic.claude-sonnet-4-5-20250929-v1:0", reg, func(o *converse.Options) {
-		o.PrepareTurn = func(_ context.Context, t *converse.Turn) error {
+		o.PrepareTurn = func(_ context.Context, t *converse.TurnPlan) error {
 			for _, call := range t.Answered {
 				t.Stop = t.Stop || call.Tool == "save"
 			}

@@ -126,12 +126,12 @@ type Options struct {
 	// before a summary's; deterministic, as an engine may replay it) and
 	// may change, for that call only, the model,
 	// the tools offered, the tool choice, the system prompt and the
-	// inference settings, or end the Send; see Turn. The rules of Bedrock
+	// inference settings, or end the Send; see TurnPlan. The rules of Bedrock
 	// are applied after it, for the model called: tools the history calls
 	// stay described, the history is re-encoded for the model's family
 	// (see FallbackModels), cache points are placed on the new prefix. An
 	// error of PrepareTurn ends the Send with it.
-	PrepareTurn func(ctx context.Context, t *Turn) error
+	PrepareTurn func(ctx context.Context, t *TurnPlan) error
 	// FallbackModels are the model IDs to try, in order, when a turn's
 	// model call fails with a *types.ThrottlingException (after the SDK's
 	// retries), *types.ModelNotReadyException,

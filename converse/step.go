@@ -123,7 +123,7 @@ type run struct {
 	trim    *pendingTrim             // a trim awaiting its summary
 	asked   bool                     // Options.Approver decided the open turn's calls
 	resumed bool                     // turn numbers the resumed turn's calls, until the first model call
-	plan    *Turn                    // Options.PrepareTurn's turn; nil without it
+	plan    *TurnPlan                    // Options.PrepareTurn's turn; nil without it
 	tried   int                      // the Options.FallbackModels tried in this turn
 
 	start     time.Time // when the run began, for Budget.WallTime
@@ -526,7 +526,7 @@ func (c *Conversation) turnStep(ctx context.Context) (*Step, error) {
 	r := c.run
 	t := r.plan
 	if r.tried > 0 {
-		fallback := Turn{ModelID: c.opts.FallbackModels[r.tried-1], System: c.opts.Request.System, InferenceConfig: c.opts.Request.InferenceConfig}
+		fallback := TurnPlan{ModelID: c.opts.FallbackModels[r.tried-1], System: c.opts.Request.System, InferenceConfig: c.opts.Request.InferenceConfig}
 		if t != nil {
 			fallback = *t
 			fallback.ModelID = c.opts.FallbackModels[r.tried-1]

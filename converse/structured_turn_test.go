@@ -102,7 +102,7 @@ func TestStructuredPathPerTurn(t *testing.T) {
 		t.Run("prepare turn/"+tt.name, func(t *testing.T) {
 			srv, client := serve(t, bedrocktest.Script(tt.reply))
 			conv := converse.New(client, tt.model, nil, func(o *converse.Options) {
-				o.PrepareTurn = func(_ context.Context, turn *converse.Turn) error {
+				o.PrepareTurn = func(_ context.Context, turn *converse.TurnPlan) error {
 					turn.ModelID = tt.to
 					return nil
 				}

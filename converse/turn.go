@@ -24,7 +24,7 @@ import (
 // shapes a structured Send's turns; t, if not nil, is the turn as
 // Options.PrepareTurn or a fallback changed it, whose model is m, for
 // which the history is re-encoded.
-func (c *Conversation) request(history []types.Message, cfg *types.ToolConfiguration, sh *shape, t *Turn, m models.Model) *bedrockruntime.ConverseInput {
+func (c *Conversation) request(history []types.Message, cfg *types.ToolConfiguration, sh *shape, t *TurnPlan, m models.Model) *bedrockruntime.ConverseInput {
 	in := c.opts.Request // a copy: the loop fills in its own fields
 	modelID := c.modelID
 	if t != nil {

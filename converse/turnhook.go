@@ -13,11 +13,11 @@ import (
 	"github.com/tooluse/bedrock/converse/internal/models"
 )
 
-// Turn is what Options.PrepareTurn may change of one turn's model call,
+// TurnPlan is what Options.PrepareTurn may change of one turn's model call,
 // for that call only. Its fields start as the conversation would send
 // them; assign new values rather than changing the ones given in place,
 // which are shared with Options.Request and the history.
-type Turn struct {
+type TurnPlan struct {
 	// Number is the turn's number in its Send or Resume, from 1.
 	Number int
 	// History is the history the call sends, to be read only.
@@ -28,10 +28,10 @@ type Turn struct {
 	// ModelID is the model to call (New's by default); Options.FallbackModels
 	// are tried after it.
 	ModelID string
-	// Tools names the registry's tools to offer; nil offers all of them. A
-	// tool the history calls stays described (as withdrawn, if it is not
-	// offered), as Bedrock requires.
-	Tools []string
+	// Offered names the registry's tools to offer; nil offers all of
+	// them. A tool the history calls stays described (as withdrawn, if it
+	// is not offered), as Bedrock requires.
+	Offered []string
 	// ToolChoice is the call's tool choice (Options.ToolChoice on the first
 	// turn answering a prompt). A forcing choice the model called rejects,
 	// or one naming a tool not offered, fails the Send with ErrToolChoice.
@@ -50,9 +50,9 @@ type Turn struct {
 // prepareTurn runs Options.PrepareTurn for the run's next turn, on the
 // configuration the turn would send; it returns the turn as the hook left
 // it.
-func (c *Conversation) prepareTurn(ctx context.Context, history []types.Message) (*Turn, error) {
+func (c *Conversation) prepareTurn(ctx context.Context, history []types.Message) (*TurnPlan, error) {
 	r := c.run
-	t := &Turn{Number: r.turn, History: history, ModelID: c.modelID, System: c.opts.Request.System, InferenceConfig: c.opts.Request.InferenceConfig}
+	t := &TurnPlan{Number: r.turn, History: history, ModelID: c.modelID, System: c.opts.Request.System, InferenceConfig: c.opts.Request.InferenceConfig}
 	if r.cfg != nil {
 		t.ToolChoice = r.cfg.ToolChoice
 	}
@@ -70,13 +70,13 @@ func (c *Conversation) prepareTurn(ctx context.Context, history []types.Message)
 	return t, nil
 }
 
-// offered is the configuration of a turn whose hook chose t.Tools and
+// offered is the configuration of a turn whose hook chose t.Offered and
 // t.ToolChoice: cfg without the registry's tools not chosen (system tools
 // stay; a structured Send's final tool is added after it, for the model the
 // hook picked), with the tools the history calls described, and t's choice.
-func (c *Conversation) offered(t *Turn, cfg *types.ToolConfiguration, history []types.Message) (*types.ToolConfiguration, error) {
-	if t.Tools != nil {
-		for _, name := range t.Tools {
+func (c *Conversation) offered(t *TurnPlan, cfg *types.ToolConfiguration, history []types.Message) (*types.ToolConfiguration, error) {
+	if t.Offered != nil {
+		for _, name := range t.Offered {
 			if _, ok := c.exec.lookup(name); !ok {
 				return nil, fmt.Errorf("prepare turn: %w %q; available tools: %s", ErrUnknownTool, name, c.exec.available())
 			}
@@ -87,7 +87,7 @@ func (c *Conversation) offered(t *Turn, cfg *types.ToolConfiguration, history []
 				spec, ok := tool.(*types.ToolMemberToolSpec)
 				if ok {
 					name := aws.ToString(spec.Value.Name)
-					if _, reg := c.exec.lookup(name); reg && !slices.Contains(t.Tools, name) {
+					if _, reg := c.exec.lookup(name); reg && !slices.Contains(t.Offered, name) {
 						continue
 					}
 				}

@@ -146,18 +146,18 @@ func TestPrepareTurn(t *testing.T) {
 		bedrocktest.ToolUse("", bedrocktest.Call{ID: "c1", Name: "lookup_1", Input: map[string]any{"query": "harbour"}}),
 		bedrocktest.Text("done"),
 	))
-	var seen []converse.Turn
+	var seen []converse.TurnPlan
 	c := converse.New(client, claude, lookupTools(t, 3), func(o *converse.Options) {
 		o.Cache = &converse.CachePolicy{}
 		o.Request.System = systemPrompt(1500)
-		o.PrepareTurn = func(_ context.Context, turn *converse.Turn) error {
+		o.PrepareTurn = func(_ context.Context, turn *converse.TurnPlan) error {
 			seen = append(seen, *turn)
 			switch turn.Number {
 			case 1:
-				turn.ModelID, turn.Tools = haiku, []string{"lookup_1"}
+				turn.ModelID, turn.Offered = haiku, []string{"lookup_1"}
 				turn.ToolChoice = &types.ToolChoiceMemberTool{Value: types.SpecificToolChoice{Name: aws.String("lookup_1")}}
 			case 2:
-				turn.Tools = []string{"lookup_2"}
+				turn.Offered = []string{"lookup_2"}
 				turn.System = []types.SystemContentBlock{&types.SystemContentBlockMemberText{Value: "Answer in one word."}}
 				turn.InferenceConfig = &types.InferenceConfiguration{MaxTokens: aws.Int32(50)}
 			}
@@ -191,18 +191,18 @@ func TestPrepareTurnRefusesWhatBedrockWould(t *testing.T) {
 	forceAdd := &types.ToolChoiceMemberTool{Value: types.SpecificToolChoice{Name: aws.String("lookup_0")}}
 	tests := []struct {
 		name string
-		hook func(*converse.Turn)
+		hook func(*converse.TurnPlan)
 		want error
 	}{
-		{"forcing on llama", func(t *converse.Turn) { t.ModelID, t.ToolChoice = llama, forceAdd }, converse.ErrToolChoice},
-		{"forcing a tool not offered", func(t *converse.Turn) { t.Tools, t.ToolChoice = []string{"lookup_1"}, forceAdd }, converse.ErrToolChoice},
-		{"unknown tool", func(t *converse.Turn) { t.Tools = []string{"nope"} }, converse.ErrUnknownTool},
+		{"forcing on llama", func(t *converse.TurnPlan) { t.ModelID, t.ToolChoice = llama, forceAdd }, converse.ErrToolChoice},
+		{"forcing a tool not offered", func(t *converse.TurnPlan) { t.Offered, t.ToolChoice = []string{"lookup_1"}, forceAdd }, converse.ErrToolChoice},
+		{"unknown tool", func(t *converse.TurnPlan) { t.Offered = []string{"nope"} }, converse.ErrUnknownTool},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv, client := serve(t, bedrocktest.Script(bedrocktest.Text("never")))
 			c := converse.New(client, claude, lookupTools(t, 2), func(o *converse.Options) {
-				o.PrepareTurn = func(_ context.Context, turn *converse.Turn) error { tt.hook(turn); return nil }
+				o.PrepareTurn = func(_ context.Context, turn *converse.TurnPlan) error { tt.hook(turn); return nil }
 			})
 			_, err := c.Send(context.Background(), "hi")
 			require.ErrorIs(t, err, tt.want)
@@ -222,7 +222,7 @@ func TestStopAfterTool(t *testing.T) {
 		bedrocktest.Text("fine"),
 		bedrocktest.Text("saved"),
 	))
-	stop := func(_ context.Context, turn *converse.Turn) error {
+	stop := func(_ context.Context, turn *converse.TurnPlan) error {
 		for _, call := range turn.Answered {
 			turn.Stop = turn.Stop || call.Tool == "lookup_0"
 		}

@@ -421,8 +421,8 @@ func (ss *session) report(res *converse.Result, err error) error {
 
 // stopAfter is the turn hook of -stop-after-tool: it ends the Send before
 // the turn that would follow the answer to a call of the tool name.
-func stopAfter(name string) func(context.Context, *converse.Turn) error {
-	return func(_ context.Context, t *converse.Turn) error {
+func stopAfter(name string) func(context.Context, *converse.TurnPlan) error {
+	return func(_ context.Context, t *converse.TurnPlan) error {
 		for _, call := range t.Answered {
 			if call.Tool == name {
 				t.Stop = true

@@ -33,7 +33,7 @@ func once(o *bedrockruntime.Options) { o.Retryer = retry.AddWithMaxAttempts(o.Re
 // the last event of a stream. A limit, a pause and a stop are no 5xx.
 func TestOutcomesOverTheContract(t *testing.T) {
 	stop := func(o *converse.Options) {
-		o.PrepareTurn = func(_ context.Context, t *converse.Turn) error {
+		o.PrepareTurn = func(_ context.Context, t *converse.TurnPlan) error {
 			if len(t.Answered) > 0 {
 				return converse.ErrStopped
 			}

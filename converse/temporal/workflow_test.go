@@ -467,7 +467,7 @@ func TestWorkflowPrepareTurnModel(t *testing.T) {
 		)
 	}
 	opts := func(o *converse.Options) {
-		o.PrepareTurn = func(_ context.Context, t *converse.Turn) error {
+		o.PrepareTurn = func(_ context.Context, t *converse.TurnPlan) error {
 			if len(t.Answered) > 0 { // the turn after the tools: a cheaper model
 				t.ModelID = nova
 			}

@@ -35,7 +35,7 @@ func TestReplayDecidesAsTheRun(t *testing.T) {
 		{"a wall time that fires", func(o *converse.Options) { o.Budget = &converse.Budget{WallTime: 500 * time.Millisecond} }, false},
 		{"an approval", func(o *converse.Options) { o.ApprovalPolicy = func(converse.Call) bool { return true } }, true},
 		{"a stop", func(o *converse.Options) {
-			o.PrepareTurn = func(_ context.Context, t *converse.Turn) error { t.Stop = len(t.Answered) > 0; return nil }
+			o.PrepareTurn = func(_ context.Context, t *converse.TurnPlan) error { t.Stop = len(t.Answered) > 0; return nil }
 		}, false},
 	}
 	for _, tc := range cases {
