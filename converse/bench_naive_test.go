@@ -24,6 +24,7 @@ import (
 
 	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/bedrocktest"
+	"github.com/tooluse/bedrock/converse/wirejson"
 	"github.com/tooluse/bedrock/tools"
 )
 
@@ -344,11 +345,11 @@ func TestBenchBaselinesAgree(t *testing.T) {
 	reg := benchRegistry(t)
 	ctx := context.Background()
 	content := benchToolTurn(t, "add", 8)
-	ours, err := converse.MarshalMessages([]types.Message{{Role: types.ConversationRoleUser, Content: (&converse.Executor{Registry: reg}).Execute(ctx, content)}})
+	ours, err := wirejson.MarshalMessages([]types.Message{{Role: types.ConversationRoleUser, Content: (&converse.Executor{Registry: reg}).Execute(ctx, content)}})
 	require.NoError(t, err)
 	for _, impl := range []string{"naive", "validated", "guarded"} {
 		results := newNaiveChat(t, impl, nil, reg).execute(ctx, content)
-		naive, err := converse.MarshalMessages([]types.Message{{Role: types.ConversationRoleUser, Content: results}})
+		naive, err := wirejson.MarshalMessages([]types.Message{{Role: types.ConversationRoleUser, Content: results}})
 		require.NoError(t, err)
 		assert.Equal(t, string(naive), string(ours), "tool results differ (%s, converse)", impl)
 	}
@@ -359,9 +360,9 @@ func TestBenchBaselinesAgree(t *testing.T) {
 	require.NoError(t, chat.Send(ctx, "Add things."))
 	res, err := converse.Run(ctx, srv.Client(), benchModelID, reg, "Add things.")
 	require.NoError(t, err)
-	naive, err := converse.MarshalMessages(chat.history)
+	naive, err := wirejson.MarshalMessages(chat.history)
 	require.NoError(t, err)
-	ours, err = converse.MarshalMessages(res.History)
+	ours, err = wirejson.MarshalMessages(res.History)
 	require.NoError(t, err)
 	assert.Equal(t, string(naive), string(ours), "histories differ (naive, converse)")
 	assert.Equal(t, 3, res.Turns, "turns")
@@ -376,9 +377,9 @@ func TestBenchBaselinesAgree(t *testing.T) {
 	require.NoError(t, streamed.Send(ctx, "Add things."))
 	res, err = converse.Run(ctx, srv.Client(), benchModelID, reg, "Add things.", func(o *converse.Options) { o.Stream = &converse.StreamPolicy{} })
 	require.NoError(t, err)
-	naive, err = converse.MarshalMessages(streamed.history)
+	naive, err = wirejson.MarshalMessages(streamed.history)
 	require.NoError(t, err)
-	streamedOurs, err := converse.MarshalMessages(res.History)
+	streamedOurs, err := wirejson.MarshalMessages(res.History)
 	require.NoError(t, err)
 	assert.Equal(t, string(naive), string(streamedOurs), "streamed histories differ (naive, converse)")
 	assert.Equal(t, string(ours), string(streamedOurs), "histories differ (unstreamed, streamed)")

@@ -13,6 +13,7 @@ import (
 	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/bedrocktest"
 	"github.com/tooluse/bedrock/converse/citation"
+	"github.com/tooluse/bedrock/converse/wirejson"
 )
 
 // cited is a citationsContent block: generated text and its citations.
@@ -91,9 +92,9 @@ func TestCitedAnswer(t *testing.T) {
 		})
 	}
 	require.Len(t, results, 2)
-	plain, err := converse.MarshalMessages([]types.Message{results["Converse"].Message})
+	plain, err := wirejson.MarshalMessages([]types.Message{results["Converse"].Message})
 	require.NoError(t, err)
-	streamed, err := converse.MarshalMessages([]types.Message{results["ConverseStream"].Message})
+	streamed, err := wirejson.MarshalMessages([]types.Message{results["ConverseStream"].Message})
 	require.NoError(t, err)
 	assert.JSONEq(t, string(plain), string(streamed))
 }

@@ -281,15 +281,37 @@ func unforced(cfg *types.ToolConfiguration) *types.ToolConfiguration {
 // executor builds the Executor of the conversation's Sends, deciding
 // StatusAuto by the model family.
 func (c *Conversation) executor() *Executor {
-	e := &Executor{Registry: c.tools, ToolOptions: c.opts.Tools, Logger: c.opts.Logger}
-	if e.Status == StatusAuto && !c.model.SupportsToolStatus() {
-		e.Status = StatusNever
-	}
-	e.media = &media.Rules{ModelID: c.modelID, Kinds: c.model.ToolResultMedia()}
-	e.tel = c.tel
+	e := executorFor(c.modelID, c.model, c.tools, &c.opts, c.tel)
 	if c.opts.OnEvent != nil || c.opts.Session != nil {
 		e.OnEvent = c.emit
 	}
+	return e
+}
+
+// NewExecutor returns an Executor as a Conversation with the model
+// modelID, the tools of reg and the options optFns set runs its calls
+// with (see Conversation.Executor): Options.Tools, with the status field
+// and media rules of the model, Logger, OnEvent and the telemetry. An
+// engine driving the steps runs a Step's Calls with it where the tools
+// are, such as a Temporal activity.
+func NewExecutor(modelID string, reg *tools.Registry, optFns ...func(*Options)) *Executor {
+	var o Options
+	for _, fn := range optFns {
+		fn(&o)
+	}
+	e := executorFor(modelID, models.Parse(modelID), reg, &o, newTelemetry(modelID, &o))
+	e.OnEvent = o.OnEvent
+	return e
+}
+
+// executorFor makes the Executor of a conversation with model (modelID
+// parsed), reg, o and tel, but for its OnEvent.
+func executorFor(modelID string, model models.Model, reg *tools.Registry, o *Options, tel *telemetry) *Executor {
+	e := &Executor{Registry: reg, ToolOptions: o.Tools, Logger: o.Logger, tel: tel}
+	if e.Status == StatusAuto && !model.SupportsToolStatus() {
+		e.Status = StatusNever
+	}
+	e.media = &media.Rules{ModelID: modelID, Kinds: model.ToolResultMedia()}
 	return e
 }
 

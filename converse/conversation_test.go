@@ -22,6 +22,7 @@ import (
 	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/bedrocktest"
 	"github.com/tooluse/bedrock/converse/internal/testimage"
+	"github.com/tooluse/bedrock/converse/wirejson"
 	"github.com/tooluse/bedrock/tools"
 )
 
@@ -566,12 +567,12 @@ func TestResultHistoryIsNotOverwritten(t *testing.T) {
 			require.NoError(t, err)
 		}
 		results = append(results, res)
-		b, err := converse.MarshalMessages(res.History)
+		b, err := wirejson.MarshalMessages(res.History)
 		require.NoError(t, err)
 		before = append(before, b)
 	}
 	for i, res := range results {
-		after, err := converse.MarshalMessages(res.History)
+		after, err := wirejson.MarshalMessages(res.History)
 		require.NoError(t, err)
 		assert.JSONEq(t, string(before[i]), string(after), "Result %d changed", i+1)
 	}

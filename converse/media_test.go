@@ -15,6 +15,7 @@ import (
 	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/bedrocktest"
 	"github.com/tooluse/bedrock/converse/internal/testimage"
+	"github.com/tooluse/bedrock/converse/wirejson"
 	"github.com/tooluse/bedrock/tools"
 )
 
@@ -331,7 +332,7 @@ func TestManyScreenshots(t *testing.T) {
 	assert.Equal(t, 20, images(reqs[20]), "20 screenshots go as they are")
 	assert.Zero(t, images(reqs[21]), "past 20, none of them")
 	assert.Contains(t, string(reqs[21].Body), "left out, a request of more than 20 images takes none larger than 2000 px a side")
-	wire, err := converse.MarshalMessages(c.History())
+	wire, err := wirejson.MarshalMessages(c.History())
 	require.NoError(t, err)
 	assert.Equal(t, 22, strings.Count(string(wire), `"image":`), "the history keeps every screenshot")
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/bedrocktest"
 	"github.com/tooluse/bedrock/converse/recording"
+	"github.com/tooluse/bedrock/converse/wirejson"
 )
 
 // checkOutcome compares what the conversation did with what the scenario
@@ -58,7 +59,7 @@ func checkOutcome(t *testing.T, sc scenario, p *played) {
 
 	if sc.assembled != "" {
 		require.Greater(t, len(p.res.History), p.before+1)
-		got, err := converse.MarshalMessages(p.res.History[p.before+1 : p.before+2])
+		got, err := wirejson.MarshalMessages(p.res.History[p.before+1 : p.before+2])
 		require.NoError(t, err)
 		assert.JSONEq(t, "["+sc.assembled+"]", string(got), "the assembled assistant message")
 	}

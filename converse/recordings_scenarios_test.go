@@ -46,7 +46,7 @@ type scenario struct {
 
 	calls     []wantCall // every tool call the loop runs, in any order
 	noStatus  bool       // the model family gets no toolResult status
-	assembled string     // the first assistant message of the last Send, as MarshalMessages writes it
+	assembled string     // the first assistant message of the last Send, as wirejson.MarshalMessages writes it
 }
 
 // wantCall is a tool call the loop must run and answer.

@@ -8,7 +8,6 @@ import (
 	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/schemas"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
 	"github.com/tooluse/bedrock/converse/internal/message"
@@ -321,7 +320,7 @@ func (j *stateJSON) messages() ([]types.Message, error) {
 	if j.Version != StateVersion {
 		return nil, fmt.Errorf("converse: state: version %d, this package reads version %d", j.Version, StateVersion)
 	}
-	msgs, err := decodeMessages(j.Messages, 0)
+	msgs, err := wire.DecodeKnownMessages(j.Messages, 0)
 	if err != nil {
 		return nil, fmt.Errorf("converse: state: %w", err)
 	}
@@ -359,29 +358,6 @@ func (st *State) set(modelID string, msgs []types.Message, ot *openTurnJSON, usa
 	return nil
 }
 
-// decodeMessages reads a request's "messages" array with the wire codec;
-// first is the position of its first message in the history, for errors.
-func decodeMessages(raw json.RawMessage, first int) ([]types.Message, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || raw[0] != '[' {
-		return nil, errors.New("messages: not a JSON array")
-	}
-	var msgs []struct {
-		Content []json.RawMessage `json:"content"`
-	}
-	if err := json.Unmarshal(raw, &msgs); err != nil {
-		return nil, fmt.Errorf("messages: %w", err)
-	}
-	for i, m := range msgs {
-		for j, b := range m.Content {
-			if err := knownBlock(b); err != nil {
-				return nil, fmt.Errorf("message %d, block %d: %w", first+i, j, err)
-			}
-		}
-	}
-	return wire.DecodeMessages(raw)
-}
-
 // encodeBlocks writes content blocks in wire JSON, as the content of a
 // message.
 func encodeBlocks(blocks []types.ContentBlock) (json.RawMessage, error) {
@@ -406,7 +382,7 @@ func decodeBlocks(raw json.RawMessage) ([]types.ContentBlock, error) {
 	if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("[]")) {
 		return nil, nil
 	}
-	msgs, err := decodeMessages(slices.Concat([]byte(`[{"role":"user","content":`), raw, []byte(`}]`)), 0)
+	msgs, err := wire.DecodeKnownMessages(slices.Concat([]byte(`[{"role":"user","content":`), raw, []byte(`}]`)), 0)
 	if err != nil {
 		return nil, err
 	}
@@ -414,34 +390,4 @@ func decodeBlocks(raw json.RawMessage) ([]types.ContentBlock, error) {
 		return nil, errors.New("results: not an array of content blocks")
 	}
 	return msgs[0].Content, nil
-}
-
-// knownBlock rejects a content block, or a toolResult content block within
-// it, of a kind the SDK does not know: its decoder would read it as a copy
-// of the block before it, or as nil, which is dropped when sent.
-func knownBlock(raw json.RawMessage) error {
-	var block map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &block); err != nil {
-		return err
-	}
-	for kind, v := range block {
-		if schemas.ContentBlock.Member(kind) == nil {
-			return fmt.Errorf("%q is not a content block this package knows", kind)
-		}
-		if kind != "toolResult" {
-			continue
-		}
-		var r struct{ Content []map[string]json.RawMessage }
-		if err := json.Unmarshal(v, &r); err != nil {
-			return err
-		}
-		for k, c := range r.Content {
-			for kind := range c {
-				if schemas.ToolResultContentBlock.Member(kind) == nil {
-					return fmt.Errorf("toolResult content %d: %q is not a content block this package knows", k, kind)
-				}
-			}
-		}
-	}
-	return nil
 }

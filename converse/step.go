@@ -49,7 +49,9 @@ import (
 // Conversation.Converse makes a Request's call as Send does (its span
 // and metrics), and Conversation.ConverseStream a Request
 // whose Stream reports true; a client of the engine's own makes it bare
-// (AssembleStream reads a stream's events into a Converse output).
+// (AssembleStream reads a stream's events into a Converse output). In a
+// process without the Conversation, CallModel makes the call and
+// NewExecutor's Executor runs the calls as the Conversation's would.
 type Step struct {
 	// Request, if not nil, is the model call to make next; its answer goes
 	// to HandleResponse.

@@ -345,3 +345,37 @@ func TestStepsTakeOnlyTheAnswerAwaited(t *testing.T) {
 	assert.Len(t, srv.Requests(), 3)
 	assertValid(t, c, claude)
 }
+
+// TestWithoutAConversation: NewExecutor runs a call as the Executor of a
+// Conversation with the same model and options (the status field by the
+// model's family, an execute_tool span), and CallModel makes a model call
+// as Conversation.Converse does, in a chat span of the request's model.
+func TestWithoutAConversation(t *testing.T) {
+	ctx := context.Background()
+	_, reg, _ := stepScenario(t)
+	calls := []converse.Call{
+		{ID: "t1", Tool: "fetch", Input: json.RawMessage(`{"page":1}`)},
+		{ID: "t2", Tool: "fetch", Input: json.RawMessage(`{"page":"one"}`)},
+	}
+	for _, model := range []string{claude, llama} {
+		tr := newTraced(t)
+		want := converse.New(nil, model, reg, tr.options).Executor()
+		got := converse.NewExecutor(model, reg, tr.options)
+		for _, call := range calls {
+			assert.Equal(t, want.Run(ctx, call), got.Run(ctx, call), "%s, call %s", model, call.ID)
+		}
+		failed := got.Run(ctx, calls[1]).(*types.ContentBlockMemberToolResult).Value.Status
+		assert.Equal(t, map[string]types.ToolResultStatus{claude: "error", llama: ""}[model], failed, model)
+		assert.Len(t, tr.named("execute_tool fetch"), 2*len(calls)+1, model)
+	}
+
+	_, client := serve(t, bedrocktest.Script(bedrocktest.Text("Hello.")))
+	tr := newTraced(t)
+	in := &bedrockruntime.ConverseInput{ModelId: aws.String(llama), Messages: []types.Message{
+		{Role: types.ConversationRoleUser, Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: "Hi."}}},
+	}}
+	out, err := converse.CallModel(ctx, client, in, tr.options)
+	require.NoError(t, err)
+	assert.Equal(t, types.StopReasonEndTurn, out.StopReason)
+	assert.Equal(t, llama, attrs(tr.one(t, "chat "+llama))["gen_ai.request.model"].AsString())
+}

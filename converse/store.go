@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+
+	"github.com/tooluse/bedrock/converse/internal/wire"
 )
 
 // Session is where a conversation is saved: the session ID in a Store. A
@@ -180,7 +182,7 @@ func readLog(b []byte) (*State, error) {
 		if rec.Keep < 0 || rec.Keep > len(msgs) {
 			return nil, fmt.Errorf("converse: state: the record at byte %d keeps %d of %d messages", end, rec.Keep, len(msgs))
 		}
-		more, err := decodeMessages(rec.Messages, rec.Keep)
+		more, err := wire.DecodeKnownMessages(rec.Messages, rec.Keep)
 		if err != nil {
 			return nil, fmt.Errorf("converse: state: %w", err)
 		}

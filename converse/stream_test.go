@@ -20,6 +20,7 @@ import (
 	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/bedrocktest"
 	"github.com/tooluse/bedrock/converse/recording"
+	"github.com/tooluse/bedrock/converse/wirejson"
 	"github.com/tooluse/bedrock/tools"
 )
 
@@ -60,7 +61,7 @@ func TestStreamAssemblesWhatConverseReturns(t *testing.T) {
 		assert.Equal(t, "Both are done: 20 and 60.", res.Text)
 		assert.Equal(t, 2, res.Turns)
 		assert.Equal(t, 30, res.Usage.TotalTokens)
-		b, err := converse.MarshalMessages(res.History)
+		b, err := wirejson.MarshalMessages(res.History)
 		require.NoError(t, err)
 		return b, srv.Requests()
 	}
@@ -106,9 +107,9 @@ func TestStreamAssemblesAGeneratedImage(t *testing.T) {
 	require.True(t, ok, "the image block is kept, not %T", streamed[1].Content[1])
 	assert.Equal(t, types.ImageFormatPng, img.Value.Format)
 	assert.Equal(t, png, img.Value.Source.(*types.ImageSourceMemberBytes).Value)
-	a, err := converse.MarshalMessages(plain)
+	a, err := wirejson.MarshalMessages(plain)
 	require.NoError(t, err)
-	b, err := converse.MarshalMessages(streamed)
+	b, err := wirejson.MarshalMessages(streamed)
 	require.NoError(t, err)
 	assert.JSONEq(t, string(a), string(b))
 }

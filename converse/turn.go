@@ -189,9 +189,27 @@ func (c *Conversation) Converse(ctx context.Context, in *bedrockruntime.Converse
 	if c.client == nil {
 		return nil, errors.New("converse: the conversation has no client to call the model with")
 	}
-	chatCtx, chat := c.tel.startChat(ctx, false, in)
+	return c.tel.converse(ctx, c.client, in)
+}
+
+// CallModel makes a model call with Converse as Send makes it, without a
+// Conversation: through client, in a chat span with its metrics, by the
+// Options.Telemetry optFns set. An engine driving the steps
+// makes a Request's call with it where the client is, such as a Temporal
+// activity. The error is the client's.
+func CallModel(ctx context.Context, client Client, in *bedrockruntime.ConverseInput, optFns ...func(*Options)) (*bedrockruntime.ConverseOutput, error) {
+	var o Options
+	for _, fn := range optFns {
+		fn(&o)
+	}
+	return newTelemetry(aws.ToString(in.ModelId), &o).converse(ctx, client, in)
+}
+
+// converse makes the Converse call of in through client in a chat span.
+func (t *telemetry) converse(ctx context.Context, client Client, in *bedrockruntime.ConverseInput) (*bedrockruntime.ConverseOutput, error) {
+	chatCtx, chat := t.startChat(ctx, false, in)
 	defer chat.abort()
-	out, err := c.client.Converse(chatCtx, in, chat.options()...)
+	out, err := client.Converse(chatCtx, in, chat.options()...)
 	chat.endConverse(out, err)
 	return out, err
 }

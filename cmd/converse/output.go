@@ -12,6 +12,7 @@ import (
 	"github.com/tooluse/bedrock/converse/citation"
 	"github.com/tooluse/bedrock/converse/recording"
 	"github.com/tooluse/bedrock/converse/trace"
+	"github.com/tooluse/bedrock/converse/wirejson"
 	"github.com/tooluse/bedrock/tools/mcptools"
 )
 
@@ -135,7 +136,7 @@ type jsonCitation struct {
 func writeJSON(w io.Writer, model string, res *converse.Result, structured json.RawMessage, failed error) error {
 	out := jsonResult{Model: model, History: json.RawMessage("[]"), Structured: structured}
 	if res != nil {
-		history, err := converse.MarshalMessages(res.History)
+		history, err := wirejson.MarshalMessages(res.History)
 		if err != nil {
 			return fmt.Errorf("-json: %w", err)
 		}

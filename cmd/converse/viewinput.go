@@ -16,6 +16,7 @@ import (
 
 	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/recording"
+	"github.com/tooluse/bedrock/converse/wirejson"
 )
 
 // transcript is what converse view draws, read from a session file, a
@@ -67,7 +68,7 @@ func readTranscript(ctx context.Context, path string) (*transcript, error) {
 }
 
 func sessionTranscript(st *converse.State) (*transcript, error) {
-	raw, err := converse.MarshalMessages(st.Messages)
+	raw, err := wirejson.MarshalMessages(st.Messages)
 	if err != nil {
 		return nil, err
 	}

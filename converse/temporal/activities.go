@@ -15,7 +15,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/tooluse/bedrock/converse"
-	"github.com/tooluse/bedrock/converse/internal/wire"
+	"github.com/tooluse/bedrock/converse/wirejson"
 )
 
 // ModelCall is the input of the model activity: a Step's Request.
@@ -24,13 +24,15 @@ type ModelCall struct {
 	// which the step API chose (the conversation's, PrepareTurn's or a
 	// fallback model).
 	ModelID string
-	// Request is the request's body in Bedrock's wire JSON.
+	// Request is the request's body in Bedrock's wire JSON
+	// (wirejson.MarshalRequest).
 	Request json.RawMessage
 }
 
 // ModelReply is the output of the model activity.
 type ModelReply struct {
-	// Response is the Converse response's body in Bedrock's wire JSON.
+	// Response is the Converse response's body in Bedrock's wire JSON
+	// (wirejson.MarshalResponse).
 	Response json.RawMessage
 }
 
@@ -51,7 +53,7 @@ type ToolCall struct {
 // ToolReply is the output of the tool activity.
 type ToolReply struct {
 	// Result is the call's toolResult block, as the one block of a user
-	// message in Bedrock's wire JSON (a request's "messages").
+	// message in Bedrock's wire JSON (wirejson.MarshalMessages).
 	Result json.RawMessage
 }
 
@@ -59,14 +61,14 @@ type ToolReply struct {
 // Bedrock error.
 const errorTypeModel = "converse.ModelCallFailed"
 
-// Model is the model activity: it makes the call with Converse through the
-// agent's client, with the SDK's retries off, in the chat span of the
-// worker's telemetry. A failure is an ApplicationError whose type is
+// Model is the model activity: it makes the call with converse.CallModel
+// through the agent's client, with the SDK's retries off, in the chat span
+// of the worker's telemetry. A failure is an ApplicationError whose type is
 // Bedrock's error code (such as ThrottlingException), non-retryable when
 // converse.Classify's outcome is not OutcomeRetry, with Bedrock's message
 // as its detail.
 func (a *Agent) Model(ctx context.Context, call ModelCall) (*ModelReply, error) {
-	in, err := wire.DecodeConverseInput(call.Request)
+	in, err := wirejson.UnmarshalRequest(call.Request)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError("temporal: model call: "+err.Error(), errorTypeModel, nil)
 	}
@@ -75,12 +77,11 @@ func (a *Agent) Model(ctx context.Context, call ModelCall) (*ModelReply, error) 
 	}
 	in.ModelId = aws.String(call.ModelID)
 	defer heartbeat(ctx)()
-	conv := converse.New(noRetries{a.client}, call.ModelID, a.reg, a.activityOptions)
-	out, err := conv.Converse(ctx, in)
+	out, err := converse.CallModel(ctx, noRetries{a.client}, in, a.activityOptions)
 	if err != nil {
 		return nil, modelFailure(err)
 	}
-	body, err := wire.EncodeConverseOutput(out)
+	body, err := wirejson.MarshalResponse(out)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError("temporal: model call: "+err.Error(), errorTypeModel, nil)
 	}
@@ -135,8 +136,8 @@ func bedrockError(err error) error {
 	return build(aws.String(msg))
 }
 
-// Tool is the tool activity: it runs one call with the Executor of a
-// conversation of the call's model (its status field and media rules), as
+// Tool is the tool activity: it runs one call with the Executor of the
+// call's model (converse.NewExecutor: its status field and media rules), as
 // Send would, with tools.CallID(ctx) the call's toolUseId and call.Timeout,
 // if set, its timeout. A tool that fails is an error result, not an error
 // of the activity. An activity runs at least once: if its worker dies
@@ -145,19 +146,19 @@ func bedrockError(err error) error {
 // idempotency key.
 func (a *Agent) Tool(ctx context.Context, call ToolCall) (*ToolReply, error) {
 	defer heartbeat(ctx)()
-	// A conversation of its own per call: the per-workflow bound is the
+	// An Executor of its own per call: the per-workflow bound is the
 	// workflow's, the per-worker bound the worker's
 	// (MaxConcurrentActivityExecutionSize).
-	conv := converse.New(nil, call.ModelID, a.reg, a.activityOptions, func(o *converse.Options) {
+	exec := converse.NewExecutor(call.ModelID, a.reg, a.activityOptions, func(o *converse.Options) {
 		if call.Timeout > 0 {
 			o.Tools.Timeout = call.Timeout - min(call.Timeout/10, 10*time.Second)
 		}
 	})
-	block := conv.Executor().Run(ctx, call.Call)
+	block := exec.Run(ctx, call.Call)
 	if err := ctx.Err(); err != nil {
 		return nil, err // the worker is stopping: another attempt runs the call
 	}
-	body, err := wire.EncodeMessages([]types.Message{{Role: types.ConversationRoleUser, Content: []types.ContentBlock{block}}})
+	body, err := wirejson.MarshalMessages([]types.Message{{Role: types.ConversationRoleUser, Content: []types.ContentBlock{block}}})
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError("temporal: tool result: "+err.Error(), "converse.ToolResult", nil)
 	}
@@ -173,7 +174,7 @@ func (a *Agent) activityOptions(o *converse.Options) {
 
 // resultOf reads a tool activity's reply: the toolResult block of call.
 func resultOf(call converse.Call, r *ToolReply) (types.ContentBlock, error) {
-	msgs, err := wire.DecodeMessages(r.Result)
+	msgs, err := wirejson.UnmarshalMessages(r.Result)
 	if err != nil {
 		return nil, err
 	}

@@ -148,8 +148,10 @@ type Result struct {
 	Text       string
 	StopReason types.StopReason
 	Turns      int
-	Usage      converse.Usage
-	State      *converse.State
+	// Usage sums the usage of the turns of all runs (their TurnEnd
+	// events), as converse.Result.Usage does a Send's.
+	Usage converse.Usage
+	State *converse.State
 	// Model is the model that answered the last turn: the conversation's,
 	// PrepareTurn's, or a fallback model (converse.Result.Model).
 	Model string
@@ -161,7 +163,7 @@ type Status struct {
 	Turn int
 	// Pending are the calls waiting for a decision (DecideSignalName).
 	Pending []converse.Call
-	// Usage sums the tokens of the model calls so far.
+	// Usage sums the tokens of the turns so far, as Result.Usage.
 	Usage converse.Usage
 }
 

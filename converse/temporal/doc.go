@@ -47,7 +47,10 @@
 // workers near a database, say, or a longer timeout, which is the call's
 // own too).
 // MCP and Lambda tools are tools of the registry like any other: the worker
-// holds their connections.
+// holds their connections. The activities build no conversation: the model
+// activity calls converse.CallModel, the tool activity runs its call with
+// converse.NewExecutor's Executor, and their payloads are in Bedrock's wire
+// JSON (package wirejson), so the module needs the core's public API only.
 //
 // # Failures
 //

@@ -16,7 +16,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/tooluse/bedrock/converse"
-	"github.com/tooluse/bedrock/converse/internal/wire"
+	"github.com/tooluse/bedrock/converse/wirejson"
 )
 
 // Workflow runs a conversation, registered as WorkflowName: the prompt of
@@ -52,13 +52,13 @@ func (a *Agent) Workflow(ctx workflow.Context, in Input) (*Result, error) {
 	if maxTurns <= 0 {
 		maxTurns = converse.DefaultMaxTurns
 	}
-	conv, err := a.workflowConversation(ctx, in, maxTurns-in.Turns)
+	status := Status{Turn: in.Turns, Usage: in.Usage}
+	count := func(u converse.Usage) { status.Usage = status.Usage.Add(u) }
+	conv, err := a.workflowConversation(ctx, in, maxTurns-in.Turns, count)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), errorType(converse.OutcomeCaller), nil)
 	}
 	modelID := conv.State().ModelID // in's, or its State's
-	base := conv.State().Usage
-	status := Status{Turn: in.Turns, Usage: in.Usage}
 	if err := workflow.SetQueryHandler(ctx, StatusQueryName, func() (Status, error) { return status, nil }); err != nil {
 		return nil, err
 	}
@@ -85,7 +85,6 @@ func (a *Agent) Workflow(ctx workflow.Context, in Input) (*Result, error) {
 			status.Turn = in.Turns + req.Turn
 			out, callErr := a.callModel(ctx, req)
 			step, err = conv.HandleResponse(bg, req, out, callErr)
-			status.Usage = in.Usage.Add(sub(conv.State().Usage, base))
 		case len(step.Calls) > 0:
 			step, err = conv.AnswerCalls(bg, a.runCalls(ctx, modelID, status.Turn, o.Tools.Concurrency, step.Calls)...)
 		default:
@@ -106,15 +105,20 @@ func (a *Agent) Workflow(ctx workflow.Context, in Input) (*Result, error) {
 // workflowConversation builds the workflow's conversation: no client (the
 // activities call the model; the steps save nothing, Temporal keeping the
 // state), no spans or metrics (the activities emit them, and a replay would emit them
-// again), no events, the workflow's clock (a replay then decides a
-// Budget's wall time as the run did), and MaxTurns what the runs before
-// left. Its model is in.ModelID, or, if that is empty, in.State's; an
-// input with neither is rejected.
-func (a *Agent) workflowConversation(ctx workflow.Context, in Input, turnsLeft int) (*converse.Conversation, error) {
+// again), no events but each turn's usage handed to count, the workflow's
+// clock (a replay then decides a Budget's wall time as the run did), and
+// MaxTurns what the runs before left. Its model is in.ModelID, or, if that
+// is empty, in.State's; an input with neither is rejected.
+func (a *Agent) workflowConversation(ctx workflow.Context, in Input, turnsLeft int, count func(converse.Usage)) (*converse.Conversation, error) {
 	opts := func(o *converse.Options) {
 		*o = a.conversationOptions()
 		o.Clock = func() time.Time { return workflow.Now(ctx) }
-		o.Approver, o.OnEvent, o.Logger = nil, nil, nil
+		o.Approver, o.Logger = nil, nil
+		o.OnEvent = func(ev converse.Event) {
+			if end, ok := ev.(converse.TurnEnd); ok {
+				count(end.Usage)
+			}
+		}
 		o.Stream = nil
 		o.Telemetry.TracerProvider, o.Telemetry.MeterProvider = tracenoop.NewTracerProvider(), metricnoop.NewMeterProvider()
 		o.MaxTurns = max(turnsLeft, 1)
@@ -141,7 +145,7 @@ func (a *Agent) workflowConversation(ctx workflow.Context, in Input, turnsLeft i
 // request (the turn's, PrepareTurn's or a fallback model), which the body
 // leaves out.
 func (a *Agent) callModel(ctx workflow.Context, req *converse.Request) (*bedrockruntime.ConverseOutput, error) {
-	body, err := wire.EncodeConverseInput(req.Input)
+	body, err := wirejson.MarshalRequest(req.Input)
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +155,7 @@ func (a *Agent) callModel(ctx workflow.Context, req *converse.Request) (*bedrock
 	if err := workflow.ExecuteActivity(ctx, ModelActivityName, call).Get(ctx, &reply); err != nil {
 		return nil, bedrockError(err)
 	}
-	return wire.DecodeConverseOutput(reply.Response)
+	return wirejson.UnmarshalResponse(reply.Response)
 }
 
 // runCalls runs the calls of a step as activities, at most limit at once
@@ -239,16 +243,3 @@ func failure(err error, st *converse.State) error {
 
 // errorType is the type of a workflow's failure of outcome o.
 func errorType(o converse.Outcome) string { return "converse." + string(o) }
-
-// sub is u less v, field by field.
-func sub(u, v converse.Usage) converse.Usage {
-	return converse.Usage{
-		InputTokens:           u.InputTokens - v.InputTokens,
-		OutputTokens:          u.OutputTokens - v.OutputTokens,
-		TotalTokens:           u.TotalTokens - v.TotalTokens,
-		CacheReadInputTokens:  u.CacheReadInputTokens - v.CacheReadInputTokens,
-		CacheWriteInputTokens: u.CacheWriteInputTokens - v.CacheWriteInputTokens,
-
-		CacheWrite1hInputTokens: u.CacheWrite1hInputTokens - v.CacheWrite1hInputTokens,
-	}
-}

@@ -274,16 +274,25 @@ func TestWorkflowDenial(t *testing.T) {
 // one turn a run: each run ends in continue-as-new with the state, and the
 // next, started from it, goes on until the answer.
 func TestWorkflowContinuesAsNew(t *testing.T) {
+	script := func() bedrocktest.Handler {
+		return bedrocktest.Script(
+			bedrocktest.ToolUse("", weather("a", "Paris")),
+			bedrocktest.ToolUse("", weather("b", "Oslo")),
+			bedrocktest.ToolUse("", weather("c", "Rome")),
+			bedrocktest.Text("All sunny."),
+		)
+	}
+	prompt := "Weather in Paris, Oslo and Rome, one by one."
+	sendSrv := bedrocktest.NewServer(script())
+	defer sendSrv.Close()
+	want, err := converse.Run(context.Background(), sendSrv.Client(), claude, weatherRegistry(t, &ledger{}), prompt)
+	require.NoError(t, err)
+
 	var l ledger
-	srv := bedrocktest.NewServer(bedrocktest.Script(
-		bedrocktest.ToolUse("", weather("a", "Paris")),
-		bedrocktest.ToolUse("", weather("b", "Oslo")),
-		bedrocktest.ToolUse("", weather("c", "Rome")),
-		bedrocktest.Text("All sunny."),
-	))
+	srv := bedrocktest.NewServer(script())
 	defer srv.Close()
 	reg := weatherRegistry(t, &l)
-	in := ctemporal.Input{ModelID: claude, Prompt: "Weather in Paris, Oslo and Rome, one by one."}
+	in := ctemporal.Input{ModelID: claude, Prompt: prompt}
 	var runs int
 	for {
 		runs++
@@ -302,6 +311,7 @@ func TestWorkflowContinuesAsNew(t *testing.T) {
 		assert.Equal(t, "All sunny.", res.Text)
 		assert.Equal(t, 4, res.Turns, "turns summed over the runs")
 		assert.Positive(t, res.Usage.TotalTokens)
+		assert.Equal(t, want.Usage, res.Usage, "usage summed over the runs, as Send's")
 		break
 	}
 	assert.Equal(t, 4, runs)

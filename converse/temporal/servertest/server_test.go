@@ -29,6 +29,7 @@ import (
 	"github.com/tooluse/bedrock/converse/bedrocktest"
 	"github.com/tooluse/bedrock/converse/recording"
 	ctemporal "github.com/tooluse/bedrock/converse/temporal"
+	"github.com/tooluse/bedrock/converse/wirejson"
 	"github.com/tooluse/bedrock/tools"
 )
 
@@ -296,7 +297,7 @@ func TestLongHistoryByReference(t *testing.T) {
 	var res ctemporal.Result
 	require.NoError(t, run.Get(ctx, &res))
 	assert.Equal(t, "That was a lot.", res.Text)
-	history, err := converse.MarshalMessages(res.State.Messages)
+	history, err := wirejson.MarshalMessages(res.State.Messages)
 	require.NoError(t, err)
 	assert.Greater(t, len(history), 5<<20, "the history is over 5 MB")
 
