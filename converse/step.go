@@ -125,7 +125,7 @@ type run struct {
 	trim    *pendingTrim             // a trim awaiting its summary
 	asked   bool                     // Options.Approver decided the open turn's calls
 	resumed bool                     // turn numbers the resumed turn's calls, until the first model call
-	plan    *TurnPlan                    // Options.PrepareTurn's turn; nil without it
+	plan    *TurnPlan                // Options.PrepareTurn's turn; nil without it
 	tried   int                      // the Options.FallbackModels tried in this turn
 
 	start     time.Time // when the run began, for Budget.WallTime
