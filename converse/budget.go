@@ -202,11 +202,11 @@ func (c *Conversation) spent(conversation bool) Spent {
 // estimated input fits what is left of each limit, and the call's
 // maxTokens is capped to what is left after it. A limit that leaves no
 // room ends the run, at the step boundary the history is at.
-func (c *Conversation) budgeted(ctx context.Context, req *Request) (*Step, error) {
+func (c *Conversation) budgeted(ctx context.Context, req *ModelCall) (*Step, error) {
 	c.run.await = req
 	b := c.opts.Budget
 	if b == nil {
-		return &Step{Request: req}, nil
+		return &Step{ModelCall: req}, nil
 	}
 	// Encoding the request to estimate it costs as much as a turn's
 	// validation: only a Budget pays for it.
@@ -232,7 +232,7 @@ func (c *Conversation) budgeted(ctx context.Context, req *Request) (*Step, error
 	if room < math.MaxInt {
 		capMaxTokens(req.Input, room)
 	}
-	return &Step{Request: req}, nil
+	return &Step{ModelCall: req}, nil
 }
 
 // minOutput is the fewest output tokens the model call in may be given:

@@ -264,7 +264,7 @@ const summaryPrompt = "Summarize the conversation so far in a few sentences: wha
 // metadata, inference settings, cache points), with the tools (without a
 // forced choice) when msgs hold tool blocks, as Bedrock requires, and no
 // output format: the summary is text.
-func (c *Conversation) summaryRequest(msgs []types.Message) *Request {
+func (c *Conversation) summaryRequest(msgs []types.Message) *ModelCall {
 	msgs = withPrompt(msgs, []types.ContentBlock{&types.ContentBlockMemberText{Value: summaryPrompt}}, c.model)
 	var cfg *types.ToolConfiguration
 	if r := c.run; message.HasToolBlocks(msgs) && r.cfg != nil {
@@ -272,7 +272,7 @@ func (c *Conversation) summaryRequest(msgs []types.Message) *Request {
 	}
 	in := c.request(msgs, cfg, nil, nil, c.model)
 	in.OutputConfig = nil
-	return &Request{Turn: c.run.turn, Summary: true, Input: in}
+	return &ModelCall{Turn: c.run.turn, Summary: true, Input: in}
 }
 
 // summarized finishes the trim waiting for a summary with the summary

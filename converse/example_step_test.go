@@ -32,16 +32,16 @@ func ExampleConversation_Begin() {
 	step, err := conv.Begin(ctx, types.Message{Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: "What is 6 times 7?"}}})
 	for err == nil && step.Result == nil {
 		switch {
-		case step.Request != nil:
-			fmt.Printf("model call %d\n", step.Request.Turn)
-			out, callErr := client.Converse(ctx, step.Request.Input)
+		case step.ModelCall != nil:
+			fmt.Printf("model call %d\n", step.ModelCall.Turn)
+			out, callErr := client.Converse(ctx, step.ModelCall.Input)
 			// A retryable error is tried again after a growing pause, a few
 			// times; then it ends the run, as any error of the call does.
 			for wait := 100 * time.Millisecond; converse.Classify(callErr) == converse.OutcomeRetry && wait < 2*time.Second; wait *= 2 {
 				time.Sleep(wait)
-				out, callErr = client.Converse(ctx, step.Request.Input)
+				out, callErr = client.Converse(ctx, step.ModelCall.Input)
 			}
-			step, err = conv.HandleResponse(ctx, step.Request, out, callErr)
+			step, err = conv.HandleResponse(ctx, step.ModelCall, out, callErr)
 		case len(step.Calls) > 0:
 			var results []types.ContentBlock
 			for _, call := range step.Calls {
@@ -84,7 +84,7 @@ func ExampleAssembleStream() {
 		fmt.Println(err)
 		return
 	}
-	req := step.Request
+	req := step.ModelCall
 	fmt.Println("stream:", req.Stream())
 	so, err := client.ConverseStream(ctx, req.StreamInput())
 	var out *bedrockruntime.ConverseOutput

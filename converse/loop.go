@@ -27,11 +27,11 @@ func (c *Conversation) loop(ctx context.Context, step *Step, err error) (*Result
 			break
 		}
 		switch {
-		case step.Request != nil:
+		case step.ModelCall != nil:
 			turn.discard()
 			var callErr error
-			turn, callErr = c.callModel(ctx, step.Request)
-			step, err = c.handleResponse(ctx, step.Request, turn, callErr)
+			turn, callErr = c.callModel(ctx, step.ModelCall)
+			step, err = c.handleResponse(ctx, step.ModelCall, turn, callErr)
 		case len(step.Pending) > 0 && c.opts.Approver != nil && !c.run.asked:
 			step, err = c.approve(ctx)
 		case len(step.Calls) > 0:

@@ -21,7 +21,7 @@ import (
 )
 
 // Step is what a conversation driven one step at a time wants next: a
-// model call (Request), tool calls to run (Calls), decisions (Pending),
+// model call (ModelCall), tool calls to run (Calls), decisions (Pending),
 // the results of calls handed out before (Waiting), or nothing more
 // (Result). A step is never empty. Send and Resume are such a driver; an engine that
 // owns retries and persistence (a Temporal workflow, a queue worker) is
@@ -30,9 +30,9 @@ import (
 //	step, err := conv.Begin(ctx, prompt)
 //	for err == nil && step.Result == nil {
 //		switch {
-//		case step.Request != nil:
-//			out, callErr := conv.Converse(ctx, step.Request.Input) // or a client's, elsewhere
-//			step, err = conv.HandleResponse(ctx, step.Request, out, callErr)
+//		case step.ModelCall != nil:
+//			out, callErr := conv.Converse(ctx, step.ModelCall.Input) // or a client's, elsewhere
+//			step, err = conv.HandleResponse(ctx, step.ModelCall, out, callErr)
 //		case len(step.Calls) > 0:
 //			step, err = conv.AnswerCalls(ctx, runEach(step.Calls)...)
 //		default: // step.Pending: wait for the decisions
@@ -46,16 +46,16 @@ import (
 // nothing (Options.Session is Send's), so an engine that keeps the state
 // saves State before it makes a step's model call or runs its calls, as
 // Send does. The requests are those Send would send, every rule applied.
-// Conversation.Converse makes a Request's call as Send does (its span
-// and metrics), and Conversation.ConverseStream a Request
+// Conversation.Converse makes a ModelCall's call as Send does (its span
+// and metrics), and Conversation.ConverseStream a ModelCall
 // whose Stream reports true; a client of the engine's own makes it bare
 // (AssembleStream reads a stream's events into a Converse output). In a
 // process without the Conversation, CallModel makes the call and
 // NewExecutor's Executor runs the calls as the Conversation's would.
 type Step struct {
-	// Request, if not nil, is the model call to make next; its answer goes
+	// ModelCall, if not nil, is the model call to make next; its answer goes
 	// to HandleResponse.
-	Request *Request
+	ModelCall *ModelCall
 	// Calls are the tool calls to run now, already marked started in the
 	// conversation's state: a crash from here on answers an unanswered one
 	// as interrupted on Resume, never running it again. Run each, keyed by
@@ -78,8 +78,8 @@ type Step struct {
 	Result *Result
 }
 
-// Request is a model call a conversation wants made.
-type Request struct {
+// ModelCall is a model call a conversation wants made.
+type ModelCall struct {
 	// Turn is the model call's number in its Send or Resume, from 1. A
 	// summary call has the number of the turn it makes room for.
 	Turn int
@@ -97,16 +97,16 @@ type Request struct {
 
 // Stream reports whether Send would make the call with ConverseStream
 // (Options.Stream, when the model streams tool use; never for a summary).
-func (r *Request) Stream() bool { return r.stream }
+func (r *ModelCall) Stream() bool { return r.stream }
 
 // StreamInput is Input as a ConverseStream request, with the guardrail's
 // stream processing mode of Options.Stream.
-func (r *Request) StreamInput() *bedrockruntime.ConverseStreamInput {
+func (r *ModelCall) StreamInput() *bedrockruntime.ConverseStreamInput {
 	return streamRequest(r.Input, r.mode)
 }
 
 // ErrStaleStep means an answer to the step API that is not to the last
-// Step: a response to a Request that is not the one awaited (given twice,
+// Step: a response to a ModelCall that is not the one awaited (given twice,
 // say, by an engine that delivers at least once), or a result for a call
 // that is not awaiting one. It changes nothing, so an engine may drop the
 // answer.
@@ -115,8 +115,8 @@ var ErrStaleStep = errors.New("not an answer to the last step")
 // run is the state of the Send or Resume in progress, under sendMu.
 type run struct {
 	res     *Result
-	await   *Request // the model call the last step asked for, until answered
-	turn    int      // the model calls made, summaries aside
+	await   *ModelCall // the model call the last step asked for, until answered
+	turn    int        // the model calls made, summaries aside
 	win     window
 	shape   *shape
 	cfg     *types.ToolConfiguration // the configuration of the turn's request
@@ -183,7 +183,7 @@ func (c *Conversation) BeginResume(ctx context.Context, decisions ...Decision) (
 	return stepping(c, false, func() (*Step, error) { return c.beginResume(ctx, decisions) })
 }
 
-// HandleResponse takes the answer to req, the Request of the last Step:
+// HandleResponse takes the answer to req, the ModelCall of the last Step:
 // the Converse output, or the error of the call (a stream's events
 // assembled into a Converse output by AssembleStream or
 // Conversation.ConverseStream, a truncated stream's ErrStreamTruncated
@@ -192,9 +192,9 @@ func (c *Conversation) BeginResume(ctx context.Context, decisions ...Decision) (
 // model call (the next turn, a structured answer's correction, or the
 // same turn trimmed after an overflow) or the Result. An error of the
 // call, and the stop reasons Send fails on, end the run with an error.
-// An answer to any other Request (one answered already, or of an earlier
+// An answer to any other ModelCall (one answered already, or of an earlier
 // step) is ErrStaleStep, and changes nothing.
-func (c *Conversation) HandleResponse(ctx context.Context, req *Request, out *bedrockruntime.ConverseOutput, callErr error) (*Step, error) {
+func (c *Conversation) HandleResponse(ctx context.Context, req *ModelCall, out *bedrockruntime.ConverseOutput, callErr error) (*Step, error) {
 	return stepping(c, true, func() (*Step, error) {
 		if req == nil || req != c.run.await {
 			return nil, fmt.Errorf("converse: HandleResponse: %w: the request is not the one the last step asked for", ErrStaleStep)
@@ -546,13 +546,13 @@ func (c *Conversation) turnStep(ctx context.Context) (*Step, error) {
 		}
 	}
 	stream := c.opts.Stream != nil && (in.ToolConfig == nil || m.SupportsStreamingToolUse())
-	return c.budgeted(ctx, &Request{Turn: r.turn, Input: in, stream: stream, mode: c.opts.Stream.guardrailMode()})
+	return c.budgeted(ctx, &ModelCall{Turn: r.turn, Input: in, stream: stream, mode: c.opts.Stream.guardrailMode()})
 }
 
 // fallback is the step of the turn's call to the next of
 // Options.FallbackModels, if err, of the call of req, is one to fall back
 // on and one is left; nil otherwise.
-func (c *Conversation) fallback(ctx context.Context, req *Request, err error) (*Step, error) {
+func (c *Conversation) fallback(ctx context.Context, req *ModelCall, err error) (*Step, error) {
 	r := c.run
 	if req.Summary || r.tried >= len(c.opts.FallbackModels) || !fallsBack(err) {
 		return nil, nil
@@ -580,7 +580,7 @@ func fallsBack(err error) bool {
 // handleResponse is HandleResponse, with the answer decoded: a failed
 // call is recovered from if it can be (see recover); a reply is accepted,
 // classified, and acted on.
-func (c *Conversation) handleResponse(ctx context.Context, req *Request, t *turnResult, err error) (*Step, error) {
+func (c *Conversation) handleResponse(ctx context.Context, req *ModelCall, t *turnResult, err error) (*Step, error) {
 	c.run.await = nil
 	if req.Summary {
 		return c.summarized(ctx, aws.ToString(req.Input.ModelId), t, err)
@@ -607,7 +607,7 @@ func (c *Conversation) handleResponse(ctx context.Context, req *Request, t *turn
 // context window: with Options.Context, the history is trimmed and the turn
 // asked again; a fallback model is tried; otherwise the run fails. done is
 // false when there is a reply to accept.
-func (c *Conversation) rescue(ctx context.Context, req *Request, t *turnResult, err error) (step *Step, done bool, _ error) {
+func (c *Conversation) rescue(ctx context.Context, req *ModelCall, t *turnResult, err error) (step *Step, done bool, _ error) {
 	r := c.run
 	history := c.kept()
 	if c.opts.Context != nil && !r.retried && overflowed(err, t) {
@@ -649,7 +649,7 @@ type accepted struct {
 
 // accept takes the reply of t, the answer to req: it fills in the
 // Result, counts the call's usage and makes the turn's TurnEnd.
-func (c *Conversation) accept(ctx context.Context, req *Request, t *turnResult) *accepted {
+func (c *Conversation) accept(ctx context.Context, req *ModelCall, t *turnResult) *accepted {
 	r := c.run
 	history := c.kept()
 	if c.opts.Context != nil {

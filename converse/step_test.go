@@ -63,11 +63,11 @@ func stepScenario(t *testing.T) (bedrocktest.Handler, *tools.Registry, func(*con
 }
 
 // modelCall makes a Request's model call for an engine.
-type modelCall func(ctx context.Context, req *converse.Request) (*bedrockruntime.ConverseOutput, error)
+type modelCall func(ctx context.Context, req *converse.ModelCall) (*bedrockruntime.ConverseOutput, error)
 
 // converseWith makes a Request's call with Converse on client.
 func converseWith(client *bedrockruntime.Client) modelCall {
-	return func(ctx context.Context, req *converse.Request) (*bedrockruntime.ConverseOutput, error) {
+	return func(ctx context.Context, req *converse.ModelCall) (*bedrockruntime.ConverseOutput, error) {
 		return client.Converse(ctx, req.Input)
 	}
 }
@@ -80,7 +80,7 @@ func engineCalls(client *bedrockruntime.Client, c *converse.Conversation) map[st
 	converseCall := converseWith(client)
 	return map[string]modelCall{
 		"Converse": converseCall,
-		"AssembleStream": func(ctx context.Context, req *converse.Request) (*bedrockruntime.ConverseOutput, error) {
+		"AssembleStream": func(ctx context.Context, req *converse.ModelCall) (*bedrockruntime.ConverseOutput, error) {
 			if !req.Stream() {
 				return converseCall(ctx, req)
 			}
@@ -90,7 +90,7 @@ func engineCalls(client *bedrockruntime.Client, c *converse.Conversation) map[st
 			}
 			return converse.AssembleStream(ctx, so)
 		},
-		"Conversation.ConverseStream": func(ctx context.Context, req *converse.Request) (*bedrockruntime.ConverseOutput, error) {
+		"Conversation.ConverseStream": func(ctx context.Context, req *converse.ModelCall) (*bedrockruntime.ConverseOutput, error) {
 			if !req.Stream() {
 				return c.Converse(ctx, req.Input)
 			}
@@ -111,9 +111,9 @@ func driveSteps(ctx context.Context, c *converse.Conversation, call modelCall, p
 func driveFrom(ctx context.Context, c *converse.Conversation, call modelCall, step *converse.Step, err error) (*converse.Result, error) {
 	for err == nil && step.Result == nil {
 		switch {
-		case step.Request != nil:
-			out, callErr := call(ctx, step.Request)
-			step, err = c.HandleResponse(ctx, step.Request, out, callErr)
+		case step.ModelCall != nil:
+			out, callErr := call(ctx, step.ModelCall)
+			step, err = c.HandleResponse(ctx, step.ModelCall, out, callErr)
 		case len(step.Calls) > 0:
 			var results []types.ContentBlock
 			for _, call := range step.Calls {
@@ -261,7 +261,7 @@ func TestStepsTakeOnlyTheAnswerAwaited(t *testing.T) {
 
 	step, err := c.Begin(ctx, types.Message{Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: "Read two pages, then tell ops."}}})
 	require.NoError(t, err)
-	turn1 := step.Request
+	turn1 := step.ModelCall
 	out1, err := client.Converse(ctx, turn1.Input)
 	require.NoError(t, err)
 	step, err = c.HandleResponse(ctx, turn1, out1, nil)
@@ -280,7 +280,7 @@ func TestStepsTakeOnlyTheAnswerAwaited(t *testing.T) {
 	step, err = c.AnswerCalls(ctx, r1)
 	require.NoError(t, err)
 	assert.Empty(t, list(step), "tooluse_2 was handed out already")
-	assert.Nil(t, step.Request)
+	assert.Nil(t, step.ModelCall)
 	assert.Nil(t, step.Result)
 	assert.Empty(t, step.Pending)
 	require.Len(t, step.Waiting, 1, "the step waits for tooluse_2")
@@ -300,13 +300,13 @@ func TestStepsTakeOnlyTheAnswerAwaited(t *testing.T) {
 	r2 := run(calls["tooluse_2"])
 	step, err = c.AnswerCalls(ctx, r2)
 	require.NoError(t, err)
-	require.NotNil(t, step.Request)
+	require.NotNil(t, step.ModelCall)
 	before = c.History()
 	_, err = c.AnswerCalls(ctx, r1, r2)
 	require.ErrorIs(t, err, converse.ErrStaleStep, "the whole round again")
 	assert.Equal(t, before, c.History(), "a round given twice changes nothing")
 
-	turn2 := step.Request
+	turn2 := step.ModelCall
 	_, err = c.HandleResponse(ctx, turn1, out1, nil)
 	require.ErrorIs(t, err, converse.ErrStaleStep, "turn 1's response while turn 2 is awaited")
 	out2, err := client.Converse(ctx, turn2.Input)
@@ -328,10 +328,10 @@ func TestStepsTakeOnlyTheAnswerAwaited(t *testing.T) {
 	}
 	step, err = c.AnswerCalls(ctx, run(calls["tooluse_4"]), run(calls["tooluse_3"]))
 	require.NoError(t, err)
-	require.NotNil(t, step.Request)
-	out3, err := client.Converse(ctx, step.Request.Input)
+	require.NotNil(t, step.ModelCall)
+	out3, err := client.Converse(ctx, step.ModelCall.Input)
 	require.NoError(t, err)
-	step, err = c.HandleResponse(ctx, step.Request, out3, nil)
+	step, err = c.HandleResponse(ctx, step.ModelCall, out3, nil)
 	require.NoError(t, err)
 	require.NotNil(t, step.Result)
 	assert.Equal(t, "Done.", step.Result.Text)

@@ -150,7 +150,7 @@ func (t *turnResult) earlyCalls() map[string]*earlyCall {
 // callModel makes the model call of req, with ConverseStream when req
 // streams; a streaming conversation whose model cannot stream tool use
 // falls back to Converse, with a StreamFallback event.
-func (c *Conversation) callModel(ctx context.Context, req *Request) (*turnResult, error) {
+func (c *Conversation) callModel(ctx context.Context, req *ModelCall) (*turnResult, error) {
 	began := time.Now()
 	t, err := c.modelCall(ctx, req)
 	if t != nil {
@@ -160,7 +160,7 @@ func (c *Conversation) callModel(ctx context.Context, req *Request) (*turnResult
 }
 
 // modelCall is callModel but for its timing.
-func (c *Conversation) modelCall(ctx context.Context, req *Request) (*turnResult, error) {
+func (c *Conversation) modelCall(ctx context.Context, req *ModelCall) (*turnResult, error) {
 	if req.stream {
 		return c.streamTurn(ctx, req)
 	}
@@ -195,7 +195,7 @@ func (c *Conversation) Converse(ctx context.Context, in *bedrockruntime.Converse
 // CallModel makes a model call with Converse as Send makes it, without a
 // Conversation: through client, in a chat span with its metrics, by the
 // Options.Telemetry optFns set. An engine driving the steps
-// makes a Request's call with it where the client is, such as a Temporal
+// makes a ModelCall's call with it where the client is, such as a Temporal
 // activity. The error is the client's.
 func CallModel(ctx context.Context, client Client, in *bedrockruntime.ConverseInput, optFns ...func(*Options)) (*bedrockruntime.ConverseOutput, error) {
 	var o Options
@@ -229,7 +229,7 @@ func (c *Conversation) emitText(turn int, msg types.Message) {
 // streamTurn makes one model call with ConverseStream: text deltas go to
 // OnEvent as they arrive, and the events are assembled into the message
 // Converse would have returned.
-func (c *Conversation) streamTurn(ctx context.Context, req *Request) (*turnResult, error) {
+func (c *Conversation) streamTurn(ctx context.Context, req *ModelCall) (*turnResult, error) {
 	n := req.Turn
 	t := &turnResult{}
 	var h streamHooks
@@ -339,7 +339,7 @@ func readStream(ctx context.Context, stream *bedrockruntime.ConverseStreamEventS
 // from its blocks (text, tool input, reasoning, citations, a server tool's
 // blocks), the stop reason, usage, metrics, trace and the additional model
 // response fields. It is for an engine driving the steps (see Step) that
-// makes a Request's stream call (Request.StreamInput) with a client of its
+// makes a ModelCall's stream call (ModelCall.StreamInput) with a client of its
 // own; its output goes to HandleResponse. A stream that ends before
 // messageStop is ErrStreamTruncated, and an exception event the SDK's
 // typed error (see Classify). It closes the stream.
@@ -375,7 +375,7 @@ func (t *turnResult) output() *bedrockruntime.ConverseOutput {
 // AssembleStream): through the conversation's client, with a
 // decoder of the call's own, in a chat span with its metrics, as Converse
 // is. An engine driving the steps
-// makes with it a Request whose Stream reports true, from its StreamInput;
+// makes with it a ModelCall whose Stream reports true, from its StreamInput;
 // its output goes to HandleResponse.
 func (c *Conversation) ConverseStream(ctx context.Context, in *bedrockruntime.ConverseStreamInput) (*bedrockruntime.ConverseOutput, error) {
 	if c.client == nil {

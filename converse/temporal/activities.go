@@ -18,9 +18,9 @@ import (
 	"github.com/tooluse/bedrock/converse/wirejson"
 )
 
-// ModelCall is the input of the model activity: a Step's Request.
+// ModelCall is the input of the model activity: a Step's ModelCall.
 type ModelCall struct {
-	// ModelID is the model to call: the Request's (its Input.ModelId),
+	// ModelID is the model to call: the ModelCall's (its Input.ModelId),
 	// which the step API chose (the conversation's, PrepareTurn's or a
 	// fallback model).
 	ModelID string

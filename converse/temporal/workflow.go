@@ -31,7 +31,7 @@ import (
 // model calls, or when Temporal suggests it, the run continues as new from
 // the conversation's State, before a model call.
 //
-// The model activity sends the step's Request as it is, model included: a
+// The model activity sends the step's ModelCall as it is, model included: a
 // model Options.PrepareTurn chose, or one of Options.FallbackModels, which
 // the conversation turns to, as Send does, when a call fails with
 // throttling (once the activity's retries are spent, as Send's after the
@@ -76,8 +76,8 @@ func (a *Agent) Workflow(ctx workflow.Context, in Input) (*Result, error) {
 	for err == nil && step.Result == nil {
 		status.Pending = step.Pending
 		switch {
-		case step.Request != nil:
-			req := step.Request
+		case step.ModelCall != nil:
+			req := step.ModelCall
 			if !req.Summary && (req.Turn > perRun || workflow.GetInfo(ctx).GetContinueAsNewSuggested() && req.Turn > 1) {
 				next := Input{ModelID: modelID, State: conv.State(), Turns: in.Turns + req.Turn - 1, Usage: status.Usage}
 				return nil, workflow.NewContinueAsNewError(ctx, WorkflowName, next)
@@ -144,7 +144,7 @@ func (a *Agent) workflowConversation(ctx workflow.Context, in Input, turnsLeft i
 // callModel makes req's model call as an activity, to the model of the
 // request (the turn's, PrepareTurn's or a fallback model), which the body
 // leaves out.
-func (a *Agent) callModel(ctx workflow.Context, req *converse.Request) (*bedrockruntime.ConverseOutput, error) {
+func (a *Agent) callModel(ctx workflow.Context, req *converse.ModelCall) (*bedrockruntime.ConverseOutput, error) {
 	body, err := wirejson.MarshalRequest(req.Input)
 	if err != nil {
 		return nil, err
