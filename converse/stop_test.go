@@ -13,6 +13,7 @@ import (
 
 	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/bedrocktest"
+	"github.com/tooluse/bedrock/converse/filestore"
 	"github.com/tooluse/bedrock/tools"
 )
 
@@ -45,7 +46,7 @@ func TestStopEndsTheTask(t *testing.T) {
 			))
 			var runs atomic.Int32
 			reg := workTool(t, &runs)
-			store := converse.FileStore{Dir: t.TempDir()}
+			store := filestore.Store{Dir: t.TempDir()}
 			var ends []converse.ToolEnd
 			opts := func(o *converse.Options) {
 				o.Session = &converse.Session{Store: store, ID: "s"}
