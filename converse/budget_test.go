@@ -17,6 +17,7 @@ import (
 
 	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/bedrocktest"
+	"github.com/tooluse/bedrock/converse/filestore"
 	"github.com/tooluse/bedrock/converse/internal/inmemory"
 	"github.com/tooluse/bedrock/converse/internal/testimage"
 	"github.com/tooluse/bedrock/converse/modelinfo"
@@ -366,7 +367,7 @@ func TestBudgetCountsAnImageAsTheModelReadsIt(t *testing.T) {
 }
 
 // TestBudgetToolCallsSurviveRestore: a conversation's tool calls count
-// across Restore, from a State's JSON form and from a FileStore's session
+// across Restore, from a State's JSON form and from a filestore.Store's session
 // log, as its usage does: a service that restores a conversation for each
 // request still stops at Budget.Conversation's ToolCalls.
 func TestBudgetToolCallsSurviveRestore(t *testing.T) {
@@ -376,7 +377,7 @@ func TestBudgetToolCallsSurviveRestore(t *testing.T) {
 			defer srv.Close()
 			runs := &runCounter{}
 			reg := countingTools(t, runs, "")
-			store := converse.FileStore{Dir: t.TempDir()}
+			store := filestore.Store{Dir: t.TempDir()}
 			opts := func(b converse.Budget) func(*converse.Options) {
 				return func(o *converse.Options) {
 					o.Budget = &b

@@ -93,7 +93,7 @@ type Conversation struct {
 	cost      dollars                             // of usage, each call at its model's prices
 	toolCalls int                                 // the calls of the conversation's tool rounds, for Budget and State
 	revision  int64                               // State.Revision of the last save or of the restored state
-	log       *fileLog                            // the FileStore file as last saved or restored
+	storeData any                                 // State.StoreData of the last save or of the restored state
 	records   map[*types.ContentBlock]*TurnRecord // by the first block of their message; with a Session only
 	eventMu   sync.Mutex
 }

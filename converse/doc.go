@@ -128,7 +128,7 @@
 // [Conversation.State] snapshots a conversation as a [State], which
 // marshals to a versioned JSON form in Bedrock's wire JSON; [Restore]
 // rebuilds it, possibly in another process. With Options.Session (in a Store such
-// as a [FileStore]) the state is saved at every step
+// as a filestore.Store) the state is saved at every step
 // boundary, so a crash loses at most the step in progress: a call that was
 // running when the process died is answered on Resume with an error saying
 // it was interrupted (its ToolEnd event carries [ErrCallInterrupted]),

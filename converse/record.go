@@ -137,15 +137,12 @@ type callJSON struct {
 	By        string     `json:"by,omitempty"`
 }
 
-// turnsForm is the JSON form of the records of the messages from the one
-// at from, in the order of their messages.
-func turnsForm(recs map[int]TurnRecord, from int) []turnJSON {
+// turnsForm is the JSON form of the records, in the order of their
+// messages.
+func turnsForm(recs map[int]TurnRecord) []turnJSON {
 	var out []turnJSON
 	for _, i := range slices.Sorted(maps.Keys(recs)) {
 		rec := recs[i]
-		if i < from {
-			continue
-		}
 		j := turnJSON{Message: i, End: timeOrNil(rec.End), DurationMs: float64(rec.Duration) / float64(time.Millisecond), StopReason: rec.StopReason, Usage: usageJSON(rec.Usage)}
 		for _, id := range slices.Sorted(maps.Keys(rec.Calls)) {
 			cr := rec.Calls[id]
@@ -156,13 +153,12 @@ func turnsForm(recs map[int]TurnRecord, from int) []turnJSON {
 	return out
 }
 
-// readRecords returns recs with the records of the messages from the one
-// at from replaced by those of turns, of messages below n; nil if none is
-// left.
-func readRecords(recs map[int]TurnRecord, turns []turnJSON, from, n int) map[int]TurnRecord {
-	maps.DeleteFunc(recs, func(i int, _ TurnRecord) bool { return i >= from })
+// readRecords returns the records of turns of the n messages of a
+// history; nil if none.
+func readRecords(turns []turnJSON, n int) map[int]TurnRecord {
+	var recs map[int]TurnRecord
 	for _, j := range turns {
-		if j.Message < max(from, 0) || j.Message >= n {
+		if j.Message < 0 || j.Message >= n {
 			continue
 		}
 		rec := TurnRecord{Duration: time.Duration(math.Round(j.DurationMs * float64(time.Millisecond))), StopReason: j.StopReason, Usage: Usage(j.Usage), Calls: map[string]CallRecord{}}
@@ -183,9 +179,6 @@ func readRecords(recs map[int]TurnRecord, turns []turnJSON, from, n int) map[int
 			recs = map[int]TurnRecord{}
 		}
 		recs[j.Message] = rec
-	}
-	if len(recs) == 0 {
-		return nil
 	}
 	return recs
 }

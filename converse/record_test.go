@@ -14,6 +14,7 @@ import (
 
 	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/bedrocktest"
+	"github.com/tooluse/bedrock/converse/filestore"
 	"github.com/tooluse/bedrock/tools"
 )
 
@@ -35,7 +36,7 @@ func TestSessionKeepsTimes(t *testing.T) {
 		bedrocktest.ToolUse("", bedrocktest.Call{ID: "e2", Name: "echo", Input: map[string]any{"text": "y"}}),
 		bedrocktest.Text("again"),
 	))
-	store := converse.FileStore{Dir: t.TempDir()}
+	store := filestore.Store{Dir: t.TempDir()}
 	opts := func(o *converse.Options) {
 		o.Session, o.Tools.MaxOutput = &converse.Session{Store: store, ID: "s"}, 10
 		o.Approver = func(_ context.Context, call converse.Call) (converse.Decision, error) {

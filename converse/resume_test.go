@@ -15,6 +15,7 @@ import (
 
 	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/bedrocktest"
+	"github.com/tooluse/bedrock/converse/filestore"
 	"github.com/tooluse/bedrock/tools"
 )
 
@@ -166,7 +167,7 @@ func TestResumeAfterFailureAtEveryTurn(t *testing.T) {
 				defer cancel()
 				_, client := serve(t, faulty(bedrocktest.Script(threeRounds()...), failAt, fault(cancel)))
 				client = bedrockruntime.New(client.Options(), noRetries)
-				store := converse.FileStore{Dir: t.TempDir()}
+				store := filestore.Store{Dir: t.TempDir()}
 				session := func(o *converse.Options) {
 					o.Session = &converse.Session{Store: store, ID: "s"}
 					o.OnEvent = func(ev converse.Event) {
@@ -234,7 +235,7 @@ func TestResumeWithNothingToResume(t *testing.T) {
 }
 
 func TestSessionNeedsAnID(t *testing.T) {
-	c := converse.New(nil, claude, nil, func(o *converse.Options) { o.Session = &converse.Session{Store: converse.FileStore{Dir: t.TempDir()}} })
+	c := converse.New(nil, claude, nil, func(o *converse.Options) { o.Session = &converse.Session{Store: filestore.Store{Dir: t.TempDir()}} })
 	_, err := c.Send(context.Background(), "hi")
 	require.ErrorContains(t, err, "Options.Session needs a Store and an ID")
 }
@@ -367,7 +368,7 @@ func TestPauseSavesOnceAndRestoredTurnsKeepTheirNumbers(t *testing.T) {
 				bedrocktest.Text("done"),
 			))
 			var events stepEvents
-			store := converse.FileStore{Dir: t.TempDir()}
+			store := filestore.Store{Dir: t.TempDir()}
 			session := func(o *converse.Options) {
 				o.Session, o.OnEvent = &converse.Session{Store: store, ID: "s"}, events.record
 			}

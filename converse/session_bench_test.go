@@ -7,11 +7,12 @@ import (
 
 	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/bedrocktest"
+	"github.com/tooluse/bedrock/converse/filestore"
 )
 
 // BenchmarkSession is a 200-round conversation with 20 KB of tool input
 // and output a round against bedrocktest, without a store and with a
-// FileStore saving every step: the session's cost is its appends and one
+// filestore.Store saving every step: the session's cost is its appends and one
 // fsync a step, not the history rewritten at each.
 func BenchmarkSession(b *testing.B) {
 	const rounds, size = 200, 20_000
@@ -29,7 +30,7 @@ func BenchmarkSession(b *testing.B) {
 				c := converse.New(srv.Client(), benchModelID, reg, func(o *converse.Options) {
 					o.MaxTurns = rounds + 1
 					if store == "file" {
-						o.Session = &converse.Session{Store: converse.FileStore{Dir: dir}, ID: "s"}
+						o.Session = &converse.Session{Store: filestore.Store{Dir: dir}, ID: "s"}
 					}
 				})
 				if _, err := c.Send(context.Background(), "go"); err != nil {

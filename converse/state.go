@@ -82,6 +82,12 @@ type State struct {
 	// keeps the revision of its last save, and Restore takes the state's.
 	// It is the Store's, not part of the state's JSON form.
 	Revision int64
+	// StoreData is what the Store knows of the session as it loaded or
+	// last saved the state (a filestore.Store's: its file, to append the
+	// next step to), which Restore and Conversation.State carry to the next
+	// Save and Hold; nil for a state no Store holds. Only the Store reads
+	// it, and it is not part of the state's JSON form.
+	StoreData any
 	// Stopped says the user or a limit ended the task (see
 	// Conversation.Stop): the history may end with tool results, and the
 	// next Send adds its prompt after them.
@@ -89,7 +95,6 @@ type State struct {
 
 	results []types.ContentBlock // by client call of the last message; nil while unanswered
 	started bool
-	log     *fileLog // the FileStore file the state was read from or written to
 }
 
 // State returns a snapshot of the conversation. It never waits for a model
@@ -98,7 +103,7 @@ type State struct {
 func (c *Conversation) State() *State {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	st := &State{ModelID: c.modelID, Messages: slices.Clone(c.history), Usage: c.usage, ToolCalls: c.toolCalls, Turns: c.turnRecords(), Revision: c.revision, Stopped: c.stopped, log: c.log}
+	st := &State{ModelID: c.modelID, Messages: slices.Clone(c.history), Usage: c.usage, ToolCalls: c.toolCalls, Turns: c.turnRecords(), Revision: c.revision, Stopped: c.stopped, StoreData: c.storeData}
 	if t := c.tail; t != nil {
 		st.Pending = t.pendingCalls()
 		st.results = slices.Clone(t.results)
@@ -124,7 +129,7 @@ func Restore(client Client, reg *tools.Registry, st *State, optFns ...func(*Opti
 	if err != nil {
 		return nil, fmt.Errorf("converse: restore: %w", err)
 	}
-	c.history, c.tail, c.usage, c.toolCalls, c.revision, c.log = slices.Clone(st.Messages), tail, st.Usage, st.ToolCalls, st.Revision, st.log
+	c.history, c.tail, c.usage, c.toolCalls, c.revision, c.storeData = slices.Clone(st.Messages), tail, st.Usage, st.ToolCalls, st.Revision, st.StoreData
 	c.stopped = st.Stopped && tail == nil
 	c.cost = c.add(dollars{}, c.modelID, st.Usage) // the calls before were priced as the conversation's model's
 	c.restoreRecords(st.Turns)
@@ -212,32 +217,17 @@ func checkBlocks(msgs []types.Message, i int) error {
 	return nil
 }
 
-// stateJSON is the JSON form of a State.
+// stateJSON is the JSON form of a State. filestore's step records hold its
+// fields from Messages on, in this order.
 type stateJSON struct {
-	Version int    `json:"version"`
-	ModelID string `json:"modelId"`
-	snapshotJSON
-}
-
-// stepJSON is a step record of a FileStore's session log: the state after
-// the step, as the first Keep messages of the state before and Messages;
-// Turns replaces the records of the messages from Keep-1 on, as the
-// message before the new ones may be the one whose calls were answered.
-type stepJSON struct {
-	Keep int `json:"keep"`
-	snapshotJSON
-}
-
-// snapshotJSON is what a state's JSON form and a step record both hold,
-// in this order after their own fields.
-type snapshotJSON struct {
+	Version   int             `json:"version"`
+	ModelID   string          `json:"modelId"`
 	Messages  json.RawMessage `json:"messages"`
 	OpenTurn  *openTurnJSON   `json:"openTurn,omitempty"`
 	Usage     usageJSON       `json:"usage"`
 	ToolCalls int             `json:"toolCalls,omitempty"`
 	Stopped   bool            `json:"stopped,omitempty"`
 	Turns     []turnJSON      `json:"turns,omitempty"`
-	Revision  int64           `json:"revision,omitempty"` // a FileStore's, in its file only
 }
 
 type openTurnJSON struct {
@@ -260,21 +250,11 @@ type usageJSON struct {
 
 // MarshalJSON writes the documented JSON form of the state.
 func (st *State) MarshalJSON() ([]byte, error) {
-	j, err := st.form(0)
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(stateJSON{Version: StateVersion, ModelID: st.ModelID, snapshotJSON: j.snapshotJSON})
-}
-
-// form is the JSON form of the state with its messages from the one at
-// from: a whole state for 0, a session log's step record otherwise.
-func (st *State) form(from int) (*stepJSON, error) {
-	msgs, err := wire.EncodeMessages(st.Messages[from:])
+	msgs, err := wire.EncodeMessages(st.Messages)
 	if err != nil {
 		return nil, fmt.Errorf("converse: state: %w", err)
 	}
-	j := &stepJSON{Keep: from, snapshotJSON: snapshotJSON{Messages: msgs, Usage: usageJSON(st.Usage), ToolCalls: st.ToolCalls, Stopped: st.Stopped, Turns: turnsForm(st.Turns, from-1)}}
+	j := stateJSON{Version: StateVersion, ModelID: st.ModelID, Messages: msgs, Usage: usageJSON(st.Usage), ToolCalls: st.ToolCalls, Stopped: st.Stopped, Turns: turnsForm(st.Turns)}
 	if st.results != nil || len(st.Pending) > 0 {
 		ot := &openTurnJSON{Answered: []int{}, Pending: st.Pending, Started: st.started}
 		var blocks []types.ContentBlock
@@ -292,7 +272,7 @@ func (st *State) form(from int) (*stepJSON, error) {
 		}
 		j.OpenTurn = ot
 	}
-	return j, nil
+	return json.Marshal(j)
 }
 
 // UnmarshalJSON reads the JSON form of a state, version 1. A content block
@@ -311,7 +291,7 @@ func (st *State) UnmarshalJSON(b []byte) error {
 	if err := st.set(j.ModelID, msgs, j.OpenTurn, j.Usage); err != nil {
 		return err
 	}
-	st.ToolCalls, st.Stopped, st.Turns = max(j.ToolCalls, 0), j.Stopped, readRecords(nil, j.Turns, 0, len(msgs))
+	st.ToolCalls, st.Stopped, st.Turns = max(j.ToolCalls, 0), j.Stopped, readRecords(j.Turns, len(msgs))
 	return nil
 }
 

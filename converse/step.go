@@ -296,7 +296,7 @@ func holding[T any](ctx context.Context, c *Conversation, fn func() (T, error)) 
 	if err := c.checkConfig(); err != nil {
 		return zero, err
 	}
-	release, err := c.holdSession()
+	release, err := c.holdSession(ctx)
 	if err != nil {
 		return zero, err
 	}
@@ -365,7 +365,7 @@ func (c *Conversation) save(ctx context.Context) error {
 		return fmt.Errorf("converse: turn %d: save session %q: %w", c.savedTurn, s.ID, err)
 	}
 	c.mu.Lock()
-	c.revision, c.log = st.Revision, st.log
+	c.revision, c.storeData = st.Revision, st.StoreData
 	c.mu.Unlock()
 	c.unsaved = false
 	c.emit(StateSaved{SessionID: s.ID, Turn: c.savedTurn, Messages: len(st.Messages), Pending: len(st.Pending)})

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/bedrocktest"
+	"github.com/tooluse/bedrock/converse/filestore"
 	"github.com/tooluse/bedrock/tools"
 )
 
@@ -45,7 +46,7 @@ func TestStopEndsTheTask(t *testing.T) {
 			))
 			var runs atomic.Int32
 			reg := workTool(t, &runs)
-			store := converse.FileStore{Dir: t.TempDir()}
+			store := filestore.Store{Dir: t.TempDir()}
 			var ends []converse.ToolEnd
 			opts := func(o *converse.Options) {
 				o.Session = &converse.Session{Store: store, ID: "s"}
@@ -94,6 +95,9 @@ func TestStopEndsTheTask(t *testing.T) {
 				requirePromptAfterResults(t, reqs[len(reqs)-1], 1, "Something else.")
 			}
 			assert.False(t, c.State().Stopped, "a new task")
+			st, err = store.Load(context.Background(), "s")
+			require.NoError(t, err)
+			assert.False(t, st.Stopped, "the new task is saved")
 			assertValid(t, c, tc.model)
 			if tc.ran == 0 {
 				require.NotEmpty(t, ends)

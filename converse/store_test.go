@@ -4,11 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
@@ -18,6 +16,7 @@ import (
 
 	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/bedrocktest"
+	"github.com/tooluse/bedrock/converse/filestore"
 	"github.com/tooluse/bedrock/tools"
 )
 
@@ -33,50 +32,6 @@ func textState(words ...string) *converse.State {
 	return st
 }
 
-// TestFileStoreConcurrentSessions: writers of different sessions at once
-// never see each other's state, nor a torn one; each save is on top of the
-// revision before (n) and makes the next; files are private and no
-// temporary file is left.
-func TestFileStoreConcurrentSessions(t *testing.T) {
-	store := converse.FileStore{Dir: t.TempDir()}
-	const sessions, saves = 8, 20
-	var wg sync.WaitGroup
-	for s := range sessions {
-		wg.Go(func() {
-			id := fmt.Sprintf("session-%d.json", s)
-			for n := range saves {
-				st := textState(id, fmt.Sprint(n))
-				st.Revision = int64(n)
-				assert.NoError(t, store.Save(context.Background(), id, st))
-				assert.Equal(t, int64(n+1), st.Revision)
-				st, err := store.Load(context.Background(), id)
-				if assert.NoError(t, err) {
-					assert.Equal(t, textState(id, fmt.Sprint(n)).Messages, st.Messages)
-					assert.Equal(t, int64(n+1), st.Revision)
-				}
-			}
-		})
-	}
-	wg.Wait()
-	entries, err := os.ReadDir(store.Dir)
-	require.NoError(t, err)
-	assert.Len(t, entries, sessions, "one file per session, no temporary files")
-	for _, e := range entries {
-		info, err := e.Info()
-		require.NoError(t, err)
-		assert.Equal(t, fs.FileMode(0o600), info.Mode().Perm(), e.Name())
-	}
-}
-
-func TestFileStoreIDs(t *testing.T) {
-	store := converse.FileStore{Dir: t.TempDir()}
-	_, err := store.Load(context.Background(), "missing")
-	require.ErrorIs(t, err, fs.ErrNotExist)
-	for _, id := range []string{"", ".", "..", ".hidden", "a/b", `a\b`, "a\x00b"} {
-		require.Error(t, store.Save(context.Background(), id, textState("x")), "%q", id)
-	}
-}
-
 // TestBadSessionIDIsOneError: a session ID a FileStore cannot hold fails
 // Send and Resume before any model call, with one prefix.
 func TestBadSessionIDIsOneError(t *testing.T) {
@@ -84,12 +39,12 @@ func TestBadSessionIDIsOneError(t *testing.T) {
 	for _, id := range []string{"../escape", "a/b", "."} {
 		t.Run(id, func(t *testing.T) {
 			c := converse.New(client, claude, nil, func(o *converse.Options) {
-				o.Session = &converse.Session{Store: converse.FileStore{Dir: t.TempDir()}, ID: id}
+				o.Session = &converse.Session{Store: filestore.Store{Dir: t.TempDir()}, ID: id}
 			})
 			_, err := c.Send(context.Background(), "hi")
-			assert.EqualError(t, err, fmt.Sprintf("converse: session id %q is not a plain file name", id))
+			assert.EqualError(t, err, fmt.Sprintf("filestore: session id %q is not a plain file name", id))
 			_, err = c.Resume(context.Background())
-			assert.EqualError(t, err, fmt.Sprintf("converse: session id %q is not a plain file name", id))
+			assert.EqualError(t, err, fmt.Sprintf("filestore: session id %q is not a plain file name", id))
 		})
 	}
 	assert.Empty(t, srv.Requests())
@@ -136,7 +91,7 @@ func TestSessionHeldByOneSend(t *testing.T) {
 	second := converse.New(client, claude, reg, func(o *converse.Options) { o.Session = &converse.Session{Store: store, ID: "s"} })
 	_, err := second.Send(context.Background(), "second")
 	require.ErrorIs(t, err, converse.ErrSessionLocked)
-	assert.EqualError(t, err, fmt.Sprintf(`converse: session in use: "s" is held by process %d`, os.Getpid()))
+	assert.EqualError(t, err, fmt.Sprintf(`filestore: session in use: "s" is held by process %d`, os.Getpid()))
 	st, err := store.Load(context.Background(), "s")
 	require.NoError(t, err)
 	restored, err := converse.Restore(client, reg, st, func(o *converse.Options) { o.Session = &converse.Session{Store: store, ID: "s"} })
@@ -149,7 +104,7 @@ func TestSessionHeldByOneSend(t *testing.T) {
 	for name, c := range map[string]*converse.Conversation{"new": second, "restored while it ran": restored} {
 		_, err = c.Send(context.Background(), "second")
 		require.ErrorIs(t, err, converse.ErrSessionChanged, name)
-		assert.EqualError(t, err, `converse: session changed: "s" was saved by another conversation since this one last saved or was restored from it; Load and Restore it again`)
+		assert.EqualError(t, err, `filestore: session changed: "s" was saved by another conversation since this one last saved or was restored from it; Load and Restore it again`)
 	}
 	st, err = store.Load(context.Background(), "s")
 	require.NoError(t, err)
@@ -163,7 +118,7 @@ func TestSessionHeldByOneSend(t *testing.T) {
 func TestSessionLogAppends(t *testing.T) {
 	const rounds, size = 30, 2000
 	_, client := serve(t, echoRounds(rounds, size))
-	store := converse.FileStore{Dir: t.TempDir()}
+	store := filestore.Store{Dir: t.TempDir()}
 	path := filepath.Join(store.Dir, "s")
 	var sizes []int64
 	var files []os.FileInfo
@@ -202,7 +157,7 @@ func TestSessionLogReads(t *testing.T) {
 	require.NoError(t, err)
 	var want converse.State
 	require.NoError(t, json.Unmarshal(golden, &want))
-	store := converse.FileStore{Dir: t.TempDir()}
+	store := filestore.Store{Dir: t.TempDir()}
 	require.NoError(t, os.WriteFile(filepath.Join(store.Dir, "old"), golden, 0o600))
 	st, err := store.Load(context.Background(), "old")
 	require.NoError(t, err)
@@ -250,7 +205,7 @@ func TestSessionLogRewrites(t *testing.T) {
 		}
 		return bedrocktest.Text("answered"), nil
 	}))
-	store := converse.FileStore{Dir: t.TempDir()}
+	store := filestore.Store{Dir: t.TempDir()}
 	c := converse.New(bedrockruntime.New(client.Options(), noRetries), claude, nil, func(o *converse.Options) { o.Session = &converse.Session{Store: store, ID: "s"} })
 	_, err := c.Send(context.Background(), "unanswered")
 	require.Error(t, err)
@@ -268,7 +223,7 @@ func TestSessionLogRewrites(t *testing.T) {
 // TestStaleTemporaryFiles: the temporary files of saves a crash cut off are
 // removed when the session is next held; other sessions' are left alone.
 func TestStaleTemporaryFiles(t *testing.T) {
-	store := converse.FileStore{Dir: t.TempDir()}
+	store := filestore.Store{Dir: t.TempDir()}
 	stale := []string{".s.tmp-123", ".s.tmp-4567"}
 	kept := []string{".s2.tmp-1", ".s.tmp-x.tmp-2", "s"}
 	for _, name := range append(stale[:len(stale):len(stale)], kept[:2]...) {
@@ -318,7 +273,7 @@ type heldSend struct {
 	gate   chan struct{}
 	reg    *tools.Registry
 	client *bedrockruntime.Client
-	store  converse.FileStore
+	store  filestore.Store
 	first  *converse.Conversation
 	done   chan error
 }
@@ -326,7 +281,7 @@ type heldSend struct {
 // sendInTool starts a heldSend and returns once its tool call runs.
 func sendInTool(t *testing.T) heldSend {
 	t.Helper()
-	h := heldSend{gate: make(chan struct{}), store: converse.FileStore{Dir: t.TempDir()}, done: make(chan error)}
+	h := heldSend{gate: make(chan struct{}), store: filestore.Store{Dir: t.TempDir()}, done: make(chan error)}
 	h.reg = echoTool(t, h.gate)
 	_, h.client = serve(t, echoRounds(1, 10))
 	running := make(chan struct{})

@@ -22,6 +22,7 @@ import (
 	"github.com/tooluse/bedrock/converse/bedrocktest"
 	"github.com/tooluse/bedrock/converse/dynamostore"
 	"github.com/tooluse/bedrock/converse/dynamostore/dynamotest"
+	"github.com/tooluse/bedrock/converse/filestore"
 	"github.com/tooluse/bedrock/tools"
 )
 
@@ -184,22 +185,22 @@ func (s recordingStore) Save(ctx context.Context, id string, st *converse.State)
 	return s.save(ctx, s.Store, id, st)
 }
 
-// recordingFileStore is recordingStore for a FileStore, embedded, so that a
-// Send still holds its session as it does with a FileStore of its own.
+// recordingFileStore is recordingStore for a filestore.Store, embedded, so
+// that a Send still holds its session as it does with the Store alone.
 type recordingFileStore struct {
-	converse.FileStore
+	filestore.Store
 	*recorder
 }
 
 func (s recordingFileStore) Save(ctx context.Context, id string, st *converse.State) error {
-	return s.save(ctx, s.FileStore, id, st)
+	return s.save(ctx, s.Store, id, st)
 }
 
 // recordSaves wraps store in a recorder that crashes after crashAfter saves
 // (never if 0).
 func recordSaves(store converse.Store, crashAfter int) (converse.Store, *recorder) {
 	r := &recorder{crashAfter: crashAfter}
-	if fs, ok := store.(converse.FileStore); ok {
+	if fs, ok := store.(filestore.Store); ok {
 		return recordingFileStore{fs, r}, r
 	}
 	return recordingStore{store, r}, r
@@ -233,7 +234,7 @@ func survivalTools(t *testing.T, p survivalPlan, runs *runCounter, stop func()) 
 
 // TestSurvivalProperty runs many seeded random conversations (random rounds
 // and calls per round, some calls needing approval, approved, denied or
-// paused by an in-process approver), each with a FileStore and with a
+// paused by an in-process approver), each with a filestore.Store and with a
 // dynamostore.Store on dynalite (skipped without it), stops each at a
 // random point (a context cancelled at a random event, a throttle or a 5xx
 // at a random turn, the server closed during a tool round, the store dying
@@ -258,7 +259,7 @@ func TestSurvivalProperty(t *testing.T) {
 		{name: "FileStore", sessions: func(t *testing.T) func(uint64) converse.Store {
 			dir := t.TempDir()
 			return func(seed uint64) converse.Store {
-				return converse.FileStore{Dir: filepath.Join(dir, fmt.Sprint(seed))}
+				return filestore.Store{Dir: filepath.Join(dir, fmt.Sprint(seed))}
 			}
 		}},
 		{name: "dynamostore", sessions: func(t *testing.T) func(uint64) converse.Store {

@@ -26,6 +26,7 @@ import (
 
 	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/bedrocktest"
+	"github.com/tooluse/bedrock/converse/filestore"
 	"github.com/tooluse/bedrock/tools"
 )
 
@@ -546,7 +547,7 @@ func TestTelemetryConversationID(t *testing.T) {
 			_, err := converse.Run(context.Background(), client, claude, calculator(t), "Add", tr.options, func(o *converse.Options) {
 				o.Telemetry.ConversationID, o.Telemetry.AgentName = tt.id, tt.agent
 				if tt.session {
-					o.Session = &converse.Session{Store: converse.FileStore{Dir: t.TempDir()}, ID: "s1"}
+					o.Session = &converse.Session{Store: filestore.Store{Dir: t.TempDir()}, ID: "s1"}
 				}
 			})
 			require.NoError(t, err)

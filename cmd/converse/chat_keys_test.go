@@ -17,8 +17,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/bedrocktest"
+	"github.com/tooluse/bedrock/converse/filestore"
 )
 
 // The keys as a terminal sends them.
@@ -184,7 +184,7 @@ func TestChatCommands(t *testing.T) {
 	require.Len(t, reqs, 3)
 	assert.Equal(t, "/etc", reqs[1].Messages[2].Content[0].(*types.ContentBlockMemberText).Value)
 
-	st, err := converse.FileStore{Dir: filepath.Dir(saved)}.Load(context.Background(), filepath.Base(saved))
+	st, err := filestore.Store{Dir: filepath.Dir(saved)}.Load(context.Background(), filepath.Base(saved))
 	require.NoError(t, err)
 	assert.Len(t, st.Messages, 2, "the saved state, as a -session file")
 }

@@ -260,7 +260,7 @@ func (s *settings) check(serving bool) error {
 	case s.sessionBucket != "" && strings.HasPrefix(s.sessionBucket, "/"):
 		return usagef("-session-bucket %s: want BUCKET[/PREFIX]", s.sessionBucket)
 	case s.session != "" && !dynamo:
-		// FileStore would make the directory; -session, like -record,
+		// A filestore.Store would make the directory; -session, like -record,
 		// takes a mistyped one as a mistake.
 		if dir := filepath.Dir(s.session); !isDir(dir) {
 			return usagef("-session %s: no directory %s", s.session, dir)

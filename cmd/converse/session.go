@@ -19,6 +19,7 @@ import (
 
 	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/dynamostore"
+	"github.com/tooluse/bedrock/converse/filestore"
 	"github.com/tooluse/bedrock/converse/trace"
 	"github.com/tooluse/bedrock/tools"
 )
@@ -40,20 +41,20 @@ func dynamoSession(session string) (table, id string, ok bool) {
 func sessionStore(ctx context.Context, s *settings) (converse.Store, string, error) {
 	table, id, ok := dynamoSession(s.session)
 	if !ok {
-		return converse.FileStore{Dir: filepath.Dir(s.session)}, filepath.Base(s.session), nil
+		return filestore.Store{Dir: filepath.Dir(s.session)}, filepath.Base(s.session), nil
 	}
 	store, err := dynamoStore(ctx, s, table)
 	return store, id, err
 }
 
 // servedStore is the store of converse serve's -sessions, whose sessions
-// the runtime's session ids name: a FileStore of the directory, or, for
+// the runtime's session ids name: a filestore.Store of the directory, or, for
 // dynamodb://TABLE, the table's dynamoStore, whose items -session
 // dynamodb://TABLE/SESSION-ID opens too.
 func servedStore(ctx context.Context, s *settings) (converse.Store, error) {
 	table, ok := strings.CutPrefix(s.sessions, "dynamodb://")
 	if !ok {
-		return converse.FileStore{Dir: s.sessions}, nil
+		return filestore.Store{Dir: s.sessions}, nil
 	}
 	return dynamoStore(ctx, s, table)
 }
@@ -138,11 +139,11 @@ func nothingToResume(ctx context.Context, s *settings) error {
 
 // sessionError is err, a failure to load or restore the -session file at
 // path, as one line naming the file once: the library's prefixes
-// ("converse: load session PATH: converse: state: ...") are dropped.
+// ("filestore: load session PATH: converse: state: ...") are dropped.
 func sessionError(path string, err error) error {
 	msg := err.Error()
 	_, id, _ := dynamoSession(path)
-	for _, prefix := range []string{"converse: load session " + path + ": ", "converse: load session: ", fmt.Sprintf("dynamostore: load session %q: ", id), "converse: "} {
+	for _, prefix := range []string{"filestore: load session " + path + ": ", "filestore: load session: ", fmt.Sprintf("dynamostore: load session %q: ", id), "converse: "} {
 		msg = strings.TrimPrefix(msg, prefix)
 	}
 	msg = strings.TrimPrefix(msg, "converse: ") // a state error under a load error

@@ -25,6 +25,7 @@ import (
 
 	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/bedrocktest"
+	"github.com/tooluse/bedrock/converse/filestore"
 	"github.com/tooluse/bedrock/converse/recording"
 	"github.com/tooluse/bedrock/tools"
 )
@@ -70,7 +71,7 @@ func TestViewRendersEveryRecording(t *testing.T) {
 	}
 }
 
-// knownSession runs a conversation with a FileStore against bedrocktest,
+// knownSession runs a conversation with a filestore.Store against bedrocktest,
 // in three turns: two calls run in parallel (each waits until the other
 // started), one returning the malicious output and the other an image;
 // then a denied call, a timed-out one and a truncated one; then the
@@ -120,7 +121,7 @@ func knownSession(t *testing.T) string {
 	t.Cleanup(srv.Close)
 	dir := t.TempDir()
 	c := converse.New(srv.Client(), viewModel, reg, func(o *converse.Options) {
-		o.Session, o.Tools.MaxOutput = &converse.Session{Store: converse.FileStore{Dir: dir}, ID: "session"}, 1000
+		o.Session, o.Tools.MaxOutput = &converse.Session{Store: filestore.Store{Dir: dir}, ID: "session"}, 1000
 		o.Approver = func(_ context.Context, call converse.Call) (converse.Decision, error) {
 			return converse.Deny(call.ID, "the test", "not today"), nil
 		}
@@ -169,7 +170,7 @@ func TestViewOfASession(t *testing.T) {
 // has "unknown".
 func TestViewCost(t *testing.T) {
 	session := knownSession(t)
-	st, err := converse.FileStore{Dir: filepath.Dir(session)}.Load(context.Background(), filepath.Base(session))
+	st, err := filestore.Store{Dir: filepath.Dir(session)}.Load(context.Background(), filepath.Base(session))
 	require.NoError(t, err)
 	require.Equal(t, converse.Usage{InputTokens: 30, OutputTokens: 15, TotalTokens: 45}, st.Usage, "three calls of bedrocktest's 10 in and 5 out")
 
@@ -177,7 +178,7 @@ func TestViewCost(t *testing.T) {
 	t.Cleanup(srv.Close)
 	dir := t.TempDir()
 	c := converse.New(srv.Client(), "cohere.command-r-v1:0", nil, func(o *converse.Options) {
-		o.Session = &converse.Session{Store: converse.FileStore{Dir: dir}, ID: "unpriced"}
+		o.Session = &converse.Session{Store: filestore.Store{Dir: dir}, ID: "unpriced"}
 	})
 	_, err = c.Send(context.Background(), "Hello.")
 	require.NoError(t, err)
@@ -302,7 +303,7 @@ func largeSession(t testing.TB, turns, output int) string {
 	}
 	msg(types.ConversationRoleAssistant, &types.ContentBlockMemberText{Value: "Done."})
 	dir := t.TempDir()
-	require.NoError(t, converse.FileStore{Dir: dir}.Save(context.Background(), "large", st))
+	require.NoError(t, filestore.Store{Dir: dir}.Save(context.Background(), "large", st))
 	return filepath.Join(dir, "large")
 }
 

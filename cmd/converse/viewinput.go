@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
 	"github.com/tooluse/bedrock/converse"
+	"github.com/tooluse/bedrock/converse/filestore"
 	"github.com/tooluse/bedrock/converse/recording"
 	"github.com/tooluse/bedrock/converse/wirejson"
 )
@@ -58,7 +59,7 @@ func readTranscript(ctx context.Context, path string) (*transcript, error) {
 	case probe["history"] != nil:
 		return jsonTranscript(b)
 	case probe["messages"] != nil && probe["version"] != nil:
-		st, err := converse.FileStore{Dir: filepath.Dir(path)}.Load(ctx, filepath.Base(path))
+		st, err := filestore.Store{Dir: filepath.Dir(path)}.Load(ctx, filepath.Base(path))
 		if err != nil {
 			return nil, err
 		}

@@ -8,9 +8,9 @@ import (
 	"os"
 	"strings"
 
-	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/agentcore"
 	"github.com/tooluse/bedrock/converse/bedrocktest"
+	"github.com/tooluse/bedrock/converse/filestore"
 	"github.com/tooluse/bedrock/tools"
 )
 
@@ -25,7 +25,7 @@ func Example() {
 	reg, _ := tools.NewRegistry(tools.Builtins()...)
 
 	h := agentcore.New(bed.Client(), "us.anthropic.claude-sonnet-4-5-20250929-v1:0", reg, func(o *agentcore.Options) {
-		o.Store = converse.FileStore{Dir: dir}
+		o.Store = filestore.Store{Dir: dir}
 	})
 	srv := httptest.NewServer(h) // in the container: http.ListenAndServe(":8080", h)
 	defer srv.Close()

@@ -11,11 +11,12 @@ import (
 	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/agentcore"
 	"github.com/tooluse/bedrock/converse/bedrocktest"
+	"github.com/tooluse/bedrock/converse/filestore"
 )
 
-// failingStore is a FileStore whose saves fail with err, if set.
+// failingStore is a filestore.Store whose saves fail with err, if set.
 type failingStore struct {
-	converse.FileStore
+	filestore.Store
 	err error
 }
 
@@ -23,7 +24,7 @@ func (s failingStore) Save(ctx context.Context, id string, st *converse.State) e
 	if s.err != nil {
 		return s.err
 	}
-	return s.FileStore.Save(ctx, id, st)
+	return s.Store.Save(ctx, id, st)
 }
 
 // TestStoreFailureIsNotBedrocks: an AWS API error of the Store (DynamoDB's,
@@ -69,7 +70,7 @@ func TestStoreFailureIsNotBedrocks(t *testing.T) {
 				bed := bedrocktest.NewServer(tc.bedrock())
 				defer bed.Close()
 				f := serve(t, bed, registry(t), t.TempDir(), func(o *agentcore.Options) {
-					o.Store = failingStore{converse.FileStore{Dir: t.TempDir()}, tc.storeErr}
+					o.Store = failingStore{filestore.Store{Dir: t.TempDir()}, tc.storeErr}
 				})
 				body := `{"prompt": "hi"}`
 				if stream {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tooluse/bedrock/converse"
+	"github.com/tooluse/bedrock/converse/filestore"
 	"github.com/tooluse/bedrock/tools"
 )
 
@@ -20,7 +21,7 @@ import (
 const SessionHeader = "X-Amzn-Bedrock-AgentCore-Runtime-Session-Id"
 
 // DefaultSessionDir is the directory of the default Store, a
-// converse.FileStore: a directory of /mnt/data, the developer guide's
+// filestore.Store: a directory of /mnt/data, the developer guide's
 // example mount path of a runtime's session storage (its
 // filesystemConfigurations' sessionStorage.mountPath, which must be under
 // /mnt). Without session storage the directory is in the microVM's own
@@ -35,7 +36,7 @@ const maxBody = 100 << 20
 // Options configure a Handler.
 type Options struct {
 	// Store keeps the sessions' conversations; nil means a
-	// converse.FileStore in DefaultSessionDir. A dynamostore.Store keeps
+	// filestore.Store in DefaultSessionDir. A dynamostore.Store keeps
 	// them beyond the runtime's session storage.
 	Store converse.Store
 	// Conversation configures the conversation of each session, as an
@@ -74,7 +75,7 @@ func New(client converse.Client, modelID string, reg *tools.Registry, optFns ...
 		f(&h.opts)
 	}
 	if h.opts.Store == nil {
-		h.opts.Store = converse.FileStore{Dir: DefaultSessionDir}
+		h.opts.Store = filestore.Store{Dir: DefaultSessionDir}
 	}
 	h.store = markStore(h.opts.Store)
 	h.mux = http.NewServeMux()
@@ -261,16 +262,26 @@ func (s markedStore) Save(ctx context.Context, id string, st *converse.State) er
 	return nil
 }
 
-// markStore returns s with its errors marked as the Store's. A FileStore is
-// left as it is: a Send holds its sessions through a method of FileStore's
-// that a wrapper would hide, and its errors, of the file system, are no API
-// errors. A Store of another type that embeds a FileStore is wrapped, and
-// so not held: the Handler runs one invocation of a session at a time, and
-// the FileStore still checks the session's revision at every save.
+// markStore returns s with its errors marked as the Store's, and its Hold
+// kept if it is a converse.Holder.
 func markStore(s converse.Store) converse.Store {
-	switch s.(type) {
-	case converse.FileStore, *converse.FileStore:
-		return s
+	if h, ok := s.(converse.Holder); ok {
+		return markedHolder{markedStore{s}, h}
 	}
 	return markedStore{s}
+}
+
+// markedHolder is a markedStore of a Holder, whose Hold errors are
+// storeErrors too.
+type markedHolder struct {
+	markedStore
+	h converse.Holder
+}
+
+func (s markedHolder) Hold(ctx context.Context, id string, st *converse.State) (func(), error) {
+	release, err := s.h.Hold(ctx, id, st)
+	if err != nil {
+		return nil, &storeError{err}
+	}
+	return release, nil
 }

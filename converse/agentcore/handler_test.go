@@ -18,6 +18,7 @@ import (
 	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/agentcore"
 	"github.com/tooluse/bedrock/converse/bedrocktest"
+	"github.com/tooluse/bedrock/converse/filestore"
 	"github.com/tooluse/bedrock/tools"
 )
 
@@ -38,7 +39,7 @@ type front struct {
 func serve(t *testing.T, bed *bedrocktest.Server, reg *tools.Registry, dir string, optFns ...func(*agentcore.Options)) *front {
 	t.Helper()
 	h := agentcore.New(bed.Client(), model, reg, append([]func(*agentcore.Options){func(o *agentcore.Options) {
-		o.Store = converse.FileStore{Dir: dir}
+		o.Store = filestore.Store{Dir: dir}
 	}}, optFns...)...)
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
@@ -273,13 +274,13 @@ func TestConversationHookSeesTheSession(t *testing.T) {
 				id = o.Session.ID
 			}
 			seen = append(seen, id)
-			o.Session = &converse.Session{Store: converse.FileStore{Dir: t.TempDir()}, ID: "elsewhere"}
+			o.Session = &converse.Session{Store: filestore.Store{Dir: t.TempDir()}, ID: "elsewhere"}
 		}
 	})
 	f.call(session, `{"prompt": "first"}`, http.StatusOK)
 	f.call(session, `{"prompt": "second"}`, http.StatusOK)
 	assert.Equal(t, []string{session, session}, seen, "a new session, then the restored one")
-	st, err := converse.FileStore{Dir: dir}.Load(context.Background(), session)
+	st, err := filestore.Store{Dir: dir}.Load(context.Background(), session)
 	require.NoError(t, err, "the session was kept in the Handler's store")
 	assert.Len(t, st.Messages, 4)
 }

@@ -12,9 +12,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/agentcore"
 	"github.com/tooluse/bedrock/converse/bedrocktest"
+	"github.com/tooluse/bedrock/converse/filestore"
 )
 
 // TestInvocationContentTypes: a JSON body is read whatever Content-Type
@@ -73,7 +73,7 @@ func TestInvocationBodyLimit(t *testing.T) {
 
 	// Served in process, with a body made as it is read: no 100 MiB in
 	// memory, none on a socket.
-	h := agentcore.New(bed.Client(), model, registry(t), func(o *agentcore.Options) { o.Store = converse.FileStore{Dir: t.TempDir()} })
+	h := agentcore.New(bed.Client(), model, registry(t), func(o *agentcore.Options) { o.Store = filestore.Store{Dir: t.TempDir()} })
 	body := io.MultiReader(strings.NewReader(`{"prompt": "`), io.LimitReader(repeat('a'), 100<<20), strings.NewReader(`"}`))
 	req := httptest.NewRequestWithContext(context.Background(), http.MethodPost, "/invocations", body)
 	req.Header.Set("Content-Type", "application/json")

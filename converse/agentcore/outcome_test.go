@@ -17,6 +17,7 @@ import (
 	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/agentcore"
 	"github.com/tooluse/bedrock/converse/bedrocktest"
+	"github.com/tooluse/bedrock/converse/filestore"
 	"github.com/tooluse/bedrock/tools"
 )
 
@@ -215,7 +216,7 @@ func serveClient(t *testing.T, client *bedrockruntime.Client, reg *tools.Registr
 	t.Helper()
 	dir := t.TempDir()
 	h := agentcore.New(client, model, reg, func(o *agentcore.Options) {
-		o.Store = converse.FileStore{Dir: dir}
+		o.Store = filestore.Store{Dir: dir}
 		o.Conversation = conv
 	})
 	srv := httptest.NewServer(h)

@@ -8,10 +8,11 @@ import (
 	"testing"
 
 	"github.com/tooluse/bedrock/converse"
+	"github.com/tooluse/bedrock/converse/filestore"
 )
 
 // BenchmarkSave is the cost of saving one step (a message of 1 KB more) of
-// a conversation whose history is size bytes, to a FileStore (which
+// a conversation whose history is size bytes, to a filestore.Store (which
 // appends the step) and to a dynamostore Store on dynalite (which writes
 // the whole item; past 400 KB the state goes to gofakes3 first).
 func BenchmarkSave(b *testing.B) {
@@ -19,7 +20,7 @@ func BenchmarkSave(b *testing.B) {
 	for _, size := range []int{10 << 10, 100 << 10, 1 << 20} {
 		for _, kind := range []string{"file", "dynamodb"} {
 			b.Run(fmt.Sprintf("history=%dKB/store=%s", size>>10, kind), func(b *testing.B) {
-				var store converse.Store = converse.FileStore{Dir: b.TempDir()}
+				var store converse.Store = filestore.Store{Dir: b.TempDir()}
 				if kind == "dynamodb" {
 					store, _ = newStore(b, http.DefaultTransport)
 				}

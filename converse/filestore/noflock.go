@@ -1,6 +1,6 @@
 //go:build !(darwin || dragonfly || freebsd || linux || netbsd || openbsd)
 
-package converse
+package filestore
 
 // lockFile takes no lock where flock(2) is not available: two processes
 // may then hold one session at once, and only the check for a file changed

@@ -1,6 +1,6 @@
 //go:build darwin || dragonfly || freebsd || linux || netbsd || openbsd
 
-package converse
+package filestore
 
 import (
 	"errors"
@@ -8,11 +8,13 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/tooluse/bedrock/converse"
 )
 
 // lockFile takes an exclusive flock(2) on the file at path, made if need
 // be, and writes this process's id in it. If another holds it, the error
-// is ErrSessionLocked and pid the holder's, when it wrote it.
+// is converse.ErrSessionLocked and pid the holder's, when it wrote it.
 func lockFile(path string) (release func(), pid int, err error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
@@ -29,7 +31,7 @@ func lockFile(path string) (release func(), pid int, err error) {
 		n, _ := f.ReadAt(b, 0)
 		f.Close()
 		pid, _ := strconv.Atoi(strings.TrimSpace(string(b[:n])))
-		return nil, pid, ErrSessionLocked
+		return nil, pid, converse.ErrSessionLocked
 	}
 	if err != nil {
 		f.Close()

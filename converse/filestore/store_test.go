@@ -1,0 +1,68 @@
+package filestore_test
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"sync"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tooluse/bedrock/converse"
+	"github.com/tooluse/bedrock/converse/filestore"
+)
+
+// prompt is a state of one user message, text.
+func prompt(text string) *converse.State {
+	return &converse.State{ModelID: "us.anthropic.claude-sonnet-4-5-20250929-v1:0", Messages: []types.Message{
+		{Role: types.ConversationRoleUser, Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: text}}},
+	}}
+}
+
+// TestConcurrentSessions: writers of different sessions at once
+// never see each other's state, nor a torn one; each save is on top of the
+// revision before (n) and makes the next; files are private and no
+// temporary file is left.
+func TestConcurrentSessions(t *testing.T) {
+	store := filestore.Store{Dir: t.TempDir()}
+	const sessions, saves = 8, 20
+	var wg sync.WaitGroup
+	for s := range sessions {
+		wg.Go(func() {
+			id := fmt.Sprintf("session-%d.json", s)
+			for n := range saves {
+				st := prompt(id + fmt.Sprint(n))
+				st.Revision = int64(n)
+				assert.NoError(t, store.Save(context.Background(), id, st))
+				assert.Equal(t, int64(n+1), st.Revision)
+				st, err := store.Load(context.Background(), id)
+				if assert.NoError(t, err) {
+					assert.Equal(t, prompt(id+fmt.Sprint(n)).Messages, st.Messages)
+					assert.Equal(t, int64(n+1), st.Revision)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	entries, err := os.ReadDir(store.Dir)
+	require.NoError(t, err)
+	assert.Len(t, entries, sessions, "one file per session, no temporary files")
+	for _, e := range entries {
+		info, err := e.Info()
+		require.NoError(t, err)
+		assert.Equal(t, fs.FileMode(0o600), info.Mode().Perm(), e.Name())
+	}
+}
+
+func TestIDs(t *testing.T) {
+	store := filestore.Store{Dir: t.TempDir()}
+	_, err := store.Load(context.Background(), "missing")
+	require.ErrorIs(t, err, fs.ErrNotExist)
+	for _, id := range []string{"", ".", "..", ".hidden", "a/b", `a\b`, "a\x00b"} {
+		require.Error(t, store.Save(context.Background(), id, prompt("x")), "%q", id)
+	}
+}
