@@ -76,6 +76,11 @@ func readLog(b []byte) (*converse.State, *fileLog, error) {
 	if err := dec.Decode(&fields); err != nil {
 		return nil, nil, fmt.Errorf("state: %w", err)
 	}
+	// The version first: a state of another version is said to be one.
+	var version int
+	if err := unmarshalIfAny(fields["version"], &version); err != nil || version != converse.StateVersion {
+		return nil, nil, fmt.Errorf("state version %d, this package reads version %d", version, converse.StateVersion)
+	}
 	base := record{Messages: fields["messages"]}
 	msgs, err := readMessages(base.Messages)
 	if err != nil {

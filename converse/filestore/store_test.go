@@ -66,3 +66,13 @@ func TestIDs(t *testing.T) {
 		require.Error(t, store.Save(context.Background(), id, prompt("x")), "%q", id)
 	}
 }
+
+// TestOtherVersion: a session file of another version of the state's form
+// is refused as one, before its messages are read.
+func TestOtherVersion(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(dir+"/s", []byte(`{"version": 9, "messages": "later"}`), 0o600))
+	_, err := filestore.Store{Dir: dir}.Load(context.Background(), "s")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "state version 9, this package reads version 1")
+}
