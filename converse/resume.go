@@ -147,9 +147,11 @@ func (t *openTurn) clone() *openTurn {
 // approved calls and any others of the turn not yet run, answers the
 // denied ones with an error result saying who denied them and why, and
 // calls the model; a missing, unknown, repeated or empty decision is an
-// error (ErrDecision) and changes nothing. Resume on an empty or finished
-// conversation returns ErrNothingToResume and records no span, so that a
-// caller may try Resume before every Send. Otherwise it behaves as
+// error (ErrDecision) and changes nothing. On a stopped one it goes on
+// with the stopped task, calling the model on the stopped calls' results
+// (after a raised limit, say); a new prompt is a Send. Resume on an empty
+// or finished conversation returns ErrNothingToResume and records no
+// span. Otherwise it behaves as
 // SendMessage, errors included; its turns are numbered from 1, and the
 // events of the calls it finishes for an earlier turn (ApprovalDecided,
 // ToolStart, ToolEnd, StateSaved) carry the number that turn had in its
