@@ -193,7 +193,7 @@ func (c *Conversation) spent(conversation bool) Spent {
 	} else {
 		s.Usage, s.ToolCalls, d = r.spent, r.toolCalls, r.cost
 	}
-	s.WallTime = c.now().Sub(r.start)
+	s.WallTime = c.opts.now().Sub(r.start)
 	s.CostUSD = d.usd
 	return s
 }

@@ -119,7 +119,7 @@ func (c *Conversation) estimate(ctx context.Context, w *window, history []types.
 		if err == nil && out.InputTokens != nil {
 			return int(*out.InputTokens)
 		}
-		c.logger().Info("converse: CountTokens failed; estimating", "error", err)
+		c.opts.logger().Info("converse: CountTokens failed; estimating", "error", err)
 	}
 	if w.tokens > 0 && w.sent <= len(history) {
 		return w.tokens + wire.EstimateTokens(&bedrockruntime.ConverseInput{Messages: history[w.sent:]})
@@ -290,7 +290,7 @@ func (c *Conversation) summarized(ctx context.Context, model string, t *turnResu
 		pt.ev.Usage = t.usage
 	}
 	if err != nil {
-		c.logger().Info("converse: the summary of the trimmed messages failed; dropping them", "error", fmt.Errorf("summary call: %w", err))
+		c.opts.logger().Info("converse: the summary of the trimmed messages failed; dropping them", "error", fmt.Errorf("summary call: %w", err))
 	} else if summary := strings.TrimSpace(message.Text(t.message)); summary != "" {
 		pt.tr.AddSummary(summary)
 		pt.ev.Summarized = true

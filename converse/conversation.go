@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
@@ -98,27 +96,6 @@ type Conversation struct {
 	eventMu   sync.Mutex
 }
 
-// toolConfig returns the tool configuration, built again only when tools
-// were added: a registry only grows, and its tools are immutable. The length
-// is read first, so a tool added meanwhile makes the next Send build again.
-func (c *Conversation) toolConfig() (*types.ToolConfiguration, error) {
-	n := c.tools.Len()
-	if n == c.cfgLen {
-		return c.cfg, nil
-	}
-	cfg, err := ToolConfig(c.tools, c.opts.ToolChoice)
-	if err != nil {
-		return nil, err
-	}
-	if cfg != nil || len(c.opts.SystemTools) > 0 {
-		if err := c.checkToolChoice(c.opts.ToolChoice); err != nil {
-			return nil, err
-		}
-	}
-	c.cfg, c.cfgLen = withSystemTools(cfg, c.opts.ToolChoice, c.opts.SystemTools), n
-	return c.cfg, nil
-}
-
 // New starts a conversation with the model modelID (a model ID, inference
 // profile or ARN) through client, usually a *bedrockruntime.Client, offering
 // the tools of reg (which may be nil).
@@ -128,21 +105,16 @@ func New(client Client, modelID string, reg *tools.Registry, optFns ...func(*Opt
 		fn(&c.opts)
 	}
 	c.tel = newTelemetry(modelID, &c.opts)
-	c.exec = c.executor()
+	c.exec = executorFor(modelID, c.model, reg, &c.opts, c.tel)
+	if c.opts.OnEvent != nil || c.opts.Session != nil {
+		c.exec.OnEvent = c.emit
+	}
 	if c.prices = c.opts.Prices; c.prices == nil {
 		if p, ok := modelinfo.PricesOf(modelID); ok {
 			c.prices = &p
 		}
 	}
 	return c
-}
-
-// now is the time by Options.Clock.
-func (c *Conversation) now() time.Time {
-	if c.opts.Clock != nil {
-		return c.opts.Clock()
-	}
-	return time.Now()
 }
 
 // Run is a one-shot conversation: New, then Send of prompt.
@@ -278,16 +250,6 @@ func unforced(cfg *types.ToolConfiguration) *types.ToolConfiguration {
 	return &types.ToolConfiguration{Tools: cfg.Tools}
 }
 
-// executor builds the Executor of the conversation's Sends, deciding
-// StatusAuto by the model family.
-func (c *Conversation) executor() *Executor {
-	e := executorFor(c.modelID, c.model, c.tools, &c.opts, c.tel)
-	if c.opts.OnEvent != nil || c.opts.Session != nil {
-		e.OnEvent = c.emit
-	}
-	return e
-}
-
 // NewExecutor returns an Executor as a Conversation with the model
 // modelID, the tools of reg and the options optFns set runs its calls
 // with (see Conversation.Executor): Options.Tools, with the status field
@@ -305,7 +267,8 @@ func NewExecutor(modelID string, reg *tools.Registry, optFns ...func(*Options)) 
 }
 
 // executorFor makes the Executor of a conversation with model (modelID
-// parsed), reg, o and tel, but for its OnEvent.
+// parsed), reg, o and tel, but for its OnEvent; StatusAuto is decided by
+// the model family.
 func executorFor(modelID string, model models.Model, reg *tools.Registry, o *Options, tel *telemetry) *Executor {
 	e := &Executor{Registry: reg, ToolOptions: o.Tools, Logger: o.Logger, tel: tel}
 	if e.Status == StatusAuto && !model.SupportsToolStatus() {
@@ -313,20 +276,6 @@ func executorFor(modelID string, model models.Model, reg *tools.Registry, o *Opt
 	}
 	e.media = &media.Rules{ModelID: modelID, Kinds: model.ToolResultMedia()}
 	return e
-}
-
-func (c *Conversation) maxTurns() int {
-	if c.opts.MaxTurns <= 0 {
-		return DefaultMaxTurns
-	}
-	return c.opts.MaxTurns
-}
-
-func (c *Conversation) logger() *slog.Logger {
-	if c.opts.Logger == nil {
-		return slog.New(slog.DiscardHandler)
-	}
-	return c.opts.Logger
 }
 
 // emit records ev in the state when it is saved (see TurnRecord) and

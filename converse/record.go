@@ -46,7 +46,7 @@ type CallRecord struct {
 // not kept (it failed the Send) finds a user message last and is not
 // recorded.
 func (c *Conversation) noteTurn(ev Event) {
-	now := c.now()
+	now := c.opts.now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	n := len(c.history)

@@ -156,7 +156,7 @@ func (t *openTurn) clone() *openTurn {
 // Send, restored ones too.
 func (c *Conversation) Resume(ctx context.Context, decisions ...Decision) (*Result, error) {
 	return holding(ctx, c, func() (*Result, error) {
-		if !c.resumable() {
+		if history, tail := c.open(); !resumable(history, tail) {
 			// A check that finds nothing to resume, as a caller makes
 			// before every Send, is no operation: it has no span.
 			return nil, fmt.Errorf("converse: %w", ErrNothingToResume)
@@ -170,37 +170,31 @@ func (c *Conversation) Resume(ctx context.Context, decisions ...Decision) (*Resu
 	})
 }
 
-// resumable reports whether the conversation has something to continue:
-// tool calls not all answered, or a last message from the user.
-func (c *Conversation) resumable() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.tail != nil || len(c.history) > 0 && c.history[len(c.history)-1].Role == types.ConversationRoleUser
+// resumable reports whether a conversation of history, with tail open,
+// has something to continue: tool calls not all answered, or a last
+// message from the user.
+func resumable(history []types.Message, tail *openTurn) bool {
+	return tail != nil || len(history) > 0 && history[len(history)-1].Role == types.ConversationRoleUser
 }
 
-// sendable says why a Send cannot start: the conversation is paused or
-// interrupted.
-func (c *Conversation) sendable() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+// sendable says why a Send cannot start on a conversation of history,
+// with tail open and stopped or not: it is paused or interrupted.
+func sendable(history []types.Message, tail *openTurn, stopped bool) error {
 	switch {
-	case c.tail != nil && c.tail.paused():
+	case tail != nil && tail.paused():
 		return fmt.Errorf("converse: %w: Resume with a decision for each pending call", ErrPaused)
-	case c.tail != nil, !c.stopped && len(c.history) > 0 && message.AnswersTools(c.history[len(c.history)-1]):
+	case tail != nil, !stopped && len(history) > 0 && message.AnswersTools(history[len(history)-1]):
 		return fmt.Errorf("converse: %w: Resume it, or Stop it to send a new prompt", ErrInterrupted)
 	}
 	return nil
 }
 
-// base is the history a Send adds its message to: the conversation's,
-// without a prompt left unanswered by a failed model call, which nothing
-// answered and the new message replaces. The history is then copied, as
-// History may be reading the prompt's slot. A stopped task's tool results
-// stay: the message joins them (see withPrompt).
-func (c *Conversation) base() []types.Message {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	h := c.history
+// baseOf is the history a Send adds its message to: the conversation's,
+// h, without a prompt left unanswered by a failed model call, which
+// nothing answered and the new message replaces. The history is then
+// copied, as History may be reading the prompt's slot. A stopped task's
+// tool results stay: the message joins them (see withPrompt).
+func baseOf(h []types.Message) []types.Message {
 	if n := len(h); n > 0 && h[n-1].Role == types.ConversationRoleUser && !message.AnswersTools(h[n-1]) {
 		return slices.Clip(h[:n-1])
 	}

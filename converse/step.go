@@ -296,7 +296,7 @@ func holding[T any](ctx context.Context, c *Conversation, fn func() (T, error)) 
 	if err := c.checkConfig(); err != nil {
 		return zero, err
 	}
-	release, err := c.holdSession(ctx)
+	release, err := holdSession(ctx, c.opts.Session, c.State)
 	if err != nil {
 		return zero, err
 	}
@@ -384,20 +384,23 @@ func (c *Conversation) begin(ctx context.Context, msg types.Message, sh *shape) 
 	if err := checkContent(msg); err != nil {
 		return nil, err
 	}
-	if err := c.sendable(); err != nil {
+	c.mu.Lock()
+	history, tail, stopped := c.history, c.tail, c.stopped
+	c.mu.Unlock()
+	if err := sendable(history, tail, stopped); err != nil {
 		return nil, err
 	}
-	base := c.base()
+	base := baseOf(history)
 	// A document named as one of the history is numbered, as a tool's is:
 	// Bedrock rejects a request that holds a name twice.
 	msg.Content = media.UniqueNames(base, msg.Content)
-	c.run = &run{res: &Result{}, shape: sh, start: c.now()}
+	c.run = &run{res: &Result{}, shape: sh, start: c.opts.now()}
 	// The new messages go after the conversation's own, in its spare
 	// capacity if it has some: no copy of the history per Send. A failed
 	// Send's Result gets a copy of its own, since the next Send writes over
 	// that spare capacity. History reads only the kept messages, before that
 	// capacity, so it never races with these writes.
-	history := append(base, msg)
+	history = append(base, msg)
 	if n := len(base); n > 0 && base[n-1].Role == types.ConversationRoleUser { // a stopped task's results
 		history = withPrompt(base, msg.Content, c.model)
 	}
@@ -409,13 +412,28 @@ func (c *Conversation) begin(ctx context.Context, msg types.Message, sh *shape) 
 }
 
 // checkConfig checks the request template and builds the tool
-// configuration.
+// configuration, again only when tools were added: a registry only grows,
+// and its tools are immutable. The length is read first, so a tool added
+// meanwhile makes the next Send build again.
 func (c *Conversation) checkConfig() error {
-	if err := c.checkTemplate(); err != nil {
+	if err := checkTemplate(&c.opts.Request); err != nil {
 		return err
 	}
-	_, err := c.toolConfig()
-	return err
+	n := c.tools.Len()
+	if n == c.cfgLen {
+		return nil
+	}
+	cfg, err := ToolConfig(c.tools, c.opts.ToolChoice)
+	if err != nil {
+		return err
+	}
+	if cfg != nil || len(c.opts.SystemTools) > 0 {
+		if err := c.opts.checkChoice(c.model, c.modelID, c.opts.ToolChoice); err != nil {
+			return err
+		}
+	}
+	c.cfg, c.cfgLen = withSystemTools(cfg, c.opts.ToolChoice, c.opts.SystemTools), n
+	return nil
 }
 
 // beginResume is BeginResume.
@@ -441,7 +459,7 @@ func (c *Conversation) beginResume(ctx context.Context, decisions []Decision) (*
 		}
 		// The events of the calls it finishes carry the number of the
 		// turn that asked for them; its own model calls count from 1.
-		c.run = &run{res: &Result{}, turn: tail.turn, resumed: true, start: c.now()}
+		c.run = &run{res: &Result{}, turn: tail.turn, resumed: true, start: c.opts.now()}
 		c.emit(Resumed{Messages: len(history), Decisions: len(decisions)})
 		c.applyDecisions(ctx, tail.turn, tail, byID)
 		for _, i := range cut {
@@ -458,7 +476,7 @@ func (c *Conversation) beginResume(ctx context.Context, decisions []Decision) (*
 		if len(decisions) > 0 {
 			return nil, fmt.Errorf("converse: Resume: %w: no call is pending", ErrDecision)
 		}
-		c.run = &run{res: &Result{}, start: c.now()}
+		c.run = &run{res: &Result{}, start: c.opts.now()}
 		c.mu.Lock()
 		c.stopped = false // the stopped task goes on
 		c.mu.Unlock()
@@ -500,7 +518,7 @@ func (c *Conversation) nextTurn(ctx context.Context) (*Step, error) {
 		}
 		if err == nil {
 			r.plan = t
-			r.cfg, err = c.offered(t, r.cfg, history)
+			r.cfg, err = offered(c.exec, t, r.cfg, history)
 		}
 		if err != nil {
 			return c.fail(history, err)
@@ -541,7 +559,7 @@ func (c *Conversation) turnStep(ctx context.Context) (*Step, error) {
 	}
 	in := c.request(c.kept(), r.cfg, r.shape, t, m)
 	if t != nil && in.ToolConfig != nil {
-		if err := c.checkChoice(m, t.ModelID, in.ToolConfig.ToolChoice); err != nil {
+		if err := c.opts.checkChoice(m, t.ModelID, in.ToolConfig.ToolChoice); err != nil {
 			return c.fail(c.kept(), err)
 		}
 	}
@@ -559,7 +577,7 @@ func (c *Conversation) fallback(ctx context.Context, req *ModelCall, err error) 
 	}
 	r.tried++
 	from, to := aws.ToString(req.Input.ModelId), c.opts.FallbackModels[r.tried-1]
-	c.logger().Info("converse: model call failed; trying a fallback model", "turn", r.turn, "model", from, "fallback", to, "error", err)
+	c.opts.logger().Info("converse: model call failed; trying a fallback model", "turn", r.turn, "model", from, "fallback", to, "error", err)
 	c.emit(ModelFallback{Turn: r.turn, From: from, To: to, Err: err})
 	return c.turnStep(ctx)
 }
@@ -589,7 +607,7 @@ func (c *Conversation) handleResponse(ctx context.Context, req *ModelCall, t *tu
 		return step, err
 	}
 	a := c.accept(ctx, req, t)
-	switch a.classify(c.run, c.maxTurns()) {
+	switch a.classify(c.run, c.opts.maxTurns()) {
 	case replyFailed:
 		c.emit(a.turnEnd)
 		return c.fail(a.attempted, stopError(t.stop, a.reply))
@@ -719,7 +737,7 @@ func (a *accepted) classify(r *run, maxTurns int) replyKind {
 func (c *Conversation) finalAnswer(ctx context.Context, a *accepted) (*Step, error) {
 	r := c.run
 	if !a.answered && a.t.stop != types.StopReasonToolUse && message.HasToolUse(a.reply) {
-		c.logger().Warn("converse: the final answer asks for tool calls, which are not run: its stop reason is not tool_use",
+		c.opts.logger().Warn("converse: the final answer asks for tool calls, which are not run: its stop reason is not tool_use",
 			"turn", r.turn, "stopReason", a.t.stop, "model", a.turnEnd.Model)
 	}
 	kept, final := keepable(a.attempted)
@@ -740,9 +758,9 @@ func (c *Conversation) overTurns(ctx context.Context, a *accepted) (*Step, error
 	c.emit(a.turnEnd)
 	history := a.attempted[:len(a.attempted)-1]
 	if sh := c.run.shape; sh != nil {
-		return c.fail(a.attempted, sh.failure(a.t.stop, true, c.maxTurns()))
+		return c.fail(a.attempted, sh.failure(a.t.stop, true, c.opts.maxTurns()))
 	}
-	return c.stopRun(ctx, history, nil, a.attempted, fmt.Errorf("%w (%d model calls): raise Options.MaxTurns", ErrMaxTurns, c.maxTurns()))
+	return c.stopRun(ctx, history, nil, a.attempted, fmt.Errorf("%w (%d model calls): raise Options.MaxTurns", ErrMaxTurns, c.opts.maxTurns()))
 }
 
 // openRound opens the tool round of the reply's calls (calls, if the
@@ -755,7 +773,7 @@ func (c *Conversation) openRound(ctx context.Context, a *accepted, calls []toolC
 		calls = toolCalls(a.reply.Content)
 	}
 	if c.opts.RepairCall != nil {
-		calls = c.repairCalls(ctx, a.reply, calls) // rewrites the blocks of attempted's reply
+		calls = repairCalls(ctx, c.opts.RepairCall, c.exec, a.reply, calls) // rewrites the blocks of attempted's reply
 	}
 	tail := c.newOpenTurn(calls)
 	tail.turn = r.turn

@@ -251,7 +251,7 @@ func (c *Conversation) newShape(tool *tools.Tool) (*shape, error) {
 	// The final tool's name must be free where a turn may offer it: a turn
 	// to a model without structured outputs, or one whose request cites.
 	native := sh.schema != "" && c.model.NativeStructuredOutput()
-	mayOffer := !native || len(c.opts.FallbackModels) > 0 || c.opts.PrepareTurn != nil || message.Citing(c.base())
+	mayOffer := !native || len(c.opts.FallbackModels) > 0 || c.opts.PrepareTurn != nil || message.Citing(baseOf(c.kept()))
 	if _, taken := c.tools.Lookup(tool.Name()); taken && mayOffer {
 		return nil, fmt.Errorf("converse: the final tool %q of a structured answer is a registered tool's name", tool.Name())
 	}
@@ -405,11 +405,11 @@ func (sh *shape) accept(ctx context.Context, reply *types.Message, stop types.St
 func (c *Conversation) correct(ctx context.Context, attempted []types.Message, stop types.StopReason, turnEnd TurnEnd) (*Step, error) {
 	r := c.run
 	sh := r.shape
-	limit := r.turn >= c.maxTurns()
+	limit := r.turn >= c.opts.maxTurns()
 	kept, _ := keepable(attempted)
 	if limit || !sh.correctable(stop, attempted[len(attempted)-1]) {
 		c.endStep(kept, nil, turnEnd)
-		return c.fail(attempted, sh.failure(stop, limit, c.maxTurns()))
+		return c.fail(attempted, sh.failure(stop, limit, c.opts.maxTurns()))
 	}
 	reply := attempted[len(attempted)-1]
 	var history []types.Message

@@ -34,17 +34,16 @@ func (c *Conversation) request(history []types.Message, cfg *types.ToolConfigura
 		}
 	}
 	in.ModelId, in.Messages, in.ToolConfig = aws.String(modelID), media.Request(m, history), cfg
-	sh.apply(&in, m, c.thinks(m))
+	sh.apply(&in, m, c.opts.thinks(m))
 	if p := c.opts.Cache; p != nil {
 		cachepoint.Place(m, p.TTL, &in)
 	}
 	return &in
 }
 
-// checkTemplate rejects an Options.Request that sets a field the loop
+// checkTemplate rejects an Options.Request, r, that sets a field the loop
 // owns.
-func (c *Conversation) checkTemplate() error {
-	r := &c.opts.Request
+func checkTemplate(r *bedrockruntime.ConverseInput) error {
 	for _, f := range []struct {
 		name string
 		set  bool
@@ -166,7 +165,7 @@ func (c *Conversation) modelCall(ctx context.Context, req *ModelCall) (*turnResu
 	}
 	if c.opts.Stream != nil && !req.Summary {
 		reason := fmt.Sprintf("model %s does not support tool use in streaming mode; using Converse", aws.ToString(req.Input.ModelId))
-		c.logger().Info("converse: "+reason, "turn", req.Turn)
+		c.opts.logger().Info("converse: "+reason, "turn", req.Turn)
 		c.emit(StreamFallback{Turn: req.Turn, Reason: reason})
 	}
 	out, err := c.Converse(ctx, req.Input)

@@ -73,12 +73,13 @@ func (c *Conversation) prepareTurn(ctx context.Context, history []types.Message)
 // offered is the configuration of a turn whose hook chose t.Offered and
 // t.ToolChoice: cfg without the registry's tools not chosen (system tools
 // stay; a structured Send's final tool is added after it, for the model the
-// hook picked), with the tools the history calls described, and t's choice.
-func (c *Conversation) offered(t *TurnPlan, cfg *types.ToolConfiguration, history []types.Message) (*types.ToolConfiguration, error) {
+// hook picked), with the tools the history calls described, and t's
+// choice. The registry's tools are those exec runs.
+func offered(exec *Executor, t *TurnPlan, cfg *types.ToolConfiguration, history []types.Message) (*types.ToolConfiguration, error) {
 	if t.Offered != nil {
 		for _, name := range t.Offered {
-			if _, ok := c.exec.lookup(name); !ok {
-				return nil, fmt.Errorf("prepare turn: %w %q; available tools: %s", ErrUnknownTool, name, c.exec.available())
+			if _, ok := exec.lookup(name); !ok {
+				return nil, fmt.Errorf("prepare turn: %w %q; available tools: %s", ErrUnknownTool, name, exec.available())
 			}
 		}
 		var keep []types.Tool
@@ -87,7 +88,7 @@ func (c *Conversation) offered(t *TurnPlan, cfg *types.ToolConfiguration, histor
 				spec, ok := tool.(*types.ToolMemberToolSpec)
 				if ok {
 					name := aws.ToString(spec.Value.Name)
-					if _, reg := c.exec.lookup(name); reg && !slices.Contains(t.Offered, name) {
+					if _, reg := exec.lookup(name); reg && !slices.Contains(t.Offered, name) {
 						continue
 					}
 				}
