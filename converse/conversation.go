@@ -83,16 +83,16 @@ type Conversation struct {
 
 	mu        sync.Mutex // held only to read or replace history, never across a model call or a tool
 	history   []types.Message
-	tail      *openTurn                           // the calls of the last message, while not all answered
-	stopped   bool                                // the task was stopped: a Send adds its prompt after the tool results
-	unsaved   bool                                // a step changed the state since the driver last saved it; under sendMu
-	savedTurn int                                 // the turn of the last step boundary, for StateSaved; under sendMu
-	usage     Usage                               // of every model call so far
-	cost      dollars                             // of usage, each call at its model's prices
-	toolCalls int                                 // the calls of the conversation's tool rounds, for Budget and State
-	revision  int64                               // State.Revision of the last save or of the restored state
-	storeData any                                 // State.StoreData of the last save or of the restored state
-	records   map[*types.ContentBlock]*TurnRecord // by the first block of their message; with a Session only
+	tail      *openTurn // the calls of the last message, while not all answered
+	stopped   bool      // the task was stopped: a Send adds its prompt after the tool results
+	unsaved   bool      // a step changed the state since the driver last saved it; under sendMu
+	savedTurn int       // the turn of the last step boundary, for StateSaved; under sendMu
+	usage     Usage     // of every model call so far
+	cost      dollars   // of usage, each call at its model's prices
+	toolCalls int       // the calls of the conversation's tool rounds, for Budget and State
+	revision  int64     // State.Revision of the last save or of the restored state
+	storeData any       // State.StoreData of the last save or of the restored state
+	records   records   // with a Session only
 	eventMu   sync.Mutex
 }
 
@@ -282,7 +282,10 @@ func executorFor(modelID string, model models.Model, reg *tools.Registry, o *Opt
 // hands it to OnEvent, one call at a time.
 func (c *Conversation) emit(ev Event) {
 	if c.opts.Session != nil {
-		c.noteTurn(ev)
+		now := c.opts.now()
+		c.mu.Lock()
+		c.records.note(c.history, ev, now)
+		c.mu.Unlock()
 	}
 	if c.opts.OnEvent == nil {
 		return

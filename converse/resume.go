@@ -52,14 +52,15 @@ func unanswered(t *openTurn) int {
 	return n
 }
 
-// newOpenTurn opens the calls of a turn and marks those that need approval
-// pending. Calls sharing a toolUseId share it, so that they always run
-// together and all but the first are answered as duplicates.
-func (c *Conversation) newOpenTurn(calls []toolCall) *openTurn {
-	t := &openTurn{calls: calls, results: make([]types.ContentBlock, len(calls)), pending: make([]bool, len(calls)), status: c.exec.Status != StatusNever}
+// newOpenTurn opens the calls of a turn, which exec runs, and marks those
+// that need approval (see Executor.needsApproval) pending. Calls sharing
+// a toolUseId share it, so that they always run together and all but the
+// first are answered as duplicates.
+func newOpenTurn(exec *Executor, policy func(Call) bool, calls []toolCall) *openTurn {
+	t := &openTurn{calls: calls, results: make([]types.ContentBlock, len(calls)), pending: make([]bool, len(calls)), status: exec.Status != StatusNever}
 	needs := map[string]bool{}
 	for _, tc := range calls {
-		needs[tc.id] = needs[tc.id] || c.needsApproval(tc)
+		needs[tc.id] = needs[tc.id] || exec.needsApproval(tc, policy)
 	}
 	for i, tc := range calls {
 		t.pending[i] = needs[tc.id]
@@ -68,17 +69,17 @@ func (c *Conversation) newOpenTurn(calls []toolCall) *openTurn {
 }
 
 // answer answers the call i of t without running it, with text, and
-// traces it as failed with errType: denied, or cut off. A repeat of an
-// earlier call's toolUseId is answered, and traced, as a duplicate, as the
-// executor answers one.
-func (c *Conversation) answer(ctx context.Context, t *openTurn, i int, errType, text string) {
+// traces it with exec as failed with errType: denied, or cut off. A
+// repeat of an earlier call's toolUseId is answered, and traced, as a
+// duplicate, as the executor answers one.
+func (t *openTurn) answer(ctx context.Context, exec *Executor, i int, errType, text string) {
 	tc := t.calls[i]
 	if slices.ContainsFunc(t.calls[:i], func(p toolCall) bool { return p.id == tc.id }) {
 		errType, text = toolErrDuplicate, errorText(duplicateID(tc.id))
 	}
 	t.pending[i] = false
 	t.results[i] = errorResult(tc.id, text, t.status)
-	c.exec.traceUnrun(ctx, tc, errType, text)
+	exec.traceUnrun(ctx, tc, errType, text)
 }
 
 // paused reports whether calls await a decision.

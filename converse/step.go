@@ -169,7 +169,7 @@ func (c *Conversation) BeginStructured(ctx context.Context, msg types.Message, s
 		return nil, err
 	}
 	return stepping(c, false, func() (*Step, error) {
-		sh, err := c.newShape(tool)
+		sh, err := newShape(tool, c.model, c.tools, &c.opts, c.kept())
 		if err != nil {
 			return nil, err
 		}
@@ -282,7 +282,7 @@ func (c *Conversation) decideStep(ctx context.Context, decisions []Decision) (*S
 	if err != nil {
 		return nil, fmt.Errorf("converse: Decide: %w", err)
 	}
-	c.applyDecisions(ctx, c.run.turn, tail, byID)
+	tail.applyDecisions(ctx, c.exec, c.emit, c.run.turn, byID)
 	return c.startCalls(ctx, history, tail, nil)
 }
 
@@ -461,10 +461,10 @@ func (c *Conversation) beginResume(ctx context.Context, decisions []Decision) (*
 		// turn that asked for them; its own model calls count from 1.
 		c.run = &run{res: &Result{}, turn: tail.turn, resumed: true, start: c.opts.now()}
 		c.emit(Resumed{Messages: len(history), Decisions: len(decisions)})
-		c.applyDecisions(ctx, tail.turn, tail, byID)
+		tail.applyDecisions(ctx, c.exec, c.emit, tail.turn, byID)
 		for _, i := range cut {
 			tc := tail.calls[i]
-			c.answer(ctx, tail, i, toolErrInterrupted, interruptedText)
+			tail.answer(ctx, c.exec, i, toolErrInterrupted, interruptedText)
 			c.emit(ToolEnd{Turn: tail.turn, ID: tc.id, Name: tc.name, Input: tc.input, Err: ErrCallInterrupted, Status: types.ToolResultStatusError})
 		}
 		step, err := c.startCalls(ctx, history, tail, nil)
@@ -747,7 +747,7 @@ func (c *Conversation) finalAnswer(ctx context.Context, a *accepted) (*Step, err
 	}
 	c.endStep(kept, nil, a.turnEnd)
 	if a.answered { // the final tool's call is reported after its turn
-		c.traceAnswer(ctx, r.turn)
+		r.shape.traceAnswer(ctx, c.exec, c.emit, r.turn)
 	}
 	return &Step{Result: r.res}, nil
 }
@@ -775,9 +775,9 @@ func (c *Conversation) openRound(ctx context.Context, a *accepted, calls []toolC
 	if c.opts.RepairCall != nil {
 		calls = repairCalls(ctx, c.opts.RepairCall, c.exec, a.reply, calls) // rewrites the blocks of attempted's reply
 	}
-	tail := c.newOpenTurn(calls)
+	tail := newOpenTurn(c.exec, c.opts.ApprovalPolicy, calls)
 	tail.turn = r.turn
-	c.answerFinal(ctx, r.turn, tail)
+	r.shape.answerFinal(ctx, c.exec, c.emit, r.turn, tail)
 	if tail.paused() && c.opts.Approver != nil {
 		// Nothing starts before Options.Approver decides: the approved
 		// calls then run with the others.
