@@ -74,6 +74,7 @@ type Conversation struct {
 	model   models.Model
 	exec    *Executor // one for all Sends, so that abandoned calls keep counting
 	tel     *telemetry
+	caller  *caller
 	prices  *modelinfo.Prices // of modelID: Options.Prices or the price table's; nil if unknown
 
 	sendMu sync.Mutex               // held for a whole Send, and for each step of the step API
@@ -109,6 +110,7 @@ func New(client Client, modelID string, reg *tools.Registry, optFns ...func(*Opt
 	if c.opts.OnEvent != nil || c.opts.Session != nil {
 		c.exec.OnEvent = c.emit
 	}
+	c.caller = newCaller(client, c.tel, &c.opts, c.exec, c.emit)
 	if c.prices = c.opts.Prices; c.prices == nil {
 		if p, ok := modelinfo.PricesOf(modelID); ok {
 			c.prices = &p

@@ -202,7 +202,7 @@ func (c *Conversation) HandleResponse(ctx context.Context, req *ModelCall, out *
 		var t *turnResult
 		if callErr == nil {
 			if t, callErr = replyOf(out); callErr == nil && !req.Summary {
-				c.emitText(req.Turn, t.message)
+				c.caller.emitText(req.Turn, t.message)
 			}
 		}
 		return c.handleResponse(ctx, req, t, callErr)
