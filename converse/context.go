@@ -286,7 +286,7 @@ func (c *Conversation) summarized(ctx context.Context, model string, t *turnResu
 	}
 	r.trim = nil
 	if t != nil {
-		c.addUsage(model, t.usage)
+		c.accounts.count(&r.spent, model, t.usage)
 		pt.ev.Usage = t.usage
 	}
 	if err != nil {

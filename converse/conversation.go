@@ -16,7 +16,6 @@ import (
 	"github.com/tooluse/bedrock/converse/internal/media"
 	"github.com/tooluse/bedrock/converse/internal/message"
 	"github.com/tooluse/bedrock/converse/internal/models"
-	"github.com/tooluse/bedrock/converse/modelinfo"
 	"github.com/tooluse/bedrock/tools"
 )
 
@@ -67,15 +66,15 @@ type Result struct {
 // history, so each Send continues the conversation. Its methods are safe for
 // concurrent use; Sends are serialized, and History never waits for one.
 type Conversation struct {
-	client  Client
-	modelID string
-	tools   *tools.Registry
-	opts    Options
-	model   models.Model
-	exec    *Executor // one for all Sends, so that abandoned calls keep counting
-	tel     *telemetry
-	caller  *caller
-	prices  *modelinfo.Prices // of modelID: Options.Prices or the price table's; nil if unknown
+	client   Client
+	modelID  string
+	tools    *tools.Registry
+	opts     Options
+	model    models.Model
+	exec     *Executor // one for all Sends, so that abandoned calls keep counting
+	tel      *telemetry
+	caller   *caller
+	accounts *accounts
 
 	sendMu sync.Mutex               // held for a whole Send, and for each step of the step API
 	cfg    *types.ToolConfiguration // ToolConfig of the first cfgLen tools; under sendMu
@@ -88,9 +87,6 @@ type Conversation struct {
 	stopped   bool      // the task was stopped: a Send adds its prompt after the tool results
 	unsaved   bool      // a step changed the state since the driver last saved it; under sendMu
 	savedTurn int       // the turn of the last step boundary, for StateSaved; under sendMu
-	usage     Usage     // of every model call so far
-	cost      dollars   // of usage, each call at its model's prices
-	toolCalls int       // the calls of the conversation's tool rounds, for Budget and State
 	revision  int64     // State.Revision of the last save or of the restored state
 	storeData any       // State.StoreData of the last save or of the restored state
 	records   records   // with a Session only
@@ -111,11 +107,7 @@ func New(client Client, modelID string, reg *tools.Registry, optFns ...func(*Opt
 		c.exec.OnEvent = c.emit
 	}
 	c.caller = newCaller(client, c.tel, &c.opts, c.exec, c.emit)
-	if c.prices = c.opts.Prices; c.prices == nil {
-		if p, ok := modelinfo.PricesOf(modelID); ok {
-			c.prices = &p
-		}
-	}
+	c.accounts = newAccounts(modelID, &c.opts)
 	return c
 }
 

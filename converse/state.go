@@ -103,7 +103,8 @@ type State struct {
 func (c *Conversation) State() *State {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	st := &State{ModelID: c.modelID, Messages: slices.Clone(c.history), Usage: c.usage, ToolCalls: c.toolCalls, Turns: c.records.of(c.history), Revision: c.revision, Stopped: c.stopped, StoreData: c.storeData}
+	st := &State{ModelID: c.modelID, Messages: slices.Clone(c.history), Turns: c.records.of(c.history), Revision: c.revision, Stopped: c.stopped, StoreData: c.storeData}
+	st.Usage, st.ToolCalls = c.accounts.totals()
 	if t := c.tail; t != nil {
 		st.Pending = t.pendingCalls()
 		st.results = slices.Clone(t.results)
@@ -129,10 +130,10 @@ func Restore(client Client, reg *tools.Registry, st *State, optFns ...func(*Opti
 	if err != nil {
 		return nil, fmt.Errorf("converse: restore: %w", err)
 	}
-	c.history, c.tail, c.usage, c.toolCalls, c.revision, c.storeData = slices.Clone(st.Messages), tail, st.Usage, st.ToolCalls, st.Revision, st.StoreData
+	c.history, c.tail, c.revision, c.storeData = slices.Clone(st.Messages), tail, st.Revision, st.StoreData
 	c.stopped = st.Stopped && tail == nil
-	c.cost = c.add(dollars{}, c.modelID, st.Usage) // the calls before were priced as the conversation's model's
-	c.records.restore(c.history, st.Turns)         // c is not yet shared: mu need not be held
+	c.accounts.restore(st.Usage, st.ToolCalls)
+	c.records.restore(c.history, st.Turns) // c is not yet shared: mu need not be held
 	return c, nil
 }
 

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
@@ -128,11 +127,8 @@ type run struct {
 	plan    *TurnPlan                // Options.PrepareTurn's turn; nil without it
 	tried   int                      // the Options.FallbackModels tried in this turn
 
-	start     time.Time // when the run began, for Budget.WallTime
-	spent     Usage     // of every model call of the run, summaries included
-	cost      dollars   // of spent
-	resCost   dollars   // of the Result's usage: the turns
-	toolCalls int       // the calls of the run's tool rounds, for Budget
+	spent   tally   // what the run spent, from its start, for Budget
+	resCost dollars // of the Result's usage: the turns
 }
 
 // pendingTrim is a trim waiting for the summary of what it dropped.
@@ -394,7 +390,7 @@ func (c *Conversation) begin(ctx context.Context, msg types.Message, sh *shape) 
 	// A document named as one of the history is numbered, as a tool's is:
 	// Bedrock rejects a request that holds a name twice.
 	msg.Content = media.UniqueNames(base, msg.Content)
-	c.run = &run{res: &Result{}, shape: sh, start: c.opts.now()}
+	c.run = &run{res: &Result{}, shape: sh, spent: tally{start: c.opts.now()}}
 	// The new messages go after the conversation's own, in its spare
 	// capacity if it has some: no copy of the history per Send. A failed
 	// Send's Result gets a copy of its own, since the next Send writes over
@@ -459,7 +455,7 @@ func (c *Conversation) beginResume(ctx context.Context, decisions []Decision) (*
 		}
 		// The events of the calls it finishes carry the number of the
 		// turn that asked for them; its own model calls count from 1.
-		c.run = &run{res: &Result{}, turn: tail.turn, resumed: true, start: c.opts.now()}
+		c.run = &run{res: &Result{}, turn: tail.turn, resumed: true, spent: tally{start: c.opts.now()}}
 		c.emit(Resumed{Messages: len(history), Decisions: len(decisions)})
 		tail.applyDecisions(ctx, c.exec, c.emit, tail.turn, byID)
 		for _, i := range cut {
@@ -476,7 +472,7 @@ func (c *Conversation) beginResume(ctx context.Context, decisions []Decision) (*
 		if len(decisions) > 0 {
 			return nil, fmt.Errorf("converse: Resume: %w: no call is pending", ErrDecision)
 		}
-		c.run = &run{res: &Result{}, start: c.opts.now()}
+		c.run = &run{res: &Result{}, spent: tally{start: c.opts.now()}}
 		c.mu.Lock()
 		c.stopped = false // the stopped task goes on
 		c.mu.Unlock()
@@ -634,7 +630,7 @@ func (c *Conversation) rescue(ctx context.Context, req *ModelCall, t *turnResult
 			// The call that overflowed was billed: counted now, for the
 			// budget of the retry and in case it fails, and reported in the
 			// retry's TurnEnd.
-			c.count(aws.ToString(req.Input.ModelId), t.usage)
+			r.count(c.accounts, aws.ToString(req.Input.ModelId), t.usage)
 			r.wasted = t.usage
 		}
 		if step, cut, ferr := c.fit(ctx, history, c.overflowLimit(ctx, history), true); ferr != nil || cut {
@@ -694,7 +690,7 @@ func (c *Conversation) accept(ctx context.Context, req *ModelCall, t *turnResult
 	}
 	res.Message, res.Text, res.Citations, res.StopReason = a.reply, message.Text(said), citation.FromMessage(said), t.stop
 	res.Turns, res.Response, res.Model = r.turn, t.resp, model
-	c.count(model, t.usage)
+	r.count(c.accounts, model, t.usage)
 	a.turnEnd = TurnEnd{Turn: r.turn, Model: model, StopReason: t.stop, Usage: t.usage.Add(r.wasted), Duration: t.took, Response: t.resp}
 	r.wasted = Usage{}
 	return a
@@ -814,7 +810,7 @@ func (c *Conversation) startCalls(ctx context.Context, history []types.Message, 
 	if len(calls) > 0 && !tail.started {
 		// The round's calls count before it starts, those pending with the
 		// rest, so that no decision can pass a limit in the middle of it.
-		if err := c.startRound(unanswered(tail)); err != nil {
+		if err := c.accounts.startRound(&c.run.spent, unanswered(tail)); err != nil {
 			c.endStep(history, tail, ev)
 			return c.stopRun(ctx, history, tail, nil, err)
 		}
@@ -944,22 +940,13 @@ func (c *Conversation) keep(history []types.Message, tail *openTurn) {
 }
 
 // count counts the usage of a turn's model call, by model: in the
-// Result's usage and cost, and in the run's and the conversation's.
-func (c *Conversation) count(model string, u Usage) {
-	r := c.run
+// Result's usage and cost, and in the run's and the conversation's
+// accounts.
+func (r *run) count(a *accounts, model string, u Usage) {
 	r.res.Usage = r.res.Usage.Add(u)
-	r.resCost = c.add(r.resCost, model, u)
+	r.resCost = a.add(r.resCost, model, u)
 	r.res.CostUSD = r.resCost.value()
-	c.addUsage(model, u)
-}
-
-// addUsage counts the usage of a model call of the run, by model.
-func (c *Conversation) addUsage(model string, u Usage) {
-	r := c.run
-	r.spent, r.cost = r.spent.Add(u), c.add(r.cost, model, u)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.usage, c.cost = c.usage.Add(u), c.add(c.cost, model, u)
+	a.count(&r.spent, model, u)
 }
 
 // Executor returns the Executor the conversation runs its calls with: its
