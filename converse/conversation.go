@@ -74,6 +74,7 @@ type Conversation struct {
 	exec     *Executor // one for all Sends, so that abandoned calls keep counting
 	tel      *telemetry
 	caller   *caller
+	input    *inputCounter
 	accounts *accounts
 
 	sendMu sync.Mutex               // held for a whole Send, and for each step of the step API
@@ -107,6 +108,7 @@ func New(client Client, modelID string, reg *tools.Registry, optFns ...func(*Opt
 		c.exec.OnEvent = c.emit
 	}
 	c.caller = newCaller(client, c.tel, &c.opts, c.exec, c.emit)
+	c.input = newInputCounter(client, modelID, &c.opts)
 	c.accounts = newAccounts(modelID, &c.opts)
 	return c
 }

@@ -633,7 +633,7 @@ func (c *Conversation) rescue(ctx context.Context, req *ModelCall, t *turnResult
 			r.count(c.accounts, aws.ToString(req.Input.ModelId), t.usage)
 			r.wasted = t.usage
 		}
-		if step, cut, ferr := c.fit(ctx, history, c.overflowLimit(ctx, history), true); ferr != nil || cut {
+		if step, cut, ferr := c.fit(ctx, history, c.input.overflowLimit(ctx, &r.win, history, r.cfg, c.opts.Context.MaxInputTokens), true); ferr != nil || cut {
 			return step, true, ferr
 		}
 	}
