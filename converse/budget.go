@@ -277,7 +277,7 @@ func (c *Conversation) budgeted(ctx context.Context, req *ModelCall) (*Step, err
 		return c.stopRun(ctx, c.kept(), nil, nil, err)
 	}
 	if err != nil {
-		return c.fail(c.kept(), err)
+		return c.run.fail(c.kept(), err)
 	}
 	if room < math.MaxInt {
 		capMaxTokens(req.Input, room)

@@ -112,6 +112,18 @@ func turnOf(history []types.Message) int {
 	return n
 }
 
+// awaiting is the index of the call id of t that was started and awaits
+// its result, taken aside (those a batch of results answers already);
+// -1 if none.
+func (t *openTurn) awaiting(id string, taken []int) int {
+	for k, tc := range t.calls {
+		if tc.id == id && t.started && t.results[k] == nil && !t.pending[k] && !slices.Contains(taken, k) {
+			return k
+		}
+	}
+	return -1
+}
+
 func (t *openTurn) pendingCalls() []Call {
 	var calls []Call
 	for i, tc := range t.calls {

@@ -138,8 +138,7 @@ type pendingTrim struct {
 }
 
 // fail ends the run with err, attempted being what was attempted.
-func (c *Conversation) fail(attempted []types.Message, err error) (*Step, error) {
-	r := c.run
+func (r *run) fail(attempted []types.Message, err error) (*Step, error) {
 	r.res.History = slices.Clone(attempted)
 	return nil, fmt.Errorf("converse: turn %d: %w", r.turn, err)
 }
@@ -214,33 +213,25 @@ func (c *Conversation) HandleResponse(ctx context.Context, req *ModelCall, out *
 // ErrStaleStep; one Bedrock would reject (no content, blank text) is an
 // error too, and neither is kept.
 func (c *Conversation) AnswerCalls(ctx context.Context, results ...types.ContentBlock) (*Step, error) {
-	return stepping(c, true, func() (*Step, error) { return c.answerCalls(ctx, results) })
-}
-
-// answerCalls is AnswerCalls, holding the run.
-func (c *Conversation) answerCalls(ctx context.Context, results []types.ContentBlock) (*Step, error) {
-	history, tail := c.open()
-	if tail == nil {
-		return nil, fmt.Errorf("converse: AnswerCalls: %w: no calls are open", ErrStaleStep)
-	}
-	var run []int
-	for _, b := range results {
-		if err := checkResult(b); err != nil {
-			return nil, fmt.Errorf("converse: AnswerCalls: %w", err)
+	return stepping(c, true, func() (*Step, error) {
+		history, tail := c.open()
+		if tail == nil {
+			return nil, fmt.Errorf("converse: AnswerCalls: %w: no calls are open", ErrStaleStep)
 		}
-		id, i := message.ResultID(b), -1
-		for k, tc := range tail.calls {
-			if tc.id == id && tail.started && tail.results[k] == nil && !tail.pending[k] && !slices.Contains(run, k) {
-				i = k
-				break
+		var run []int
+		for _, b := range results {
+			if err := checkResult(b); err != nil {
+				return nil, fmt.Errorf("converse: AnswerCalls: %w", err)
 			}
+			id := message.ResultID(b)
+			i := tail.awaiting(id, run)
+			if i < 0 {
+				return nil, fmt.Errorf("converse: AnswerCalls: %w: %q is not a started call awaiting its result", ErrStaleStep, id)
+			}
+			run = append(run, i)
 		}
-		if i < 0 {
-			return nil, fmt.Errorf("converse: AnswerCalls: %w: %q is not a started call awaiting its result", ErrStaleStep, id)
-		}
-		run = append(run, i)
-	}
-	return c.keepResults(ctx, history, tail, run, media.Limit(c.exec.withStatus(results)))
+		return c.keepResults(ctx, history, tail, run, media.Limit(c.exec.withStatus(results)))
+	})
 }
 
 // checkResult says what Bedrock would reject in b, a result handed to
@@ -265,21 +256,18 @@ func checkResult(b types.ContentBlock) error {
 // Decide takes one Decision for each of the last Step's Pending calls
 // (approvals and denials, as Resume takes them) and returns the next step.
 func (c *Conversation) Decide(ctx context.Context, decisions ...Decision) (*Step, error) {
-	return stepping(c, true, func() (*Step, error) { return c.decideStep(ctx, decisions) })
-}
-
-// decideStep is Decide, holding the run.
-func (c *Conversation) decideStep(ctx context.Context, decisions []Decision) (*Step, error) {
-	history, tail := c.open()
-	if tail == nil || !tail.paused() {
-		return nil, fmt.Errorf("converse: Decide: %w: %w: no call is pending", ErrStaleStep, ErrDecision)
-	}
-	byID, err := checkDecisions(tail, decisions)
-	if err != nil {
-		return nil, fmt.Errorf("converse: Decide: %w", err)
-	}
-	tail.applyDecisions(ctx, c.exec, c.emit, c.run.turn, byID)
-	return c.startCalls(ctx, history, tail, nil)
+	return stepping(c, true, func() (*Step, error) {
+		history, tail := c.open()
+		if tail == nil || !tail.paused() {
+			return nil, fmt.Errorf("converse: Decide: %w: %w: no call is pending", ErrStaleStep, ErrDecision)
+		}
+		byID, err := checkDecisions(tail, decisions)
+		if err != nil {
+			return nil, fmt.Errorf("converse: Decide: %w", err)
+		}
+		tail.applyDecisions(ctx, c.exec, c.emit, c.run.turn, byID)
+		return c.startCalls(ctx, history, tail, nil)
+	})
 }
 
 // holding runs fn, a driver's (Send, Resume, Stop), with the Send lock and
@@ -503,11 +491,11 @@ func (c *Conversation) nextTurn(ctx context.Context) (*Step, error) {
 	}
 	r.cfg = coverHistory(r.cfg, history)
 	if c.opts.PrepareTurn != nil {
-		t, err := c.prepareTurn(ctx, history)
+		t, err := c.opts.prepareTurn(ctx, c.modelID, r.turn, r.cfg, history)
 		if err == nil && t.Stop {
 			r.turn--
 			if err := c.stop(ctx, history, nil, byUser); err != nil {
-				return c.fail(history, err)
+				return c.run.fail(history, err)
 			}
 			r.res.History = slices.Clone(history)
 			return &Step{Result: r.res}, nil
@@ -517,7 +505,7 @@ func (c *Conversation) nextTurn(ctx context.Context) (*Step, error) {
 			r.cfg, err = offered(c.exec, t, r.cfg, history)
 		}
 		if err != nil {
-			return c.fail(history, err)
+			return c.run.fail(history, err)
 		}
 	}
 	if p := c.opts.Context; p != nil && p.MaxInputTokens > 0 {
@@ -556,7 +544,7 @@ func (c *Conversation) turnStep(ctx context.Context) (*Step, error) {
 	in := c.request(c.kept(), r.cfg, r.shape, t, m)
 	if t != nil && in.ToolConfig != nil {
 		if err := c.opts.checkChoice(m, t.ModelID, in.ToolConfig.ToolChoice); err != nil {
-			return c.fail(c.kept(), err)
+			return c.run.fail(c.kept(), err)
 		}
 	}
 	stream := c.opts.Stream != nil && (in.ToolConfig == nil || m.SupportsStreamingToolUse())
@@ -606,7 +594,7 @@ func (c *Conversation) handleResponse(ctx context.Context, req *ModelCall, t *tu
 	switch a.classify(c.run, c.opts.maxTurns()) {
 	case replyFailed:
 		c.emit(a.turnEnd)
-		return c.fail(a.attempted, stopError(t.stop, a.reply))
+		return c.run.fail(a.attempted, stopError(t.stop, a.reply))
 	case replyToCorrect:
 		return c.correct(ctx, a.attempted, t.stop, a.turnEnd)
 	case replyFinal:
@@ -646,7 +634,7 @@ func (c *Conversation) rescue(ctx context.Context, req *ModelCall, t *turnResult
 	if overflowed(err, t) { // Bedrock's ValidationException: say it is the window
 		err = fmt.Errorf("%w: %w", ErrContextWindowExceeded, err)
 	}
-	step, err = c.fail(history, err)
+	step, err = c.run.fail(history, err)
 	return step, true, err
 }
 
@@ -754,7 +742,7 @@ func (c *Conversation) overTurns(ctx context.Context, a *accepted) (*Step, error
 	c.emit(a.turnEnd)
 	history := a.attempted[:len(a.attempted)-1]
 	if sh := c.run.shape; sh != nil {
-		return c.fail(a.attempted, sh.failure(a.t.stop, true, c.opts.maxTurns()))
+		return c.run.fail(a.attempted, sh.failure(a.t.stop, true, c.opts.maxTurns()))
 	}
 	return c.stopRun(ctx, history, nil, a.attempted, fmt.Errorf("%w (%d model calls): raise Options.MaxTurns", ErrMaxTurns, c.opts.maxTurns()))
 }
@@ -844,7 +832,7 @@ func (c *Conversation) closeRound(ctx context.Context, history []types.Message, 
 	history = append(history, tail.message(history))
 	c.endStep(history, nil, nil)
 	if err := ctx.Err(); err != nil {
-		return c.fail(history, err)
+		return c.run.fail(history, err)
 	}
 	return c.nextTurn(ctx)
 }

@@ -79,12 +79,12 @@ func (c *Conversation) stop(ctx context.Context, history []types.Message, tail *
 // stop left it.
 func (c *Conversation) stopRun(ctx context.Context, history []types.Message, tail *openTurn, attempted []types.Message, err error) (*Step, error) {
 	if serr := c.stop(ctx, history, tail, fmt.Sprintf("the task was stopped (%v)", err)); serr != nil {
-		return c.fail(history, serr)
+		return c.run.fail(history, serr)
 	}
 	if attempted == nil {
 		attempted = c.kept()
 	}
-	return c.fail(attempted, err)
+	return c.run.fail(attempted, err)
 }
 
 // withPrompt returns history with the blocks of a prompt added. After a

@@ -410,7 +410,7 @@ func (c *Conversation) correct(ctx context.Context, attempted []types.Message, s
 	kept, _ := keepable(attempted)
 	if limit || !sh.correctable(stop, attempted[len(attempted)-1]) {
 		c.endStep(kept, nil, turnEnd)
-		return c.fail(attempted, sh.failure(stop, limit, c.opts.maxTurns()))
+		return c.run.fail(attempted, sh.failure(stop, limit, c.opts.maxTurns()))
 	}
 	reply := attempted[len(attempted)-1]
 	var history []types.Message

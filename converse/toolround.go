@@ -41,7 +41,7 @@ func (c *Conversation) approve(ctx context.Context) (*Step, error) {
 		}
 		if err != nil {
 			c.endStep(history, tail, nil)
-			return c.fail(history, fmt.Errorf("approve %s (%s): %w", tc.name, tc.id, err))
+			return c.run.fail(history, fmt.Errorf("approve %s (%s): %w", tc.name, tc.id, err))
 		}
 		c.emit(ApprovalDecided{Turn: r.turn, Call: tc.public(), Decision: d})
 		tail.decide(ctx, c.exec, i, d)

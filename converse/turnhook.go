@@ -47,21 +47,20 @@ type TurnPlan struct {
 	Stop bool
 }
 
-// prepareTurn runs Options.PrepareTurn for the run's next turn, on the
-// configuration the turn would send; it returns the turn as the hook left
-// it.
-func (c *Conversation) prepareTurn(ctx context.Context, history []types.Message) (*TurnPlan, error) {
-	r := c.run
-	t := &TurnPlan{Number: r.turn, History: history, ModelID: c.modelID, System: c.opts.Request.System, InferenceConfig: c.opts.Request.InferenceConfig}
-	if r.cfg != nil {
-		t.ToolChoice = r.cfg.ToolChoice
+// prepareTurn runs PrepareTurn for the turn numbered turn, to the model
+// modelID (New's), on history and cfg, the configuration the turn would
+// send; it returns the turn as the hook left it.
+func (o *Options) prepareTurn(ctx context.Context, modelID string, turn int, cfg *types.ToolConfiguration, history []types.Message) (*TurnPlan, error) {
+	t := &TurnPlan{Number: turn, History: history, ModelID: modelID, System: o.Request.System, InferenceConfig: o.Request.InferenceConfig}
+	if cfg != nil {
+		t.ToolChoice = cfg.ToolChoice
 	}
 	if n := len(history); n > 1 && message.AnswersTools(history[n-1]) && !message.HoldsPrompt(history[n-1]) {
 		for _, tc := range toolCalls(history[n-2].Content) {
 			t.Answered = append(t.Answered, tc.public())
 		}
 	}
-	if err := c.opts.PrepareTurn(ctx, t); err != nil {
+	if err := o.PrepareTurn(ctx, t); err != nil {
 		return nil, fmt.Errorf("prepare turn: %w", err)
 	}
 	if t.ModelID == "" {
