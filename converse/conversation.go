@@ -73,9 +73,9 @@ type Conversation struct {
 	model    models.Model
 	exec     *Executor // one for all Sends, so that abandoned calls keep counting
 	tel      *telemetry
-	caller   *caller
-	input    *inputCounter
-	accounts *accounts
+	caller   *caller       // makes the model calls
+	input    *inputCounter // counts a request's tokens for Options.Context
+	accounts *accounts     // prices the calls, holds the runs to Options.Budget; what was spent, under its own lock
 
 	sendMu sync.Mutex               // held for a whole Send, and for each step of the step API
 	cfg    *types.ToolConfiguration // ToolConfig of the first cfgLen tools; under sendMu
