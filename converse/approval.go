@@ -84,18 +84,19 @@ func (e *PausedError) Error() string {
 // Is makes a *PausedError match ErrPaused.
 func (e *PausedError) Is(target error) bool { return target == ErrPaused }
 
-// needsApproval reports whether c needs a decision before it runs: its tool
-// was made with tools.Options.RequireApproval, or Options.ApprovalPolicy says so. A call
-// of an unknown tool, or with unreadable input, runs nothing and needs none.
-func (c *Conversation) needsApproval(tc toolCall) bool {
-	tool, ok := c.exec.lookup(tc.name)
+// needsApproval reports whether tc needs a decision before e runs it: its
+// tool was made with tools.Options.RequireApproval, or policy
+// (Options.ApprovalPolicy) says so. A call of an unknown tool, or with
+// unreadable input, runs nothing and needs none.
+func (e *Executor) needsApproval(tc toolCall, policy func(Call) bool) bool {
+	tool, ok := e.lookup(tc.name)
 	if !ok || tc.inputErr != nil {
 		return false
 	}
 	if tool.RequiresApproval() {
 		return true
 	}
-	return c.opts.ApprovalPolicy != nil && c.opts.ApprovalPolicy(tc.public())
+	return policy != nil && policy(tc.public())
 }
 
 // checkDecisions checks that decisions decide every pending call of tail,
@@ -134,13 +135,14 @@ func checkDecisions(tail *openTurn, decisions []Decision) (map[string]Decision, 
 }
 
 // applyDecisions applies the checked decisions of byID to the pending
-// calls of tail.
-func (c *Conversation) applyDecisions(ctx context.Context, turn int, tail *openTurn, byID map[string]Decision) {
-	for i, tc := range tail.calls {
-		if tail.pending[i] {
+// calls of t, of the turn turn, and reports each with emit; exec traces a
+// denied call.
+func (t *openTurn) applyDecisions(ctx context.Context, exec *Executor, emit func(Event), turn int, byID map[string]Decision) {
+	for i, tc := range t.calls {
+		if t.pending[i] {
 			d := byID[tc.id]
-			c.emit(ApprovalDecided{Turn: turn, Call: tc.public(), Decision: d})
-			c.decide(ctx, tail, i, d)
+			emit(ApprovalDecided{Turn: turn, Call: tc.public(), Decision: d})
+			t.decide(ctx, exec, i, d)
 		}
 	}
 }
@@ -153,13 +155,14 @@ func checkVerdict(d Decision) error {
 	return fmt.Errorf("%w: the decision for the call %q has no verdict (%q)", ErrDecision, d.ID, d.Verdict)
 }
 
-// decide applies a decision to the call i of t: a denial answers it.
-func (c *Conversation) decide(ctx context.Context, t *openTurn, i int, d Decision) {
+// decide applies a decision to the call i of t: a denial answers it,
+// traced by exec.
+func (t *openTurn) decide(ctx context.Context, exec *Executor, i int, d Decision) {
 	switch d.Verdict {
 	case Approved:
 		t.pending[i] = false
 	case Denied:
-		c.answer(ctx, t, i, toolErrDenied, denialText(d))
+		t.answer(ctx, exec, i, toolErrDenied, denialText(d))
 	}
 }
 

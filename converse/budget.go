@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -141,17 +142,83 @@ func billedInput(u Usage) int {
 	return u.InputTokens + u.CacheReadInputTokens + u.CacheWriteInputTokens
 }
 
+// limits are the limits of a scope: of the conversation, or of the Send.
+func (b *Budget) limits(conversation bool) Limits {
+	if conversation {
+		return b.Conversation
+	}
+	return b.Send
+}
+
+// accounts price a conversation's model calls and hold its runs to its
+// Budget, by its clock. They keep what the whole conversation spent under
+// a mutex of their own, as State reads it during a Send; a run keeps its
+// own tally (under sendMu) and hands it to them.
+type accounts struct {
+	modelID string
+	prices  *modelinfo.Prices // of modelID: Options.Prices or the price table's; nil if unknown
+	budget  *Budget
+	now     func() time.Time
+
+	mu    sync.Mutex
+	total tally // the conversation's, counted from its restored State
+}
+
+// tally is what a scope of a Budget spent: a run, or the conversation.
+type tally struct {
+	usage     Usage     // of every model call, summaries included
+	cost      dollars   // of usage, each call at its model's prices
+	toolCalls int       // the calls of its tool rounds
+	start     time.Time // when a run began, for Budget.WallTime
+}
+
+// newAccounts are the accounts of a conversation with the model modelID
+// and the options o.
+func newAccounts(modelID string, o *Options) *accounts {
+	a := &accounts{modelID: modelID, prices: o.Prices, budget: o.Budget, now: o.now}
+	if a.prices == nil {
+		if p, ok := modelinfo.PricesOf(modelID); ok {
+			a.prices = &p
+		}
+	}
+	return a
+}
+
 // pricesOf are the prices of model, a model the conversation called, and
 // whether they are known: Options.Prices for the conversation's own model,
 // the price table's for it and for a fallback model.
-func (c *Conversation) pricesOf(model string) (modelinfo.Prices, bool) {
-	if model == c.modelID {
-		if c.prices == nil {
+func (a *accounts) pricesOf(model string) (modelinfo.Prices, bool) {
+	if model == a.modelID {
+		if a.prices == nil {
 			return modelinfo.Prices{}, false
 		}
-		return *c.prices, true
+		return *a.prices, true
 	}
 	return modelinfo.PricesOf(model)
+}
+
+// count counts u, used by a model call of model, in run's tally and the
+// conversation's.
+func (a *accounts) count(run *tally, model string, u Usage) {
+	run.usage, run.cost = run.usage.Add(u), a.add(run.cost, model, u)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.total.usage, a.total.cost = a.total.usage.Add(u), a.add(a.total.cost, model, u)
+}
+
+// restore makes u and toolCalls, of a restored State, what the
+// conversation spent; the calls before are priced as its own model's.
+func (a *accounts) restore(u Usage, toolCalls int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.total = tally{usage: u, cost: a.add(dollars{}, a.modelID, u), toolCalls: toolCalls}
+}
+
+// totals are the conversation's usage and tool calls, for its State.
+func (a *accounts) totals() (Usage, int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.total.usage, a.total.toolCalls
 }
 
 // dollars is a sum of costs, each at the prices of the model that ran the
@@ -162,8 +229,8 @@ type dollars struct {
 }
 
 // add counts u, used by a call of model.
-func (c *Conversation) add(d dollars, model string, u Usage) dollars {
-	p, ok := c.pricesOf(model)
+func (a *accounts) add(d dollars, model string, u Usage) dollars {
+	p, ok := a.pricesOf(model)
 	if !ok {
 		return dollars{unknown: true}
 	}
@@ -181,21 +248,16 @@ func (d dollars) value() *float64 {
 	return aws.Float64(d.usd)
 }
 
-// spent is what the scope of a Budget's limits spent so far.
-func (c *Conversation) spent(conversation bool) Spent {
-	r := c.run
-	var s Spent
-	var d dollars
+// spent is what the scope of a Budget's limits spent so far: the run's,
+// or the conversation's.
+func (a *accounts) spent(run *tally, conversation bool) Spent {
+	t := *run
 	if conversation {
-		c.mu.Lock()
-		s.Usage, s.ToolCalls, d = c.usage, c.toolCalls, c.cost
-		c.mu.Unlock()
-	} else {
-		s.Usage, s.ToolCalls, d = r.spent, r.toolCalls, r.cost
+		a.mu.Lock()
+		t = a.total
+		a.mu.Unlock()
 	}
-	s.WallTime = c.now().Sub(r.start)
-	s.CostUSD = d.usd
-	return s
+	return Spent{Usage: t.usage, ToolCalls: t.toolCalls, WallTime: a.now().Sub(run.start), CostUSD: t.cost.usd}
 }
 
 // budgeted is the step of the model call req, within the budget: the
@@ -204,35 +266,42 @@ func (c *Conversation) spent(conversation bool) Spent {
 // room ends the run, at the step boundary the history is at.
 func (c *Conversation) budgeted(ctx context.Context, req *ModelCall) (*Step, error) {
 	c.run.await = req
-	b := c.opts.Budget
-	if b == nil {
+	if c.opts.Budget == nil {
 		return &Step{ModelCall: req}, nil
 	}
 	// Encoding the request to estimate it costs as much as a turn's
 	// validation: only a Budget pays for it.
 	req.estimate = wire.EstimateTokens(req.Input)
-	if err := c.overTime(); err != nil {
+	room, err := c.accounts.room(&c.run.spent, aws.ToString(req.Input.ModelId), req.estimate, minOutput(req.Input))
+	if errors.Is(err, ErrBudget) {
 		return c.stopRun(ctx, c.kept(), nil, nil, err)
 	}
-	room, need := math.MaxInt, minOutput(req.Input)
-	for _, conv := range []bool{false, true} {
-		lim := b.Send
-		if conv {
-			lim = b.Conversation
-		}
-		left, err := c.outputRoom(lim, conv, aws.ToString(req.Input.ModelId), req.estimate, need)
-		if errors.Is(err, ErrBudget) {
-			return c.stopRun(ctx, c.kept(), nil, nil, err)
-		}
-		if err != nil {
-			return c.fail(c.kept(), err)
-		}
-		room = min(room, left)
+	if err != nil {
+		return c.run.fail(c.kept(), err)
 	}
 	if room < math.MaxInt {
 		capMaxTokens(req.Input, room)
 	}
 	return &Step{ModelCall: req}, nil
+}
+
+// room is the most output tokens a call of model with estimate input
+// tokens may produce within every limit (math.MaxInt without one), run
+// having spent what it did: the *BudgetError of the wall time, or of a
+// limit that leaves the call fewer than need.
+func (a *accounts) room(run *tally, model string, estimate, need int) (int, error) {
+	if err := a.overTime(run); err != nil {
+		return 0, err
+	}
+	room := math.MaxInt
+	for _, conv := range []bool{false, true} {
+		left, err := a.outputRoom(a.budget.limits(conv), conv, a.spent(run, conv), model, estimate, need)
+		if err != nil {
+			return 0, err
+		}
+		room = min(room, left)
+	}
+	return room, nil
 }
 
 // minOutput is the fewest output tokens the model call in may be given:
@@ -256,10 +325,10 @@ func minOutput(in *bedrockruntime.ConverseInput) int {
 }
 
 // outputRoom is the most output tokens a call of model with estimate
-// input tokens may produce within lim (math.MaxInt without a limit), or
-// the *BudgetError of a limit that leaves the call fewer than need.
-func (c *Conversation) outputRoom(lim Limits, conv bool, model string, estimate, need int) (int, error) {
-	s := c.spent(conv)
+// input tokens may produce within lim (math.MaxInt without a limit), its
+// scope having spent s, or the *BudgetError of a limit that leaves the
+// call fewer than need.
+func (a *accounts) outputRoom(lim Limits, conv bool, s Spent, model string, estimate, need int) (int, error) {
 	u := s.Usage
 	fail := func(limit string, max, needed float64) error {
 		return &BudgetError{Limit: limit, Conversation: conv, Max: max, Spent: s, Needed: needed}
@@ -286,7 +355,7 @@ func (c *Conversation) outputRoom(lim Limits, conv bool, model string, estimate,
 		room = min(room, left)
 	}
 	if lim.CostUSD > 0 {
-		p, ok := c.pricesOf(model)
+		p, ok := a.pricesOf(model)
 		if !ok {
 			return 0, fmt.Errorf("a cost limit needs the prices of model %s: set Options.Prices", model)
 		}
@@ -321,39 +390,36 @@ func capMaxTokens(in *bedrockruntime.ConverseInput, room int) {
 	in.InferenceConfig = &ic
 }
 
-// overTime is the *BudgetError of a Send past its WallTime, or nil.
-func (c *Conversation) overTime() error {
-	b := c.opts.Budget
+// overTime is the *BudgetError of a run past its WallTime, or nil.
+func (a *accounts) overTime(run *tally) error {
+	b := a.budget
 	if b == nil || b.WallTime <= 0 {
 		return nil
 	}
-	if s := c.spent(false); s.WallTime >= b.WallTime {
+	if s := a.spent(run, false); s.WallTime >= b.WallTime {
 		return &BudgetError{Limit: "wall time", Max: b.WallTime.Seconds(), Spent: s}
 	}
 	return nil
 }
 
-// startRound counts the n calls of a tool round about to start, or
+// startRound counts the n calls of a tool round of run about to start, or
 // returns the *BudgetError of a limit they do not fit (or of the wall
 // time), counting nothing.
-func (c *Conversation) startRound(n int) error {
-	if err := c.overTime(); err != nil {
+func (a *accounts) startRound(run *tally, n int) error {
+	if err := a.overTime(run); err != nil {
 		return err
 	}
-	if b := c.opts.Budget; b != nil {
+	if b := a.budget; b != nil {
 		for _, conv := range []bool{false, true} {
-			lim := b.Send
-			if conv {
-				lim = b.Conversation
-			}
-			if s := c.spent(conv); lim.ToolCalls > 0 && s.ToolCalls+n > lim.ToolCalls {
+			lim := b.limits(conv)
+			if s := a.spent(run, conv); lim.ToolCalls > 0 && s.ToolCalls+n > lim.ToolCalls {
 				return &BudgetError{Limit: "tool calls", Conversation: conv, Max: float64(lim.ToolCalls), Spent: s, Needed: float64(n)}
 			}
 		}
 	}
-	c.run.toolCalls += n
-	c.mu.Lock()
-	c.toolCalls += n
-	c.mu.Unlock()
+	run.toolCalls += n
+	a.mu.Lock()
+	a.total.toolCalls += n
+	a.mu.Unlock()
 	return nil
 }

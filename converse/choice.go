@@ -21,14 +21,9 @@ var ErrToolChoice = errors.New("unsupported tool choice")
 // tool of a structured Send to answer with it.
 const finalInstruction = "Give your final answer only by calling the tool %s, with the answer as its input; do not answer in text."
 
-// checkToolChoice returns an ErrToolChoice for a forcing choice that the
-// model, or its thinking configuration, rejects.
-func (c *Conversation) checkToolChoice(choice types.ToolChoice) error {
-	return c.checkChoice(c.model, c.modelID, choice)
-}
-
-// checkChoice is checkToolChoice for the model m, named id.
-func (c *Conversation) checkChoice(m models.Model, id string, choice types.ToolChoice) error {
+// checkChoice returns an ErrToolChoice for a forcing choice that the
+// model m, named id, or the thinking configuration of Request, rejects.
+func (o *Options) checkChoice(m models.Model, id string, choice types.ToolChoice) error {
 	var name string
 	var ok bool
 	switch choice.(type) {
@@ -42,7 +37,7 @@ func (c *Conversation) checkChoice(m models.Model, id string, choice types.ToolC
 	if !ok {
 		return fmt.Errorf("converse: %w: model %s does not support toolChoice %s", ErrToolChoice, id, name)
 	}
-	if c.thinks(m) {
+	if o.thinks(m) {
 		return fmt.Errorf("converse: %w: model %s does not take toolChoice %s, which forces tool use, with extended thinking enabled (Options.Request.AdditionalModelRequestFields); leave Options.ToolChoice nil or auto", ErrToolChoice, id, name)
 	}
 	return nil
@@ -50,8 +45,8 @@ func (c *Conversation) checkChoice(m models.Model, id string, choice types.ToolC
 
 // thinks reports whether the request fields turn on an extended thinking
 // that rules out a forced tool choice on the model m.
-func (c *Conversation) thinks(m models.Model) bool {
-	d := c.opts.Request.AdditionalModelRequestFields
+func (o *Options) thinks(m models.Model) bool {
+	d := o.Request.AdditionalModelRequestFields
 	if d == nil {
 		return false
 	}

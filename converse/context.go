@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 
@@ -107,24 +108,44 @@ func (w *window) record(history []types.Message, u Usage) {
 	w.sent, w.tokens = len(history), u.InputTokens+u.CacheReadInputTokens+u.CacheWriteInputTokens
 }
 
+// inputCounter counts the input tokens of a conversation's requests for
+// its ContextPolicy: by Bedrock's CountTokens API when the policy asks
+// for it and the client has it, by estimate otherwise.
+type inputCounter struct {
+	counter tokenCounter // the client, with ContextPolicy.CountTokens; nil otherwise
+	modelID string
+	system  []types.SystemContentBlock // Options.Request's
+	log     *slog.Logger
+}
+
+// newInputCounter is the inputCounter of a conversation with client, the
+// model modelID and the options o.
+func newInputCounter(client Client, modelID string, o *Options) *inputCounter {
+	n := &inputCounter{modelID: modelID, system: o.Request.System, log: o.logger()}
+	if p := o.Context; p != nil && p.CountTokens {
+		n.counter, _ = client.(tokenCounter)
+	}
+	return n
+}
+
 // estimate counts the input tokens of a request of history.
-func (c *Conversation) estimate(ctx context.Context, w *window, history []types.Message, cfg *types.ToolConfiguration) int {
-	if tc, ok := c.client.(tokenCounter); ok && c.opts.Context.CountTokens {
-		out, err := tc.CountTokens(ctx, &bedrockruntime.CountTokensInput{
-			ModelId: aws.String(c.modelID),
+func (n *inputCounter) estimate(ctx context.Context, w *window, history []types.Message, cfg *types.ToolConfiguration) int {
+	if n.counter != nil {
+		out, err := n.counter.CountTokens(ctx, &bedrockruntime.CountTokensInput{
+			ModelId: aws.String(n.modelID),
 			Input: &types.CountTokensInputMemberConverse{Value: types.ConverseTokensRequest{
-				Messages: history, System: c.opts.Request.System, ToolConfig: cfg,
+				Messages: history, System: n.system, ToolConfig: cfg,
 			}},
 		})
 		if err == nil && out.InputTokens != nil {
 			return int(*out.InputTokens)
 		}
-		c.logger().Info("converse: CountTokens failed; estimating", "error", err)
+		n.log.Info("converse: CountTokens failed; estimating", "error", err)
 	}
 	if w.tokens > 0 && w.sent <= len(history) {
 		return w.tokens + wire.EstimateTokens(&bedrockruntime.ConverseInput{Messages: history[w.sent:]})
 	}
-	return wire.EstimateTokens(&bedrockruntime.ConverseInput{Messages: history, System: c.opts.Request.System, ToolConfig: cfg})
+	return wire.EstimateTokens(&bedrockruntime.ConverseInput{Messages: history, System: n.system, ToolConfig: cfg})
 }
 
 // overflowMessages are what Bedrock's ValidationException says of an input
@@ -168,15 +189,15 @@ func overflowed(err error, t *turnResult) bool {
 // overflowLimit is what a history must be trimmed below after Bedrock
 // reported it too long: its estimate, or less, the last request Bedrock
 // accepted (the window holds at least that, where the request that
-// overflowed may have grown past it by any amount) and the policy's limit.
-func (c *Conversation) overflowLimit(ctx context.Context, history []types.Message) int {
-	r := c.run
-	limit := c.estimate(ctx, &r.win, history, r.cfg)
-	if ok := c.admitted(ctx, &r.win, history, r.cfg); ok > 0 {
+// overflowed may have grown past it by any amount) and the policy's
+// MaxInputTokens, maxInput.
+func (n *inputCounter) overflowLimit(ctx context.Context, w *window, history []types.Message, cfg *types.ToolConfiguration, maxInput int) int {
+	limit := n.estimate(ctx, w, history, cfg)
+	if ok := n.admitted(ctx, w, history, cfg); ok > 0 {
 		limit = min(limit, ok)
 	}
-	if m := c.opts.Context.MaxInputTokens; m > 0 {
-		limit = min(limit, m)
+	if maxInput > 0 {
+		limit = min(limit, maxInput)
 	}
 	return limit
 }
@@ -186,7 +207,7 @@ func (c *Conversation) overflowLimit(ctx context.Context, history []types.Messag
 // this Send's last request. The window holds at least that much, so a
 // history trimmed below it fits after an overflow, where one trimmed below
 // the request that overflowed may not. It is 0 without an answer.
-func (c *Conversation) admitted(ctx context.Context, w *window, history []types.Message, cfg *types.ToolConfiguration) int {
+func (n *inputCounter) admitted(ctx context.Context, w *window, history []types.Message, cfg *types.ToolConfiguration) int {
 	for i := len(history) - 1; i > 0; i-- {
 		if history[i].Role != types.ConversationRoleAssistant {
 			continue
@@ -194,7 +215,7 @@ func (c *Conversation) admitted(ctx context.Context, w *window, history []types.
 		if w.tokens > 0 && w.sent == i {
 			return w.tokens
 		}
-		return c.estimate(ctx, w, history[:i], cfg)
+		return n.estimate(ctx, w, history[:i], cfg)
 	}
 	return 0
 }
@@ -208,7 +229,7 @@ func (c *Conversation) admitted(ctx context.Context, w *window, history []types.
 // kept. Trimming never calls the model itself.
 func (c *Conversation) fit(ctx context.Context, history []types.Message, limit int, overflow bool) (*Step, bool, error) {
 	r := c.run
-	before := c.estimate(ctx, &r.win, history, r.cfg)
+	before := c.input.estimate(ctx, &r.win, history, r.cfg)
 	if before <= limit && !overflow {
 		return nil, false, nil
 	}
@@ -250,7 +271,7 @@ func (c *Conversation) trimmed(ctx context.Context, pt *pendingTrim) (*Step, err
 	r := c.run
 	history := pt.tr.Messages()
 	r.win = window{} // the trimmed history has no usage yet
-	pt.ev.TokensAfter = c.estimate(ctx, &r.win, history, r.cfg)
+	pt.ev.TokensAfter = c.input.estimate(ctx, &r.win, history, r.cfg)
 	c.endStep(history, nil, nil)
 	c.emit(pt.ev)
 	return c.turnStep(ctx)
@@ -286,11 +307,11 @@ func (c *Conversation) summarized(ctx context.Context, model string, t *turnResu
 	}
 	r.trim = nil
 	if t != nil {
-		c.addUsage(model, t.usage)
+		c.accounts.count(&r.spent, model, t.usage)
 		pt.ev.Usage = t.usage
 	}
 	if err != nil {
-		c.logger().Info("converse: the summary of the trimmed messages failed; dropping them", "error", fmt.Errorf("summary call: %w", err))
+		c.opts.logger().Info("converse: the summary of the trimmed messages failed; dropping them", "error", fmt.Errorf("summary call: %w", err))
 	} else if summary := strings.TrimSpace(message.Text(t.message)); summary != "" {
 		pt.tr.AddSummary(summary)
 		pt.ev.Summarized = true

@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
@@ -18,7 +16,6 @@ import (
 	"github.com/tooluse/bedrock/converse/internal/media"
 	"github.com/tooluse/bedrock/converse/internal/message"
 	"github.com/tooluse/bedrock/converse/internal/models"
-	"github.com/tooluse/bedrock/converse/modelinfo"
 	"github.com/tooluse/bedrock/tools"
 )
 
@@ -69,14 +66,16 @@ type Result struct {
 // history, so each Send continues the conversation. Its methods are safe for
 // concurrent use; Sends are serialized, and History never waits for one.
 type Conversation struct {
-	client  Client
-	modelID string
-	tools   *tools.Registry
-	opts    Options
-	model   models.Model
-	exec    *Executor // one for all Sends, so that abandoned calls keep counting
-	tel     *telemetry
-	prices  *modelinfo.Prices // of modelID: Options.Prices or the price table's; nil if unknown
+	client   Client
+	modelID  string
+	tools    *tools.Registry
+	opts     Options
+	model    models.Model
+	exec     *Executor // one for all Sends, so that abandoned calls keep counting
+	tel      *telemetry
+	caller   *caller       // makes the model calls
+	input    *inputCounter // counts a request's tokens for Options.Context
+	accounts *accounts     // prices the calls, holds the runs to Options.Budget; what was spent, under its own lock
 
 	sendMu sync.Mutex               // held for a whole Send, and for each step of the step API
 	cfg    *types.ToolConfiguration // ToolConfig of the first cfgLen tools; under sendMu
@@ -85,38 +84,14 @@ type Conversation struct {
 
 	mu        sync.Mutex // held only to read or replace history, never across a model call or a tool
 	history   []types.Message
-	tail      *openTurn                           // the calls of the last message, while not all answered
-	stopped   bool                                // the task was stopped: a Send adds its prompt after the tool results
-	unsaved   bool                                // a step changed the state since the driver last saved it; under sendMu
-	savedTurn int                                 // the turn of the last step boundary, for StateSaved; under sendMu
-	usage     Usage                               // of every model call so far
-	cost      dollars                             // of usage, each call at its model's prices
-	toolCalls int                                 // the calls of the conversation's tool rounds, for Budget and State
-	revision  int64                               // State.Revision of the last save or of the restored state
-	storeData any                                 // State.StoreData of the last save or of the restored state
-	records   map[*types.ContentBlock]*TurnRecord // by the first block of their message; with a Session only
+	tail      *openTurn // the calls of the last message, while not all answered
+	stopped   bool      // the task was stopped: a Send adds its prompt after the tool results
+	unsaved   bool      // a step changed the state since the driver last saved it; under sendMu
+	savedTurn int       // the turn of the last step boundary, for StateSaved; under sendMu
+	revision  int64     // State.Revision of the last save or of the restored state
+	storeData any       // State.StoreData of the last save or of the restored state
+	records   records   // with a Session only
 	eventMu   sync.Mutex
-}
-
-// toolConfig returns the tool configuration, built again only when tools
-// were added: a registry only grows, and its tools are immutable. The length
-// is read first, so a tool added meanwhile makes the next Send build again.
-func (c *Conversation) toolConfig() (*types.ToolConfiguration, error) {
-	n := c.tools.Len()
-	if n == c.cfgLen {
-		return c.cfg, nil
-	}
-	cfg, err := ToolConfig(c.tools, c.opts.ToolChoice)
-	if err != nil {
-		return nil, err
-	}
-	if cfg != nil || len(c.opts.SystemTools) > 0 {
-		if err := c.checkToolChoice(c.opts.ToolChoice); err != nil {
-			return nil, err
-		}
-	}
-	c.cfg, c.cfgLen = withSystemTools(cfg, c.opts.ToolChoice, c.opts.SystemTools), n
-	return c.cfg, nil
 }
 
 // New starts a conversation with the model modelID (a model ID, inference
@@ -128,21 +103,14 @@ func New(client Client, modelID string, reg *tools.Registry, optFns ...func(*Opt
 		fn(&c.opts)
 	}
 	c.tel = newTelemetry(modelID, &c.opts)
-	c.exec = c.executor()
-	if c.prices = c.opts.Prices; c.prices == nil {
-		if p, ok := modelinfo.PricesOf(modelID); ok {
-			c.prices = &p
-		}
+	c.exec = executorFor(modelID, c.model, reg, &c.opts, c.tel)
+	if c.opts.OnEvent != nil || c.opts.Session != nil {
+		c.exec.OnEvent = c.emit
 	}
+	c.caller = newCaller(client, c.tel, &c.opts, c.exec, c.emit)
+	c.input = newInputCounter(client, modelID, &c.opts)
+	c.accounts = newAccounts(modelID, &c.opts)
 	return c
-}
-
-// now is the time by Options.Clock.
-func (c *Conversation) now() time.Time {
-	if c.opts.Clock != nil {
-		return c.opts.Clock()
-	}
-	return time.Now()
 }
 
 // Run is a one-shot conversation: New, then Send of prompt.
@@ -278,16 +246,6 @@ func unforced(cfg *types.ToolConfiguration) *types.ToolConfiguration {
 	return &types.ToolConfiguration{Tools: cfg.Tools}
 }
 
-// executor builds the Executor of the conversation's Sends, deciding
-// StatusAuto by the model family.
-func (c *Conversation) executor() *Executor {
-	e := executorFor(c.modelID, c.model, c.tools, &c.opts, c.tel)
-	if c.opts.OnEvent != nil || c.opts.Session != nil {
-		e.OnEvent = c.emit
-	}
-	return e
-}
-
 // NewExecutor returns an Executor as a Conversation with the model
 // modelID, the tools of reg and the options optFns set runs its calls
 // with (see Conversation.Executor): Options.Tools, with the status field
@@ -305,7 +263,8 @@ func NewExecutor(modelID string, reg *tools.Registry, optFns ...func(*Options)) 
 }
 
 // executorFor makes the Executor of a conversation with model (modelID
-// parsed), reg, o and tel, but for its OnEvent.
+// parsed), reg, o and tel, but for its OnEvent; StatusAuto is decided by
+// the model family.
 func executorFor(modelID string, model models.Model, reg *tools.Registry, o *Options, tel *telemetry) *Executor {
 	e := &Executor{Registry: reg, ToolOptions: o.Tools, Logger: o.Logger, tel: tel}
 	if e.Status == StatusAuto && !model.SupportsToolStatus() {
@@ -315,25 +274,14 @@ func executorFor(modelID string, model models.Model, reg *tools.Registry, o *Opt
 	return e
 }
 
-func (c *Conversation) maxTurns() int {
-	if c.opts.MaxTurns <= 0 {
-		return DefaultMaxTurns
-	}
-	return c.opts.MaxTurns
-}
-
-func (c *Conversation) logger() *slog.Logger {
-	if c.opts.Logger == nil {
-		return slog.New(slog.DiscardHandler)
-	}
-	return c.opts.Logger
-}
-
 // emit records ev in the state when it is saved (see TurnRecord) and
 // hands it to OnEvent, one call at a time.
 func (c *Conversation) emit(ev Event) {
 	if c.opts.Session != nil {
-		c.noteTurn(ev)
+		now := c.opts.now()
+		c.mu.Lock()
+		c.records.note(c.history, ev, now)
+		c.mu.Unlock()
 	}
 	if c.opts.OnEvent == nil {
 		return

@@ -30,7 +30,7 @@ func (c *Conversation) loop(ctx context.Context, step *Step, err error) (*Result
 		case step.ModelCall != nil:
 			turn.discard()
 			var callErr error
-			turn, callErr = c.callModel(ctx, step.ModelCall)
+			turn, callErr = c.caller.call(ctx, step.ModelCall)
 			step, err = c.handleResponse(ctx, step.ModelCall, turn, callErr)
 		case len(step.Pending) > 0 && c.opts.Approver != nil && !c.run.asked:
 			step, err = c.approve(ctx)

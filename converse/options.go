@@ -279,3 +279,25 @@ func (p *StreamPolicy) guardrailMode() types.GuardrailStreamProcessingMode {
 	}
 	return p.GuardrailMode
 }
+
+// now is the time by Clock.
+func (o *Options) now() time.Time {
+	if o.Clock != nil {
+		return o.Clock()
+	}
+	return time.Now()
+}
+
+func (o *Options) maxTurns() int {
+	if o.MaxTurns <= 0 {
+		return DefaultMaxTurns
+	}
+	return o.MaxTurns
+}
+
+func (o *Options) logger() *slog.Logger {
+	if o.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return o.Logger
+}

@@ -40,27 +40,30 @@ type CallRecord struct {
 	By      string
 }
 
-// noteTurn notes ev in the record of the assistant message it is about, the
-// last of the history: a reply is kept before its TurnEnd, and the calls
-// of a round are those of the last message. A TurnEnd of a reply that is
-// not kept (it failed the Send) finds a user message last and is not
-// recorded.
-func (c *Conversation) noteTurn(ev Event) {
-	now := c.now()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	n := len(c.history)
-	if n == 0 || c.history[n-1].Role != types.ConversationRoleAssistant || len(c.history[n-1].Content) == 0 {
+// records are the TurnRecords of a conversation's assistant messages, by
+// the first block of their message: a conversation replaces a message it
+// changes (see sameMessage). The Conversation's mu guards them with the
+// history they key.
+type records map[*types.ContentBlock]*TurnRecord
+
+// note notes ev, which happened at now, in the record of the assistant
+// message it is about, the last of history: a reply is kept before its
+// TurnEnd, and the calls of a round are those of the last message. A
+// TurnEnd of a reply that is not kept (it failed the Send) finds a user
+// message last and is not recorded.
+func (rs *records) note(history []types.Message, ev Event, now time.Time) {
+	n := len(history)
+	if n == 0 || history[n-1].Role != types.ConversationRoleAssistant || len(history[n-1].Content) == 0 {
 		return
 	}
-	key := &c.history[n-1].Content[0] // a conversation replaces a message it changes: see sameMessage
-	rec, ok := c.records[key]
+	key := &history[n-1].Content[0]
+	rec, ok := (*rs)[key]
 	if !ok {
-		if c.records == nil {
-			c.records = map[*types.ContentBlock]*TurnRecord{}
+		if *rs == nil {
+			*rs = records{}
 		}
 		rec = &TurnRecord{Calls: map[string]CallRecord{}}
-		c.records[key] = rec
+		(*rs)[key] = rec
 	}
 	call := func(id string, f func(*CallRecord)) {
 		cr := rec.Calls[id]
@@ -79,18 +82,17 @@ func (c *Conversation) noteTurn(ev Event) {
 	}
 }
 
-// turnRecords are the records of the messages of history, by index; c.mu
-// is held.
-func (c *Conversation) turnRecords() map[int]TurnRecord {
-	if len(c.records) == 0 {
+// of are the records of the messages of history, by index; copies.
+func (rs records) of(history []types.Message) map[int]TurnRecord {
+	if len(rs) == 0 {
 		return nil
 	}
 	out := map[int]TurnRecord{}
-	for i, m := range c.history {
+	for i, m := range history {
 		if len(m.Content) == 0 {
 			continue
 		}
-		if rec, ok := c.records[&m.Content[0]]; ok {
+		if rec, ok := rs[&m.Content[0]]; ok {
 			r := *rec
 			r.Calls = maps.Clone(rec.Calls)
 			out[i] = r
@@ -99,21 +101,21 @@ func (c *Conversation) turnRecords() map[int]TurnRecord {
 	return out
 }
 
-// restoreRecords makes the records of st those of the history it was
-// restored into; c.mu need not be held, as c is not yet shared.
-func (c *Conversation) restoreRecords(recs map[int]TurnRecord) {
+// restore makes recs, by index, the records of the messages of history,
+// a restored one.
+func (rs *records) restore(history []types.Message, recs map[int]TurnRecord) {
 	for i, rec := range recs {
-		if i < 0 || i >= len(c.history) || c.history[i].Role != types.ConversationRoleAssistant || len(c.history[i].Content) == 0 {
+		if i < 0 || i >= len(history) || history[i].Role != types.ConversationRoleAssistant || len(history[i].Content) == 0 {
 			continue
 		}
-		if c.records == nil {
-			c.records = map[*types.ContentBlock]*TurnRecord{}
+		if *rs == nil {
+			*rs = records{}
 		}
 		rec.Calls = maps.Clone(rec.Calls)
 		if rec.Calls == nil {
 			rec.Calls = map[string]CallRecord{}
 		}
-		c.records[&c.history[i].Content[0]] = &rec
+		(*rs)[&history[i].Content[0]] = &rec
 	}
 }
 

@@ -16,15 +16,15 @@ import (
 // repairs in their place, in calls and in reply's toolUse blocks, so that
 // the history shows them as they run; the repaired call is checked again
 // when it runs. calls is not changed: the result is a copy if a call was
-// repaired.
-func (c *Conversation) repairCalls(ctx context.Context, reply types.Message, calls []toolCall) []toolCall {
+// repaired. The problems are those exec would answer.
+func repairCalls(ctx context.Context, repair func(context.Context, Call, error) (Call, bool), exec *Executor, reply types.Message, calls []toolCall) []toolCall {
 	copied := false
 	for i, tc := range calls {
-		problem := c.callProblem(tc)
+		problem := exec.callProblem(tc)
 		if problem == nil {
 			continue
 		}
-		fixed, ok := c.opts.RepairCall(ctx, tc.public(), problem)
+		fixed, ok := repair(ctx, tc.public(), problem)
 		if !ok {
 			continue
 		}
@@ -48,13 +48,13 @@ func (c *Conversation) repairCalls(ctx context.Context, reply types.Message, cal
 // callProblem is why the call would be answered with an error before its
 // tool runs: its input is unreadable, its tool unknown, or its input not
 // what the tool's schema takes; nil if none.
-func (c *Conversation) callProblem(tc toolCall) error {
+func (e *Executor) callProblem(tc toolCall) error {
 	if tc.inputErr != nil {
 		return tc.inputErr
 	}
-	tool, ok := c.exec.lookup(tc.name)
+	tool, ok := e.lookup(tc.name)
 	if !ok {
-		return fmt.Errorf("%w %q; available tools: %s", ErrUnknownTool, tc.name, c.exec.available())
+		return fmt.Errorf("%w %q; available tools: %s", ErrUnknownTool, tc.name, e.available())
 	}
 	_, err := tool.CheckInput(tc.input)
 	return err

@@ -86,7 +86,7 @@ func TestRequestSetsEveryOption(t *testing.T) {
 	c := &Conversation{modelID: "m"}
 	owned := map[string]bool{"ModelId": true, "Messages": true, "ToolConfig": true}
 	fill(t, reflect.ValueOf(&c.opts.Request), func(name string) bool { return !owned[name] })
-	require.NoError(t, c.checkTemplate())
+	require.NoError(t, checkTemplate(&c.opts.Request))
 	in := reflect.ValueOf(c.request([]types.Message{{}}, &types.ToolConfiguration{}, nil, nil, c.model)).Elem()
 	for i := range in.NumField() {
 		sf := in.Type().Field(i)

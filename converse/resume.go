@@ -52,14 +52,15 @@ func unanswered(t *openTurn) int {
 	return n
 }
 
-// newOpenTurn opens the calls of a turn and marks those that need approval
-// pending. Calls sharing a toolUseId share it, so that they always run
-// together and all but the first are answered as duplicates.
-func (c *Conversation) newOpenTurn(calls []toolCall) *openTurn {
-	t := &openTurn{calls: calls, results: make([]types.ContentBlock, len(calls)), pending: make([]bool, len(calls)), status: c.exec.Status != StatusNever}
+// newOpenTurn opens the calls of a turn, which exec runs, and marks those
+// that need approval (see Executor.needsApproval) pending. Calls sharing
+// a toolUseId share it, so that they always run together and all but the
+// first are answered as duplicates.
+func newOpenTurn(exec *Executor, policy func(Call) bool, calls []toolCall) *openTurn {
+	t := &openTurn{calls: calls, results: make([]types.ContentBlock, len(calls)), pending: make([]bool, len(calls)), status: exec.Status != StatusNever}
 	needs := map[string]bool{}
 	for _, tc := range calls {
-		needs[tc.id] = needs[tc.id] || c.needsApproval(tc)
+		needs[tc.id] = needs[tc.id] || exec.needsApproval(tc, policy)
 	}
 	for i, tc := range calls {
 		t.pending[i] = needs[tc.id]
@@ -68,17 +69,17 @@ func (c *Conversation) newOpenTurn(calls []toolCall) *openTurn {
 }
 
 // answer answers the call i of t without running it, with text, and
-// traces it as failed with errType: denied, or cut off. A repeat of an
-// earlier call's toolUseId is answered, and traced, as a duplicate, as the
-// executor answers one.
-func (c *Conversation) answer(ctx context.Context, t *openTurn, i int, errType, text string) {
+// traces it with exec as failed with errType: denied, or cut off. A
+// repeat of an earlier call's toolUseId is answered, and traced, as a
+// duplicate, as the executor answers one.
+func (t *openTurn) answer(ctx context.Context, exec *Executor, i int, errType, text string) {
 	tc := t.calls[i]
 	if slices.ContainsFunc(t.calls[:i], func(p toolCall) bool { return p.id == tc.id }) {
 		errType, text = toolErrDuplicate, errorText(duplicateID(tc.id))
 	}
 	t.pending[i] = false
 	t.results[i] = errorResult(tc.id, text, t.status)
-	c.exec.traceUnrun(ctx, tc, errType, text)
+	exec.traceUnrun(ctx, tc, errType, text)
 }
 
 // paused reports whether calls await a decision.
@@ -109,6 +110,18 @@ func turnOf(history []types.Message) int {
 		}
 	}
 	return n
+}
+
+// awaiting is the index of the call id of t that was started and awaits
+// its result, taken aside (those a batch of results answers already);
+// -1 if none.
+func (t *openTurn) awaiting(id string, taken []int) int {
+	for k, tc := range t.calls {
+		if tc.id == id && t.started && t.results[k] == nil && !t.pending[k] && !slices.Contains(taken, k) {
+			return k
+		}
+	}
+	return -1
 }
 
 func (t *openTurn) pendingCalls() []Call {
@@ -158,7 +171,7 @@ func (t *openTurn) clone() *openTurn {
 // Send, restored ones too.
 func (c *Conversation) Resume(ctx context.Context, decisions ...Decision) (*Result, error) {
 	return holding(ctx, c, func() (*Result, error) {
-		if !c.resumable() {
+		if history, tail := c.open(); !resumable(history, tail) {
 			// A check that finds nothing to resume, as a caller makes
 			// before every Send, is no operation: it has no span.
 			return nil, fmt.Errorf("converse: %w", ErrNothingToResume)
@@ -172,37 +185,31 @@ func (c *Conversation) Resume(ctx context.Context, decisions ...Decision) (*Resu
 	})
 }
 
-// resumable reports whether the conversation has something to continue:
-// tool calls not all answered, or a last message from the user.
-func (c *Conversation) resumable() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.tail != nil || len(c.history) > 0 && c.history[len(c.history)-1].Role == types.ConversationRoleUser
+// resumable reports whether a conversation of history, with tail open,
+// has something to continue: tool calls not all answered, or a last
+// message from the user.
+func resumable(history []types.Message, tail *openTurn) bool {
+	return tail != nil || len(history) > 0 && history[len(history)-1].Role == types.ConversationRoleUser
 }
 
-// sendable says why a Send cannot start: the conversation is paused or
-// interrupted.
-func (c *Conversation) sendable() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+// sendable says why a Send cannot start on a conversation of history,
+// with tail open and stopped or not: it is paused or interrupted.
+func sendable(history []types.Message, tail *openTurn, stopped bool) error {
 	switch {
-	case c.tail != nil && c.tail.paused():
+	case tail != nil && tail.paused():
 		return fmt.Errorf("converse: %w: Resume with a decision for each pending call", ErrPaused)
-	case c.tail != nil, !c.stopped && len(c.history) > 0 && message.AnswersTools(c.history[len(c.history)-1]):
+	case tail != nil, !stopped && len(history) > 0 && message.AnswersTools(history[len(history)-1]):
 		return fmt.Errorf("converse: %w: Resume it, or Stop it to send a new prompt", ErrInterrupted)
 	}
 	return nil
 }
 
-// base is the history a Send adds its message to: the conversation's,
-// without a prompt left unanswered by a failed model call, which nothing
-// answered and the new message replaces. The history is then copied, as
-// History may be reading the prompt's slot. A stopped task's tool results
-// stay: the message joins them (see withPrompt).
-func (c *Conversation) base() []types.Message {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	h := c.history
+// baseOf is the history a Send adds its message to: the conversation's,
+// h, without a prompt left unanswered by a failed model call, which
+// nothing answered and the new message replaces. The history is then
+// copied, as History may be reading the prompt's slot. A stopped task's
+// tool results stay: the message joins them (see withPrompt).
+func baseOf(h []types.Message) []types.Message {
 	if n := len(h); n > 0 && h[n-1].Role == types.ConversationRoleUser && !message.AnswersTools(h[n-1]) {
 		return slices.Clip(h[:n-1])
 	}

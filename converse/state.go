@@ -103,7 +103,8 @@ type State struct {
 func (c *Conversation) State() *State {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	st := &State{ModelID: c.modelID, Messages: slices.Clone(c.history), Usage: c.usage, ToolCalls: c.toolCalls, Turns: c.turnRecords(), Revision: c.revision, Stopped: c.stopped, StoreData: c.storeData}
+	st := &State{ModelID: c.modelID, Messages: slices.Clone(c.history), Turns: c.records.of(c.history), Revision: c.revision, Stopped: c.stopped, StoreData: c.storeData}
+	st.Usage, st.ToolCalls = c.accounts.totals()
 	if t := c.tail; t != nil {
 		st.Pending = t.pendingCalls()
 		st.results = slices.Clone(t.results)
@@ -125,19 +126,20 @@ func Restore(client Client, reg *tools.Registry, st *State, optFns ...func(*Opti
 		return nil, errors.New("converse: restore: the state has no model ID")
 	}
 	c := New(client, st.ModelID, reg, optFns...)
-	tail, err := c.openTurnOf(st)
+	tail, err := openTurnOf(st, c.exec, c.opts.ApprovalPolicy)
 	if err != nil {
 		return nil, fmt.Errorf("converse: restore: %w", err)
 	}
-	c.history, c.tail, c.usage, c.toolCalls, c.revision, c.storeData = slices.Clone(st.Messages), tail, st.Usage, st.ToolCalls, st.Revision, st.StoreData
+	c.history, c.tail, c.revision, c.storeData = slices.Clone(st.Messages), tail, st.Revision, st.StoreData
 	c.stopped = st.Stopped && tail == nil
-	c.cost = c.add(dollars{}, c.modelID, st.Usage) // the calls before were priced as the conversation's model's
-	c.restoreRecords(st.Turns)
+	c.accounts.restore(st.Usage, st.ToolCalls)
+	c.records.restore(c.history, st.Turns) // c is not yet shared: mu need not be held
 	return c, nil
 }
 
-// openTurnOf checks the shape of st and rebuilds its open turn, if any.
-func (c *Conversation) openTurnOf(st *State) (*openTurn, error) {
+// openTurnOf checks the shape of st and rebuilds its open turn, if any,
+// of calls exec runs under policy (see newOpenTurn).
+func openTurnOf(st *State, exec *Executor, policy func(Call) bool) (*openTurn, error) {
 	for i, m := range st.Messages {
 		want := types.ConversationRoleUser
 		if i%2 == 1 {
@@ -157,7 +159,7 @@ func (c *Conversation) openTurnOf(st *State) (*openTurn, error) {
 		}
 		return nil, nil
 	}
-	t := c.newOpenTurn(toolCalls(st.Messages[n-1].Content))
+	t := newOpenTurn(exec, policy, toolCalls(st.Messages[n-1].Content))
 	t.started = st.started
 	if st.results != nil {
 		if len(st.results) != len(t.calls) {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
@@ -128,11 +127,8 @@ type run struct {
 	plan    *TurnPlan                // Options.PrepareTurn's turn; nil without it
 	tried   int                      // the Options.FallbackModels tried in this turn
 
-	start     time.Time // when the run began, for Budget.WallTime
-	spent     Usage     // of every model call of the run, summaries included
-	cost      dollars   // of spent
-	resCost   dollars   // of the Result's usage: the turns
-	toolCalls int       // the calls of the run's tool rounds, for Budget
+	spent   tally   // what the run spent, from its start, for Budget
+	resCost dollars // of the Result's usage: the turns
 }
 
 // pendingTrim is a trim waiting for the summary of what it dropped.
@@ -142,8 +138,7 @@ type pendingTrim struct {
 }
 
 // fail ends the run with err, attempted being what was attempted.
-func (c *Conversation) fail(attempted []types.Message, err error) (*Step, error) {
-	r := c.run
+func (r *run) fail(attempted []types.Message, err error) (*Step, error) {
 	r.res.History = slices.Clone(attempted)
 	return nil, fmt.Errorf("converse: turn %d: %w", r.turn, err)
 }
@@ -169,7 +164,7 @@ func (c *Conversation) BeginStructured(ctx context.Context, msg types.Message, s
 		return nil, err
 	}
 	return stepping(c, false, func() (*Step, error) {
-		sh, err := c.newShape(tool)
+		sh, err := newShape(tool, c.model, c.tools, &c.opts, c.kept())
 		if err != nil {
 			return nil, err
 		}
@@ -202,7 +197,7 @@ func (c *Conversation) HandleResponse(ctx context.Context, req *ModelCall, out *
 		var t *turnResult
 		if callErr == nil {
 			if t, callErr = replyOf(out); callErr == nil && !req.Summary {
-				c.emitText(req.Turn, t.message)
+				c.caller.emitText(req.Turn, t.message)
 			}
 		}
 		return c.handleResponse(ctx, req, t, callErr)
@@ -218,33 +213,25 @@ func (c *Conversation) HandleResponse(ctx context.Context, req *ModelCall, out *
 // ErrStaleStep; one Bedrock would reject (no content, blank text) is an
 // error too, and neither is kept.
 func (c *Conversation) AnswerCalls(ctx context.Context, results ...types.ContentBlock) (*Step, error) {
-	return stepping(c, true, func() (*Step, error) { return c.answerCalls(ctx, results) })
-}
-
-// answerCalls is AnswerCalls, holding the run.
-func (c *Conversation) answerCalls(ctx context.Context, results []types.ContentBlock) (*Step, error) {
-	history, tail := c.open()
-	if tail == nil {
-		return nil, fmt.Errorf("converse: AnswerCalls: %w: no calls are open", ErrStaleStep)
-	}
-	var run []int
-	for _, b := range results {
-		if err := checkResult(b); err != nil {
-			return nil, fmt.Errorf("converse: AnswerCalls: %w", err)
+	return stepping(c, true, func() (*Step, error) {
+		history, tail := c.open()
+		if tail == nil {
+			return nil, fmt.Errorf("converse: AnswerCalls: %w: no calls are open", ErrStaleStep)
 		}
-		id, i := message.ResultID(b), -1
-		for k, tc := range tail.calls {
-			if tc.id == id && tail.started && tail.results[k] == nil && !tail.pending[k] && !slices.Contains(run, k) {
-				i = k
-				break
+		var run []int
+		for _, b := range results {
+			if err := checkResult(b); err != nil {
+				return nil, fmt.Errorf("converse: AnswerCalls: %w", err)
 			}
+			id := message.ResultID(b)
+			i := tail.awaiting(id, run)
+			if i < 0 {
+				return nil, fmt.Errorf("converse: AnswerCalls: %w: %q is not a started call awaiting its result", ErrStaleStep, id)
+			}
+			run = append(run, i)
 		}
-		if i < 0 {
-			return nil, fmt.Errorf("converse: AnswerCalls: %w: %q is not a started call awaiting its result", ErrStaleStep, id)
-		}
-		run = append(run, i)
-	}
-	return c.keepResults(ctx, history, tail, run, media.Limit(c.exec.withStatus(results)))
+		return c.keepResults(ctx, history, tail, run, media.Limit(c.exec.withStatus(results)))
+	})
 }
 
 // checkResult says what Bedrock would reject in b, a result handed to
@@ -269,21 +256,18 @@ func checkResult(b types.ContentBlock) error {
 // Decide takes one Decision for each of the last Step's Pending calls
 // (approvals and denials, as Resume takes them) and returns the next step.
 func (c *Conversation) Decide(ctx context.Context, decisions ...Decision) (*Step, error) {
-	return stepping(c, true, func() (*Step, error) { return c.decideStep(ctx, decisions) })
-}
-
-// decideStep is Decide, holding the run.
-func (c *Conversation) decideStep(ctx context.Context, decisions []Decision) (*Step, error) {
-	history, tail := c.open()
-	if tail == nil || !tail.paused() {
-		return nil, fmt.Errorf("converse: Decide: %w: %w: no call is pending", ErrStaleStep, ErrDecision)
-	}
-	byID, err := checkDecisions(tail, decisions)
-	if err != nil {
-		return nil, fmt.Errorf("converse: Decide: %w", err)
-	}
-	c.applyDecisions(ctx, c.run.turn, tail, byID)
-	return c.startCalls(ctx, history, tail, nil)
+	return stepping(c, true, func() (*Step, error) {
+		history, tail := c.open()
+		if tail == nil || !tail.paused() {
+			return nil, fmt.Errorf("converse: Decide: %w: %w: no call is pending", ErrStaleStep, ErrDecision)
+		}
+		byID, err := checkDecisions(tail, decisions)
+		if err != nil {
+			return nil, fmt.Errorf("converse: Decide: %w", err)
+		}
+		tail.applyDecisions(ctx, c.exec, c.emit, c.run.turn, byID)
+		return c.startCalls(ctx, history, tail, nil)
+	})
 }
 
 // holding runs fn, a driver's (Send, Resume, Stop), with the Send lock and
@@ -296,7 +280,7 @@ func holding[T any](ctx context.Context, c *Conversation, fn func() (T, error)) 
 	if err := c.checkConfig(); err != nil {
 		return zero, err
 	}
-	release, err := c.holdSession(ctx)
+	release, err := holdSession(ctx, c.opts.Session, c.State)
 	if err != nil {
 		return zero, err
 	}
@@ -384,20 +368,23 @@ func (c *Conversation) begin(ctx context.Context, msg types.Message, sh *shape) 
 	if err := checkContent(msg); err != nil {
 		return nil, err
 	}
-	if err := c.sendable(); err != nil {
+	c.mu.Lock()
+	history, tail, stopped := c.history, c.tail, c.stopped
+	c.mu.Unlock()
+	if err := sendable(history, tail, stopped); err != nil {
 		return nil, err
 	}
-	base := c.base()
+	base := baseOf(history)
 	// A document named as one of the history is numbered, as a tool's is:
 	// Bedrock rejects a request that holds a name twice.
 	msg.Content = media.UniqueNames(base, msg.Content)
-	c.run = &run{res: &Result{}, shape: sh, start: c.now()}
+	c.run = &run{res: &Result{}, shape: sh, spent: tally{start: c.opts.now()}}
 	// The new messages go after the conversation's own, in its spare
 	// capacity if it has some: no copy of the history per Send. A failed
 	// Send's Result gets a copy of its own, since the next Send writes over
 	// that spare capacity. History reads only the kept messages, before that
 	// capacity, so it never races with these writes.
-	history := append(base, msg)
+	history = append(base, msg)
 	if n := len(base); n > 0 && base[n-1].Role == types.ConversationRoleUser { // a stopped task's results
 		history = withPrompt(base, msg.Content, c.model)
 	}
@@ -409,13 +396,28 @@ func (c *Conversation) begin(ctx context.Context, msg types.Message, sh *shape) 
 }
 
 // checkConfig checks the request template and builds the tool
-// configuration.
+// configuration, again only when tools were added: a registry only grows,
+// and its tools are immutable. The length is read first, so a tool added
+// meanwhile makes the next Send build again.
 func (c *Conversation) checkConfig() error {
-	if err := c.checkTemplate(); err != nil {
+	if err := checkTemplate(&c.opts.Request); err != nil {
 		return err
 	}
-	_, err := c.toolConfig()
-	return err
+	n := c.tools.Len()
+	if n == c.cfgLen {
+		return nil
+	}
+	cfg, err := ToolConfig(c.tools, c.opts.ToolChoice)
+	if err != nil {
+		return err
+	}
+	if cfg != nil || len(c.opts.SystemTools) > 0 {
+		if err := c.opts.checkChoice(c.model, c.modelID, c.opts.ToolChoice); err != nil {
+			return err
+		}
+	}
+	c.cfg, c.cfgLen = withSystemTools(cfg, c.opts.ToolChoice, c.opts.SystemTools), n
+	return nil
 }
 
 // beginResume is BeginResume.
@@ -441,12 +443,12 @@ func (c *Conversation) beginResume(ctx context.Context, decisions []Decision) (*
 		}
 		// The events of the calls it finishes carry the number of the
 		// turn that asked for them; its own model calls count from 1.
-		c.run = &run{res: &Result{}, turn: tail.turn, resumed: true, start: c.now()}
+		c.run = &run{res: &Result{}, turn: tail.turn, resumed: true, spent: tally{start: c.opts.now()}}
 		c.emit(Resumed{Messages: len(history), Decisions: len(decisions)})
-		c.applyDecisions(ctx, tail.turn, tail, byID)
+		tail.applyDecisions(ctx, c.exec, c.emit, tail.turn, byID)
 		for _, i := range cut {
 			tc := tail.calls[i]
-			c.answer(ctx, tail, i, toolErrInterrupted, interruptedText)
+			tail.answer(ctx, c.exec, i, toolErrInterrupted, interruptedText)
 			c.emit(ToolEnd{Turn: tail.turn, ID: tc.id, Name: tc.name, Input: tc.input, Err: ErrCallInterrupted, Status: types.ToolResultStatusError})
 		}
 		step, err := c.startCalls(ctx, history, tail, nil)
@@ -458,7 +460,7 @@ func (c *Conversation) beginResume(ctx context.Context, decisions []Decision) (*
 		if len(decisions) > 0 {
 			return nil, fmt.Errorf("converse: Resume: %w: no call is pending", ErrDecision)
 		}
-		c.run = &run{res: &Result{}, start: c.now()}
+		c.run = &run{res: &Result{}, spent: tally{start: c.opts.now()}}
 		c.mu.Lock()
 		c.stopped = false // the stopped task goes on
 		c.mu.Unlock()
@@ -489,21 +491,21 @@ func (c *Conversation) nextTurn(ctx context.Context) (*Step, error) {
 	}
 	r.cfg = coverHistory(r.cfg, history)
 	if c.opts.PrepareTurn != nil {
-		t, err := c.prepareTurn(ctx, history)
+		t, err := c.opts.prepareTurn(ctx, c.modelID, r.turn, r.cfg, history)
 		if err == nil && t.Stop {
 			r.turn--
 			if err := c.stop(ctx, history, nil, byUser); err != nil {
-				return c.fail(history, err)
+				return c.run.fail(history, err)
 			}
 			r.res.History = slices.Clone(history)
 			return &Step{Result: r.res}, nil
 		}
 		if err == nil {
 			r.plan = t
-			r.cfg, err = c.offered(t, r.cfg, history)
+			r.cfg, err = offered(c.exec, t, r.cfg, history)
 		}
 		if err != nil {
-			return c.fail(history, err)
+			return c.run.fail(history, err)
 		}
 	}
 	if p := c.opts.Context; p != nil && p.MaxInputTokens > 0 {
@@ -541,8 +543,8 @@ func (c *Conversation) turnStep(ctx context.Context) (*Step, error) {
 	}
 	in := c.request(c.kept(), r.cfg, r.shape, t, m)
 	if t != nil && in.ToolConfig != nil {
-		if err := c.checkChoice(m, t.ModelID, in.ToolConfig.ToolChoice); err != nil {
-			return c.fail(c.kept(), err)
+		if err := c.opts.checkChoice(m, t.ModelID, in.ToolConfig.ToolChoice); err != nil {
+			return c.run.fail(c.kept(), err)
 		}
 	}
 	stream := c.opts.Stream != nil && (in.ToolConfig == nil || m.SupportsStreamingToolUse())
@@ -559,7 +561,7 @@ func (c *Conversation) fallback(ctx context.Context, req *ModelCall, err error) 
 	}
 	r.tried++
 	from, to := aws.ToString(req.Input.ModelId), c.opts.FallbackModels[r.tried-1]
-	c.logger().Info("converse: model call failed; trying a fallback model", "turn", r.turn, "model", from, "fallback", to, "error", err)
+	c.opts.logger().Info("converse: model call failed; trying a fallback model", "turn", r.turn, "model", from, "fallback", to, "error", err)
 	c.emit(ModelFallback{Turn: r.turn, From: from, To: to, Err: err})
 	return c.turnStep(ctx)
 }
@@ -589,10 +591,10 @@ func (c *Conversation) handleResponse(ctx context.Context, req *ModelCall, t *tu
 		return step, err
 	}
 	a := c.accept(ctx, req, t)
-	switch a.classify(c.run, c.maxTurns()) {
+	switch a.classify(c.run, c.opts.maxTurns()) {
 	case replyFailed:
 		c.emit(a.turnEnd)
-		return c.fail(a.attempted, stopError(t.stop, a.reply))
+		return c.run.fail(a.attempted, stopError(t.stop, a.reply))
 	case replyToCorrect:
 		return c.correct(ctx, a.attempted, t.stop, a.turnEnd)
 	case replyFinal:
@@ -616,10 +618,10 @@ func (c *Conversation) rescue(ctx context.Context, req *ModelCall, t *turnResult
 			// The call that overflowed was billed: counted now, for the
 			// budget of the retry and in case it fails, and reported in the
 			// retry's TurnEnd.
-			c.count(aws.ToString(req.Input.ModelId), t.usage)
+			r.count(c.accounts, aws.ToString(req.Input.ModelId), t.usage)
 			r.wasted = t.usage
 		}
-		if step, cut, ferr := c.fit(ctx, history, c.overflowLimit(ctx, history), true); ferr != nil || cut {
+		if step, cut, ferr := c.fit(ctx, history, c.input.overflowLimit(ctx, &r.win, history, r.cfg, c.opts.Context.MaxInputTokens), true); ferr != nil || cut {
 			return step, true, ferr
 		}
 	}
@@ -632,7 +634,7 @@ func (c *Conversation) rescue(ctx context.Context, req *ModelCall, t *turnResult
 	if overflowed(err, t) { // Bedrock's ValidationException: say it is the window
 		err = fmt.Errorf("%w: %w", ErrContextWindowExceeded, err)
 	}
-	step, err = c.fail(history, err)
+	step, err = c.run.fail(history, err)
 	return step, true, err
 }
 
@@ -676,7 +678,7 @@ func (c *Conversation) accept(ctx context.Context, req *ModelCall, t *turnResult
 	}
 	res.Message, res.Text, res.Citations, res.StopReason = a.reply, message.Text(said), citation.FromMessage(said), t.stop
 	res.Turns, res.Response, res.Model = r.turn, t.resp, model
-	c.count(model, t.usage)
+	r.count(c.accounts, model, t.usage)
 	a.turnEnd = TurnEnd{Turn: r.turn, Model: model, StopReason: t.stop, Usage: t.usage.Add(r.wasted), Duration: t.took, Response: t.resp}
 	r.wasted = Usage{}
 	return a
@@ -719,7 +721,7 @@ func (a *accepted) classify(r *run, maxTurns int) replyKind {
 func (c *Conversation) finalAnswer(ctx context.Context, a *accepted) (*Step, error) {
 	r := c.run
 	if !a.answered && a.t.stop != types.StopReasonToolUse && message.HasToolUse(a.reply) {
-		c.logger().Warn("converse: the final answer asks for tool calls, which are not run: its stop reason is not tool_use",
+		c.opts.logger().Warn("converse: the final answer asks for tool calls, which are not run: its stop reason is not tool_use",
 			"turn", r.turn, "stopReason", a.t.stop, "model", a.turnEnd.Model)
 	}
 	kept, final := keepable(a.attempted)
@@ -729,7 +731,7 @@ func (c *Conversation) finalAnswer(ctx context.Context, a *accepted) (*Step, err
 	}
 	c.endStep(kept, nil, a.turnEnd)
 	if a.answered { // the final tool's call is reported after its turn
-		c.traceAnswer(ctx, r.turn)
+		r.shape.traceAnswer(ctx, c.exec, c.emit, r.turn)
 	}
 	return &Step{Result: r.res}, nil
 }
@@ -740,9 +742,9 @@ func (c *Conversation) overTurns(ctx context.Context, a *accepted) (*Step, error
 	c.emit(a.turnEnd)
 	history := a.attempted[:len(a.attempted)-1]
 	if sh := c.run.shape; sh != nil {
-		return c.fail(a.attempted, sh.failure(a.t.stop, true, c.maxTurns()))
+		return c.run.fail(a.attempted, sh.failure(a.t.stop, true, c.opts.maxTurns()))
 	}
-	return c.stopRun(ctx, history, nil, a.attempted, fmt.Errorf("%w (%d model calls): raise Options.MaxTurns", ErrMaxTurns, c.maxTurns()))
+	return c.stopRun(ctx, history, nil, a.attempted, fmt.Errorf("%w (%d model calls): raise Options.MaxTurns", ErrMaxTurns, c.opts.maxTurns()))
 }
 
 // openRound opens the tool round of the reply's calls (calls, if the
@@ -755,11 +757,11 @@ func (c *Conversation) openRound(ctx context.Context, a *accepted, calls []toolC
 		calls = toolCalls(a.reply.Content)
 	}
 	if c.opts.RepairCall != nil {
-		calls = c.repairCalls(ctx, a.reply, calls) // rewrites the blocks of attempted's reply
+		calls = repairCalls(ctx, c.opts.RepairCall, c.exec, a.reply, calls) // rewrites the blocks of attempted's reply
 	}
-	tail := c.newOpenTurn(calls)
+	tail := newOpenTurn(c.exec, c.opts.ApprovalPolicy, calls)
 	tail.turn = r.turn
-	c.answerFinal(ctx, r.turn, tail)
+	r.shape.answerFinal(ctx, c.exec, c.emit, r.turn, tail)
 	if tail.paused() && c.opts.Approver != nil {
 		// Nothing starts before Options.Approver decides: the approved
 		// calls then run with the others.
@@ -796,7 +798,7 @@ func (c *Conversation) startCalls(ctx context.Context, history []types.Message, 
 	if len(calls) > 0 && !tail.started {
 		// The round's calls count before it starts, those pending with the
 		// rest, so that no decision can pass a limit in the middle of it.
-		if err := c.startRound(unanswered(tail)); err != nil {
+		if err := c.accounts.startRound(&c.run.spent, unanswered(tail)); err != nil {
 			c.endStep(history, tail, ev)
 			return c.stopRun(ctx, history, tail, nil, err)
 		}
@@ -830,7 +832,7 @@ func (c *Conversation) closeRound(ctx context.Context, history []types.Message, 
 	history = append(history, tail.message(history))
 	c.endStep(history, nil, nil)
 	if err := ctx.Err(); err != nil {
-		return c.fail(history, err)
+		return c.run.fail(history, err)
 	}
 	return c.nextTurn(ctx)
 }
@@ -926,22 +928,13 @@ func (c *Conversation) keep(history []types.Message, tail *openTurn) {
 }
 
 // count counts the usage of a turn's model call, by model: in the
-// Result's usage and cost, and in the run's and the conversation's.
-func (c *Conversation) count(model string, u Usage) {
-	r := c.run
+// Result's usage and cost, and in the run's and the conversation's
+// accounts.
+func (r *run) count(a *accounts, model string, u Usage) {
 	r.res.Usage = r.res.Usage.Add(u)
-	r.resCost = c.add(r.resCost, model, u)
+	r.resCost = a.add(r.resCost, model, u)
 	r.res.CostUSD = r.resCost.value()
-	c.addUsage(model, u)
-}
-
-// addUsage counts the usage of a model call of the run, by model.
-func (c *Conversation) addUsage(model string, u Usage) {
-	r := c.run
-	r.spent, r.cost = r.spent.Add(u), c.add(r.cost, model, u)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.usage, c.cost = c.usage.Add(u), c.add(c.cost, model, u)
+	a.count(&r.spent, model, u)
 }
 
 // Executor returns the Executor the conversation runs its calls with: its

@@ -56,7 +56,7 @@ func (c *Conversation) stop(ctx context.Context, history []types.Message, tail *
 			if tail.started && !tail.pending[i] {
 				text = "Error: the call was stopped while it ran: " + why + "; it may or may not have taken effect"
 			}
-			c.answer(ctx, tail, i, toolErrStopped, text)
+			tail.answer(ctx, c.exec, i, toolErrStopped, text)
 			c.emit(ToolEnd{Turn: turn, ID: tc.id, Name: tc.name, Input: tc.input, Err: ErrStopped, Status: types.ToolResultStatusError})
 		}
 		history = append(slices.Clip(history), tail.message(history))
@@ -79,12 +79,12 @@ func (c *Conversation) stop(ctx context.Context, history []types.Message, tail *
 // stop left it.
 func (c *Conversation) stopRun(ctx context.Context, history []types.Message, tail *openTurn, attempted []types.Message, err error) (*Step, error) {
 	if serr := c.stop(ctx, history, tail, fmt.Sprintf("the task was stopped (%v)", err)); serr != nil {
-		return c.fail(history, serr)
+		return c.run.fail(history, serr)
 	}
 	if attempted == nil {
 		attempted = c.kept()
 	}
-	return c.fail(attempted, err)
+	return c.run.fail(attempted, err)
 }
 
 // withPrompt returns history with the blocks of a prompt added. After a

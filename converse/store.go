@@ -54,9 +54,9 @@ var (
 )
 
 // holdSession rejects a Session without a Store or an ID, and holds the
-// session of a Holder, before anything is sent or saved.
-func (c *Conversation) holdSession(ctx context.Context) (release func(), err error) {
-	s := c.opts.Session
+// session of a Holder, before anything is sent or saved, for the
+// conversation whose state is state's.
+func holdSession(ctx context.Context, s *Session, state func() *State) (release func(), err error) {
 	if s == nil {
 		return func() {}, nil
 	}
@@ -67,5 +67,5 @@ func (c *Conversation) holdSession(ctx context.Context) (release func(), err err
 	if !ok {
 		return func() {}, nil
 	}
-	return h.Hold(ctx, s.ID, c.State())
+	return h.Hold(ctx, s.ID, state())
 }

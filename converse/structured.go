@@ -219,7 +219,7 @@ type shape struct {
 }
 
 func (c *Conversation) structured(ctx context.Context, prompt string, tool *tools.Tool) (any, *Result, error) {
-	sh, err := c.newShape(tool)
+	sh, err := newShape(tool, c.model, c.tools, &c.opts, c.kept())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -234,15 +234,16 @@ func (c *Conversation) structured(ctx context.Context, prompt string, tool *tool
 	return sh.value, res, nil
 }
 
-// newShape is the shape of a structured answer whose final tool is tool.
-// Any turn may take either path (a fallback model, or Options.PrepareTurn's,
-// may differ from New's), so both are made ready: a schema that cannot be
-// closed fails here only when New's model would take it natively, and is
-// otherwise never sent natively.
-func (c *Conversation) newShape(tool *tools.Tool) (*shape, error) {
+// newShape is the shape of a structured answer whose final tool is tool,
+// in a conversation with the model m (New's), the tools of reg, the
+// options o and the history. Any turn may take either path (a fallback
+// model, or Options.PrepareTurn's, may differ from New's), so both are
+// made ready: a schema that cannot be closed fails here only when New's
+// model would take it natively, and is otherwise never sent natively.
+func newShape(tool *tools.Tool, m models.Model, reg *tools.Registry, o *Options, history []types.Message) (*shape, error) {
 	sh := &shape{tool: tool, reason: "no answer was given"}
 	schema, err := closedSchema(tool.InputSchema())
-	if err != nil && c.model.NativeStructuredOutput() {
+	if err != nil && m.NativeStructuredOutput() {
 		return nil, fmt.Errorf("converse: the schema of a structured answer: %w", err)
 	}
 	if err == nil {
@@ -250,9 +251,9 @@ func (c *Conversation) newShape(tool *tools.Tool) (*shape, error) {
 	}
 	// The final tool's name must be free where a turn may offer it: a turn
 	// to a model without structured outputs, or one whose request cites.
-	native := sh.schema != "" && c.model.NativeStructuredOutput()
-	mayOffer := !native || len(c.opts.FallbackModels) > 0 || c.opts.PrepareTurn != nil || message.Citing(c.base())
-	if _, taken := c.tools.Lookup(tool.Name()); taken && mayOffer {
+	native := sh.schema != "" && m.NativeStructuredOutput()
+	mayOffer := !native || len(o.FallbackModels) > 0 || o.PrepareTurn != nil || message.Citing(baseOf(history))
+	if _, taken := reg.Lookup(tool.Name()); taken && mayOffer {
 		return nil, fmt.Errorf("converse: the final tool %q of a structured answer is a registered tool's name", tool.Name())
 	}
 	if sh.spec, err = toolSpec(tool); err != nil {
@@ -405,11 +406,11 @@ func (sh *shape) accept(ctx context.Context, reply *types.Message, stop types.St
 func (c *Conversation) correct(ctx context.Context, attempted []types.Message, stop types.StopReason, turnEnd TurnEnd) (*Step, error) {
 	r := c.run
 	sh := r.shape
-	limit := r.turn >= c.maxTurns()
+	limit := r.turn >= c.opts.maxTurns()
 	kept, _ := keepable(attempted)
 	if limit || !sh.correctable(stop, attempted[len(attempted)-1]) {
 		c.endStep(kept, nil, turnEnd)
-		return c.fail(attempted, sh.failure(stop, limit, c.maxTurns()))
+		return c.run.fail(attempted, sh.failure(stop, limit, c.opts.maxTurns()))
 	}
 	reply := attempted[len(attempted)-1]
 	var history []types.Message
@@ -450,10 +451,9 @@ func (AnswerRejected) event() {}
 // answerFinal answers the calls of the final tool in t, which accept
 // found invalid, each with its schema violation, so that the model
 // corrects its call. They are reported as the executor reports the calls
-// it runs: ToolStart and ToolEnd events and an execute_tool span, failed
-// with invalid_input.
-func (c *Conversation) answerFinal(ctx context.Context, turn int, t *openTurn) {
-	sh := c.run.shape
+// it runs: ToolStart and ToolEnd events, by emit, and an execute_tool
+// span, by exec, failed with invalid_input.
+func (sh *shape) answerFinal(ctx context.Context, exec *Executor, emit func(Event), turn int, t *openTurn) {
 	if sh == nil || sh.native {
 		return
 	}
@@ -467,25 +467,24 @@ func (c *Conversation) answerFinal(ctx context.Context, turn int, t *openTurn) {
 			reason = sh.reject[k]
 		}
 		k++
-		c.emit(ToolStart{Turn: turn, ID: tc.id, Name: tc.name, Input: tc.input})
-		c.answer(ctx, t, i, toolErrInput, sh.correction(reason))
-		c.emit(ToolEnd{Turn: turn, ID: tc.id, Name: tc.name, Input: tc.input,
+		emit(ToolStart{Turn: turn, ID: tc.id, Name: tc.name, Input: tc.input})
+		t.answer(ctx, exec, i, toolErrInput, sh.correction(reason))
+		emit(ToolEnd{Turn: turn, ID: tc.id, Name: tc.name, Input: tc.input,
 			Err: fmt.Errorf("%w: %s", ErrInvalidAnswer, reason), Status: types.ToolResultStatusError})
 	}
 }
 
 // traceAnswer reports the final tool's call that gave the answer, on the
 // final tool's path, as the executor reports a call it runs: ToolStart and
-// ToolEnd events and an execute_tool span.
-func (c *Conversation) traceAnswer(ctx context.Context, turn int) {
-	sh := c.run.shape
+// ToolEnd events, by emit, and an execute_tool span, by exec.
+func (sh *shape) traceAnswer(ctx context.Context, exec *Executor, emit func(Event), turn int) {
 	if sh == nil || sh.native {
 		return
 	}
 	tc := sh.call
-	c.emit(ToolStart{Turn: turn, ID: tc.id, Name: tc.name, Input: tc.input})
-	c.exec.traceUnrun(ctx, tc, "", string(sh.answer))
-	c.emit(ToolEnd{Turn: turn, ID: tc.id, Name: tc.name, Input: tc.input, Output: sh.answer, Status: types.ToolResultStatusSuccess})
+	emit(ToolStart{Turn: turn, ID: tc.id, Name: tc.name, Input: tc.input})
+	exec.traceUnrun(ctx, tc, "", string(sh.answer))
+	emit(ToolEnd{Turn: turn, ID: tc.id, Name: tc.name, Input: tc.input, Output: sh.answer, Status: types.ToolResultStatusSuccess})
 }
 
 // correctionPrefix begins every correction, which is how isCorrection

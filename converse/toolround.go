@@ -41,10 +41,10 @@ func (c *Conversation) approve(ctx context.Context) (*Step, error) {
 		}
 		if err != nil {
 			c.endStep(history, tail, nil)
-			return c.fail(history, fmt.Errorf("approve %s (%s): %w", tc.name, tc.id, err))
+			return c.run.fail(history, fmt.Errorf("approve %s (%s): %w", tc.name, tc.id, err))
 		}
 		c.emit(ApprovalDecided{Turn: r.turn, Call: tc.public(), Decision: d})
-		c.decide(ctx, tail, i, d)
+		tail.decide(ctx, c.exec, i, d)
 	}
 	return c.startCalls(ctx, history, tail, nil)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"reflect"
 	"sync"
 	"time"
@@ -34,17 +35,16 @@ func (c *Conversation) request(history []types.Message, cfg *types.ToolConfigura
 		}
 	}
 	in.ModelId, in.Messages, in.ToolConfig = aws.String(modelID), media.Request(m, history), cfg
-	sh.apply(&in, m, c.thinks(m))
+	sh.apply(&in, m, c.opts.thinks(m))
 	if p := c.opts.Cache; p != nil {
 		cachepoint.Place(m, p.TTL, &in)
 	}
 	return &in
 }
 
-// checkTemplate rejects an Options.Request that sets a field the loop
+// checkTemplate rejects an Options.Request, r, that sets a field the loop
 // owns.
-func (c *Conversation) checkTemplate() error {
-	r := &c.opts.Request
+func checkTemplate(r *bedrockruntime.ConverseInput) error {
 	for _, f := range []struct {
 		name string
 		set  bool
@@ -147,38 +147,70 @@ func (t *turnResult) earlyCalls() map[string]*earlyCall {
 	return t.started
 }
 
-// callModel makes the model call of req, with ConverseStream when req
+// caller makes a conversation's model calls, as Send makes them: through
+// its client, in chat spans, the text of a reply reported as it arrives,
+// and with Options.Stream's EarlyToolStart, calls started while a turn
+// streams.
+type caller struct {
+	client Client
+	tel    *telemetry
+	stream *StreamPolicy
+	early  *Executor   // starts calls while a turn streams; nil unless EarlyToolStart (and no ApprovalPolicy)
+	text   bool        // Text events are wanted: OnEvent is set
+	emit   func(Event) // the conversation's
+	log    *slog.Logger
+}
+
+// newCaller is the caller of a conversation with client, tel, o and exec,
+// whose events go to emit.
+func newCaller(client Client, tel *telemetry, o *Options, exec *Executor, emit func(Event)) *caller {
+	m := &caller{client: client, tel: tel, stream: o.Stream, text: o.OnEvent != nil, emit: emit, log: o.logger()}
+	if s := o.Stream; s != nil && s.EarlyToolStart && o.ApprovalPolicy == nil {
+		m.early = exec
+	}
+	return m
+}
+
+// call makes the model call of req, with ConverseStream when req
 // streams; a streaming conversation whose model cannot stream tool use
-// falls back to Converse, with a StreamFallback event.
-func (c *Conversation) callModel(ctx context.Context, req *ModelCall) (*turnResult, error) {
+// falls back to Converse, with a StreamFallback event. The turn is timed.
+func (m *caller) call(ctx context.Context, req *ModelCall) (t *turnResult, err error) {
 	began := time.Now()
-	t, err := c.modelCall(ctx, req)
-	if t != nil {
-		t.took = time.Since(began)
+	defer func() {
+		if t != nil {
+			t.took = time.Since(began)
+		}
+	}()
+	if req.stream {
+		return m.streamTurn(ctx, req)
+	}
+	if m.stream != nil && !req.Summary {
+		reason := fmt.Sprintf("model %s does not support tool use in streaming mode; using Converse", aws.ToString(req.Input.ModelId))
+		m.log.Info("converse: "+reason, "turn", req.Turn)
+		m.emit(StreamFallback{Turn: req.Turn, Reason: reason})
+	}
+	out, err := m.converse(ctx, req.Input)
+	if err != nil {
+		return nil, err
+	}
+	t, err = replyOf(out)
+	if err == nil && !req.Summary {
+		m.emitText(req.Turn, t.message)
 	}
 	return t, err
 }
 
-// modelCall is callModel but for its timing.
-func (c *Conversation) modelCall(ctx context.Context, req *ModelCall) (*turnResult, error) {
-	if req.stream {
-		return c.streamTurn(ctx, req)
+// converse makes the Converse call of in.
+func (m *caller) converse(ctx context.Context, in *bedrockruntime.ConverseInput) (*bedrockruntime.ConverseOutput, error) {
+	if m.client == nil {
+		return nil, errNoClient
 	}
-	if c.opts.Stream != nil && !req.Summary {
-		reason := fmt.Sprintf("model %s does not support tool use in streaming mode; using Converse", aws.ToString(req.Input.ModelId))
-		c.logger().Info("converse: "+reason, "turn", req.Turn)
-		c.emit(StreamFallback{Turn: req.Turn, Reason: reason})
-	}
-	out, err := c.Converse(ctx, req.Input)
-	if err != nil {
-		return nil, err
-	}
-	t, err := replyOf(out)
-	if err == nil && !req.Summary {
-		c.emitText(req.Turn, t.message)
-	}
-	return t, err
+	return m.tel.converse(ctx, m.client, in)
 }
+
+// errNoClient is the error of a model call of a conversation made without
+// a client.
+var errNoClient = errors.New("converse: the conversation has no client to call the model with")
 
 // Converse makes a model call with Converse as Send makes it: through
 // the conversation's client, in a chat span with its metrics (see the
@@ -186,10 +218,7 @@ func (c *Conversation) modelCall(ctx context.Context, req *ModelCall) (*turnResu
 // Input with it in the process that holds the client and the telemetry,
 // such as a Temporal activity; its output goes to HandleResponse.
 func (c *Conversation) Converse(ctx context.Context, in *bedrockruntime.ConverseInput) (*bedrockruntime.ConverseOutput, error) {
-	if c.client == nil {
-		return nil, errors.New("converse: the conversation has no client to call the model with")
-	}
-	return c.tel.converse(ctx, c.client, in)
+	return c.caller.converse(ctx, in)
 }
 
 // CallModel makes a model call with Converse as Send makes it, without a
@@ -215,13 +244,13 @@ func (t *telemetry) converse(ctx context.Context, client Client, in *bedrockrunt
 }
 
 // emitText reports the text of a reply that did not stream.
-func (c *Conversation) emitText(turn int, msg types.Message) {
-	if c.opts.OnEvent == nil {
+func (m *caller) emitText(turn int, msg types.Message) {
+	if !m.text {
 		return
 	}
 	for _, b := range msg.Content {
 		if t, ok := message.BlockText(b); ok {
-			c.emit(Text{Turn: turn, Text: t})
+			m.emit(Text{Turn: turn, Text: t})
 		}
 	}
 }
@@ -229,19 +258,19 @@ func (c *Conversation) emitText(turn int, msg types.Message) {
 // streamTurn makes one model call with ConverseStream: text deltas go to
 // OnEvent as they arrive, and the events are assembled into the message
 // Converse would have returned.
-func (c *Conversation) streamTurn(ctx context.Context, req *ModelCall) (*turnResult, error) {
+func (m *caller) streamTurn(ctx context.Context, req *ModelCall) (*turnResult, error) {
 	n := req.Turn
 	t := &turnResult{}
 	var h streamHooks
-	if c.opts.OnEvent != nil {
-		h.text = func(text string) { c.emit(Text{Turn: n, Text: text}) }
+	if m.text {
+		h.text = func(text string) { m.emit(Text{Turn: n, Text: text}) }
 	}
-	if s := c.opts.Stream; s != nil && s.EarlyToolStart && c.opts.ApprovalPolicy == nil {
-		early := newEarlyStarter(ctx, n, c.exec) // its calls are the chat span's siblings, under ctx
+	if m.early != nil {
+		early := newEarlyStarter(ctx, n, m.early) // its calls are the chat span's siblings, under ctx
 		t.started, t.cancel = early.started, early.cancel
 		h.call = early.maybeStart
 	}
-	if err := c.streamCall(ctx, req.StreamInput(), req.Input, t, h); err != nil {
+	if err := m.streamCall(ctx, req.StreamInput(), req.Input, t, h); err != nil {
 		return nil, err
 	}
 	return t, nil
@@ -251,8 +280,8 @@ func (c *Conversation) streamTurn(ctx context.Context, req *ModelCall) (*turnRes
 // the chat span describes, and reads its events into t with h (h.event
 // is the span's), with a decoder of the call's own. On an error, t's early
 // calls are discarded.
-func (c *Conversation) streamCall(ctx context.Context, in *bedrockruntime.ConverseStreamInput, ci *bedrockruntime.ConverseInput, t *turnResult, h streamHooks) (err error) {
-	chatCtx, chat := c.tel.startChat(ctx, true, ci)
+func (m *caller) streamCall(ctx context.Context, in *bedrockruntime.ConverseStreamInput, ci *bedrockruntime.ConverseInput, t *turnResult, h streamHooks) (err error) {
+	chatCtx, chat := m.tel.startChat(ctx, true, ci)
 	defer func() {
 		if err != nil {
 			t.discard()
@@ -263,7 +292,7 @@ func (c *Conversation) streamCall(ctx context.Context, in *bedrockruntime.Conver
 	}()
 	streamCtx, closeStream := context.WithCancel(chatCtx)
 	defer closeStream()
-	out, err := c.client.ConverseStream(streamCtx, in, append(chat.options(), ownProtocol)...)
+	out, err := m.client.ConverseStream(streamCtx, in, append(chat.options(), ownProtocol)...)
 	if err != nil {
 		return err
 	}
@@ -379,10 +408,10 @@ func (t *turnResult) output() *bedrockruntime.ConverseOutput {
 // its output goes to HandleResponse.
 func (c *Conversation) ConverseStream(ctx context.Context, in *bedrockruntime.ConverseStreamInput) (*bedrockruntime.ConverseOutput, error) {
 	if c.client == nil {
-		return nil, errors.New("converse: the conversation has no client to call the model with")
+		return nil, errNoClient
 	}
 	var t turnResult
-	if err := c.streamCall(ctx, in, converseRequest(in), &t, streamHooks{}); err != nil {
+	if err := c.caller.streamCall(ctx, in, converseRequest(in), &t, streamHooks{}); err != nil {
 		return nil, err
 	}
 	return t.output(), nil

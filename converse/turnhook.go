@@ -47,21 +47,20 @@ type TurnPlan struct {
 	Stop bool
 }
 
-// prepareTurn runs Options.PrepareTurn for the run's next turn, on the
-// configuration the turn would send; it returns the turn as the hook left
-// it.
-func (c *Conversation) prepareTurn(ctx context.Context, history []types.Message) (*TurnPlan, error) {
-	r := c.run
-	t := &TurnPlan{Number: r.turn, History: history, ModelID: c.modelID, System: c.opts.Request.System, InferenceConfig: c.opts.Request.InferenceConfig}
-	if r.cfg != nil {
-		t.ToolChoice = r.cfg.ToolChoice
+// prepareTurn runs PrepareTurn for the turn numbered turn, to the model
+// modelID (New's), on history and cfg, the configuration the turn would
+// send; it returns the turn as the hook left it.
+func (o *Options) prepareTurn(ctx context.Context, modelID string, turn int, cfg *types.ToolConfiguration, history []types.Message) (*TurnPlan, error) {
+	t := &TurnPlan{Number: turn, History: history, ModelID: modelID, System: o.Request.System, InferenceConfig: o.Request.InferenceConfig}
+	if cfg != nil {
+		t.ToolChoice = cfg.ToolChoice
 	}
 	if n := len(history); n > 1 && message.AnswersTools(history[n-1]) && !message.HoldsPrompt(history[n-1]) {
 		for _, tc := range toolCalls(history[n-2].Content) {
 			t.Answered = append(t.Answered, tc.public())
 		}
 	}
-	if err := c.opts.PrepareTurn(ctx, t); err != nil {
+	if err := o.PrepareTurn(ctx, t); err != nil {
 		return nil, fmt.Errorf("prepare turn: %w", err)
 	}
 	if t.ModelID == "" {
@@ -73,12 +72,13 @@ func (c *Conversation) prepareTurn(ctx context.Context, history []types.Message)
 // offered is the configuration of a turn whose hook chose t.Offered and
 // t.ToolChoice: cfg without the registry's tools not chosen (system tools
 // stay; a structured Send's final tool is added after it, for the model the
-// hook picked), with the tools the history calls described, and t's choice.
-func (c *Conversation) offered(t *TurnPlan, cfg *types.ToolConfiguration, history []types.Message) (*types.ToolConfiguration, error) {
+// hook picked), with the tools the history calls described, and t's
+// choice. The registry's tools are those exec runs.
+func offered(exec *Executor, t *TurnPlan, cfg *types.ToolConfiguration, history []types.Message) (*types.ToolConfiguration, error) {
 	if t.Offered != nil {
 		for _, name := range t.Offered {
-			if _, ok := c.exec.lookup(name); !ok {
-				return nil, fmt.Errorf("prepare turn: %w %q; available tools: %s", ErrUnknownTool, name, c.exec.available())
+			if _, ok := exec.lookup(name); !ok {
+				return nil, fmt.Errorf("prepare turn: %w %q; available tools: %s", ErrUnknownTool, name, exec.available())
 			}
 		}
 		var keep []types.Tool
@@ -87,7 +87,7 @@ func (c *Conversation) offered(t *TurnPlan, cfg *types.ToolConfiguration, histor
 				spec, ok := tool.(*types.ToolMemberToolSpec)
 				if ok {
 					name := aws.ToString(spec.Value.Name)
-					if _, reg := c.exec.lookup(name); reg && !slices.Contains(t.Offered, name) {
+					if _, reg := exec.lookup(name); reg && !slices.Contains(t.Offered, name) {
 						continue
 					}
 				}
