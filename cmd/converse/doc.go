@@ -129,7 +129,8 @@
 // (recording.Redact), as an AWS error body can echo the signed request;
 // the -v trace shows at most 300 characters of a prompt, tool input or
 // result, and quotes model-controlled ids and names that hold control
-// characters. On a terminal, what the model, the tools and the MCP servers
+// characters, as it does an MCP server's failure or warning, on a terminal
+// or not. On a terminal, what the model, the tools and the MCP servers
 // wrote reaches standard output and error with its control characters
 // shown, not acted on: ESC as ^[, CR as ^M, C1 controls and bidirectional
 // overrides as \u escapes; newline and tab are kept. A file or a pipe gets
