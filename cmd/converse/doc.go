@@ -182,8 +182,8 @@
 // HTML page: a timeline of turns and their tool calls, tokens, cache and
 // cost (at the model's known prices, or -price's), every text from the
 // input shown as text (converse help view). A
-// command line starting with the word "view" and a file is this command; to
-// send such a prompt, put -- before it.
+// command line starting with the word "view" is this command, a usage
+// error without its INPUT file; to send such a prompt, put -- before it.
 //
 // # Exit status
 //
