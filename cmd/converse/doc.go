@@ -129,7 +129,8 @@
 // (recording.Redact), as an AWS error body can echo the signed request;
 // the -v trace shows at most 300 characters of a prompt, tool input or
 // result, and quotes model-controlled ids and names that hold control
-// characters. On a terminal, what the model, the tools and the MCP servers
+// characters, as it does an MCP server's failure or warning, on a terminal
+// or not. On a terminal, what the model, the tools and the MCP servers
 // wrote reaches standard output and error with its control characters
 // shown, not acted on: ESC as ^[, CR as ^M, C1 controls and bidirectional
 // overrides as \u escapes; newline and tab are kept. A file or a pipe gets
@@ -181,8 +182,8 @@
 // HTML page: a timeline of turns and their tool calls, tokens, cache and
 // cost (at the model's known prices, or -price's), every text from the
 // input shown as text (converse help view). A
-// command line starting with the word "view" and a file is this command; to
-// send such a prompt, put -- before it.
+// command line starting with the word "view" is this command, a usage
+// error without its INPUT file; to send such a prompt, put -- before it.
 //
 // # Exit status
 //

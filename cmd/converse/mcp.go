@@ -147,10 +147,10 @@ func startMCP(ctx context.Context, s *settings, reg *tools.Registry, stderr io.W
 		if inner := errors.Unwrap(err); inner != nil {
 			err = inner
 		}
-		return nil, nil, fmt.Errorf("-mcp %s: %s", s.mcpFile, strings.TrimPrefix(err.Error(), "mcptools: "))
+		return nil, nil, fmt.Errorf("-mcp %s: %s", s.mcpFile, fromServer(err))
 	}
 	for _, w := range b.Warnings() {
-		fmt.Fprintf(stderr, "converse: -mcp %s: %s\n", s.mcpFile, strings.TrimPrefix(w.Error(), "mcptools: "))
+		fmt.Fprintf(stderr, "converse: -mcp %s: %s\n", s.mcpFile, fromServer(w))
 	}
 	if s.verbose {
 		for _, st := range b.Servers() {
@@ -158,6 +158,13 @@ func startMCP(ctx context.Context, s *settings, reg *tools.Registry, stderr io.W
 		}
 	}
 	return b, func() { _ = b.Close() }, nil
+}
+
+// fromServer is the text of an error of mcptools, which can quote what a
+// server sent (its error message, a tool's name), made printable as the
+// rest of what reaches standard error is, whether or not it is a terminal.
+func fromServer(err error) string {
+	return trace.Printable(strings.TrimPrefix(err.Error(), "mcptools: "))
 }
 
 // loadMCP reads the -mcp file; every problem is a usageError naming the

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -250,6 +251,34 @@ func TestMCPServerThatFailsToStart(t *testing.T) {
 		assert.Equal(t, 2, out.code, out.stderr)
 		assert.Contains(t, out.stderr, "converse: -mcp: ")
 	})
+}
+
+// TestMCPErrorTextIsPrintable: a server whose tools/list fails with an
+// error message holding an escape sequence and control characters is a
+// failure naming it, and what reaches standard error (a file here, not a
+// terminal) holds none of them; no model call is made.
+func TestMCPErrorTextIsPrintable(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "hostile", Version: "1"}, nil)
+	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "tools/list" {
+				return nil, errors.New("no tools \x1b[31mtoday\x1b[0m\a\rhidden")
+			}
+			return next(ctx, method, req)
+		}
+	})
+	web := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	t.Cleanup(web.Close)
+	config := writeMCP(t, `{"mcpServers": {"hostile": {"url": "`+web.URL+`"}}}`)
+	model := newServer(t, bedrocktest.Script(bedrocktest.Text("Hi.")))
+
+	out := runInProcess(t, nil, "-endpoint", model.URL, "-mcp", config, "Hi.")
+	assert.Equal(t, 1, out.code, out.stderr)
+	assert.Contains(t, out.stderr, `the MCP server \"hostile\" refused the call: no tools \x1b[31mtoday`)
+	assert.NotContains(t, out.stderr, "\x1b")
+	assert.NotContains(t, out.stderr, "\a")
+	assert.NotContains(t, out.stderr, "\r")
+	assert.Empty(t, model.Requests())
 }
 
 // TestMCPHelpExample: the example of "converse help mcp" is a configuration

@@ -31,9 +31,10 @@ var (
 )
 
 // isView reports whether args ask for converse view: its first word is
-// "view" and more follow (a prompt "view" alone is a prompt).
+// "view". Without its file, it is a usage error, not a prompt "view" sent
+// (and paid for); a prompt goes after --.
 func isView(args []string) bool {
-	return len(args) > 1 && args[0] == "view"
+	return len(args) > 0 && args[0] == "view"
 }
 
 // view is converse view [-o FILE] [-price IN,OUT[,READ,WRITE]] INPUT.
@@ -52,6 +53,9 @@ func view(ctx context.Context, args []string, stdout, _ io.Writer) error {
 			return nil
 		}
 		return usagef("view: %v (run converse view -h for usage)", err)
+	}
+	if fs.NArg() == 0 {
+		return usagef("view: no INPUT file: want converse view [-o FILE] [-price IN,OUT[,READ,WRITE]] INPUT (a prompt \"view\" goes after --: converse -- view)")
 	}
 	if fs.NArg() != 1 {
 		return usagef("view: want one INPUT file, got %d arguments", fs.NArg())

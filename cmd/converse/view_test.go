@@ -477,6 +477,8 @@ func TestViewUsageErrors(t *testing.T) {
 		{"no such file", []string{"view", "/nonexist"}, 2, "converse: view: open /nonexist: no such file or directory\n"},
 		{"not a transcript", []string{"view", notJSON}, 2, ""},
 		{"two inputs", []string{"view", "a", "b"}, 2, "converse: view: want one INPUT file, got 2 arguments\n"},
+		{"no input", []string{"view"}, 2, "converse: view: no INPUT file: want converse view [-o FILE] [-price IN,OUT[,READ,WRITE]] INPUT (a prompt \"view\" goes after --: converse -- view)\n"},
+		{"no input after a flag", []string{"view", "-o", "page.html"}, 2, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			out := runInProcess(t, nil, tt.args...)
@@ -492,4 +494,21 @@ func TestViewUsageErrors(t *testing.T) {
 	assert.Equal(t, 0, out.code, out.stderr)
 	assert.Empty(t, out.stderr)
 	mustContain(t, "stdout", out.stdout, "usage: converse view", "-price")
+}
+
+// TestViewWithoutInputCallsNoModel: "converse view" without its file is a
+// usage error, not the prompt "view" sent to the model (a paid call); the
+// prompt goes after --.
+func TestViewWithoutInputCallsNoModel(t *testing.T) {
+	model := newServer(t, bedrocktest.Script(bedrocktest.Text("Hi.")))
+	t.Setenv("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", model.URL)
+	out := runInProcess(t, nil, "view")
+	assert.Equal(t, 2, out.code, out.stderr)
+	assert.Contains(t, out.stderr, "no INPUT file")
+	assert.Empty(t, model.Requests(), "no model call")
+
+	out = runInProcess(t, nil, "--", "view")
+	require.Equal(t, 0, out.code, out.stderr)
+	assert.Equal(t, "Hi.\n", out.stdout)
+	require.Len(t, model.Requests(), 1, "the prompt after --")
 }

@@ -51,7 +51,9 @@
 // # Handlers and replies
 //
 // A Handler receives each decoded Request and returns a Reply, or an *Error
-// to answer with a Bedrock error. Script answers with a list of replies in
+// to answer with a Bedrock error. A Handler's error once the call's context
+// has ended (the client gave up) is not answered: the client sees its own
+// context's error. Script answers with a list of replies in
 // order; Fail, Throttle and Delay wrap a Handler with failures and latency.
 // Text, ToolUse and Output build replies. The same Reply answers Converse and
 // ConverseStream: for a stream, the answer is cut into the events a real

@@ -166,7 +166,9 @@ func (s *Server) Client(optFns ...func(*bedrockruntime.Options)) *bedrockruntime
 // ServeHTTP answers a Bedrock runtime request, as the server does on
 // loopback: a Server is an http.Handler, for a transport that needs no
 // socket (an http.RoundTripper calling it, say, for testing/synctest,
-// whose bubbles hold no real network).
+// whose bubbles hold no real network). A request whose context ends while
+// the Handler runs gets no answer; such a transport should then return the
+// context's error, as net/http's does.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Amzn-Requestid", fmt.Sprintf("bedrocktest-%d", s.nextID.Add(1)))
 	if modelID, ok := wire.RouteCountTokens(r); ok {
@@ -207,6 +209,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	reply, err := s.handler.ServeConverse(r.Context(), req)
+	if err != nil && r.Context().Err() != nil {
+		// The client gave up: no answer, least of all a ValidationException
+		// it would take for its own mistake. A transport calling ServeHTTP
+		// returns the context's error, as net/http's does.
+		s.quotas.settle(charged, &types.TokenUsage{})
+		return
+	}
 	if err != nil {
 		var e *Error
 		if !errors.As(err, &e) {

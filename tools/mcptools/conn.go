@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"strings"
@@ -181,8 +182,10 @@ func (c *conn) transport() mcp.Transport {
 		if c.cfg.HTTPClient != nil {
 			client = c.cfg.HTTPClient
 		}
-		bounded := *client
-		bounded.Transport = httpTransport{headers: c.cfg.Headers, limit: int64(c.cfg.MaxResponse), next: client.Transport}
+		u, _ := url.Parse(c.cfg.URL) // checked by Server.check
+		bounded := *client           // a copy: the caller's client stays as it is
+		bounded.CheckRedirect = refuseRedirect(c.cfg.Name)
+		bounded.Transport = httpTransport{origin: origin(u), headers: c.cfg.Headers, limit: int64(c.cfg.MaxResponse), next: client.Transport}
 		return &mcp.StreamableClientTransport{Endpoint: c.cfg.URL, HTTPClient: &bounded,
 			// Events of the stream the server sends notifications on; the
 			// answers' bodies are bounded by bounded's transport.

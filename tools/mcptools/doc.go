@@ -47,7 +47,12 @@
 // transport in Server.HTTPClient, which signs every request with AWS
 // Signature Version 4, as an Amazon Bedrock AgentCore Gateway with IAM
 // authorization wants; a server that refuses them fails with its status
-// ("it answered HTTP 403 Forbidden"), naming the server.
+// ("it answered HTTP 403 Forbidden"), naming the server. Requests, and so
+// the headers and signatures, go to the origin (scheme, host and port) of
+// Server.URL only: streamable HTTP needs no redirects, so a server that
+// answers one fails ("it redirected to https://other.example.com: refused;
+// streamable HTTP needs no redirects") and nothing is sent where it points,
+// whatever the CheckRedirect of Server.HTTPClient.
 //
 // The body of each HTTP response is bounded by the server's MaxResponse (8
 // MiB unless set): a longer result fails its call, wrapping [ErrToolFailed],

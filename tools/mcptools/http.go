@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 )
 
@@ -14,14 +15,20 @@ import (
 // body of every response to a POST (the answers to our requests) and notes,
 // in the exchange of the request's context, what went wrong on the wire:
 // the SDK keeps only a status's text and turns a body's read error into a
-// message of its own.
+// message of its own. It sends nothing to an origin other than the
+// server's: the headers, and the signature of a SigV4 in next, are the
+// server's credentials.
 type httpTransport struct {
+	origin  string // of the server's URL
 	headers map[string]string
 	limit   int64 // bytes of a response body
 	next    http.RoundTripper
 }
 
 func (h httpTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if o := origin(req.URL); o != h.origin {
+		return nil, fmt.Errorf("mcptools: a request to %s, not to the server's origin %s: refused, with the server's credentials", o, h.origin)
+	}
 	if len(h.headers) > 0 {
 		req = req.Clone(req.Context())
 		for k, v := range h.headers {
@@ -80,6 +87,7 @@ type exchange struct {
 	status   string // a status other than 2xx, such as "500 Internal Server Error"
 	cut      error  // a request or a response body that failed on the wire
 	tooLarge int64  // the limit a response body went over
+	redirect string // the origin a refused redirect pointed to
 }
 
 type exchangeKey struct{}
@@ -110,6 +118,8 @@ func (ex *exchange) failure() (string, error) {
 	switch {
 	case ex.tooLarge > 0:
 		return fmt.Sprintf("its response was larger than %s, the limit", sizeText(ex.tooLarge)), ErrToolFailed
+	case ex.redirect != "": // its status is a 3xx
+		return fmt.Sprintf("it redirected to %s: refused; streamable HTTP needs no redirects", ex.redirect), ErrUnavailable
 	case ex.status != "":
 		return "it answered HTTP " + ex.status, ErrUnavailable
 	case ex.cut != nil:
@@ -121,6 +131,32 @@ func (ex *exchange) failure() (string, error) {
 		return fmt.Sprintf("the connection was cut (%v)", err), ErrUnavailable
 	}
 	return "", nil
+}
+
+// refuseRedirect is the CheckRedirect of the HTTP client of the server
+// named name. It refuses every redirect: streamable HTTP needs none, and
+// one to another origin would take the server's credentials there.
+func refuseRedirect(name string) func(*http.Request, []*http.Request) error {
+	return func(req *http.Request, _ []*http.Request) error {
+		to := origin(req.URL)
+		ex, _ := req.Context().Value(exchangeKey{}).(*exchange)
+		ex.note(func(ex *exchange) { ex.redirect = to })
+		return fmt.Errorf("mcptools: server %q redirected to %s: refused; streamable HTTP needs no redirects", name, to)
+	}
+}
+
+// origin is u's scheme, host and port, in lower case and without the
+// scheme's default port, so that two spellings of one origin are equal.
+// Only the origin of a URL is shown: its path or query may hold a secret.
+func origin(u *url.URL) string {
+	scheme, host, port := strings.ToLower(u.Scheme), strings.ToLower(u.Hostname()), u.Port()
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	if defaultPort := map[string]string{"http": "80", "https": "443"}[scheme]; port != "" && port != defaultPort {
+		host += ":" + port
+	}
+	return scheme + "://" + host
 }
 
 // sizeText is n bytes in MiB when it is a whole number of them.

@@ -46,6 +46,9 @@ type Server struct {
 	// Headers are sent with every HTTP request, such as an Authorization.
 	Headers map[string]string
 	// HTTPClient makes the HTTP requests; nil means http.DefaultClient.
+	// A copy of it is used, which refuses every redirect (its own
+	// CheckRedirect is not called): streamable HTTP needs none, and the
+	// server's credentials go to URL's origin only.
 	HTTPClient *http.Client
 	// MaxResponse bounds the bytes of the body of each HTTP response to a
 	// request, such as a call's result; zero means DefaultMaxResponse. A

@@ -27,6 +27,8 @@ import (
 // Credentials gives then (an aws.Config's are cached and refreshed before
 // they expire). Server.Headers are set before the signing, so they are
 // signed too. Nothing of the credentials or the signature is logged.
+// Under a Server, SigV4 signs requests to the origin of Server.URL only:
+// a redirect, or any request elsewhere, is refused before it is signed.
 type SigV4 struct {
 	Credentials aws.CredentialsProvider
 	Service     string

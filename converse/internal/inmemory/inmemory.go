@@ -13,12 +13,16 @@ import (
 
 // transport hands each request to a Server's handler on the caller's
 // goroutine: no socket, so that a testing/synctest bubble holds the whole
-// exchange and runs in virtual time.
+// exchange and runs in virtual time. A request whose context ended gets
+// the context's error, as from net/http's transport.
 type transport struct{ srv *bedrocktest.Server }
 
 func (t transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	rec := httptest.NewRecorder()
 	t.srv.ServeHTTP(rec, r)
+	if err := r.Context().Err(); err != nil {
+		return nil, err
+	}
 	return rec.Result(), nil
 }
 
