@@ -249,3 +249,37 @@ func startUntilHang(t *testing.T, pipe *os.File, url, manifest, session string) 
 	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
 	return cmd
 }
+
+// TestSessionRemovedDuringTheRun: a session file removed while a tool runs
+// fails the run's next save, exit 7 as for a conflict, saying the session
+// was removed rather than that another process wrote it; nothing is
+// written again.
+func TestSessionRemovedDuringTheRun(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	marks, session := filepath.Join(dir, "marks"), filepath.Join(dir, "session.json")
+	pidPipe, pipe := pidPipe(t)
+	manifest := writeManifest(t, `{"tools": [{"name": "hang", "description": "Marks and hangs.", "timeout": "1h",
+		"command": [`+quote(os.Args[0])+`, "helper-tool", "mark-hang", `+quote(marks)+`, `+quote(pidPipe)+`]}]}`)
+	srv := newServer(t, bedrocktest.Script(bedrocktest.ToolUse("", bedrocktest.Call{ID: "h1", Name: "hang"}), bedrocktest.Text("Done.")))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := binaryCommand(ctx, testEnv(t), "-endpoint", srv.URL, "-tools", manifest, "-no-builtins", "-session", session, "go")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	line := make([]byte, 32)
+	n, err := pipe.Read(line) // the hanging tool runs
+	require.NoError(t, err)
+	tool, err := strconv.Atoi(strings.TrimSpace(string(line[:n])))
+	require.NoError(t, err)
+
+	require.NoError(t, os.Remove(session))
+	require.NoError(t, syscall.Kill(tool, syscall.SIGKILL)) // the call ends; its result is saved next
+	err = cmd.Wait()
+	checkRace(t, cmd.ProcessState.ExitCode(), stderr.String())
+	require.Error(t, err)
+	assert.Equal(t, exitConflict, cmd.ProcessState.ExitCode(), stderr.String())
+	assert.Contains(t, stderr.String(), "-session "+session+": the session was removed during the run, so this run stopped without writing it again")
+	assert.NoFileExists(t, session)
+}
