@@ -15,7 +15,8 @@
 //	revision  N  the session's revision, 1 at the first save, one more at each
 //	state     B  the state's JSON form (converse.State), gzipped if encoding says so
 //	encoding  S  "json" or "gzip"
-//	writer    S  a random token of the save that wrote it
+//	writer    S  a random token of the save that wrote it, which a save on
+//	             top of the state it loaded or saved requires
 //	bucket    S  with key, instead of state: the S3 object that holds it
 //	key       S
 //	TTL       N  (Options.TTLAttribute, with Options.TTL) the Unix time, in
@@ -30,7 +31,10 @@
 //
 // DynamoDB removes an expired item some time after it expires, if the
 // table's time to live is enabled on Options.TTLAttribute (aws dynamodb
-// update-time-to-live); until then Load treats it as absent.
+// update-time-to-live); until then Load treats it as absent, and a new
+// session saved over it takes the revision after its, as revisions of an
+// id never restart: a writer that loaded the expired one then fails with
+// converse.ErrSessionChanged instead of saving over the new one.
 //
 // # Permissions
 //
@@ -163,7 +167,7 @@ func (s *Store) load(ctx context.Context, id string) (*converse.State, error) {
 	if out.Item == nil || s.expired(out.Item) {
 		return nil, fmt.Errorf("dynamostore: load session %q: %w", id, fs.ErrNotExist)
 	}
-	rev, err := number(out.Item, "revision")
+	rev, err := numberOf(out.Item, "revision")
 	if err != nil {
 		return nil, fmt.Errorf("dynamostore: load session %q: %w", id, err)
 	}
@@ -176,15 +180,24 @@ func (s *Store) load(ctx context.Context, id string) (*converse.State, error) {
 		return nil, fmt.Errorf("dynamostore: load session %q: %w", id, err)
 	}
 	st.Revision = rev
+	if w, ok := out.Item["writer"].(*types.AttributeValueMemberS); ok {
+		st.StoreData = written{writer: w.Value}
+	}
 	return &st, nil
 }
+
+// written is a State's StoreData: the writer token of the item it was
+// loaded from or saved as. A Save on top of it requires it, so that a
+// session removed (by DynamoDB's TTL, say) and made anew at the same
+// revision is not mistaken for the one the state came from.
+type written struct{ writer string }
 
 // expired reports whether the item's TTL has passed.
 func (s *Store) expired(item map[string]types.AttributeValue) bool {
 	if _, ok := item[s.opts.TTLAttribute]; !ok {
 		return false
 	}
-	t, err := number(item, s.opts.TTLAttribute)
+	t, err := numberOf(item, s.opts.TTLAttribute)
 	return err == nil && t <= time.Now().Unix()
 }
 
@@ -241,8 +254,13 @@ func readAtMost(r io.Reader) ([]byte, error) {
 	return b, err
 }
 
-// number reads the number attribute name of item.
-func number(item map[string]types.AttributeValue, name string) (int64, error) {
+// number is the number attribute of n.
+func number(n int64) *types.AttributeValueMemberN {
+	return &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)}
+}
+
+// numberOf reads the number attribute name of item.
+func numberOf(item map[string]types.AttributeValue, name string) (int64, error) {
 	v, ok := item[name].(*types.AttributeValueMemberN)
 	if !ok {
 		return 0, fmt.Errorf("the item has no number %q", name)
@@ -255,8 +273,10 @@ func number(item map[string]types.AttributeValue, name string) (int64, error) {
 }
 
 // Save writes st as the session id's item, at the revision after
-// st.Revision, if the item is still at st.Revision (absent or expired for
-// 0); otherwise it fails with an error matching converse.ErrSessionChanged.
+// st.Revision, if the item is still at st.Revision and the save st came
+// from (absent or expired for 0, the revision then going on from the
+// expired one's); otherwise it fails with an error matching
+// converse.ErrSessionChanged.
 // A state past MaxItemSize goes to S3 first.
 func (s *Store) Save(ctx context.Context, id string, st *converse.State) error {
 	if id == "" {
@@ -274,9 +294,18 @@ func (s *Store) Save(ctx context.Context, id string, st *converse.State) error {
 		zw.Close()
 		b, enc = buf.Bytes(), "gzip"
 	}
-	rev := st.Revision + 1
+	base := st.Revision
+	if base == 0 && s.opts.TTL > 0 {
+		// A new session over an expired one goes on from its revision:
+		// revisions never restart, so that a writer that loaded the old
+		// one finds the session changed.
+		if base, err = s.expiredRevision(ctx, id); err != nil {
+			return fmt.Errorf("dynamostore: save session %q: %w", id, err)
+		}
+	}
+	rev := base + 1
 	item := s.key(id)
-	item["revision"] = &types.AttributeValueMemberN{Value: strconv.FormatInt(rev, 10)}
+	item["revision"] = number(rev)
 	item["encoding"] = &types.AttributeValueMemberS{Value: enc}
 	if s.opts.TTL > 0 {
 		item[s.opts.TTLAttribute] = &types.AttributeValueMemberN{Value: strconv.FormatInt(time.Now().Add(s.opts.TTL).Unix(), 10)}
@@ -294,16 +323,21 @@ func (s *Store) Save(ctx context.Context, id string, st *converse.State) error {
 	}
 	in := &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: item, ReturnValues: types.ReturnValueAllOld,
 		ExpressionAttributeNames: map[string]string{"#r": "revision"}}
-	if st.Revision == 0 {
+	switch w, known := st.StoreData.(written); {
+	case base == 0:
 		in.ConditionExpression = aws.String("attribute_not_exists(#r)")
-		if s.opts.TTL > 0 {
-			in.ConditionExpression = aws.String("attribute_not_exists(#r) OR #t <= :now")
-			in.ExpressionAttributeNames["#t"] = s.opts.TTLAttribute
-			in.ExpressionAttributeValues = map[string]types.AttributeValue{":now": &types.AttributeValueMemberN{Value: strconv.FormatInt(time.Now().Unix(), 10)}}
-		}
-	} else {
+	case st.Revision == 0: // over an expired session, still expired
+		in.ConditionExpression = aws.String("#r = :r AND #t <= :now")
+		in.ExpressionAttributeNames["#t"] = s.opts.TTLAttribute
+		in.ExpressionAttributeValues = map[string]types.AttributeValue{":r": number(base),
+			":now": &types.AttributeValueMemberN{Value: strconv.FormatInt(time.Now().Unix(), 10)}}
+	case known:
+		in.ConditionExpression = aws.String("#r = :r AND #w = :w")
+		in.ExpressionAttributeNames["#w"] = "writer"
+		in.ExpressionAttributeValues = map[string]types.AttributeValue{":r": number(base), ":w": &types.AttributeValueMemberS{Value: w.writer}}
+	default: // an item of a version before writer tokens
 		in.ConditionExpression = aws.String("#r = :r")
-		in.ExpressionAttributeValues = map[string]types.AttributeValue{":r": &types.AttributeValueMemberN{Value: strconv.FormatInt(st.Revision, 10)}}
+		in.ExpressionAttributeValues = map[string]types.AttributeValue{":r": number(base)}
 	}
 	out, err := s.db.PutItem(ctx, in)
 	var failed *types.ConditionalCheckFailedException
@@ -327,13 +361,27 @@ func (s *Store) Save(ctx context.Context, id string, st *converse.State) error {
 		}
 		return fmt.Errorf("dynamostore: save session %q: %w", id, err)
 	}
-	st.Revision = rev
+	st.Revision, st.StoreData = rev, written{writer: writer}
 	bucket, bok := out.Attributes["bucket"].(*types.AttributeValueMemberS)
 	old, kok := out.Attributes["key"].(*types.AttributeValueMemberS)
 	if bok && kok && old.Value != object {
 		s.remove(ctx, bucket.Value, old.Value)
 	}
 	return nil
+}
+
+// expiredRevision is the revision of the session id's item if it expired,
+// or 0.
+func (s *Store) expiredRevision(ctx context.Context, id string) (int64, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: s.key(id), ConsistentRead: aws.Bool(true),
+		ProjectionExpression: aws.String("#r, #t"), ExpressionAttributeNames: map[string]string{"#r": "revision", "#t": s.opts.TTLAttribute}})
+	if err != nil || out.Item == nil || !s.expired(out.Item) {
+		return 0, err
+	}
+	if _, ok := out.Item["revision"]; !ok {
+		return 0, nil
+	}
+	return numberOf(out.Item, "revision")
 }
 
 // wrote reports whether the session's item is the one the save of token
@@ -350,7 +398,7 @@ func (s *Store) wrote(ctx context.Context, id string, rev int64, writer string) 
 	if out.Item == nil {
 		return false, true
 	}
-	got, err := number(out.Item, "revision")
+	got, err := numberOf(out.Item, "revision")
 	w, _ := out.Item["writer"].(*types.AttributeValueMemberS)
 	return err == nil && got == rev && w != nil && w.Value == writer, true
 }
