@@ -21,6 +21,18 @@
 //	key       S
 //	TTL       N  (Options.TTLAttribute, with Options.TTL) the Unix time, in
 //	             seconds, after which the session is absent
+//	holder    S  while a run holds the session (see Hold): host/pid/token
+//	heldUntil N  with holder: the Unix time, in milliseconds, when its lease
+//	             ends unless renewed
+//
+// Store is a converse.Holder: a Send, Resume or Stop writes a lease of
+// Options.Lease (30 s by default) to the item, renewed every third of it
+// and by each save, and removed when the run ends. Another run fails at
+// once with converse.ErrSessionLocked, naming the holder and the lease's
+// end, until the lease ends unrenewed (its holder crashed); a holder that
+// lost its lease so can no longer save. An item holding a lease and no
+// revision is a session being made, absent to Load. Versions of this
+// package before leases neither honour nor keep them.
 //
 // An item larger than 400 KB is written to S3 first, under a key of its
 // own (Options.Prefix, the escaped partition key, "/", the revision and a
@@ -38,7 +50,8 @@
 //
 // # Permissions
 //
-// dynamodb:GetItem and dynamodb:PutItem on the table; with offload,
+// dynamodb:GetItem, dynamodb:PutItem, dynamodb:UpdateItem and
+// dynamodb:DeleteItem on the table; with offload,
 // s3:GetObject, s3:PutObject and s3:DeleteObject on the prefix, and
 // s3:ListBucket on the bucket: without it S3 answers a read of a missing
 // object with 403 AccessDenied instead of NoSuchKey, and a Load that meets
@@ -58,6 +71,7 @@ import (
 	"io/fs"
 	"net/url"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -106,6 +120,11 @@ type Options struct {
 	Prefix string
 	// Gzip compresses the state, in the item or the object.
 	Gzip bool
+	// Lease is how long a Hold holds a session without renewing it, and
+	// so how long a crashed run keeps others out: DefaultLease if zero.
+	Lease time.Duration
+	// Now is the clock of leases and expiries: time.Now if nil.
+	Now func() time.Time
 }
 
 // Store is a converse.Store keeping each session in an item of a DynamoDB
@@ -114,6 +133,9 @@ type Store struct {
 	db    *dynamodb.Client
 	table string
 	opts  Options
+
+	mu      sync.Mutex
+	holders map[string]string // session id → this Store's holder of it
 }
 
 // New returns a Store of the table through client.
@@ -164,7 +186,7 @@ func (s *Store) load(ctx context.Context, id string) (*converse.State, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dynamostore: load session %q: %w", id, err)
 	}
-	if out.Item == nil || s.expired(out.Item) {
+	if _, saved := out.Item["revision"]; !saved || s.expired(out.Item) { // a lease alone holds no session
 		return nil, fmt.Errorf("dynamostore: load session %q: %w", id, fs.ErrNotExist)
 	}
 	rev, err := numberOf(out.Item, "revision")
@@ -198,7 +220,7 @@ func (s *Store) expired(item map[string]types.AttributeValue) bool {
 		return false
 	}
 	t, err := numberOf(item, s.opts.TTLAttribute)
-	return err == nil && t <= time.Now().Unix()
+	return err == nil && t <= s.now().Unix()
 }
 
 // payload is the state's JSON form, from the item or its object.
@@ -308,10 +330,15 @@ func (s *Store) Save(ctx context.Context, id string, st *converse.State) error {
 	item["revision"] = number(rev)
 	item["encoding"] = &types.AttributeValueMemberS{Value: enc}
 	if s.opts.TTL > 0 {
-		item[s.opts.TTLAttribute] = &types.AttributeValueMemberN{Value: strconv.FormatInt(time.Now().Add(s.opts.TTL).Unix(), 10)}
+		item[s.opts.TTLAttribute] = &types.AttributeValueMemberN{Value: strconv.FormatInt(s.now().Add(s.opts.TTL).Unix(), 10)}
 	}
 	writer := token()
 	item["writer"] = &types.AttributeValueMemberS{Value: writer}
+	holder := s.holder(id)
+	if holder != "" { // the save renews the lease it keeps
+		item["holder"] = &types.AttributeValueMemberS{Value: holder}
+		item["heldUntil"] = s.leaseEnd()
+	}
 	object := ""
 	if size := itemSize(item) + len("state") + len(b); size <= MaxItemSize {
 		item["state"] = &types.AttributeValueMemberB{Value: b}
@@ -322,25 +349,16 @@ func (s *Store) Save(ctx context.Context, id string, st *converse.State) error {
 		item["key"] = &types.AttributeValueMemberS{Value: object}
 	}
 	in := &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: item, ReturnValues: types.ReturnValueAllOld,
-		ExpressionAttributeNames: map[string]string{"#r": "revision"}}
-	switch w, known := st.StoreData.(written); {
-	case base == 0:
-		in.ConditionExpression = aws.String("attribute_not_exists(#r)")
-	case st.Revision == 0: // over an expired session, still expired
-		in.ConditionExpression = aws.String("#r = :r AND #t <= :now")
-		in.ExpressionAttributeNames["#t"] = s.opts.TTLAttribute
-		in.ExpressionAttributeValues = map[string]types.AttributeValue{":r": number(base),
-			":now": &types.AttributeValueMemberN{Value: strconv.FormatInt(time.Now().Unix(), 10)}}
-	case known:
-		in.ConditionExpression = aws.String("#r = :r AND #w = :w")
-		in.ExpressionAttributeNames["#w"] = "writer"
-		in.ExpressionAttributeValues = map[string]types.AttributeValue{":r": number(base), ":w": &types.AttributeValueMemberS{Value: w.writer}}
-	default: // an item of a version before writer tokens
-		in.ConditionExpression = aws.String("#r = :r")
-		in.ExpressionAttributeValues = map[string]types.AttributeValue{":r": number(base)}
+		ExpressionAttributeNames: map[string]string{"#h": "holder"}, ExpressionAttributeValues: map[string]types.AttributeValue{}}
+	lease := "#h = :h" // a holder that lost its lease must not save
+	if holder != "" {
+		in.ExpressionAttributeValues[":h"] = &types.AttributeValueMemberS{Value: holder}
+	} else {
+		in.ExpressionAttributeNames["#hu"] = "heldUntil"
+		lease = s.leaseFree(in.ExpressionAttributeValues)
 	}
+	in.ConditionExpression = aws.String(lease + " AND " + s.onRevision(st, base, in.ExpressionAttributeNames, in.ExpressionAttributeValues))
 	out, err := s.db.PutItem(ctx, in)
-	var failed *types.ConditionalCheckFailedException
 	if err != nil {
 		// The write may have been done with its answer lost: the SDK's
 		// retry then fails on its condition, or with another error.
@@ -356,8 +374,8 @@ func (s *Store) Save(ctx context.Context, id string, st *converse.State) error {
 		}
 	}
 	if err != nil {
-		if errors.As(err, &failed) {
-			return fmt.Errorf("dynamostore: %w: %q was saved by another conversation since this one last saved or was restored from it (revision %d); Load and Restore it again", converse.ErrSessionChanged, id, st.Revision)
+		if failed := (*types.ConditionalCheckFailedException)(nil); errors.As(err, &failed) {
+			return s.conflict(ctx, id, st.Revision, holder)
 		}
 		return fmt.Errorf("dynamostore: save session %q: %w", id, err)
 	}
@@ -368,6 +386,28 @@ func (s *Store) Save(ctx context.Context, id string, st *converse.State) error {
 		s.remove(ctx, bucket.Value, old.Value)
 	}
 	return nil
+}
+
+// onRevision is the condition that the item is the one st was loaded from
+// or saved as, or, for a new state, that there is none (base 0) or an
+// expired one at revision base; it adds its names and values.
+func (s *Store) onRevision(st *converse.State, base int64, names map[string]string, values map[string]types.AttributeValue) string {
+	names["#r"] = "revision"
+	switch w, known := st.StoreData.(written); {
+	case base == 0:
+		return "attribute_not_exists(#r)"
+	case st.Revision == 0: // over an expired session, still expired
+		names["#t"] = s.opts.TTLAttribute
+		values[":r"], values[":expiredBy"] = number(base), number(s.now().Unix())
+		return "#r = :r AND #t <= :expiredBy"
+	case known:
+		names["#w"] = "writer"
+		values[":r"], values[":w"] = number(base), &types.AttributeValueMemberS{Value: w.writer}
+		return "#r = :r AND #w = :w"
+	default: // an item of a version before writer tokens
+		values[":r"] = number(base)
+		return "#r = :r"
+	}
 }
 
 // expiredRevision is the revision of the session id's item if it expired,
