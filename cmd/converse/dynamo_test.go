@@ -9,7 +9,6 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -91,22 +90,9 @@ func TestDynamoSession(t *testing.T) {
 func TestDynamoSessionConflict(t *testing.T) {
 	t.Parallel()
 	env, session, store := dynamoEnv(t, "")
-	marks := filepath.Join(t.TempDir(), "marks")
-	pidPipe, pipe := pidPipe(t)
-	manifest := writeManifest(t, `{"tools": [{"name": "hang", "description": "Marks and hangs.", "timeout": "1h",
-		"command": [`+quote(os.Args[0])+`, "helper-tool", "mark-hang", `+quote(marks)+`, `+quote(pidPipe)+`]}]}`)
+	manifest, pipe := hangManifest(t, filepath.Join(t.TempDir(), "marks"))
 	first := newServer(t, bedrocktest.Script(bedrocktest.ToolUse("", bedrocktest.Call{ID: "h1", Name: "hang"}), bedrocktest.Text("Mine.")))
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd := binaryCommand(ctx, env, "-endpoint", first.URL, "-tools", manifest, "-no-builtins", "-session", session, "go")
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	require.NoError(t, cmd.Start())
-	line := make([]byte, 32)
-	n, err := pipe.Read(line) // the hanging tool runs
-	require.NoError(t, err)
-	tool, err := strconv.Atoi(strings.TrimSpace(string(line[:n])))
-	require.NoError(t, err)
+	cmd, stderr, tool := startHang(t, env, pipe, "-endpoint", first.URL, "-tools", manifest, "-no-builtins", "-session", session, "go")
 
 	second := newServer(t, bedrocktest.Script(bedrocktest.Text("Taken over.")))
 	out := runBinary(t, env, nil, "-endpoint", second.URL, "-tools", manifest, "-no-builtins", "-session", session, "another prompt")
@@ -115,7 +101,7 @@ func TestDynamoSessionConflict(t *testing.T) {
 	assert.Empty(t, second.Requests())
 
 	require.NoError(t, syscall.Kill(tool, syscall.SIGKILL)) // the first's call ends
-	err = cmd.Wait()
+	err := cmd.Wait()
 	checkRace(t, cmd.ProcessState.ExitCode(), stderr.String())
 	require.NoError(t, err, stderr.String())
 	st, err := store.Load(context.Background(), "chat-1")
