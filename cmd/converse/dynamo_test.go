@@ -4,11 +4,11 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -17,7 +17,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	dbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -81,45 +84,30 @@ func TestDynamoSession(t *testing.T) {
 	assert.Contains(t, out.stderr, "does not exist yet")
 }
 
-// TestDynamoSessionConflict: while a process's tool runs, another takes
-// the session over and saves it; the first's next save fails, exit 1,
-// saying another process wrote the session, and the item keeps the other's
-// conversation.
+// TestDynamoSessionConflict: while a process's tool runs, another run of
+// the session fails at once, exit 7, naming the first's process as the
+// holder, and asks no model; the first then finishes and saves.
 func TestDynamoSessionConflict(t *testing.T) {
 	t.Parallel()
 	env, session, store := dynamoEnv(t, "")
-	marks := filepath.Join(t.TempDir(), "marks")
-	pidPipe, pipe := pidPipe(t)
-	manifest := writeManifest(t, `{"tools": [{"name": "hang", "description": "Marks and hangs.", "timeout": "1h",
-		"command": [`+quote(os.Args[0])+`, "helper-tool", "mark-hang", `+quote(marks)+`, `+quote(pidPipe)+`]}]}`)
+	manifest, pipe := hangManifest(t, filepath.Join(t.TempDir(), "marks"))
 	first := newServer(t, bedrocktest.Script(bedrocktest.ToolUse("", bedrocktest.Call{ID: "h1", Name: "hang"}), bedrocktest.Text("Mine.")))
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd := binaryCommand(ctx, env, "-endpoint", first.URL, "-tools", manifest, "-no-builtins", "-session", session, "go")
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	require.NoError(t, cmd.Start())
-	line := make([]byte, 32)
-	n, err := pipe.Read(line) // the hanging tool runs
-	require.NoError(t, err)
-	tool, err := strconv.Atoi(strings.TrimSpace(string(line[:n])))
-	require.NoError(t, err)
+	cmd, stderr, tool := startHang(t, env, pipe, "-endpoint", first.URL, "-tools", manifest, "-no-builtins", "-session", session, "go")
 
-	second := newServer(t, bedrocktest.Script(bedrocktest.Text("The call was cut off."), bedrocktest.Text("Taken over.")))
+	second := newServer(t, bedrocktest.Script(bedrocktest.Text("Taken over.")))
 	out := runBinary(t, env, nil, "-endpoint", second.URL, "-tools", manifest, "-no-builtins", "-session", session, "another prompt")
-	require.Equal(t, 0, out.code, out.stderr)
-	assert.Contains(t, out.stdout, "Taken over.\n")
+	assert.Equal(t, exitConflict, out.code, out.stderr)
+	assert.Regexp(t, fmt.Sprintf(`session in use: "chat-1" is held by [^/]+/%d/[0-9a-f]+ until 20`, cmd.Process.Pid), out.stderr)
+	assert.Empty(t, second.Requests())
 
 	require.NoError(t, syscall.Kill(tool, syscall.SIGKILL)) // the first's call ends
-	err = cmd.Wait()
+	err := cmd.Wait()
 	checkRace(t, cmd.ProcessState.ExitCode(), stderr.String())
-	require.Error(t, err)
-	assert.Equal(t, exitConflict, cmd.ProcessState.ExitCode(), stderr.String())
-	assert.Contains(t, stderr.String(), "-session "+session+": another process wrote the session since this run loaded or last saved it, so this run stopped without saving over it")
+	require.NoError(t, err, stderr.String())
 	st, err := store.Load(context.Background(), "chat-1")
 	require.NoError(t, err)
 	last := st.Messages[len(st.Messages)-1]
-	assert.Equal(t, "Taken over.", last.Content[0].(*types.ContentBlockMemberText).Value)
+	assert.Equal(t, "Mine.", last.Content[0].(*types.ContentBlockMemberText).Value)
 }
 
 // TestDynamoSessionLarge: a session past 400 KB goes to S3 with
@@ -148,7 +136,8 @@ func TestDynamoSessionLarge(t *testing.T) {
 // TestDynamoSessionKilledBetweenWrites: a converse process killed after
 // its state reached S3 and before the item pointing at it was written (the
 // S3 endpoint kills it as the object is stored) leaves the session at its
-// previous step, which loads and which the next process continues.
+// previous step, which loads; the next process fails while the killed
+// one's lease lasts, and continues the session once it ended.
 func TestDynamoSessionKilledBetweenWrites(t *testing.T) {
 	t.Parallel()
 	fake, err := url.Parse(dynamotest.S3(t))
@@ -196,6 +185,16 @@ func TestDynamoSessionKilledBetweenWrites(t *testing.T) {
 	assert.Equal(t, before.Revision, after.Revision)
 	assert.Equal(t, before.Messages, after.Messages, "at its previous step")
 
+	out = runBinary(t, env, nil, append(args, "third")...)
+	assert.Equal(t, exitConflict, out.code, out.stderr)
+	assert.Regexp(t, fmt.Sprintf(`session in use: "chat-1" is held by [^/]+/%d/`, cmd.Process.Pid), out.stderr)
+	table := strings.TrimSuffix(strings.TrimPrefix(session, "dynamodb://"), "/chat-1")
+	_, err = dynamotest.DynamoDB(t).UpdateItem(context.Background(), &dynamodb.UpdateItemInput{TableName: aws.String(table), // the lease ends, as 30 s unrenewed would
+		Key:              map[string]dbtypes.AttributeValue{"id": &dbtypes.AttributeValueMemberS{Value: "chat-1"}},
+		UpdateExpression: aws.String("SET heldUntil = :past"),
+		ExpressionAttributeValues: map[string]dbtypes.AttributeValue{
+			":past": &dbtypes.AttributeValueMemberN{Value: strconv.FormatInt(time.Now().Add(-time.Second).UnixMilli(), 10)}}})
+	require.NoError(t, err)
 	out = runBinary(t, env, nil, append(args, "third")...)
 	require.Equal(t, 0, out.code, out.stderr)
 	assert.Equal(t, "Continued.\n", out.stdout)

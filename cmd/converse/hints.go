@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"strings"
 
@@ -82,6 +83,8 @@ func explain(err error, w where) error {
 		return overBudget(err, budget, w)
 	case errors.Is(err, converse.ErrInvalidAnswer):
 		return invalidAnswer(err, w)
+	case errors.Is(err, converse.ErrSessionChanged) && errors.Is(err, fs.ErrNotExist):
+		return failf(err, "-session %s: the session was removed during the run, so this run stopped without writing it again; run again with a prompt to start it afresh", w.session)
 	case errors.Is(err, converse.ErrSessionChanged):
 		return failf(err, "-session %s: another process wrote the session since this run loaded or last saved it, so this run stopped without saving over it; run again to continue from what the other saved", w.session)
 	case errors.Is(err, dynamostore.ErrItemTooLarge):

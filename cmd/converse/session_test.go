@@ -209,9 +209,7 @@ func TestSessionTwoProcesses(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	marks, session := filepath.Join(dir, "marks"), filepath.Join(dir, "session.json")
-	pidPipe, pipe := pidPipe(t)
-	manifest := writeManifest(t, `{"tools": [{"name": "hang", "description": "Marks and hangs.", "timeout": "1h",
-		"command": [`+quote(os.Args[0])+`, "helper-tool", "mark-hang", `+quote(marks)+`, `+quote(pidPipe)+`]}]}`)
+	manifest, pipe := hangManifest(t, marks)
 	first := newServer(t, bedrocktest.Script(bedrocktest.ToolUse("", bedrocktest.Call{ID: "h1", Name: "hang"})))
 	cmd := startUntilHang(t, pipe, first.URL, manifest, session)
 
@@ -237,15 +235,57 @@ func TestSessionTwoProcesses(t *testing.T) {
 // tool runs (the tool is killed at the test's end).
 func startUntilHang(t *testing.T, pipe *os.File, url, manifest, session string) *exec.Cmd {
 	t.Helper()
+	cmd, _, _ := startHang(t, testEnv(t), pipe, "-endpoint", url, "-tools", manifest, "-no-builtins", "-session", session, "go")
+	return cmd
+}
+
+// hangManifest writes a manifest of the tool "hang", which marks marks,
+// writes its pid to pipe and hangs.
+func hangManifest(t *testing.T, marks string) (manifest string, pipe *os.File) {
+	t.Helper()
+	pidPipe, pipe := pidPipe(t)
+	return writeManifest(t, `{"tools": [{"name": "hang", "description": "Marks and hangs.", "timeout": "1h",
+		"command": [`+quote(os.Args[0])+`, "helper-tool", "mark-hang", `+quote(marks)+`, `+quote(pidPipe)+`]}]}`), pipe
+}
+
+// startHang runs converse with env and args, whose hang tool (see
+// hangManifest) writes its pid to pipe, and returns once that tool runs:
+// the process, its stderr, and the tool's pid (killed at the test's end).
+func startHang(t *testing.T, env []string, pipe *os.File, args ...string) (cmd *exec.Cmd, stderr *strings.Builder, tool int) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
-	cmd := binaryCommand(ctx, testEnv(t), "-endpoint", url, "-tools", manifest, "-no-builtins", "-session", session, "go")
+	cmd = binaryCommand(ctx, env, args...)
+	stderr = &strings.Builder{}
+	cmd.Stderr = stderr
 	require.NoError(t, cmd.Start())
 	line := make([]byte, 32)
 	n, err := pipe.Read(line) // the hanging tool runs
 	require.NoError(t, err)
-	pid, err := strconv.Atoi(strings.TrimSpace(string(line[:n])))
+	tool, err = strconv.Atoi(strings.TrimSpace(string(line[:n])))
 	require.NoError(t, err)
-	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
-	return cmd
+	t.Cleanup(func() { syscall.Kill(tool, syscall.SIGKILL) })
+	return cmd, stderr, tool
+}
+
+// TestSessionRemovedDuringTheRun: a session file removed while a tool runs
+// fails the run's next save, exit 7 as for a conflict, saying the session
+// was removed rather than that another process wrote it; nothing is
+// written again.
+func TestSessionRemovedDuringTheRun(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	manifest, pipe := hangManifest(t, filepath.Join(dir, "marks"))
+	session := filepath.Join(dir, "session.json")
+	srv := newServer(t, bedrocktest.Script(bedrocktest.ToolUse("", bedrocktest.Call{ID: "h1", Name: "hang"}), bedrocktest.Text("Done.")))
+	cmd, stderr, tool := startHang(t, testEnv(t), pipe, "-endpoint", srv.URL, "-tools", manifest, "-no-builtins", "-session", session, "go")
+
+	require.NoError(t, os.Remove(session))
+	require.NoError(t, syscall.Kill(tool, syscall.SIGKILL)) // the call ends; its result is saved next
+	err := cmd.Wait()
+	checkRace(t, cmd.ProcessState.ExitCode(), stderr.String())
+	require.Error(t, err)
+	assert.Equal(t, exitConflict, cmd.ProcessState.ExitCode(), stderr.String())
+	assert.Contains(t, stderr.String(), "-session "+session+": the session was removed during the run, so this run stopped without writing it again")
+	assert.NoFileExists(t, session)
 }

@@ -15,11 +15,24 @@
 //	revision  N  the session's revision, 1 at the first save, one more at each
 //	state     B  the state's JSON form (converse.State), gzipped if encoding says so
 //	encoding  S  "json" or "gzip"
-//	writer    S  a random token of the save that wrote it
+//	writer    S  a random token of the save that wrote it, which a save on
+//	             top of the state it loaded or saved requires
 //	bucket    S  with key, instead of state: the S3 object that holds it
 //	key       S
 //	TTL       N  (Options.TTLAttribute, with Options.TTL) the Unix time, in
 //	             seconds, after which the session is absent
+//	holder    S  while a run holds the session (see Hold): host/pid/token
+//	heldUntil N  with holder: the Unix time, in milliseconds, when its lease
+//	             ends unless renewed
+//
+// Store is a converse.Holder: a Send, Resume or Stop writes a lease of
+// Options.Lease (30 s by default) to the item, renewed every third of it
+// and by each save, and removed when the run ends. Another run fails at
+// once with converse.ErrSessionLocked, naming the holder and the lease's
+// end, until the lease ends unrenewed (its holder crashed); a holder that
+// lost its lease so can no longer save. An item holding a lease and no
+// revision is a session being made, absent to Load. Versions of this
+// package before leases neither honour nor keep them.
 //
 // An item larger than 400 KB is written to S3 first, under a key of its
 // own (Options.Prefix, the escaped partition key, "/", the revision and a
@@ -30,11 +43,15 @@
 //
 // DynamoDB removes an expired item some time after it expires, if the
 // table's time to live is enabled on Options.TTLAttribute (aws dynamodb
-// update-time-to-live); until then Load treats it as absent.
+// update-time-to-live); until then Load treats it as absent, and a new
+// session saved over it takes the revision after its, as revisions of an
+// id never restart: a writer that loaded the expired one then fails with
+// converse.ErrSessionChanged instead of saving over the new one.
 //
 // # Permissions
 //
-// dynamodb:GetItem and dynamodb:PutItem on the table; with offload,
+// dynamodb:GetItem, dynamodb:PutItem, dynamodb:UpdateItem and
+// dynamodb:DeleteItem on the table; with offload,
 // s3:GetObject, s3:PutObject and s3:DeleteObject on the prefix, and
 // s3:ListBucket on the bucket: without it S3 answers a read of a missing
 // object with 403 AccessDenied instead of NoSuchKey, and a Load that meets
@@ -54,6 +71,7 @@ import (
 	"io/fs"
 	"net/url"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -102,6 +120,11 @@ type Options struct {
 	Prefix string
 	// Gzip compresses the state, in the item or the object.
 	Gzip bool
+	// Lease is how long a Hold holds a session without renewing it, and
+	// so how long a crashed run keeps others out: DefaultLease if zero.
+	Lease time.Duration
+	// Now is the clock of leases and expiries: time.Now if nil.
+	Now func() time.Time
 }
 
 // Store is a converse.Store keeping each session in an item of a DynamoDB
@@ -110,6 +133,9 @@ type Store struct {
 	db    *dynamodb.Client
 	table string
 	opts  Options
+
+	mu      sync.Mutex
+	holders map[string]string // session id → this Store's holder of it
 }
 
 // New returns a Store of the table through client.
@@ -160,10 +186,10 @@ func (s *Store) load(ctx context.Context, id string) (*converse.State, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dynamostore: load session %q: %w", id, err)
 	}
-	if out.Item == nil || s.expired(out.Item) {
+	if _, saved := out.Item["revision"]; !saved || s.expired(out.Item) { // a lease alone holds no session
 		return nil, fmt.Errorf("dynamostore: load session %q: %w", id, fs.ErrNotExist)
 	}
-	rev, err := number(out.Item, "revision")
+	rev, err := numberOf(out.Item, "revision")
 	if err != nil {
 		return nil, fmt.Errorf("dynamostore: load session %q: %w", id, err)
 	}
@@ -176,16 +202,25 @@ func (s *Store) load(ctx context.Context, id string) (*converse.State, error) {
 		return nil, fmt.Errorf("dynamostore: load session %q: %w", id, err)
 	}
 	st.Revision = rev
+	if w, ok := out.Item["writer"].(*types.AttributeValueMemberS); ok {
+		st.StoreData = written{writer: w.Value}
+	}
 	return &st, nil
 }
+
+// written is a State's StoreData: the writer token of the item it was
+// loaded from or saved as. A Save on top of it requires it, so that a
+// session removed (by DynamoDB's TTL, say) and made anew at the same
+// revision is not mistaken for the one the state came from.
+type written struct{ writer string }
 
 // expired reports whether the item's TTL has passed.
 func (s *Store) expired(item map[string]types.AttributeValue) bool {
 	if _, ok := item[s.opts.TTLAttribute]; !ok {
 		return false
 	}
-	t, err := number(item, s.opts.TTLAttribute)
-	return err == nil && t <= time.Now().Unix()
+	t, err := numberOf(item, s.opts.TTLAttribute)
+	return err == nil && t <= s.now().Unix()
 }
 
 // payload is the state's JSON form, from the item or its object.
@@ -241,8 +276,13 @@ func readAtMost(r io.Reader) ([]byte, error) {
 	return b, err
 }
 
-// number reads the number attribute name of item.
-func number(item map[string]types.AttributeValue, name string) (int64, error) {
+// number is the number attribute of n.
+func number(n int64) *types.AttributeValueMemberN {
+	return &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)}
+}
+
+// numberOf reads the number attribute name of item.
+func numberOf(item map[string]types.AttributeValue, name string) (int64, error) {
 	v, ok := item[name].(*types.AttributeValueMemberN)
 	if !ok {
 		return 0, fmt.Errorf("the item has no number %q", name)
@@ -255,8 +295,10 @@ func number(item map[string]types.AttributeValue, name string) (int64, error) {
 }
 
 // Save writes st as the session id's item, at the revision after
-// st.Revision, if the item is still at st.Revision (absent or expired for
-// 0); otherwise it fails with an error matching converse.ErrSessionChanged.
+// st.Revision, if the item is still at st.Revision and the save st came
+// from (absent or expired for 0, the revision then going on from the
+// expired one's); otherwise it fails with an error matching
+// converse.ErrSessionChanged.
 // A state past MaxItemSize goes to S3 first.
 func (s *Store) Save(ctx context.Context, id string, st *converse.State) error {
 	if id == "" {
@@ -274,15 +316,29 @@ func (s *Store) Save(ctx context.Context, id string, st *converse.State) error {
 		zw.Close()
 		b, enc = buf.Bytes(), "gzip"
 	}
-	rev := st.Revision + 1
+	base := st.Revision
+	if base == 0 && s.opts.TTL > 0 {
+		// A new session over an expired one goes on from its revision:
+		// revisions never restart, so that a writer that loaded the old
+		// one finds the session changed.
+		if base, err = s.expiredRevision(ctx, id); err != nil {
+			return fmt.Errorf("dynamostore: save session %q: %w", id, err)
+		}
+	}
+	rev := base + 1
 	item := s.key(id)
-	item["revision"] = &types.AttributeValueMemberN{Value: strconv.FormatInt(rev, 10)}
+	item["revision"] = number(rev)
 	item["encoding"] = &types.AttributeValueMemberS{Value: enc}
 	if s.opts.TTL > 0 {
-		item[s.opts.TTLAttribute] = &types.AttributeValueMemberN{Value: strconv.FormatInt(time.Now().Add(s.opts.TTL).Unix(), 10)}
+		item[s.opts.TTLAttribute] = &types.AttributeValueMemberN{Value: strconv.FormatInt(s.now().Add(s.opts.TTL).Unix(), 10)}
 	}
 	writer := token()
 	item["writer"] = &types.AttributeValueMemberS{Value: writer}
+	holder := s.holder(id)
+	if holder != "" { // the save renews the lease it keeps
+		item["holder"] = &types.AttributeValueMemberS{Value: holder}
+		item["heldUntil"] = s.leaseEnd()
+	}
 	object := ""
 	if size := itemSize(item) + len("state") + len(b); size <= MaxItemSize {
 		item["state"] = &types.AttributeValueMemberB{Value: b}
@@ -293,20 +349,16 @@ func (s *Store) Save(ctx context.Context, id string, st *converse.State) error {
 		item["key"] = &types.AttributeValueMemberS{Value: object}
 	}
 	in := &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: item, ReturnValues: types.ReturnValueAllOld,
-		ExpressionAttributeNames: map[string]string{"#r": "revision"}}
-	if st.Revision == 0 {
-		in.ConditionExpression = aws.String("attribute_not_exists(#r)")
-		if s.opts.TTL > 0 {
-			in.ConditionExpression = aws.String("attribute_not_exists(#r) OR #t <= :now")
-			in.ExpressionAttributeNames["#t"] = s.opts.TTLAttribute
-			in.ExpressionAttributeValues = map[string]types.AttributeValue{":now": &types.AttributeValueMemberN{Value: strconv.FormatInt(time.Now().Unix(), 10)}}
-		}
+		ExpressionAttributeNames: map[string]string{"#h": "holder"}, ExpressionAttributeValues: map[string]types.AttributeValue{}}
+	lease := "#h = :h" // a holder that lost its lease must not save
+	if holder != "" {
+		in.ExpressionAttributeValues[":h"] = &types.AttributeValueMemberS{Value: holder}
 	} else {
-		in.ConditionExpression = aws.String("#r = :r")
-		in.ExpressionAttributeValues = map[string]types.AttributeValue{":r": &types.AttributeValueMemberN{Value: strconv.FormatInt(st.Revision, 10)}}
+		in.ExpressionAttributeNames["#hu"] = "heldUntil"
+		lease = s.leaseFree(in.ExpressionAttributeValues)
 	}
+	in.ConditionExpression = aws.String(lease + " AND " + s.onRevision(st, base, in.ExpressionAttributeNames, in.ExpressionAttributeValues))
 	out, err := s.db.PutItem(ctx, in)
-	var failed *types.ConditionalCheckFailedException
 	if err != nil {
 		// The write may have been done with its answer lost: the SDK's
 		// retry then fails on its condition, or with another error.
@@ -322,18 +374,54 @@ func (s *Store) Save(ctx context.Context, id string, st *converse.State) error {
 		}
 	}
 	if err != nil {
-		if errors.As(err, &failed) {
-			return fmt.Errorf("dynamostore: %w: %q was saved by another conversation since this one last saved or was restored from it (revision %d); Load and Restore it again", converse.ErrSessionChanged, id, st.Revision)
+		if failed := (*types.ConditionalCheckFailedException)(nil); errors.As(err, &failed) {
+			return s.conflict(ctx, id, st.Revision, holder)
 		}
 		return fmt.Errorf("dynamostore: save session %q: %w", id, err)
 	}
-	st.Revision = rev
+	st.Revision, st.StoreData = rev, written{writer: writer}
 	bucket, bok := out.Attributes["bucket"].(*types.AttributeValueMemberS)
 	old, kok := out.Attributes["key"].(*types.AttributeValueMemberS)
 	if bok && kok && old.Value != object {
 		s.remove(ctx, bucket.Value, old.Value)
 	}
 	return nil
+}
+
+// onRevision is the condition that the item is the one st was loaded from
+// or saved as, or, for a new state, that there is none (base 0) or an
+// expired one at revision base; it adds its names and values.
+func (s *Store) onRevision(st *converse.State, base int64, names map[string]string, values map[string]types.AttributeValue) string {
+	names["#r"] = "revision"
+	switch w, known := st.StoreData.(written); {
+	case base == 0:
+		return "attribute_not_exists(#r)"
+	case st.Revision == 0: // over an expired session, still expired
+		names["#t"] = s.opts.TTLAttribute
+		values[":r"], values[":expiredBy"] = number(base), number(s.now().Unix())
+		return "#r = :r AND #t <= :expiredBy"
+	case known:
+		names["#w"] = "writer"
+		values[":r"], values[":w"] = number(base), &types.AttributeValueMemberS{Value: w.writer}
+		return "#r = :r AND #w = :w"
+	default: // an item of a version before writer tokens
+		values[":r"] = number(base)
+		return "#r = :r"
+	}
+}
+
+// expiredRevision is the revision of the session id's item if it expired,
+// or 0.
+func (s *Store) expiredRevision(ctx context.Context, id string) (int64, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: s.key(id), ConsistentRead: aws.Bool(true),
+		ProjectionExpression: aws.String("#r, #t"), ExpressionAttributeNames: map[string]string{"#r": "revision", "#t": s.opts.TTLAttribute}})
+	if err != nil || out.Item == nil || !s.expired(out.Item) {
+		return 0, err
+	}
+	if _, ok := out.Item["revision"]; !ok {
+		return 0, nil
+	}
+	return numberOf(out.Item, "revision")
 }
 
 // wrote reports whether the session's item is the one the save of token
@@ -350,7 +438,7 @@ func (s *Store) wrote(ctx context.Context, id string, rev int64, writer string) 
 	if out.Item == nil {
 		return false, true
 	}
-	got, err := number(out.Item, "revision")
+	got, err := numberOf(out.Item, "revision")
 	w, _ := out.Item["writer"].(*types.AttributeValueMemberS)
 	return err == nil && got == rev && w != nil && w.Value == writer, true
 }

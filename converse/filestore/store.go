@@ -138,7 +138,7 @@ func (s Store) Save(ctx context.Context, id string, st *converse.State) error {
 		return err
 	}
 	l := logOf(st, path)
-	if err := checkRevision(path, id, st.Revision, l); err != nil {
+	if err := checkRevision(path, id, st.Revision, l, "during the run"); err != nil {
 		return err
 	}
 	if l != nil {
@@ -171,6 +171,9 @@ func appendStep(l *fileLog, st *converse.State) (bool, error) {
 		return false, nil // compact
 	}
 	f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return true, removed(l.path, "during the run")
+	}
 	if err != nil {
 		return true, fmt.Errorf("filestore: save session: %w", err)
 	}
@@ -289,7 +292,7 @@ func (s Store) Hold(ctx context.Context, id string, st *converse.State) (release
 	case err != nil:
 		return nil, fmt.Errorf("filestore: session %q: %w", id, err)
 	}
-	if err := checkRevision(path, id, st.Revision, logOf(st, path)); err != nil {
+	if err := checkRevision(path, id, st.Revision, logOf(st, path), "before the run"); err != nil {
 		release()
 		return nil, err
 	}
@@ -299,10 +302,13 @@ func (s Store) Hold(ctx context.Context, id string, st *converse.State) (release
 
 // checkRevision fails with converse.ErrSessionChanged unless the session's
 // file at path is at revision rev (0: no file): as l saw it, or read again.
-func checkRevision(path, id string, rev int64, l *fileLog) error {
+// A file removed since is said to be, when (during or before the run).
+func checkRevision(path, id string, rev int64, l *fileLog, when string) error {
 	cur := int64(0)
 	info, err := os.Stat(path)
 	switch {
+	case errors.Is(err, fs.ErrNotExist) && rev != 0:
+		return removed(path, when)
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
 		return fmt.Errorf("filestore: session %q: %w", id, err)
@@ -323,6 +329,13 @@ func checkRevision(path, id string, rev int64, l *fileLog) error {
 		return fmt.Errorf("filestore: %w: %q was saved by another conversation since this one last saved or was restored from it; Load and Restore it again", converse.ErrSessionChanged, id)
 	}
 	return nil
+}
+
+// removed is the error of a session whose file at path was removed when
+// (during or before the run): it matches converse.ErrSessionChanged, and
+// fs.ErrNotExist so that a caller can say which.
+func removed(path, when string) error {
+	return fmt.Errorf("filestore: %w: session file %s was removed %s (%w)", converse.ErrSessionChanged, path, when, fs.ErrNotExist)
 }
 
 // syncDir makes a rename in dir durable. Windows cannot sync a directory;

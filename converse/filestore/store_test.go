@@ -76,3 +76,24 @@ func TestOtherVersion(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "state version 9, this package reads version 1")
 }
+
+// TestRemovedDuringTheRun: a session file removed after a conversation
+// loaded or saved it fails the next Save, and Hold, with ErrSessionChanged
+// saying it was removed, not that another conversation wrote it.
+func TestRemovedDuringTheRun(t *testing.T) {
+	store := filestore.Store{Dir: t.TempDir()}
+	ctx := context.Background()
+	st := prompt("hello")
+	require.NoError(t, store.Save(ctx, "s", st))
+	require.NoError(t, os.Remove(store.Dir+"/s"))
+
+	_, err := store.Hold(ctx, "s", st)
+	require.ErrorIs(t, err, converse.ErrSessionChanged)
+	assert.EqualError(t, err, "filestore: session changed: session file "+store.Dir+"/s was removed before the run (file does not exist)")
+	err = store.Save(ctx, "s", st)
+	require.ErrorIs(t, err, converse.ErrSessionChanged)
+	require.ErrorIs(t, err, fs.ErrNotExist)
+	assert.EqualError(t, err, "filestore: session changed: session file "+store.Dir+"/s was removed during the run (file does not exist)")
+	_, err = os.Stat(store.Dir + "/s")
+	assert.ErrorIs(t, err, fs.ErrNotExist, "the failed save wrote nothing")
+}
