@@ -81,6 +81,7 @@ type Conversation struct {
 	cfg    *types.ToolConfiguration // ToolConfig of the first cfgLen tools; under sendMu
 	cfgLen int                      // -1 until cfg is built
 	run    *run                     // the Send or Resume in progress; under sendMu
+	sticky stickyFallback           // the fallback model turns keep to for a while; under sendMu
 
 	mu        sync.Mutex // held only to read or replace history, never across a model call or a tool
 	history   []types.Message

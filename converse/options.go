@@ -137,7 +137,10 @@ type Options struct {
 	// retries), *types.ModelNotReadyException,
 	// *types.ServiceUnavailableException or *types.ModelTimeoutException;
 	// never on another error, such as a validation error. Each turn starts
-	// with its own model (New's, or PrepareTurn's). The history is sent as
+	// with its own model (New's, or PrepareTurn's), except that after a
+	// fallback answered, the turns of the next minute (by Clock) start with
+	// that fallback: a throttled model is not asked again at every turn.
+	// The history is sent as
 	// the family of the model called takes it: the status field of tool
 	// results, tool result media, reasoning blocks (those of another
 	// provider are dropped, and not kept from its replies). Result.Model,

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
@@ -529,6 +530,9 @@ func (c *Conversation) kept() []types.Message {
 func (c *Conversation) turnStep(ctx context.Context) (*Step, error) {
 	r := c.run
 	t := r.plan
+	if r.tried == 0 {
+		r.tried = c.sticky.from(c.turnModel(t), c.opts.now())
+	}
 	if r.tried > 0 {
 		fallback := TurnPlan{ModelID: c.opts.FallbackModels[r.tried-1], System: c.opts.Request.System, InferenceConfig: c.opts.Request.InferenceConfig}
 		if t != nil {
@@ -551,6 +555,36 @@ func (c *Conversation) turnStep(ctx context.Context) (*Step, error) {
 	return c.budgeted(ctx, &ModelCall{Turn: r.turn, Input: in, stream: stream, mode: c.opts.Stream.guardrailMode()})
 }
 
+// turnModel is the model the turn's plan t calls: PrepareTurn's, or New's.
+func (c *Conversation) turnModel(t *TurnPlan) string {
+	if t != nil {
+		return t.ModelID
+	}
+	return c.modelID
+}
+
+// fallbackCooldown is how long turns keep to the fallback model that
+// answered before they try their own model again.
+const fallbackCooldown = time.Minute
+
+// stickyFallback is the fallback model that last answered for a turn's
+// own model: the turns until a cool-down go to it at once, rather than
+// each waiting for their own model to fail again.
+type stickyFallback struct {
+	model string    // the turn's own model
+	tried int       // the Options.FallbackModels index that answered, from 1
+	until time.Time // the end of the cool-down
+}
+
+// from is the fallback to start a turn of model with at now: 0 for the
+// model itself.
+func (s stickyFallback) from(model string, now time.Time) int {
+	if s.tried > 0 && s.model == model && now.Before(s.until) {
+		return s.tried
+	}
+	return 0
+}
+
 // fallback is the step of the turn's call to the next of
 // Options.FallbackModels, if err, of the call of req, is one to fall back
 // on and one is left; nil otherwise.
@@ -561,7 +595,6 @@ func (c *Conversation) fallback(ctx context.Context, req *ModelCall, err error) 
 	}
 	r.tried++
 	from, to := aws.ToString(req.Input.ModelId), c.opts.FallbackModels[r.tried-1]
-	c.opts.logger().Info("converse: model call failed; trying a fallback model", "turn", r.turn, "model", from, "fallback", to, "error", err)
 	c.emit(ModelFallback{Turn: r.turn, From: from, To: to, Err: err})
 	return c.turnStep(ctx)
 }
@@ -679,6 +712,12 @@ func (c *Conversation) accept(ctx context.Context, req *ModelCall, t *turnResult
 	res.Message, res.Text, res.Citations, res.StopReason = a.reply, message.Text(said), citation.FromMessage(said), t.stop
 	res.Turns, res.Response, res.Model = r.turn, t.resp, model
 	r.count(c.accounts, model, t.usage)
+	// A fallback that answered keeps the next turns until its cool-down;
+	// the turn's own model answering ends it.
+	c.sticky = stickyFallback{}
+	if r.tried > 0 {
+		c.sticky = stickyFallback{model: c.turnModel(r.plan), tried: r.tried, until: c.opts.now().Add(fallbackCooldown)}
+	}
 	a.turnEnd = TurnEnd{Turn: r.turn, Model: model, StopReason: t.stop, Usage: t.usage.Add(r.wasted), Duration: t.took, Response: t.resp}
 	r.wasted = Usage{}
 	return a

@@ -261,7 +261,7 @@ func TestStructuredStepsSendWhatSendSendsOnFallback(t *testing.T) {
 	schema := json.RawMessage(`{"title":"forecast","type":"object","properties":{"city":{"type":"string"},
 		"temp":{"type":"integer"}},"required":["city","temp"]}`)
 	script := func() bedrocktest.Handler {
-		return bedrocktest.Throttle(1, bedrocktest.Script(bedrocktest.ToolUse("", call("t1", finalFn, invalid)), bedrocktest.Text(valid)))
+		return bedrocktest.Throttle(1, bedrocktest.Script(bedrocktest.ToolUse("", call("t1", finalFn, invalid)), bedrocktest.ToolUse("", call("t2", finalFn, valid))))
 	}
 	opts := func(o *converse.Options) { o.FallbackModels = []string{llama} }
 	ctx := context.Background()
@@ -283,10 +283,11 @@ func TestStructuredStepsSendWhatSendSendsOnFallback(t *testing.T) {
 		assert.JSONEq(t, string(sent[i].Body), string(driven[i].Body), "request %d", i+1)
 	}
 	// Sonnet 4.5, throttled; Llama's call of the final tool, which fails
-	// the schema; the correction to Sonnet 4.5 again, native, the final
-	// tool described as withdrawn since the history calls it.
-	assert.Equal(t, []string{"native", "instructed", "native"}, []string{answerPath(t, sent[0]), answerPath(t, sent[1]), answerPath(t, sent[2])})
+	// the schema; the correction to Llama too, which answered last
+	// (the fallback keeps the turns for a while), instructed again.
+	assert.Equal(t, []string{"native", "instructed", "instructed"}, []string{answerPath(t, sent[0]), answerPath(t, sent[1]), answerPath(t, sent[2])})
 	assert.Equal(t, llama, aws.ToString(sent[1].ModelId))
+	assert.Equal(t, llama, aws.ToString(sent[2].ModelId))
 	kind, _ := lastCorrection(t, sent[2])
 	assert.Equal(t, "toolResult", kind)
 	assertValid(t, c, claude)

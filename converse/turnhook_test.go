@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
@@ -81,14 +82,50 @@ func TestFallback(t *testing.T) {
 			require.Len(t, ends, 2)
 			assert.Equal(t, llama, ends[0].Model)
 			assert.Equal(t, llama, ends[1].Model)
-			require.Len(t, falls, 2, "each turn starts with its own model")
+			require.Len(t, falls, 1, "the next turn keeps to the fallback that answered")
 			assert.Equal(t, converse.ModelFallback{Turn: 1, From: claude, To: llama, Err: falls[0].Err}, falls[0])
-			assert.Equal(t, []string{claude, llama, claude, llama}, models(srv))
-			r := srv.Requests()[3].Messages[2].Content[0].(*types.ContentBlockMemberToolResult).Value
+			assert.Equal(t, []string{claude, llama, llama}, models(srv))
+			r := srv.Requests()[2].Messages[2].Content[0].(*types.ContentBlockMemberToolResult).Value
 			assert.Empty(t, r.Status, "llama takes no status field")
 			assertValid(t, c, claude)
 		})
 	}
+}
+
+// TestFallbackCoolsDown: turns keep to the fallback model that answered
+// until a minute has passed (by Options.Clock), then start with their own
+// model again; a turn of the own model that answers ends the stickiness.
+func TestFallbackCoolsDown(t *testing.T) {
+	throttled := true
+	srv := bedrocktest.NewServer(bedrocktest.HandlerFunc(func(ctx context.Context, req *bedrocktest.Request) (*bedrocktest.Reply, error) {
+		if aws.ToString(req.ModelId) == claude && throttled {
+			return nil, bedrocktest.Throttling()
+		}
+		return bedrocktest.Text("ok"), nil
+	}))
+	t.Cleanup(srv.Close)
+	now := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	c := converse.New(srv.Client(noRetries), claude, nil, func(o *converse.Options) {
+		o.FallbackModels = []string{llama}
+		o.Clock = func() time.Time { return now }
+	})
+	send := func() {
+		t.Helper()
+		_, err := c.Send(context.Background(), "hi")
+		require.NoError(t, err)
+	}
+	send()
+	now = now.Add(59 * time.Second)
+	send()
+	assert.Equal(t, []string{claude, llama, llama}, models(srv), "within the minute, straight to the fallback")
+	now = now.Add(2 * time.Minute)
+	send()
+	assert.Equal(t, []string{claude, llama, llama, claude, llama}, models(srv), "after it, the own model first")
+	throttled = false
+	now = now.Add(2 * time.Minute)
+	send()
+	send()
+	assert.Equal(t, []string{claude, llama, llama, claude, llama, claude, claude}, models(srv), "the own model answered: no stickiness")
 }
 
 // models are the models of the requests srv received.

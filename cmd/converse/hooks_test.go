@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -14,8 +15,8 @@ import (
 )
 
 // TestFallbackModel: -fallback-model, repeatable, is tried in order when
-// the model is throttled (after the SDK's retries, here one attempt), and
-// -v says so.
+// the model is throttled (after the SDK's retries, here one attempt), -v
+// says so once, and the next turn keeps to the fallback that answered.
 func TestFallbackModel(t *testing.T) {
 	const second, third = "us.anthropic.claude-3-5-haiku-20241022-v1:0", "us.amazon.nova-pro-v1:0"
 	h := multiply()
@@ -31,11 +32,13 @@ func TestFallbackModel(t *testing.T) {
 	assert.Equal(t, "Let me work that out.\n6 × 7 = 42.\n", out.stdout)
 	assert.Contains(t, out.stderr, "· turn 1: model "+defaultModel+" failed (")
 	assert.Contains(t, out.stderr, "; trying "+third+"\n")
+	assert.Equal(t, 1, strings.Count(out.stderr, "; trying "+third), "each fallback said once")
+	assert.NotContains(t, out.stderr, "trying a fallback model", "not said again by a log record")
 	var models []string
 	for _, req := range srv.Requests() {
 		models = append(models, aws.ToString(req.ModelId))
 	}
-	assert.Equal(t, []string{defaultModel, second, third, defaultModel, second, third}, models)
+	assert.Equal(t, []string{defaultModel, second, third, third}, models, "the next turn keeps to the fallback that answered")
 }
 
 // TestStopAfterTool: -stop-after-tool ends the prompt after the turn in

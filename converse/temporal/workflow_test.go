@@ -434,8 +434,9 @@ func sendAndWorkflow(t *testing.T, handler func() bedrocktest.Handler, opts func
 }
 
 // TestWorkflowFallsBackAsSendDoes: with Claude always throttled, the
-// workflow falls back to Options.FallbackModels as Send does, each turn
-// starting with its own model, and sends Send's requests.
+// workflow falls back to Options.FallbackModels as Send does, the next turn
+// keeping to the fallback (by the workflow's clock), and sends Send's
+// requests.
 func TestWorkflowFallsBackAsSendDoes(t *testing.T) {
 	handler := func() bedrocktest.Handler {
 		return throttled(claude, bedrocktest.Script(
@@ -447,7 +448,7 @@ func TestWorkflowFallsBackAsSendDoes(t *testing.T) {
 	_, got, srv := sendAndWorkflow(t, handler, opts, "Weather in Paris?")
 	assert.Equal(t, "Sunny in Paris.", got.Text)
 	assert.Equal(t, nova, got.Model, "the fallback model answered")
-	assert.Equal(t, []string{claude, nova, claude, nova}, models(srv))
+	assert.Equal(t, []string{claude, nova, nova}, models(srv), "the next turn keeps to the fallback that answered")
 }
 
 // TestWorkflowFallsBackAfterTheRetries: under the default retry policy, a
