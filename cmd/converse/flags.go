@@ -79,7 +79,7 @@ func parseFlags(args []string, stdout io.Writer, serving bool) (*settings, error
 	s := &settings{set: map[string]bool{}}
 	fs := flag.NewFlagSet("converse", flag.ContinueOnError)
 	if serving {
-		fs.StringVar(&s.addr, "addr", ":8080", "listen on `HOST:PORT`")
+		fs.StringVar(&s.addr, "addr", "127.0.0.1:8080", "listen on `HOST:PORT`; in AgentCore Runtime's container, 0.0.0.0:8080")
 		fs.StringVar(&s.sessions, "sessions", agentcore.DefaultSessionDir, "keep the sessions' conversations in `dir` (the runtime's session storage), or in the DynamoDB table of dynamodb://TABLE, an item a session id")
 	}
 	fs.SetOutput(io.Discard) // errors are reported once, by report

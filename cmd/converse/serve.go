@@ -104,6 +104,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 		return usagef("-addr %s: %w", s.addr, err)
 	}
 	fmt.Fprintf(stderr, "converse: serving %s on http://%s (POST /invocations, GET /ping), sessions in %s\n", trace.Printable(model), ln.Addr(), s.sessions)
+	if !loopback(ln.Addr()) {
+		fmt.Fprintf(stderr, "converse: warning: %s is reachable beyond this machine, and serve authenticates no caller: listen there only behind AgentCore Runtime (or another proxy that authenticates)\n", ln.Addr())
+	}
 	// The invocations' contexts end with ctx: each stops at its next step,
 	// and Shutdown waits for them to answer.
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
@@ -117,6 +120,13 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 		<-served
 		return err
 	}
+}
+
+// loopback reports whether addr, a TCP listener's, takes connections from
+// this machine only.
+func loopback(addr net.Addr) bool {
+	tcp, ok := addr.(*net.TCPAddr)
+	return ok && tcp.IP.IsLoopback()
 }
 
 // labelled writes each Write, one line of a trace, to w after label.
@@ -153,6 +163,13 @@ answer lists it. An invocation that reaches -max-turns or a budget answers
 session goes on. With -v each invocation's trace (that of converse -v:
 turns, tool calls, approvals, resumes) goes to standard error, each line
 after [SESSION-ID], and so does each retry of a model call, without one.
+
+Serve has no authentication of its own: anyone who reaches -addr can
+invoke the model and the tools. It listens on loopback by default; inside
+AgentCore Runtime's container, which authenticates the callers in front of
+it (IAM SigV4 or a JWT authorizer), give -addr 0.0.0.0:8080, as the
+runtime's contract asks. Listening beyond loopback, serve warns.
+
 The prompt of one word "serve" goes after --: converse -- serve.
 
 Flags:

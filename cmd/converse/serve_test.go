@@ -274,3 +274,19 @@ func TestServeListTools(t *testing.T) {
 	mustContain(t, "stdout", out.stdout, "calculator", "get_current_datetime", "built-in")
 	assert.NotContains(t, out.stderr, "serving")
 }
+
+// TestServeListensOnLoopback: serve, which authenticates no caller, listens
+// on loopback unless told otherwise, warns when it is told, and says so in
+// serve -h, with the address AgentCore Runtime's container wants.
+func TestServeListensOnLoopback(t *testing.T) {
+	help := runInProcess(t, nil, "serve", "-h")
+	text := strings.Join(strings.Fields(help.stdout), " ")
+	mustContain(t, "serve -h", text, `(default "127.0.0.1:8080")`, "no authentication of its own", "-addr 0.0.0.0:8080")
+
+	setTestEnv(t)
+	local := startServe(t, "-sessions", t.TempDir())
+	assert.NotContains(t, local.stderr(t), "warning")
+
+	open := startServe(t, "-sessions", t.TempDir(), "-addr", "0.0.0.0:0")
+	assert.Contains(t, open.stderr(t), "is reachable beyond this machine, and serve authenticates no caller")
+}

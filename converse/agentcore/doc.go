@@ -20,7 +20,13 @@
 // A [Handler] does that for the conversations of one model and registry:
 //
 //	h := agentcore.New(client, modelID, reg)
-//	log.Fatal(http.ListenAndServe(":8080", h))
+//	log.Fatal(http.ListenAndServe("0.0.0.0:8080", h)) // in the runtime's container
+//
+// A Handler authenticates no caller: whoever reaches it can invoke the
+// model and the tools. AgentCore Runtime authenticates the callers in front
+// of the container (IAM SigV4 or a JWT authorizer), which is why it can
+// listen on every interface there; elsewhere, listen on loopback or behind
+// a proxy that authenticates.
 //
 // # Invocations
 //
