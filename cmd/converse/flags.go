@@ -63,6 +63,7 @@ type settings struct {
 	request       requestFlags
 	addr          string // converse serve's
 	sessions      string // converse serve's
+	logJSON       bool   // converse serve's
 
 	// diagnostics is standard error as run writes to it (made visible on a
 	// terminal, redacted), where the SDK's log goes with -v; nil: nowhere.
@@ -80,6 +81,7 @@ func parseFlags(args []string, stdout io.Writer, serving bool) (*settings, error
 	fs := flag.NewFlagSet("converse", flag.ContinueOnError)
 	if serving {
 		fs.StringVar(&s.addr, "addr", "127.0.0.1:8080", "listen on `HOST:PORT`; in AgentCore Runtime's container, 0.0.0.0:8080")
+		fs.BoolVar(&s.logJSON, "log-json", false, "write the record of each invocation to standard error as a JSON object, not a line of text")
 		fs.StringVar(&s.sessions, "sessions", agentcore.DefaultSessionDir, "keep the sessions' conversations in `dir` (the runtime's session storage), or in the DynamoDB table of dynamodb://TABLE, an item a session id")
 	}
 	fs.SetOutput(io.Discard) // errors are reported once, by report

@@ -83,6 +83,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 	}
 	h := agentcore.New(b.client, model, reg, func(o *agentcore.Options) {
 		o.Store = store
+		o.Logger = invocationLogger(s, stderr)
 		o.Conversation = func(o *converse.Options) {
 			s.conversationOptions(o, model)
 			if s.stream {
@@ -120,6 +121,20 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 		<-served
 		return err
 	}
+}
+
+// invocationLogger is the logger of the invocations' records: text lines
+// on stderr, or JSON objects with -log-json, with the Debug records too
+// with -v (the body's ignored fields).
+func invocationLogger(s *settings, stderr io.Writer) *slog.Logger {
+	opts := &slog.HandlerOptions{}
+	if s.verbose {
+		opts.Level = slog.LevelDebug
+	}
+	if s.logJSON {
+		return slog.New(slog.NewJSONHandler(stderr, opts))
+	}
+	return slog.New(slog.NewTextHandler(stderr, opts))
 }
 
 // loopback reports whether addr, a TCP listener's, takes connections from
@@ -170,7 +185,10 @@ AgentCore Runtime's container, which authenticates the callers in front of
 it (IAM SigV4 or a JWT authorizer), give -addr 0.0.0.0:8080, as the
 runtime's contract asks. Listening beyond loopback, serve warns.
 
-The prompt of one word "serve" goes after --: converse -- serve.
+Each invocation writes one record to standard error: its session, HTTP
+status, duration, turns, tokens, cost and, for a failure, the error's
+class and message; -log-json writes it as JSON. The prompt of one word
+"serve" goes after --: converse -- serve.
 
 Flags:
 `)

@@ -175,7 +175,7 @@ func TestServeVerbose(t *testing.T) {
 		assert.Contains(t, out, want)
 	}
 	for _, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
-		assert.Regexp(t, `^(\[`+session+`\] |· model call failed)`, line, "every line says whose it is")
+		assert.Regexp(t, `^(\[`+session+`\] |· model call failed|time=.* session=`+session+` )`, line, "every line says whose it is")
 	}
 }
 
@@ -289,4 +289,33 @@ func TestServeListensOnLoopback(t *testing.T) {
 
 	open := startServe(t, "-sessions", t.TempDir(), "-addr", "0.0.0.0:0")
 	assert.Contains(t, open.stderr(t), "is reachable beyond this machine, and serve authenticates no caller")
+}
+
+// TestServeLogsEachInvocation: a failed invocation is one record on
+// standard error, with or without -v, as JSON with -log-json.
+func TestServeLogsEachInvocation(t *testing.T) {
+	setTestEnv(t)
+	bed := newServer(t, bedrocktest.Script()) // every call a ValidationException
+	const session = "0123456789abcdef0123456789abcdef-cli"
+	for _, args := range [][]string{{}, {"-log-json"}} {
+		s := startServe(t, append([]string{"-endpoint", bed.URL, "-sessions", t.TempDir()}, args...)...)
+		req, err := http.NewRequest(http.MethodPost, s.url+"/invocations", strings.NewReader(`{"prompt": "Hi"}`))
+		require.NoError(t, err)
+		req.Header.Set(agentcore.SessionHeader, session)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, http.StatusBadGateway, resp.StatusCode)
+
+		out := s.stderr(t)
+		if len(args) == 0 {
+			mustContain(t, "stderr", out, "level=ERROR", "session="+session, "code=502", "errorClass=caller", "ValidationException")
+			continue
+		}
+		var rec map[string]any
+		require.NoError(t, json.Unmarshal([]byte(strings.TrimSpace(out)), &rec), out)
+		assert.Equal(t, session, rec["session"])
+		assert.EqualValues(t, 502, rec["code"])
+		assert.Contains(t, rec["error"], "ValidationException")
+	}
 }

@@ -56,7 +56,10 @@
 // The JSON answer is
 //
 //	{"status": "success", "response": "4", "sessionId": "...",
-//	 "stopReason": "end_turn", "turns": 1, "usage": {...}}
+//	 "stopReason": "end_turn", "turns": 1, "usage": {...}, "costUSD": 0.0001}
+//
+// with "costUSD" the cost of its model calls at the model's on-demand prices
+// (converse.Result.CostUSD), absent when they are unknown,
 //
 // or, for a conversation that pauses because calls need approval (tools
 // made with tools.Options.RequireApproval, with no Approver in
@@ -125,6 +128,18 @@
 // A caller that goes away cancels its invocation: the conversation's
 // context ends, and it keeps what it completed up to its last step; the
 // next invocation of the session goes on from there.
+//
+// # Logs
+//
+// Each invocation is one record of [Options].Logger (slog.Default() if
+// nil), "agentcore: invocation", at level Info for a 2xx answer, Warn for a
+// 4xx and Error for a 5xx, with the attributes session, code (the HTTP
+// status), status (the answer's), duration, turns, inputTokens,
+// outputTokens, costUSD (when known), and for an invocation that did not
+// end with an answer errorClass (a converse.Outcome, or "request" for a
+// request refused before its conversation ran) and error. The session and
+// the error pass through trace.Printable, as a caller sent the one and may
+// have sent part of the other; no header and no credential is logged.
 //
 // # Health
 //

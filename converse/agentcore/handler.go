@@ -7,12 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"net/http"
 	"sync"
 	"time"
 
 	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/filestore"
+	"github.com/tooluse/bedrock/converse/trace"
 	"github.com/tooluse/bedrock/tools"
 )
 
@@ -47,6 +49,9 @@ type Options struct {
 	// Session again after it, and for a stream sets Stream and adds its
 	// own OnEvent after the one set here.
 	Conversation func(*converse.Options)
+	// Logger gets one record per invocation (see the package doc, Logs);
+	// nil means slog.Default().
+	Logger *slog.Logger
 }
 
 // Handler is an http.Handler serving the conversations of one model and
@@ -76,6 +81,9 @@ func New(client converse.Client, modelID string, reg *tools.Registry, optFns ...
 	}
 	if h.opts.Store == nil {
 		h.opts.Store = filestore.Store{Dir: DefaultSessionDir}
+	}
+	if h.opts.Logger == nil {
+		h.opts.Logger = slog.Default()
 	}
 	h.store = markStore(h.opts.Store)
 	h.mux = http.NewServeMux()
@@ -129,12 +137,14 @@ func (h *Handler) end(id string) {
 }
 
 func (h *Handler) invoke(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
 	id := r.Header.Get(SessionHeader)
 	if id == "" {
 		id = newSessionID()
 	}
 	w.Header().Set(SessionHeader, id)
 	a := &answer{w: w, id: id}
+	defer func() { h.log(r.Context(), a, time.Since(start)) }()
 	if err := checkSessionID(id); err != nil {
 		a.fail(http.StatusBadRequest, err)
 		return
@@ -158,6 +168,35 @@ func (h *Handler) invoke(w http.ResponseWriter, r *http.Request) {
 	}
 	last, resumed := h.run(ctx, conv, inv)
 	a.finish(conv, last, resumed)
+}
+
+// log writes the record of an invocation that a answered: Info for a 2xx,
+// Warn for a 4xx, Error for a 5xx. Its session and error pass through
+// trace.Printable, as both may hold what a caller sent.
+func (h *Handler) log(ctx context.Context, a *answer, took time.Duration) {
+	level := slog.LevelInfo
+	switch {
+	case a.code >= 500:
+		level = slog.LevelError
+	case a.code >= 400:
+		level = slog.LevelWarn
+	}
+	attrs := []slog.Attr{
+		slog.String("session", trace.Printable(a.id)),
+		slog.Int("code", a.code),
+		slog.String("status", a.reply.Status),
+		slog.Duration("duration", took),
+	}
+	if r := a.reply; r.Usage != nil {
+		attrs = append(attrs, slog.Int("turns", r.Turns), slog.Int("inputTokens", r.Usage.InputTokens), slog.Int("outputTokens", r.Usage.OutputTokens))
+	}
+	if a.reply.CostUSD != nil {
+		attrs = append(attrs, slog.Float64("costUSD", *a.reply.CostUSD))
+	}
+	if a.err != nil {
+		attrs = append(attrs, slog.String("errorClass", a.class), slog.String("error", trace.Printable(a.err.Error())))
+	}
+	h.opts.Logger.LogAttrs(ctx, level, "agentcore: invocation", attrs...)
 }
 
 // open loads the session's conversation, or starts it.

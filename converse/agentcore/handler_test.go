@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -40,6 +41,7 @@ func serve(t *testing.T, bed *bedrocktest.Server, reg *tools.Registry, dir strin
 	t.Helper()
 	h := agentcore.New(bed.Client(), model, reg, append([]func(*agentcore.Options){func(o *agentcore.Options) {
 		o.Store = filestore.Store{Dir: dir}
+		o.Logger = slog.New(slog.DiscardHandler)
 	}}, optFns...)...)
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
@@ -72,6 +74,7 @@ type answer struct {
 	StopReason string          `json:"stopReason"`
 	Turns      int             `json:"turns"`
 	Usage      map[string]int  `json:"usage"`
+	CostUSD    float64         `json:"costUSD"`
 	Limit      string          `json:"limit"`
 	Message    string          `json:"message"`
 	Pending    []converse.Call `json:"pending"`
@@ -169,7 +172,8 @@ func TestInvokeJSON(t *testing.T) {
 	assert.Equal(t, session, resp.Header.Get(agentcore.SessionHeader))
 	var a answer
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&a))
-	assert.Equal(t, answer{Status: "success", Response: "It is 4.", SessionID: session, StopReason: "end_turn", Turns: 2, Usage: a.Usage}, a)
+	assert.Equal(t, answer{Status: "success", Response: "It is 4.", SessionID: session, StopReason: "end_turn", Turns: 2, Usage: a.Usage, CostUSD: a.CostUSD}, a)
+	assert.Positive(t, a.CostUSD, "at the model's prices")
 	assert.Positive(t, a.Usage["totalTokens"])
 	assert.EqualValues(t, 1, runs.Load())
 	assert.Equal(t, "Converse", bed.Requests()[0].Operation, "no stream asked for")
