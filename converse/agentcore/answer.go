@@ -181,7 +181,7 @@ func (a *answer) finish(conv *converse.Conversation, last, resumed *ended) {
 	case status == "stopped":
 		r.Message = last.err.Error()
 	case last.err != nil:
-		r.Error = last.err.Error()
+		r.Error = publicError(code, last.err)
 		if api, ok := bedrockError(last.err); ok {
 			r.ErrorType = api.ErrorCode()
 		}
@@ -220,7 +220,22 @@ func (a *answer) fail(status int, err error) {
 	case http.StatusInternalServerError:
 		a.class = string(converse.OutcomeInternal)
 	}
-	a.write(status, reply{Status: "error", SessionID: a.id, Error: err.Error()})
+	a.write(status, reply{Status: "error", SessionID: a.id, Error: publicError(status, err)})
+}
+
+// publicError is what an answer with the HTTP status says of err: its
+// message, but for a 500, whose message may hold the server's paths (a
+// filestore.Store's) and other things that are not the caller's, a
+// sentence that sends the reader to the server's log, which has it.
+func publicError(status int, err error) string {
+	if status != http.StatusInternalServerError {
+		return err.Error()
+	}
+	var store *storeError
+	if errors.As(err, &store) {
+		return "agentcore: the session store failed; the server's log says why"
+	}
+	return "agentcore: the invocation failed inside the server; the server's log says why"
 }
 
 // bedrockError returns the AWS API error of a failed model call in err, if

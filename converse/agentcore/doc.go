@@ -36,7 +36,8 @@
 //	{"decisions": [{"toolUseId": "t1", "verdict": "approved"},
 //	               {"toolUseId": "t2", "verdict": "denied", "reason": "not today"}]}
 //
-// with, optionally, "stream": true. It is read as JSON with a Content-Type
+// with, optionally, "stream": true. Other fields (a caller's own metadata,
+// say) are ignored, and named in a Debug record of Options.Logger. It is read as JSON with a Content-Type
 // of application/json, application/octet-stream (which the AWS SDK for
 // Go's InvokeAgentRuntime sends for an input without a ContentType, and the
 // runtime passes on) or text/plain, or with none; any other is refused with
@@ -46,7 +47,9 @@
 //
 // A prompt is sent to the session's conversation; decisions resume a
 // conversation paused for approval. The session is the header's (a plain
-// name of letters, digits, '.', '_' and '-', up to 256 bytes); an
+// name of letters, digits, '.', '_' and '-', up to 256 bytes, as the
+// runtime's go; the Store keeps a session whose id is longer than 200 bytes
+// under "sha256-" and the id's SHA-256 in hex, for a file name to fit); an
 // invocation without it starts a new session, whose id the answer carries,
 // in the header and as "sessionId". The conversation is loaded from
 // [Options].Store at the start of each invocation and saved there at every
@@ -122,7 +125,9 @@
 //
 // An error answer is {"status": "error", "error": "...", "errorType":
 // "..."}, with "errorType" Bedrock's error code, for a Bedrock failure
-// only. Once a stream has started, a failure is its last event, of type
+// only. The "error" of a 500 says only whether the Store failed: the
+// error's own words, which may hold the server's paths, go to the log
+// (see Logs). Once a stream has started, a failure is its last event, of type
 // "error".
 //
 // A caller that goes away cancels its invocation: the conversation's

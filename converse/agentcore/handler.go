@@ -3,12 +3,14 @@ package agentcore
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -44,7 +46,8 @@ type Options struct {
 	// Conversation configures the conversation of each session, as an
 	// option function of converse.New does: its request template,
 	// MaxTurns, Approver, Stream and so on. It is called with Session
-	// already set to Store and the invocation's session, so that it can
+	// already set to Store and the invocation's session id (the runtime's,
+	// even where the Store's key is its hash), so that it can
 	// tell the sessions apart (to label their logs, say); the Handler sets
 	// Session again after it, and for a stream sets Stream and adds its
 	// own OnEvent after the one set here.
@@ -149,10 +152,13 @@ func (h *Handler) invoke(w http.ResponseWriter, r *http.Request) {
 		a.fail(http.StatusBadRequest, err)
 		return
 	}
-	inv, status, err := readInvocation(w, r)
+	inv, ignored, status, err := readInvocation(w, r)
 	if err != nil {
 		a.fail(status, err)
 		return
+	}
+	if len(ignored) > 0 {
+		h.opts.Logger.DebugContext(r.Context(), "agentcore: the body's fields ignored", "session", trace.Printable(id), "fields", trace.Printable(strings.Join(ignored, ", ")))
 	}
 	a.stream = inv.Stream || acceptsStream(r)
 	if !h.start(id) {
@@ -201,12 +207,13 @@ func (h *Handler) log(ctx context.Context, a *answer, took time.Duration) {
 
 // open loads the session's conversation, or starts it.
 func (h *Handler) open(ctx context.Context, id string, a *answer) (*converse.Conversation, error) {
+	key := storeKey(id)
 	opts := func(o *converse.Options) {
 		if h.opts.Conversation != nil {
 			o.Session = &converse.Session{Store: h.opts.Store, ID: id} // the hook's to read
 			h.opts.Conversation(o)
 		}
-		o.Session = &converse.Session{Store: h.store, ID: id}
+		o.Session = &converse.Session{Store: h.store, ID: key}
 		if a.stream {
 			o.Stream = &converse.StreamPolicy{}
 			theirs := o.OnEvent
@@ -218,7 +225,7 @@ func (h *Handler) open(ctx context.Context, id string, a *answer) (*converse.Con
 			}
 		}
 	}
-	st, err := h.store.Load(ctx, id)
+	st, err := h.store.Load(ctx, key)
 	if errors.Is(err, fs.ErrNotExist) {
 		return converse.New(h.client, h.model, h.reg, opts), nil
 	}
@@ -260,6 +267,22 @@ func newSessionID() string {
 	b := make([]byte, 16)
 	_, _ = rand.Read(b) // never fails (crypto/rand)
 	return "session-" + hex.EncodeToString(b)
+}
+
+// maxKeyLen is the longest session id that is its own key in the Store: a
+// filestore.Store names a temporary file of a session ".ID.tmp-" and up to
+// 10 digits, and a file name may be 255 bytes long.
+const maxKeyLen = 200
+
+// storeKey is the Store's key of the session id: the id itself, or for one
+// longer than maxKeyLen (the runtime's ids go up to 256 characters)
+// "sha256-" and the id's SHA-256 in hex.
+func storeKey(id string) string {
+	if len(id) <= maxKeyLen {
+		return id
+	}
+	sum := sha256.Sum256([]byte(id))
+	return "sha256-" + hex.EncodeToString(sum[:])
 }
 
 // checkSessionID accepts ids that are plain file names in any Store: up to

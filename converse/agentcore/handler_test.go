@@ -446,8 +446,11 @@ func TestBadInvocations(t *testing.T) {
 		status                                 int
 	}{
 		{"not JSON", session, `prompt: hi`, "", `the body is not {"prompt": "..."}`, http.StatusBadRequest},
-		{"a string", session, `"hi"`, "", "cannot unmarshal string", http.StatusBadRequest},
-		{"unknown field", session, `{"prompt": "hi", "messages": []}`, "", `unknown field "messages"`, http.StatusBadRequest},
+		{"a string", session, `"hi"`, "", `the body is a string: want an object, {"prompt": "..."}`, http.StatusBadRequest},
+		{"a number for the prompt", session, `{"prompt": 42}`, "", `the body's "prompt" is a number: want a string`, http.StatusBadRequest},
+		{"an object for the decisions", session, `{"decisions": {}}`, "", `the body's "decisions" is an object: want an array`, http.StatusBadRequest},
+		{"a number for a call's id", session, `{"decisions": [{"toolUseId": 1}]}`, "", `the body's "decisions": "toolUseId" is a number: want a string`, http.StatusBadRequest},
+		{"cut short", session, `{"prompt": "hi"`, "", "it ends before its JSON does", http.StatusBadRequest},
 		{"nothing to do", session, `{}`, "", `no "prompt" and no "decisions"`, http.StatusBadRequest},
 		{"both", session, `{"prompt": "hi", "decisions": [{"toolUseId": "t1", "verdict": "approved"}]}`, "", "both", http.StatusBadRequest},
 		{"two objects", session, `{"prompt": "a"} {"prompt": "b"}`, "", "data after", http.StatusBadRequest},
@@ -467,6 +470,7 @@ func TestBadInvocations(t *testing.T) {
 			assert.Equal(t, tc.status, resp.StatusCode)
 			assert.Equal(t, "error", a.Status)
 			assert.Contains(t, a.Error, tc.want)
+			assert.NotRegexp(t, `Go (struct|value)|of type|agentcore\.`, a.Error, "JSON's words, not Go's")
 		})
 	}
 	assert.Empty(t, bed.Requests(), "no model was called")
