@@ -84,6 +84,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 	h := agentcore.New(b.client, model, reg, func(o *agentcore.Options) {
 		o.Store = store
 		o.Logger = invocationLogger(s, stderr)
+		o.MaxBody, o.MaxConcurrent = s.maxBody, s.maxConcurrent
 		o.Conversation = func(o *converse.Options) {
 			s.conversationOptions(o, model)
 			if s.stream {
@@ -185,6 +186,8 @@ AgentCore Runtime's container, which authenticates the callers in front of
 it (IAM SigV4 or a JWT authorizer), give -addr 0.0.0.0:8080, as the
 runtime's contract asks. Listening beyond loopback, serve warns.
 
+An invocation's body may be up to -max-body bytes, and -max-concurrent
+invocations run at once: one more is refused with 503 and Retry-After.
 Each invocation writes one record to standard error: its session, HTTP
 status, duration, turns, tokens, cost and, for a failure, the error's
 class and message; -log-json writes it as JSON. The prompt of one word

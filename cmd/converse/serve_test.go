@@ -319,3 +319,18 @@ func TestServeLogsEachInvocation(t *testing.T) {
 		assert.Contains(t, rec["error"], "ValidationException")
 	}
 }
+
+// TestServeMaxBody: -max-body bounds an invocation's body.
+func TestServeMaxBody(t *testing.T) {
+	setTestEnv(t)
+	s := startServe(t, "-sessions", t.TempDir(), "-max-body", "100")
+	req, err := http.NewRequest(http.MethodPost, s.url+"/invocations", strings.NewReader(`{"prompt": "`+strings.Repeat("a", 200)+`"}`))
+	require.NoError(t, err)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode)
+	out := runInProcess(t, nil, "serve", "-max-concurrent", "0")
+	assert.Equal(t, 2, out.code)
+	assert.Contains(t, out.stderr, "-max-body and -max-concurrent want a number above 0")
+}

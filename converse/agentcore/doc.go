@@ -42,8 +42,11 @@
 // Go's InvokeAgentRuntime sends for an input without a ContentType, and the
 // runtime passes on) or text/plain, or with none; any other is refused with
 // 415 Unsupported Media Type, as a body the Handler does not read. It may
-// be up to 100 MiB long, as InvokeAgentRuntime takes a payload of up to
-// 100 MB; a longer one is refused with 413 Request Entity Too Large.
+// be up to [Options].MaxBody bytes long (DefaultMaxBody, 1 MiB; the runtime
+// takes up to 100 MB); a longer one is refused with 413 Request Entity Too
+// Large, read no further. The body is decoded as it is read, never held
+// twice. At most Options.MaxConcurrent invocations run at once, their
+// bodies' reading included: one more is refused with 503 and Retry-After.
 //
 // A prompt is sent to the session's conversation; decisions resume a
 // conversation paused for approval. The session is the header's (a plain

@@ -32,10 +32,12 @@ const SessionHeader = "X-Amzn-Bedrock-AgentCore-Runtime-Session-Id"
 // file system, which lasts as long as the session's microVM.
 const DefaultSessionDir = "/mnt/data/converse"
 
-// maxBody bounds the body of an invocation: 100 MiB, as InvokeAgentRuntime
-// takes a payload of up to 100 MB, so that the Handler refuses no body the
-// runtime passes on.
-const maxBody = 100 << 20
+// DefaultMaxBody is the default of Options.MaxBody: 1 MiB, room for a
+// prompt that fills the largest context window.
+const DefaultMaxBody = 1 << 20
+
+// DefaultMaxConcurrent is the default of Options.MaxConcurrent.
+const DefaultMaxConcurrent = 16
 
 // Options configure a Handler.
 type Options struct {
@@ -52,6 +54,13 @@ type Options struct {
 	// Session again after it, and for a stream sets Stream and adds its
 	// own OnEvent after the one set here.
 	Conversation func(*converse.Options)
+	// MaxBody bounds the body of an invocation, in bytes; 0 means
+	// DefaultMaxBody. InvokeAgentRuntime takes payloads of up to 100 MB.
+	MaxBody int64
+	// MaxConcurrent bounds the invocations running at once, body reading
+	// included; one more is refused with 503 and Retry-After. 0 means
+	// DefaultMaxConcurrent.
+	MaxConcurrent int
 	// Logger gets one record per invocation (see the package doc, Logs);
 	// nil means slog.Default().
 	Logger *slog.Logger
@@ -68,6 +77,7 @@ type Handler struct {
 	opts   Options
 	store  converse.Store // opts.Store, its failures marked (see markStore)
 	mux    *http.ServeMux
+	slots  chan struct{} // one for each invocation running, up to MaxConcurrent
 
 	mu      sync.Mutex      // guards what follows, never held across a conversation
 	running map[string]bool // the sessions with an invocation running
@@ -85,6 +95,13 @@ func New(client converse.Client, modelID string, reg *tools.Registry, optFns ...
 	if h.opts.Store == nil {
 		h.opts.Store = filestore.Store{Dir: DefaultSessionDir}
 	}
+	if h.opts.MaxBody <= 0 {
+		h.opts.MaxBody = DefaultMaxBody
+	}
+	if h.opts.MaxConcurrent <= 0 {
+		h.opts.MaxConcurrent = DefaultMaxConcurrent
+	}
+	h.slots = make(chan struct{}, h.opts.MaxConcurrent)
 	if h.opts.Logger == nil {
 		h.opts.Logger = slog.Default()
 	}
@@ -152,7 +169,14 @@ func (h *Handler) invoke(w http.ResponseWriter, r *http.Request) {
 		a.fail(http.StatusBadRequest, err)
 		return
 	}
-	inv, ignored, status, err := readInvocation(w, r)
+	select {
+	case h.slots <- struct{}{}:
+		defer func() { <-h.slots }()
+	default:
+		a.fail(http.StatusServiceUnavailable, fmt.Errorf("agentcore: %d invocations are running, the most this server takes at once: try again later", h.opts.MaxConcurrent))
+		return
+	}
+	inv, ignored, status, err := readInvocation(w, r, h.opts.MaxBody)
 	if err != nil {
 		a.fail(status, err)
 		return

@@ -513,3 +513,38 @@ func TestFailureAfterTheStreamStarted(t *testing.T) {
 	assert.Equal(t, "error", last.Type)
 	assert.Equal(t, "ValidationException", last.ErrorType)
 }
+
+// TestConcurrentInvocationsAreBounded: past Options.MaxConcurrent running
+// invocations, one more is refused with 503 and Retry-After, before its
+// body is read; once one ends, the next is taken.
+func TestConcurrentInvocationsAreBounded(t *testing.T) {
+	bed := bedrocktest.NewServer(bedrocktest.Script(
+		bedrocktest.ToolUse("", bedrocktest.Call{ID: "t1", Name: "slow", Input: map[string]any{}}),
+		bedrocktest.Text("Done."),
+		bedrocktest.Text("Next."),
+	))
+	defer bed.Close()
+	started, gate, cancelled := make(chan struct{}, 1), make(chan struct{}), make(chan error, 1)
+	f := serve(t, bed, registry(t, gated(t, started, gate, cancelled)), t.TempDir(), func(o *agentcore.Options) { o.MaxConcurrent = 1 })
+
+	done := make(chan answer)
+	go func() {
+		resp := f.invoke(context.Background(), session, `{"prompt": "Go slowly."}`)
+		defer resp.Body.Close()
+		var a answer
+		_ = json.NewDecoder(resp.Body).Decode(&a)
+		done <- a
+	}()
+	<-started
+	resp := f.invoke(context.Background(), session+"-other", `{"prompt": "Me too."}`)
+	var busy answer
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&busy))
+	resp.Body.Close()
+	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+	assert.NotEmpty(t, resp.Header.Get("Retry-After"))
+	assert.Contains(t, busy.Error, "1 invocations are running, the most this server takes at once")
+
+	close(gate)
+	assert.Equal(t, "Done.", (<-done).Response)
+	assert.Equal(t, "Next.", f.call(session+"-other", `{"prompt": "Me too."}`, http.StatusOK).Response)
+}

@@ -1,7 +1,6 @@
 package agentcore
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -56,22 +55,19 @@ var bodyTypes = map[string]bool{
 // readInvocation reads and checks the body. Its errors say what is wrong
 // with it, with the status to answer: 415 for a Content-Type other than
 // those of bodyTypes (or none), 413 for a body over maxBody bytes, 400 for
-// the rest. ignored are the body's fields that the Handler does not know.
-func readInvocation(w http.ResponseWriter, r *http.Request) (inv *invocation, ignored []string, status int, err error) {
+// the rest, a body that could not be read included. ignored are the body's fields that the Handler does not know.
+func readInvocation(w http.ResponseWriter, r *http.Request, maxBody int64) (inv *invocation, ignored []string, status int, err error) {
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		if mt, _, err := mime.ParseMediaType(ct); err != nil || !bodyTypes[mt] {
 			return nil, nil, http.StatusUnsupportedMediaType, fmt.Errorf("agentcore: the body is %q: want application/json (or application/octet-stream or text/plain holding JSON)", ct)
 		}
 	}
-	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	// Decoded as it is read: the body is held once, in the decoder.
+	inv, ignored, err = decodeInvocation(http.MaxBytesReader(w, r.Body, maxBody))
 	var tooLarge *http.MaxBytesError
 	if errors.As(err, &tooLarge) {
-		return nil, nil, http.StatusRequestEntityTooLarge, fmt.Errorf("agentcore: the body is larger than %d bytes (InvokeAgentRuntime takes up to 100 MB)", maxBody)
+		return nil, nil, http.StatusRequestEntityTooLarge, fmt.Errorf("agentcore: the body is larger than %d bytes, the most this server takes", maxBody)
 	}
-	if err != nil {
-		return nil, nil, http.StatusBadRequest, fmt.Errorf("agentcore: reading the body: %w", err)
-	}
-	inv, ignored, err = decodeInvocation(bytes.NewReader(data))
 	if err != nil {
 		return nil, nil, http.StatusBadRequest, err
 	}
