@@ -111,7 +111,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 	}
 	// The invocations' contexts end with ctx: each stops at its next step,
 	// and Shutdown waits for them to answer.
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
+	srv := newHTTPServer(h)
+	srv.BaseContext = func(net.Listener) context.Context { return ctx }
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	select {
@@ -122,6 +123,14 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 		<-served
 		return err
 	}
+}
+
+// newHTTPServer is the server of h, with the bounds that package
+// agentcore's doc recommends: a caller that sends its headers slowly, or
+// keeps an idle connection, or sends headers of more than 128 KiB (the
+// runtime passes on up to 20 headers of 4 KB), is cut off.
+func newHTTPServer(h http.Handler) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 128 << 10}
 }
 
 // invocationLogger is the logger of the invocations' records: text lines
@@ -187,7 +196,9 @@ it (IAM SigV4 or a JWT authorizer), give -addr 0.0.0.0:8080, as the
 runtime's contract asks. Listening beyond loopback, serve warns.
 
 An invocation's body may be up to -max-body bytes, and -max-concurrent
-invocations run at once: one more is refused with 503 and Retry-After.
+invocations run at once: one more is refused with 503 and Retry-After. A
+body not read within 10s is refused with 408; headers must come within
+10s and hold at most 128 KiB, and an idle connection is closed after 2m.
 Each invocation writes one record to standard error: its session, HTTP
 status, duration, turns, tokens, cost and, for a failure, the error's
 class and message; -log-json writes it as JSON. The prompt of one word

@@ -334,3 +334,20 @@ func TestServeMaxBody(t *testing.T) {
 	assert.Equal(t, 2, out.code)
 	assert.Contains(t, out.stderr, "-max-body and -max-concurrent want a number above 0")
 }
+
+// TestServeRefusesHugeHeaders: serve's server takes headers of up to 128
+// KiB, not net/http's 1 MB.
+func TestServeRefusesHugeHeaders(t *testing.T) {
+	setTestEnv(t)
+	s := startServe(t, "-sessions", t.TempDir())
+	req, err := http.NewRequest(http.MethodGet, s.url+"/ping", nil)
+	require.NoError(t, err)
+	req.Header.Set("X-Amzn-Bedrock-AgentCore-Runtime-Custom-Big", strings.Repeat("a", 200<<10))
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusRequestHeaderFieldsTooLarge, resp.StatusCode)
+	srv := newHTTPServer(http.NotFoundHandler())
+	assert.Positive(t, srv.IdleTimeout)
+	assert.Positive(t, srv.ReadHeaderTimeout)
+}

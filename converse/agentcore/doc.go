@@ -22,6 +22,14 @@
 //	h := agentcore.New(client, modelID, reg)
 //	log.Fatal(http.ListenAndServe("0.0.0.0:8080", h)) // in the runtime's container
 //
+// A Handler bounds the time to read an invocation's body
+// ([Options].BodyTimeout, with the ResponseWriter's read deadline); give
+// its http.Server the rest of the bounds on slow and idle callers:
+//
+//	srv := &http.Server{Addr: "0.0.0.0:8080", Handler: h,
+//		ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+//		MaxHeaderBytes: 128 << 10}
+//
 // A Handler authenticates no caller: whoever reaches it can invoke the
 // model and the tools. AgentCore Runtime authenticates the callers in front
 // of the container (IAM SigV4 or a JWT authorizer), which is why it can

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -36,6 +37,9 @@ const DefaultSessionDir = "/mnt/data/converse"
 // prompt that fills the largest context window.
 const DefaultMaxBody = 1 << 20
 
+// DefaultBodyTimeout is the default of Options.BodyTimeout.
+const DefaultBodyTimeout = 10 * time.Second
+
 // DefaultMaxConcurrent is the default of Options.MaxConcurrent.
 const DefaultMaxConcurrent = 16
 
@@ -57,6 +61,11 @@ type Options struct {
 	// MaxBody bounds the body of an invocation, in bytes; 0 means
 	// DefaultMaxBody. InvokeAgentRuntime takes payloads of up to 100 MB.
 	MaxBody int64
+	// BodyTimeout bounds the time to read an invocation's body, so that a
+	// caller trickling it holds no slot for long: past it the invocation is
+	// refused with 408. 0 means DefaultBodyTimeout. It needs an
+	// http.ResponseWriter that can set read deadlines, as net/http's can.
+	BodyTimeout time.Duration
 	// MaxConcurrent bounds the invocations running at once, body reading
 	// included; one more is refused with 503 and Retry-After. 0 means
 	// DefaultMaxConcurrent.
@@ -97,6 +106,9 @@ func New(client converse.Client, modelID string, reg *tools.Registry, optFns ...
 	}
 	if h.opts.MaxBody <= 0 {
 		h.opts.MaxBody = DefaultMaxBody
+	}
+	if h.opts.BodyTimeout <= 0 {
+		h.opts.BodyTimeout = DefaultBodyTimeout
 	}
 	if h.opts.MaxConcurrent <= 0 {
 		h.opts.MaxConcurrent = DefaultMaxConcurrent
@@ -176,7 +188,15 @@ func (h *Handler) invoke(w http.ResponseWriter, r *http.Request) {
 		a.fail(http.StatusServiceUnavailable, fmt.Errorf("agentcore: %d invocations are running, the most this server takes at once: try again later", h.opts.MaxConcurrent))
 		return
 	}
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(h.opts.BodyTimeout)) // unsupported: no deadline
 	inv, ignored, status, err := readInvocation(w, r, h.opts.MaxBody)
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		status, err = http.StatusRequestTimeout, fmt.Errorf("agentcore: the body did not arrive within %v", h.opts.BodyTimeout)
+	}
+	if err == nil { // net/http reads on, to see the caller go away; after a failure, the deadline keeps it from reading the rest
+		_ = rc.SetReadDeadline(time.Time{})
+	}
 	if err != nil {
 		a.fail(status, err)
 		return
