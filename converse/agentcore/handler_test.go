@@ -99,6 +99,19 @@ func (f *front) call(session, body string, code int) answer {
 	return a
 }
 
+// invokeAsync invokes in a goroutine; the channel gets its answer.
+func (f *front) invokeAsync(session, body string) <-chan answer {
+	done := make(chan answer, 1)
+	go func() {
+		resp := f.invoke(context.Background(), session, body)
+		defer resp.Body.Close()
+		var a answer
+		_ = json.NewDecoder(resp.Body).Decode(&a)
+		done <- a
+	}()
+	return done
+}
+
 // events reads a stream of server-sent events: each data line's JSON.
 func events(t *testing.T, body io.Reader) []answer {
 	t.Helper()
@@ -374,14 +387,7 @@ func TestPingDuringASlowTool(t *testing.T) {
 	idle := f.ping()
 	assert.Equal(t, "Healthy", idle.Status)
 
-	done := make(chan answer)
-	go func() {
-		resp := f.invoke(context.Background(), session, `{"prompt": "Go slowly."}`)
-		defer resp.Body.Close()
-		var a answer
-		_ = json.NewDecoder(resp.Body).Decode(&a)
-		done <- a
-	}()
+	done := f.invokeAsync(session, `{"prompt": "Go slowly."}`)
 	<-started
 
 	tick := time.NewTicker(200 * time.Millisecond)
@@ -527,14 +533,7 @@ func TestConcurrentInvocationsAreBounded(t *testing.T) {
 	started, gate, cancelled := make(chan struct{}, 1), make(chan struct{}), make(chan error, 1)
 	f := serve(t, bed, registry(t, gated(t, started, gate, cancelled)), t.TempDir(), func(o *agentcore.Options) { o.MaxConcurrent = 1 })
 
-	done := make(chan answer)
-	go func() {
-		resp := f.invoke(context.Background(), session, `{"prompt": "Go slowly."}`)
-		defer resp.Body.Close()
-		var a answer
-		_ = json.NewDecoder(resp.Body).Decode(&a)
-		done <- a
-	}()
+	done := f.invokeAsync(session, `{"prompt": "Go slowly."}`)
 	<-started
 	resp := f.invoke(context.Background(), session+"-other", `{"prompt": "Me too."}`)
 	var busy answer

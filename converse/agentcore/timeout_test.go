@@ -60,11 +60,13 @@ func TestSlowBodyIsCutOff(t *testing.T) {
 		ln.conns <- conn
 		_, err := io.WriteString(caller, "POST /invocations HTTP/1.1\r\nHost: agent\r\n"+agentcore.SessionHeader+": "+session+"\r\nContent-Length: 100\r\n\r\n{")
 		require.NoError(t, err)
+		trickled := make(chan int)
 		go func() {
-			for range 3 { // a byte every 5 s: 15 s, past the 10 s allowed
-				time.Sleep(5 * time.Second)
+			for n := 1; ; n++ { // a byte every 4 s, until the server hangs up
+				time.Sleep(4 * time.Second)
 				if _, err := io.WriteString(caller, " "); err != nil {
-					return // the server closed the connection
+					trickled <- n
+					return
 				}
 			}
 		}()
@@ -75,6 +77,7 @@ func TestSlowBodyIsCutOff(t *testing.T) {
 		assert.Equal(t, http.StatusRequestTimeout, resp.StatusCode)
 		assert.Equal(t, 10*time.Second, time.Since(start), "at the deadline, in the bubble's time")
 		assert.Contains(t, string(body), "the body did not arrive within 10s")
+		assert.Equal(t, 3, <-trickled, "the byte after the deadline finds the connection closed")
 		assert.True(t, resp.Close || strings.EqualFold(resp.Header.Get("Connection"), "close"), "the connection is closed")
 	})
 	assert.Empty(t, bed.Requests())
