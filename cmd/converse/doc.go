@@ -144,7 +144,8 @@
 // (-model, -endpoint, -tools, -mcp, -yes, ...) over the HTTP protocol
 // contract of Amazon Bedrock AgentCore Runtime, with package
 // converse/agentcore: POST /invocations and GET /ping on -addr (default
-// :8080), each session's conversation kept in -sessions (default
+// 127.0.0.1:8080: serve authenticates no caller; in the runtime's
+// container, which authenticates them, 0.0.0.0:8080), each session's conversation kept in -sessions (default
 // /mnt/data/converse, under the runtime's session storage; -sessions
 // dynamodb://TABLE keeps each in the table's item of its runtime session
 // id, with -session-bucket for sessions past 400 KB). Without -yes a

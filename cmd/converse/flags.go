@@ -63,6 +63,9 @@ type settings struct {
 	request       requestFlags
 	addr          string // converse serve's
 	sessions      string // converse serve's
+	logJSON       bool   // converse serve's
+	maxBody       int64  // converse serve's
+	maxConcurrent int    // converse serve's
 
 	// diagnostics is standard error as run writes to it (made visible on a
 	// terminal, redacted), where the SDK's log goes with -v; nil: nowhere.
@@ -79,7 +82,10 @@ func parseFlags(args []string, stdout io.Writer, serving bool) (*settings, error
 	s := &settings{set: map[string]bool{}}
 	fs := flag.NewFlagSet("converse", flag.ContinueOnError)
 	if serving {
-		fs.StringVar(&s.addr, "addr", ":8080", "listen on `HOST:PORT`")
+		fs.StringVar(&s.addr, "addr", "127.0.0.1:8080", "listen on `HOST:PORT`; in AgentCore Runtime's container, 0.0.0.0:8080")
+		fs.Int64Var(&s.maxBody, "max-body", agentcore.DefaultMaxBody, "refuse an invocation's body of more than `BYTES` with 413")
+		fs.IntVar(&s.maxConcurrent, "max-concurrent", agentcore.DefaultMaxConcurrent, "run at most `N` invocations at once; refuse one more with 503 and Retry-After")
+		fs.BoolVar(&s.logJSON, "log-json", false, "write the record of each invocation to standard error as a JSON object, not a line of text")
 		fs.StringVar(&s.sessions, "sessions", agentcore.DefaultSessionDir, "keep the sessions' conversations in `dir` (the runtime's session storage), or in the DynamoDB table of dynamodb://TABLE, an item a session id")
 	}
 	fs.SetOutput(io.Discard) // errors are reported once, by report
@@ -158,6 +164,9 @@ func (s *settings) checkServe() error {
 		if s.set[no.flag] {
 			return usagef("-%s is not for serve: %s", no.flag, no.why)
 		}
+	}
+	if s.maxBody <= 0 || s.maxConcurrent <= 0 {
+		return usagef("-max-body and -max-concurrent want a number above 0")
 	}
 	table, dynamo := strings.CutPrefix(s.sessions, "dynamodb://")
 	switch {

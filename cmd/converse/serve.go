@@ -83,6 +83,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 	}
 	h := agentcore.New(b.client, model, reg, func(o *agentcore.Options) {
 		o.Store = store
+		o.Logger = invocationLogger(s, stderr)
+		o.MaxBody, o.MaxConcurrent = s.maxBody, s.maxConcurrent
 		o.Conversation = func(o *converse.Options) {
 			s.conversationOptions(o, model)
 			if s.stream {
@@ -104,9 +106,13 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 		return usagef("-addr %s: %w", s.addr, err)
 	}
 	fmt.Fprintf(stderr, "converse: serving %s on http://%s (POST /invocations, GET /ping), sessions in %s\n", trace.Printable(model), ln.Addr(), s.sessions)
+	if !loopback(ln.Addr()) {
+		fmt.Fprintf(stderr, "converse: warning: %s is reachable beyond this machine, and serve authenticates no caller: listen there only behind AgentCore Runtime (or another proxy that authenticates)\n", ln.Addr())
+	}
 	// The invocations' contexts end with ctx: each stops at its next step,
 	// and Shutdown waits for them to answer.
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
+	srv := newHTTPServer(h)
+	srv.BaseContext = func(net.Listener) context.Context { return ctx }
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	select {
@@ -117,6 +123,35 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 		<-served
 		return err
 	}
+}
+
+// newHTTPServer is the server of h, with the bounds that package
+// agentcore's doc recommends: a caller that sends its headers slowly, or
+// keeps an idle connection, or sends headers of more than 128 KiB (the
+// runtime passes on up to 20 headers of 4 KB), is cut off.
+func newHTTPServer(h http.Handler) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 128 << 10}
+}
+
+// invocationLogger is the logger of the invocations' records: text lines
+// on stderr, or JSON objects with -log-json, with the Debug records too
+// with -v (the body's ignored fields).
+func invocationLogger(s *settings, stderr io.Writer) *slog.Logger {
+	opts := &slog.HandlerOptions{}
+	if s.verbose {
+		opts.Level = slog.LevelDebug
+	}
+	if s.logJSON {
+		return slog.New(slog.NewJSONHandler(stderr, opts))
+	}
+	return slog.New(slog.NewTextHandler(stderr, opts))
+}
+
+// loopback reports whether addr, a TCP listener's, takes connections from
+// this machine only.
+func loopback(addr net.Addr) bool {
+	tcp, ok := addr.(*net.TCPAddr)
+	return ok && tcp.IP.IsLoopback()
 }
 
 // labelled writes each Write, one line of a trace, to w after label.
@@ -153,7 +188,21 @@ answer lists it. An invocation that reaches -max-turns or a budget answers
 session goes on. With -v each invocation's trace (that of converse -v:
 turns, tool calls, approvals, resumes) goes to standard error, each line
 after [SESSION-ID], and so does each retry of a model call, without one.
-The prompt of one word "serve" goes after --: converse -- serve.
+
+Serve has no authentication of its own: anyone who reaches -addr can
+invoke the model and the tools. It listens on loopback by default; inside
+AgentCore Runtime's container, which authenticates the callers in front of
+it (IAM SigV4 or a JWT authorizer), give -addr 0.0.0.0:8080, as the
+runtime's contract asks. Listening beyond loopback, serve warns.
+
+An invocation's body may be up to -max-body bytes, and -max-concurrent
+invocations run at once: one more is refused with 503 and Retry-After. A
+body not read within 10s is refused with 408; headers must come within
+10s and hold at most 128 KiB, and an idle connection is closed after 2m.
+Each invocation writes one record to standard error: its session, HTTP
+status, duration, turns, tokens, cost and, for a failure, the error's
+class and message; -log-json writes it as JSON. The prompt of one word
+"serve" goes after --: converse -- serve.
 
 Flags:
 `)

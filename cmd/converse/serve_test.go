@@ -175,7 +175,7 @@ func TestServeVerbose(t *testing.T) {
 		assert.Contains(t, out, want)
 	}
 	for _, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
-		assert.Regexp(t, `^(\[`+session+`\] |· model call failed)`, line, "every line says whose it is")
+		assert.Regexp(t, `^(\[`+session+`\] |· model call failed|time=.* session=`+session+` )`, line, "every line says whose it is")
 	}
 }
 
@@ -273,4 +273,81 @@ func TestServeListTools(t *testing.T) {
 	require.Equal(t, 0, out.code, out.stderr)
 	mustContain(t, "stdout", out.stdout, "calculator", "get_current_datetime", "built-in")
 	assert.NotContains(t, out.stderr, "serving")
+}
+
+// TestServeListensOnLoopback: serve, which authenticates no caller, listens
+// on loopback unless told otherwise, warns when it is told, and says so in
+// serve -h, with the address AgentCore Runtime's container wants.
+func TestServeListensOnLoopback(t *testing.T) {
+	help := runInProcess(t, nil, "serve", "-h")
+	text := strings.Join(strings.Fields(help.stdout), " ")
+	mustContain(t, "serve -h", text, `(default "127.0.0.1:8080")`, "no authentication of its own", "-addr 0.0.0.0:8080")
+
+	setTestEnv(t)
+	local := startServe(t, "-sessions", t.TempDir())
+	assert.NotContains(t, local.stderr(t), "warning")
+
+	open := startServe(t, "-sessions", t.TempDir(), "-addr", "0.0.0.0:0")
+	assert.Contains(t, open.stderr(t), "is reachable beyond this machine, and serve authenticates no caller")
+}
+
+// TestServeLogsEachInvocation: a failed invocation is one record on
+// standard error, with or without -v, as JSON with -log-json.
+func TestServeLogsEachInvocation(t *testing.T) {
+	setTestEnv(t)
+	bed := newServer(t, bedrocktest.Script()) // every call a ValidationException
+	const session = "0123456789abcdef0123456789abcdef-cli"
+	for _, args := range [][]string{{}, {"-log-json"}} {
+		s := startServe(t, append([]string{"-endpoint", bed.URL, "-sessions", t.TempDir()}, args...)...)
+		req, err := http.NewRequest(http.MethodPost, s.url+"/invocations", strings.NewReader(`{"prompt": "Hi"}`))
+		require.NoError(t, err)
+		req.Header.Set(agentcore.SessionHeader, session)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, http.StatusBadGateway, resp.StatusCode)
+
+		out := s.stderr(t)
+		if len(args) == 0 {
+			mustContain(t, "stderr", out, "level=ERROR", "session="+session, "code=502", "errorClass=caller", "ValidationException")
+			continue
+		}
+		var rec map[string]any
+		require.NoError(t, json.Unmarshal([]byte(strings.TrimSpace(out)), &rec), out)
+		assert.Equal(t, session, rec["session"])
+		assert.EqualValues(t, 502, rec["code"])
+		assert.Contains(t, rec["error"], "ValidationException")
+	}
+}
+
+// TestServeMaxBody: -max-body bounds an invocation's body.
+func TestServeMaxBody(t *testing.T) {
+	setTestEnv(t)
+	s := startServe(t, "-sessions", t.TempDir(), "-max-body", "100")
+	req, err := http.NewRequest(http.MethodPost, s.url+"/invocations", strings.NewReader(`{"prompt": "`+strings.Repeat("a", 200)+`"}`))
+	require.NoError(t, err)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode)
+	out := runInProcess(t, nil, "serve", "-max-concurrent", "0")
+	assert.Equal(t, 2, out.code)
+	assert.Contains(t, out.stderr, "-max-body and -max-concurrent want a number above 0")
+}
+
+// TestServeRefusesHugeHeaders: serve's server takes headers of up to 128
+// KiB, not net/http's 1 MB.
+func TestServeRefusesHugeHeaders(t *testing.T) {
+	setTestEnv(t)
+	s := startServe(t, "-sessions", t.TempDir())
+	req, err := http.NewRequest(http.MethodGet, s.url+"/ping", nil)
+	require.NoError(t, err)
+	req.Header.Set("X-Amzn-Bedrock-AgentCore-Runtime-Custom-Big", strings.Repeat("a", 200<<10))
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusRequestHeaderFieldsTooLarge, resp.StatusCode)
+	srv := newHTTPServer(http.NotFoundHandler())
+	assert.Positive(t, srv.IdleTimeout)
+	assert.Positive(t, srv.ReadHeaderTimeout)
 }

@@ -22,6 +22,7 @@ type reply struct {
 	StopReason string          `json:"stopReason,omitempty"`
 	Turns      int             `json:"turns,omitempty"`
 	Usage      *usage          `json:"usage,omitempty"`
+	CostUSD    *float64        `json:"costUSD,omitempty"`
 	Limit      string          `json:"limit,omitempty"`
 	Message    string          `json:"message,omitempty"`
 	Pending    []converse.Call `json:"pending,omitempty"`
@@ -33,11 +34,12 @@ type reply struct {
 // resumed is the Resume that a prompt for an interrupted session ran
 // before it: its status, and what its model calls said and spent.
 type resumed struct {
-	Status     string  `json:"status"`
-	Response   *string `json:"response,omitempty"`
-	StopReason string  `json:"stopReason,omitempty"`
-	Turns      int     `json:"turns,omitempty"`
-	Usage      *usage  `json:"usage,omitempty"`
+	Status     string   `json:"status"`
+	Response   *string  `json:"response,omitempty"`
+	StopReason string   `json:"stopReason,omitempty"`
+	Turns      int      `json:"turns,omitempty"`
+	Usage      *usage   `json:"usage,omitempty"`
+	CostUSD    *float64 `json:"costUSD,omitempty"`
 }
 
 // ended is how a Send or Resume of an invocation ended.
@@ -99,6 +101,15 @@ type answer struct {
 
 	mu      sync.Mutex
 	started bool // the stream's status and headers are written
+
+	// What the invocation's log record says: the HTTP status and the
+	// answer (or last event) written, and the error that ended the
+	// invocation with its class (a converse.Outcome, or "request" for a
+	// request refused before the conversation ran).
+	code  int
+	reply reply
+	err   error
+	class string
 }
 
 // event writes ev to the stream, if it is one the stream carries.
@@ -147,8 +158,9 @@ func (a *answer) send(v any) {
 func (a *answer) finish(conv *converse.Conversation, last, resumed *ended) {
 	code, status := statusOf(last.err)
 	r := reply{Status: status, SessionID: a.id}
+	a.err, a.class = last.err, string(converse.Classify(last.err))
 	if last.res != nil {
-		r.Turns, r.Usage = last.res.Turns, usageOf(last.res.Usage)
+		r.Turns, r.Usage, r.CostUSD = last.res.Turns, usageOf(last.res.Usage), last.res.CostUSD
 		if status != "error" {
 			text := last.res.Text
 			r.Response, r.StopReason = &text, string(last.res.StopReason)
@@ -169,7 +181,7 @@ func (a *answer) finish(conv *converse.Conversation, last, resumed *ended) {
 	case status == "stopped":
 		r.Message = last.err.Error()
 	case last.err != nil:
-		r.Error = last.err.Error()
+		r.Error = publicError(code, last.err)
 		if api, ok := bedrockError(last.err); ok {
 			r.ErrorType = api.ErrorCode()
 		}
@@ -184,7 +196,7 @@ func resumedOf(e *ended) *resumed {
 	if e.res != nil {
 		text := e.res.Text
 		r.Response, r.StopReason = &text, string(e.res.StopReason)
-		r.Turns, r.Usage = e.res.Turns, usageOf(e.res.Usage)
+		r.Turns, r.Usage, r.CostUSD = e.res.Turns, usageOf(e.res.Usage), e.res.CostUSD
 	}
 	return r
 }
@@ -201,7 +213,29 @@ func limitOf(err error) string {
 
 // fail answers with an error found before the conversation ran.
 func (a *answer) fail(status int, err error) {
-	a.write(status, reply{Status: "error", SessionID: a.id, Error: err.Error()})
+	a.err, a.class = err, "request"
+	switch status {
+	case http.StatusConflict:
+		a.class = string(converse.OutcomeConflict)
+	case http.StatusInternalServerError:
+		a.class = string(converse.OutcomeInternal)
+	}
+	a.write(status, reply{Status: "error", SessionID: a.id, Error: publicError(status, err)})
+}
+
+// publicError is what an answer with the HTTP status says of err: its
+// message, but for a 500, whose message may hold the server's paths (a
+// filestore.Store's) and other things that are not the caller's, a
+// sentence that sends the reader to the server's log, which has it.
+func publicError(status int, err error) string {
+	if status != http.StatusInternalServerError {
+		return err.Error()
+	}
+	var store *storeError
+	if errors.As(err, &store) {
+		return "agentcore: the session store failed; the server's log says why"
+	}
+	return "agentcore: the invocation failed inside the server; the server's log says why"
 }
 
 // bedrockError returns the AWS API error of a failed model call in err, if
@@ -226,6 +260,10 @@ func (a *answer) write(status int, r reply) {
 	a.mu.Lock()
 	started := a.started
 	a.mu.Unlock()
+	a.code, a.reply = status, r
+	if started {
+		a.code = http.StatusOK // already sent
+	}
 	if started || (a.stream && status == http.StatusOK) {
 		r.Type = r.Status
 		if r.Status == "success" {

@@ -20,7 +20,21 @@
 // A [Handler] does that for the conversations of one model and registry:
 //
 //	h := agentcore.New(client, modelID, reg)
-//	log.Fatal(http.ListenAndServe(":8080", h))
+//	log.Fatal(http.ListenAndServe("0.0.0.0:8080", h)) // in the runtime's container
+//
+// A Handler bounds the time to read an invocation's body
+// ([Options].BodyTimeout, with the ResponseWriter's read deadline); give
+// its http.Server the rest of the bounds on slow and idle callers:
+//
+//	srv := &http.Server{Addr: "0.0.0.0:8080", Handler: h,
+//		ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+//		MaxHeaderBytes: 128 << 10}
+//
+// A Handler authenticates no caller: whoever reaches it can invoke the
+// model and the tools. AgentCore Runtime authenticates the callers in front
+// of the container (IAM SigV4 or a JWT authorizer), which is why it can
+// listen on every interface there; elsewhere, listen on loopback or behind
+// a proxy that authenticates.
 //
 // # Invocations
 //
@@ -30,17 +44,23 @@
 //	{"decisions": [{"toolUseId": "t1", "verdict": "approved"},
 //	               {"toolUseId": "t2", "verdict": "denied", "reason": "not today"}]}
 //
-// with, optionally, "stream": true. It is read as JSON with a Content-Type
+// with, optionally, "stream": true. Other fields (a caller's own metadata,
+// say) are ignored, and named in a Debug record of Options.Logger. It is read as JSON with a Content-Type
 // of application/json, application/octet-stream (which the AWS SDK for
 // Go's InvokeAgentRuntime sends for an input without a ContentType, and the
 // runtime passes on) or text/plain, or with none; any other is refused with
 // 415 Unsupported Media Type, as a body the Handler does not read. It may
-// be up to 100 MiB long, as InvokeAgentRuntime takes a payload of up to
-// 100 MB; a longer one is refused with 413 Request Entity Too Large.
+// be up to [Options].MaxBody bytes long (DefaultMaxBody, 1 MiB; the runtime
+// takes up to 100 MB); a longer one is refused with 413 Request Entity Too
+// Large, read no further. The body is decoded as it is read, never held
+// twice. At most Options.MaxConcurrent invocations run at once, their
+// bodies' reading included: one more is refused with 503 and Retry-After.
 //
 // A prompt is sent to the session's conversation; decisions resume a
 // conversation paused for approval. The session is the header's (a plain
-// name of letters, digits, '.', '_' and '-', up to 256 bytes); an
+// name of letters, digits, '.', '_' and '-', up to 256 bytes, as the
+// runtime's go; the Store keeps a session whose id is longer than 200 bytes
+// under "sha256-" and the id's SHA-256 in hex, for a file name to fit); an
 // invocation without it starts a new session, whose id the answer carries,
 // in the header and as "sessionId". The conversation is loaded from
 // [Options].Store at the start of each invocation and saved there at every
@@ -50,7 +70,10 @@
 // The JSON answer is
 //
 //	{"status": "success", "response": "4", "sessionId": "...",
-//	 "stopReason": "end_turn", "turns": 1, "usage": {...}}
+//	 "stopReason": "end_turn", "turns": 1, "usage": {...}, "costUSD": 0.0001}
+//
+// with "costUSD" the cost of its model calls at the model's on-demand prices
+// (converse.Result.CostUSD), absent when they are unknown,
 //
 // or, for a conversation that pauses because calls need approval (tools
 // made with tools.Options.RequireApproval, with no Approver in
@@ -113,12 +136,26 @@
 //
 // An error answer is {"status": "error", "error": "...", "errorType":
 // "..."}, with "errorType" Bedrock's error code, for a Bedrock failure
-// only. Once a stream has started, a failure is its last event, of type
+// only. The "error" of a 500 says only whether the Store failed: the
+// error's own words, which may hold the server's paths, go to the log
+// (see Logs). Once a stream has started, a failure is its last event, of type
 // "error".
 //
 // A caller that goes away cancels its invocation: the conversation's
 // context ends, and it keeps what it completed up to its last step; the
 // next invocation of the session goes on from there.
+//
+// # Logs
+//
+// Each invocation is one record of [Options].Logger (slog.Default() if
+// nil), "agentcore: invocation", at level Info for a 2xx answer, Warn for a
+// 4xx and Error for a 5xx, with the attributes session, code (the HTTP
+// status), status (the answer's), duration, turns, inputTokens,
+// outputTokens, costUSD (when known), and for an invocation that did not
+// end with an answer errorClass (a converse.Outcome, or "request" for a
+// request refused before its conversation ran) and error. The session and
+// the error pass through trace.Printable, as a caller sent the one and may
+// have sent part of the other; no header and no credential is logged.
 //
 // # Health
 //

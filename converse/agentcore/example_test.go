@@ -42,5 +42,5 @@ func Example() {
 	fmt.Print(resp.Status, "\n", string(body))
 	// Output:
 	// 200 OK
-	// {"status":"success","response":"Hello! How can I help?","sessionId":"0123456789abcdef0123456789abcdef-1","stopReason":"end_turn","turns":1,"usage":{"inputTokens":10,"outputTokens":5,"totalTokens":15,"cacheReadInputTokens":0,"cacheWriteInputTokens":0}}
+	// {"status":"success","response":"Hello! How can I help?","sessionId":"0123456789abcdef0123456789abcdef-1","stopReason":"end_turn","turns":1,"usage":{"inputTokens":10,"outputTokens":5,"totalTokens":15,"cacheReadInputTokens":0,"cacheWriteInputTokens":0},"costUSD":0.0001155}
 }

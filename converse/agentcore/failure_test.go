@@ -80,7 +80,7 @@ func TestStoreFailureIsNotBedrocks(t *testing.T) {
 				assert.Equal(t, "error", a.Status)
 				assert.Equal(t, tc.errorType, a.ErrorType)
 				if tc.storeErr != nil {
-					assert.Contains(t, a.Error, "ProvisionedThroughputExceededException")
+					assert.Contains(t, a.Error, "the session store failed; the server's log says why")
 				}
 			})
 		}

@@ -3,16 +3,21 @@ package agentcore
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"net/http"
+	"os"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/filestore"
+	"github.com/tooluse/bedrock/converse/trace"
 	"github.com/tooluse/bedrock/tools"
 )
 
@@ -28,10 +33,15 @@ const SessionHeader = "X-Amzn-Bedrock-AgentCore-Runtime-Session-Id"
 // file system, which lasts as long as the session's microVM.
 const DefaultSessionDir = "/mnt/data/converse"
 
-// maxBody bounds the body of an invocation: 100 MiB, as InvokeAgentRuntime
-// takes a payload of up to 100 MB, so that the Handler refuses no body the
-// runtime passes on.
-const maxBody = 100 << 20
+// DefaultMaxBody is the default of Options.MaxBody: 1 MiB, room for a
+// prompt that fills the largest context window.
+const DefaultMaxBody = 1 << 20
+
+// DefaultBodyTimeout is the default of Options.BodyTimeout.
+const DefaultBodyTimeout = 10 * time.Second
+
+// DefaultMaxConcurrent is the default of Options.MaxConcurrent.
+const DefaultMaxConcurrent = 16
 
 // Options configure a Handler.
 type Options struct {
@@ -42,11 +52,27 @@ type Options struct {
 	// Conversation configures the conversation of each session, as an
 	// option function of converse.New does: its request template,
 	// MaxTurns, Approver, Stream and so on. It is called with Session
-	// already set to Store and the invocation's session, so that it can
+	// already set to Store and the invocation's session id (the runtime's,
+	// even where the Store's key is its hash), so that it can
 	// tell the sessions apart (to label their logs, say); the Handler sets
 	// Session again after it, and for a stream sets Stream and adds its
 	// own OnEvent after the one set here.
 	Conversation func(*converse.Options)
+	// MaxBody bounds the body of an invocation, in bytes; 0 means
+	// DefaultMaxBody. InvokeAgentRuntime takes payloads of up to 100 MB.
+	MaxBody int64
+	// BodyTimeout bounds the time to read an invocation's body, so that a
+	// caller trickling it holds no slot for long: past it the invocation is
+	// refused with 408. 0 means DefaultBodyTimeout. It needs an
+	// http.ResponseWriter that can set read deadlines, as net/http's can.
+	BodyTimeout time.Duration
+	// MaxConcurrent bounds the invocations running at once, body reading
+	// included; one more is refused with 503 and Retry-After. 0 means
+	// DefaultMaxConcurrent.
+	MaxConcurrent int
+	// Logger gets one record per invocation (see the package doc, Logs);
+	// nil means slog.Default().
+	Logger *slog.Logger
 }
 
 // Handler is an http.Handler serving the conversations of one model and
@@ -60,6 +86,7 @@ type Handler struct {
 	opts   Options
 	store  converse.Store // opts.Store, its failures marked (see markStore)
 	mux    *http.ServeMux
+	slots  chan struct{} // one for each invocation running, up to MaxConcurrent
 
 	mu      sync.Mutex      // guards what follows, never held across a conversation
 	running map[string]bool // the sessions with an invocation running
@@ -76,6 +103,19 @@ func New(client converse.Client, modelID string, reg *tools.Registry, optFns ...
 	}
 	if h.opts.Store == nil {
 		h.opts.Store = filestore.Store{Dir: DefaultSessionDir}
+	}
+	if h.opts.MaxBody <= 0 {
+		h.opts.MaxBody = DefaultMaxBody
+	}
+	if h.opts.BodyTimeout <= 0 {
+		h.opts.BodyTimeout = DefaultBodyTimeout
+	}
+	if h.opts.MaxConcurrent <= 0 {
+		h.opts.MaxConcurrent = DefaultMaxConcurrent
+	}
+	h.slots = make(chan struct{}, h.opts.MaxConcurrent)
+	if h.opts.Logger == nil {
+		h.opts.Logger = slog.Default()
 	}
 	h.store = markStore(h.opts.Store)
 	h.mux = http.NewServeMux()
@@ -129,20 +169,40 @@ func (h *Handler) end(id string) {
 }
 
 func (h *Handler) invoke(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
 	id := r.Header.Get(SessionHeader)
 	if id == "" {
 		id = newSessionID()
 	}
 	w.Header().Set(SessionHeader, id)
 	a := &answer{w: w, id: id}
+	defer func() { h.log(r.Context(), a, time.Since(start)) }()
 	if err := checkSessionID(id); err != nil {
 		a.fail(http.StatusBadRequest, err)
 		return
 	}
-	inv, status, err := readInvocation(w, r)
+	select {
+	case h.slots <- struct{}{}:
+		defer func() { <-h.slots }()
+	default:
+		a.fail(http.StatusServiceUnavailable, fmt.Errorf("agentcore: %d invocations are running, the most this server takes at once: try again later", h.opts.MaxConcurrent))
+		return
+	}
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(h.opts.BodyTimeout)) // unsupported: no deadline
+	inv, ignored, status, err := readInvocation(w, r, h.opts.MaxBody)
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		status, err = http.StatusRequestTimeout, fmt.Errorf("agentcore: the body did not arrive within %v", h.opts.BodyTimeout)
+	}
+	if err == nil { // net/http reads on, to see the caller go away; after a failure, the deadline keeps it from reading the rest
+		_ = rc.SetReadDeadline(time.Time{})
+	}
 	if err != nil {
 		a.fail(status, err)
 		return
+	}
+	if len(ignored) > 0 {
+		h.opts.Logger.DebugContext(r.Context(), "agentcore: the body's fields ignored", "session", trace.Printable(id), "fields", trace.Printable(strings.Join(ignored, ", ")))
 	}
 	a.stream = inv.Stream || acceptsStream(r)
 	if !h.start(id) {
@@ -160,14 +220,44 @@ func (h *Handler) invoke(w http.ResponseWriter, r *http.Request) {
 	a.finish(conv, last, resumed)
 }
 
+// log writes the record of an invocation that a answered: Info for a 2xx,
+// Warn for a 4xx, Error for a 5xx. Its session and error pass through
+// trace.Printable, as both may hold what a caller sent.
+func (h *Handler) log(ctx context.Context, a *answer, took time.Duration) {
+	level := slog.LevelInfo
+	switch {
+	case a.code >= 500:
+		level = slog.LevelError
+	case a.code >= 400:
+		level = slog.LevelWarn
+	}
+	attrs := []slog.Attr{
+		slog.String("session", trace.Printable(a.id)),
+		slog.Int("code", a.code),
+		slog.String("status", a.reply.Status),
+		slog.Duration("duration", took),
+	}
+	if r := a.reply; r.Usage != nil {
+		attrs = append(attrs, slog.Int("turns", r.Turns), slog.Int("inputTokens", r.Usage.InputTokens), slog.Int("outputTokens", r.Usage.OutputTokens))
+	}
+	if a.reply.CostUSD != nil {
+		attrs = append(attrs, slog.Float64("costUSD", *a.reply.CostUSD))
+	}
+	if a.err != nil {
+		attrs = append(attrs, slog.String("errorClass", a.class), slog.String("error", trace.Printable(a.err.Error())))
+	}
+	h.opts.Logger.LogAttrs(ctx, level, "agentcore: invocation", attrs...)
+}
+
 // open loads the session's conversation, or starts it.
 func (h *Handler) open(ctx context.Context, id string, a *answer) (*converse.Conversation, error) {
+	key := storeKey(id)
 	opts := func(o *converse.Options) {
 		if h.opts.Conversation != nil {
 			o.Session = &converse.Session{Store: h.opts.Store, ID: id} // the hook's to read
 			h.opts.Conversation(o)
 		}
-		o.Session = &converse.Session{Store: h.store, ID: id}
+		o.Session = &converse.Session{Store: h.store, ID: key}
 		if a.stream {
 			o.Stream = &converse.StreamPolicy{}
 			theirs := o.OnEvent
@@ -179,7 +269,7 @@ func (h *Handler) open(ctx context.Context, id string, a *answer) (*converse.Con
 			}
 		}
 	}
-	st, err := h.store.Load(ctx, id)
+	st, err := h.store.Load(ctx, key)
 	if errors.Is(err, fs.ErrNotExist) {
 		return converse.New(h.client, h.model, h.reg, opts), nil
 	}
@@ -221,6 +311,22 @@ func newSessionID() string {
 	b := make([]byte, 16)
 	_, _ = rand.Read(b) // never fails (crypto/rand)
 	return "session-" + hex.EncodeToString(b)
+}
+
+// maxKeyLen is the longest session id that is its own key in the Store: a
+// filestore.Store names a temporary file of a session ".ID.tmp-" and up to
+// 10 digits, and a file name may be 255 bytes long.
+const maxKeyLen = 200
+
+// storeKey is the Store's key of the session id: the id itself, or for one
+// longer than maxKeyLen (the runtime's ids go up to 256 characters)
+// "sha256-" and the id's SHA-256 in hex.
+func storeKey(id string) string {
+	if len(id) <= maxKeyLen {
+		return id
+	}
+	sum := sha256.Sum256([]byte(id))
+	return "sha256-" + hex.EncodeToString(sum[:])
 }
 
 // checkSessionID accepts ids that are plain file names in any Store: up to

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -40,6 +41,7 @@ func serve(t *testing.T, bed *bedrocktest.Server, reg *tools.Registry, dir strin
 	t.Helper()
 	h := agentcore.New(bed.Client(), model, reg, append([]func(*agentcore.Options){func(o *agentcore.Options) {
 		o.Store = filestore.Store{Dir: dir}
+		o.Logger = slog.New(slog.DiscardHandler)
 	}}, optFns...)...)
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
@@ -72,6 +74,7 @@ type answer struct {
 	StopReason string          `json:"stopReason"`
 	Turns      int             `json:"turns"`
 	Usage      map[string]int  `json:"usage"`
+	CostUSD    float64         `json:"costUSD"`
 	Limit      string          `json:"limit"`
 	Message    string          `json:"message"`
 	Pending    []converse.Call `json:"pending"`
@@ -94,6 +97,19 @@ func (f *front) call(session, body string, code int) answer {
 	require.NoError(f.t, json.NewDecoder(resp.Body).Decode(&a))
 	require.Equal(f.t, code, resp.StatusCode, "answer: %+v", a)
 	return a
+}
+
+// invokeAsync invokes in a goroutine; the channel gets its answer.
+func (f *front) invokeAsync(session, body string) <-chan answer {
+	done := make(chan answer, 1)
+	go func() {
+		resp := f.invoke(context.Background(), session, body)
+		defer resp.Body.Close()
+		var a answer
+		_ = json.NewDecoder(resp.Body).Decode(&a)
+		done <- a
+	}()
+	return done
 }
 
 // events reads a stream of server-sent events: each data line's JSON.
@@ -169,7 +185,8 @@ func TestInvokeJSON(t *testing.T) {
 	assert.Equal(t, session, resp.Header.Get(agentcore.SessionHeader))
 	var a answer
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&a))
-	assert.Equal(t, answer{Status: "success", Response: "It is 4.", SessionID: session, StopReason: "end_turn", Turns: 2, Usage: a.Usage}, a)
+	assert.Equal(t, answer{Status: "success", Response: "It is 4.", SessionID: session, StopReason: "end_turn", Turns: 2, Usage: a.Usage, CostUSD: a.CostUSD}, a)
+	assert.Positive(t, a.CostUSD, "at the model's prices")
 	assert.Positive(t, a.Usage["totalTokens"])
 	assert.EqualValues(t, 1, runs.Load())
 	assert.Equal(t, "Converse", bed.Requests()[0].Operation, "no stream asked for")
@@ -370,14 +387,7 @@ func TestPingDuringASlowTool(t *testing.T) {
 	idle := f.ping()
 	assert.Equal(t, "Healthy", idle.Status)
 
-	done := make(chan answer)
-	go func() {
-		resp := f.invoke(context.Background(), session, `{"prompt": "Go slowly."}`)
-		defer resp.Body.Close()
-		var a answer
-		_ = json.NewDecoder(resp.Body).Decode(&a)
-		done <- a
-	}()
+	done := f.invokeAsync(session, `{"prompt": "Go slowly."}`)
 	<-started
 
 	tick := time.NewTicker(200 * time.Millisecond)
@@ -442,8 +452,11 @@ func TestBadInvocations(t *testing.T) {
 		status                                 int
 	}{
 		{"not JSON", session, `prompt: hi`, "", `the body is not {"prompt": "..."}`, http.StatusBadRequest},
-		{"a string", session, `"hi"`, "", "cannot unmarshal string", http.StatusBadRequest},
-		{"unknown field", session, `{"prompt": "hi", "messages": []}`, "", `unknown field "messages"`, http.StatusBadRequest},
+		{"a string", session, `"hi"`, "", `the body is a string: want an object, {"prompt": "..."}`, http.StatusBadRequest},
+		{"a number for the prompt", session, `{"prompt": 42}`, "", `the body's "prompt" is a number: want a string`, http.StatusBadRequest},
+		{"an object for the decisions", session, `{"decisions": {}}`, "", `the body's "decisions" is an object: want an array`, http.StatusBadRequest},
+		{"a number for a call's id", session, `{"decisions": [{"toolUseId": 1}]}`, "", `the body's "decisions": "toolUseId" is a number: want a string`, http.StatusBadRequest},
+		{"cut short", session, `{"prompt": "hi"`, "", "it ends before its JSON does", http.StatusBadRequest},
 		{"nothing to do", session, `{}`, "", `no "prompt" and no "decisions"`, http.StatusBadRequest},
 		{"both", session, `{"prompt": "hi", "decisions": [{"toolUseId": "t1", "verdict": "approved"}]}`, "", "both", http.StatusBadRequest},
 		{"two objects", session, `{"prompt": "a"} {"prompt": "b"}`, "", "data after", http.StatusBadRequest},
@@ -463,6 +476,7 @@ func TestBadInvocations(t *testing.T) {
 			assert.Equal(t, tc.status, resp.StatusCode)
 			assert.Equal(t, "error", a.Status)
 			assert.Contains(t, a.Error, tc.want)
+			assert.NotRegexp(t, `Go (struct|value)|of type|agentcore\.`, a.Error, "JSON's words, not Go's")
 		})
 	}
 	assert.Empty(t, bed.Requests(), "no model was called")
@@ -504,4 +518,32 @@ func TestFailureAfterTheStreamStarted(t *testing.T) {
 	last := evs[len(evs)-1]
 	assert.Equal(t, "error", last.Type)
 	assert.Equal(t, "ValidationException", last.ErrorType)
+}
+
+// TestConcurrentInvocationsAreBounded: past Options.MaxConcurrent running
+// invocations, one more is refused with 503 and Retry-After, before its
+// body is read; once one ends, the next is taken.
+func TestConcurrentInvocationsAreBounded(t *testing.T) {
+	bed := bedrocktest.NewServer(bedrocktest.Script(
+		bedrocktest.ToolUse("", bedrocktest.Call{ID: "t1", Name: "slow", Input: map[string]any{}}),
+		bedrocktest.Text("Done."),
+		bedrocktest.Text("Next."),
+	))
+	defer bed.Close()
+	started, gate, cancelled := make(chan struct{}, 1), make(chan struct{}), make(chan error, 1)
+	f := serve(t, bed, registry(t, gated(t, started, gate, cancelled)), t.TempDir(), func(o *agentcore.Options) { o.MaxConcurrent = 1 })
+
+	done := f.invokeAsync(session, `{"prompt": "Go slowly."}`)
+	<-started
+	resp := f.invoke(context.Background(), session+"-other", `{"prompt": "Me too."}`)
+	var busy answer
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&busy))
+	resp.Body.Close()
+	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+	assert.NotEmpty(t, resp.Header.Get("Retry-After"))
+	assert.Contains(t, busy.Error, "1 invocations are running, the most this server takes at once")
+
+	close(gate)
+	assert.Equal(t, "Done.", (<-done).Response)
+	assert.Equal(t, "Next.", f.call(session+"-other", `{"prompt": "Me too."}`, http.StatusOK).Response)
 }

@@ -61,29 +61,43 @@ func TestInvocationContentTypes(t *testing.T) {
 	}
 }
 
-// TestInvocationBodyLimit: a body of more than 1 MiB is read, as
-// InvokeAgentRuntime takes up to 100 MB, and one of more than 100 MiB is
-// refused with 413.
+// TestInvocationBodyLimit: a body of more than Options.MaxBody bytes
+// (DefaultMaxBody, 1 MiB, by default) is refused with 413, read no further
+// than the limit; a larger MaxBody takes it.
 func TestInvocationBodyLimit(t *testing.T) {
 	bed := bedrocktest.NewServer(bedrocktest.Script(bedrocktest.Text("A long one.")))
 	defer bed.Close()
+	long := `{"prompt": "` + strings.Repeat("a", 2<<20) + `"}`
 	f := serve(t, bed, registry(t), t.TempDir())
-	a := f.call(session, `{"prompt": "`+strings.Repeat("a", 2<<20)+`"}`, http.StatusOK)
-	assert.Equal(t, "A long one.", a.Response)
+	refused := f.call(session, long, http.StatusRequestEntityTooLarge)
+	assert.Contains(t, refused.Error, "larger than 1048576 bytes")
+	assert.Empty(t, bed.Requests(), "no model call for the body too large")
 
-	// Served in process, with a body made as it is read: no 100 MiB in
-	// memory, none on a socket.
+	roomy := serve(t, bed, registry(t), t.TempDir(), func(o *agentcore.Options) { o.MaxBody = 4 << 20 })
+	assert.Equal(t, "A long one.", roomy.call(session, long, http.StatusOK).Response)
+
+	// Served in process, with an endless body made as it is read: the
+	// Handler stops reading at the limit.
 	h := agentcore.New(bed.Client(), model, registry(t), func(o *agentcore.Options) { o.Store = filestore.Store{Dir: t.TempDir()} })
-	body := io.MultiReader(strings.NewReader(`{"prompt": "`), io.LimitReader(repeat('a'), 100<<20), strings.NewReader(`"}`))
-	req := httptest.NewRequestWithContext(context.Background(), http.MethodPost, "/invocations", body)
-	req.Header.Set("Content-Type", "application/json")
+	var read countingReader
+	read.r = io.MultiReader(strings.NewReader(`{"prompt": "`), repeat('a'))
+	req := httptest.NewRequestWithContext(context.Background(), http.MethodPost, "/invocations", &read)
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, req)
 	require.Equal(t, http.StatusRequestEntityTooLarge, w.Code, "answer: %s", w.Body)
-	var big answer
-	require.NoError(t, json.Unmarshal(w.Body.Bytes(), &big))
-	assert.Contains(t, big.Error, "larger than 104857600 bytes")
-	assert.Len(t, bed.Requests(), 1, "no model call for the body too large")
+	assert.LessOrEqual(t, read.n, int64(agentcore.DefaultMaxBody+64<<10), "read no further than the limit and a buffer")
+}
+
+// countingReader counts the bytes read from r.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // repeat is an endless reader of b.
