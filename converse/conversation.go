@@ -9,10 +9,12 @@ import (
 	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
 	"github.com/tooluse/bedrock/converse/citation"
+	"github.com/tooluse/bedrock/converse/internal/httpbody"
 	"github.com/tooluse/bedrock/converse/internal/media"
 	"github.com/tooluse/bedrock/converse/internal/message"
 	"github.com/tooluse/bedrock/converse/internal/models"
@@ -290,4 +292,23 @@ func (c *Conversation) emit(ev Event) {
 	c.eventMu.Lock()
 	defer c.eventMu.Unlock()
 	c.opts.OnEvent(ev)
+}
+
+// ClientOptions sets up a bedrockruntime client for conversations, as an
+// option of bedrockruntime.NewFromConfig:
+//
+//	client := bedrockruntime.NewFromConfig(cfg, converse.ClientOptions)
+//
+// Its HTTP client (the SDK's default when o.HTTPClient is nil) sends
+// request bodies without io.WriterTo. The SDK closes a request body once
+// the response starts; a transport still copying it through WriterTo then
+// drops the connection, and streams die with "use of closed network
+// connection" (a few in a hundred streamed conversations on a fast
+// connection). recording.PlainBodies does the same for other AWS clients.
+func ClientOptions(o *bedrockruntime.Options) {
+	next := o.HTTPClient
+	if next == nil {
+		next = awshttp.NewBuildableClient()
+	}
+	o.HTTPClient = httpbody.Client(next)
 }

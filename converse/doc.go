@@ -11,7 +11,7 @@
 // again until it stops asking for tools:
 //
 //	cfg, _ := config.LoadDefaultConfig(ctx)
-//	client := bedrockruntime.NewFromConfig(cfg)
+//	client := bedrockruntime.NewFromConfig(cfg, converse.ClientOptions)
 //	reg, _ := tools.NewRegistry(tools.Builtins()...)
 //	res, err := converse.Run(ctx, client, "us.anthropic.claude-sonnet-4-20250514-v1:0", reg,
 //		"What time is it?")
