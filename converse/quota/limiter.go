@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	"golang.org/x/sync/semaphore"
 	"golang.org/x/time/rate"
 
 	"github.com/tooluse/bedrock/converse/internal/models"
@@ -22,7 +23,8 @@ import (
 // for the process. The calls it paces are those of the clients it makes
 // (Limiter.Client). Before each call it reserves the call's tokens (its
 // estimated input plus its maxTokens, or the input alone without one) and
-// waits, as long as the context allows, until they fit. After the call it
+// waits, in line with the other calls, until they fit; a call whose
+// context ends first leaves the line and takes nothing. After the call it
 // settles the reservation with the real usage as Bedrock counts it against
 // its quotas: input, cache writes, and output at the model's burndown rate
 // (5 tokens an output token for Claude 3.7 Sonnet and Claude 4 to 4.6;
@@ -47,6 +49,14 @@ type Limiter struct {
 	requests, tokens *rate.Limiter
 	rpm, tpm         float64 // the quota
 
+	// line is held by the one call that has reserved and waits for its
+	// turn; the others wait for it in order, and leave the line when
+	// their contexts end. x/time/rate gives a cancelled reservation back
+	// only when none was made after it, so a line of reservations would
+	// keep the places of the calls cancelled in it, and the rates a
+	// decrease sets would reach no call already waiting.
+	line *semaphore.Weighted
+
 	mu       sync.Mutex
 	factor   float64   // the share of the quota in use, in (0, 1]
 	lowered  time.Time // the last decrease
@@ -64,7 +74,7 @@ const minFactor = 1.0 / 64
 // NewLimiter returns a Limiter of requestsPerMinute requests and
 // tokensPerMinute tokens; 0 leaves that one unlimited.
 func NewLimiter(requestsPerMinute, tokensPerMinute int) *Limiter {
-	l := &Limiter{rpm: float64(requestsPerMinute), tpm: float64(tokensPerMinute), factor: 1}
+	l := &Limiter{rpm: float64(requestsPerMinute), tpm: float64(tokensPerMinute), factor: 1, line: semaphore.NewWeighted(1)}
 	l.requests = bucket(l.rpm)
 	l.tokens = bucket(l.tpm)
 	return l
@@ -98,9 +108,14 @@ type reservation struct {
 }
 
 // reserve waits until a call of modelID of tokens fits, or ctx ends (its
-// error, wrapped). A call larger than the burst waits for a whole burst,
-// and the rest is charged as a debt.
+// error, wrapped, and nothing taken). The calls wait in line, and only
+// the first reserves. A call larger than the burst waits for a whole
+// burst, and the rest is charged as a debt.
 func (l *Limiter) reserve(ctx context.Context, modelID string, tokens int) (*reservation, error) {
+	if err := l.line.Acquire(ctx, 1); err != nil {
+		return nil, fmt.Errorf("waiting for the limiter: %w", err)
+	}
+	defer l.line.Release(1)
 	first := tokens
 	if l.tokens.Limit() != rate.Inf {
 		first = min(tokens, l.tokens.Burst()) // x/time/rate refuses more
@@ -113,10 +128,13 @@ func (l *Limiter) reserve(ctx context.Context, modelID string, tokens int) (*res
 		select {
 		case <-t.C:
 		case <-ctx.Done():
-			rr.Cancel()
-			tr.Cancel()
-			return nil, fmt.Errorf("waiting for the limiter: %w", ctx.Err())
 		}
+	}
+	if err := ctx.Err(); err != nil {
+		now := time.Now()
+		rr.CancelAt(now)
+		tr.CancelAt(now)
+		return nil, fmt.Errorf("waiting for the limiter: %w", err)
 	}
 	charge(l.tokens, time.Now(), tokens-first)
 	return &reservation{l: l, model: models.Parse(modelID), tokens: tokens}, nil
