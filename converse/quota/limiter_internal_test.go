@@ -11,7 +11,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"golang.org/x/time/rate"
 )
 
 // limiterModel is the model of the Limiter tests' calls, whose output
@@ -64,24 +63,40 @@ func TestLimiterWaitCancelled(t *testing.T) {
 	})
 }
 
-// TestLimiterAIMD: a throttle halves the rates (once every 15 s at most),
-// and each success adds a fiftieth of the quota back, up to the quota.
+// TestLimiterAIMD: a burst of throttles, each within 15 s of the one
+// before (here over 30 s), halves the rates once, and a throttle after a
+// longer quiet halves them again; successes raise nothing, and time
+// raises them by a tenth of the quota a minute, up to the quota (virtual
+// time).
 func TestLimiterAIMD(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		l := NewLimiter(600, 60000)
-		full := l.requests.Limit()
-		l.adjust(true)
-		l.adjust(true) // within 15 s: the calls throttled together
-		assert.InDelta(t, float64(full)/2, float64(l.requests.Limit()), 1e-9)
-		assert.InDelta(t, float64(rate.Limit(60000*spread/60))/2, float64(l.tokens.Limit()), 1e-9)
-		assert.Equal(t, 2, l.Throttles())
-		time.Sleep(decreaseEvery)
-		l.adjust(true)
-		assert.InDelta(t, float64(full)/4, float64(l.requests.Limit()), 1e-9)
-		for range 50 {
-			l.adjust(false)
+		full, fullTokens := float64(l.requests.Limit()), float64(l.tokens.Limit())
+		throttle := &types.ThrottlingException{}
+		for range 4 {
+			l.throttle(throttle)
+			time.Sleep(burstGap * 2 / 3)
 		}
-		assert.InDelta(t, float64(full), float64(l.requests.Limit()), 1e-9, "back to the quota, never past it")
+		assert.InDelta(t, full/2, float64(l.requests.Limit()), 1e-9, "one burst")
+		assert.InDelta(t, fullTokens/2, float64(l.tokens.Limit()), 1e-9, "one burst")
+		assert.Equal(t, 4, l.Throttles())
+		time.Sleep(burstGap) // more than burstGap since the last
+		l.throttle(throttle)
+		lowered := time.Now()
+		assert.InDelta(t, full/4, float64(l.requests.Limit()), 1e-9, "a second burst")
+
+		for range 50 {
+			r, err := l.reserve(context.Background(), limiterModel, 0)
+			require.NoError(t, err)
+			r.settle(&types.TokenUsage{InputTokens: aws.Int32(1)}, nil)
+		}
+		l.grow()
+		elapsed := time.Since(lowered)
+		assert.InDelta(t, full*(1.0/4+growth*elapsed.Minutes()), float64(l.requests.Limit()), 1e-9,
+			"50 successes in %v raised nothing, the time did", elapsed)
+		time.Sleep(10 * time.Minute)
+		l.grow()
+		assert.InDelta(t, full, float64(l.requests.Limit()), 1e-9, "back to the quota, never past it")
 	})
 }
 
