@@ -160,7 +160,7 @@ func (w *streamWatch) settle(u *types.TokenUsage, err error) {
 	w.settled.Do(func() {
 		w.stop()
 		w.r.settle(u, err)
-		w.r.l.streamThrottled(err)
+		w.r.l.throttle(err)
 	})
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	"golang.org/x/sync/semaphore"
 	"golang.org/x/time/rate"
 
 	"github.com/tooluse/bedrock/converse/internal/models"
@@ -22,7 +23,8 @@ import (
 // for the process. The calls it paces are those of the clients it makes
 // (Limiter.Client). Before each call it reserves the call's tokens (its
 // estimated input plus its maxTokens, or the input alone without one) and
-// waits, as long as the context allows, until they fit. After the call it
+// waits, in line with the other calls, until they fit; a call whose
+// context ends first leaves the line and takes nothing. After the call it
 // settles the reservation with the real usage as Bedrock counts it against
 // its quotas: input, cache writes, and output at the model's burndown rate
 // (5 tokens an output token for Claude 3.7 Sonnet and Claude 4 to 4.6;
@@ -33,30 +35,45 @@ import (
 // whole burst and is counted in full: what the burst did not hold is a
 // debt the calls after it wait for.
 //
-// Each ThrottlingException Bedrock answers halves the rates, at most once
-// every 15 seconds; each call that succeeds raises them by a fiftieth of
-// the quota, back up to it (additive increase, multiplicative decrease).
-// It sees each attempt the SDK's retryer makes, when the client is a
-// *bedrockruntime.Client, and each throttle a ConverseStream sends among
-// its events, which no retryer sees. So a Limiter set above a quota that
-// is unknown, or shared with other processes, settles below it. A throttle
-// in a stream also empties the Limiter, down to a burst short, in place of
-// the backoff the SDK's retryer would have waited. It is built on
+// A burst of ThrottlingExceptions (each within 15 s of the one before:
+// the SDK's retries of a call, the calls throttled together) halves the
+// rates once; they then grow back by a tenth of the quota a minute, up
+// to it (additive increase, multiplicative decrease). Each throttle also
+// empties the Limiter, down to a burst short, so that no call goes while
+// the quota is spent. It sees each attempt the SDK's retryer makes, when
+// the client is a *bedrockruntime.Client, and each throttle a
+// ConverseStream sends among its events, which no retryer sees. So a
+// Limiter set above a quota that is unknown, or shared with other
+// processes, settles below it. It is built on
 // golang.org/x/time/rate, and safe for concurrent use.
 type Limiter struct {
 	requests, tokens *rate.Limiter
 	rpm, tpm         float64 // the quota
 
-	mu       sync.Mutex
-	factor   float64   // the share of the quota in use, in (0, 1]
-	lowered  time.Time // the last decrease
-	throttle int       // ThrottlingExceptions seen
+	// line is held by the one call that has reserved and waits for its
+	// turn; the others wait for it in order, and leave the line when
+	// their contexts end. x/time/rate gives a cancelled reservation back
+	// only when none was made after it, so a line of reservations would
+	// keep the places of the calls cancelled in it, and the rates a
+	// decrease sets would reach no call already waiting.
+	line *semaphore.Weighted
+
+	mu        sync.Mutex
+	factor    float64   // the share of the quota in use, in [minFactor, 1]
+	grown     time.Time // when factor last grew
+	throttled time.Time // the last throttle
+	throttles int       // ThrottlingExceptions seen
 }
 
-// decreaseEvery is the least time between two decreases: the calls in
-// flight when a quota runs out are throttled together, and a quota by
-// the minute takes seconds to have room again.
-const decreaseEvery = 15 * time.Second
+// burstGap is the longest time between two throttles of one burst, which
+// lowers the rates once: the SDK's retries of a call, and the calls in
+// flight when a quota by the minute runs out, which takes seconds to have
+// room again.
+const burstGap = 15 * time.Second
+
+// growth is how much of the quota a Limiter takes back a minute after a
+// burst of throttles.
+const growth = 1.0 / 10
 
 // minFactor is the lowest share of the quota a Limiter goes down to.
 const minFactor = 1.0 / 64
@@ -64,7 +81,7 @@ const minFactor = 1.0 / 64
 // NewLimiter returns a Limiter of requestsPerMinute requests and
 // tokensPerMinute tokens; 0 leaves that one unlimited.
 func NewLimiter(requestsPerMinute, tokensPerMinute int) *Limiter {
-	l := &Limiter{rpm: float64(requestsPerMinute), tpm: float64(tokensPerMinute), factor: 1}
+	l := &Limiter{rpm: float64(requestsPerMinute), tpm: float64(tokensPerMinute), factor: 1, line: semaphore.NewWeighted(1)}
 	l.requests = bucket(l.rpm)
 	l.tokens = bucket(l.tpm)
 	return l
@@ -87,7 +104,7 @@ func bucket(perMinute float64) *rate.Limiter {
 func (l *Limiter) Throttles() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.throttle
+	return l.throttles
 }
 
 // reservation is what a model call reserved, to be settled after it.
@@ -98,9 +115,15 @@ type reservation struct {
 }
 
 // reserve waits until a call of modelID of tokens fits, or ctx ends (its
-// error, wrapped). A call larger than the burst waits for a whole burst,
-// and the rest is charged as a debt.
+// error, wrapped, and nothing taken). The calls wait in line, and only
+// the first reserves. A call larger than the burst waits for a whole
+// burst, and the rest is charged as a debt.
 func (l *Limiter) reserve(ctx context.Context, modelID string, tokens int) (*reservation, error) {
+	if err := l.line.Acquire(ctx, 1); err != nil {
+		return nil, fmt.Errorf("waiting for the limiter: %w", err)
+	}
+	defer l.line.Release(1)
+	l.grow()
 	first := tokens
 	if l.tokens.Limit() != rate.Inf {
 		first = min(tokens, l.tokens.Burst()) // x/time/rate refuses more
@@ -113,10 +136,13 @@ func (l *Limiter) reserve(ctx context.Context, modelID string, tokens int) (*res
 		select {
 		case <-t.C:
 		case <-ctx.Done():
-			rr.Cancel()
-			tr.Cancel()
-			return nil, fmt.Errorf("waiting for the limiter: %w", ctx.Err())
 		}
+	}
+	if err := ctx.Err(); err != nil {
+		now := time.Now()
+		rr.CancelAt(now)
+		tr.CancelAt(now)
+		return nil, fmt.Errorf("waiting for the limiter: %w", err)
 	}
 	charge(l.tokens, time.Now(), tokens-first)
 	return &reservation{l: l, model: models.Parse(modelID), tokens: tokens}, nil
@@ -141,32 +167,26 @@ func charge(b *rate.Limiter, now time.Time, n int) {
 	}
 }
 
-// settle counts the real usage u of the call as Bedrock's quotas count it,
-// and its error: a ThrottlingException lowers the rates, a success raises
-// them. A failed call used none.
+// settle counts the real usage u of the call as Bedrock's quotas count it.
+// A failed call used none.
 func (r *reservation) settle(u *types.TokenUsage, err error) {
-	l := r.l
 	used := 0
 	if u != nil && err == nil {
 		used = r.model.QuotaTokens(int(aws.ToInt32(u.InputTokens)), int(aws.ToInt32(u.CacheWriteInputTokens)),
 			int(aws.ToInt32(u.OutputTokens)))
 	}
-	charge(l.tokens, time.Now(), used-r.tokens)
-	if err == nil {
-		l.adjust(false)
-	}
+	charge(r.l.tokens, time.Now(), used-r.tokens)
 }
 
-// streamThrottled tells l of err if it is a ThrottlingException that a
-// ConverseStream sent among its events: the SDK's retryer never sees one,
-// so l lowers its rates here, as observe would, and in place of the
-// retryer's backoff it is emptied down to a burst short, so that the next
-// call waits for a burst and more at the lowered rates.
-func (l *Limiter) streamThrottled(err error) {
+// throttle tells l of err if it is a ThrottlingException. The first of a
+// burst halves the rates; each empties l down to a burst short, so that
+// no call goes while the quota is spent: the next waits for a burst and
+// more at the lowered rates.
+func (l *Limiter) throttle(err error) {
 	if !throttled(err) {
 		return
 	}
-	l.adjust(true)
+	l.lower()
 	now := time.Now()
 	for _, b := range []*rate.Limiter{l.requests, l.tokens} {
 		if n := int(math.Ceil(b.TokensAt(now))) + b.Burst(); b.Limit() != rate.Inf && n > 0 {
@@ -175,29 +195,41 @@ func (l *Limiter) streamThrottled(err error) {
 	}
 }
 
-// adjust raises the rates after a success, or halves them after a
-// throttle (at most once every decreaseEvery).
-func (l *Limiter) adjust(throttled bool) {
+// lower counts a throttle, and halves the rates at the first of a burst.
+func (l *Limiter) lower() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := time.Now()
-	switch {
-	case throttled:
-		l.throttle++
-		if now.Sub(l.lowered) < decreaseEvery {
-			return
-		}
-		l.factor, l.lowered = max(minFactor, l.factor/2), now
-	case l.factor < 1:
-		l.factor = min(1, l.factor+1.0/50)
-	default:
+	l.throttles++
+	l.grown = now
+	if !l.throttled.IsZero() && now.Sub(l.throttled) <= burstGap {
+		l.throttled = now
 		return
 	}
+	l.throttled = now
+	l.setFactor(now, max(minFactor, l.factor/2))
+}
+
+// grow raises the rates by growth a minute since they last grew or l
+// was last throttled, back up to the quota.
+func (l *Limiter) grow() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := time.Now()
+	if l.factor < 1 {
+		l.setFactor(now, min(1, l.factor+growth*now.Sub(l.grown).Minutes()))
+	}
+	l.grown = now
+}
+
+// setFactor sets the rates to factor of the quota, l.mu held.
+func (l *Limiter) setFactor(now time.Time, factor float64) {
+	l.factor = factor
 	if l.rpm > 0 {
-		l.requests.SetLimitAt(now, rate.Limit(l.factor*l.rpm*spread/60))
+		l.requests.SetLimitAt(now, rate.Limit(factor*l.rpm*spread/60))
 	}
 	if l.tpm > 0 {
-		l.tokens.SetLimitAt(now, rate.Limit(l.factor*l.tpm*spread/60))
+		l.tokens.SetLimitAt(now, rate.Limit(factor*l.tpm*spread/60))
 	}
 }
 
@@ -224,9 +256,7 @@ type throttleObserver struct {
 // IsErrorRetryable is that of the wrapped retryer, after it tells the
 // Limiter of a ThrottlingException.
 func (t *throttleObserver) IsErrorRetryable(err error) bool {
-	if throttled(err) {
-		t.l.adjust(true)
-	}
+	t.l.throttle(err)
 	return t.Retryer.IsErrorRetryable(err)
 }
 

@@ -2,6 +2,7 @@ package quota
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -10,7 +11,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"golang.org/x/time/rate"
 )
 
 // limiterModel is the model of the Limiter tests' calls, whose output
@@ -63,24 +63,40 @@ func TestLimiterWaitCancelled(t *testing.T) {
 	})
 }
 
-// TestLimiterAIMD: a throttle halves the rates (once every 15 s at most),
-// and each success adds a fiftieth of the quota back, up to the quota.
+// TestLimiterAIMD: a burst of throttles, each within 15 s of the one
+// before (here over 30 s), halves the rates once, and a throttle after a
+// longer quiet halves them again; successes raise nothing, and time
+// raises them by a tenth of the quota a minute, up to the quota (virtual
+// time).
 func TestLimiterAIMD(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		l := NewLimiter(600, 60000)
-		full := l.requests.Limit()
-		l.adjust(true)
-		l.adjust(true) // within 15 s: the calls throttled together
-		assert.InDelta(t, float64(full)/2, float64(l.requests.Limit()), 1e-9)
-		assert.InDelta(t, float64(rate.Limit(60000*spread/60))/2, float64(l.tokens.Limit()), 1e-9)
-		assert.Equal(t, 2, l.Throttles())
-		time.Sleep(decreaseEvery)
-		l.adjust(true)
-		assert.InDelta(t, float64(full)/4, float64(l.requests.Limit()), 1e-9)
-		for range 50 {
-			l.adjust(false)
+		full, fullTokens := float64(l.requests.Limit()), float64(l.tokens.Limit())
+		throttle := &types.ThrottlingException{}
+		for range 4 {
+			l.throttle(throttle)
+			time.Sleep(burstGap * 2 / 3)
 		}
-		assert.InDelta(t, float64(full), float64(l.requests.Limit()), 1e-9, "back to the quota, never past it")
+		assert.InDelta(t, full/2, float64(l.requests.Limit()), 1e-9, "one burst")
+		assert.InDelta(t, fullTokens/2, float64(l.tokens.Limit()), 1e-9, "one burst")
+		assert.Equal(t, 4, l.Throttles())
+		time.Sleep(burstGap) // more than burstGap since the last
+		l.throttle(throttle)
+		lowered := time.Now()
+		assert.InDelta(t, full/4, float64(l.requests.Limit()), 1e-9, "a second burst")
+
+		for range 50 {
+			r, err := l.reserve(context.Background(), limiterModel, 0)
+			require.NoError(t, err)
+			r.settle(&types.TokenUsage{InputTokens: aws.Int32(1)}, nil)
+		}
+		l.grow()
+		elapsed := time.Since(lowered)
+		assert.InDelta(t, full*(1.0/4+growth*elapsed.Minutes()), float64(l.requests.Limit()), 1e-9,
+			"50 successes in %v raised nothing, the time did", elapsed)
+		time.Sleep(10 * time.Minute)
+		l.grow()
+		assert.InDelta(t, full, float64(l.requests.Limit()), 1e-9, "back to the quota, never past it")
 	})
 }
 
@@ -151,4 +167,69 @@ func TestLimiterSettlesAsBedrockCounts(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestLimiterCancelledWaitersLeaveTheLine: waiters whose contexts end
+// give their places back. 500 calls wait for a Limiter whose burst is
+// spent, one in ten to the end and the others until 10 s, before the
+// first is due; each of the 50 that stay is admitted when it would have
+// been had the others never come: the k-th after k intervals of the
+// quota (virtual time, so the bound is a thousandth of an interval).
+func TestLimiterCancelledWaitersLeaveTheLine(t *testing.T) {
+	const rpm = 6                   // a burst of 1, then one request every 60/5.7 s
+	interval := 60 / (rpm * spread) // seconds
+	admitted := func(t *testing.T, waiters int, stays func(i int) bool) []time.Duration {
+		l := NewLimiter(rpm, 0)
+		_, err := l.reserve(context.Background(), limiterModel, 0) // the burst
+		require.NoError(t, err)
+		start := time.Now()
+		cancelled, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		var got []time.Duration
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		for i := range waiters {
+			ctx := cancelled
+			if stays(i) {
+				ctx = context.Background()
+			}
+			wg.Go(func() {
+				if _, err := l.reserve(ctx, limiterModel, 0); err == nil {
+					mu.Lock()
+					got = append(got, time.Since(start))
+					mu.Unlock()
+				}
+			})
+			synctest.Wait() // in line in the order of i
+		}
+		wg.Wait()
+		return got
+	}
+	synctest.Test(t, func(t *testing.T) {
+		alone := admitted(t, 50, func(int) bool { return true })
+		withOthers := admitted(t, 500, func(i int) bool { return i%10 == 9 })
+		require.Len(t, alone, 50)
+		require.Len(t, withOthers, 50, "only those that stay are admitted")
+		for k := range alone {
+			assert.InDelta(t, float64(k+1)*interval, alone[k].Seconds(), interval/1000, "alone, call %d", k+1)
+			assert.InDelta(t, alone[k].Seconds(), withOthers[k].Seconds(), interval/1000, "call %d with 450 cancelled", k+1)
+		}
+	})
+}
+
+// TestLimiterCancelledBeforeItsTurnChargesNothing: a call whose context
+// has ended is not admitted even when the Limiter has room, and what it
+// would have taken stays for the next.
+func TestLimiterCancelledBeforeItsTurnChargesNothing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := NewLimiter(20, 20000) // a burst of one request and 1000 tokens
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		_, err := l.reserve(ctx, limiterModel, 1000)
+		require.ErrorIs(t, err, context.Canceled)
+		start := time.Now()
+		_, err = l.reserve(context.Background(), limiterModel, 1000)
+		require.NoError(t, err)
+		assert.Equal(t, start, time.Now(), "the burst was still there")
+	})
 }

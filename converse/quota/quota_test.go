@@ -104,8 +104,9 @@ func runUnderQuota(t *testing.T, n int, q bedrocktest.Quota, retryer func() aws.
 // waitsTakeTime) calls are throttled, as its client-side bucket engages
 // only once they are; with a Limiter set to the quota none fails, under 1% of the calls
 // are throttled and the calls go at the quota's pace, within 10%,
-// whichever the retry mode. A Limiter set at twice the quota (a quota
-// unknown, or shared) lowers itself: none fails. Under -race the adaptive
+// whichever the retry mode. A Limiter set at 1.5, 2 or 4 times the quota
+// (a quota unknown, or shared) settles below it: none fails, and under 5%
+// of the calls are throttled. Under -race the adaptive
 // mode without a limiter is skipped (see raceDetector). -quota-report
 // prints the table.
 func TestLimiterUnderQuota(t *testing.T) {
@@ -117,12 +118,16 @@ func TestLimiterUnderQuota(t *testing.T) {
 	standard := func() aws.Retryer { return retry.NewStandard() }
 	adaptive := func() aws.Retryer { return waitsTakeTime{retry.NewAdaptiveMode()} }
 	noLimiter := func() *quota.Limiter { return nil }
-	limiter := func(times int) func() *quota.Limiter {
-		return func() *quota.Limiter { return quota.NewLimiter(times*rpm, times*200000) }
+	limiter := func(times float64) func() *quota.Limiter {
+		return func() *quota.Limiter { return quota.NewLimiter(int(times*rpm), int(times*200000)) }
 	}
 	someFail := func(t *testing.T, got quotaRun) { assert.Positive(t, got.failed, "failed Sends") }
 	throttled := func(t *testing.T, got quotaRun) { assert.Positive(t, got.throttles, "throttles answered") }
 	noneFails := func(t *testing.T, got quotaRun) { assert.Zero(t, got.failed, "failed Sends") }
+	aboveTheQuota := func(t *testing.T, got quotaRun) {
+		noneFails(t, got)
+		assert.Less(t, got.throttledShare(), 0.05, "throttled share")
+	}
 	atTheQuota := func(t *testing.T, got quotaRun) {
 		noneFails(t, got)
 		assert.Less(t, got.throttledShare(), 0.01, "throttled share")
@@ -137,7 +142,9 @@ func TestLimiterUnderQuota(t *testing.T) {
 	}{
 		{"standard retries, no limiter", standard, noLimiter, false, someFail},
 		{"standard retries, Limiter at the quota", standard, limiter(1), false, atTheQuota},
-		{"standard retries, Limiter at twice the quota", standard, limiter(2), false, noneFails},
+		{"standard retries, Limiter at 1.5x the quota", standard, limiter(1.5), false, aboveTheQuota},
+		{"standard retries, Limiter at twice the quota", standard, limiter(2), false, aboveTheQuota},
+		{"standard retries, Limiter at 4x the quota", standard, limiter(4), false, aboveTheQuota},
 		{"adaptive retries, no limiter", adaptive, noLimiter, true, throttled},
 		{"adaptive retries, Limiter at the quota", adaptive, limiter(1), false, atTheQuota},
 	}
