@@ -159,6 +159,9 @@ func TestWorkflowModelCallsUseTheLimiter(t *testing.T) {
 	defer srv.Close()
 	lim := quota.NewLimiter(1000, 0)
 	env := clientEnv(t, lim.Client(srv.Client()), nil)
+	// A throttle pauses the Limiter for about a twentieth of its minute,
+	// in real time: past the test suite's default timeout.
+	env.SetTestTimeout(time.Minute)
 	env.ExecuteWorkflow(ctemporal.WorkflowName, ctemporal.Input{ModelID: claude, Prompt: "Hi"})
 	assert.Equal(t, "Hello!", result(t, env).Text)
 	assert.Len(t, srv.Requests(), 3)
