@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tooluse/bedrock/converse/agentcore"
-	"github.com/tooluse/bedrock/converse/bedrocktest"
 	"github.com/tooluse/bedrock/converse/filestore"
 )
 
@@ -21,11 +20,7 @@ import (
 // invocation alike. The conversation cut off keeps its steps: a server
 // started again on its sessions resumes it.
 func TestStop(t *testing.T) {
-	bed := bedrocktest.NewServer(bedrocktest.Script(
-		bedrocktest.ToolUse("", bedrocktest.Call{ID: "t1", Name: "slow", Input: map[string]any{}}),
-		bedrocktest.Text("Sorry, the call was cut off."),
-		bedrocktest.Text("Hello again."),
-	))
+	bed := cutOff()
 	defer bed.Close()
 	started, gate, cancelled := make(chan struct{}, 1), make(chan struct{}), make(chan error, 1)
 	dir := t.TempDir()
