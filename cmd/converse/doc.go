@@ -153,8 +153,11 @@
 // and the next invocation carries the decisions. An invocation that reaches
 // -max-turns or a budget answers 200 with the "status" "limit" and what was
 // done, never a 5xx; package converse's doc (Outcomes) has the table of
-// HTTP statuses. "converse serve -h" says more; a prompt of the one word
-// "serve" goes after --.
+// HTTP statuses. On SIGTERM serve takes no more invocations, lets those
+// running finish within -shutdown-timeout (default 30s), then cuts off the
+// rest, which answer 503 saying the server is stopping; their sessions
+// keep their completed steps. "converse serve -h" says more; a prompt of
+// the one word "serve" goes after --.
 //
 // # Help topics
 //

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/agentcore"
@@ -59,13 +60,14 @@ type settings struct {
 	agentName     string
 	listTools     bool
 	// recordContent is OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT.
-	recordContent bool
-	request       requestFlags
-	addr          string // converse serve's
-	sessions      string // converse serve's
-	logJSON       bool   // converse serve's
-	maxBody       int64  // converse serve's
-	maxConcurrent int    // converse serve's
+	recordContent   bool
+	request         requestFlags
+	addr            string        // converse serve's
+	sessions        string        // converse serve's
+	logJSON         bool          // converse serve's
+	maxBody         int64         // converse serve's
+	maxConcurrent   int           // converse serve's
+	shutdownTimeout time.Duration // converse serve's
 
 	// diagnostics is standard error as run writes to it (made visible on a
 	// terminal, redacted), where the SDK's log goes with -v; nil: nowhere.
@@ -85,6 +87,7 @@ func parseFlags(args []string, stdout io.Writer, serving bool) (*settings, error
 		fs.StringVar(&s.addr, "addr", "127.0.0.1:8080", "listen on `HOST:PORT`; in AgentCore Runtime's container, 0.0.0.0:8080")
 		fs.Int64Var(&s.maxBody, "max-body", agentcore.DefaultMaxBody, "refuse an invocation's body of more than `BYTES` with 413")
 		fs.IntVar(&s.maxConcurrent, "max-concurrent", agentcore.DefaultMaxConcurrent, "run at most `N` invocations at once; refuse one more with 503 and Retry-After")
+		fs.DurationVar(&s.shutdownTimeout, "shutdown-timeout", 30*time.Second, "on SIGTERM, let the running invocations finish for `DURATION`, then cut them off with 503")
 		fs.BoolVar(&s.logJSON, "log-json", false, "write the record of each invocation to standard error as a JSON object, not a line of text")
 		fs.StringVar(&s.sessions, "sessions", agentcore.DefaultSessionDir, "keep the sessions' conversations in `dir` (the runtime's session storage), or in the DynamoDB table of dynamodb://TABLE, an item a session id")
 	}
@@ -167,6 +170,9 @@ func (s *settings) checkServe() error {
 	}
 	if s.maxBody <= 0 || s.maxConcurrent <= 0 {
 		return usagef("-max-body and -max-concurrent want a number above 0")
+	}
+	if s.shutdownTimeout < 0 {
+		return usagef("-shutdown-timeout %v: want a duration of 0 or more", s.shutdownTimeout)
 	}
 	table, dynamo := strings.CutPrefix(s.sessions, "dynamodb://")
 	switch {

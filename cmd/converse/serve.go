@@ -19,8 +19,9 @@ import (
 
 // serve is converse serve: the conversations of the flags' model and tools
 // served over Amazon Bedrock AgentCore Runtime's HTTP protocol contract
-// (package agentcore) on -addr, until ctx ends, which cuts the invocations
-// running at their next step.
+// (package agentcore) on -addr, until ctx ends: then it takes no more
+// invocations, lets those running finish within -shutdown-timeout, cuts off
+// the rest (which answer 503) and returns once they have answered.
 func serve(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	s, err := parseFlags(args, stdout, true)
 	if errors.Is(err, flag.ErrHelp) {
@@ -109,20 +110,32 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 	if !loopback(ln.Addr()) {
 		fmt.Fprintf(stderr, "converse: warning: %s is reachable beyond this machine, and serve authenticates no caller: listen there only behind AgentCore Runtime (or another proxy that authenticates)\n", ln.Addr())
 	}
-	// The invocations' contexts end with ctx: each stops at its next step,
-	// and Shutdown waits for them to answer.
 	srv := newHTTPServer(h)
-	srv.BaseContext = func(net.Listener) context.Context { return ctx }
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	select {
 	case err := <-served:
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
-		err := srv.Shutdown(context.WithoutCancel(ctx))
+		err := drain(srv, h, s.shutdownTimeout)
 		<-served
 		return err
 	}
+}
+
+// drain stops srv: it takes no more connections, lets the running
+// invocations of h finish within grace, then stops h, whose invocations
+// still running answer 503, and returns once they have answered. The
+// invocations' contexts are not ctx's, so a signal cuts none at once.
+func drain(srv *http.Server, h *agentcore.Handler, grace time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	err := srv.Shutdown(ctx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		h.Stop()
+		err = srv.Shutdown(context.Background())
+	}
+	return err
 }
 
 // newHTTPServer is the server of h, with the bounds that package
@@ -201,7 +214,13 @@ body not read within 10s is refused with 408; headers must come within
 10s and hold at most 128 KiB, and an idle connection is closed after 2m.
 Each invocation writes one record to standard error: its session, HTTP
 status, duration, turns, tokens, cost and, for a failure, the error's
-class and message; -log-json writes it as JSON. The prompt of one word
+class and message; -log-json writes it as JSON.
+
+On SIGTERM (or an interrupt) serve takes no more invocations and lets
+those running finish within -shutdown-timeout; then it cuts off the rest,
+which answer 503 with Retry-After saying the server is stopping, and
+exits once their tools' programs are gone. A session cut off keeps its
+completed steps: its next invocation resumes it. The prompt of one word
 "serve" goes after --: converse -- serve.
 
 Flags:

@@ -20,6 +20,17 @@ import (
 // erase is how the status line is taken off the terminal's line.
 const erase = "\r\x1b[K"
 
+// awaitManifest writes a manifest of the tool "wait", which reads a line
+// from the named pipe gate and answers it: opening gate for writing
+// returns once the tool runs, and the line lets it answer.
+func awaitManifest(t *testing.T) (manifest, gate string) {
+	t.Helper()
+	gate = filepath.Join(t.TempDir(), "gate")
+	require.NoError(t, syscall.Mkfifo(gate, 0o600))
+	return writeManifest(t, `{"tools": [{"name": "wait", "description": "Waits.",
+		"command": [`+quote(os.Args[0])+`, "helper-tool", "await", `+quote(gate)+`]}]}`), gate
+}
+
 // TestStatusLine runs the binary with standard output and error on a
 // terminal, as a user does: while the tool wait runs (held on a gate the
 // test opens once it has seen the line), the status line names it, and it
@@ -27,10 +38,7 @@ const erase = "\r\x1b[K"
 func TestStatusLine(t *testing.T) {
 	t.Parallel()
 	tty, keyboard := openTerminal(t)
-	gate := filepath.Join(t.TempDir(), "gate")
-	require.NoError(t, syscall.Mkfifo(gate, 0o600))
-	manifest := writeManifest(t, `{"tools": [{"name": "wait", "description": "Waits.",
-		"command": [`+quote(os.Args[0])+`, "helper-tool", "await", `+quote(gate)+`]}]}`)
+	manifest, gate := awaitManifest(t)
 	srv := newServer(t, bedrocktest.Script(
 		bedrocktest.ToolUse("", bedrocktest.Call{ID: "w1", Name: "wait"}),
 		bedrocktest.Text("Done."),
@@ -71,10 +79,7 @@ func TestStatusLine(t *testing.T) {
 // unknown terminal have none either.
 func TestNoStatusLine(t *testing.T) {
 	t.Parallel()
-	gate := filepath.Join(t.TempDir(), "gate")
-	require.NoError(t, syscall.Mkfifo(gate, 0o600))
-	manifest := writeManifest(t, `{"tools": [{"name": "wait", "description": "Waits.",
-		"command": [`+quote(os.Args[0])+`, "helper-tool", "await", `+quote(gate)+`]}]}`)
+	manifest, gate := awaitManifest(t)
 	srv := newServer(t, bedrocktest.Script(
 		bedrocktest.ToolUse("", bedrocktest.Call{ID: "w1", Name: "wait"}),
 		bedrocktest.Text("Done."),

@@ -159,6 +159,9 @@ func (a *answer) finish(conv *converse.Conversation, last, resumed *ended) {
 	code, status := statusOf(last.err)
 	r := reply{Status: status, SessionID: a.id}
 	a.err, a.class = last.err, string(converse.Classify(last.err))
+	if errors.Is(last.err, errStopping) { // not the caller's stop: another server can go on
+		a.class = string(converse.OutcomeRetry)
+	}
 	if last.res != nil {
 		r.Turns, r.Usage, r.CostUSD = last.res.Turns, usageOf(last.res.Usage), last.res.CostUSD
 		if status != "error" {
@@ -283,10 +286,14 @@ func (a *answer) write(status int, r reply) {
 const retryAfter = "5"
 
 // statusOf is the HTTP status and the "status" field of an invocation that
-// ended with err, by its converse.Outcome (see the package doc). A
-// failure of the Store is a 500, whatever it holds, unless it is a
-// conflict; Bedrock's failures not worth retrying are a 502.
+// ended with err, by its converse.Outcome (see the package doc), or a 503
+// for one that Stop cut off. A failure of the Store is a 500, whatever it
+// holds, unless it is a conflict; Bedrock's failures not worth retrying
+// are a 502.
 func statusOf(err error) (int, string) {
+	if errors.Is(err, errStopping) {
+		return http.StatusServiceUnavailable, "error"
+	}
 	outcome := converse.Classify(err)
 	switch outcome {
 	case "":

@@ -93,7 +93,7 @@
 // "limit" is the answer of a conversation that reached a limit:
 // converse.Options.MaxTurns ("limit": "turns") or a converse.Budget (the
 // BudgetError's Limit, such as "cost"); "stopped" that of one its caller
-// stopped (converse.ErrStopped, or the server shutting down). Neither is a
+// stopped (converse.ErrStopped, or its context ended). Neither is a
 // failure: the next invocation of the session goes on from there (though
 // a limit of Budget.Conversation stays reached).
 //
@@ -123,7 +123,8 @@
 //
 //   - 200 for an answer, a limit, a pause or a stop.
 //   - 503, with Retry-After, for a failure worth trying again: throttling,
-//     a 5xx of Bedrock's, a broken stream or connection.
+//     a 5xx of Bedrock's, a broken stream or connection, or a server
+//     stopping (see Shutdown).
 //   - 409 Conflict for a session running another invocation (they are
 //     never interleaved), changed elsewhere, or in a state that refuses
 //     the invocation.
@@ -144,6 +145,24 @@
 // A caller that goes away cancels its invocation: the conversation's
 // context ends, and it keeps what it completed up to its last step; the
 // next invocation of the session goes on from there.
+//
+// # Shutdown
+//
+// A server shutting down stops taking connections and lets the running
+// invocations finish for a grace period (http.Server's Shutdown with a
+// deadline), then calls [Handler.Stop]: the invocations still running are
+// cancelled and answer 503 with Retry-After, an "error" saying that the
+// server is stopping, and those that come after it are refused alike. A
+// conversation cut off so keeps what it completed up to its last step; the
+// next invocation of the session resumes it. A second Shutdown waits for
+// the answers:
+//
+//	grace, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+//	defer cancel()
+//	if srv.Shutdown(grace) != nil {
+//		h.Stop()
+//		srv.Shutdown(context.Background())
+//	}
 //
 // # Logs
 //

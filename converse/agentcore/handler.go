@@ -88,16 +88,21 @@ type Handler struct {
 	mux    *http.ServeMux
 	slots  chan struct{} // one for each invocation running, up to MaxConcurrent
 
-	mu      sync.Mutex      // guards what follows, never held across a conversation
-	running map[string]bool // the sessions with an invocation running
-	changed time.Time       // when the ping status last changed
+	mu       sync.Mutex                         // guards what follows, never held across a conversation
+	running  map[string]context.CancelCauseFunc // the sessions with an invocation running, and how to cancel it
+	changed  time.Time                          // when the ping status last changed
+	stopping bool                               // Stop was called
 }
+
+// errStopping is the cause of the invocations that Stop cancels, and the
+// error of those it refuses.
+var errStopping = errors.New("agentcore: the server is stopping: invoke again (the session goes on from its last completed step)")
 
 // New returns a Handler whose sessions talk to modelID through client with
 // the tools of reg; a restored session talks to the model it was started
 // with.
 func New(client converse.Client, modelID string, reg *tools.Registry, optFns ...func(*Options)) *Handler {
-	h := &Handler{client: client, model: modelID, reg: reg, running: map[string]bool{}, changed: time.Now()}
+	h := &Handler{client: client, model: modelID, reg: reg, running: map[string]context.CancelCauseFunc{}, changed: time.Now()}
 	for _, f := range optFns {
 		f(&h.opts)
 	}
@@ -145,18 +150,38 @@ func (h *Handler) ping(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, a)
 }
 
-// start marks the session running, unless it already is.
-func (h *Handler) start(id string) bool {
+// Stop cancels the invocations running, which answer 503 with Retry-After
+// saying that the server is stopping, and refuses those that come after
+// it alike. A conversation cut off keeps its completed steps: it is
+// interrupted, and the session's next invocation, on this server or
+// another, goes on from there. Stop does not wait for the answers: an
+// http.Server's Shutdown does. A server shutting down calls it once the
+// invocations have had their grace period.
+func (h *Handler) Stop() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.running[id] {
-		return false
+	h.stopping = true
+	for _, cancel := range h.running {
+		cancel(errStopping)
+	}
+}
+
+// start marks the session running, with cancel to stop its invocation,
+// unless it already is or the Handler is stopping.
+func (h *Handler) start(id string, cancel context.CancelCauseFunc) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.stopping {
+		return errStopping
+	}
+	if h.running[id] != nil {
+		return fmt.Errorf("agentcore: session %q is running an invocation: wait for its answer", id)
 	}
 	if len(h.running) == 0 {
 		h.changed = time.Now()
 	}
-	h.running[id] = true
-	return true
+	h.running[id] = cancel
+	return nil
 }
 
 func (h *Handler) end(id string) {
@@ -205,19 +230,40 @@ func (h *Handler) invoke(w http.ResponseWriter, r *http.Request) {
 		h.opts.Logger.DebugContext(r.Context(), "agentcore: the body's fields ignored", "session", trace.Printable(id), "fields", trace.Printable(strings.Join(ignored, ", ")))
 	}
 	a.stream = inv.Stream || acceptsStream(r)
-	if !h.start(id) {
-		a.fail(http.StatusConflict, fmt.Errorf("agentcore: session %q is running an invocation: wait for its answer", id))
+	ctx, cancel := context.WithCancelCause(r.Context()) // ends when the caller goes away, or with Stop
+	defer cancel(nil)
+	if err := h.start(id, cancel); err != nil {
+		a.fail(refused(err, http.StatusConflict), err)
 		return
 	}
 	defer h.end(id)
-	ctx := r.Context() // ends when the caller goes away
 	conv, err := h.open(ctx, id, a)
 	if err != nil {
-		a.fail(http.StatusInternalServerError, err)
+		err = stopped(ctx, err)
+		a.fail(refused(err, http.StatusInternalServerError), err)
 		return
 	}
 	last, resumed := h.run(ctx, conv, inv)
+	last.err = stopped(ctx, last.err)
 	a.finish(conv, last, resumed)
+}
+
+// stopped is err, that of an invocation with the context ctx, marked as a
+// stop of the Handler's if Stop cancelled ctx.
+func stopped(ctx context.Context, err error) error {
+	if err != nil && errors.Is(context.Cause(ctx), errStopping) {
+		return fmt.Errorf("%w (%w)", errStopping, err)
+	}
+	return err
+}
+
+// refused is the HTTP status of an invocation refused with err before its
+// conversation ran: 503 for a Handler stopping, else otherwise.
+func refused(err error, otherwise int) int {
+	if errors.Is(err, errStopping) {
+		return http.StatusServiceUnavailable
+	}
+	return otherwise
 }
 
 // log writes the record of an invocation that a answered: Info for a 2xx,

@@ -410,14 +410,21 @@ func TestPingDuringASlowTool(t *testing.T) {
 	assert.GreaterOrEqual(t, after.TimeOfLastUpdate, busy.TimeOfLastUpdate)
 }
 
-// TestCallerGoesAway: a caller that hangs up cancels its conversation,
-// which keeps its steps; the next invocation of the session goes on.
-func TestCallerGoesAway(t *testing.T) {
-	bed := bedrocktest.NewServer(bedrocktest.Script(
+// cutOff is the Bedrock of a conversation cut off in its call of the tool
+// "slow": the call, the answer of the Resume that the next prompt runs
+// first, then that prompt's.
+func cutOff() *bedrocktest.Server {
+	return bedrocktest.NewServer(bedrocktest.Script(
 		bedrocktest.ToolUse("", bedrocktest.Call{ID: "t1", Name: "slow", Input: map[string]any{}}),
 		bedrocktest.Text("Sorry, the call was cut off."),
 		bedrocktest.Text("Hello again."),
 	))
+}
+
+// TestCallerGoesAway: a caller that hangs up cancels its conversation,
+// which keeps its steps; the next invocation of the session goes on.
+func TestCallerGoesAway(t *testing.T) {
+	bed := cutOff()
 	defer bed.Close()
 	started, gate, cancelled := make(chan struct{}, 1), make(chan struct{}), make(chan error, 1)
 	f := serve(t, bed, registry(t, gated(t, started, gate, cancelled)), t.TempDir())
