@@ -101,7 +101,8 @@
 //	                  for approval; description) and exit, with no model call; -json gives a
 //	                  JSON array. "converse tools [flags]" is the same
 //	-agent-name NAME  the gen_ai.agent.name of the OpenTelemetry spans (default converse)
-//	-json             print one JSON object per prompt (converse help json), and no text
+//	-json             print one JSON object per prompt (converse help json), and no text;
+//	                  its costUSD is rounded to 6 decimal places
 //	-v                trace each turn (with its cost, when the prices are known), tool call,
 //	                  approval and resume on standard error, and each prompt's total; and
 //	                  the endpoint, the auth, a loaded -session and each retry of a model
