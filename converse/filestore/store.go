@@ -58,6 +58,11 @@ type Store struct {
 	Dir string
 }
 
+// ErrNotSessionFile is the error of Load for a file that is not a session
+// file at all: not a JSON object, or one without a state's version, such
+// as a file named by mistake.
+var ErrNotSessionFile = errors.New("not a session file")
+
 // fileLog is what a Store knows of a session's file after reading or
 // writing it, for appending the next step: a State's StoreData. It is
 // never changed once made.
