@@ -222,6 +222,7 @@ func TestSessionLogRewrites(t *testing.T) {
 
 // TestStaleTemporaryFiles: the temporary files of saves a crash cut off are
 // removed when the session is next held; other sessions' are left alone.
+// The lock file of the Send is gone when it returns.
 func TestStaleTemporaryFiles(t *testing.T) {
 	store := filestore.Store{Dir: t.TempDir()}
 	stale := []string{".s.tmp-123", ".s.tmp-4567"}
@@ -238,6 +239,7 @@ func TestStaleTemporaryFiles(t *testing.T) {
 	for _, name := range kept {
 		assert.FileExists(t, filepath.Join(store.Dir, name))
 	}
+	assert.NoFileExists(t, filepath.Join(store.Dir, ".s.lock"))
 }
 
 // TestSessionLostLock: a Send whose lock was lost while it ran (its lock

@@ -94,14 +94,17 @@ func TestCostInTrace(t *testing.T) {
 	assert.NotContains(t, out.stderr, "$")
 }
 
-// TestJSONCost: -json has "cost_usd", the usage in dollars, when the
-// model's prices are known, and leaves it out when they are not.
+// TestJSONCost: -json has "costUSD", the usage in dollars rounded to
+// the microdollar, when the model's prices are known, and leaves it out
+// when they are not.
 func TestJSONCost(t *testing.T) {
 	t.Parallel()
-	for model, want := range map[string]*float64{
-		"global.anthropic.claude-sonnet-4-5-20250929-v1:0": aws.Float64((20*3 + 10*15) / 1e6),
-		"us.amazon.nova-pro-v1:0":                          aws.Float64((20*0.8 + 10*3.2) / 1e6),
-		"cohere.command-r-v1:0":                            nil,
+	for model, want := range map[string]string{
+		"global.anthropic.claude-sonnet-4-5-20250929-v1:0": "0.00021",  // (20*3 + 10*15) / 1e6
+		"us.anthropic.claude-sonnet-4-5-20250929-v1:0":     "0.000231", // (20*3.3 + 10*16.5) / 1e6
+		"us.amazon.nova-micro-v1:0":                        "0.000002", // (20*0.035 + 10*0.14) / 1e6 = 0.0000021
+		"us.amazon.nova-pro-v1:0":                          "0.000048", // (20*0.8 + 10*3.2) / 1e6
+		"cohere.command-r-v1:0":                            "",
 	} {
 		t.Run(model, func(t *testing.T) {
 			t.Parallel()
@@ -110,13 +113,13 @@ func TestJSONCost(t *testing.T) {
 			require.Equal(t, 0, out.code, out.stderr)
 			var got map[string]any
 			require.NoError(t, json.Unmarshal([]byte(out.stdout), &got), out.stdout)
-			cost, ok := got["cost_usd"]
-			if want == nil {
-				assert.False(t, ok, "cost_usd without prices: %v", cost)
+			assert.NotContains(t, got, "cost_usd", "one key style: camelCase")
+			cost, ok := got["costUSD"]
+			if want == "" {
+				assert.False(t, ok, "costUSD without prices: %v", cost)
 				return
 			}
-			require.True(t, ok, out.stdout)
-			assert.InDelta(t, *want, cost, 1e-12)
+			assert.Contains(t, out.stdout, `"costUSD": `+want+",\n", "rounded to 6 decimal places, without float noise")
 		})
 	}
 }

@@ -41,7 +41,8 @@
 // # Flags
 //
 //	-model ID         model ID, inference profile or ARN; default $BEDROCK_MODEL_ID,
-//	                  else us.anthropic.claude-sonnet-4-5-20250929-v1:0
+//	                  else us.anthropic.claude-sonnet-4-5-20250929-v1:0; one of no family
+//	                  converse knows (modelinfo.KnownFamily) runs with a warning
 //	-region REGION    AWS region; default from AWS_REGION or the profile, else us-east-1
 //	-profile NAME     profile of the shared config files (~/.aws/config, ~/.aws/credentials)
 //	-endpoint URL     custom Bedrock Runtime endpoint: a VPC endpoint, or a local server
@@ -101,7 +102,8 @@
 //	                  for approval; description) and exit, with no model call; -json gives a
 //	                  JSON array. "converse tools [flags]" is the same
 //	-agent-name NAME  the gen_ai.agent.name of the OpenTelemetry spans (default converse)
-//	-json             print one JSON object per prompt (converse help json), and no text
+//	-json             print one JSON object per prompt (converse help json), and no text;
+//	                  its costUSD is rounded to 6 decimal places
 //	-v                trace each turn (with its cost, when the prices are known), tool call,
 //	                  approval and resume on standard error, and each prompt's total; and
 //	                  the endpoint, the auth, a loaded -session and each retry of a model

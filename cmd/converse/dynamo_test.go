@@ -21,6 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	dbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -200,4 +201,31 @@ func TestDynamoSessionKilledBetweenWrites(t *testing.T) {
 	assert.Equal(t, "Continued.\n", out.stdout)
 	reqs := srv.Requests()
 	assert.Len(t, reqs[len(reqs)-1].Messages, 3, "the first exchange, then the third prompt")
+}
+
+// TestDynamoSessionNoTable: -session dynamodb://TABLE/ID of a table that
+// does not exist fails before any model call, saying so and how to create
+// it, with or without a prompt.
+func TestDynamoSessionNoTable(t *testing.T) {
+	t.Parallel()
+	env := testEnv(t, "AWS_ENDPOINT_URL_DYNAMODB="+dynamotest.DynamoEndpoint(t))
+	table := dynamotest.Name("missing")
+	srv := newServer(t, bedrocktest.Script(bedrocktest.Text("Hello.")))
+	for _, args := range [][]string{{"hi"}, {}} {
+		out := runBinary(t, env, nil, append([]string{"-endpoint", srv.URL, "-session", "dynamodb://" + table + "/chat-1"}, args...)...)
+		assert.Equal(t, 2, out.code, out.stderr)
+		assert.Contains(t, out.stderr, "converse: -session dynamodb://"+table+"/chat-1: the DynamoDB table "+table+" does not exist (in this account and region): create it, as converse help session shows, or name another table\n")
+	}
+	assert.Empty(t, srv.Requests())
+}
+
+// TestDynamoTableGoneDuringRun: a save that finds the table gone is said to
+// be that, not a Bedrock error.
+func TestDynamoTableGoneDuringRun(t *testing.T) {
+	t.Parallel()
+	gone := fmt.Errorf("converse: save session: %w", &smithy.OperationError{ServiceID: "DynamoDB", OperationName: "PutItem",
+		Err: &dbtypes.ResourceNotFoundException{Message: aws.String("Requested resource not found")}})
+	err := explain(gone, where{model: defaultModel, region: "us-east-1", session: "dynamodb://sessions/chat-1"})
+	assert.EqualError(t, err, "-session dynamodb://sessions/chat-1: the DynamoDB table sessions does not exist (in this account and region): create it, as converse help session shows, or name another table")
+	assert.ErrorIs(t, err, gone)
 }

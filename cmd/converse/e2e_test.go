@@ -166,7 +166,7 @@ func TestJSON(t *testing.T) {
 		StopReason string
 		Turns      int
 		Usage      map[string]int
-		CostUSD    *float64 `json:"cost_usd"`
+		CostUSD    *float64 `json:"costUSD"`
 		History    []map[string]any
 		Error      *string
 	}

@@ -87,6 +87,8 @@ func explain(err error, w where) error {
 		return failf(err, "-session %s: the session was removed during the run, so this run stopped without writing it again; run again with a prompt to start it afresh", w.session)
 	case errors.Is(err, converse.ErrSessionChanged):
 		return failf(err, "-session %s: another process wrote the session since this run loaded or last saved it, so this run stopped without saving over it; run again to continue from what the other saved", w.session)
+	case missingTable(w.session, err) != "":
+		return failf(err, "-session %s: %s", w.session, missingTable(w.session, err))
 	case errors.Is(err, dynamostore.ErrItemTooLarge):
 		_, size, _ := strings.Cut(err.Error(), dynamostore.ErrItemTooLarge.Error()+": ")
 		return failf(err, "-session %s: the session is too large to save in DynamoDB (%s); give -session-bucket BUCKET[/PREFIX] to keep it in S3", w.session, size)

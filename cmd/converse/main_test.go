@@ -310,3 +310,32 @@ func pidPipe(t *testing.T) (path string, pipe *os.File) {
 	t.Cleanup(func() { pipe.Close() })
 	return path, pipe
 }
+
+// TestUnknownModelFamily: a -model of no family converse knows runs, with
+// one warning line on standard error, the ID escaped, saying which
+// defaults apply; a known one gets none.
+func TestUnknownModelFamily(t *testing.T) {
+	t.Parallel()
+	for model, want := range map[string]string{
+		"acme.robot-1":              "converse: warning: model acme.robot-1 is of no family converse knows",
+		"acme.robot-\x1b[31m1":      `converse: warning: model "acme.robot-\x1b[31m1" is of no family converse knows`,
+		"us.amazon.nova-pro-v1:0":   "",
+		"meta.llama3-3-70b-v1:0":    "",
+		"anthropic.claude-opus-9-0": "",
+	} {
+		t.Run(model, func(t *testing.T) {
+			t.Parallel()
+			srv := newServer(t, bedrocktest.Script(bedrocktest.Text("Hello.")))
+			out := runBinary(t, testEnv(t), nil, "-endpoint", srv.URL, "-model", model, "hi")
+			require.Equal(t, 0, out.code, out.stderr)
+			assert.Equal(t, "Hello.\n", out.stdout)
+			if want == "" {
+				assert.NotContains(t, out.stderr, "warning")
+				return
+			}
+			assert.Equal(t, 1, strings.Count(out.stderr, "warning"), out.stderr)
+			assert.Contains(t, out.stderr, want+" (Anthropic, Amazon, Meta, Mistral, Cohere, DeepSeek, Writer): ")
+			assert.Contains(t, out.stderr, "defaults apply")
+		})
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
@@ -100,7 +101,7 @@ type jsonResult struct {
 	StopReason string          `json:"stopReason,omitempty"`
 	Turns      int             `json:"turns"`
 	Usage      jsonUsage       `json:"usage"`
-	CostUSD    *float64        `json:"cost_usd,omitempty"` // absent when the model's prices are unknown
+	CostUSD    *float64        `json:"costUSD,omitempty"` // rounded by roundUSD; absent when the model's prices are unknown
 	Citations  []jsonCitation  `json:"citations,omitempty"`
 	Structured json.RawMessage `json:"structured,omitempty"` // -schema: the validated answer
 	History    json.RawMessage `json:"history"`              // Bedrock's wire JSON of the messages
@@ -141,7 +142,7 @@ func writeJSON(w io.Writer, model string, res *converse.Result, structured json.
 			return fmt.Errorf("-json: %w", err)
 		}
 		u := res.Usage
-		out.Text, out.StopReason, out.Turns, out.History, out.CostUSD = res.Text, string(res.StopReason), res.Turns, history, res.CostUSD
+		out.Text, out.StopReason, out.Turns, out.History, out.CostUSD = res.Text, string(res.StopReason), res.Turns, history, roundUSD(res.CostUSD)
 		out.Usage = jsonUsage{u.InputTokens, u.OutputTokens, u.TotalTokens, u.CacheReadInputTokens, u.CacheWriteInputTokens}
 		for _, c := range res.Citations {
 			l := c.Location
@@ -155,6 +156,16 @@ func writeJSON(w io.Writer, model string, res *converse.Result, structured json.
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(out)
+}
+
+// roundUSD rounds a cost to the microdollar, 6 decimal places: a sum of
+// prices times tokens has float noise no one can bill.
+func roundUSD(usd *float64) *float64 {
+	if usd == nil {
+		return nil
+	}
+	r := math.Round(*usd*1e6) / 1e6
+	return &r
 }
 
 // redacting is standard error as converse writes to it: whatever goes

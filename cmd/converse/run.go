@@ -287,6 +287,10 @@ func newSession(ctx context.Context, s *settings, rec *recording.Recording, reg 
 	if err := s.checkPrices(ss.model); err != nil {
 		return nil, err
 	}
+	if !modelinfo.KnownFamily(ss.model) {
+		fmt.Fprintf(stderr, "converse: warning: model %s is of no family converse knows (Anthropic, Amazon, Meta, Mistral, Cohere, DeepSeek, Writer): "+
+			"defaults apply (no toolResult status, tools while streaming, no known context window, prices or prompt caching); check -model\n", trace.Printable(ss.model))
+	}
 	if s.replay != "" {
 		p.tracef("· model %s, replaying %s offline\n", trace.Printable(ss.model), s.replay)
 	} else {

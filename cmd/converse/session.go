@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	dbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/tooluse/bedrock/converse"
@@ -141,6 +142,13 @@ func nothingToResume(ctx context.Context, s *settings) error {
 // path, as one line naming the file once: the library's prefixes
 // ("filestore: load session PATH: converse: state: ...") are dropped.
 func sessionError(path string, err error) error {
+	if hint := missingTable(path, err); hint != "" {
+		return &restated{"-session " + path + ": " + hint, err}
+	}
+	if errors.Is(err, filestore.ErrNotSessionFile) {
+		_, why, _ := strings.Cut(err.Error(), filestore.ErrNotSessionFile.Error()+": ")
+		return &restated{fmt.Sprintf("-session %s is not a session file (%s): move it aside, or give another -session", path, why), err}
+	}
 	msg := err.Error()
 	_, id, _ := dynamoSession(path)
 	for _, prefix := range []string{"filestore: load session " + path + ": ", "filestore: load session: ", fmt.Sprintf("dynamostore: load session %q: ", id), "converse: "} {
@@ -151,6 +159,18 @@ func sessionError(path string, err error) error {
 		msg = "state " + rest
 	}
 	return &restated{fmt.Sprintf("-session %s: %s", path, msg), err}
+}
+
+// missingTable is the message of err, if it is DynamoDB's for the table of
+// -session dynamodb://TABLE/ID when that table does not exist: which
+// table, and how to make it. It is "" for any other error.
+func missingTable(session string, err error) string {
+	var notFound *dbtypes.ResourceNotFoundException
+	table, _, ok := dynamoSession(session)
+	if !ok || !errors.As(err, &notFound) {
+		return ""
+	}
+	return fmt.Sprintf("the DynamoDB table %s does not exist (in this account and region): create it, as converse help session shows, or name another table", trace.Printable(table))
 }
 
 // restated is an error with a message of the CLI's own; errors.Is and As

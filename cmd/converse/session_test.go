@@ -289,3 +289,29 @@ func TestSessionRemovedDuringTheRun(t *testing.T) {
 	assert.Contains(t, stderr.String(), "-session "+session+": the session was removed during the run, so this run stopped without writing it again")
 	assert.NoFileExists(t, session)
 }
+
+// TestSessionNotASessionFile: a -session file that is not JSON, or JSON
+// that is not a conversation's state, is a usage error saying so and what
+// to do, and is left as it was.
+func TestSessionNotASessionFile(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t, bedrocktest.Script())
+	for name, content := range map[string]string{
+		"text":   "notes about the project\n",
+		"array":  `[1, 2, 3]`,
+		"object": `{"name": "not a state"}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "notes.json")
+			require.NoError(t, os.WriteFile(path, []byte(content), 0o600))
+			out := runBinary(t, testEnv(t), nil, "-endpoint", srv.URL, "-session", path, "hi")
+			assert.Equal(t, 2, out.code, out.stderr)
+			assert.Contains(t, out.stderr, "converse: -session "+path+" is not a session file (")
+			assert.Contains(t, out.stderr, "): move it aside, or give another -session\n")
+			b, err := os.ReadFile(path)
+			require.NoError(t, err)
+			assert.Equal(t, content, string(b))
+		})
+	}
+	assert.Empty(t, srv.Requests())
+}

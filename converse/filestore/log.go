@@ -74,7 +74,10 @@ func readLog(b []byte) (*converse.State, *fileLog, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	var fields map[string]json.RawMessage
 	if err := dec.Decode(&fields); err != nil {
-		return nil, nil, fmt.Errorf("state: %w", err)
+		return nil, nil, fmt.Errorf("%w: %w", ErrNotSessionFile, err)
+	}
+	if fields["version"] == nil {
+		return nil, nil, fmt.Errorf("%w: a JSON object without a state's version", ErrNotSessionFile)
 	}
 	// The version first: a state of another version is said to be one.
 	var version int

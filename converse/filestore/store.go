@@ -44,10 +44,10 @@ import (
 //
 // Store is a converse.Holder. A Send, Resume or Stop of a conversation
 // holds its session: it takes an exclusive lock (flock(2)) on the file
-// .ID.lock beside the session's, and fails at once with
-// converse.ErrSessionLocked, naming the process, if another holds it, or
-// with converse.ErrSessionChanged if the file is not at the conversation's
-// revision. Each Save checks the revision again, so that a writer that
+// .ID.lock beside the session's, removed when it is done, and fails at
+// once with converse.ErrSessionLocked, naming the process, if another
+// holds it, or with converse.ErrSessionChanged if the file is not at the
+// conversation's revision. Each Save checks the revision again, so that a writer that
 // lost its lock (its lock file removed, say) is caught by it too. Where
 // flock is not available (Windows, Plan 9, Solaris), no lock is taken; the
 // revision checks still are, though a check and its write are then not
@@ -57,6 +57,11 @@ import (
 type Store struct {
 	Dir string
 }
+
+// ErrNotSessionFile is the error of Load for a file that is not a session
+// file at all: not a JSON object, or one without a state's version, such
+// as a file named by mistake.
+var ErrNotSessionFile = errors.New("not a session file")
 
 // fileLog is what a Store knows of a session's file after reading or
 // writing it, for appending the next step: a State's StoreData. It is

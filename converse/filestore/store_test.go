@@ -2,6 +2,7 @@ package filestore_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -75,6 +76,26 @@ func TestOtherVersion(t *testing.T) {
 	_, err := filestore.Store{Dir: dir}.Load(context.Background(), "s")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "state version 9, this package reads version 1")
+}
+
+// TestNotSessionFile: a file that is not a JSON object, or one without a
+// state's version, is refused with ErrNotSessionFile; a state of another
+// version is not.
+func TestNotSessionFile(t *testing.T) {
+	dir := t.TempDir()
+	for content, want := range map[string]bool{
+		"notes\n":                          true,
+		"":                                 true,
+		`[1, 2]`:                           true,
+		`{"name": "x"}`:                    true,
+		`{"version": 9, "messages": []}`:   false,
+		`{"version": 1, "messages": "no"}`: false,
+	} {
+		require.NoError(t, os.WriteFile(dir+"/s", []byte(content), 0o600))
+		_, err := filestore.Store{Dir: dir}.Load(context.Background(), "s")
+		require.Error(t, err, content)
+		assert.Equal(t, want, errors.Is(err, filestore.ErrNotSessionFile), "%q: %v", content, err)
+	}
 }
 
 // TestRemovedDuringTheRun: a session file removed after a conversation

@@ -29,6 +29,16 @@ func PricesOf(modelID string) (Prices, bool) {
 	return Prices(p), ok
 }
 
+// KnownFamily reports whether the model is of a family whose Converse
+// quirks converse knows: Anthropic, Amazon, Meta, Mistral, Cohere,
+// DeepSeek and Writer models. For another model, or an application
+// inference profile, which names none, converse leaves out the toolResult
+// status, assumes tools work while streaming, and knows no context window,
+// prices or prompt caching.
+func KnownFamily(modelID string) bool {
+	return models.Parse(modelID).Known()
+}
+
 // ContextWindow returns the context window of the model, in tokens, as
 // its family's documentation gives it (Anthropic Claude, Amazon Nova, Meta
 // Llama 3.1 and later, Mistral Large 2), or 0 when it is not known: a

@@ -33,6 +33,22 @@ func TestContextWindow(t *testing.T) {
 	assert.Zero(t, modelinfo.ContextWindow("arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/abc"))
 }
 
+// TestKnownFamily: the families of the tables, by any form of ID, are
+// known; another provider and an application inference profile are not.
+func TestKnownFamily(t *testing.T) {
+	for id, want := range map[string]bool{
+		"global.anthropic.claude-sonnet-4-5-20250929-v1:0":                         true,
+		"arn:aws:bedrock:us-east-1::foundation-model/amazon.nova-pro-v1:0":         true,
+		"us.meta.llama3-3-70b-instruct-v1:0":                                       true,
+		"cohere.command-r-v1:0":                                                    true,
+		"acme.robot-1":                                                             false,
+		"arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/abc": false,
+		"": false,
+	} {
+		assert.Equal(t, want, modelinfo.KnownFamily(id), id)
+	}
+}
+
 // What a model does with converse.Options.Cache and a structured
 // Send, as a CLI or a service tells its user before the first call.
 func ExamplePromptCaching() {

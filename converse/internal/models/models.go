@@ -29,6 +29,7 @@
 package models
 
 import (
+	"slices"
 	"strings"
 )
 
@@ -71,6 +72,17 @@ func Parse(modelID string) Model {
 		return Model{}
 	}
 	return Model{Provider: provider, Name: name}
+}
+
+// knownProviders are the providers whose models' Converse quirks the
+// tables here know.
+var knownProviders = []string{"anthropic", "amazon", "meta", "mistral", "cohere", "deepseek", "writer"}
+
+// Known reports whether the model is of a provider the tables know. For
+// another model, or an ID that names none (an application inference
+// profile), every table gives its default.
+func (m Model) Known() bool {
+	return slices.Contains(knownProviders, m.Provider)
 }
 
 // modernClaude reports whether name is of a Claude family from Claude 3
