@@ -531,7 +531,7 @@ func (c *Conversation) turnStep(ctx context.Context) (*Step, error) {
 	r := c.run
 	t := r.plan
 	if r.tried == 0 {
-		r.tried = c.sticky.from(c.turnModel(t), c.opts.now())
+		r.tried = c.sticky.from(planned(t, c.modelID), c.opts.now())
 	}
 	if r.tried > 0 {
 		fallback := TurnPlan{ModelID: c.opts.FallbackModels[r.tried-1], System: c.opts.Request.System, InferenceConfig: c.opts.Request.InferenceConfig}
@@ -555,12 +555,13 @@ func (c *Conversation) turnStep(ctx context.Context) (*Step, error) {
 	return c.budgeted(ctx, &ModelCall{Turn: r.turn, Input: in, stream: stream, mode: c.opts.Stream.guardrailMode()})
 }
 
-// turnModel is the model the turn's plan t calls: PrepareTurn's, or New's.
-func (c *Conversation) turnModel(t *TurnPlan) string {
+// planned is the model a turn's plan t calls: PrepareTurn's, or else
+// model, New's.
+func planned(t *TurnPlan, model string) string {
 	if t != nil {
 		return t.ModelID
 	}
-	return c.modelID
+	return model
 }
 
 // fallbackCooldown is how long turns keep to the fallback model that
@@ -716,7 +717,7 @@ func (c *Conversation) accept(ctx context.Context, req *ModelCall, t *turnResult
 	// the turn's own model answering ends it.
 	c.sticky = stickyFallback{}
 	if r.tried > 0 {
-		c.sticky = stickyFallback{model: c.turnModel(r.plan), tried: r.tried, until: c.opts.now().Add(fallbackCooldown)}
+		c.sticky = stickyFallback{model: planned(r.plan, c.modelID), tried: r.tried, until: c.opts.now().Add(fallbackCooldown)}
 	}
 	a.turnEnd = TurnEnd{Turn: r.turn, Model: model, StopReason: t.stop, Usage: t.usage.Add(r.wasted), Duration: t.took, Response: t.resp}
 	r.wasted = Usage{}
