@@ -3,6 +3,7 @@ package converse_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tooluse/bedrock/converse"
+	"github.com/tooluse/bedrock/converse/bedrocktest"
 )
 
 // doFunc is an aws.HTTPClient of a function.
@@ -49,4 +51,21 @@ func TestClientOptions(t *testing.T) {
 			assert.Equal(t, tc.writerTo, writerTo)
 		})
 	}
+}
+
+// A client for conversations is made with ClientOptions, here aimed at
+// bedrocktest (bedrockruntime.NewFromConfig(cfg, converse.ClientOptions)
+// against Bedrock).
+func ExampleClientOptions() {
+	srv := bedrocktest.NewServer(bedrocktest.Script(bedrocktest.Text("Hello from a stream.")))
+	defer srv.Close()
+	client := bedrockruntime.NewFromConfig(srv.Config(), converse.ClientOptions)
+	res, err := converse.Run(context.Background(), client, "us.anthropic.claude-sonnet-4-5-20250929-v1:0", nil, "Hi.",
+		func(o *converse.Options) { o.Stream = &converse.StreamPolicy{} })
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(res.Text)
+	// Output: Hello from a stream.
 }

@@ -69,3 +69,40 @@ func ExampleConversation_Resume() {
 	// creating Printer on fire
 	// Ticket created.
 }
+
+// A user who moves on from a paused task stops it: the pending call is
+// answered as not run, and the next prompt goes to the model at once,
+// with that answer.
+func ExampleConversation_Stop() {
+	srv := bedrocktest.NewServer(bedrocktest.Script(
+		bedrocktest.ToolUse("", bedrocktest.Call{ID: "t1", Name: "create_ticket", Input: map[string]any{"title": "Printer on fire"}}),
+		bedrocktest.Text("Understood: no ticket. The coffee machine is in room 4."),
+	))
+	defer srv.Close()
+	ticket, _ := tools.New("create_ticket", "Creates a ticket.",
+		func(ctx context.Context, in ticketIn) (string, error) { return "TICKET-1", nil },
+		func(o *tools.Options) { o.RequireApproval = true })
+	reg, _ := tools.NewRegistry(ticket)
+	ctx := context.Background()
+
+	conv := converse.New(srv.Client(), "us.anthropic.claude-sonnet-4-5-20250929-v1:0", reg)
+	_, err := conv.Send(ctx, "The printer is on fire.")
+	fmt.Println(converse.Classify(err))
+	_, err = conv.Send(ctx, "Never mind. Where is the coffee machine?")
+	fmt.Println(errors.Is(err, converse.ErrPaused))
+
+	if err := conv.Stop(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	res, err := conv.Send(ctx, "Never mind. Where is the coffee machine?")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(res.Text)
+	// Output:
+	// paused
+	// true
+	// Understood: no ticket. The coffee machine is in room 4.
+}
