@@ -9,7 +9,6 @@ import (
 	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
@@ -306,9 +305,5 @@ func (c *Conversation) emit(ev Event) {
 // connection" (a few in a hundred streamed conversations on a fast
 // connection). recording.PlainBodies does the same for other AWS clients.
 func ClientOptions(o *bedrockruntime.Options) {
-	next := o.HTTPClient
-	if next == nil {
-		next = awshttp.NewBuildableClient()
-	}
-	o.HTTPClient = httpbody.Client(next)
+	o.HTTPClient = httpbody.Client(o.HTTPClient)
 }

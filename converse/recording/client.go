@@ -2,7 +2,6 @@ package recording
 
 import (
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 
 	"github.com/tooluse/bedrock/converse/internal/httpbody"
 	"github.com/tooluse/bedrock/converse/internal/redact"
@@ -31,8 +30,5 @@ func Redact(s string) string {
 // Converse call on the same client fails that way. NewRecorder applies it;
 // use it for a client of a local endpoint that does not record.
 func PlainBodies(next aws.HTTPClient) aws.HTTPClient {
-	if next == nil {
-		next = awshttp.NewBuildableClient()
-	}
 	return httpbody.Client(next)
 }

@@ -13,11 +13,16 @@ import (
 	"net/http"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 )
 
-// Client returns an aws.HTTPClient that sends requests with next, their
-// bodies reduced to Read and Close.
+// Client returns an aws.HTTPClient that sends requests with next (nil
+// means the SDK's default, awshttp.NewBuildableClient), their bodies
+// reduced to Read and Close.
 func Client(next aws.HTTPClient) aws.HTTPClient {
+	if next == nil {
+		next = awshttp.NewBuildableClient()
+	}
 	return client{next}
 }
 
