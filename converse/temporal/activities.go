@@ -158,9 +158,27 @@ func (a *Agent) Tool(ctx context.Context, call ToolCall) (*ToolReply, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err // the worker is stopping: another attempt runs the call
 	}
-	body, err := wirejson.MarshalMessages([]types.Message{{Role: types.ConversationRoleUser, Content: []types.ContentBlock{block}}})
+	reply, err := toolReply(block)
+	if err == nil {
+		err = a.tooLarge("tool result", reply)
+	}
+	var over *payloadError
+	if errors.As(err, &over) {
+		// A retry would run the tool again, and its result would be as large.
+		activity.GetLogger(ctx).Warn(over.Error(), "tool", call.Call.Tool, "toolUseId", call.Call.ID)
+		reply, err = toolReply(errorResult(call.Call, "Error: "+over.reason()+". The tool ran, and is not run again."))
+	}
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError("temporal: tool result: "+err.Error(), "converse.ToolResult", nil)
+	}
+	return reply, nil
+}
+
+// toolReply is the reply carrying block, a toolResult.
+func toolReply(block types.ContentBlock) (*ToolReply, error) {
+	body, err := wirejson.MarshalMessages([]types.Message{{Role: types.ConversationRoleUser, Content: []types.ContentBlock{block}}})
+	if err != nil {
+		return nil, err
 	}
 	return &ToolReply{Result: body}, nil
 }
@@ -188,10 +206,15 @@ func resultOf(call converse.Call, r *ToolReply) (types.ContentBlock, error) {
 
 // failedResult answers a call whose activity failed for good.
 func failedResult(call converse.Call, err error) types.ContentBlock {
+	return errorResult(call, "Error: the call failed: "+err.Error())
+}
+
+// errorResult answers call with an error result of text.
+func errorResult(call converse.Call, text string) types.ContentBlock {
 	return &types.ContentBlockMemberToolResult{Value: types.ToolResultBlock{
 		ToolUseId: aws.String(call.ID),
 		Status:    types.ToolResultStatusError,
-		Content:   []types.ToolResultContentBlock{&types.ToolResultContentBlockMemberText{Value: "Error: the call failed: " + err.Error()}},
+		Content:   []types.ToolResultContentBlock{&types.ToolResultContentBlockMemberText{Value: text}},
 	}}
 }
 

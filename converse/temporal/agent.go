@@ -84,6 +84,25 @@ type Options struct {
 	// event history stays small. 0 means DefaultTurnsPerRun. A run also
 	// continues as new when Temporal suggests it.
 	TurnsPerRun int
+	// PayloadLimit is the largest payload, in bytes, the workflow and its
+	// activities hand to Temporal, whose server refuses one over its
+	// limit.blobSize.error (2 MiB by default). 0 means
+	// DefaultPayloadLimit. The size is that of Temporal's default data
+	// converter: with a codec that adds to a payload, lower the limit.
+	//
+	// A tool result over it becomes an error result, which the model
+	// reads, saying so; the tool ran and is not run again. Without the
+	// check, the activity would fail at completion and each retry would
+	// run the tool again. A model request over it fails the workflow with
+	// a non-retryable ApplicationError of type PayloadTooLargeType, with
+	// no details; without the check, its workflow task would fail again
+	// and again.
+	//
+	// NoPayloadLimit turns the check off. Set it when every worker and
+	// client has a claim check (DataConverter, or another codec that
+	// stores large payloads elsewhere, the pattern Temporal's docs call
+	// the Claim Check pattern): payloads then reach Temporal as keys.
+	PayloadLimit int
 }
 
 // Agent runs conversations as Temporal workflows on the workers that

@@ -162,6 +162,7 @@ var errBlobMismatch = errors.New("the stored data does not match its key")
 // worker and starter of the workflows. Reading a blob may take longer than
 // Temporal's deadlock detection allows a workflow's code between yields, so
 // the converter is exempt from it (workflow.DataConverterWithoutDeadlockDetection).
+// The workers' Options.PayloadLimit should then be NoPayloadLimit.
 func DataConverter(blobs Blobs) converter.DataConverter {
 	return workflow.DataConverterWithoutDeadlockDetection(
 		converter.NewCodecDataConverter(converter.GetDefaultDataConverter(), &ClaimCheck{Blobs: blobs}))

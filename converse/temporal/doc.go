@@ -60,7 +60,8 @@
 // budget, "converse.retry" for throttling that outlasted the retries, and
 // so on (the table of package converse's doc, section Outcomes). Its
 // details are the conversation's State, to go on from in a new workflow,
-// and Bedrock's error code, if any.
+// and Bedrock's error code, if any. A model request too large for
+// Temporal is the exception (see Payload and history limits).
 //
 // # At least once
 //
@@ -83,12 +84,21 @@
 // []converse.Decision, for as long as it takes. [StatusQueryName] answers a
 // [Status]: the turn, the pending calls and the usage so far.
 //
-// Temporal limits a payload to 2 MB and an event history to 50 MB by
-// default. A run continues as new from the conversation's State after
-// Options.TurnsPerRun model calls, or when Temporal suggests it; and with
-// [DataConverter] on every client (a [ClaimCheck] in [Blobs]), a history,
-// tool result or image larger than [DefaultClaimThreshold] travels by
-// reference: Temporal keeps its SHA-256, the blob store the bytes.
+// # Payload and history limits
+//
+// Temporal limits a payload to 2 MiB (its server's limit.blobSize.error)
+// and an event history to 50 MB by default. A run continues as new from
+// the conversation's State after Options.TurnsPerRun model calls, or when
+// Temporal suggests it; and with [DataConverter] on every client (a
+// [ClaimCheck] in [Blobs]), a history, tool result or image larger than
+// [DefaultClaimThreshold] travels by reference: Temporal keeps its
+// SHA-256, the blob store the bytes.
+//
+// Without a claim check, the agent checks sizes before Temporal refuses
+// them (Options.PayloadLimit): a tool result over the limit becomes an
+// error result, and the tool is not run again; a model request over it
+// fails the run with a [PayloadTooLargeType] error naming the claim check.
+// With a claim check, set Options.PayloadLimit to [NoPayloadLimit].
 //
 // # Telemetry
 //

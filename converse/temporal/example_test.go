@@ -1,10 +1,13 @@
 package temporal_test
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/tooluse/bedrock/converse/bedrocktest"
@@ -40,4 +43,24 @@ func Example() {
 	}
 	fmt.Println(res.Text, res.StopReason, res.Turns)
 	// Output: 6 times 7 is 42. end_turn 2
+}
+
+// Example_payloadLimit fails a run whose model request is over the payload
+// limit, here 1 KiB, at once and for good. A worker whose clients have a
+// claim check (DataConverter) sets NoPayloadLimit instead.
+func Example_payloadLimit() {
+	reg, _ := tools.NewRegistry(tools.Calculator())
+	agent := ctemporal.New(nil, reg, func(o *ctemporal.Options) { o.PayloadLimit = 1 << 10 })
+	var suite testsuite.WorkflowTestSuite
+	suite.SetLogger(log.NewStructuredLogger(slog.New(slog.DiscardHandler)))
+	env := suite.NewTestWorkflowEnvironment()
+	agent.Register(env)
+
+	env.ExecuteWorkflow(ctemporal.WorkflowName,
+		ctemporal.Input{ModelID: "us.anthropic.claude-sonnet-4-5-20250929-v1:0", Prompt: strings.Repeat("Tell me more. ", 100)})
+	var app *temporal.ApplicationError
+	if errors.As(env.GetWorkflowError(), &app) {
+		fmt.Println(app.Type(), app.NonRetryable())
+	}
+	// Output: converse.PayloadTooLarge true
 }

@@ -45,7 +45,9 @@ import (
 // non-retryable ApplicationError whose type is "converse." and the
 // converse.Outcome of its error, such as "converse.limit" (see package
 // converse's doc, Outcomes). Its details are the conversation's State, to
-// resume from, and Bedrock's error code, if it is Bedrock's error.
+// resume from, and Bedrock's error code, if it is Bedrock's error. A model
+// request over Options.PayloadLimit fails it with a non-retryable
+// ApplicationError of type PayloadTooLargeType instead, before the call.
 func (a *Agent) Workflow(ctx workflow.Context, in Input) (*Result, error) {
 	o := a.conversationOptions()
 	maxTurns := o.MaxTurns
@@ -84,6 +86,9 @@ func (a *Agent) Workflow(ctx workflow.Context, in Input) (*Result, error) {
 			}
 			status.Turn = in.Turns + req.Turn
 			out, callErr := a.callModel(ctx, req)
+			if errors.As(callErr, new(*payloadError)) { // a workflow task retried would fail as this one
+				return nil, temporal.NewNonRetryableApplicationError(callErr.Error(), PayloadTooLargeType, nil)
+			}
 			step, err = conv.HandleResponse(bg, req, out, callErr)
 		case len(step.Calls) > 0:
 			step, err = conv.AnswerCalls(bg, a.runCalls(ctx, modelID, status.Turn, o.Tools.Concurrency, step.Calls)...)
@@ -143,15 +148,19 @@ func (a *Agent) workflowConversation(ctx workflow.Context, in Input, turnsLeft i
 
 // callModel makes req's model call as an activity, to the model of the
 // request (the turn's, PrepareTurn's or a fallback model), which the body
-// leaves out.
+// leaves out. A request over the payload limit is a *payloadError, and no
+// activity is scheduled.
 func (a *Agent) callModel(ctx workflow.Context, req *converse.ModelCall) (*bedrockruntime.ConverseOutput, error) {
 	body, err := wirejson.MarshalRequest(req.Input)
 	if err != nil {
 		return nil, err
 	}
+	call := ModelCall{ModelID: aws.ToString(req.Input.ModelId), Request: body}
+	if err := a.tooLarge(fmt.Sprintf("model request of turn %d", req.Turn), call); err != nil {
+		return nil, err
+	}
 	ctx = workflow.WithActivityOptions(ctx, a.modelOptions())
 	var reply ModelReply
-	call := ModelCall{ModelID: aws.ToString(req.Input.ModelId), Request: body}
 	if err := workflow.ExecuteActivity(ctx, ModelActivityName, call).Get(ctx, &reply); err != nil {
 		return nil, bedrockError(err)
 	}

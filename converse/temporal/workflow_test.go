@@ -549,3 +549,41 @@ func TestWorkflowRejectsAnInputWithoutAModel(t *testing.T) {
 	assert.Zero(t, activities)
 	assert.Empty(t, srv.Requests())
 }
+
+// TestWorkflowPayloadLimit: a tool result over Options.PayloadLimit is an
+// error result, from a tool run once; with NoPayloadLimit it goes through.
+func TestWorkflowPayloadLimit(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		limit int
+		want  string // the start of the result the model reads
+	}{
+		{"over", 4 << 10, "Error: the tool result is "},
+		{"off", ctemporal.NoPayloadLimit, `"xxxx`}, // the string, in JSON
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var l ledger
+			big, err := tools.New("big", "8 KiB of x.", func(ctx context.Context, _ struct{}) (string, error) {
+				l.add(tools.CallID(ctx))
+				return strings.Repeat("x", 8<<10), nil
+			})
+			require.NoError(t, err)
+			reg, err := tools.NewRegistry(big)
+			require.NoError(t, err)
+			srv := bedrocktest.NewServer(bedrocktest.Script(
+				bedrocktest.ToolUse("", bedrocktest.Call{ID: "b1", Name: "big", Input: map[string]any{}}),
+				bedrocktest.Text("Seen."),
+			))
+			defer srv.Close()
+			env := testEnv(t, srv, reg, func(o *ctemporal.Options) { o.PayloadLimit = tc.limit })
+			env.ExecuteWorkflow(ctemporal.WorkflowName, ctemporal.Input{ModelID: claude, Prompt: "Fetch it."})
+			assert.Equal(t, "Seen.", result(t, env).Text)
+			assert.Equal(t, map[string]int{"b1": 1}, l.count())
+			reqs := srv.Requests()
+			require.Len(t, reqs, 2)
+			got := reqs[1].Messages[2].Content[0].(*types.ContentBlockMemberToolResult).Value
+			text := got.Content[0].(*types.ToolResultContentBlockMemberText).Value
+			assert.True(t, strings.HasPrefix(text, tc.want), "%.80s", text)
+		})
+	}
+}

@@ -287,6 +287,7 @@ func TestLongHistoryByReference(t *testing.T) {
 	require.NoError(t, err)
 	ts.NewWorker("long", ctemporal.New(srv.Client(), reg, func(o *ctemporal.Options) {
 		o.Conversation = func(o *converse.Options) { o.MaxTurns = rounds + 1 }
+		o.PayloadLimit = ctemporal.NoPayloadLimit // the claim check keeps the payloads small
 	}).Register)
 
 	c := ts.GetDefaultClient()
