@@ -118,8 +118,11 @@
 // AWS_BEARER_TOKEN_BEDROCK is enough instead, and is then used in their
 // place, sent as a bearer token over HTTPS only (an http -endpoint is a
 // usage error, but for a local one). -v says which authentication is
-// used. Throttling and server errors are retried by the SDK
-// (AWS_MAX_ATTEMPTS, AWS_RETRY_MODE).
+// used. -v also says when a flag does nothing for the model: -cache for a
+// model without prompt caching (modelinfo.PromptCaching). It says how
+// -schema's answer is given: natively, or by a final tool
+// (modelinfo.NativeStructuredOutput). Throttling and server errors are
+// retried by the SDK (AWS_MAX_ATTEMPTS, AWS_RETRY_MODE).
 //
 // With -endpoint on loopback (localhost, 127.0.0.0/8, ::1), such as a
 // bedrocktest server, missing credentials are no error: the requests go
@@ -159,7 +162,15 @@
 // running finish within -shutdown-timeout (default 30s), then cuts off the
 // rest, which answer 503 saying the server is stopping; their sessions
 // keep their completed steps. "converse serve -h" says more; a prompt of
-// the one word "serve" goes after --.
+// the one word "serve" goes after --. converse help serve gives a
+// Dockerfile for the runtime and says which programs command tools can run
+// in its image.
+//
+// # Telemetry
+//
+// With OTEL_EXPORTER_OTLP_ENDPOINT set, converse exports OpenTelemetry
+// traces and metrics in the GenAI semantic conventions over OTLP
+// (converse help telemetry). Without it, converse exports nothing.
 //
 // # Help topics
 //
@@ -175,6 +186,8 @@
 //	converse help recording   -record and -replay
 //	converse help view        converse view, the transcript as HTML
 //	converse help session     -session: a file or a DynamoDB item, layout, IAM actions
+//	converse help serve       converse serve in AgentCore Runtime: a Dockerfile, the programs
+//	converse help telemetry   the OpenTelemetry export and its OTEL_ variables
 //	converse help exit        the exit status
 //
 // A command line of one or two words starting with "help" asks for help; to
@@ -257,4 +270,24 @@
 // For scripts:
 //
 //	converse -json "What is 2 + 2?" | jq -r .text
+//
+// A chat, recorded with tmux (the model's replies scripted in bedrocktest;
+// du is a manifest tool whose program takes a minute; Ctrl-C while it ran,
+// Ctrl-D at the last prompt):
+//
+//	$ converse -tools tools.json -no-builtins
+//	Chatting with us.anthropic.claude-sonnet-4-5-20250929-v1:0: Ctrl-C cancels a turn, Ctrl-D leaves; /help lists
+//	the commands.
+//	> How big is /var/log?
+//	Let me measure it.
+//	^Cconverse: turn cancelled; what was completed is kept
+//	> hello
+//	The measurement was cancelled, so I have no size for /var/log yet.
+//	Hello again. Ask me about /var/log whenever you like.
+//	> /save trip.json
+//	Saved 6 messages to trip.json.
+//	>
+//
+// The cancelled call was answered as cancelled, and its program ended. The
+// next message resumed the conversation first, so the model heard why.
 package main

@@ -67,8 +67,8 @@ func TestDocNamesCatchesStaleNames(t *testing.T) {
 var externalNames = map[string]bool{"ClientContext": true}
 
 // externalFlags are flags of other programs that the docs name: npx -y,
-// go test -race, docker build -t.
-var externalFlags = map[string]bool{"y": true, "race": true, "t": true, "tags": true, "run": true, "count": true}
+// go test -race, docker build -t, rm -rf.
+var externalFlags = map[string]bool{"y": true, "race": true, "t": true, "tags": true, "run": true, "count": true, "rf": true}
 
 // backquoted returns the text of each `...` span of markdown, code
 // blocks left out (the snippet test compiles those).
