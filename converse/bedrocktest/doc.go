@@ -107,10 +107,11 @@
 // Recorder, set as a client's HTTPClient, records the calls made to
 // Bedrock (no header, bodies redacted, files written 0600), and its
 // Replayer serves them again in process. Replay (or ReplayT in a test)
-// serves a recording from the Server instead, with the Replayer's checks:
-// each request is compared with the recorded one unless
-// recording.ReplayOptions.Lenient is set; ReplayT also fails the test if
-// recorded exchanges were left unused.
+// serves a recording from the Server instead, with the Replayer's checks.
+// A recorded error comes back as its type and message only, where the
+// Replayer gives its whole body. Each request is compared with the
+// recorded one unless recording.ReplayOptions.Lenient is set. ReplayT also
+// fails the test if recorded exchanges were left unused.
 //
 // # Concurrent streams on one client
 //

@@ -77,6 +77,11 @@
 //
 // # Testing with the emulator
 //
+// This package's tests run a real aws-lambda-go handler in the emulator,
+// which make test installs (on Linux; without it they skip). Lambda's own
+// answers (the X-Amz-Function-Error header, throttling, access denied) come
+// from a stub of its wire protocol.
+//
 // The AWS Lambda Runtime Interface Emulator (aws-lambda-rie) runs a function
 // locally and answers the Invoke API at
 // /2015-03-31/functions/function/invocations: invoke the function "function"

@@ -58,6 +58,10 @@
 // MiB unless set): a longer result fails its call, wrapping [ErrToolFailed],
 // as soon as the limit is passed, before it is decoded or held in memory.
 //
+// Server.Progress receives what a server reports of a call's progress
+// (MCP's progress utility); the converse command shows it on its status
+// line.
+//
 // A server that dies is reconnected on the next call that needs it (a
 // command is started again, a URL gets a new session). A reconnection that
 // fails is retried with back-off, from one second up to a minute: calls in
