@@ -360,7 +360,8 @@
 //     labelled png, a page that is no PDF) is an error before any call.
 //
 // [ToolEnd].Media describes the media of a call ([MediaInfo]); the limits
-// of a message and of a request are applied after it.
+// of a message and of a request are applied after it. The command's -v
+// trace shows it as [image/png, 12 KiB].
 //
 // # Request fields
 //

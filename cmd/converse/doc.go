@@ -210,7 +210,9 @@
 // tool calls, tokens, cache and cost, at the model's known prices or
 // -price's. Every text from the input is shown as text. A command line
 // starting with the word "view" is this command, a usage error without its
-// INPUT file; to send such a prompt, put -- before it.
+// INPUT file; to send such a prompt, put -- before it. A tool output
+// holding <script> or an onerror= attribute runs nothing on the page:
+// TestViewInBrowser checks that in headless Chromium.
 //
 // # Exit status
 //
