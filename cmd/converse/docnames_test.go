@@ -194,12 +194,12 @@ var parseAPI = sync.OnceValues(func() (moduleAPI, error) {
 		if base := d.Name(); path != root && (strings.HasPrefix(base, ".") || strings.HasPrefix(base, "_") || base == "testdata" || base == "bin") {
 			return filepath.SkipDir
 		}
-		pkgs, err := parser.ParseDir(token.NewFileSet(), path, nil, 0)
-		for name, p := range pkgs {
-			if !strings.HasSuffix(name, "_test") {
-				api[name] = append(api[name], newGoPackage(p))
-			}
-			testFuncs(p)
+		files, tests, err := parseDir(path)
+		for name, pkgFiles := range files {
+			api[name] = append(api[name], newGoPackage(pkgFiles))
+		}
+		for _, f := range tests {
+			testFuncs(f)
 		}
 		return err
 	})
@@ -211,26 +211,46 @@ var parseAPI = sync.OnceValues(func() (moduleAPI, error) {
 	return api, err
 })
 
+// parseDir parses the .go files of dir: the others by package name, and
+// the _test.go files apart.
+func parseDir(dir string) (files map[string][]*ast.File, tests []*ast.File, err error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	files = map[string][]*ast.File{}
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), filepath.Join(dir, e.Name()), nil, parser.SkipObjectResolution)
+		if err != nil {
+			return nil, nil, err
+		}
+		if strings.HasSuffix(e.Name(), "_test.go") {
+			tests = append(tests, f)
+			continue
+		}
+		files[f.Name.Name] = append(files[f.Name.Name], f)
+	}
+	return files, tests, nil
+}
+
 // testNames are the tests, examples and benchmarks of the module, which
 // the docs point at as proof.
 var testNames = map[string]bool{}
 
-// testFuncs adds the test functions of p's _test.go files to testNames.
-func testFuncs(p *ast.Package) {
-	for path, f := range p.Files {
-		if !strings.HasSuffix(path, "_test.go") {
-			continue
-		}
-		for _, decl := range f.Decls {
-			if fd, ok := decl.(*ast.FuncDecl); ok && fd.Recv == nil && loneName.MatchString(fd.Name.Name) {
-				testNames[fd.Name.Name] = true
-			}
+// testFuncs adds the test functions of a _test.go file to testNames.
+func testFuncs(f *ast.File) {
+	for _, decl := range f.Decls {
+		if fd, ok := decl.(*ast.FuncDecl); ok && fd.Recv == nil && loneName.MatchString(fd.Name.Name) {
+			testNames[fd.Name.Name] = true
 		}
 	}
 }
 
-// newGoPackage indexes a parsed package, its test files aside.
-func newGoPackage(p *ast.Package) *goPackage {
+// newGoPackage indexes the files of a package.
+func newGoPackage(files []*ast.File) *goPackage {
 	gp := &goPackage{names: map[string]bool{}, types: map[string]*goType{}}
 	typ := func(name string) *goType {
 		if gp.types[name] == nil {
@@ -238,10 +258,7 @@ func newGoPackage(p *ast.Package) *goPackage {
 		}
 		return gp.types[name]
 	}
-	for path, f := range p.Files {
-		if strings.HasSuffix(path, "_test.go") {
-			continue
-		}
+	for _, f := range files {
 		for _, decl := range f.Decls {
 			switch d := decl.(type) {
 			case *ast.FuncDecl:
