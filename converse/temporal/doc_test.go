@@ -49,7 +49,7 @@ var (
 		fmt.Fprintf(&b, "\nfunc snippet%d(ctx context.Context, cfg aws.Config, c client.Client, modelID string) {\n{\n%s\n_ = err\n}\n}\n", i+1, block)
 	}
 	require.Len(t, snippets, 2, "the doc's worker and starter")
-	dir, err := os.MkdirTemp(".", "_readme") // "_": out of ./...
+	dir, err := os.MkdirTemp(".", "_docsnippets") // "_": out of ./...
 	require.NoError(t, err)
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "main.go"), []byte(b.String()), 0o644))
