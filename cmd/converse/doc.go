@@ -6,36 +6,40 @@
 //
 //	converse [flags] [prompt ...]
 //
-// The prompt is the arguments joined by spaces, after the flags: a word of
+// The prompt is the arguments joined by spaces, after the flags. A word of
 // the prompt that is one of converse's flags (converse "hello" -v) is a
-// usage error, never sent as text, unless -- comes before the prompt. Without arguments it is read
-// from standard input (empty standard input, such as /dev/null, is a usage
-// error); when standard input is a terminal, converse is an interactive
-// chat instead: each line is a user message, the conversation's
-// history is kept from one message to the next, and Ctrl-D (or /exit, or
-// Ctrl-C twice at the prompt) ends it. A message that fails is reported
-// and the chat goes on, as if it had not been sent. Ctrl-C during a turn
-// cancels that turn only (the model call, or the running tools, whose
-// programs are ended), keeps what it completed, and returns to the prompt;
-// after a cancelled tool round the next message first lets the model see
-// the cancelled calls' results. Lines are edited as in a shell (Left,
-// Right, Home, End, Alt-Left, Alt-Right, Ctrl-W, Ctrl-U; Up and Down go
-// through the history, kept across runs in
-// $XDG_STATE_HOME/converse/history, else ~/.local/state/converse/history,
-// or in the file $CONVERSE_HISTORY names; CONVERSE_HISTORY=off keeps
-// none); a pasted block of lines is one message, sent with Enter. The
-// commands /tools, /history, /save FILE (the conversation's state as
-// JSON, which -session FILE reads), /reset, /help and /exit; //TEXT sends
-// /TEXT.
+// usage error, never sent as text, unless -- comes before the prompt.
+// Without arguments the prompt is read from standard input. Empty standard
+// input, such as /dev/null, is a usage error.
+//
+// When standard input is a terminal, converse is an interactive chat
+// instead. Each line is a user message, and the conversation's history is
+// kept from one message to the next. Ctrl-D, /exit, or Ctrl-C twice at the
+// prompt ends it. A message that fails is reported, and the chat goes on as
+// if it had not been sent. Ctrl-C during a turn cancels that turn only: the
+// model call, or the running tools, whose programs are ended. The chat
+// keeps what the turn completed and returns to the prompt. After a
+// cancelled tool round, the next message first lets the model see the
+// cancelled calls' results.
+//
+// Lines are edited as in a shell: Left, Right, Home, End, Alt-Left,
+// Alt-Right, Ctrl-W, Ctrl-U. Up and Down go through the history, kept
+// across runs in $XDG_STATE_HOME/converse/history, else
+// ~/.local/state/converse/history, or in the file $CONVERSE_HISTORY names
+// (CONVERSE_HISTORY=off keeps none). A pasted block of lines is one
+// message, sent with Enter. The commands are /tools, /history, /save FILE
+// (the conversation's state as JSON, which -session FILE reads), /reset,
+// /help and /exit; //TEXT sends /TEXT.
 //
 // The model's text goes to standard output as it arrives, turn by turn;
-// diagnostics, and with -v a trace, go to standard error.
-// When standard error is a terminal (and neither -v nor -json is given,
-// and TERM is set and not dumb), one status line there says what runs:
-// the turn, how long the model call has taken, the tools running and for
-// how long, and what an MCP server last reported of a call's progress; it
-// is redrawn in place a few times a second and erased before the model's
-// text, the approval prompt and the end of the run. With -v, each progress
+// diagnostics, and with -v a trace, go to standard error. When standard
+// error is a terminal, one status line there says what runs (not with -v
+// or -json, nor when TERM is unset or dumb). It shows the turn, how long
+// the model call has taken, and the tools running and for how long. It
+// shows what an MCP server last reported of a call's progress, such as
+// "converse: turn 2 · running fetch 4s (1/2 half way)". It is redrawn in
+// place a few times a second, and erased before the model's text, the
+// approval prompt and the end of the run. With -v, each progress
 // notification of an MCP server is a trace line.
 //
 // # Flags
@@ -116,28 +120,33 @@
 // SSO, and the EC2 or container roles. They are looked for before the first
 // model call, so a machine without any fails at once. A Bedrock API key in
 // AWS_BEARER_TOKEN_BEDROCK is enough instead, and is then used in their
-// place, sent as a bearer token over HTTPS only (an http -endpoint is a
-// usage error, but for a local one). -v says which authentication is
-// used. Throttling and server errors are retried by the SDK
-// (AWS_MAX_ATTEMPTS, AWS_RETRY_MODE).
+// place. It is sent as a bearer token over HTTPS only: an http -endpoint is
+// a usage error, but for a local one. With -v, converse says which
+// authentication is used. It also says when a flag does nothing for the
+// model: -cache for a model without prompt caching
+// (modelinfo.PromptCaching). It says how
+// -schema's answer is given: natively, or by a final tool
+// (modelinfo.NativeStructuredOutput). Throttling and server errors are
+// retried by the SDK (AWS_MAX_ATTEMPTS, AWS_RETRY_MODE).
 //
 // With -endpoint on loopback (localhost, 127.0.0.0/8, ::1), such as a
 // bedrocktest server, missing credentials are no error: the requests go
 // unsigned, unless credentials are named (-profile, AWS_PROFILE,
 // AWS_ACCESS_KEY_ID, or AWS_BEARER_TOKEN_BEDROCK with an https endpoint).
 //
-// Everything converse prints on standard error and the "error" of -json
-// has AWS credentials, session tokens and signatures redacted
-// (recording.Redact), as an AWS error body can echo the signed request;
-// the -v trace shows at most 300 characters of a prompt, tool input or
-// result, and quotes model-controlled ids and names that hold control
-// characters, as it does an MCP server's failure or warning, on a terminal
-// or not. On a terminal, what the model, the tools and the MCP servers
-// wrote reaches standard output and error with its control characters
-// shown, not acted on: ESC as ^[, CR as ^M, C1 controls and bidirectional
+// An AWS error body can echo the signed request. So everything converse
+// prints on standard error, and the "error" of -json, has AWS credentials,
+// session tokens and signatures redacted (recording.Redact). The -v trace
+// shows at most 300 characters of a prompt, tool input or result. It quotes
+// model-controlled ids and names that hold control characters, and so is an
+// MCP server's failure or warning quoted, on a terminal or not.
+//
+// On a terminal, what the model, the tools and the MCP servers wrote
+// reaches standard output and error with its control characters shown, not
+// acted on. ESC shows as ^[, CR as ^M, and C1 controls and bidirectional
 // overrides as \u escapes; newline and tab are kept. A file or a pipe gets
-// the text as it is. The approval prompt resets the terminal and clears
-// its line first, quotes the tool's name, and shows the whole input, however
+// the text as it is. The approval prompt resets the terminal and clears its
+// line first. It quotes the tool's name, and shows the whole input, however
 // long, in compact JSON.
 //
 // # Serving on Bedrock AgentCore Runtime
@@ -145,29 +154,39 @@
 // "converse serve [flags]" serves the conversations of the other flags
 // (-model, -endpoint, -tools, -mcp, -yes, ...) over the HTTP protocol
 // contract of Amazon Bedrock AgentCore Runtime, with package
-// converse/agentcore: POST /invocations and GET /ping on -addr (default
-// 127.0.0.1:8080: serve authenticates no caller; in the runtime's
-// container, which authenticates them, 0.0.0.0:8080), each session's conversation kept in -sessions (default
-// /mnt/data/converse, under the runtime's session storage; -sessions
-// dynamodb://TABLE keeps each in the table's item of its runtime session
-// id, with -session-bucket for sessions past 400 KB). Without -yes a
-// call that needs approval pauses its invocation, whose answer lists it,
-// and the next invocation carries the decisions. An invocation that reaches
-// -max-turns or a budget answers 200 with the "status" "limit" and what was
-// done, never a 5xx; package converse's doc (Outcomes) has the table of
-// HTTP statuses. On SIGTERM serve takes no more invocations, lets those
-// running finish within -shutdown-timeout (default 30s), then cuts off the
-// rest, which answer 503 saying the server is stopping; their sessions
-// keep their completed steps. "converse serve -h" says more; a prompt of
-// the one word "serve" goes after --.
+// converse/agentcore. It answers POST /invocations and GET /ping on -addr,
+// 127.0.0.1:8080 by default. Serve authenticates no caller; in the
+// runtime's container, which authenticates them, it listens on
+// 0.0.0.0:8080. Each session's conversation is kept in -sessions: by
+// default /mnt/data/converse, under the runtime's session storage.
+// -sessions dynamodb://TABLE keeps each in the table's item of its runtime
+// session id, with -session-bucket for sessions past 400 KB.
+//
+// Without -yes, a call that needs approval pauses its invocation, whose
+// answer lists it; the next invocation carries the decisions. An invocation
+// that reaches -max-turns or a budget answers 200 with the "status" "limit"
+// and what was done, never a 5xx. Package converse's doc (Outcomes) has the
+// table of HTTP statuses. On SIGTERM serve takes no more invocations, and
+// lets those running finish within -shutdown-timeout (default 30s). Then it
+// cuts off the rest, which answer 503 saying the server is stopping; their
+// sessions keep their completed steps. "converse serve -h" says more; a
+// prompt of the one word "serve" goes after --. converse help serve gives a
+// Dockerfile for the runtime, and says which programs command tools can run
+// in its image.
+//
+// # Telemetry
+//
+// With OTEL_EXPORTER_OTLP_ENDPOINT set, converse exports OpenTelemetry
+// traces and metrics in the GenAI semantic conventions over OTLP
+// (converse help telemetry). Without it, converse exports nothing.
 //
 // # Help topics
 //
 // The binary carries the rest of this manual, so that it can be read where
-// converse is installed: "converse -h" prints the flags and the exit
-// status, "converse help" lists the topics, each with a line saying what it
-// holds, and "converse help TOPIC" prints one of them (their text is in the
-// help directory beside this file):
+// converse is installed. "converse -h" prints the flags and the exit
+// status. "converse help" lists the topics, each with a line saying what it
+// holds, and "converse help TOPIC" prints one of them. Their text is in the
+// help directory beside this file:
 //
 //	converse help manifest    the tool manifest of -tools
 //	converse help mcp         the MCP servers of -mcp
@@ -175,6 +194,8 @@
 //	converse help recording   -record and -replay
 //	converse help view        converse view, the transcript as HTML
 //	converse help session     -session: a file or a DynamoDB item, layout, IAM actions
+//	converse help serve       converse serve in AgentCore Runtime: a Dockerfile, the programs
+//	converse help telemetry   the OpenTelemetry export and its OTEL_ variables
 //	converse help exit        the exit status
 //
 // A command line of one or two words starting with "help" asks for help; to
@@ -185,24 +206,32 @@
 //	converse view [-o FILE] [-price IN,OUT[,READ,WRITE]] INPUT
 //
 // writes a session file, a recording or -json output as one self-contained
-// HTML page: a timeline of turns and their tool calls, tokens, cache and
-// cost (at the model's known prices, or -price's), every text from the
-// input shown as text (converse help view). A
-// command line starting with the word "view" is this command, a usage
-// error without its INPUT file; to send such a prompt, put -- before it.
+// HTML page (converse help view). It shows a timeline of turns and their
+// tool calls, tokens, cache and cost, at the model's known prices or
+// -price's. Every text from the input is shown as text. A command line
+// starting with the word "view" is this command, a usage error without its
+// INPUT file; to send such a prompt, put -- before it. A tool output
+// holding <script> or an onerror= attribute runs nothing on the page:
+// TestViewInBrowser checks that in headless Chromium.
 //
 // # Exit status
 //
-// 0 when the model finished, 2 for usage errors, and otherwise a status for
-// each outcome of the conversation (go doc
+// The exit status is 0 when the model finished and 2 for usage errors.
+// Otherwise it is a status for each outcome of the conversation (go doc
 // github.com/tooluse/bedrock/converse, Outcomes, which says how converse
-// serve answers the same outcomes over HTTP): 3 for a failure worth trying
-// again later (throttling, a server error), 4 for a request Bedrock refuses
-// as it stands (credentials, model access, validation), 5 for a limit
-// reached (-max-turns, -max-cost, -max-tokens-total), 6 for calls awaiting
-// a decision, 7 for a -session held or saved by another process, 130 when
-// interrupted, and 1 for any other failure. Each failure is one line on
-// standard error, with a hint where one helps. Ctrl-C or SIGTERM cancels
+// serve answers the same outcomes over HTTP):
+//
+//   - 3 for a failure worth trying again later (throttling, a server error)
+//   - 4 for a request Bedrock refuses as it stands (credentials, model
+//     access, validation)
+//   - 5 for a limit reached (-max-turns, -max-cost, -max-tokens-total)
+//   - 6 for calls awaiting a decision
+//   - 7 for a -session held or saved by another process
+//   - 130 when interrupted
+//   - 1 for any other failure
+//
+// Each failure is one line on standard error, with a hint where one helps.
+// Ctrl-C or SIGTERM cancels
 // the conversation, and converse exits once the programs of running tools
 // are killed; a second Ctrl-C exits at once. A tool that fails is not a
 // failure of converse: the model gets an error result, and can adjust. See
@@ -224,11 +253,12 @@
 //
 // # Recording and replaying
 //
-// -record FILE writes every model call to FILE in the recording format of
-// package github.com/tooluse/bedrock/converse/recording (versioned; no
-// headers, credentials redacted, mode 0600), before the first call and
-// after each prompt; -replay FILE answers the model calls from one, in
-// process and offline, strictly (converse help recording). "make demo" replays testdata/demo.json.
+// -record FILE writes every model call to FILE, before the first call and
+// after each prompt. The format is that of package
+// github.com/tooluse/bedrock/converse/recording: versioned, no headers,
+// credentials redacted, mode 0600. -replay FILE answers the model calls
+// from one, in process and offline, strictly (converse help recording).
+// "make demo" replays testdata/demo.json.
 //
 // # Examples
 //
@@ -257,4 +287,24 @@
 // For scripts:
 //
 //	converse -json "What is 2 + 2?" | jq -r .text
+//
+// A chat, recorded with tmux (the model's replies scripted in bedrocktest;
+// du is a manifest tool whose program takes a minute; Ctrl-C while it ran,
+// Ctrl-D at the last prompt):
+//
+//	$ converse -tools tools.json -no-builtins
+//	Chatting with us.anthropic.claude-sonnet-4-5-20250929-v1:0: Ctrl-C cancels a turn, Ctrl-D leaves; /help lists
+//	the commands.
+//	> How big is /var/log?
+//	Let me measure it.
+//	^Cconverse: turn cancelled; what was completed is kept
+//	> hello
+//	The measurement was cancelled, so I have no size for /var/log yet.
+//	Hello again. Ask me about /var/log whenever you like.
+//	> /save trip.json
+//	Saved 6 messages to trip.json.
+//	>
+//
+// The cancelled call was answered as cancelled, and its program ended. The
+// next message resumed the conversation first, so the model heard why.
 package main

@@ -25,6 +25,8 @@ var helpTopics = []topic{
 	{"recording", "-record and -replay: model calls kept in a file and answered offline"},
 	{"view", "converse view: a session, recording or -json output as an HTML transcript"},
 	{"session", "-session: a file or a DynamoDB item, its layout and the IAM actions it needs"},
+	{"serve", "converse serve in Bedrock AgentCore Runtime: the container, what command tools can run"},
+	{"telemetry", "the OpenTelemetry export: the OTEL_ variables converse reads"},
 	{"exit", "the exit status"},
 }
 

@@ -2,20 +2,20 @@
 // Amazon Bedrock AgentCore Runtime, so that a Go agent built on package
 // converse runs in the runtime's container as it is.
 //
-// The contract, as the AgentCore developer guide states it (the pages
-// "Understand the AgentCore Runtime service contract",
-// https://docs.aws.amazon.com/bedrock-agentcore/latest/devguide/runtime-service-contract.html,
-// and "HTTP protocol contract",
-// https://docs.aws.amazon.com/bedrock-agentcore/latest/devguide/runtime-http-protocol-contract.html):
-// the container listens on 0.0.0.0, port 8080, and is an ARM64 image;
-// POST /invocations takes a JSON body such as {"prompt": "What's the
-// weather today?"} and answers JSON ({"response": ..., "status":
-// "success"}) or, for a stream, server-sent events; GET /ping answers
-// {"status": "Healthy"} or {"status": "HealthyBusy"} with
-// time_of_last_update, the Unix time in seconds of the last change of the
-// status (as the runtime's own Python SDK, bedrock-agentcore, sends it),
-// and HealthyBusy keeps the session's microVM alive while work runs. The
-// header X-Amzn-Bedrock-AgentCore-Runtime-Session-Id names the session.
+// The AgentCore developer guide states the contract in two pages:
+// "Understand the AgentCore Runtime service contract"
+// (https://docs.aws.amazon.com/bedrock-agentcore/latest/devguide/runtime-service-contract.html)
+// and "HTTP protocol contract"
+// (https://docs.aws.amazon.com/bedrock-agentcore/latest/devguide/runtime-http-protocol-contract.html).
+// The container is an ARM64 image listening on 0.0.0.0, port 8080. POST
+// /invocations takes a JSON body such as {"prompt": "What's the weather
+// today?"}. It answers JSON ({"response": ..., "status": "success"}) or,
+// for a stream, server-sent events. GET /ping answers {"status":
+// "Healthy"} or {"status": "HealthyBusy"}, with time_of_last_update: the
+// Unix time in seconds of the last change of the status, as the runtime's
+// own Python SDK (bedrock-agentcore) sends it. HealthyBusy keeps the
+// session's microVM alive while work runs. The header
+// X-Amzn-Bedrock-AgentCore-Runtime-Session-Id names the session.
 //
 // A [Handler] does that for the conversations of one model and registry:
 //
@@ -45,11 +45,13 @@
 //	               {"toolUseId": "t2", "verdict": "denied", "reason": "not today"}]}
 //
 // with, optionally, "stream": true. Other fields (a caller's own metadata,
-// say) are ignored, and named in a Debug record of Options.Logger. It is read as JSON with a Content-Type
-// of application/json, application/octet-stream (which the AWS SDK for
-// Go's InvokeAgentRuntime sends for an input without a ContentType, and the
-// runtime passes on) or text/plain, or with none; any other is refused with
-// 415 Unsupported Media Type, as a body the Handler does not read. It may
+// say) are ignored, and named in a Debug record of Options.Logger. The body
+// is read as JSON with a Content-Type of application/json,
+// application/octet-stream or text/plain, or with none. The AWS SDK for
+// Go's InvokeAgentRuntime sends application/octet-stream for an input
+// without a ContentType, and the runtime passes it on. Any other type is
+// refused with 415 Unsupported Media Type, as a body the Handler does not
+// read. It may
 // be up to [Options].MaxBody bytes long (DefaultMaxBody, 1 MiB; the runtime
 // takes up to 100 MB); a longer one is refused with 413 Request Entity Too
 // Large, read no further. The body is decoded as it is read, never held
@@ -57,12 +59,12 @@
 // bodies' reading included: one more is refused with 503 and Retry-After.
 //
 // A prompt is sent to the session's conversation; decisions resume a
-// conversation paused for approval. The session is the header's (a plain
+// conversation paused for approval. The session is the header's: a plain
 // name of letters, digits, '.', '_' and '-', up to 256 bytes, as the
-// runtime's go; the Store keeps a session whose id is longer than 200 bytes
-// under "sha256-" and the id's SHA-256 in hex, for a file name to fit); an
-// invocation without it starts a new session, whose id the answer carries,
-// in the header and as "sessionId". The conversation is loaded from
+// runtime's go. The Store keeps a session whose id is longer than 200 bytes
+// under "sha256-" and the id's SHA-256 in hex, for a file name to fit. An
+// invocation without the header starts a new session, whose id the answer
+// carries, in the header and as "sessionId". The conversation is loaded from
 // [Options].Store at the start of each invocation and saved there at every
 // step (converse.Options.Session), so a session goes on across invocations
 // and across restarts of the server.
@@ -108,12 +110,12 @@
 // A caller asks for a stream with "stream": true in the body or with the
 // header Accept: text/event-stream (the runtime does not forward Accept to
 // the container, hence the field). The answer is then text/event-stream:
-// one data line of JSON per event, with a "type" of "text" (a delta of
-// the model's text), "toolStart", "toolEnd" (the call's output or error),
-// "turnEnd" (the stop reason and the turn's usage), and last "result" (the
-// JSON answer above), or else one of the type of its status: "limit",
-// "paused", "stopped" or "error". A stream makes the model calls with
-// ConverseStream.
+// one data line of JSON per event. An event's "type" is "text" (a delta of
+// the model's text), "toolStart", "toolEnd" (the call's output or error)
+// or "turnEnd" (the stop reason and the turn's usage). The last event is
+// "result" (the JSON answer above), or else one of the type of its status:
+// "limit", "paused", "stopped" or "error". A stream makes the model calls
+// with ConverseStream.
 //
 // # Errors
 //
@@ -150,9 +152,9 @@
 //
 // A server shutting down stops taking connections and lets the running
 // invocations finish for a grace period (http.Server's Shutdown with a
-// deadline), then calls [Handler.Stop]: the invocations still running are
-// cancelled and answer 503 with Retry-After, an "error" saying that the
-// server is stopping, and those that come after it are refused alike. A
+// deadline). Then it calls [Handler.Stop]. The invocations still running
+// are cancelled and answer 503 with Retry-After, and an "error" saying that
+// the server is stopping. Those that come after it are refused alike. A
 // conversation cut off so keeps what it completed up to its last step; the
 // next invocation of the session resumes it. A second Shutdown waits for
 // the answers:
@@ -167,14 +169,15 @@
 // # Logs
 //
 // Each invocation is one record of [Options].Logger (slog.Default() if
-// nil), "agentcore: invocation", at level Info for a 2xx answer, Warn for a
-// 4xx and Error for a 5xx, with the attributes session, code (the HTTP
-// status), status (the answer's), duration, turns, inputTokens,
-// outputTokens, costUSD (when known), and for an invocation that did not
-// end with an answer errorClass (a converse.Outcome, or "request" for a
-// request refused before its conversation ran) and error. The session and
-// the error pass through trace.Printable, as a caller sent the one and may
-// have sent part of the other; no header and no credential is logged.
+// nil), "agentcore: invocation". Its level is Info for a 2xx answer, Warn
+// for a 4xx and Error for a 5xx. Its attributes are session, code (the
+// HTTP status), status (the answer's), duration, turns, inputTokens,
+// outputTokens and costUSD (when known). An invocation that did not end
+// with an answer adds errorClass and error. errorClass is a
+// converse.Outcome, or "request" for a request refused before its
+// conversation ran. The session and the error pass through
+// trace.Printable, as a caller sent the one and may have sent part of the
+// other. No header and no credential is logged.
 //
 // # Health
 //

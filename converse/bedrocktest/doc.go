@@ -1,7 +1,7 @@
 // Package bedrocktest provides a fake Amazon Bedrock runtime for tests, in
-// the spirit of net/http/httptest: a real HTTP server on loopback that
-// speaks Bedrock's wire protocol, so that code under test talks to it
-// through the real SDK client, exactly as it talks to Bedrock.
+// the spirit of net/http/httptest. It is a real HTTP server on loopback
+// that speaks Bedrock's wire protocol. Code under test talks to it through
+// the real SDK client, exactly as it talks to Bedrock.
 //
 // # Serving
 //
@@ -37,8 +37,8 @@
 // checks the prompt caching rules too.
 //
 // A client of your own aimed at the server (Options.BaseEndpoint set to
-// URL) should send through Server.HTTPClient or recording.PlainBodies,
-// which work around a trap of the SDK's transport on loopback: without
+// URL) should send through Server.HTTPClient or recording.PlainBodies.
+// They work around a trap of the SDK's transport on loopback. Without
 // them, about one ConverseStream call in a hundred that follows a Converse
 // call on the same client loses its connection. Client and Config have it
 // already.
@@ -55,10 +55,10 @@
 // has ended (the client gave up) is not answered: the client sees its own
 // context's error. Script answers with a list of replies in
 // order; Fail, Throttle and Delay wrap a Handler with failures and latency.
-// Text, ToolUse and Output build replies. The same Reply answers Converse and
-// ConverseStream: for a stream, the answer is cut into the events a real
-// model sends (text in small deltas, tool input JSON in fragments, a padding
-// member "p" in every payload), and Reply's stream fields add faults: a
+// Text, ToolUse and Output build replies. The same Reply answers Converse
+// and ConverseStream. For a stream, the answer is cut into the events a
+// real model sends: text in small deltas, tool input JSON in fragments, a
+// padding member "p" in every payload. Reply's stream fields add faults: a
 // pause between events (Interval), a connection dropped mid-frame
 // (CutAfter), a missing messageStop (DropMessageStop) or an exception frame
 // (Exception).
@@ -85,11 +85,12 @@
 // # Validation
 //
 // Before a Handler sees a request, the server checks it against the rules
-// Bedrock enforces (see Validate) and answers a violation with Bedrock's own
-// ValidationException message, so that a bug that Bedrock would reject
-// fails the test too; on ConverseStream, a rejection that Bedrock passes on
-// from the model ("The model returned the following errors: ...") comes as
-// Bedrock sends it, after the stream's 200, in a validationException frame.
+// Bedrock enforces (see Validate). It answers a violation with Bedrock's
+// own ValidationException message, so that a bug that Bedrock would reject
+// fails the test too. On ConverseStream, Bedrock passes on some rejections
+// from the model ("The model returned the following errors: ..."). Those
+// come as Bedrock sends them: after the stream's 200, in a
+// validationException frame.
 // Options.Lenient turns the checks off.
 //
 // # What the client sees of faults
@@ -107,18 +108,19 @@
 // Recorder, set as a client's HTTPClient, records the calls made to
 // Bedrock (no header, bodies redacted, files written 0600), and its
 // Replayer serves them again in process. Replay (or ReplayT in a test)
-// serves a recording from the Server instead, with the Replayer's checks:
-// each request is compared with the recorded one unless
-// recording.ReplayOptions.Lenient is set; ReplayT also fails the test if
-// recorded exchanges were left unused.
+// serves a recording from the Server instead, with the Replayer's checks.
+// A recorded error comes back as its type and message only, where the
+// Replayer gives its whole body. Each request is compared with the
+// recorded one unless recording.ReplayOptions.Lenient is set. ReplayT also
+// fails the test if recorded exchanges were left unused.
 //
 // # Concurrent streams on one client
 //
 // Run concurrent ConverseStream calls on one *bedrockruntime.Client under
-// -race and the race detector reports a data race in smithy-go's
-// internal/eventstream Codec: the client's Options.Protocol, made once in
-// bedrockruntime.New, holds a single event-stream codec (a decoder and a
-// payload buffer) that every stream's reader goroutine uses. The race is the
+// -race, and the race detector reports a data race in smithy-go's
+// internal/eventstream Codec. The client's Options.Protocol, made once in
+// bedrockruntime.New, holds a single event-stream codec: a decoder and a
+// payload buffer, which every stream's reader goroutine uses. The race is the
 // SDK's (smithy-go v1.28.9, bedrockruntime v1.63.13), and not only a
 // report: streams share the buffer their events are decoded into. A
 // converse.Conversation applies the workaround to its own calls; until the

@@ -1,12 +1,3 @@
-// Package quota paces the model calls of conversations by a quota of
-// requests and tokens per minute that they share, such as a Bedrock
-// account's quota for a model in a region. A Limiter decorates the
-// converse.Client the conversations hold:
-//
-//	lim := quota.NewLimiter(400, 200000)
-//	c := converse.New(lim.Client(bedrockruntime.NewFromConfig(cfg)), model, reg)
-//
-// Every conversation holding a client of the same Limiter shares its quota.
 package quota
 
 import (

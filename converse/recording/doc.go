@@ -1,7 +1,7 @@
 // Package recording records the Converse and ConverseStream calls of a
-// bedrockruntime client and plays them back, without a network: the
-// recording format, the Recorder that writes it, the Replayer that serves it
-// again, and Redact, which keeps credentials out of everything recorded.
+// bedrockruntime client and plays them back, without a network. It holds
+// the recording format, the Recorder that writes it, and the Replayer that
+// serves it again. Redact keeps credentials out of everything recorded.
 //
 // Both the Recorder and the Replayer are aws.HTTPClient values, so they go
 // where the SDK takes one, bedrockruntime.Options.HTTPClient:
@@ -84,21 +84,22 @@
 //   - "errorType": for an error response (status 300 or more), the error
 //     type from the X-Amzn-ErrorType header without what follows ':' (for
 //     example "ValidationException"); absent otherwise.
-//   - "response": the response body of a successful Converse call (a JSON
-//     object, or a JSON string holding its text if it was not JSON, served
-//     again as that text), or the body of an error response of either
-//     operation (usually {"message": "..."}, with whatever other members
-//     the error has; served again as it is, or as its text); absent for a
+//   - "response": the response body of a successful Converse call, or the
+//     body of an error response of either operation. A successful
+//     Converse body is a JSON object, or a JSON string holding its text if
+//     it was not JSON, served again as that text. An error body is usually
+//     {"message": "..."}, with whatever other members the error has; it is
+//     served again as it is, or as its text. "response" is absent for a
 //     successful ConverseStream call.
 //   - "events": for a successful ConverseStream call, the event-stream
 //     messages in the order they arrived, each as {"type", "payload"}: "type"
 //     is the :event-type header and "payload" the JSON payload. An exception
 //     message (":message-type" "exception") is recorded with "messageType":
-//     "exception", the :exception-type header as its type (for example
-//     "modelStreamErrorException") and the exception's body as its payload;
-//     an error message (":message-type" "error") with "messageType":
-//     "error", the :error-code header as its type and {"message":
-//     :error-message} as its payload (null without that header). Such a
+//     "exception". Its type is the :exception-type header (for example
+//     "modelStreamErrorException"), its payload the exception's body. An
+//     error message (":message-type" "error") is recorded with
+//     "messageType": "error". Its type is the :error-code header, its
+//     payload {"message": :error-message} (null without that header). Such a
 //     message ends the stream, so it can only be the last event. Without
 //     "messageType", as in version 1, a type ending in "Exception" marks an
 //     exception and any other an event. A payload of null means the message
@@ -118,19 +119,22 @@
 //
 // # Guarantees
 //
-// No header of the request or the response is recorded, apart from the error
-// type, and the Recorder passes every body and payload through Redact (an
-// AWS error body may echo the signed request), so a recording holds no
+// No header of the request or the response is recorded, apart from the
+// error type. The Recorder passes every body and payload through Redact, as
+// an AWS error body may echo the signed request. So a recording holds no
 // credentials, session tokens, signatures or request IDs, and can be
 // committed. Save writes it with mode 0600 all the same, through a
 // temporary file, so a failed Save leaves the old file whole. A request
 // recorded redacted still replays: the Replayer redacts the request it
 // receives before comparing it with the recorded one.
 //
-// Load rejects unknown fields, unknown operations, a missing model
-// ID, request body or status, a successful Converse exchange without a
-// response object, a successful stream without events or decodeError,
-// events or a decodeError on an error response, an exception or error
-// message that is not the last event, and the fields of version 2 in a file
-// of version 1.
+// Load rejects a file that breaks the format:
+//
+//   - unknown fields or operations
+//   - a missing model ID, request body or status
+//   - a successful Converse exchange without a response object
+//   - a successful stream without events or decodeError
+//   - events or a decodeError on an error response
+//   - an exception or error message that is not the last event
+//   - the fields of version 2 in a file of version 1
 package recording

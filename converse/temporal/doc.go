@@ -1,7 +1,7 @@
 // Package temporal runs Amazon Bedrock Converse conversations as Temporal
-// workflows: durable execution, so that a conversation survives the crash
-// of the process running it, its work is shared by a fleet of workers, and
-// an approval may wait for days while holding nothing.
+// workflows. Their execution is durable: a conversation survives the crash
+// of the process running it, and its work is shared by a fleet of workers.
+// An approval may wait for days while holding nothing.
 //
 // It is a Go module of its own, github.com/tooluse/bedrock/converse/temporal,
 // so that the users of the core module do not download Temporal. It pins
@@ -11,20 +11,36 @@
 //
 // # The worker and the starter
 //
-// A worker holds an [Agent]: the Bedrock client and the tool registry.
-// Agent.Register registers the workflow ([WorkflowName]) and its two
-// activities. A starter, any process with a Temporal client, starts the
-// workflow with an [Input] and gets a [Result]:
+// A worker holds an [Agent]: the Bedrock client and the tool registry, MCP
+// and Lambda tools included. Agent.Register registers the workflow
+// ([WorkflowName]) and its two activities:
 //
-//	agent := temporal.New(bedrockruntime.NewFromConfig(cfg), reg)
+//	reg, _ := tools.NewRegistry(tools.Builtins()...)
+//	agent := temporal.New(bedrockruntime.NewFromConfig(cfg), reg, func(o *temporal.Options) {
+//		o.Conversation = func(o *converse.Options) { o.Tools.Concurrency = 4 }
+//		// query_db may run an hour (its heartbeat timeout stays a minute):
+//		o.ToolActivities = map[string]workflow.ActivityOptions{"query_db": {TaskQueue: "near-the-db", StartToCloseTimeout: time.Hour}}
+//		o.PayloadLimit = temporal.NoPayloadLimit // the clients' DataConverter has a claim check
+//	})
+//	c, _ := client.Dial(client.Options{DataConverter: temporal.DataConverter(temporal.DirBlobs("/shared/blobs"))})
 //	w := worker.New(c, "agents", worker.Options{})
 //	agent.Register(w)
 //	err := w.Run(worker.InterruptCh())
 //
-//	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: "agents"},
-//		temporal.WorkflowName, temporal.Input{ModelID: modelID, Prompt: "What is 6 times 7?"})
-//	var res temporal.Result
-//	err = run.Get(ctx, &res)
+// A starter, any process with a Temporal client of the same data
+// converter, starts the workflow with an [Input] and gets a [Result]:
+//
+//	run, _ := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: "agents"},
+//		temporal.WorkflowName, temporal.Input{ModelID: modelID, Prompt: "Mail ops the weather in Paris."})
+//	// A call that needs approval waits, for days if need be, for its decision:
+//	_ = c.SignalWorkflow(ctx, run.GetID(), "", temporal.DecideSignalName, []converse.Decision{converse.Approve("tooluse_1")})
+//	var res temporal.Result // Text, StopReason, Turns, Usage summed, the Model that answered, and the State to go on from
+//	err := run.Get(ctx, &res)
+//
+// An Input with a State (the next prompt of a conversation, or Decisions
+// for a paused one) takes the State's model when ModelID is empty. Without
+// a State, ModelID is required: an Input lacking it fails the workflow at
+// once, before anything runs.
 //
 // # What runs where
 //
@@ -42,10 +58,20 @@
 // one of FallbackModels, which the conversation turns to as in a Send once
 // the activity's retries are spent. Each tool call is an activity
 // ([Agent.Tool]) whose ID is "tool/TURN/TOOLUSEID", the calls of a turn in
-// parallel up to the conversation's Tools.Concurrency, each with the
-// activity options of its tool (Options.ToolActivities: a task queue of
-// workers near a database, say, or a longer timeout, which is the call's
-// own too).
+// parallel up to the conversation's Tools.Concurrency. Each has the
+// activity options of its tool (Options.ToolActivities): a task queue of
+// workers near a database, say, or a longer timeout. The zero fields of a
+// tool's activity options take their defaults one by one: 10 minutes from
+// start to close, a heartbeat timeout of a minute, 10 attempts. A timeout
+// set there is the call's own too, in place of the conversation's
+// Tools.Timeout (a minute by default), less a tenth of it (at most 10 s).
+// So a tool still running near its activity's deadline is answered as
+// timed out, not retried and run again. A tool's own timeout
+// (tools.Options.Timeout; a Command tool's is 30 s unless set) still
+// bounds it. A fallback model is tried once the activity's retry policy is
+// spent, where Send falls back after the SDK's retries
+// (TestWorkflowFallsBackAsSendDoes). The requests are those Send sends
+// (TestWorkflowSendsWhatSendSends).
 // MCP and Lambda tools are tools of the registry like any other: the worker
 // holds their connections. The activities build no conversation: the model
 // activity calls converse.CallModel, the tool activity runs its call with
@@ -55,10 +81,10 @@
 // # Failures
 //
 // A run that ends without an answer fails the workflow with a
-// non-retryable ApplicationError whose type is "converse." and the
+// non-retryable ApplicationError. Its type is "converse." and the
 // converse.Outcome of its error: "converse.limit" for the turn limit or a
 // budget, "converse.retry" for throttling that outlasted the retries, and
-// so on (the table of package converse's doc, section Outcomes). Its
+// so on. The table is in package converse's doc, section Outcomes. Its
 // details are the conversation's State, to go on from in a new workflow,
 // and Bedrock's error code, if any. A model request too large for
 // Temporal is the exception (see Payload and history limits).
@@ -67,14 +93,14 @@
 //
 // An activity whose result Temporal recorded is never run again: a
 // completed call stays completed when a worker dies. But an activity runs
-// at least once, not exactly once: a worker that dies while a tool runs, or
-// after it returned but before Temporal recorded the result, leaves the
-// call to be run again, from the start, on another worker, at its
-// heartbeat timeout. A tool with side effects (a payment, an email) should
-// therefore use tools.CallID(ctx), the call's toolUseId, which is the same
-// in every attempt, as its idempotency key; a Send in one process, by
-// contrast, never runs a call twice and answers an interrupted one as
-// such (converse.ErrCallInterrupted).
+// at least once, not exactly once. A worker may die while a tool runs, or
+// after it returned but before Temporal recorded the result. The call is
+// then run again, from the start, on another worker, at its heartbeat
+// timeout. A tool with side effects (a payment, an email) should therefore
+// use tools.CallID(ctx) as its idempotency key: the call's toolUseId, the
+// same in every attempt. A Send in one process, by contrast, never runs a
+// call twice and answers an interrupted one as such
+// (converse.ErrCallInterrupted).
 //
 // # Approvals, queries, long conversations
 //
@@ -88,11 +114,12 @@
 //
 // Temporal limits a payload to 2 MiB (its server's limit.blobSize.error)
 // and an event history to 50 MB by default. A run continues as new from
-// the conversation's State after Options.TurnsPerRun model calls, or when
-// Temporal suggests it; and with [DataConverter] on every client (a
-// [ClaimCheck] in [Blobs]), a history, tool result or image larger than
-// [DefaultClaimThreshold] travels by reference: Temporal keeps its
-// SHA-256, the blob store the bytes.
+// the conversation's State after Options.TurnsPerRun model calls (100 by
+// default), or when Temporal suggests it. With [DataConverter] on every
+// client (a [ClaimCheck] in [Blobs]), a history, tool result or image
+// larger than [DefaultClaimThreshold] travels by reference: Temporal keeps
+// its SHA-256, the blob store the bytes. The store is content-addressed
+// and checked on read.
 //
 // Without a claim check, the agent checks sizes before Temporal refuses
 // them (Options.PayloadLimit): a tool result over the limit becomes an
@@ -106,4 +133,12 @@
 // span, each tool's execute_tool span, as in a Send, from the
 // TracerProvider and MeterProvider of Options.Conversation), never from
 // the workflow's code, which Temporal replays.
+//
+// # Tests
+//
+// The tests use Temporal's time-skipping testsuite. Those of package
+// servertest run a real server in process (temporaltest): a worker killed
+// with SIGKILL during a tool, 50 conversations over 3 workers, a history
+// past 5 MB. The Makefile's targets temporal and test run them; the
+// server's first build takes minutes.
 package temporal

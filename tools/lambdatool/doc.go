@@ -22,15 +22,15 @@
 //
 // # What the function receives
 //
-// The payload is the input object. ClientContext.custom (the client_context
-// of a Python handler, lambdacontext.ClientContext.Custom in Go) holds the
-// call's toolUseId under "toolUseId" (set by the executor with
-// [tools.WithCallID]), the tool's name under "toolName" and, as an AgentCore
-// Gateway sends it, under "bedrockAgentCoreToolName"; and the trace context
-// ("traceparent", "tracestate") when the call's context carries an
-// OpenTelemetry span and a global propagator is set (or what
-// [Function.TraceContext] adds), as long as the whole fits Lambda's limit of
-// 3,583 bytes.
+// The payload is the input object. ClientContext.custom carries the rest:
+// the client_context of a Python handler, lambdacontext.ClientContext.Custom
+// in Go. It holds the call's toolUseId under "toolUseId", set by the
+// executor with [tools.WithCallID]. It holds the tool's name under
+// "toolName" and, as an AgentCore Gateway sends it, under
+// "bedrockAgentCoreToolName". It holds the trace context ("traceparent",
+// "tracestate") when the call's context carries an OpenTelemetry span and
+// a global propagator is set, or what [Function.TraceContext] adds. The
+// whole must fit Lambda's limit of 3,583 bytes.
 //
 // # Failures
 //
@@ -57,16 +57,16 @@
 // # At least once
 //
 // The client's retryer sends an Invoke again when an attempt fails on the
-// way, including one whose request had reached Lambda, so a function can
+// way, including one whose request had reached Lambda. So a function can
 // run more than once for one call: Lambda's Invoke reference warns that a
 // function may be invoked several times when an error occurs. Make a
 // function with side effects idempotent, keyed by the toolUseId it
 // receives, or give its client a retryer of one attempt
 // (retry.AddWithMaxAttempts(retry.NewStandard(), 1)). On loopback, an
 // emulator's, the SDK can close a request body that the HTTP transport is
-// still copying and drop the connection, which the retryer answers by
-// invoking again; sending request bodies with only Read and Close (as
-// recording.PlainBodies does for Bedrock's clients) avoids it.
+// still copying, and drop the connection. The retryer answers that by
+// invoking again. Sending request bodies with only Read and Close avoids
+// it, as recording.PlainBodies does for Bedrock's clients.
 //
 // # Scope
 //
@@ -77,16 +77,25 @@
 //
 // # Testing with the emulator
 //
+// This package's tests run a real aws-lambda-go handler in the emulator,
+// which make test installs (on Linux; without it they skip). Lambda's own
+// answers (the X-Amz-Function-Error header, throttling, access denied) come
+// from a stub of its wire protocol.
+//
 // The AWS Lambda Runtime Interface Emulator (aws-lambda-rie) runs a function
 // locally and answers the Invoke API at
 // /2015-03-31/functions/function/invocations: invoke the function "function"
 // with the client's BaseEndpoint (or AWS_ENDPOINT_URL_LAMBDA) set to it. It
-// differs from Lambda in ways a test sees: it runs one invocation at a time;
-// it answers a function error with status 200, the error object as the
-// payload and no X-Amz-Function-Error header, so the tool passes the error
-// object on as output; and it answers a function timeout with the plain text
-// "Task timed out after N.00 seconds", which the tool reports as a response
-// that is not JSON; and it answers a panic, after which the runtime exits,
-// with status 502, which the SDK retries and then reports as an unknown
-// error.
+// differs from Lambda in ways a test sees:
+//
+//   - It runs one invocation at a time.
+//   - It answers a function error with status 200, the error object as the
+//     payload and no X-Amz-Function-Error header. So the tool passes the
+//     error object on as output, where real Lambda's answer is an error
+//     result.
+//   - It answers a function timeout with the plain text "Task timed out
+//     after N.00 seconds", which the tool reports as a response that is
+//     not JSON.
+//   - It answers a panic, after which the runtime exits, with status 502.
+//     The SDK retries it and then reports an unknown error.
 package lambdatool

@@ -33,30 +33,41 @@
 // ignores the cancellation holds up neither the call nor the conversation.
 //
 // Failures are error results the model reads, and Go errors for callers of
-// [tools.Tool.Call]: a result with isError wraps [ErrToolFailed], as does an
-// error the server answers with (an unknown tool, say); a server that cannot
-// be reached, could not start or died during the call wraps [ErrUnavailable];
-// a tool the server no longer offers wraps [ErrNotOffered]; the end of the
-// call's context wraps its error. A failure on the wire says what happened:
-// a server process that exited before it answered (and its exit status), an
-// answer that is not JSON-RPC, an HTTP status ("it answered HTTP 500
-// Internal Server Error"), a connection cut during the call.
+// [tools.Tool.Call]:
+//
+//   - A result with isError wraps [ErrToolFailed], as does an error the
+//     server answers with (an unknown tool, say).
+//   - A server that cannot be reached, could not start or died during the
+//     call wraps [ErrUnavailable].
+//   - A tool the server no longer offers wraps [ErrNotOffered].
+//   - The end of the call's context wraps its error.
+//
+// A failure on the wire says what happened. A server process exited before
+// it answered (and its exit status), or its answer is not JSON-RPC. It
+// answered an HTTP status ("it answered HTTP 500 Internal Server Error"),
+// or a connection was cut during the call.
 //
 // A server over HTTP that wants authentication gets it from Server.Headers
-// (a bearer token: "Authorization": "Bearer ...") or from a [SigV4]
-// transport in Server.HTTPClient, which signs every request with AWS
-// Signature Version 4, as an Amazon Bedrock AgentCore Gateway with IAM
-// authorization wants; a server that refuses them fails with its status
-// ("it answered HTTP 403 Forbidden"), naming the server. Requests, and so
-// the headers and signatures, go to the origin (scheme, host and port) of
-// Server.URL only: streamable HTTP needs no redirects, so a server that
-// answers one fails ("it redirected to https://other.example.com: refused;
-// streamable HTTP needs no redirects") and nothing is sent where it points,
-// whatever the CheckRedirect of Server.HTTPClient.
+// (a bearer token: "Authorization": "Bearer ..."). Or it gets it from a
+// [SigV4] transport in Server.HTTPClient. SigV4 signs every request, each
+// retry too, with AWS Signature Version 4, as an Amazon Bedrock AgentCore
+// Gateway with IAM authorization wants. A server that refuses them fails
+// with its status ("it answered HTTP 403 Forbidden"), naming the server.
+//
+// Requests, and so the headers and signatures, go to the origin (scheme,
+// host and port) of Server.URL only. Streamable HTTP needs no redirects, so
+// a server that answers one fails: "it redirected to
+// https://other.example.com: refused; streamable HTTP needs no redirects".
+// Nothing is sent where it points, whatever the CheckRedirect of
+// Server.HTTPClient.
 //
 // The body of each HTTP response is bounded by the server's MaxResponse (8
 // MiB unless set): a longer result fails its call, wrapping [ErrToolFailed],
 // as soon as the limit is passed, before it is decoded or held in memory.
+//
+// Server.Progress receives what a server reports of a call's progress
+// (MCP's progress utility); the converse command shows it on its status
+// line.
 //
 // A server that dies is reconnected on the next call that needs it (a
 // command is started again, a URL gets a new session). A reconnection that
@@ -67,22 +78,22 @@
 //
 // Text content stays text. A structuredContent (a JSON object, or since the
 // 2026-07-28 protocol any JSON value) is the output instead of the text
-// (which, by the protocol, repeats it). Images
-// (PNG, JPEG, GIF, WebP) and embedded resources whose blob has a document
-// media type (PDF, CSV, HTML, plain text, Markdown, Word, Excel) go as
-// [tools.Media] in a [tools.Result]; an embedded text resource is text; any
-// other content (audio, a resource link, another image type) is a
-// placeholder such as "[audio/wav content left out]". The executor's output
-// limit applies to the whole.
+// (which, by the protocol, repeats it). Images (PNG, JPEG, GIF, WebP) go as
+// [tools.Media] in a [tools.Result]. So do embedded resources whose blob
+// has a document media type (PDF, CSV, HTML, plain text, Markdown, Word,
+// Excel). An embedded text resource is text. Any other content (audio, a
+// resource link, another image type) is a placeholder such as
+// "[audio/wav content left out]". The executor's output limit applies to
+// the whole.
 //
 // # Changes of the tool list
 //
 // A Registry only grows, so the bridge owns its tool set and each Tool it
 // made dispatches by name at call time. When a server sends
-// notifications/tools/list_changed, the bridge lists its tools again: new
-// tools are added to the Registry, tools that disappeared stay in it but
-// answer that they are no longer offered (and come back if the server offers
-// them again), and a tool that stays keeps its name. A tool's input schema is
+// notifications/tools/list_changed, the bridge lists its tools again. New
+// tools are added to the Registry. Tools that disappeared stay in it but
+// answer that they are no longer offered, and come back if the server
+// offers them again. A tool that stays keeps its name. A tool's input schema is
 // the one it was first listed with; the server checks its own. [Bridge.Tools]
 // gives the tools offered now.
 //
