@@ -47,7 +47,7 @@ func view(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintf(stdout, "usage: converse view [-o FILE] [-price IN,OUT[,READ,WRITE]] INPUT\n\n"+
-				"INPUT is a -session file, a -record recording or the output of -json (converse help view).\n\n")
+				"INPUT is a -session file or dynamodb://TABLE/SESSION-ID, a -record recording or the output of -json (converse help view).\n\n")
 			fs.SetOutput(stdout)
 			fs.PrintDefaults()
 			return nil
@@ -66,7 +66,11 @@ func view(ctx context.Context, args []string, stdout, _ io.Writer) error {
 		// unreadable -replay recording is.
 		return usagef("view: %w", err)
 	}
-	page := t.page(filepath.Base(fs.Arg(0)), price.p)
+	source := fs.Arg(0)
+	if _, _, dynamo := dynamoSession(source); !dynamo {
+		source = filepath.Base(source)
+	}
+	page := t.page(source, price.p)
 	var buf bytes.Buffer
 	if err := viewTmpl.Execute(&buf, page); err != nil {
 		return fmt.Errorf("view: %w", err)

@@ -7,14 +7,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/tooluse/bedrock/converse"
+	"github.com/tooluse/bedrock/converse/dynamostore"
 	"github.com/tooluse/bedrock/converse/filestore"
 	"github.com/tooluse/bedrock/converse/recording"
 	"github.com/tooluse/bedrock/converse/wirejson"
@@ -59,8 +62,12 @@ type wireMessage struct {
 	Content []map[string]json.RawMessage `json:"content"`
 }
 
-// readTranscript reads the file at path, whichever of the three it is.
+// readTranscript reads the file at path, whichever of the three it is, or
+// the session of dynamodb://TABLE/SESSION-ID.
 func readTranscript(ctx context.Context, path string) (*transcript, error) {
+	if table, id, ok := dynamoSession(path); ok {
+		return dynamoTranscript(ctx, path, table, id)
+	}
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -86,6 +93,31 @@ func readTranscript(ctx context.Context, path string) (*transcript, error) {
 		return sessionTranscript(st)
 	}
 	return nil, fmt.Errorf("%s: not a session file (no \"version\" and \"messages\"), a recording (no \"exchanges\") or -json output (no \"history\")", path)
+}
+
+// dynamoTranscript reads the session id of a DynamoDB table, as -session
+// dynamodb://TABLE/SESSION-ID keeps it, without changing it: a Load reads
+// the item, takes no lease and writes nothing. A state past the item
+// limit is read from the S3 object its item names.
+func dynamoTranscript(ctx context.Context, url, table, id string) (*transcript, error) {
+	if table == "" || id == "" {
+		return nil, fmt.Errorf("%s: want dynamodb://TABLE/SESSION-ID", url)
+	}
+	cfg, err := loadConfig(ctx, &settings{})
+	if err != nil {
+		return nil, err
+	}
+	store := dynamostore.New(dynamodb.NewFromConfig(cfg), table, func(o *dynamostore.Options) { o.S3 = s3Client(cfg) })
+	st, err := store.Load(ctx, id)
+	switch hint := missingTable(url, err); {
+	case hint != "":
+		return nil, &restated{url + ": " + hint, err}
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, &restated{url + ": no such session in the table", err}
+	case err != nil:
+		return nil, err
+	}
+	return sessionTranscript(st)
 }
 
 func sessionTranscript(st *converse.State) (*transcript, error) {
