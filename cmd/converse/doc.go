@@ -184,8 +184,9 @@
 //
 //	converse view [-o FILE] [-price IN,OUT[,READ,WRITE]] INPUT
 //
-// writes a session file, a recording or -json output as one self-contained
-// HTML page: a timeline of turns and their tool calls, tokens, cache and
+// writes a session (a file, or dynamodb://TABLE/ID read without a lease), a
+// recording or -json output as one self-contained HTML page: one timeline
+// of the whole conversation's turns and their tool calls, tokens, cache and
 // cost (at the model's known prices, or -price's), every text from the
 // input shown as text (converse help view). A
 // command line starting with the word "view" is this command, a usage

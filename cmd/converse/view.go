@@ -138,6 +138,7 @@ type (
 		Turns, Calls, Failed       int
 		ModelTime                  string
 		Timing                     string // where the durations come from
+		Timed                      bool   // whether any bar is drawn
 		Items                      []viewItem
 		CSP                        string
 		Script                     template.JS
@@ -199,6 +200,7 @@ func (t *transcript) page(source string, price *modelinfo.Prices) *viewPage {
 	p := &viewPage{Title: "converse view: " + source, Kind: t.kind, Model: bidiVisible(t.model), Source: source, Usage: t.usage, Cost: t.cost(price)}
 	p.Timing, p.ModelTime = t.timing()
 	ax := newAxis(t.turns)
+	p.Timed = ax.whole > 0
 	for i, m := range t.history {
 		if pr, ok := t.prompts[i]; ok {
 			p.Items = append(p.Items, viewItem{Prompt: pr.view()})
