@@ -201,10 +201,14 @@ func (t *transcript) page(source string, price *modelinfo.Prices) *viewPage {
 	p.Timing, p.ModelTime = t.timing()
 	ax := newAxis(t.turns)
 	p.Timed = ax.whole > 0
-	for i, m := range t.history {
-		if pr, ok := t.prompts[i]; ok {
-			p.Items = append(p.Items, viewItem{Prompt: pr.view()})
+	prompts := t.prompts // those not yet placed, each before its first message
+	placePrompts := func(i int) {
+		for ; len(prompts) > 0 && prompts[0].at <= i; prompts = prompts[1:] {
+			p.Items = append(p.Items, viewItem{Prompt: prompts[0].view()})
 		}
+	}
+	for i, m := range t.history {
+		placePrompts(i)
 		if m.Role != "assistant" {
 			if blocks := userBlocks(m); len(blocks) > 0 {
 				p.Items = append(p.Items, viewItem{User: blocks})
@@ -225,6 +229,7 @@ func (t *transcript) page(source string, price *modelinfo.Prices) *viewPage {
 		}
 		p.Items = append(p.Items, viewItem{Turn: turn})
 	}
+	placePrompts(len(t.history)) // a prompt that added no message
 	sum := sha256.Sum256([]byte(viewJS))
 	p.CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
 	p.Script = template.JS(viewJS) // the page's own script, never input
@@ -236,7 +241,7 @@ func (t *transcript) timing() (where, modelTime string) {
 	switch {
 	case t.bedrock:
 		where = "durations are Bedrock's latencyMs; call times were not recorded, so the model calls are drawn back to back"
-	case t.prompts != nil:
+	case t.kind == jsonOutputKind:
 		where = "-json output holds no times, and the usage of each prompt, not of each model call"
 	default:
 		where = "durations measured by the conversation, drawn on one time axis from its start"

@@ -436,6 +436,28 @@ func TestViewOfJSONOutput(t *testing.T) {
 	assert.Contains(t, text(doc), "-json output holds no times")
 }
 
+// TestViewOfJSONPromptWithoutMessage: an object of -json output whose
+// prompt added no message to the history (it failed first) still shows,
+// after the last message, with its error.
+func TestViewOfJSONPromptWithoutMessage(t *testing.T) {
+	history := `[{"role":"user","content":[{"text":"hello"}]},{"role":"assistant","content":[{"text":"hi"}]}]`
+	in := filepath.Join(t.TempDir(), "out.json")
+	require.NoError(t, os.WriteFile(in, []byte(`{"model":"m","text":"hi","stopReason":"end_turn","turns":1,"usage":{"inputTokens":5,"outputTokens":2,"totalTokens":7},"history":`+history+`}
+{"model":"m","text":"","turns":0,"usage":{"inputTokens":0,"outputTokens":0,"totalTokens":0},"history":`+history+`,"error":"no credentials"}
+`), 0o600))
+	doc := parseHTML(t, renderView(t, in))
+	mustContain(t, "prompt 1", text(byID(t, doc, "prompt-1")), "1 model call, tokens 5 in, 2 out, stop end_turn")
+	mustContain(t, "turn 1", text(byID(t, doc, "turn-1")), "stop end_turn", "tokens 5 in, 2 out")
+	mustContain(t, "prompt 2", text(byID(t, doc, "prompt-2")), "0 model calls", "error: no credentials")
+	sections := findAll(doc, func(n *html.Node) bool { return n.Data == "main" })[0]
+	last := sections.LastChild
+	for last != nil && last.Type != html.ElementNode {
+		last = last.PrevSibling
+	}
+	require.NotNil(t, last)
+	assert.Equal(t, "prompt-2", attr(last, "id"), "after the last message")
+}
+
 // TestViewCallMarks: what marks a call: a call cancelled while its tool
 // ran (Ctrl-C) is cancelled, not abandoned, which is a hung call answered
 // at its timeout and still running.

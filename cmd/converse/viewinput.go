@@ -27,14 +27,14 @@ import (
 // or -json output: the history in Bedrock's wire JSON and what is known of
 // each reply, by the index of its message.
 type transcript struct {
-	kind    string // "session", "recording" or "-json output"
+	kind    string // "session", "recording" or jsonOutputKind
 	model   string
 	history []wireMessage
 	turns   map[int]turnRecord
 	bedrock bool // the durations are Bedrock's latencyMs (a recording), not the conversation's
 	usage   converse.Usage
-	costUSD *float64 // -json output: the sum of its costUSD, when each prompt had one
-	prompts map[int]promptRecord
+	costUSD *float64       // -json output: the sum of its costUSD, when each prompt had one
+	prompts []promptRecord // -json output's, in order
 }
 
 // turnRecord is what the input holds of one reply. -json output holds the
@@ -46,14 +46,17 @@ type turnRecord struct {
 }
 
 // promptRecord is what one object of -json output holds of its prompt
-// beyond the history, by the index of the prompt's first message.
+// beyond the history; at is the index of the prompt's first message.
 type promptRecord struct {
-	n, turns   int
-	usage      converse.Usage
-	costUSD    *float64
-	stopReason string
-	err        string
+	n, at, turns int
+	usage        converse.Usage
+	costUSD      *float64
+	stopReason   string
+	err          string
 }
+
+// jsonOutputKind is the kind of a transcript read from -json output.
+const jsonOutputKind = "-json output"
 
 // wireMessage is a message in Bedrock's wire JSON; each block is kept as
 // its one member ("text", "toolUse", ...) and that member's JSON.
@@ -148,7 +151,7 @@ type jsonObject struct {
 // jsonTranscript reads the objects -json printed: the history of the last,
 // the usage of all, and what each object holds of its prompt.
 func jsonTranscript(b []byte) (*transcript, error) {
-	t := &transcript{kind: "-json output", turns: map[int]turnRecord{}, prompts: map[int]promptRecord{}}
+	t := &transcript{kind: jsonOutputKind, turns: map[int]turnRecord{}}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	var cost float64
 	priced := true
@@ -167,7 +170,7 @@ func jsonTranscript(b []byte) (*transcript, error) {
 		if n == 1 || start > len(history) { // the first prompt, or another conversation's
 			start = promptStart(history)
 			clear(t.turns)
-			clear(t.prompts)
+			t.prompts = nil
 		}
 		t.model, t.history, t.usage = r.Model, history, t.usage.Add(r.Usage)
 		t.notePrompt(n, start, r)
@@ -197,7 +200,7 @@ func promptStart(history []wireMessage) int {
 // fail added one reply: then its stop reason is its last reply's, and the
 // usage of a prompt of one call is its reply's.
 func (t *transcript) notePrompt(n, start int, r jsonObject) {
-	t.prompts[start] = promptRecord{n: n, turns: r.Turns, usage: r.Usage, costUSD: r.CostUSD, stopReason: r.StopReason, err: r.Error}
+	t.prompts = append(t.prompts, promptRecord{n: n, at: start, turns: r.Turns, usage: r.Usage, costUSD: r.CostUSD, stopReason: r.StopReason, err: r.Error})
 	var replies []int
 	for i := start; i < len(t.history); i++ {
 		if t.history[i].Role == "assistant" {
