@@ -160,7 +160,7 @@ type (
 		Took       string
 		Bar        *viewBar // the model call's, nil when its time is not known
 		Usage      converse.Usage
-		UsageKnown bool // -json output and older session files have no usage per turn
+		UsageKnown bool // older session files hold no usage per turn; -json output only a prompt of one call's
 		StopReason string
 		Blocks     []viewBlock
 		Calls      []viewCall
