@@ -205,9 +205,10 @@
 //
 //	converse view [-o FILE] [-price IN,OUT[,READ,WRITE]] INPUT
 //
-// writes a session file, a recording or -json output as one self-contained
-// HTML page (converse help view). It shows a timeline of turns and their
-// tool calls, tokens, cache and cost, at the model's known prices or
+// writes a session (a file, or dynamodb://TABLE/ID read without a lease),
+// a recording or -json output as one self-contained HTML page (converse
+// help view). It shows one timeline of the whole conversation's turns and
+// their tool calls, tokens, cache and cost, at the model's known prices or
 // -price's. Every text from the input is shown as text. A command line
 // starting with the word "view" is this command, a usage error without its
 // INPUT file; to send such a prompt, put -- before it. A tool output

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	dbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -72,9 +73,7 @@ func dynamoStore(ctx context.Context, s *settings, table string) (converse.Store
 	var client *s3.Client
 	bucket, prefix, _ := strings.Cut(s.sessionBucket, "/")
 	if bucket != "" {
-		client = s3.NewFromConfig(cfg, func(o *s3.Options) {
-			o.UsePathStyle = o.BaseEndpoint != nil // a local S3, such as AWS_ENDPOINT_URL_S3, has no bucket host names
-		})
+		client = s3Client(cfg)
 		if prefix != "" && !strings.HasSuffix(prefix, "/") {
 			prefix += "/"
 		}
@@ -82,6 +81,14 @@ func dynamoStore(ctx context.Context, s *settings, table string) (converse.Store
 	return dynamostore.New(dynamodb.NewFromConfig(cfg), table, func(o *dynamostore.Options) {
 		o.S3, o.Bucket, o.Prefix, o.Gzip = client, bucket, prefix, true
 	}), nil
+}
+
+// s3Client is the client of the S3 objects of sessions past DynamoDB's
+// item limit.
+func s3Client(cfg aws.Config) *s3.Client {
+	return s3.NewFromConfig(cfg, func(o *s3.Options) {
+		o.UsePathStyle = o.BaseEndpoint != nil // a local S3, such as AWS_ENDPOINT_URL_S3, has no bucket host names
+	})
 }
 
 // openConversation starts the conversation, or restores it from the

@@ -47,7 +47,7 @@ func view(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintf(stdout, "usage: converse view [-o FILE] [-price IN,OUT[,READ,WRITE]] INPUT\n\n"+
-				"INPUT is a -session file, a -record recording or the output of -json (converse help view).\n\n")
+				"INPUT is a -session file or dynamodb://TABLE/SESSION-ID, a -record recording or the output of -json (converse help view).\n\n")
 			fs.SetOutput(stdout)
 			fs.PrintDefaults()
 			return nil
@@ -66,7 +66,11 @@ func view(ctx context.Context, args []string, stdout, _ io.Writer) error {
 		// unreadable -replay recording is.
 		return usagef("view: %w", err)
 	}
-	page := t.page(filepath.Base(fs.Arg(0)), price.p)
+	source := fs.Arg(0)
+	if _, _, dynamo := dynamoSession(source); !dynamo {
+		source = filepath.Base(source)
+	}
+	page := t.page(source, price.p)
 	var buf bytes.Buffer
 	if err := viewTmpl.Execute(&buf, page); err != nil {
 		return fmt.Errorf("view: %w", err)
@@ -104,9 +108,13 @@ func (f *priceFlag) Set(s string) error {
 	return nil
 }
 
-// cost is the cost of t's usage at price, else at its model's prices as
-// modelinfo.PricesOf knows them; "" when neither is known.
+// cost is the cost of t's usage at price, else the cost -json output
+// gave, else at its model's prices as modelinfo.PricesOf knows them; ""
+// when none is known.
 func (t *transcript) cost(price *modelinfo.Prices) string {
+	if price == nil && t.costUSD != nil {
+		return usd(*t.costUSD)
+	}
 	if price == nil {
 		known, ok := modelinfo.PricesOf(t.model)
 		if !ok {
@@ -114,8 +122,10 @@ func (t *transcript) cost(price *modelinfo.Prices) string {
 		}
 		price = &known
 	}
-	return fmt.Sprintf("$%.4f", t.usage.Cost(*price))
+	return usd(t.usage.Cost(*price))
 }
+
+func usd(f float64) string { return fmt.Sprintf("$%.4f", f) }
 
 // The page's model: everything from the input is a string that html/template
 // escapes; only the data: URIs of images, which view builds itself from
@@ -128,20 +138,29 @@ type (
 		Turns, Calls, Failed       int
 		ModelTime                  string
 		Timing                     string // where the durations come from
+		Timed                      bool   // whether any bar is drawn
 		Items                      []viewItem
 		CSP                        string
 		Script                     template.JS
 	}
 	viewItem struct {
-		User []viewBlock // a user message that is not only tool results
-		Turn *viewTurn
+		Prompt *viewPrompt // what -json output holds of the prompt starting here
+		User   []viewBlock // a user message that is not only tool results
+		Turn   *viewTurn
+	}
+	viewPrompt struct {
+		N, Turns   int
+		Usage      converse.Usage
+		Cost       string
+		StopReason string
+		Error      string
 	}
 	viewTurn struct {
 		N          int
 		Took       string
-		Bar        string // the width of the model call's bar, in % of the longest
+		Bar        *viewBar // the model call's, nil when its time is not known
 		Usage      converse.Usage
-		UsageKnown bool // -json output and older session files have no usage per turn
+		UsageKnown bool // older session files hold no usage per turn; -json output only a prompt of one call's
 		StopReason string
 		Blocks     []viewBlock
 		Calls      []viewCall
@@ -154,9 +173,11 @@ type (
 		Output           []viewBlock
 		Failed           bool
 		Marks            []viewMark
-		Left, Width      string // the call's bar within the round, in %; empty when not timed
+		Bar              *viewBar
 		Took             string
 	}
+	// viewBar places a bar on the page's one time axis, in %.
+	viewBar  struct{ Left, Width string }
 	viewMark struct {
 		Class, Text string // Class is Text's first word: error, timeout, denied, ...
 	}
@@ -177,19 +198,17 @@ const (
 func (t *transcript) page(source string, price *modelinfo.Prices) *viewPage {
 	source = bidiVisible(source)
 	p := &viewPage{Title: "converse view: " + source, Kind: t.kind, Model: bidiVisible(t.model), Source: source, Usage: t.usage, Cost: t.cost(price)}
-	p.Timing = "durations measured by the conversation"
-	if t.bedrock {
-		p.Timing = "durations are Bedrock's latencyMs; call times were not recorded"
-	}
-	var longest, total time.Duration
-	for _, rec := range t.turns {
-		longest, total = max(longest, rec.Duration), total+rec.Duration
-	}
-	p.ModelTime = "unknown"
-	if total > 0 {
-		p.ModelTime = duration(total)
+	p.Timing, p.ModelTime = t.timing()
+	ax := newAxis(t.turns)
+	p.Timed = ax.whole > 0
+	prompts := t.prompts // those not yet placed, each before its first message
+	placePrompts := func(i int) {
+		for ; len(prompts) > 0 && prompts[0].at <= i; prompts = prompts[1:] {
+			p.Items = append(p.Items, viewItem{Prompt: prompts[0].view()})
+		}
 	}
 	for i, m := range t.history {
+		placePrompts(i)
 		if m.Role != "assistant" {
 			if blocks := userBlocks(m); len(blocks) > 0 {
 				p.Items = append(p.Items, viewItem{User: blocks})
@@ -201,9 +220,7 @@ func (t *transcript) page(source string, price *modelinfo.Prices) *viewPage {
 		if i+1 < len(t.history) {
 			answers = t.history[i+1]
 		}
-		rec, known := t.turns[i]
-		turn := t.turn(p.Turns, m, answers, rec, longest)
-		turn.UsageKnown = known
+		turn := t.turn(p.Turns, m, answers, t.turns[i], ax)
 		p.Calls += len(turn.Calls)
 		for _, c := range turn.Calls {
 			if c.Failed {
@@ -212,33 +229,102 @@ func (t *transcript) page(source string, price *modelinfo.Prices) *viewPage {
 		}
 		p.Items = append(p.Items, viewItem{Turn: turn})
 	}
+	placePrompts(len(t.history)) // a prompt that added no message
 	sum := sha256.Sum256([]byte(viewJS))
 	p.CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
 	p.Script = template.JS(viewJS) // the page's own script, never input
 	return p
 }
 
-func (t *transcript) turn(n int, m, answers wireMessage, rec converse.TurnRecord, longest time.Duration) *viewTurn {
-	vt := &viewTurn{N: n, Took: "unknown", Usage: rec.Usage, StopReason: bidiVisible(string(rec.StopReason))}
+// timing says where the durations come from, and the model calls' total.
+func (t *transcript) timing() (where, modelTime string) {
+	switch {
+	case t.bedrock:
+		where = "durations are Bedrock's latencyMs; call times were not recorded, so the model calls are drawn back to back"
+	case t.kind == jsonOutputKind:
+		where = "-json output holds no times, and the usage of each prompt, not of each model call"
+	default:
+		where = "durations measured by the conversation, drawn on one time axis from its start"
+	}
+	var total time.Duration
+	for _, rec := range t.turns {
+		total += rec.Duration
+	}
+	if total == 0 {
+		return where, "unknown"
+	}
+	return where, duration(total)
+}
+
+func (pr promptRecord) view() *viewPrompt {
+	v := &viewPrompt{N: pr.n, Turns: pr.turns, Usage: pr.usage, StopReason: bidiVisible(pr.stopReason), Error: bidiVisible(pr.err)}
+	if pr.costUSD != nil {
+		v.Cost = usd(*pr.costUSD)
+	}
+	return v
+}
+
+// axis is the page's one time scale: a bar's left edge is its start's
+// distance from the conversation's start, and its width its duration, both
+// in % of the conversation's whole time, so that bars of different rounds
+// compare.
+type axis struct {
+	start time.Time
+	whole time.Duration
+}
+
+// newAxis spans every model call and tool call whose times turns know.
+func newAxis(turns map[int]turnRecord) axis {
+	var first, last time.Time
+	see := func(start, end time.Time) {
+		if first.IsZero() || start.Before(first) {
+			first = start
+		}
+		last = later(last, end)
+	}
+	for _, rec := range turns {
+		if start, ok := modelStart(rec.TurnRecord); ok {
+			see(start, rec.End)
+		}
+		for _, cr := range rec.Calls {
+			if timed(cr) {
+				see(cr.Start, cr.End)
+			}
+		}
+	}
+	return axis{first, last.Sub(first)}
+}
+
+// bar places the span from start to end, or is nil when the axis has no
+// length.
+func (a axis) bar(start, end time.Time) *viewBar {
+	if a.whole <= 0 {
+		return nil
+	}
+	return &viewBar{percent(float64(start.Sub(a.start)) / float64(a.whole)), percent(float64(end.Sub(start)) / float64(a.whole))}
+}
+
+// modelStart is when a turn's model call started, if its record knows.
+func modelStart(rec converse.TurnRecord) (time.Time, bool) {
+	return rec.End.Add(-rec.Duration), !rec.End.IsZero() && rec.Duration > 0
+}
+
+// timed reports whether a call's start and end are known.
+func timed(cr converse.CallRecord) bool { return !cr.Start.IsZero() && !cr.End.IsZero() }
+
+func (t *transcript) turn(n int, m, answers wireMessage, rec turnRecord, ax axis) *viewTurn {
+	vt := &viewTurn{N: n, Took: "unknown", Usage: rec.Usage, UsageKnown: rec.usageKnown, StopReason: bidiVisible(string(rec.StopReason))}
 	if vt.StopReason == "" {
 		vt.StopReason = "unknown"
 	}
 	if rec.Duration > 0 {
 		vt.Took = duration(rec.Duration)
-		vt.Bar = percent(float64(rec.Duration) / float64(longest))
 	}
-	results := map[string]json.RawMessage{}
-	for _, b := range answers.Content {
-		if r, ok := b["toolResult"]; ok {
-			var id struct {
-				ToolUseID string `json:"toolUseId"`
-			}
-			if json.Unmarshal(r, &id) == nil {
-				results[id.ToolUseID] = r
-			}
-		}
+	if start, ok := modelStart(rec.TurnRecord); ok {
+		vt.Bar = ax.bar(start, rec.End)
 	}
-	var first, last time.Time
+	results := resultsByID(answers)
+	var records []converse.CallRecord // of vt.Calls
 	for _, b := range m.Content {
 		raw, ok := b["toolUse"]
 		if !ok {
@@ -254,35 +340,57 @@ func (t *transcript) turn(n int, m, answers wireMessage, rec converse.TurnRecord
 			vt.Blocks = append(vt.Blocks, viewBlock{Kind: "note", Text: "a toolUse block that is not JSON of a toolUse"})
 			continue
 		}
+		cr := rec.Calls[tu.ToolUseID]
 		c := viewCall{Anchor: fmt.Sprintf("call-%d-%d", n, len(vt.Calls)+1), ID: bidiVisible(tu.ToolUseID), Name: bidiVisible(tu.Name), Input: jsonBlock(tu.Input)}
-		c.Output, c.Failed, c.Marks = result(results[tu.ToolUseID], rec.Calls[tu.ToolUseID])
-		if cr := rec.Calls[tu.ToolUseID]; !cr.Start.IsZero() && !cr.End.IsZero() {
-			c.Took = duration(cr.End.Sub(cr.Start))
-			if first.IsZero() || cr.Start.Before(first) {
-				first = cr.Start
-			}
-			last = later(last, cr.End)
+		c.Output, c.Failed, c.Marks = result(results[tu.ToolUseID], cr)
+		if timed(cr) {
+			c.Took, c.Bar = duration(cr.End.Sub(cr.Start)), ax.bar(cr.Start, cr.End)
 		}
-		vt.Calls = append(vt.Calls, c)
+		vt.Calls, records = append(vt.Calls, c), append(records, cr)
 	}
-	span := last.Sub(first)
-	if !first.IsZero() {
-		vt.Round = duration(span)
+	vt.Round, vt.Parallel = round(records)
+	return vt
+}
+
+// resultsByID are the toolResult blocks of a user message, by toolUseId.
+func resultsByID(answers wireMessage) map[string]json.RawMessage {
+	results := map[string]json.RawMessage{}
+	for _, b := range answers.Content {
+		if r, ok := b["toolResult"]; ok {
+			var id struct {
+				ToolUseID string `json:"toolUseId"`
+			}
+			if json.Unmarshal(r, &id) == nil {
+				results[id.ToolUseID] = r
+			}
+		}
 	}
-	var ends []time.Time // of the calls placed so far, to see whether any overlap
-	for i := range vt.Calls {
-		cr := rec.Calls[vt.Calls[i].ID]
-		if cr.Start.IsZero() || cr.End.IsZero() || span <= 0 {
+	return results
+}
+
+// round is how long a tool round took, from its first call's start to its
+// last one's end ("" when no call was timed), and whether any calls
+// overlapped.
+func round(calls []converse.CallRecord) (took string, parallel bool) {
+	var first, last time.Time
+	var ends []time.Time // of the calls seen so far
+	for _, cr := range calls {
+		if !timed(cr) {
 			continue
 		}
 		for _, e := range ends {
-			vt.Parallel = vt.Parallel || cr.Start.Before(e)
+			parallel = parallel || cr.Start.Before(e)
 		}
 		ends = append(ends, cr.End)
-		vt.Calls[i].Left = percent(float64(cr.Start.Sub(first)) / float64(span))
-		vt.Calls[i].Width = percent(max(float64(cr.End.Sub(cr.Start))/float64(span), 0.005))
+		if first.IsZero() || cr.Start.Before(first) {
+			first = cr.Start
+		}
+		last = later(last, cr.End)
 	}
-	return vt
+	if first.IsZero() {
+		return "", false
+	}
+	return duration(last.Sub(first)), parallel
 }
 
 // result is the output of a call's toolResult, whether it failed, and

@@ -11,8 +11,11 @@
   }
   window.addEventListener('hashchange', openTarget);
   openTarget();
-  document.getElementById('collapse').addEventListener('click', function () {
-    document.querySelectorAll('details[open]').forEach(function (d) { d.open = false; });
-  });
+  // The buttons open or close every call and long text at once.
+  function setAll(open) {
+    document.querySelectorAll('details').forEach(function (d) { d.open = open; });
+  }
+  document.getElementById('expand').addEventListener('click', function () { setAll(true); });
+  document.getElementById('collapse').addEventListener('click', function () { setAll(false); });
   document.documentElement.setAttribute('data-view-ready', '1');
 })();

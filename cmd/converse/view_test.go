@@ -386,29 +386,76 @@ func text(n *html.Node) string {
 	return b.String()
 }
 
-// TestViewOfJSONOutput: -json output, one object a prompt, is drawn from
-// the last object's history with the usage of all; a model call's time is
-// unknown there.
+// TestViewOfJSONOutput: the output of converse -json over three prompts of
+// one -session (a calculation in two model calls, a greeting in one, and a
+// prompt that fails at -max-turns, its reply kept in its history) is drawn
+// from the last object's history. Each prompt shows what its object holds: its model calls,
+// tokens, cost, stop reason and error. A turn shows the stop reason of
+// its prompt's last call, and the tokens of a prompt of one call. No
+// object holds a time, nor the tokens of one call of several, so those
+// stay unknown.
 func TestViewOfJSONOutput(t *testing.T) {
+	session := filepath.Join(t.TempDir(), "session")
+	var jsonOut strings.Builder
+	for _, p := range []struct {
+		script bedrocktest.Handler
+		args   []string
+		code   int
+	}{
+		{multiply(), []string{"What is 6 times 7?"}, 0},
+		{bedrocktest.Script(bedrocktest.Text("Hi.")), []string{"Say hi."}, 0},
+		{multiply(), []string{"-max-turns", "1", "And 6 times 7 again?"}, 5},
+	} {
+		srv := newServer(t, p.script)
+		out := runInProcess(t, nil, append([]string{"-endpoint", srv.URL, "-session", session, "-json"}, p.args...)...)
+		require.Equal(t, p.code, out.code, out.stderr)
+		jsonOut.WriteString(out.stdout)
+	}
 	in := filepath.Join(t.TempDir(), "out.json")
-	require.NoError(t, os.WriteFile(in, []byte(`{"model":"m","text":"hi","turns":1,"usage":{"inputTokens":5,"outputTokens":2,"totalTokens":7},
-"history":[{"role":"user","content":[{"text":"hello"}]},{"role":"assistant","content":[{"text":"hi"}]}]}
-{"model":"m","text":"4","turns":2,"usage":{"inputTokens":20,"outputTokens":8,"totalTokens":28},
-"history":[{"role":"user","content":[{"text":"hello"}]},{"role":"assistant","content":[{"text":"hi"}]},
-{"role":"user","content":[{"text":"2+2?"}]},{"role":"assistant","content":[{"toolUse":{"toolUseId":"c1","name":"calculator","input":{"a":2,"b":2}}}]},
-{"role":"user","content":[{"toolResult":{"toolUseId":"c1","status":"success","content":[{"json":{"result":4}}]}}]},
-{"role":"assistant","content":[{"text":"4"}]}]}
-`), 0o600))
+	require.NoError(t, os.WriteFile(in, []byte(jsonOut.String()), 0o600))
 	doc := parseHTML(t, renderView(t, in))
 	assert.Equal(t, "-json output", text(byID(t, doc, "kind")))
-	assert.Equal(t, "3", text(byID(t, doc, "turns")))
-	assert.Equal(t, "25", text(byID(t, doc, "tokens-in")))
-	assert.Contains(t, text(byID(t, doc, "call-2-1")), `"result": 4`)
-	assert.Contains(t, text(byID(t, doc, "turn-1")), "model call unknown")
-	for _, turn := range []string{"turn-1", "turn-2", "turn-3"} {
-		assert.Contains(t, text(byID(t, doc, turn)), "tokens unknown", "-json output has no usage per turn")
-		assert.NotContains(t, text(byID(t, doc, turn)), "0 in")
+	assert.Equal(t, "4", text(byID(t, doc, "turns")), "the failed prompt's history holds its reply")
+	assert.Equal(t, "40", text(byID(t, doc, "tokens-in")), "four model calls of bedrocktest's 10 in")
+	assert.Equal(t, "20", text(byID(t, doc, "tokens-out")))
+	// us. Claude Sonnet 4.5: $3.30 in and $16.50 out a million, as -json's costUSD.
+	assert.Equal(t, fmt.Sprintf("$%.4f", (40*3.3+20*16.5)/1e6), text(byID(t, doc, "cost")))
+	mustContain(t, "prompt 1", text(byID(t, doc, "prompt-1")), "2 model calls, tokens 20 in, 10 out, $0.0002, stop end_turn")
+	mustContain(t, "prompt 2", text(byID(t, doc, "prompt-2")), "1 model call, tokens 10 in, 5 out, $0.0001, stop end_turn")
+	mustContain(t, "prompt 3", text(byID(t, doc, "prompt-3")), "1 model call, tokens 10 in, 5 out, $0.0001, stop tool_use", "error: turn limit reached")
+	assert.Contains(t, text(byID(t, doc, "call-1-1")), "42")
+	for turn, want := range map[string][]string{
+		"turn-1": {"model call unknown", "stop unknown", "tokens unknown"},
+		"turn-2": {"model call unknown", "stop end_turn", "tokens unknown"},
+		"turn-3": {"model call unknown", "stop end_turn", "tokens 10 in, 5 out"},
+		"turn-4": {"model call unknown", "stop tool_use", "tokens 10 in, 5 out"},
+	} {
+		mustContain(t, turn, text(byID(t, doc, turn)), want...)
 	}
+	assert.Contains(t, text(byID(t, doc, "call-4-1")), "unanswered")
+	assert.Contains(t, text(doc), "-json output holds no times")
+}
+
+// TestViewOfJSONPromptWithoutMessage: an object of -json output whose
+// prompt added no message to the history (it failed first) still shows,
+// after the last message, with its error.
+func TestViewOfJSONPromptWithoutMessage(t *testing.T) {
+	history := `[{"role":"user","content":[{"text":"hello"}]},{"role":"assistant","content":[{"text":"hi"}]}]`
+	in := filepath.Join(t.TempDir(), "out.json")
+	require.NoError(t, os.WriteFile(in, []byte(`{"model":"m","text":"hi","stopReason":"end_turn","turns":1,"usage":{"inputTokens":5,"outputTokens":2,"totalTokens":7},"history":`+history+`}
+{"model":"m","text":"","turns":0,"usage":{"inputTokens":0,"outputTokens":0,"totalTokens":0},"history":`+history+`,"error":"no credentials"}
+`), 0o600))
+	doc := parseHTML(t, renderView(t, in))
+	mustContain(t, "prompt 1", text(byID(t, doc, "prompt-1")), "1 model call, tokens 5 in, 2 out, stop end_turn")
+	mustContain(t, "turn 1", text(byID(t, doc, "turn-1")), "stop end_turn", "tokens 5 in, 2 out")
+	mustContain(t, "prompt 2", text(byID(t, doc, "prompt-2")), "0 model calls", "error: no credentials")
+	sections := findAll(doc, func(n *html.Node) bool { return n.Data == "main" })[0]
+	last := sections.LastChild
+	for last != nil && last.Type != html.ElementNode {
+		last = last.PrevSibling
+	}
+	require.NotNil(t, last)
+	assert.Equal(t, "prompt-2", attr(last, "id"), "after the last message")
 }
 
 // TestViewCallMarks: what marks a call: a call cancelled while its tool

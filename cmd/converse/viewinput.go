@@ -7,30 +7,56 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/tooluse/bedrock/converse"
+	"github.com/tooluse/bedrock/converse/dynamostore"
 	"github.com/tooluse/bedrock/converse/filestore"
 	"github.com/tooluse/bedrock/converse/recording"
 	"github.com/tooluse/bedrock/converse/wirejson"
 )
 
-// transcript is what converse view draws, read from a session file, a
-// recording or -json output: the history in Bedrock's wire JSON and what is
-// known of each reply, by the index of its message.
+// transcript is what converse view draws, read from a session, a recording
+// or -json output: the history in Bedrock's wire JSON and what is known of
+// each reply, by the index of its message.
 type transcript struct {
-	kind    string // "session", "recording" or "-json output"
+	kind    string // "session", "recording" or jsonOutputKind
 	model   string
 	history []wireMessage
-	turns   map[int]converse.TurnRecord
+	turns   map[int]turnRecord
 	bedrock bool // the durations are Bedrock's latencyMs (a recording), not the conversation's
 	usage   converse.Usage
+	costUSD *float64       // -json output: the sum of its costUSD, when each prompt had one
+	prompts []promptRecord // -json output's, in order
 }
+
+// turnRecord is what the input holds of one reply. -json output holds the
+// usage of a prompt, which is a turn's own only when the prompt made one
+// model call.
+type turnRecord struct {
+	converse.TurnRecord
+	usageKnown bool
+}
+
+// promptRecord is what one object of -json output holds of its prompt
+// beyond the history; at is the index of the prompt's first message.
+type promptRecord struct {
+	n, at, turns int
+	usage        converse.Usage
+	costUSD      *float64
+	stopReason   string
+	err          string
+}
+
+// jsonOutputKind is the kind of a transcript read from -json output.
+const jsonOutputKind = "-json output"
 
 // wireMessage is a message in Bedrock's wire JSON; each block is kept as
 // its one member ("text", "toolUse", ...) and that member's JSON.
@@ -39,8 +65,12 @@ type wireMessage struct {
 	Content []map[string]json.RawMessage `json:"content"`
 }
 
-// readTranscript reads the file at path, whichever of the three it is.
+// readTranscript reads the file at path, whichever of the three it is, or
+// the session of dynamodb://TABLE/SESSION-ID.
 func readTranscript(ctx context.Context, path string) (*transcript, error) {
+	if table, id, ok := dynamoSession(path); ok {
+		return dynamoTranscript(ctx, path, table, id)
+	}
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -68,44 +98,134 @@ func readTranscript(ctx context.Context, path string) (*transcript, error) {
 	return nil, fmt.Errorf("%s: not a session file (no \"version\" and \"messages\"), a recording (no \"exchanges\") or -json output (no \"history\")", path)
 }
 
+// dynamoTranscript reads the session id of a DynamoDB table, as -session
+// dynamodb://TABLE/SESSION-ID keeps it, without changing it: a Load reads
+// the item, takes no lease and writes nothing. A state past the item
+// limit is read from the S3 object its item names.
+func dynamoTranscript(ctx context.Context, url, table, id string) (*transcript, error) {
+	if table == "" || id == "" {
+		return nil, fmt.Errorf("%s: want dynamodb://TABLE/SESSION-ID", url)
+	}
+	cfg, err := loadConfig(ctx, &settings{})
+	if err != nil {
+		return nil, err
+	}
+	store := dynamostore.New(dynamodb.NewFromConfig(cfg), table, func(o *dynamostore.Options) { o.S3 = s3Client(cfg) })
+	st, err := store.Load(ctx, id)
+	switch hint := missingTable(url, err); {
+	case hint != "":
+		return nil, &restated{url + ": " + hint, err}
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, &restated{url + ": no such session in the table", err}
+	case err != nil:
+		return nil, err
+	}
+	return sessionTranscript(st)
+}
+
 func sessionTranscript(st *converse.State) (*transcript, error) {
 	raw, err := wirejson.MarshalMessages(st.Messages)
 	if err != nil {
 		return nil, err
 	}
-	t := &transcript{kind: "session", model: st.ModelID, turns: st.Turns, usage: st.Usage}
+	t := &transcript{kind: "session", model: st.ModelID, turns: map[int]turnRecord{}, usage: st.Usage}
+	for i, rec := range st.Turns {
+		t.turns[i] = turnRecord{rec, true}
+	}
 	return t, json.Unmarshal(raw, &t.history)
 }
 
-// jsonTranscript reads the objects -json printed, one a prompt: the
-// history of the last, the usage of all.
+// jsonObject is what view reads of an object -json printed, one a
+// prompt: it holds no times, and the usage of the prompt's model calls
+// together.
+type jsonObject struct {
+	Model      string          `json:"model"`
+	StopReason string          `json:"stopReason"`
+	Turns      int             `json:"turns"`
+	Usage      converse.Usage  `json:"usage"`
+	CostUSD    *float64        `json:"costUSD"`
+	History    json.RawMessage `json:"history"`
+	Error      string          `json:"error"`
+}
+
+// jsonTranscript reads the objects -json printed: the history of the last,
+// the usage of all, and what each object holds of its prompt.
 func jsonTranscript(b []byte) (*transcript, error) {
-	t := &transcript{kind: "-json output"}
+	t := &transcript{kind: jsonOutputKind, turns: map[int]turnRecord{}}
 	dec := json.NewDecoder(bytes.NewReader(b))
-	for {
-		var r struct {
-			Model   string          `json:"model"`
-			Usage   converse.Usage  `json:"usage"`
-			History json.RawMessage `json:"history"`
-		}
+	var cost float64
+	priced := true
+	for n := 1; ; n++ {
+		var r jsonObject
 		if err := dec.Decode(&r); errors.Is(err, io.EOF) {
-			return t, nil
+			break
 		} else if err != nil {
 			return nil, fmt.Errorf("-json output: %w", err)
 		}
-		t.model, t.usage = r.Model, t.usage.Add(r.Usage)
-		t.history = nil
-		if err := json.Unmarshal(r.History, &t.history); err != nil {
+		var history []wireMessage
+		if err := json.Unmarshal(r.History, &history); err != nil {
 			return nil, fmt.Errorf("-json output: history: %w", err)
 		}
+		start := len(t.history)
+		if n == 1 || start > len(history) { // the first prompt, or another conversation's
+			start = promptStart(history)
+			clear(t.turns)
+			t.prompts = nil
+		}
+		t.model, t.history, t.usage = r.Model, history, t.usage.Add(r.Usage)
+		t.notePrompt(n, start, r)
+		if priced = priced && r.CostUSD != nil; priced {
+			cost += *r.CostUSD
+		}
 	}
+	if priced {
+		t.costUSD = &cost
+	}
+	return t, nil
+}
+
+// promptStart is the index of the last prompt's first message: the last
+// user message holding more than tool results.
+func promptStart(history []wireMessage) int {
+	for i := len(history) - 1; i >= 0; i-- {
+		if history[i].Role == "user" && len(userBlocks(history[i])) > 0 {
+			return i
+		}
+	}
+	return 0
+}
+
+// notePrompt keeps what object n of -json output holds of its prompt,
+// whose messages start at start. Each model call of a prompt that did not
+// fail added one reply: then its stop reason is its last reply's, and the
+// usage of a prompt of one call is its reply's.
+func (t *transcript) notePrompt(n, start int, r jsonObject) {
+	t.prompts = append(t.prompts, promptRecord{n: n, at: start, turns: r.Turns, usage: r.Usage, costUSD: r.CostUSD, stopReason: r.StopReason, err: r.Error})
+	var replies []int
+	for i := start; i < len(t.history); i++ {
+		if t.history[i].Role == "assistant" {
+			replies = append(replies, i)
+		}
+	}
+	if len(replies) == 0 || len(replies) != r.Turns {
+		return
+	}
+	rec := turnRecord{TurnRecord: converse.TurnRecord{StopReason: types.StopReason(r.StopReason)}}
+	if len(replies) == 1 {
+		rec.Usage, rec.usageKnown = r.Usage, true
+	}
+	t.turns[replies[len(replies)-1]] = rec
 }
 
 // recordingTranscript is the conversation of the last exchange: its
 // request's messages and its reply, with each exchange's usage, stop reason
 // and Bedrock's latency.
 func recordingTranscript(rec *recording.Recording) (*transcript, error) {
-	t := &transcript{kind: "recording", turns: map[int]converse.TurnRecord{}, bedrock: true}
+	t := &transcript{kind: "recording", turns: map[int]turnRecord{}, bedrock: true}
+	// A recording holds no clock times: its model calls are laid out back
+	// to back on the page's axis, each ending at the sum of the latencies
+	// so far (from the Unix epoch, as a zero time means unknown).
+	clock := time.Unix(0, 0)
 	for i, ex := range rec.Exchanges {
 		var req struct {
 			Messages []wireMessage `json:"messages"`
@@ -121,7 +241,9 @@ func recordingTranscript(rec *recording.Recording) (*transcript, error) {
 		if reply == nil {
 			continue // an error response
 		}
-		t.turns[len(t.history)] = rt
+		clock = clock.Add(rt.Duration)
+		rt.End = clock
+		t.turns[len(t.history)] = turnRecord{rt, true}
 		t.history = append(t.history, *reply)
 		t.usage = t.usage.Add(rt.Usage)
 	}
