@@ -41,7 +41,7 @@
 // # Flags
 //
 //	-model ID         model ID, inference profile or ARN; default $BEDROCK_MODEL_ID,
-//	                  else us.anthropic.claude-sonnet-4-5-20250929-v1:0; one of no family
+//	                  else us.anthropic.claude-sonnet-5-5; one of no family
 //	                  converse knows (modelinfo.KnownFamily) runs with a warning
 //	-region REGION    AWS region; default from AWS_REGION or the profile, else us-east-1
 //	-profile NAME     profile of the shared config files (~/.aws/config, ~/.aws/credentials)
