@@ -116,9 +116,10 @@
 // SSO, and the EC2 or container roles. They are looked for before the first
 // model call, so a machine without any fails at once. A Bedrock API key in
 // AWS_BEARER_TOKEN_BEDROCK is enough instead, and is then used in their
-// place, sent as a bearer token over HTTPS only (an http -endpoint is a
-// usage error, but for a local one). -v says which authentication is
-// used. Throttling and server errors are retried by the SDK
+// place, sent as a bearer token over HTTPS only: an http endpoint, of
+// -endpoint or of the configuration (AWS_ENDPOINT_URL_BEDROCK_RUNTIME), is
+// a usage error, but for a local one, which gets no key. -v says which
+// authentication is used. Throttling and server errors are retried by the SDK
 // (AWS_MAX_ATTEMPTS, AWS_RETRY_MODE).
 //
 // With -endpoint on loopback (localhost, 127.0.0.0/8, ::1), such as a
