@@ -23,6 +23,7 @@ func everyField(o *converse.Options) {
 	o.Request.PerformanceConfig = &types.PerformanceConfiguration{Latency: types.PerformanceConfigLatencyOptimized}
 	o.Request.ServiceTier = &types.ServiceTier{Type: types.ServiceTierTypeFlex}
 	o.Request.RequestMetadata = map[string]string{"team": "search"}
+	o.Request.ProjectIdentifier = aws.String("proj-1")
 	o.Request.PromptVariables = map[string]types.PromptVariableValues{"city": &types.PromptVariableValuesMemberText{Value: "Oslo"}}
 	o.Request.OutputConfig = &types.OutputConfig{TextFormat: &types.OutputFormat{
 		Type:      types.OutputFormatTypeJsonSchema,
@@ -66,6 +67,7 @@ func TestEveryRequestFieldReachesTheWire(t *testing.T) {
 			require.NotNil(t, r.ServiceTier)
 			assert.Equal(t, types.ServiceTierTypeFlex, r.ServiceTier.Type)
 			assert.Equal(t, map[string]string{"team": "search"}, r.RequestMetadata)
+			assert.Equal(t, "proj-1", aws.ToString(r.ProjectIdentifier))
 			require.Contains(t, r.PromptVariables, "city")
 			assert.Equal(t, &types.PromptVariableValuesMemberText{Value: "Oslo"}, r.PromptVariables["city"])
 			require.NotNil(t, r.OutputConfig)

@@ -28,7 +28,7 @@ const StateVersion = 1
 //
 //	{
 //	  "version": 1,
-//	  "modelId": "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+//	  "modelId": "us.anthropic.claude-sonnet-5-5",
 //	  "messages": [...],    // the history, in Bedrock's wire JSON (a request's "messages")
 //	  "openTurn": {         // only while the last message's tool calls are not all answered
 //	    "results": [...],   // toolResult blocks of the answered calls, in wire JSON

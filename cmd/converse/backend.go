@@ -91,15 +91,16 @@ func newBackend(ctx context.Context, s *settings, rec *recording.Recording) (*ba
 func authenticate(ctx context.Context, s *settings, cfg *aws.Config) (string, error) {
 	const none = "none: the requests to the local endpoint are unsigned"
 	if os.Getenv(bearerTokenVariable) != "" {
+		endpoint, named := bedrockEndpoint(s, *cfg)
 		switch {
-		case !plainHTTP(s.endpoint):
+		case !plainHTTP(endpoint):
 			// The client takes it itself; no other credential is needed.
 			return "a Bedrock API key (" + bearerTokenVariable + ")", nil
-		case isLoopback(s.endpoint):
+		case isLoopback(endpoint):
 			anonymous(cfg)
 			return none + " (a Bedrock API key in " + bearerTokenVariable + " is sent over HTTPS only)", nil
 		}
-		return "", usagef("-endpoint %s: a Bedrock API key (%s) is sent over HTTPS only: use an https URL", s.endpoint, bearerTokenVariable)
+		return "", usagef("%s: a Bedrock API key (%s) is sent over HTTPS only: use an https URL", named, bearerTokenVariable)
 	}
 	if isLoopback(s.endpoint) && !explicitCredentials(s) {
 		anonymous(cfg)
@@ -114,6 +115,17 @@ func authenticate(ctx context.Context, s *settings, cfg *aws.Config) (string, er
 		return none, nil
 	}
 	return "AWS credentials (SigV4) from " + source, nil
+}
+
+// bedrockEndpoint is the endpoint the Bedrock client of s and cfg calls,
+// "" for Bedrock's own, and its name for a message: -endpoint, else one
+// the configuration names, which the SDK reads as it builds the client.
+func bedrockEndpoint(s *settings, cfg aws.Config) (endpoint, named string) {
+	if s.endpoint != "" {
+		return s.endpoint, "-endpoint " + s.endpoint
+	}
+	endpoint = aws.ToString(bedrockruntime.NewFromConfig(cfg).Options().BaseEndpoint)
+	return endpoint, "the Bedrock endpoint " + endpoint + " of the configuration (AWS_ENDPOINT_URL_BEDROCK_RUNTIME, AWS_ENDPOINT_URL or the profile's endpoint_url)"
 }
 
 // explicitCredentials reports whether SigV4 credentials were asked for by

@@ -29,15 +29,15 @@ func withTokens(r *bedrocktest.Reply, in, out int32) *bedrocktest.Reply {
 // finishes, each tool call run once.
 func TestBudgetFlagsWithSession(t *testing.T) {
 	t.Parallel()
-	// The first model call uses 2,000 tokens in and 100 out: $0.00825 at the
-	// 10% regional premium of the default model (us. Claude Sonnet 4.5:
-	// $3.30 and $16.50 a million).
+	// The first model call uses 2,000 tokens in and 100 out: $0.0055 at the
+	// 10% regional premium of the default model (us. Claude Sonnet 5.5:
+	// $2.20 and $11 a million).
 	tests := []struct {
 		flag, limit, raised string
 		says                []string
 	}{
-		{"-max-tokens-total", "1500", "100000", []string{"conversation total tokens limit 1500 tokens reached: spent 2100 tokens", "($0.0083)"}},
-		{"-max-cost", "0.005", "1", []string{"conversation cost limit $0.0050 reached: spent $0.0083"}},
+		{"-max-tokens-total", "1500", "100000", []string{"conversation total tokens limit 1500 tokens reached: spent 2100 tokens", "($0.0055)"}},
+		{"-max-cost", "0.005", "1", []string{"conversation cost limit $0.0050 reached: spent $0.0055"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.flag, func(t *testing.T) {
@@ -82,11 +82,11 @@ func TestBudgetFlagsWithSession(t *testing.T) {
 func TestCostInTrace(t *testing.T) {
 	t.Parallel()
 	out, _ := runMultiply(t, "-v", "What is 6 times 7?")
-	// 10 in and 5 out a call at $3.30 and $16.50 a million.
+	// 10 in and 5 out a call at $2.20 and $11 a million.
 	mustContain(t, "stderr", out.stderr,
-		"· turn 1: tool_use; tokens 10 in, 5 out; $0.000116\n",
-		"· turn 2: end_turn; tokens 10 in, 5 out; $0.000116\n",
-		"· total: 2 model calls, tokens 20 in, 10 out; $0.000231\n",
+		"· turn 1: tool_use; tokens 10 in, 5 out; $0.000077\n",
+		"· turn 2: end_turn; tokens 10 in, 5 out; $0.000077\n",
+		"· total: 2 model calls, tokens 20 in, 10 out; $0.000154\n",
 	)
 
 	out, _ = runMultiply(t, "-v", "-model", "cohere.command-r-v1:0", "What is 6 times 7?")

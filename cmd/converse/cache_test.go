@@ -24,7 +24,7 @@ func calculations(n int) bedrocktest.Handler {
 func TestCacheFlag(t *testing.T) {
 	srv := bedrocktest.NewServer(calculations(2), func(o *bedrocktest.Options) { o.Accounting = true })
 	t.Cleanup(srv.Close)
-	system := strings.Repeat("You answer with care. ", 400) // over the default model's 1,024 tokens
+	system := strings.Repeat("You answer with care. ", 800) // over the 4,096 tokens taken for the default model's minimum
 	out := runInProcess(t, nil, "-endpoint", srv.URL, "-cache", "-json", "-v", "-system", system, "Add up some numbers.")
 	require.Equal(t, 0, out.code, out.stderr)
 	mustContain(t, "the -v trace", out.stderr, "written to it", "read from the cache")

@@ -45,7 +45,7 @@
 // # Flags
 //
 //	-model ID         model ID, inference profile or ARN; default $BEDROCK_MODEL_ID,
-//	                  else us.anthropic.claude-sonnet-4-5-20250929-v1:0; one of no family
+//	                  else us.anthropic.claude-sonnet-5-5; one of no family
 //	                  converse knows (modelinfo.KnownFamily) runs with a warning
 //	-region REGION    AWS region; default from AWS_REGION or the profile, else us-east-1
 //	-profile NAME     profile of the shared config files (~/.aws/config, ~/.aws/credentials)
@@ -120,14 +120,15 @@
 // SSO, and the EC2 or container roles. They are looked for before the first
 // model call, so a machine without any fails at once. A Bedrock API key in
 // AWS_BEARER_TOKEN_BEDROCK is enough instead, and is then used in their
-// place. It is sent as a bearer token over HTTPS only: an http -endpoint is
-// a usage error, but for a local one. With -v, converse says which
-// authentication is used. It also says when a flag does nothing for the
-// model: -cache for a model without prompt caching
-// (modelinfo.PromptCaching). It says how
-// -schema's answer is given: natively, or by a final tool
-// (modelinfo.NativeStructuredOutput). Throttling and server errors are
-// retried by the SDK (AWS_MAX_ATTEMPTS, AWS_RETRY_MODE).
+// place. It is sent as a bearer token over HTTPS only: an http endpoint,
+// of -endpoint or of the configuration (AWS_ENDPOINT_URL_BEDROCK_RUNTIME),
+// is a usage error, but for a local one, which gets no key. With -v,
+// converse says which authentication is used. It also says when a flag
+// does nothing for the model: -cache for a model without prompt caching
+// (modelinfo.PromptCaching). It says how -schema's answer is given:
+// natively, or by a final tool (modelinfo.NativeStructuredOutput).
+// Throttling and server errors are retried by the SDK (AWS_MAX_ATTEMPTS,
+// AWS_RETRY_MODE).
 //
 // With -endpoint on loopback (localhost, 127.0.0.0/8, ::1), such as a
 // bedrocktest server, missing credentials are no error: the requests go
@@ -294,7 +295,7 @@
 // Ctrl-D at the last prompt):
 //
 //	$ converse -tools tools.json -no-builtins
-//	Chatting with us.anthropic.claude-sonnet-4-5-20250929-v1:0: Ctrl-C cancels a turn, Ctrl-D leaves; /help lists
+//	Chatting with us.anthropic.claude-sonnet-5-5: Ctrl-C cancels a turn, Ctrl-D leaves; /help lists
 //	the commands.
 //	> How big is /var/log?
 //	Let me measure it.

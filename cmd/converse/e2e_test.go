@@ -181,7 +181,7 @@ func TestJSON(t *testing.T) {
 	assert.Nil(t, got.Error)
 	assert.Equal(t, map[string]int{"inputTokens": 20, "outputTokens": 10, "totalTokens": 30}, got.Usage, "the sum of two calls")
 	require.NotNil(t, got.CostUSD)
-	assert.InDelta(t, (20*3.3+10*16.5)/1e6, *got.CostUSD, 1e-12, "at the us. profile's prices")
+	assert.InDelta(t, (20*2.2+10*11)/1e6, *got.CostUSD, 1e-12, "at the us. profile's prices")
 	require.Len(t, got.History, 4, "messages")
 	// Wire JSON: the names of the Bedrock API, not of the SDK's Go types.
 	mustContain(t, "history", mustJSON(t, got.History),

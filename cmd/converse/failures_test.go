@@ -230,23 +230,33 @@ func TestNoCredentials(t *testing.T) {
 
 // TestBedrockAPIKey: a Bedrock API key in AWS_BEARER_TOKEN_BEDROCK is
 // credentials enough, which the client sends as a bearer token, over HTTPS
-// only. (TestLoopbackCredentials sends it.)
+// only, whether -endpoint or the configuration names the endpoint; a plain
+// http one on this machine gets no key. (TestLoopbackCredentials sends it.)
 func TestBedrockAPIKey(t *testing.T) {
 	setTestEnv(t)
 	for _, name := range []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"} {
 		t.Setenv(name, "")
 	}
 	t.Setenv("AWS_BEARER_TOKEN_BEDROCK", fakeAPIKey)
+	const keyAuth = "a Bedrock API key (AWS_BEARER_TOKEN_BEDROCK)"
 	tests := []struct {
 		name, endpoint string
+		configured     string // AWS_ENDPOINT_URL_BEDROCK_RUNTIME
 		usage          string // the usage error, if any
+		auth           string // else how the requests are authenticated
 	}{
-		{"Bedrock", "", ""},
-		{"an https endpoint", "https://vpce-0123.bedrock-runtime.us-east-1.vpce.amazonaws.com", ""},
-		{"an http endpoint", "http://bedrock.example.com", "-endpoint http://bedrock.example.com: a Bedrock API key (AWS_BEARER_TOKEN_BEDROCK) is sent over HTTPS only"},
+		{"Bedrock", "", "", "", keyAuth},
+		{"an https endpoint", "https://vpce-0123.bedrock-runtime.us-east-1.vpce.amazonaws.com", "", "", keyAuth},
+		{"an http endpoint", "http://bedrock.example.com", "", "-endpoint http://bedrock.example.com: a Bedrock API key (AWS_BEARER_TOKEN_BEDROCK) is sent over HTTPS only", ""},
+		{"an https endpoint configured", "", "https://vpce-0123.bedrock-runtime.us-east-1.vpce.amazonaws.com", "", keyAuth},
+		{"an http endpoint configured", "", "http://bedrock.example.com",
+			"the Bedrock endpoint http://bedrock.example.com of the configuration (AWS_ENDPOINT_URL_BEDROCK_RUNTIME, AWS_ENDPOINT_URL or the profile's endpoint_url): a Bedrock API key (AWS_BEARER_TOKEN_BEDROCK) is sent over HTTPS only", ""},
+		{"a local http endpoint configured", "", "http://127.0.0.1:8080", "",
+			"none: the requests to the local endpoint are unsigned (a Bedrock API key in AWS_BEARER_TOKEN_BEDROCK is sent over HTTPS only)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", tt.configured)
 			var args []string
 			if tt.endpoint != "" {
 				args = []string{"-endpoint", tt.endpoint}
@@ -260,7 +270,7 @@ func TestBedrockAPIKey(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
-			assert.Equal(t, "a Bedrock API key (AWS_BEARER_TOKEN_BEDROCK)", b.auth)
+			assert.Equal(t, tt.auth, b.auth)
 		})
 	}
 }

@@ -20,8 +20,10 @@ import (
 )
 
 // defaultModel is the model used without -model or BEDROCK_MODEL_ID: the US
-// cross-region inference profile of Claude Sonnet 4.5.
-const defaultModel = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
+// cross-region inference profile of Claude Sonnet 5.5, Anthropic's current
+// Sonnet. (Claude Sonnet 4.5, the default before it, is deprecated: Anthropic
+// retired it on its own platforms on 2026-11-30.)
+const defaultModel = "us.anthropic.claude-sonnet-5-5"
 
 // defaultRegion is used when neither -region, AWS_REGION nor the profile
 // names one: the home of defaultModel's US inference profile.

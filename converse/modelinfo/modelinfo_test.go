@@ -23,12 +23,19 @@ func TestPricesOf(t *testing.T) {
 	older, ok := modelinfo.PricesOf("arn:aws:bedrock:us-east-1::foundation-model/anthropic.claude-3-5-haiku-20241022-v1:0")
 	require.True(t, ok)
 	assert.Equal(t, 0.8, older.Input)
+	newer, ok := modelinfo.PricesOf("global.anthropic.claude-sonnet-5-5")
+	require.True(t, ok)
+	assert.Equal(t, modelinfo.Prices{Input: 2, Output: 10, CacheRead: 0.2, CacheWrite: 2.5, CacheWrite1h: 4}, newer)
+	_, ok = modelinfo.PricesOf("global.anthropic.claude-opus-5-5") // its cache prices are not published
+	assert.False(t, ok)
 	_, ok = modelinfo.PricesOf("cohere.command-r-v1:0")
 	assert.False(t, ok)
 }
 
 func TestContextWindow(t *testing.T) {
 	assert.Equal(t, 200_000, modelinfo.ContextWindow("us.anthropic.claude-sonnet-4-5-20250929-v1:0"))
+	assert.Equal(t, 1_000_000, modelinfo.ContextWindow("us.anthropic.claude-opus-4-7"))
+	assert.Equal(t, 1_000_000, modelinfo.ContextWindow("global.anthropic.claude-sonnet-5-5"))
 	assert.Equal(t, 300_000, modelinfo.ContextWindow("amazon.nova-pro-v1:0"))
 	assert.Zero(t, modelinfo.ContextWindow("arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/abc"))
 }

@@ -7,7 +7,7 @@ replace github.com/tooluse/bedrock => ../..
 require (
 	github.com/aws/aws-sdk-go-v2 v1.48.0
 	github.com/aws/aws-sdk-go-v2/credentials v1.21.0
-	github.com/aws/aws-sdk-go-v2/service/bedrockruntime v1.63.13
+	github.com/aws/aws-sdk-go-v2/service/bedrockruntime v1.64.0
 	github.com/aws/smithy-go v1.28.9
 	github.com/stretchr/testify v1.12.1
 	github.com/tooluse/bedrock v0.0.0-00010101000000-000000000000

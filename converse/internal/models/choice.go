@@ -21,6 +21,7 @@ type ToolChoice struct {
 // supports_tool_choice_values), which agrees:
 //
 //	model                       any  tool
+//	Claude Sonnet 5.5           no   no
 //	Claude 3 and later          yes  yes
 //	Amazon Nova                 yes  yes
 //	Mistral Large               yes  no
@@ -28,12 +29,16 @@ type ToolChoice struct {
 //
 // The others answer a forcing choice with "This model doesn't support the
 // toolConfig.toolChoice.any field" (Llama 3.3: run-llama/llama_index
-// issue 19886, strands-agents issue 1241). An ID that names no model (an
+// issue 19886, strands-agents issue 1241). Claude Sonnet 5.5 takes
+// neither: "Forced tool use returns an error" (Anthropic's model overview
+// of Sonnet 5.5, its breaking changes). An ID that names no model (an
 // application inference profile ARN) is given both: Bedrock decides.
 func (m Model) ToolChoice() ToolChoice {
 	switch {
 	case m == Model{}:
 		return ToolChoice{Any: true, Tool: true}
+	case m.Provider == "anthropic" && strings.HasPrefix(m.Name, "claude-sonnet-5-5"):
+		return ToolChoice{}
 	case m.Provider == "anthropic" && modernClaude(m.Name),
 		m.Provider == "amazon" && strings.HasPrefix(m.Name, "nova"):
 		return ToolChoice{Any: true, Tool: true}

@@ -11,6 +11,8 @@ func TestToolChoice(t *testing.T) {
 	for id, want := range map[string]ToolChoice{
 		"anthropic.claude-3-5-sonnet-20240620-v1:0":                                all,
 		"us.anthropic.claude-sonnet-4-5-20250929-v1:0":                             all,
+		"us.anthropic.claude-sonnet-5-5":                                           none,
+		"global.anthropic.claude-opus-5-5":                                         all,
 		"anthropic.claude-v2:1":                                                    none,
 		"us.amazon.nova-pro-v1:0":                                                  all,
 		"amazon.titan-text-express-v1":                                             none,

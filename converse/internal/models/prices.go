@@ -12,7 +12,11 @@ type Prices struct {
 // are known here, in US dollars per million tokens:
 //
 //	model                        input  output  cache read  cache write  1h cache write
-//	Claude Opus 4.5, 4.6 *        5.00   25.00        0.50         6.25           10.00
+//	Claude Fable 5.1 *           10.00   50.00        0.25        12.50           20.00
+//	Claude Fable 5 *             10.00   50.00        1.00        12.50           20.00
+//	Claude Opus 5 *               5.00   25.00        0.50         6.25           10.00
+//	Claude Opus 4.5 to 4.8 *      5.00   25.00        0.50         6.25           10.00
+//	Claude Sonnet 5, 5.5 *        2.00   10.00        0.20         2.50            4.00
 //	Claude Opus 4, 4.1           15.00   75.00        1.50        18.75           30.00
 //	Claude Sonnet 4.5, 4.6 *      3.00   15.00        0.30         3.75            6.00
 //	Claude Sonnet 4, 3.7          3.00   15.00        0.30         3.75            6.00
@@ -52,18 +56,36 @@ type Prices struct {
 //     price, so cache writes are priced as input: an inference, not a
 //     published figure.
 //
+// The rows of Claude Opus 4.7 to 5, Sonnet 5 and 5.5, and Fable 5 and 5.1
+// were read on 2026-12-04 from the same pricing page and from Anthropic's
+// model overviews (platform.claude.com/docs/models/<model>/overview,
+// "Pricing"), with the same caveats. Claude Opus 5.5 and Fable 5.2 have no
+// price here: their overviews give input and output ($4 and $20, $8 and
+// $40), but no page read gives their cache prices. Claude Haiku 5.5 has
+// none either: its price depends on the prompt's length, which this table
+// does not model. Their rows keep a shorter prefix's price off them.
+//
 // Claude 3 Haiku has cache prices at Anthropic, but Bedrock's prompt
 // caching guide (docs.aws.amazon.com/bedrock/latest/userguide/prompt-caching.html)
 // does not list it among its models, so none are here. Claude 3.5 Sonnet
 // has no price: Anthropic no longer lists it, and third-party pages
 // disagree ($3 and $15 in a 2025 copy of AWS's page, $6 and $30 in a 2026
-// one). Claude models newer than these (Opus 4.7 on) have no price rather
-// than an older model's by prefix. Latency-optimized inference and the
+// one). Claude models newer than these have no price rather than an older
+// model's by prefix. Latency-optimized inference and the
 // flex and priority service tiers cost otherwise, and some models' prices
 // differ by region; none of that is modelled: set Options.Prices.
 var priceTable = []priceEntry{
+	{"anthropic", "claude-fable-5-2", unpriced, false},
+	{"anthropic", "claude-fable-5-1", Prices{10, 50, 0.25, 12.5, 20}, true},
+	{"anthropic", "claude-fable-5", Prices{10, 50, 1, 12.5, 20}, true},
+	{"anthropic", "claude-opus-5-5", unpriced, false},
+	{"anthropic", "claude-opus-5", Prices{5, 25, 0.5, 6.25, 10}, true},
+	{"anthropic", "claude-opus-4-8", Prices{5, 25, 0.5, 6.25, 10}, true},
+	{"anthropic", "claude-opus-4-7", Prices{5, 25, 0.5, 6.25, 10}, true},
 	{"anthropic", "claude-opus-4-5", Prices{5, 25, 0.5, 6.25, 10}, true},
 	{"anthropic", "claude-opus-4-6", Prices{5, 25, 0.5, 6.25, 10}, true},
+	{"anthropic", "claude-sonnet-5", Prices{2, 10, 0.2, 2.5, 4}, true}, // and 5.5
+	{"anthropic", "claude-haiku-5", unpriced, false},
 	{"anthropic", "claude-opus-4-1", Prices{15, 75, 1.5, 18.75, 30}, false},
 	{"anthropic", "claude-opus-4-20", Prices{15, 75, 1.5, 18.75, 30}, false}, // dated: Opus 4 alone
 	{"anthropic", "claude-sonnet-4-5", Prices{3, 15, 0.3, 3.75, 6}, true},
@@ -86,6 +108,10 @@ type priceEntry struct {
 	regionalPremium  bool // 10% more outside the global profile
 }
 
+// unpriced marks a row whose model has no confirmed price: the longest
+// prefix then finds no price, rather than a shorter prefix's.
+var unpriced = Prices{Input: -1}
+
 // longestPrefix is the index of the entry of table (whose provider and
 // name prefix key gives) of m's provider with the longest prefix of m's
 // name, or -1.
@@ -105,7 +131,7 @@ func longestPrefix[E any](m Model, table []E, key func(E) (provider, prefix stri
 // table is matched by the longest prefix of the model name.
 func PricesOf(modelID string) (Prices, bool) {
 	best := longestPrefix(Parse(modelID), priceTable, func(e priceEntry) (string, string) { return e.provider, e.prefix })
-	if best < 0 {
+	if best < 0 || priceTable[best].prices == unpriced {
 		return Prices{}, false
 	}
 	e := priceTable[best]

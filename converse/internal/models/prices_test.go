@@ -35,7 +35,16 @@ func TestPricesOf(t *testing.T) {
 		// Not confirmed, so unknown: no price is better than a wrong one.
 		{"anthropic.claude-3-5-sonnet-20240620-v1:0", Prices{}, false},
 		{"anthropic.claude-3-5-sonnet-20241022-v2:0", Prices{}, false},
-		{"global.anthropic.claude-opus-4-7", Prices{}, false}, // not Opus 4's $15
+		{"global.anthropic.claude-opus-4-7", Prices{5, 25, 0.5, 6.25, 10}, true},
+		{"us.anthropic.claude-opus-4-8", Prices{5.5, 27.5, 0.55, 6.875, 11}, true},
+		{"global.anthropic.claude-opus-5", Prices{5, 25, 0.5, 6.25, 10}, true},
+		{"global.anthropic.claude-sonnet-5", Prices{2, 10, 0.2, 2.5, 4}, true},
+		{"us.anthropic.claude-sonnet-5-5", Prices{2.2, 11, 0.22, 2.75, 4.4}, true},
+		{"global.anthropic.claude-fable-5", Prices{10, 50, 1, 12.5, 20}, true},
+		{"global.anthropic.claude-fable-5-1", Prices{10, 50, 0.25, 12.5, 20}, true},
+		{"global.anthropic.claude-opus-5-5", Prices{}, false},  // not Opus 5's $5
+		{"global.anthropic.claude-fable-5-2", Prices{}, false}, // not Fable 5's $10
+		{"global.anthropic.claude-haiku-5-5", Prices{}, false}, // priced by prompt length
 		{"anthropic.claude-sonnet-4-7", Prices{}, false},
 		{"global.amazon.nova-2-lite-v1:0", Prices{}, false},
 		{"meta.llama3-70b-instruct-v1:0", Prices{}, false},
@@ -48,6 +57,7 @@ func TestPricesOf(t *testing.T) {
 			assert.InDelta(t, tt.want.Output, got.Output, 1e-9)
 			assert.InDelta(t, tt.want.CacheRead, got.CacheRead, 1e-9)
 			assert.InDelta(t, tt.want.CacheWrite, got.CacheWrite, 1e-9)
+			assert.InDelta(t, tt.want.CacheWrite1h, got.CacheWrite1h, 1e-9)
 		})
 	}
 }

@@ -14,7 +14,16 @@ import "strings"
 //	Claude Haiku 4.5   native
 //	Claude Opus 4.5    native
 //	Claude Opus 4.6    native
+//	Claude Sonnet 5.5  native
 //	any other model    forced tool (toolChoice any, a final tool)
+//
+// For Claude Sonnet 5.5 the second page says only that structured outputs
+// cover the Sonnet, Opus, Haiku, Fable and Mythos families, support
+// varying by model; its per-model table could not be read. It is here
+// because it rejects forced tool use (see ToolChoice), so the forced tool
+// cannot serve it, and because the Vercel AI SDK (@ai-sdk/anthropic
+// 2.0.112) enables native structured output for the Claude 5 models on
+// Bedrock.
 //
 // The guide also names some open-weight models (select Qwen, DeepSeek,
 // Mistral, Gemma, Nemotron, MiniMax and Kimi versions) without their IDs;
@@ -25,6 +34,7 @@ var nativeStructured = []struct{ provider, prefix string }{
 	{"anthropic", "claude-haiku-4-5"},
 	{"anthropic", "claude-opus-4-5"},
 	{"anthropic", "claude-opus-4-6"},
+	{"anthropic", "claude-sonnet-5-5"},
 }
 
 // NativeStructuredOutput reports whether the model's Converse constrains

@@ -12,6 +12,8 @@ func TestNativeStructuredOutput(t *testing.T) {
 		"anthropic.claude-haiku-4-5-20251001-v1:0":                                 true,
 		"global.anthropic.claude-opus-4-5-20251101-v1:0":                           true,
 		"anthropic.claude-opus-4-6-v1":                                             true,
+		"us.anthropic.claude-sonnet-5-5":                                           true,
+		"us.anthropic.claude-sonnet-5":                                             false,
 		"anthropic.claude-sonnet-4-20250514-v1:0":                                  false,
 		"anthropic.claude-3-7-sonnet-20250219-v1:0":                                false,
 		"us.amazon.nova-pro-v1:0":                                                  false,

@@ -172,6 +172,9 @@ func (v *converseRequest) Deserialize(d smithy.ShapeDeserializer) error {
 		case schemas.ConverseRequest_outputConfig:
 			v.OutputConfig = &types.OutputConfig{}
 			return v.OutputConfig.Deserialize(d)
+		case schemas.ConverseRequest_projectIdentifier:
+			v.ProjectIdentifier = new(string)
+			return d.ReadString(s, v.ProjectIdentifier)
 		case schemas.ConverseRequest_requestMetadata:
 			return readMap(d, s, &v.RequestMetadata, func(p *string) error { return d.ReadString(s.MapValue(), p) })
 		case schemas.ConverseRequest_promptVariables:

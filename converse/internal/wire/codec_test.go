@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -94,6 +95,7 @@ func TestConverseInputRoundTrip(t *testing.T) {
 		GuardrailConfig:                   &types.GuardrailConfiguration{GuardrailIdentifier: aws.String("gr"), GuardrailVersion: aws.String("1"), Trace: types.GuardrailTraceEnabled},
 		PerformanceConfig:                 &types.PerformanceConfiguration{Latency: types.PerformanceConfigLatencyOptimized},
 		ServiceTier:                       &types.ServiceTier{Type: types.ServiceTierTypeFlex},
+		ProjectIdentifier:                 aws.String("proj-1"),
 		OutputConfig: &types.OutputConfig{TextFormat: &types.OutputFormat{Type: types.OutputFormatTypeJsonSchema,
 			Structure: &types.OutputFormatStructureMemberJsonSchema{Value: types.JsonSchemaDefinition{Name: aws.String("a"), Schema: aws.String(`{"type":"object"}`)}}}},
 	}
@@ -102,6 +104,15 @@ func TestConverseInputRoundTrip(t *testing.T) {
 	got, err := DecodeConverseInput(body)
 	require.NoError(t, err)
 	assert.Nil(t, got.ModelId, "the ModelId is not in the body")
+	// The decoder lists the members it reads: a field the SDK adds must be
+	// set above and read back, or this fails naming it.
+	sent, read := reflect.ValueOf(in).Elem(), reflect.ValueOf(got).Elem()
+	for i := range sent.NumField() {
+		if f := sent.Type().Field(i); f.IsExported() && f.Name != "ModelId" {
+			assert.False(t, sent.Field(i).IsZero(), "the test sets no %s", f.Name)
+			assert.False(t, read.Field(i).IsZero(), "%s is not decoded", f.Name)
+		}
+	}
 	require.Len(t, got.Messages, 3)
 	require.Len(t, got.System, 1)
 	require.NotNil(t, got.ToolConfig)
