@@ -1,6 +1,7 @@
 package evaltest
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -26,7 +27,7 @@ type Assertion struct {
 	Name  string
 	tools []string
 	err   error // a malformed assertion, such as a regexp that does not compile
-	check func(*Trajectory) string
+	check func(context.Context, *Trajectory) (string, error)
 }
 
 // Failure is an assertion that a Trajectory failed: why, and the
@@ -44,23 +45,27 @@ func (f *Failure) Error() string {
 // Is makes errors.Is(f, ErrFailed) true.
 func (f *Failure) Is(target error) bool { return target == ErrFailed }
 
-// Check checks t against a, returning a *Failure, or a's own error if it
-// is malformed.
-func (a Assertion) Check(t *Trajectory) error {
+// Check checks t against a, returning a *Failure, a's own error if it
+// is malformed, or the error of a judge's model call.
+func (a Assertion) Check(ctx context.Context, t *Trajectory) error {
 	if a.err != nil {
 		return a.err
 	}
-	if reason := a.check(t); reason != "" {
+	reason, err := a.check(ctx, t)
+	if err != nil {
+		return fmt.Errorf("evaltest: %s: %w", a.Name, err)
+	}
+	if reason != "" {
 		return &Failure{Assertion: a.Name, Reason: reason, Trajectory: t}
 	}
 	return nil
 }
 
 // Check checks t against every assertion and joins their failures.
-func Check(t *Trajectory, as ...Assertion) error {
+func Check(ctx context.Context, t *Trajectory, as ...Assertion) error {
 	var errs []error
 	for _, a := range as {
-		errs = append(errs, a.Check(t))
+		errs = append(errs, a.Check(ctx, t))
 	}
 	return errors.Join(errs...)
 }
@@ -71,7 +76,7 @@ func Assert(tb testing.TB, tr *Trajectory, as ...Assertion) bool {
 	tb.Helper()
 	ok := true
 	for _, a := range as {
-		if err := a.Check(tr); err != nil {
+		if err := a.Check(tb.Context(), tr); err != nil {
 			tb.Error(err)
 			ok = false
 		}
@@ -118,7 +123,7 @@ func Calls(tool string, min, max int) Assertion {
 	case max < 0:
 		name = fmt.Sprintf("calls(%s, %d..)", tool, min)
 	}
-	return Assertion{Name: name, tools: []string{tool}, check: func(t *Trajectory) string {
+	return Assertion{Name: name, tools: []string{tool}, check: func(_ context.Context, t *Trajectory) (string, error) {
 		n := 0
 		for _, c := range t.Calls {
 			if c.Tool == tool {
@@ -126,9 +131,9 @@ func Calls(tool string, min, max int) Assertion {
 			}
 		}
 		if n < min || max >= 0 && n > max {
-			return fmt.Sprintf("%s was called %d times", tool, n)
+			return fmt.Sprintf("%s was called %d times", tool, n), nil
 		}
-		return ""
+		return "", nil
 	}}
 }
 
@@ -151,11 +156,11 @@ func Sequence(order Order, tools ...string) Assertion {
 	if !ok {
 		a.err = fmt.Errorf("evaltest: %s: unknown order %q (want exact, in-order, any-order, subset or superset)", a.Name, order)
 	}
-	a.check = func(t *Trajectory) string {
+	a.check = func(_ context.Context, t *Trajectory) (string, error) {
 		if got := t.Tools(); !match(tools, got) {
-			return fmt.Sprintf("want [%s] (%s), got [%s]", strings.Join(tools, " "), order, strings.Join(got, " "))
+			return fmt.Sprintf("want [%s] (%s), got [%s]", strings.Join(tools, " "), order, strings.Join(got, " ")), nil
 		}
-		return ""
+		return "", nil
 	}
 	return a
 }
@@ -197,13 +202,13 @@ func ArgsExact(tool string, want any) Assertion {
 // predicate in reports.
 func ArgsFunc(tool, what string, ok func(input json.RawMessage) bool) Assertion {
 	name := fmt.Sprintf("args(%s: %s)", tool, what)
-	return Assertion{Name: name, tools: []string{tool}, check: func(t *Trajectory) string {
+	return Assertion{Name: name, tools: []string{tool}, check: func(_ context.Context, t *Trajectory) (string, error) {
 		for _, c := range t.Calls {
 			if c.Tool == tool && ok(c.Input) {
-				return ""
+				return "", nil
 			}
 		}
-		return fmt.Sprintf("no call of %s has input that %s", tool, what)
+		return fmt.Sprintf("no call of %s has input that %s", tool, what), nil
 	}}
 }
 
@@ -213,14 +218,14 @@ func argsMatch(tool, kind string, want any, match func(want, got any) bool) Asse
 	if err != nil {
 		a.err = fmt.Errorf("evaltest: %s: %w", a.Name, err)
 	}
-	a.check = func(t *Trajectory) string {
+	a.check = func(_ context.Context, t *Trajectory) (string, error) {
 		for _, c := range t.Calls {
 			var got any
 			if c.Tool == tool && json.Unmarshal(c.Input, &got) == nil && match(w, got) {
-				return ""
+				return "", nil
 			}
 		}
-		return fmt.Sprintf("no call of %s has input matching %s", tool, compact(w))
+		return fmt.Sprintf("no call of %s has input matching %s", tool, compact(w)), nil
 	}
 	return a
 }
@@ -288,11 +293,11 @@ func Cost(max float64) Assertion {
 }
 
 func bound(name string, of func(*Trajectory) float64, min, max float64) Assertion {
-	return Assertion{Name: name, check: func(t *Trajectory) string {
+	return Assertion{Name: name, check: func(_ context.Context, t *Trajectory) (string, error) {
 		if v := of(t); v < min || max >= 0 && v > max {
-			return fmt.Sprintf("got %g", v)
+			return fmt.Sprintf("got %g", v), nil
 		}
-		return ""
+		return "", nil
 	}}
 }
 
@@ -318,11 +323,11 @@ func AnswerMatches(expr string) Assertion {
 }
 
 func answer(name string, ok func(string) bool) Assertion {
-	return Assertion{Name: name, check: func(t *Trajectory) string {
+	return Assertion{Name: name, check: func(_ context.Context, t *Trajectory) (string, error) {
 		if !ok(t.Answer) {
-			return fmt.Sprintf("the answer is %q", short(t.Answer, 200))
+			return fmt.Sprintf("the answer is %q", short(t.Answer, 200)), nil
 		}
-		return ""
+		return "", nil
 	}}
 }
 
@@ -339,15 +344,15 @@ func AnswerSchema(schema json.RawMessage) Assertion {
 	if err != nil {
 		a.err = fmt.Errorf("evaltest: answer-schema: %w", err)
 	}
-	a.check = func(t *Trajectory) string {
+	a.check = func(_ context.Context, t *Trajectory) (string, error) {
 		var v any
 		if err := json.Unmarshal([]byte(t.Answer), &v); err != nil {
-			return fmt.Sprintf("the answer is not JSON (%v): %q", err, short(t.Answer, 200))
+			return fmt.Sprintf("the answer is not JSON (%v): %q", err, short(t.Answer, 200)), nil
 		}
 		if err := rs.Validate(v); err != nil {
-			return err.Error()
+			return err.Error(), nil
 		}
-		return ""
+		return "", nil
 	}
 	return a
 }

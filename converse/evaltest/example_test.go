@@ -26,7 +26,7 @@ func Example() {
 	}
 
 	tr := evaltest.FromResult(res)
-	err = evaltest.Check(tr,
+	err = evaltest.Check(context.Background(), tr,
 		evaltest.Used("calculator"),
 		evaltest.NotUsed("get_current_datetime"),
 		evaltest.Args("calculator", map[string]any{"operation": "multiply"}),
@@ -36,11 +36,63 @@ func Example() {
 	fmt.Println("passed:", err == nil)
 
 	// A wrong expectation fails, showing the trajectory.
-	fmt.Println(evaltest.Check(tr, evaltest.Sequence(evaltest.Exact, "get_current_datetime", "calculator")))
+	fmt.Println(evaltest.Check(context.Background(), tr, evaltest.Sequence(evaltest.Exact, "get_current_datetime", "calculator")))
 	// Output:
 	// passed: true
 	// evaltest: sequence(exact: get_current_datetime, calculator): want [get_current_datetime calculator] (exact), got [calculator]
 	// trajectory: 2 turns, 1 tool calls, 30 tokens, $0.0002
 	//   turn 1  calculator {"a":6,"b":7,"operation":"multiply"}  success
 	//   answer: "6 times 7 is 42."
+}
+
+func ExampleRunner() {
+	srv := bedrocktest.NewServer(calculatorModel)
+	defer srv.Close()
+
+	ds := &evaltest.Dataset{Name: "arithmetic", Runs: 3, Threshold: 0.6, Cases: []evaltest.Case{{
+		Name:   "multiply",
+		Prompt: "What is 6 times 7?",
+		Expect: []evaltest.Expect{
+			{Sequence: []string{"calculator"}, Order: evaltest.Exact},
+			{Answer: &evaltest.ExpectAnswer{Contains: "42"}},
+		},
+		Assertions: []evaltest.Assertion{evaltest.Tokens(1000)},
+	}}}
+	r := &evaltest.Runner{Agent: agent(srv), Tools: []string{"calculator", "get_current_datetime"}}
+	rep, err := r.Run(context.Background(), ds)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, c := range rep.Cases {
+		fmt.Printf("%s: %d/%d runs passed, ok: %v\n", c.Name, c.Passed, c.Runs, c.OK)
+		for _, a := range c.Assertions {
+			fmt.Printf("  %s: %d/%d\n", a.Name, a.Passed, c.Runs)
+		}
+	}
+	// Output:
+	// multiply: 3/3 runs passed, ok: true
+	//   sequence(exact: calculator): 3/3
+	//   answer-contains("42"): 3/3
+	//   tokens(..1000): 3/3
+}
+
+func ExampleChaos() {
+	srv := bedrocktest.NewServer(calculatorModel)
+	defer srv.Close()
+
+	// Every call of the calculator fails: the agent must say so, not
+	// make up an answer.
+	chaos := evaltest.Chaos(1, evaltest.Fault{Tool: "calculator", Kind: evaltest.Fail, Rate: 1})
+	conv, _ := agent(srv, func(o *converse.Options) { o.Tools.Middleware = append(o.Tools.Middleware, chaos) })(context.Background())
+	if _, err := conv.Send(context.Background(), "What is 6 times 7?"); err != nil {
+		fmt.Println(err)
+		return
+	}
+	tr := evaltest.FromState(conv.State())
+	fmt.Println(tr.Calls[0].Status, tr.Calls[0].Output)
+	fmt.Println(evaltest.Check(context.Background(), tr, evaltest.AnswerContains("failed")) == nil)
+	// Output:
+	// error Error: evaltest: chaos: injected failure
+	// true
 }
