@@ -2,9 +2,10 @@ package evaltest
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"time"
 
 	"github.com/tooluse/bedrock/converse"
@@ -56,9 +57,8 @@ func Chaos(seed uint64, faults ...Fault) converse.ToolMiddleware {
 
 // draw is a number in [0, 1) that depends on seed, the fault and the call.
 func draw(seed uint64, fault int, id string) float64 {
-	h := fnv.New64a()
-	fmt.Fprintf(h, "%d/%d/%s", seed, fault, id)
-	return float64(h.Sum64()>>11) / (1 << 53)
+	sum := sha256.Sum256(fmt.Appendf(nil, "%d/%d/%s", seed, fault, id))
+	return float64(binary.BigEndian.Uint64(sum[:])>>11) / (1 << 53)
 }
 
 func (f Fault) apply(ctx context.Context, call converse.Call, next converse.ToolHandler) (any, error) {

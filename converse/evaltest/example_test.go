@@ -96,3 +96,65 @@ func ExampleChaos() {
 	// error Error: evaltest: chaos: injected failure
 	// true
 }
+
+const judgeModel = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
+
+func ExampleJudge() {
+	srv := bedrocktest.NewServer(calculatorModel)
+	defer srv.Close()
+	conv, _ := agent(srv)(context.Background())
+	if _, err := conv.Send(context.Background(), "What is 6 times 7?"); err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	// The judge's calls are replayed from testdata; -update records them.
+	client, finish, err := evaltest.Recorded("../../testdata/eval/example-judge.json", *update, live(
+		bedrocktest.Text(`{"verdict":"pass","score":0.9,"reason":"The agent used the calculator and reported 42."}`),
+	))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	judge := &evaltest.Judge{Client: client, Model: judgeModel}
+	tr := evaltest.FromState(conv.State())
+	err = evaltest.Check(context.Background(), tr,
+		judge.Rubric("The agent computes the product with the calculator tool and states the result.", 0.7))
+	fmt.Println("passed:", err == nil)
+	fmt.Println("recording used up:", finish() == nil)
+	// Output:
+	// passed: true
+	// recording used up: true
+}
+
+func ExampleUser() {
+	srv := bedrocktest.NewServer(calculatorModel)
+	defer srv.Close()
+
+	client, finish, err := evaltest.Recorded("../../testdata/eval/example-user.json", *update, live(
+		bedrocktest.Text(`{"message":"And 6 times 7 again, to be sure?","done":false}`),
+		bedrocktest.Text(`{"message":"","done":true}`),
+	))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	ds := &evaltest.Dataset{Name: "arithmetic", User: &evaltest.ModelFile{Model: judgeModel}, Cases: []evaltest.Case{{
+		Name:   "insistent user",
+		Prompt: "What is 6 times 7?",
+		Goal:   "Get the product of 6 and 7, and have it confirmed once.",
+		Expect: []evaltest.Expect{{Calls: &evaltest.ExpectCalls{Tool: "calculator", Min: 2}}},
+	}}}
+	r := &evaltest.Runner{Agent: agent(srv), User: &evaltest.User{Client: client, Model: judgeModel}}
+	rep, err := r.Run(context.Background(), ds)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	c := rep.Cases[0]
+	fmt.Printf("%s: %d/%d, %s\n", c.Name, c.Passed, c.Runs, c.Assertions[0].Name)
+	fmt.Println("recording used up:", finish() == nil)
+	// Output:
+	// insistent user: 1/1, calls(calculator, 2..)
+	// recording used up: true
+}
