@@ -34,15 +34,16 @@ const judgeSystem = "You grade the work of an AI agent that can call tools. " +
 // Grade asks the judge to grade t by rubric.
 func (j *Judge) Grade(ctx context.Context, rubric string, t *Trajectory) (Grade, error) {
 	prompt := "Rubric:\n" + rubric + "\n\nTrajectory:\n" + Transcript(t.Messages)
-	g, _, err := converse.Structured[Grade](ctx, j.conversation(judgeSystem), prompt)
+	g, _, err := converse.Structured[Grade](ctx, conversation(j.Client, j.Model, judgeSystem), prompt)
 	if err != nil {
 		return Grade{}, fmt.Errorf("judge: %w", err)
 	}
 	return g, nil
 }
 
-func (j *Judge) conversation(system string) *converse.Conversation {
-	return converse.New(j.Client, j.Model, nil, func(o *converse.Options) {
+// conversation is a conversation without tools, for one structured answer.
+func conversation(client converse.Client, model, system string) *converse.Conversation {
+	return converse.New(client, model, nil, func(o *converse.Options) {
 		o.Request.System = []types.SystemContentBlock{&types.SystemContentBlockMemberText{Value: system}}
 	})
 }
@@ -89,8 +90,7 @@ const userSystem = "You play a user of an AI assistant, to test it. " +
 // the conversation msgs.
 func (u *User) Next(ctx context.Context, goal string, msgs []types.Message) (UserTurn, error) {
 	prompt := "Goal:\n" + goal + "\n\nConversation so far:\n" + Transcript(msgs)
-	j := Judge(*u)
-	turn, _, err := converse.Structured[UserTurn](ctx, j.conversation(userSystem), prompt)
+	turn, _, err := converse.Structured[UserTurn](ctx, conversation(u.Client, u.Model, userSystem), prompt)
 	if err != nil {
 		return UserTurn{}, fmt.Errorf("user: %w", err)
 	}
