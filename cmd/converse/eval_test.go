@@ -173,3 +173,48 @@ func TestEvalUsage(t *testing.T) {
 	require.NoError(t, runEval(t.Context(), []string{"-h"}, &stdout, &stdout))
 	assert.True(t, strings.HasPrefix(stdout.String(), "usage: converse eval"), stdout.String())
 }
+
+// TestEvalHelpDataset: the example dataset of converse help eval is a
+// valid dataset.
+func TestEvalHelpDataset(t *testing.T) {
+	t.Parallel()
+	text := helpText("eval")
+	_, rest, ok := strings.Cut(text, "Example dataset (YAML; JSON has the same fields):\n\n")
+	require.True(t, ok)
+	var yaml strings.Builder
+	for _, line := range strings.SplitAfter(rest, "\n") {
+		if line != "\n" && !strings.HasPrefix(line, "  ") {
+			break
+		}
+		yaml.WriteString(strings.TrimPrefix(line, "  "))
+	}
+	ds, err := evaltest.ParseDataset([]byte(yaml.String()), true)
+	require.NoError(t, err, yaml.String())
+	require.Len(t, ds.Cases, 4)
+	kinds := map[string]bool{}
+	for _, c := range ds.Cases {
+		for _, e := range c.Expect {
+			b, err := json.Marshal(e)
+			require.NoError(t, err)
+			var m map[string]any
+			require.NoError(t, json.Unmarshal(b, &m))
+			for k := range m {
+				kinds[k] = true
+			}
+			if e.Answer != nil {
+				b, err := json.Marshal(e.Answer)
+				require.NoError(t, err)
+				var a map[string]any
+				require.NoError(t, json.Unmarshal(b, &a))
+				for k := range a {
+					kinds["answer."+k] = true
+				}
+			}
+		}
+	}
+	for _, k := range []string{"used", "notUsed", "sequence", "args", "calls", "turns", "tokens", "cost", "answer", "judge",
+		"answer.equals", "answer.contains", "answer.matches", "answer.schema"} {
+		assert.True(t, kinds[k], "the example has no %s expectation", k)
+	}
+	mustContain(t, "help", text, "-junit FILE")
+}
