@@ -30,6 +30,10 @@ type evalFlags struct {
 // agent (the configured model and tools), prints the table of pass rates,
 // and fails below a case's threshold (converse help eval).
 func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	// What models and tools said reaches a terminal made visible, and
+	// standard error redacted, as in run.
+	tty := isTerminal(stderr)
+	stdout, stderr = onTerminal(stdout), redacting{onTerminal(stderr)}
 	e, err := parseEvalFlags(args, stdout)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil
@@ -53,8 +57,11 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
+	r.Progress = progress(stderr, tty)
 	rep, err := r.Run(ctx, ds)
-	fmt.Fprint(stderr, progressDone(stderr))
+	if tty {
+		fmt.Fprint(stderr, "\r\x1b[K") // the progress line goes
+	}
 	if ferr := finish(); err == nil {
 		err = ferr
 	}
@@ -126,7 +133,7 @@ func (e *evalFlags) runner(ctx context.Context, ds *evaltest.Dataset, calls *run
 		first = rec.Exchanges[0].ModelID
 	}
 	model := e.s.modelID(first)
-	r := &evaltest.Runner{Progress: progress(stderr)}
+	r := &evaltest.Runner{}
 	for _, t := range reg.Tools() {
 		r.Tools = append(r.Tools, t.Name())
 	}
@@ -191,24 +198,17 @@ func (e *evalFlags) modelClient(ctx context.Context, m *evaltest.ModelFile) (con
 	return c, finish, nil
 }
 
-// progress writes a line for each run: on a terminal, one line redrawn.
-func progress(stderr io.Writer) func(c *evaltest.Case, run, done, total int) {
+// progress writes a line for each run: on a terminal (tty), one line
+// redrawn.
+func progress(stderr io.Writer, tty bool) func(c *evaltest.Case, run, done, total int) {
 	return func(c *evaltest.Case, run, done, total int) {
 		line := fmt.Sprintf("eval: %d/%d: %s, run %d", done+1, total, trace.Printable(c.Name), run)
-		if isTerminal(stderr) {
+		if tty {
 			fmt.Fprintf(stderr, "\r\x1b[K%s", line)
 			return
 		}
 		fmt.Fprintln(stderr, line)
 	}
-}
-
-// progressDone ends the progress line on a terminal.
-func progressDone(stderr io.Writer) string {
-	if isTerminal(stderr) {
-		return "\r\x1b[K"
-	}
-	return ""
 }
 
 // report prints the table, writes the files asked for, and fails below a

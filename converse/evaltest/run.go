@@ -122,6 +122,9 @@ func (r *Runner) runOnce(ctx context.Context, c *Case, as []Assertion, cr *CaseR
 	}
 	sendErr := r.converse(ctx, conv, c)
 	cr.Duration += time.Since(start)
+	if ctx.Err() != nil {
+		return ctx.Err() // not the agent's failure
+	}
 	var userErr *userError
 	if errors.As(sendErr, &userErr) {
 		return userErr.err
