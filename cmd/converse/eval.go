@@ -51,6 +51,14 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			ds.Cases[i].Runs = 0
 		}
 	}
+	// The agent's spans go where OTEL_EXPORTER_OTLP_ENDPOINT says, in the
+	// trace of TRACEPARENT if it is set, as those of a prompt do.
+	flush, err := setupTelemetry(ctx, stderr)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = flush(ctx) }()
+	ctx = withTraceParent(ctx)
 	calls := &running{}
 	defer calls.wait() // no program of a tool outlives converse
 	r, finish, err := e.runner(ctx, ds, calls, stderr)
