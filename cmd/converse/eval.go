@@ -6,12 +6,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 
 	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/evaltest"
+	"github.com/tooluse/bedrock/converse/recording"
 	"github.com/tooluse/bedrock/converse/trace"
 )
 
@@ -199,11 +201,33 @@ func (e *evalFlags) modelClient(ctx context.Context, m *evaltest.ModelFile) (con
 	if _, err := os.Stat(m.Recording); err != nil && e.s.replay != "" && !e.update {
 		return nil, nil, usagef("eval: %s is missing, and -replay is offline: record it once without -replay", m.Recording)
 	}
+	if err := recordedModel(m, e.update); err != nil {
+		return nil, nil, err
+	}
 	c, finish, err := evaltest.Recorded(m.Recording, e.update, live)
 	if err != nil {
 		return nil, nil, usagef("eval: %w", err)
 	}
 	return c, finish, nil
+}
+
+// recordedModel checks, before any model call, that the recording of m
+// was made with m's model: a replay would fail at the first call.
+func recordedModel(m *evaltest.ModelFile, update bool) error {
+	rec, err := recording.Load(m.Recording)
+	if update || errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return usagef("eval: %w", err)
+	}
+	for i, ex := range rec.Exchanges {
+		if ex.ModelID != m.Model {
+			return usagef("eval: %s: exchange %d: modelId %q, where the dataset's model is %q: record it anew with -update",
+				m.Recording, i+1, ex.ModelID, m.Model)
+		}
+	}
+	return nil
 }
 
 // progress writes a line for each run: on a terminal (tty), one line

@@ -147,6 +147,8 @@ func TestEvalUsage(t *testing.T) {
 		require.NoError(t, os.WriteFile(p, []byte(data), 0o600))
 		return p
 	}
+	judgeFile, err := filepath.Abs("../../testdata/eval/arithmetic-judge.json")
+	require.NoError(t, err)
 	tests := []struct {
 		name string
 		args []string
@@ -157,6 +159,8 @@ func TestEvalUsage(t *testing.T) {
 		{"malformed", []string{write("bad.yaml", "cases:\n- name: a\n  prompt: hi\n  expect:\n  - answer: {matches: '('}\n")}, "case 1 (a): expect[0]: evaltest: answer-matches((): error parsing regexp"},
 		{"unknown tool", []string{"-endpoint", srv.URL, write("tool.yaml", "cases:\n- name: a\n  prompt: hi\n  expect:\n  - used: calculater\n")}, `case 1 (a): expect[0]: evaltest: used(calculater): unknown tool "calculater" (the tools are get_current_datetime, calculator)`},
 		{"replay and endpoint", []string{"-replay", evalAgentFile, "-endpoint", srv.URL, evalDataset}, "-replay and -endpoint cannot be used together"},
+		{"judge of another model", []string{"-replay", evalAgentFile, write("other.yaml", "judge: {model: other, recording: "+judgeFile+"}\ncases:\n- name: a\n  prompt: hi\n")},
+			`arithmetic-judge.json: exchange 1: modelId "us.anthropic.claude-sonnet-4-5-20250929-v1:0", where the dataset's model is "other": record it anew with -update`},
 		{"judge missing offline", []string{"-replay", evalAgentFile, write("judged.yaml", "judge: {model: m, recording: none.json}\ncases:\n- name: a\n  prompt: hi\n  expect:\n  - judge: {rubric: fine}\n")}, "none.json is missing, and -replay is offline"},
 	}
 	for _, tt := range tests {

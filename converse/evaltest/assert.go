@@ -38,6 +38,7 @@ type Failure struct {
 	Trajectory *Trajectory
 }
 
+// Error says which assertion failed and why, then shows the trajectory.
 func (f *Failure) Error() string {
 	return fmt.Sprintf("evaltest: %s: %s\n%s", f.Assertion, f.Reason, f.Trajectory)
 }

@@ -231,6 +231,14 @@ func (ds *Dataset) Check(tools []string) error {
 			errs = append(errs, fmt.Errorf("%s: %w", where, err))
 		}
 	}
+	for _, m := range []struct {
+		field string
+		file  *ModelFile
+	}{{"judge", ds.Judge}, {"user", ds.User}} {
+		if m.file != nil && strings.TrimSpace(m.file.Model) == "" {
+			errs = append(errs, fmt.Errorf("%s: model: empty", m.field))
+		}
+	}
 	if ds.Threshold < 0 || ds.Threshold > 1 {
 		errs = append(errs, fmt.Errorf("threshold: %g is not a share from 0 to 1", ds.Threshold))
 	}

@@ -36,6 +36,7 @@ func TestDatasetErrors(t *testing.T) {
 		{"threshold", "threshold: 2\ncases:\n- {name: a, prompt: hi}\n", "threshold: 2 is not a share from 0 to 1"},
 		{"not yaml", "cases: [", "yaml:"},
 		{"no cases", "name: x\n", "cases: none"},
+		{"no judge model", "judge: {recording: j.json}\ncases:\n- {name: a, prompt: hi}\n", "judge: model: empty"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
