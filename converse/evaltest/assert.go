@@ -52,6 +52,9 @@ func (a Assertion) Check(ctx context.Context, t *Trajectory) error {
 	if a.err != nil {
 		return a.err
 	}
+	if a.check == nil {
+		return fmt.Errorf("evaltest: assertion %q checks nothing: make assertions with this package's functions", a.Name)
+	}
 	reason, err := a.check(ctx, t)
 	if err != nil {
 		return fmt.Errorf("evaltest: %s: %w", a.Name, err)

@@ -2,6 +2,7 @@ package evaltest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -33,6 +34,9 @@ const judgeSystem = "You grade the work of an AI agent that can call tools. " +
 
 // Grade asks the judge to grade t by rubric.
 func (j *Judge) Grade(ctx context.Context, rubric string, t *Trajectory) (Grade, error) {
+	if j.Client == nil {
+		return Grade{}, errors.New("judge: no Client")
+	}
 	prompt := "Rubric:\n" + rubric + "\n\nTrajectory:\n" + Transcript(t.Messages)
 	g, _, err := converse.Structured[Grade](ctx, conversation(j.Client, j.Model, judgeSystem), prompt)
 	if err != nil {
@@ -89,6 +93,9 @@ const userSystem = "You play a user of an AI assistant, to test it. " +
 // Next asks the simulated user for its next message toward goal, after
 // the conversation msgs.
 func (u *User) Next(ctx context.Context, goal string, msgs []types.Message) (UserTurn, error) {
+	if u.Client == nil {
+		return UserTurn{}, errors.New("user: no Client")
+	}
 	prompt := "Goal:\n" + goal + "\n\nConversation so far:\n" + Transcript(msgs)
 	turn, _, err := converse.Structured[UserTurn](ctx, conversation(u.Client, u.Model, userSystem), prompt)
 	if err != nil {

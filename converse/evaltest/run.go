@@ -72,6 +72,9 @@ func runsOf(caseRuns, dsRuns int) int {
 }
 
 func (r *Runner) check(ds *Dataset) error {
+	if r.Agent == nil {
+		return errors.New("evaltest: the Runner has no Agent")
+	}
 	if err := ds.Check(r.Tools); err != nil {
 		return fmt.Errorf("evaltest: %w", err)
 	}
