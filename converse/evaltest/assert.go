@@ -9,7 +9,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
@@ -74,9 +73,20 @@ func Check(ctx context.Context, t *Trajectory, as ...Assertion) error {
 	return errors.Join(errs...)
 }
 
+// TB is the part of testing.TB that Assert and Report.Assert use: a
+// *testing.T is one. It keeps package testing out of the programs that
+// use this package, such as the converse command.
+type TB interface {
+	Helper()
+	Context() context.Context
+	Error(args ...any)
+	Errorf(format string, args ...any)
+	Log(args ...any)
+}
+
 // Assert checks tr against every assertion, reporting each failure with
 // tb.Error, and reports whether all passed.
-func Assert(tb testing.TB, tr *Trajectory, as ...Assertion) bool {
+func Assert(tb TB, tr *Trajectory, as ...Assertion) bool {
 	tb.Helper()
 	ok := true
 	for _, a := range as {

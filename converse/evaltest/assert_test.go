@@ -3,6 +3,7 @@ package evaltest_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -114,8 +115,12 @@ func TestAssertT(t *testing.T) {
 
 type recordingT struct {
 	testing.TB
-	errors []string
+	errors, logs []string
 }
 
 func (r *recordingT) Error(args ...any) { r.errors = append(r.errors, args[0].(error).Error()) }
-func (r *recordingT) Helper()           {}
+func (r *recordingT) Errorf(format string, args ...any) {
+	r.errors = append(r.errors, fmt.Sprintf(format, args...))
+}
+func (r *recordingT) Log(args ...any) { r.logs = append(r.logs, fmt.Sprint(args...)) }
+func (r *recordingT) Helper()         {}

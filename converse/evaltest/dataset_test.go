@@ -96,6 +96,12 @@ func TestRunnerFailures(t *testing.T) {
 	assert.Contains(t, c.Assertions[0].Failure, `the answer is "Sorry, the calculator failed."`)
 	assert.Contains(t, c.Assertions[0].Failure, "turn 1  calculator")
 
+	rt := &recordingT{TB: t}
+	rep.Assert(rt)
+	assert.Equal(t, []string{"evaltest: case multiply: passed 0 of 4 runs (0%), below the threshold of 75%"}, rt.errors)
+	require.Len(t, rt.logs, 1)
+	assert.Contains(t, rt.logs[0], "multiply")
+
 	var table, junit strings.Builder
 	require.NoError(t, rep.WriteTable(&table))
 	assert.Regexp(t, `multiply +0/4 +0% +75% +\d+ +\$0\.\d{4} +\S+ +FAIL`, table.String())

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"testing"
 	"text/tabwriter"
 	"time"
 
@@ -124,7 +123,7 @@ func (r *Report) WriteJSON(w io.Writer) error {
 
 // Assert logs the report's table on tb and fails it for each case below
 // its threshold.
-func (r *Report) Assert(tb testing.TB) {
+func (r *Report) Assert(tb TB) {
 	tb.Helper()
 	var b strings.Builder
 	_ = r.WriteTable(&b) // a strings.Builder does not fail
