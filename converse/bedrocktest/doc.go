@@ -59,9 +59,19 @@
 // ConverseStream: for a stream, the answer is cut into the events a real
 // model sends (text in small deltas, tool input JSON in fragments, a padding
 // member "p" in every payload), and Reply's stream fields add faults: a
-// pause between events (Interval), a connection dropped mid-frame
-// (CutAfter), a missing messageStop (DropMessageStop) or an exception frame
-// (Exception).
+// pause before the first event (Latency, which also delays a Converse
+// answer), a pause between events (Interval), a stall after some events
+// (StallAfter), a connection dropped mid-frame (CutAfter), a missing
+// messageStop (DropMessageStop) or an exception frame (Exception).
+//
+// # Virtual time
+//
+// NewInProcessServer serves without a socket: its client's transport calls
+// the Server in process and the response comes back through a pipe, in the
+// same wire format. In a testing/synctest bubble, a client waiting on it is
+// durably blocked, so a minute's Latency or a stall until a deadline passes
+// in virtual time. A real socket is not, so NewServer's loopback stays for
+// the tests outside a bubble.
 //
 // # Errors
 //
