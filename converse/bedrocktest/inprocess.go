@@ -43,7 +43,7 @@ func (t inProcess) RoundTrip(r *http.Request) (*http.Response, error) {
 	w := &pipeWriter{header: http.Header{}, body: pw, ready: make(chan struct{})}
 	go func() {
 		defer func() {
-			_ = recover() // an abort or a panic cuts the connection, as net/http's server does
+			_ = recover()                // an abort or a panic cuts the connection, as net/http's server does
 			w.WriteHeader(http.StatusOK) // a handler that wrote nothing: an empty 200
 			_ = pw.CloseWithError(io.ErrUnexpectedEOF)
 		}()
