@@ -81,7 +81,7 @@ func ExampleOptions_fallbackModels() {
 	defer srv.Close()
 	client := srv.Client(func(o *bedrockruntime.Options) { o.RetryMaxAttempts = 1 }) // as after the SDK's retries
 	conv := converse.New(client, primary, nil, func(o *converse.Options) {
-		o.FallbackModels = []string{fallback}
+		o.ModelCalls = &converse.CallPolicy{Fallback: []string{fallback}}
 		o.OnEvent = func(ev converse.Event) {
 			if f, ok := ev.(converse.ModelFallback); ok {
 				fmt.Println("turn", f.Turn, "falls back to", f.To)

@@ -243,9 +243,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.quotas.settle(charged, reply.Output.Usage)
 	}
 	if op == recording.OpConverse {
-		if pause(r.Context(), reply.Latency) {
-			s.writeConverse(w, reply)
-		}
+		s.writeConverse(w, r, reply)
 		return
 	}
 	s.writeStream(w, r, reply)
@@ -317,7 +315,12 @@ func (s *Server) keep(req *Request) {
 	s.reqs = append(s.reqs, req)
 }
 
-func (s *Server) writeConverse(w http.ResponseWriter, reply *Reply) {
+// writeConverse answers a Converse call with reply, after its Latency
+// unless the client leaves first.
+func (s *Server) writeConverse(w http.ResponseWriter, r *http.Request, reply *Reply) {
+	if !pause(r.Context(), reply.Latency) {
+		return
+	}
 	var body []byte
 	switch {
 	case reply.Raw != nil:
