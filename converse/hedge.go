@@ -66,8 +66,7 @@ func (m *caller) hedged(ctx context.Context, req *ModelCall) attempt {
 		claim := h.claim(i, time.Now(), m.policy)
 		go func() {
 			a := m.request(rctx, req, claim)
-			cancel(nil)
-			results <- done{i, a}
+			results <- done{i, keepUntilDiscarded(a, cancel)}
 		}()
 	}
 	h.mu.Lock()
@@ -100,4 +99,22 @@ func (m *caller) hedged(ctx context.Context, req *ModelCall) attempt {
 		return rs[0].a
 	}
 	return rs[1].a
+}
+
+// keepUntilDiscarded ends a hedged request's context, cancel's, when its
+// turn is discarded (see turnResult.discard), so that the calls it started
+// early run on; at once if it failed.
+func keepUntilDiscarded(a attempt, cancel context.CancelCauseFunc) attempt {
+	if a.t == nil {
+		cancel(nil)
+		return a
+	}
+	early := a.t.cancel
+	a.t.cancel = func() {
+		if early != nil {
+			early()
+		}
+		cancel(nil)
+	}
+	return a
 }

@@ -272,7 +272,8 @@ func (c *Conversation) Converse(ctx context.Context, in *bedrockruntime.Converse
 
 // CallModel makes a model call with Converse as Send makes it, without a
 // Conversation: through client, in a chat span with its metrics, by the
-// Options.Telemetry optFns set. An engine driving the steps
+// Options.Telemetry optFns set, within the FirstToken deadline of the
+// Options.ModelCalls they set (which fails it with ErrStalled). An engine driving the steps
 // makes a ModelCall's call with it where the client is, such as a Temporal
 // activity. The error is the client's.
 func CallModel(ctx context.Context, client Client, in *bedrockruntime.ConverseInput, optFns ...func(*Options)) (*bedrockruntime.ConverseOutput, error) {
