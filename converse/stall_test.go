@@ -20,6 +20,7 @@ import (
 
 	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/bedrocktest"
+	"github.com/tooluse/bedrock/tools"
 )
 
 // inProcess is a client of an in-process bedrocktest server answering with
@@ -277,5 +278,52 @@ func TestStallErrorType(t *testing.T) {
 		chat := tr.named("chat " + claude)
 		require.Len(t, chat, 1)
 		assert.Equal(t, "stalled", attrs(chat[0])["error.type"].AsString())
+	})
+}
+
+// TestHedgeWinnerKeepsItsEarlyCalls: with EarlyToolStart, the calls the
+// hedge's winning request started while it streamed run on after its
+// stream ends, until their tool round is over.
+func TestHedgeWinnerKeepsItsEarlyCalls(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var calls atomic.Int32
+		h := bedrocktest.HandlerFunc(func(ctx context.Context, req *bedrocktest.Request) (*bedrocktest.Reply, error) {
+			switch n := calls.Add(1); {
+			case n == 21: // the call to hedge: it never answers
+				<-ctx.Done()
+				return nil, ctx.Err()
+			case n == 22:
+				r := bedrocktest.ToolUse("", bedrocktest.Call{ID: "t1", Name: "slow", Input: map[string]any{}})
+				r.Latency = time.Second
+				return r, nil
+			case n > 22:
+				return bedrocktest.Text("Done."), nil
+			}
+			return slow("Warm-up.", time.Second), nil
+		})
+		srv, client := inProcess(h)
+		defer srv.Close()
+		p := &converse.CallPolicy{Hedge: 0.9}
+		for range 20 {
+			_, err := converse.Run(context.Background(), client, claude, nil, "Hi", streaming, policy(p))
+			require.NoError(t, err)
+		}
+		slowTool, err := tools.New("slow", "Takes ten seconds.", func(ctx context.Context, _ struct{}) (string, error) {
+			time.Sleep(10 * time.Second)
+			return "finished", ctx.Err()
+		}, func(o *tools.Options) { o.Speculative = true })
+		require.NoError(t, err)
+		reg, err := tools.NewRegistry(slowTool)
+		require.NoError(t, err)
+		var ev events
+		res, err := converse.Run(context.Background(), client, claude, reg, "Go", ev.options, policy(p),
+			func(o *converse.Options) { o.Stream = &converse.StreamPolicy{EarlyToolStart: true} })
+		require.NoError(t, err)
+		assert.Equal(t, "Done.", res.Text)
+		require.Len(t, of[converse.Hedged](&ev), 1)
+		ends := of[converse.ToolEnd](&ev)
+		require.Len(t, ends, 1)
+		assert.NoError(t, ends[0].Err, "the early call was not cancelled with its stream")
+		assert.JSONEq(t, `"finished"`, string(ends[0].Output))
 	})
 }
