@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -202,24 +203,30 @@ func TestRetriesAreBoundedThenFallBack(t *testing.T) {
 
 // TestNoRetryOnceAToolStarted: with EarlyToolStart, a stream that stalls
 // after a speculative call started is not retried, nor sent to a
-// fallback: the turn is interrupted, and fails as without a policy.
+// fallback: the turn is interrupted, as without a policy, and Resume
+// continues it.
 func TestNoRetryOnceAToolStarted(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var ran atomic.Int32
 		reply := bedrocktest.ToolUse("", bedrocktest.Call{ID: "t1", Name: "calculator", Input: map[string]any{"a": 1, "b": 2}})
 		reply.Chunk = 100    // the input in one delta
 		reply.StallAfter = 4 // messageStart, the call's block (start, delta, stop), then silence
-		srv, client := inProcess(bedrocktest.Script(reply, bedrocktest.Text("Unused.")))
+		srv, client := inProcess(bedrocktest.Script(reply, bedrocktest.Text("Resumed.")))
 		defer srv.Close()
 		var ev events
-		_, err := converse.Run(context.Background(), client, claude, countingCalculator(t, &ran), "Add", ev.options,
+		conv := converse.New(client, claude, countingCalculator(t, &ran), ev.options,
 			func(o *converse.Options) { o.Stream = &converse.StreamPolicy{EarlyToolStart: true} },
 			policy(&converse.CallPolicy{Idle: 10 * time.Second, Fallback: []string{haiku}}))
+		_, err := conv.Send(context.Background(), "Add")
 		require.ErrorIs(t, err, converse.ErrStalled)
 		assert.Equal(t, int32(1), ran.Load(), "the call ran while the stream was silent")
 		assert.Empty(t, of[converse.ModelRetry](&ev))
 		assert.Empty(t, of[converse.ModelFallback](&ev))
 		assert.Len(t, srv.Requests(), 1)
+
+		res, err := conv.Resume(context.Background())
+		require.NoError(t, err)
+		assert.Equal(t, "Resumed.", res.Text)
 	})
 }
 
@@ -325,5 +332,38 @@ func TestHedgeWinnerKeepsItsEarlyCalls(t *testing.T) {
 		require.Len(t, ends, 1)
 		assert.NoError(t, ends[0].Err, "the early call was not cancelled with its stream")
 		assert.JSONEq(t, `"finished"`, string(ends[0].Output))
+	})
+}
+
+// TestEngineCallsKeepTheDeadlines: an engine's model calls (Conversation's
+// Converse and ConverseStream, CallModel) fail with ErrStalled at the
+// policy's deadline, and are not retried: the engine retries by Classify.
+func TestEngineCallsKeepTheDeadlines(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		late := slow("Late.", time.Minute)
+		srv, client := inProcess(bedrocktest.Script(late, late, late))
+		defer srv.Close()
+		p := policy(&converse.CallPolicy{FirstToken: time.Second})
+		conv := converse.New(client, claude, nil, p)
+		step, err := conv.Begin(context.Background(), types.Message{Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: "Hi"}}})
+		require.NoError(t, err)
+		calls := map[string]func() error{
+			"Converse": func() error { _, err := conv.Converse(context.Background(), step.ModelCall.Input); return err },
+			"ConverseStream": func() error {
+				_, err := conv.ConverseStream(context.Background(), step.ModelCall.StreamInput())
+				return err
+			},
+			"CallModel": func() error {
+				_, err := converse.CallModel(context.Background(), client, step.ModelCall.Input, p)
+				return err
+			},
+		}
+		for name, call := range calls {
+			start := time.Now()
+			err := call()
+			assert.ErrorIs(t, err, converse.ErrStalled, name)
+			assert.Equal(t, time.Second, time.Since(start), name)
+		}
+		assert.Len(t, srv.Requests(), 3, "one request each")
 	})
 }
