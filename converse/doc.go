@@ -167,6 +167,16 @@
 //
 // or with AWS_MAX_ATTEMPTS and AWS_RETRY_MODE=adaptive in the environment.
 //
+// A stalled model call is this package's to end: the SDK waits for it as
+// long as its HTTP client does. Options.ModelCalls (a [CallPolicy]) sets
+// deadlines to a call's first token and between a stream's events. A call
+// past one fails with [ErrStalled], a retryable outcome, and its chat span
+// has error.type "stalled". Such a call, or a stream cut by its
+// connection, is made again while no tool of its turn has started, with
+// back-off and jitter, then sent to the fallback models. Hedge sends a
+// slow call a second time and keeps the first to answer. [ModelRetry] and
+// [Hedged] events report both.
+//
 // # Outcomes
 //
 // [Classify] sorts the error of a Send, a Resume or a step into an

@@ -258,7 +258,8 @@ type StreamPolicy struct {
 	// (tools.Options.Speculative) as soon as its block is complete, while
 	// the model is still streaming. If the turn then does not end in
 	// tool_use, the early results are discarded. Use it only for tools
-	// without side effects.
+	// without side effects. Once a call started, a stall or a cut of the
+	// stream fails the turn: it is not retried (see CallPolicy.Retries).
 	EarlyToolStart bool
 	// GuardrailMode says how the guardrail of Options.Request checks the
 	// stream: empty is Bedrock's default, synchronous.
