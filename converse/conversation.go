@@ -46,7 +46,7 @@ type Result struct {
 	// content_filtered and unknown reasons are passed through.
 	StopReason types.StopReason
 	// Model is the model that answered the last turn: New's, or one of
-	// Options.PrepareTurn or Options.FallbackModels.
+	// Options.PrepareTurn or Options.ModelCalls.Fallback.
 	Model string
 	// Turns counts the model calls made, and Usage sums their tokens.
 	Turns int

@@ -85,9 +85,10 @@
 // # Events and history
 //
 // Options.OnEvent observes a conversation. It receives [Text], [ToolStart],
-// [ToolEnd], [TurnEnd], [StreamFallback], [ModelFallback],
-// [ApprovalRequested], [ApprovalDecided], [Resumed], [StateSaved],
-// [Trimmed] and [AnswerRejected], in order, never concurrently.
+// [ToolEnd], [TurnEnd], [StreamFallback], [ModelFallback], [ModelRetry],
+// [Hedged], [ApprovalRequested], [ApprovalDecided], [Resumed],
+// [StateSaved], [Trimmed] and [AnswerRejected], in order, never
+// concurrently.
 //
 // [Conversation.History] never waits for a model call or a tool. During a
 // Send it returns the history at the last step boundary, so it may be
@@ -193,13 +194,13 @@
 //   - Options.RepairCall may correct a call that would be answered as an
 //     unknown tool or invalid input. The history shows the call as
 //     repaired.
-//   - Options.FallbackModels are tried in order when a call fails with
-//     throttling (after the SDK's retries), a model not ready or timed out,
-//     or the service unavailable. They are never tried on a validation
+//   - The models of Options.ModelCalls.Fallback are tried in order when a
+//     call fails with throttling (after the SDK's retries), a model not
+//     ready or timed out, a stall, or the service unavailable. They are never tried on a validation
 //     error. The history is re-encoded for the family of the model called.
 //     [Result].Model, [TurnEnd].Model, the [ModelFallback] event and the
 //     chat spans say which model answered. See
-//     ExampleOptions_fallbackModels.
+//     ExampleCallPolicy_fallback.
 //
 // With none of them set, the requests are byte for byte those of a
 // conversation without hooks (TestRequestsWithoutHooks).
@@ -278,7 +279,7 @@
 // correction.
 //
 // The way is chosen for each request from the model it goes to. So a turn
-// that falls back (FallbackModels), or that PrepareTurn sends elsewhere,
+// that falls back (CallPolicy.Fallback), or that PrepareTurn sends elsewhere,
 // asks that model in the way it takes, and its reply is checked in that
 // form. A request holding a document or search result with citations
 // enabled takes the final tool, as structured outputs are incompatible with
@@ -485,6 +486,16 @@
 //
 // or with AWS_MAX_ATTEMPTS and AWS_RETRY_MODE=adaptive in the environment.
 //
+// A stalled model call is this package's to end: the SDK waits for it as
+// long as its HTTP client does. Options.ModelCalls (a [CallPolicy]) sets
+// deadlines to a call's first token and between a stream's events. A call
+// past one fails with [ErrStalled], a retryable outcome, and its chat span
+// has error.type "stalled". Such a call, or a stream cut by its
+// connection, is made again while no tool of its turn has started, with
+// back-off and jitter, then sent to the fallback models. Hedge sends a
+// slow call a second time and keeps the first to answer. [ModelRetry] and
+// [Hedged] events report both.
+//
 // # Outcomes
 //
 // [Classify] sorts the error of a Send, a Resume or a step into an
@@ -545,8 +556,8 @@
 //     SDK's retries.
 //   - A failed model call sets status Error and error.type. That is the
 //     Bedrock exception's code (ThrottlingException), a name of ours for
-//     the loop's own errors (stream_truncated, max_turns, cancelled, ...),
-//     else _OTHER. The status description is the error's text, with
+//     the loop's own errors (stream_truncated, stalled, max_turns,
+//     cancelled, ...), else _OTHER. The status description is the error's text, with
 //     credentials and signatures an AWS error echoes redacted (as
 //     recording.Redact does). For a structured answer that does not match
 //     its schema (error.type invalid_answer, or max_turns) it leaves the

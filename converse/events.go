@@ -9,7 +9,7 @@ import (
 
 // Event is something that happened in a conversation, handed to
 // Options.OnEvent. It is one of Text, ToolStart, ToolEnd, TurnEnd,
-// StreamFallback, ModelFallback, ApprovalRequested, ApprovalDecided,
+// StreamFallback, ModelFallback, ModelRetry, Hedged, ApprovalRequested, ApprovalDecided,
 // Resumed, StateSaved, Trimmed and AnswerRejected. Calls to OnEvent are
 // never concurrent, and come in the order the things happened.
 type Event interface{ event() }
@@ -78,7 +78,7 @@ func (TurnEnd) event()        {}
 func (StreamFallback) event() {}
 
 // ModelFallback reports that a turn's model call to From failed with Err,
-// one of the errors of Options.FallbackModels, and that the turn is tried
+// one of the errors of Options.ModelCalls.Fallback, and that the turn is tried
 // with To.
 type ModelFallback struct {
 	Turn     int
@@ -87,6 +87,34 @@ type ModelFallback struct {
 }
 
 func (ModelFallback) event() {}
+
+// ModelRetry reports that a turn's model call to Model failed with Err,
+// a stall (ErrStalled) or a stream cut, before anything of its turn took
+// effect, and is made again after Wait: the Retry-th retry (from 1) of
+// Options.ModelCalls' Retries. Superseded is the text of the failed call
+// already reported in Text events, which the retry's text replaces: a
+// terminal or UI that showed it redraws from there.
+type ModelRetry struct {
+	Turn       int
+	Model      string
+	Retry      int
+	Err        error
+	Wait       time.Duration
+	Superseded string
+}
+
+// Hedged reports that a turn's model call to Model had no first content
+// after After, the hedge's quantile of recent first-token times (see
+// CallPolicy.Hedge), and was sent a second time: the first of the two
+// requests to get its first content answers, the other is cancelled.
+type Hedged struct {
+	Turn  int
+	Model string
+	After time.Duration
+}
+
+func (ModelRetry) event() {}
+func (Hedged) event()     {}
 
 // ApprovalRequested is a call that needs approval, about to be handed to
 // Options.Approver.

@@ -2,7 +2,9 @@ package converse_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
@@ -70,7 +72,7 @@ func ExampleTurnPlan_stop() {
 
 // A throttled model call is made again with the fallback model, which
 // answers.
-func ExampleOptions_fallbackModels() {
+func ExampleCallPolicy_fallback() {
 	const primary, fallback = "us.anthropic.claude-sonnet-4-5-20250929-v1:0", "us.amazon.nova-pro-v1:0"
 	srv := bedrocktest.NewServer(bedrocktest.HandlerFunc(func(ctx context.Context, req *bedrocktest.Request) (*bedrocktest.Reply, error) {
 		if aws.ToString(req.ModelId) == primary {
@@ -81,7 +83,7 @@ func ExampleOptions_fallbackModels() {
 	defer srv.Close()
 	client := srv.Client(func(o *bedrockruntime.Options) { o.RetryMaxAttempts = 1 }) // as after the SDK's retries
 	conv := converse.New(client, primary, nil, func(o *converse.Options) {
-		o.FallbackModels = []string{fallback}
+		o.ModelCalls = &converse.CallPolicy{Fallback: []string{fallback}}
 		o.OnEvent = func(ev converse.Event) {
 			if f, ok := ev.(converse.ModelFallback); ok {
 				fmt.Println("turn", f.Turn, "falls back to", f.To)
@@ -97,4 +99,32 @@ func ExampleOptions_fallbackModels() {
 	// Output:
 	// turn 1 falls back to us.amazon.nova-pro-v1:0
 	// us.amazon.nova-pro-v1:0 answered: Hello from Nova.
+}
+
+// A model call with no first token within FirstToken is cancelled as
+// stalled and made again; the retry answers. (The stalled reply would come
+// after a minute.)
+func ExampleCallPolicy() {
+	late := bedrocktest.Text("Too late.")
+	late.Latency = time.Minute
+	srv := bedrocktest.NewInProcessServer(bedrocktest.Script(late, bedrocktest.Text("Hello.")))
+	defer srv.Close()
+	conv := converse.New(srv.Client(), "us.anthropic.claude-sonnet-4-5-20250929-v1:0", nil, func(o *converse.Options) {
+		o.Stream = &converse.StreamPolicy{}
+		o.ModelCalls = &converse.CallPolicy{FirstToken: 50 * time.Millisecond, Idle: time.Second, Backoff: 10 * time.Millisecond}
+		o.OnEvent = func(ev converse.Event) {
+			if r, ok := ev.(converse.ModelRetry); ok {
+				fmt.Println("retry", r.Retry, "of turn", r.Turn, "after:", r.Err, "- stalled:", errors.Is(r.Err, converse.ErrStalled))
+			}
+		}
+	})
+	res, err := conv.Send(context.Background(), "hi")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(res.Text)
+	// Output:
+	// retry 1 of turn 1 after: model call stalled: no first token for 50ms - stalled: true
+	// Hello.
 }

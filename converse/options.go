@@ -129,24 +129,14 @@ type Options struct {
 	// inference settings, or end the Send; see TurnPlan. The rules of Bedrock
 	// are applied after it, for the model called: tools the history calls
 	// stay described, the history is re-encoded for the model's family
-	// (see FallbackModels), cache points are placed on the new prefix. An
+	// (see CallPolicy.Fallback), cache points are placed on the new prefix. An
 	// error of PrepareTurn ends the Send with it.
 	PrepareTurn func(ctx context.Context, t *TurnPlan) error
-	// FallbackModels are the model IDs to try, in order, when a turn's
-	// model call fails with a *types.ThrottlingException (after the SDK's
-	// retries), *types.ModelNotReadyException,
-	// *types.ServiceUnavailableException or *types.ModelTimeoutException;
-	// never on another error, such as a validation error. Each turn starts
-	// with its own model (New's, or PrepareTurn's), except that after a
-	// fallback answered, the turns of the next minute (by Clock) start with
-	// that fallback: a throttled model is not asked again at every turn.
-	// The history is sent as
-	// the family of the model called takes it: the status field of tool
-	// results, tool result media, reasoning blocks (those of another
-	// provider are dropped, and not kept from its replies). Result.Model,
-	// TurnEnd.Model and the chat spans say which model answered; a
-	// ModelFallback event reports each switch.
-	FallbackModels []string
+	// ModelCalls, if set, is how each model call is made: deadlines that
+	// find a stalled call (ErrStalled), its retries while nothing of its
+	// turn has taken effect, hedging, and the fallback models; see
+	// CallPolicy. Nil sets no deadline and has no fallback.
+	ModelCalls *CallPolicy
 	// RepairCall, if set, is asked about each call that would be answered
 	// as an unknown tool (ErrUnknownTool) or invalid input
 	// (tools.ErrInvalidInput), problem saying which, before anything of the
@@ -268,7 +258,8 @@ type StreamPolicy struct {
 	// (tools.Options.Speculative) as soon as its block is complete, while
 	// the model is still streaming. If the turn then does not end in
 	// tool_use, the early results are discarded. Use it only for tools
-	// without side effects.
+	// without side effects. Once a call started, a stall or a cut of the
+	// stream fails the turn: it is not retried (see CallPolicy.Retries).
 	EarlyToolStart bool
 	// GuardrailMode says how the guardrail of Options.Request checks the
 	// stream: empty is Bedrock's default, synchronous.

@@ -21,8 +21,8 @@ type Outcome string
 // final answer.
 const (
 	// OutcomeRetry is a failure worth trying again unchanged, later:
-	// throttling, a server fault (a 5xx), a model not ready or timed out,
-	// a broken stream, a transport failure.
+	// throttling, a server fault (a 5xx), a model not ready, timed out or
+	// stalled (ErrStalled), a broken stream, a transport failure.
 	OutcomeRetry Outcome = "retry"
 	// OutcomeCaller is a request that fails the same way until the caller
 	// changes it: Bedrock's validation, access denied or not found,
@@ -66,6 +66,8 @@ func Classify(err error) Outcome {
 	case errors.Is(err, ErrSessionChanged), errors.Is(err, ErrSessionLocked), errors.Is(err, ErrPaused),
 		errors.Is(err, ErrInterrupted), errors.Is(err, ErrNothingToResume), errors.Is(err, ErrStaleStep):
 		return OutcomeConflict
+	case errors.Is(err, ErrStalled):
+		return OutcomeRetry
 	case errors.Is(err, ErrDecision), errors.Is(err, ErrToolChoice), errors.Is(err, ErrMaxTokens),
 		errors.Is(err, ErrContextWindowExceeded):
 		return OutcomeCaller

@@ -139,6 +139,7 @@ func TestClassify(t *testing.T) {
 		{"network error", &net.OpError{Op: "read", Err: errors.New("connection reset by peer")}, converse.OutcomeRetry},
 		{"cut response", turn(io.ErrUnexpectedEOF), converse.OutcomeRetry},
 		{"stream truncated", turn(converse.ErrStreamTruncated), converse.OutcomeRetry},
+		{"stalled", turn(converse.ErrStalled), converse.OutcomeRetry},
 
 		{"validation", turn(status(400, &types.ValidationException{})), converse.OutcomeCaller},
 		{"access denied", turn(&types.AccessDeniedException{}), converse.OutcomeCaller},

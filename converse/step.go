@@ -126,7 +126,7 @@ type run struct {
 	asked   bool                     // Options.Approver decided the open turn's calls
 	resumed bool                     // turn numbers the resumed turn's calls, until the first model call
 	plan    *TurnPlan                // Options.PrepareTurn's turn; nil without it
-	tried   int                      // the Options.FallbackModels tried in this turn
+	tried   int                      // the Options.ModelCalls.Fallback tried in this turn
 
 	spent   tally   // what the run spent, from its start, for Budget
 	resCost dollars // of the Result's usage: the turns
@@ -534,10 +534,10 @@ func (c *Conversation) turnStep(ctx context.Context) (*Step, error) {
 		r.tried = c.sticky.from(planned(t, c.modelID), c.opts.now())
 	}
 	if r.tried > 0 {
-		fallback := TurnPlan{ModelID: c.opts.FallbackModels[r.tried-1], System: c.opts.Request.System, InferenceConfig: c.opts.Request.InferenceConfig}
+		fallback := TurnPlan{ModelID: c.opts.ModelCalls.fallback()[r.tried-1], System: c.opts.Request.System, InferenceConfig: c.opts.Request.InferenceConfig}
 		if t != nil {
 			fallback = *t
-			fallback.ModelID = c.opts.FallbackModels[r.tried-1]
+			fallback.ModelID = c.opts.ModelCalls.fallback()[r.tried-1]
 		}
 		t = &fallback
 	}
@@ -573,7 +573,7 @@ const fallbackCooldown = time.Minute
 // each waiting for their own model to fail again.
 type stickyFallback struct {
 	model string    // the turn's own model
-	tried int       // the Options.FallbackModels index that answered, from 1
+	tried int       // the Options.ModelCalls.Fallback index that answered, from 1
 	until time.Time // the end of the cool-down
 }
 
@@ -587,30 +587,35 @@ func (s stickyFallback) from(model string, now time.Time) int {
 }
 
 // fallback is the step of the turn's call to the next of
-// Options.FallbackModels, if err, of the call of req, is one to fall back
+// Options.ModelCalls.Fallback, if err, of the call of req, is one to fall back
 // on and one is left; nil otherwise.
 func (c *Conversation) fallback(ctx context.Context, req *ModelCall, err error) (*Step, error) {
 	r := c.run
-	if req.Summary || r.tried >= len(c.opts.FallbackModels) || !fallsBack(err) {
+	if req.Summary || r.tried >= len(c.opts.ModelCalls.fallback()) || !fallsBack(err) {
 		return nil, nil
 	}
 	r.tried++
-	from, to := aws.ToString(req.Input.ModelId), c.opts.FallbackModels[r.tried-1]
+	from, to := aws.ToString(req.Input.ModelId), c.opts.ModelCalls.fallback()[r.tried-1]
 	c.emit(ModelFallback{Turn: r.turn, From: from, To: to, Err: err})
 	return c.turnStep(ctx)
 }
 
 // fallsBack reports whether a model call's error is one that another
-// model may not have: throttling, a model not ready or timed out, the
-// service unavailable.
+// model may not have: throttling, a model not ready, timed out or stalled,
+// the service unavailable; never once a tool of the turn started.
 func fallsBack(err error) bool {
 	var (
 		throttling  *types.ThrottlingException
 		notReady    *types.ModelNotReadyException
 		unavailable *types.ServiceUnavailableException
 		timeout     *types.ModelTimeoutException
+		started     startedError
 	)
-	return errors.As(err, &throttling) || errors.As(err, &notReady) || errors.As(err, &unavailable) || errors.As(err, &timeout)
+	if errors.As(err, &started) {
+		return false
+	}
+	return errors.As(err, &throttling) || errors.As(err, &notReady) || errors.As(err, &unavailable) ||
+		errors.As(err, &timeout) || errors.Is(err, ErrStalled)
 }
 
 // handleResponse is HandleResponse, with the answer decoded: a failed

@@ -41,7 +41,7 @@ const finalDescription = "Gives the final answer. Call it once you have the answ
 //
 // The model is asked for the schema in one of three ways, decided for each
 // request from the model it goes to (New's, Options.PrepareTurn's or an
-// Options.FallbackModels one's; the table is in the internal models
+// CallPolicy.Fallback one's; the table is in the internal models
 // package, with its source). The models whose Converse takes
 // outputConfig.textFormat (Claude Sonnet 4.5, Haiku 4.5, Opus 4.5 and 4.6)
 // get the schema there, and their final text is the answer (Bedrock takes
@@ -252,7 +252,7 @@ func newShape(tool *tools.Tool, m models.Model, reg *tools.Registry, o *Options,
 	// The final tool's name must be free where a turn may offer it: a turn
 	// to a model without structured outputs, or one whose request cites.
 	native := sh.schema != "" && m.NativeStructuredOutput()
-	mayOffer := !native || len(o.FallbackModels) > 0 || o.PrepareTurn != nil || message.Citing(baseOf(history))
+	mayOffer := !native || len(o.ModelCalls.fallback()) > 0 || o.PrepareTurn != nil || message.Citing(baseOf(history))
 	if _, taken := reg.Lookup(tool.Name()); taken && mayOffer {
 		return nil, fmt.Errorf("converse: the final tool %q of a structured answer is a registered tool's name", tool.Name())
 	}

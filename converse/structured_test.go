@@ -277,7 +277,7 @@ func TestStructuredFinalToolNameTaken(t *testing.T) {
 	srv, client := serve(t, bedrocktest.Script(bedrocktest.Text(valid)))
 	_, _, err = converse.Structured[forecast](context.Background(), converse.New(client, novaPro, reg), "Weather?")
 	assert.ErrorContains(t, err, `final tool "final_forecast"`)
-	_, _, err = converse.Structured[forecast](context.Background(), converse.New(client, claude, reg, func(o *converse.Options) { o.FallbackModels = []string{novaPro} }), "Weather?")
+	_, _, err = converse.Structured[forecast](context.Background(), converse.New(client, claude, reg, func(o *converse.Options) { o.ModelCalls = &converse.CallPolicy{Fallback: []string{novaPro}} }), "Weather?")
 	assert.ErrorContains(t, err, `final tool "final_forecast"`, "a fallback may take the final tool")
 	assert.Empty(t, srv.Requests())
 

@@ -64,7 +64,7 @@ func answerPath(t *testing.T, r *bedrocktest.Request) string {
 
 // TestStructuredPathPerTurn: the way a structured Send asks for its answer
 // is decided for each request from the model it goes to, a fallback
-// model's (Options.FallbackModels) or Options.PrepareTurn's, not once from
+// model's (Options.ModelCalls.Fallback) or Options.PrepareTurn's, not once from
 // New's: bedrocktest, like Bedrock, rejects toolChoice any on Llama and
 // outputConfig.textFormat on a model without structured output. The
 // answer is checked in the form its turn asked for.
@@ -85,7 +85,7 @@ func TestStructuredPathPerTurn(t *testing.T) {
 		t.Run("fallback/"+tt.name, func(t *testing.T) {
 			srv, _ := serve(t, bedrocktest.Throttle(1, bedrocktest.Script(tt.reply)))
 			conv := converse.New(srv.Client(noRetries), tt.model, nil, func(o *converse.Options) {
-				o.FallbackModels = []string{tt.to}
+				o.ModelCalls = &converse.CallPolicy{Fallback: []string{tt.to}}
 			})
 			got, res, err := converse.Structured[forecast](context.Background(), conv, "Weather in Oslo?")
 			require.NoError(t, err)
@@ -142,7 +142,7 @@ func TestStructuredPathPerTurnCorrected(t *testing.T) {
 		bedrocktest.ToolUse("", call("t1", finalFn, valid)),
 	)))
 	conv := converse.New(srv.Client(noRetries), claude, nil, func(o *converse.Options) {
-		o.FallbackModels = []string{claude35}
+		o.ModelCalls = &converse.CallPolicy{Fallback: []string{claude35}}
 	})
 	got, res, err := converse.Structured[forecast](context.Background(), conv, "Weather in Oslo?")
 	require.NoError(t, err)
@@ -263,7 +263,7 @@ func TestStructuredStepsSendWhatSendSendsOnFallback(t *testing.T) {
 	script := func() bedrocktest.Handler {
 		return bedrocktest.Throttle(1, bedrocktest.Script(bedrocktest.ToolUse("", call("t1", finalFn, invalid)), bedrocktest.ToolUse("", call("t2", finalFn, valid))))
 	}
-	opts := func(o *converse.Options) { o.FallbackModels = []string{llama} }
+	opts := func(o *converse.Options) { o.ModelCalls = &converse.CallPolicy{Fallback: []string{llama}} }
 	ctx := context.Background()
 	sendSrv, _ := serve(t, script())
 	want, _, err := converse.StructuredJSON(ctx, converse.New(sendSrv.Client(noRetries), claude, nil, opts), "Weather in Oslo?", schema)

@@ -342,6 +342,8 @@ func sendErrorType(err error) string {
 		{ErrMalformedModelOutput, "malformed_model_output"},
 		{ErrContextWindowExceeded, "context_window_exceeded"},
 		{ErrStreamTruncated, "stream_truncated"},
+		{ErrStalled, "stalled"},
+		{errHedgeLost, "hedge_lost"},
 	} {
 		if errors.Is(err, e.err) {
 			return e.name

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
+	"strings"
 	"sync"
 	"time"
 
@@ -149,12 +150,13 @@ func (t *turnResult) earlyCalls() map[string]*earlyCall {
 
 // caller makes a conversation's model calls, as Send makes them: through
 // its client, in chat spans, the text of a reply reported as it arrives,
-// and with Options.Stream's EarlyToolStart, calls started while a turn
-// streams.
+// with Options.ModelCalls' deadlines, retries and hedging, and with
+// Options.Stream's EarlyToolStart, calls started while a turn streams.
 type caller struct {
 	client Client
 	tel    *telemetry
 	stream *StreamPolicy
+	policy *CallPolicy
 	early  *Executor   // starts calls while a turn streams; nil unless EarlyToolStart (and no ApprovalPolicy)
 	text   bool        // Text events are wanted: OnEvent is set
 	emit   func(Event) // the conversation's
@@ -164,7 +166,7 @@ type caller struct {
 // newCaller is the caller of a conversation with client, tel, o and exec,
 // whose events go to emit.
 func newCaller(client Client, tel *telemetry, o *Options, exec *Executor, emit func(Event)) *caller {
-	m := &caller{client: client, tel: tel, stream: o.Stream, text: o.OnEvent != nil, emit: emit, log: o.logger()}
+	m := &caller{client: client, tel: tel, stream: o.Stream, policy: o.ModelCalls, text: o.OnEvent != nil, emit: emit, log: o.logger()}
 	if s := o.Stream; s != nil && s.EarlyToolStart && o.ApprovalPolicy == nil {
 		m.early = exec
 	}
@@ -173,7 +175,9 @@ func newCaller(client Client, tel *telemetry, o *Options, exec *Executor, emit f
 
 // call makes the model call of req, with ConverseStream when req
 // streams; a streaming conversation whose model cannot stream tool use
-// falls back to Converse, with a StreamFallback event. The turn is timed.
+// falls back to Converse, with a StreamFallback event. A call that stalled
+// or whose stream was cut is made again, after a ModelRetry event, as
+// CallPolicy.Retries says. The turn is timed.
 func (m *caller) call(ctx context.Context, req *ModelCall) (t *turnResult, err error) {
 	began := time.Now()
 	defer func() {
@@ -181,23 +185,68 @@ func (m *caller) call(ctx context.Context, req *ModelCall) (t *turnResult, err e
 			t.took = time.Since(began)
 		}
 	}()
-	if req.stream {
-		return m.streamTurn(ctx, req)
-	}
-	if m.stream != nil && !req.Summary {
+	if !req.stream && m.stream != nil && !req.Summary {
 		reason := fmt.Sprintf("model %s does not support tool use in streaming mode; using Converse", aws.ToString(req.Input.ModelId))
 		m.log.Info("converse: "+reason, "turn", req.Turn)
 		m.emit(StreamFallback{Turn: req.Turn, Reason: reason})
 	}
+	for n := 0; ; n++ {
+		a := m.hedged(ctx, req)
+		if a.err == nil {
+			if !req.stream && !req.Summary {
+				m.emitText(req.Turn, a.t.message)
+			}
+			return a.t, nil
+		}
+		wait, ok := m.policy.retryWait(ctx, req, n, a)
+		if !ok {
+			if a.started {
+				return nil, startedError{a.err}
+			}
+			return nil, a.err
+		}
+		m.log.Info("converse: retrying a model call", "turn", req.Turn, "retry", n+1, "error", a.err)
+		m.emit(ModelRetry{Turn: req.Turn, Model: aws.ToString(req.Input.ModelId), Retry: n + 1, Err: a.err, Wait: wait, Superseded: a.shown})
+		if err := sleep(ctx, wait); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// startedError is the error of a turn's call that failed once a tool of
+// the turn had started: it is neither retried nor sent to a fallback model.
+type startedError struct{ error }
+
+func (e startedError) Unwrap() error { return e.error }
+
+// sleep waits d, or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// request makes one request of req's call; first is called at its first
+// content, and reports false when the other request of a hedged call was
+// first, which ends this one with errHedgeLost.
+func (m *caller) request(ctx context.Context, req *ModelCall, first func() bool) attempt {
+	if req.stream {
+		return m.streamTurn(ctx, req, first)
+	}
 	out, err := m.converse(ctx, req.Input)
+	if err == nil && !first() {
+		err = errHedgeLost
+	}
 	if err != nil {
-		return nil, err
+		return attempt{err: err}
 	}
-	t, err = replyOf(out)
-	if err == nil && !req.Summary {
-		m.emitText(req.Turn, t.message)
-	}
-	return t, err
+	t, err := replyOf(out)
+	return attempt{t: t, err: err}
 }
 
 // converse makes the Converse call of in.
@@ -205,7 +254,7 @@ func (m *caller) converse(ctx context.Context, in *bedrockruntime.ConverseInput)
 	if m.client == nil {
 		return nil, errNoClient
 	}
-	return m.tel.converse(ctx, m.client, in)
+	return m.tel.converse(ctx, m.client, in, m.policy.firstToken())
 }
 
 // errNoClient is the error of a model call of a conversation made without
@@ -223,7 +272,8 @@ func (c *Conversation) Converse(ctx context.Context, in *bedrockruntime.Converse
 
 // CallModel makes a model call with Converse as Send makes it, without a
 // Conversation: through client, in a chat span with its metrics, by the
-// Options.Telemetry optFns set. An engine driving the steps
+// Options.Telemetry optFns set, within the FirstToken deadline of the
+// Options.ModelCalls they set (which fails it with ErrStalled). An engine driving the steps
 // makes a ModelCall's call with it where the client is, such as a Temporal
 // activity. The error is the client's.
 func CallModel(ctx context.Context, client Client, in *bedrockruntime.ConverseInput, optFns ...func(*Options)) (*bedrockruntime.ConverseOutput, error) {
@@ -231,14 +281,21 @@ func CallModel(ctx context.Context, client Client, in *bedrockruntime.ConverseIn
 	for _, fn := range optFns {
 		fn(&o)
 	}
-	return newTelemetry(aws.ToString(in.ModelId), &o).converse(ctx, client, in)
+	return newTelemetry(aws.ToString(in.ModelId), &o).converse(ctx, client, in, o.ModelCalls.firstToken())
 }
 
-// converse makes the Converse call of in through client in a chat span.
-func (t *telemetry) converse(ctx context.Context, client Client, in *bedrockruntime.ConverseInput) (*bedrockruntime.ConverseOutput, error) {
+// converse makes the Converse call of in through client in a chat span,
+// cancelled with ErrStalled if it has no answer within deadline (0: none).
+func (t *telemetry) converse(ctx context.Context, client Client, in *bedrockruntime.ConverseInput, deadline time.Duration) (*bedrockruntime.ConverseOutput, error) {
 	chatCtx, chat := t.startChat(ctx, false, in)
 	defer chat.abort()
-	out, err := client.Converse(chatCtx, in, chat.options()...)
+	callCtx, cancel := context.WithCancelCause(chatCtx)
+	defer cancel(nil)
+	if timer := stallTimer(deadline, cancel, "no answer"); timer != nil {
+		defer timer.Stop()
+	}
+	out, err := client.Converse(callCtx, in, chat.options()...)
+	err = ownEnd(callCtx, err)
 	chat.endConverse(out, err)
 	return out, err
 }
@@ -255,34 +312,46 @@ func (m *caller) emitText(turn int, msg types.Message) {
 	}
 }
 
-// streamTurn makes one model call with ConverseStream: text deltas go to
-// OnEvent as they arrive, and the events are assembled into the message
-// Converse would have returned.
-func (m *caller) streamTurn(ctx context.Context, req *ModelCall) (*turnResult, error) {
+// streamTurn makes one request of a model call with ConverseStream: text
+// deltas go to OnEvent as they arrive, and the events are assembled into
+// the message Converse would have returned. first is called at its first
+// content (see request).
+func (m *caller) streamTurn(ctx context.Context, req *ModelCall, first func() bool) attempt {
 	n := req.Turn
 	t := &turnResult{}
-	var h streamHooks
+	h := streamHooks{first: first}
+	var shown strings.Builder
 	if m.text {
-		h.text = func(text string) { m.emit(Text{Turn: n, Text: text}) }
+		h.text = func(text string) {
+			shown.WriteString(text)
+			m.emit(Text{Turn: n, Text: text})
+		}
 	}
 	if m.early != nil {
 		early := newEarlyStarter(ctx, n, m.early) // its calls are the chat span's siblings, under ctx
 		t.started, t.cancel = early.started, early.cancel
 		h.call = early.maybeStart
 	}
-	if err := m.streamCall(ctx, req.StreamInput(), req.Input, t, h); err != nil {
-		return nil, err
+	err := m.streamCall(ctx, req.StreamInput(), req.Input, t, h)
+	a := attempt{err: err, shown: shown.String(), started: len(t.started) > 0}
+	if err == nil {
+		a.t = t
 	}
-	return t, nil
+	return a
 }
 
 // streamCall makes the ConverseStream call of in, whose Converse form ci
 // the chat span describes, and reads its events into t with h (h.event
-// is the span's), with a decoder of the call's own. On an error, t's early
-// calls are discarded.
+// is the span's), with a decoder of the call's own, under the deadlines of
+// Options.ModelCalls. On an error, t's early calls are discarded.
 func (m *caller) streamCall(ctx context.Context, in *bedrockruntime.ConverseStreamInput, ci *bedrockruntime.ConverseInput, t *turnResult, h streamHooks) (err error) {
 	chatCtx, chat := m.tel.startChat(ctx, true, ci)
+	streamCtx, closeStream := context.WithCancelCause(chatCtx)
+	defer closeStream(nil)
+	dog := m.policy.watch(closeStream)
+	defer dog.stop()
 	defer func() {
+		err = ownEnd(streamCtx, err)
 		if err != nil {
 			t.discard()
 			chat.end(nil, err)
@@ -290,23 +359,26 @@ func (m *caller) streamCall(ctx context.Context, in *bedrockruntime.ConverseStre
 		}
 		chat.end(t, nil)
 	}()
-	streamCtx, closeStream := context.WithCancel(chatCtx)
-	defer closeStream()
 	out, err := m.client.ConverseStream(streamCtx, in, append(chat.options(), ownProtocol)...)
 	if err != nil {
 		return err
 	}
 	stream := out.GetStream()
 	defer stream.Close()
-	h.event = chat.chunked
-	return readStream(ctx, stream, t, h)
+	h.event = func(content bool) {
+		chat.chunked()
+		dog.event(content)
+	}
+	return readStream(streamCtx, stream, t, h)
 }
 
 // streamHooks are what readStream calls as a stream's events arrive, each
-// optional: event for every event, text for every text delta, call for
-// every client call whose block is complete.
+// optional: event for every event (content false for messageStart), first
+// at the first content (false ends the stream with errHedgeLost), text for
+// every text delta, call for every client call whose block is complete.
 type streamHooks struct {
-	event func()
+	event func(content bool)
+	first func() bool
 	text  func(string)
 	call  func(toolCall)
 }
@@ -316,7 +388,7 @@ type streamHooks struct {
 // without messageStop is ErrStreamTruncated.
 func readStream(ctx context.Context, stream *bedrockruntime.ConverseStreamEventStream, t *turnResult, h streamHooks) error {
 	var asm assembler
-	stopped := false
+	stopped, begun := false, false
 	for {
 		var ev types.ConverseStreamOutput
 		var ok bool
@@ -328,8 +400,15 @@ func readStream(ctx context.Context, stream *bedrockruntime.ConverseStreamEventS
 		if !ok {
 			break
 		}
+		_, starting := ev.(*types.ConverseStreamOutputMemberMessageStart)
 		if h.event != nil {
-			h.event()
+			h.event(!starting)
+		}
+		if !starting && !begun {
+			begun = true
+			if h.first != nil && !h.first() {
+				return errHedgeLost
+			}
 		}
 		switch e := ev.(type) {
 		case *types.ConverseStreamOutputMemberContentBlockStart:

@@ -25,7 +25,7 @@ type TurnPlan struct {
 	// Answered are the calls whose results the last message of History
 	// sends, in order: none on a turn that answers a prompt.
 	Answered []Call
-	// ModelID is the model to call (New's by default); Options.FallbackModels
+	// ModelID is the model to call (New's by default); Options.ModelCalls.Fallback
 	// are tried after it.
 	ModelID string
 	// Offered names the registry's tools to offer; nil offers all of

@@ -58,7 +58,7 @@ func TestFallback(t *testing.T) {
 			var ends []converse.TurnEnd
 			var falls []converse.ModelFallback
 			c := converse.New(srv.Client(noRetries), claude, calculator(t), func(o *converse.Options) {
-				o.FallbackModels = []string{llama}
+				o.ModelCalls = &converse.CallPolicy{Fallback: []string{llama}}
 				o.OnEvent = func(ev converse.Event) {
 					switch e := ev.(type) {
 					case converse.TurnEnd:
@@ -106,7 +106,7 @@ func TestFallbackCoolsDown(t *testing.T) {
 	t.Cleanup(srv.Close)
 	now := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
 	c := converse.New(srv.Client(noRetries), claude, nil, func(o *converse.Options) {
-		o.FallbackModels = []string{llama}
+		o.ModelCalls = &converse.CallPolicy{Fallback: []string{llama}}
 		o.Clock = func() time.Time { return now }
 	})
 	send := func() {
@@ -141,7 +141,7 @@ func models(srv *bedrocktest.Server) []string {
 // model's request from HandleResponse when the call failed with
 // throttling.
 func TestFallbackThroughSteps(t *testing.T) {
-	c := converse.New(nil, claude, nil, func(o *converse.Options) { o.FallbackModels = []string{haiku} })
+	c := converse.New(nil, claude, nil, func(o *converse.Options) { o.ModelCalls = &converse.CallPolicy{Fallback: []string{haiku}} })
 	step, err := c.Begin(context.Background(), types.Message{Content: []types.ContentBlock{text("hi")}})
 	require.NoError(t, err)
 	assert.Equal(t, claude, aws.ToString(step.ModelCall.Input.ModelId))
@@ -358,7 +358,7 @@ func TestFallbackIsPricedAtItsModel(t *testing.T) {
 			srv := bedrocktest.NewServer(byModel(claude, bedrocktest.Throttling(), bedrocktest.Script(bedrocktest.Text("3"))))
 			t.Cleanup(srv.Close)
 			res, err := converse.Run(context.Background(), srv.Client(noRetries), claude, nil, "1+2?", func(o *converse.Options) {
-				o.FallbackModels = []string{tt.fallback}
+				o.ModelCalls = &converse.CallPolicy{Fallback: []string{tt.fallback}}
 			})
 			require.NoError(t, err)
 			require.Equal(t, tt.fallback, res.Model)

@@ -336,7 +336,9 @@ func (s *settings) conversationOptions(o *converse.Options, model string) {
 	o.MaxTurns = s.maxTurns
 	o.Budget = s.budget()
 	o.SystemTools = s.systemTools
-	o.FallbackModels = s.fallbacks
+	if len(s.fallbacks) > 0 {
+		o.ModelCalls = &converse.CallPolicy{Fallback: s.fallbacks}
+	}
 	if s.stopAfterTool != "" {
 		o.PrepareTurn = stopAfter(s.stopAfterTool)
 	}

@@ -58,10 +58,20 @@
 // Text, ToolUse and Output build replies. The same Reply answers Converse
 // and ConverseStream. For a stream, the answer is cut into the events a
 // real model sends: text in small deltas, tool input JSON in fragments, a
-// padding member "p" in every payload. Reply's stream fields add faults: a
-// pause between events (Interval), a connection dropped mid-frame
-// (CutAfter), a missing messageStop (DropMessageStop) or an exception frame
-// (Exception).
+// padding member "p" in every payload. Reply's fields add faults: a pause
+// before the first event (Latency, which also delays a Converse answer), a
+// pause between events (Interval), a stall after some events (StallAfter),
+// a connection dropped mid-frame (CutAfter), a missing messageStop
+// (DropMessageStop) or an exception frame (Exception).
+//
+// # Virtual time
+//
+// NewInProcessServer serves without a socket. Its client's transport calls
+// the Server in process, and the response comes back through a pipe in the
+// same wire format. In a testing/synctest bubble, a client waiting on it is
+// durably blocked, so a minute's Latency passes in virtual time. A real
+// socket is not durably blocking, so NewServer's loopback stays for the
+// tests outside a bubble.
 //
 // # Errors
 //

@@ -96,14 +96,7 @@ const defaultMaxRequests = 1000
 
 // NewServer starts a Server answering with h. The caller must Close it.
 func NewServer(h Handler, optFns ...func(*Options)) *Server {
-	s := &Server{handler: h, opts: Options{MaxRequests: defaultMaxRequests}}
-	for _, fn := range optFns {
-		fn(&s.opts)
-	}
-	s.cache.now = s.opts.Now
-	if s.cache.now == nil {
-		s.cache.now = time.Now
-	}
+	s := newServer(h, optFns)
 	s.srv = httptest.NewServer(s)
 	s.URL = s.srv.URL
 
@@ -112,10 +105,25 @@ func NewServer(h Handler, optFns ...func(*Options)) *Server {
 	return s
 }
 
+// newServer is a Server answering with h, its options set, not serving yet.
+func newServer(h Handler, optFns []func(*Options)) *Server {
+	s := &Server{handler: h, opts: Options{MaxRequests: defaultMaxRequests}}
+	for _, fn := range optFns {
+		fn(&s.opts)
+	}
+	s.cache.now = s.opts.Now
+	if s.cache.now == nil {
+		s.cache.now = time.Now
+	}
+	return s
+}
+
 // Close shuts the server down, waiting for calls in flight, and closes the
 // idle connections of the clients it made.
 func (s *Server) Close() {
-	s.srv.Close()
+	if s.srv != nil {
+		s.srv.Close()
+	}
 	s.http.CloseIdleConnections()
 }
 
@@ -235,7 +243,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.quotas.settle(charged, reply.Output.Usage)
 	}
 	if op == recording.OpConverse {
-		s.writeConverse(w, reply)
+		s.writeConverse(w, r, reply)
 		return
 	}
 	s.writeStream(w, r, reply)
@@ -307,7 +315,12 @@ func (s *Server) keep(req *Request) {
 	s.reqs = append(s.reqs, req)
 }
 
-func (s *Server) writeConverse(w http.ResponseWriter, reply *Reply) {
+// writeConverse answers a Converse call with reply, after its Latency
+// unless the client leaves first.
+func (s *Server) writeConverse(w http.ResponseWriter, r *http.Request, reply *Reply) {
+	if !pause(r.Context(), reply.Latency) {
+		return
+	}
 	var body []byte
 	switch {
 	case reply.Raw != nil:

@@ -83,6 +83,9 @@ func (s *Server) writeStream(w http.ResponseWriter, r *http.Request, reply *Repl
 		cutAt = min(reply.CutAfter, len(events))
 	}
 	ctx := r.Context()
+	if !pause(ctx, reply.Latency) {
+		return
+	}
 	for i := 0; i <= len(events); i++ {
 		if i == len(events) && i != exceptionAt && i != cutAt {
 			return

@@ -53,6 +53,12 @@ type Reply struct {
 	Chunk int
 	// Interval is a pause before each event after the first.
 	Interval time.Duration
+	// Latency is a pause before the answer: for ConverseStream, after the
+	// stream's 200 and before its first event; for Converse, before the
+	// response. A model slow to start, or, longer than a client's deadline,
+	// one that stalls before its first token. Unlike Delay, the stream's
+	// response has begun: the client waits on the body, not on the 200.
+	Latency time.Duration
 	// CutAfter, when positive, sends that many whole events, then half of the
 	// next frame, and drops the connection.
 	CutAfter int

@@ -49,7 +49,7 @@ type Options struct {
 	// AccessDenied) is never retried, whatever the policy. The policy's
 	// retries stand for the SDK's in a Send: a call still failing with
 	// throttling after the last attempt goes to the next of
-	// converse.Options.FallbackModels, if any, with the policy's attempts
+	// converse.Options.ModelCalls.Fallback, if any, with the policy's attempts
 	// again.
 	ModelActivity workflow.ActivityOptions
 	// ToolActivity are the activity options of a tool call. Zero fields

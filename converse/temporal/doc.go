@@ -55,7 +55,7 @@
 // converse.Classify calls OutcomeRetry (throttling, 5xx, a model timeout); a
 // ValidationException or AccessDeniedException fails at once. It sends the
 // step's ModelCall as it is, model included: the model PrepareTurn chose, or
-// one of FallbackModels, which the conversation turns to as in a Send once
+// one of ModelCalls.Fallback, which the conversation turns to as in a Send once
 // the activity's retries are spent. Each tool call is an activity
 // ([Agent.Tool]) whose ID is "tool/TURN/TOOLUSEID", the calls of a turn in
 // parallel up to the conversation's Tools.Concurrency. Each has the

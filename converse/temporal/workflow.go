@@ -32,7 +32,7 @@ import (
 // the conversation's State, before a model call.
 //
 // The model activity sends the step's ModelCall as it is, model included: a
-// model Options.PrepareTurn chose, or one of Options.FallbackModels, which
+// model Options.PrepareTurn chose, or one of Options.ModelCalls.Fallback, which
 // the conversation turns to, as Send does, when a call fails with
 // throttling (once the activity's retries are spent, as Send's after the
 // SDK's), a model not ready or timed out, or the service unavailable.

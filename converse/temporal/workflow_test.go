@@ -437,7 +437,7 @@ func sendAndWorkflow(t *testing.T, handler func() bedrocktest.Handler, opts func
 }
 
 // TestWorkflowFallsBackAsSendDoes: with Claude always throttled, the
-// workflow falls back to Options.FallbackModels as Send does, the next turn
+// workflow falls back to Options.ModelCalls.Fallback as Send does, the next turn
 // keeping to the fallback (by the workflow's clock), and sends Send's
 // requests.
 func TestWorkflowFallsBackAsSendDoes(t *testing.T) {
@@ -447,7 +447,7 @@ func TestWorkflowFallsBackAsSendDoes(t *testing.T) {
 			bedrocktest.Text("Sunny in Paris."),
 		))
 	}
-	opts := func(o *converse.Options) { o.FallbackModels = []string{nova} }
+	opts := func(o *converse.Options) { o.ModelCalls = &converse.CallPolicy{Fallback: []string{nova}} }
 	_, got, srv := sendAndWorkflow(t, handler, opts, "Weather in Paris?")
 	assert.Equal(t, "Sunny in Paris.", got.Text)
 	assert.Equal(t, nova, got.Model, "the fallback model answered")
@@ -461,7 +461,7 @@ func TestWorkflowFallsBackAfterTheRetries(t *testing.T) {
 	srv := bedrocktest.NewServer(throttled(claude, bedrocktest.Script(bedrocktest.Text("Hello!"))))
 	defer srv.Close()
 	env := testEnv(t, srv, nil, func(o *ctemporal.Options) {
-		o.Conversation = func(o *converse.Options) { o.FallbackModels = []string{nova} }
+		o.Conversation = func(o *converse.Options) { o.ModelCalls = &converse.CallPolicy{Fallback: []string{nova}} }
 	})
 	env.ExecuteWorkflow(ctemporal.WorkflowName, ctemporal.Input{ModelID: claude, Prompt: "Hi"})
 	res := result(t, env)
