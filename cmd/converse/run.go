@@ -24,98 +24,134 @@ import (
 	"github.com/tooluse/bedrock/tools"
 )
 
-// run is the whole command: main only adds the process's signals and exit
-// status. Assistant text goes to stdout; diagnostics and the -v trace to
-// stderr. A returned usageError means exit status 2, any other error 1.
-func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) (err error) {
-	// What reaches a terminal is made visible; stderr is redacted first.
-	tty := stderr // the chat's line editor writes cursor moves there
-	stdout, stderr = onTerminal(stdout), redacting{onTerminal(stderr)}
-	if isHelp(args) {
-		return printHelp(stdout, args)
-	}
-	if isView(args) {
-		return view(ctx, args[1:], stdout, stderr)
-	}
-	if len(args) > 0 && args[0] == "serve" {
-		return serve(ctx, args[1:], stdout, stderr)
-	}
-	listing := len(args) > 0 && args[0] == "tools" // converse tools [flags]: -list-tools
-	if listing {
-		args = args[1:]
-	}
-	s, err := parseFlags(args, stdout, false)
-	if errors.Is(err, flag.ErrHelp) {
-		return nil
-	}
+// promptCommand is the default command: a prompt sent, or a chat at the
+// terminal.
+var promptCommand = &command{
+	usageLine: "converse [flags] [prompt ...]",
+	long:      promptLong,
+	more:      promptMore,
+	flags:     terminalCommandFlags,
+	checks:    terminalChecks,
+	run:       converseAt,
+}
+
+// toolsCommand is converse tools: the default command's -list-tools.
+var toolsCommand = &command{
+	name:      "tools",
+	usageLine: "converse tools [flags]",
+	short:     "list the tools a run with these flags would offer, and exit (as -list-tools)",
+	long:      "Tools lists the tools a run with these flags would offer, and exits: their\nnames, origins, approval and descriptions; -json gives a JSON array.\n",
+	flags:     terminalCommandFlags,
+	checks:    terminalChecks,
+	run: func(ctx context.Context, inv *invocation) error {
+		inv.s.listTools = true
+		return converseAt(ctx, inv)
+	},
+}
+
+// terminalCommandFlags are the flags of a conversation at the terminal.
+func terminalCommandFlags(s *settings, fs *flag.FlagSet) {
+	s.conversationFlags(fs)
+	s.terminalFlags(fs)
+}
+
+// terminalChecks are the checks of a conversation at the terminal.
+var terminalChecks = append(conversationChecks[:len(conversationChecks):len(conversationChecks)],
+	(*settings).checkSession, (*settings).checkBucket)
+
+// toolbox is what the commands that converse set up alike: the tools
+// offered (built-in, the manifest's, the MCP servers') and the recording
+// to replay.
+type toolbox struct {
+	calls  *running // the calls of the manifest's programs
+	reg    *tools.Registry
+	origin func(name string) string // where a tool comes from (see toolOrigins)
+	rec    *recording.Recording     // -replay's; nil without
+}
+
+// withTools sets up the telemetry and a toolbox for inv's settings, runs
+// body with it, and tears them down: the tools' programs are reaped, then
+// the telemetry is flushed, so the calls' spans are ended. With
+// -list-tools, body does not run: the tools are listed instead. progress,
+// if not nil, relays the MCP servers' progress.
+func withTools(ctx context.Context, inv *invocation, progress *progressRelay, body func(*toolbox) error) (err error) {
+	s := inv.s
+	flush, err := setupTelemetry(ctx, inv.stderr)
 	if err != nil {
 		return err
 	}
-	s.diagnostics = stderr
-	s.listTools = s.listTools || listing
-	if s.listTools && len(s.prompt) > 0 {
-		return usagef("converse tools takes no prompt (got %q): it lists the tools and exits", strings.Join(s.prompt, " "))
-	}
-	flush, err := setupTelemetry(ctx, stderr)
-	if err != nil {
-		return err
-	}
-	defer func() { // after the calls are reaped, so their spans are ended
+	defer func() {
 		if interrupted := flush(ctx); err == nil {
 			err = interrupted
 		}
 	}()
-	calls := &running{}
+	tb := &toolbox{calls: &running{}}
 	// Even on an interrupt, no program of a tool outlives converse.
-	defer calls.wait()
-	fns := newFunctions(s, stderr)
-	reg, err := registry(s, calls, fns)
-	if err != nil {
+	defer tb.calls.wait()
+	fns := newFunctions(s, inv.stderr)
+	if tb.reg, err = registry(s, tb.calls, fns); err != nil {
 		return err
 	}
-	progress := &progressRelay{}
-	bridge, stopMCP, err := startMCP(ctx, s, reg, stderr, progress)
+	bridge, stopMCP, err := startMCP(ctx, s, tb.reg, inv.stderr, progress)
 	if err != nil {
 		return err
 	}
 	defer stopMCP()
-	if err := s.checkStopAfterTool(reg); err != nil {
+	if err := s.checkStopAfterTool(tb.reg); err != nil {
 		return err
 	}
+	tb.origin = toolOrigins(s, fns, bridge)
 	if s.listTools {
-		return listTools(stdout, reg, toolOrigins(s, fns, bridge), s.json)
+		return listTools(inv.stdout, tb.reg, tb.origin, s.json)
 	}
-	rec, err := loadReplay(s.replay)
-	if err != nil {
+	if tb.rec, err = loadReplay(s.replay); err != nil {
 		return err
 	}
-	prompt, interactive, err := readPrompt(s.prompt, stdin)
-	resumeOnly := err != nil && isUsage(err) && s.session != "" && len(s.prompt) == 0
-	if err != nil && !resumeOnly {
-		return err
-	}
-	b, err := newBackend(ctx, s, rec)
-	if err != nil {
-		return err
-	}
-	defer b.close()
-	// An empty recording now: a -record file that cannot be written is
-	// found before the first (paid) model call, and some file is left
-	// whatever happens next.
-	if err := b.save(s.record); err != nil {
-		return &usageError{err}
-	}
+	return body(tb)
+}
 
-	sess, err := newSession(ctx, s, rec, reg, b, stdin, stdout, stderr)
-	if err != nil {
-		return err
+// converseAt is the default command: the prompt sent, a -session resumed,
+// or a chat at the terminal.
+func converseAt(ctx context.Context, inv *invocation) error {
+	s := inv.s
+	if s.listTools && len(s.prompt) > 0 {
+		return usagef("converse tools takes no prompt (got %q): it lists the tools and exits", strings.Join(s.prompt, " "))
 	}
-	sess.print.status = newStatus(tty, s, os.Getenv("TERM"))
-	progress.set(sess.print.progress)
-	// A session's task left open is resumed first; a stopped one only
-	// without a prompt: a prompt starts the next task at once.
-	if s.session != "" && (resumeOnly || !sess.conv.State().Stopped) {
-		resumed, err := sess.resume(ctx, stdin)
+	progress := &progressRelay{}
+	return withTools(ctx, inv, progress, func(tb *toolbox) error {
+		prompt, interactive, err := readPrompt(s.prompt, inv.stdin)
+		resumeOnly := err != nil && isUsage(err) && s.session != "" && len(s.prompt) == 0
+		if err != nil && !resumeOnly {
+			return err
+		}
+		b, err := newBackend(ctx, s, tb.rec)
+		if err != nil {
+			return err
+		}
+		defer b.close()
+		// An empty recording now: a -record file that cannot be written is
+		// found before the first (paid) model call, and some file is left
+		// whatever happens next.
+		if err := b.save(s.record); err != nil {
+			return &usageError{err}
+		}
+		sess, err := newSession(ctx, s, tb.rec, tb.reg, b, inv.stdin, inv.stdout, inv.stderr)
+		if err != nil {
+			return err
+		}
+		sess.print.status = newStatus(inv.tty, s, os.Getenv("TERM"))
+		progress.set(sess.print.progress)
+		return sess.converse(ctx, inv, tb, prompt, interactive, resumeOnly)
+	})
+}
+
+// converse resumes the session's task left open, then sends the prompt or
+// chats. A task left open is resumed first; a stopped one only without a
+// prompt (resumeOnly): a prompt starts the next task at once.
+func (ss *session) converse(ctx context.Context, inv *invocation, tb *toolbox, prompt string, interactive, resumeOnly bool) error {
+	s := ss.s
+	if s.session != "" && (resumeOnly || !ss.conv.State().Stopped) {
+		resumed, err := ss.resume(ctx, inv.stdin)
 		if err != nil {
 			return err
 		}
@@ -127,12 +163,20 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 	}
 	if interactive {
-		sess.calls = calls
-		sess.listTools = func(w io.Writer) error { return listTools(w, reg, toolOrigins(s, fns, bridge), false) }
-		return sess.chat(ctx, stdin, tty)
+		ss.calls = tb.calls
+		ss.listTools = func(w io.Writer) error { return listTools(w, tb.reg, tb.origin, false) }
+		return ss.chat(ctx, inv.stdin, inv.tty)
 	}
-	sess.print.tracef("> %s\n", trace.Short(prompt))
-	return sess.send(ctx, prompt)
+	ss.print.tracef("> %s\n", trace.Short(prompt))
+	return ss.send(ctx, prompt)
+}
+
+// firstExchange is the first exchange of rec, the zero one without.
+func firstExchange(rec *recording.Recording) recording.Exchange {
+	if rec == nil || len(rec.Exchanges) == 0 {
+		return recording.Exchange{}
+	}
+	return rec.Exchanges[0]
 }
 
 // registry holds the built-ins, unless -no-builtins, and the tools of the
@@ -237,10 +281,7 @@ type session struct {
 }
 
 func newSession(ctx context.Context, s *settings, rec *recording.Recording, reg *tools.Registry, b *backend, stdin io.Reader, stdout, stderr io.Writer) (*session, error) {
-	var first recording.Exchange
-	if rec != nil && len(rec.Exchanges) > 0 {
-		first = rec.Exchanges[0]
-	}
+	first := firstExchange(rec)
 	model := s.modelID(first.ModelID)
 	stream := s.stream
 	if !s.set["stream"] && first.Operation == recording.OpConverseStream {
@@ -261,7 +302,6 @@ func newSession(ctx context.Context, s *settings, rec *recording.Recording, reg 
 			o.Stream = &converse.StreamPolicy{}
 		}
 		o.OnEvent = p.event
-		o.Telemetry.RecordContent, o.Telemetry.AgentName = s.recordContent, s.agentName
 		if s.session == "" {
 			o.Telemetry.ConversationID = newConversationID() // -session's id is the session's
 		}
@@ -334,6 +374,7 @@ func (s *settings) conversationOptions(o *converse.Options, model string) {
 	}
 	o.Request.InferenceConfig = inferenceConfig(s)
 	o.MaxTurns = s.maxTurns
+	o.Telemetry.RecordContent, o.Telemetry.AgentName = s.recordContent, s.agentName
 	o.Budget = s.budget()
 	o.SystemTools = s.systemTools
 	o.FallbackModels = s.fallbacks
