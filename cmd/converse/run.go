@@ -327,27 +327,36 @@ func newSession(ctx context.Context, s *settings, rec *recording.Recording, reg 
 	if err := s.checkPrices(ss.model); err != nil {
 		return nil, err
 	}
+	ss.announce(stderr)
+	if s.verbose {
+		b.retried = traceRetries(p.trace)
+	}
+	return ss, nil
+}
+
+// announce says what the session talks to: on stderr, a warning for a
+// model of no family converse knows; in the -v trace, the model, where
+// it is reached and how, what the flags do not do for it, and a loaded
+// -session.
+func (ss *session) announce(stderr io.Writer) {
+	s := ss.s
 	if !modelinfo.KnownFamily(ss.model) {
 		fmt.Fprintf(stderr, "converse: warning: model %s is of no family converse knows (Anthropic, Amazon, Meta, Mistral, Cohere, DeepSeek, Writer): "+
 			"defaults apply (no toolResult status, tools while streaming, no known context window, prices or prompt caching); check -model\n", trace.Printable(ss.model))
 	}
 	if s.replay != "" {
-		p.tracef("· model %s, replaying %s offline\n", trace.Printable(ss.model), s.replay)
+		ss.print.tracef("· model %s, replaying %s offline\n", trace.Printable(ss.model), s.replay)
 	} else {
-		p.tracef("· model %s in region %s\n", trace.Printable(ss.model), b.region)
+		ss.print.tracef("· model %s in region %s\n", trace.Printable(ss.model), ss.backend.region)
 		if s.endpoint != "" {
-			p.tracef("· endpoint %s (-endpoint)\n", s.endpoint)
+			ss.print.tracef("· endpoint %s (-endpoint)\n", s.endpoint)
 		}
-		p.tracef("· auth: %s\n", b.auth)
+		ss.print.tracef("· auth: %s\n", ss.backend.auth)
 	}
-	traceNoEffect(p, s, ss.model)
-	if st := conv.State(); s.session != "" && len(st.Messages) > 0 {
-		p.tracef("· session %s loaded: %s with %s\n", s.session, plural(len(st.Messages), "message"), trace.Printable(st.ModelID))
+	traceNoEffect(ss.print, s, ss.model)
+	if st := ss.conv.State(); s.session != "" && len(st.Messages) > 0 {
+		ss.print.tracef("· session %s loaded: %s with %s\n", s.session, plural(len(st.Messages), "message"), trace.Printable(st.ModelID))
 	}
-	if s.verbose {
-		b.retried = traceRetries(p.trace)
-	}
-	return ss, nil
 }
 
 // traceNoEffect says in the -v trace what the flags do for model, when it
