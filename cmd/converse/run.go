@@ -17,6 +17,7 @@ import (
 	"github.com/aws/smithy-go"
 	"golang.org/x/term"
 
+	"github.com/tooluse/bedrock/cmd/converse/internal/printing"
 	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/modelinfo"
 	"github.com/tooluse/bedrock/converse/recording"
@@ -167,7 +168,7 @@ func (ss *session) converse(ctx context.Context, inv *invocation, tb *toolbox, p
 		ss.listTools = func(w io.Writer) error { return listTools(w, tb.reg, tb.origin, false) }
 		return ss.chat(ctx, inv.stdin, inv.tty)
 	}
-	ss.print.tracef("> %s\n", trace.Short(prompt))
+	ss.print.Prompt(prompt)
 	return ss.send(ctx, prompt)
 }
 
@@ -288,9 +289,9 @@ func newSession(ctx context.Context, s *settings, rec *recording.Recording, reg 
 		stream = true // replay the way it was recorded
 	}
 	// With -schema the answer is printed once validated, not as it arrives.
-	p := &printer{stdout: stdout, stderr: stderr, noText: s.json || s.request.schema != nil}
+	p := &printer{Printer: printing.Printer{Stdout: stdout, NoText: s.json || s.request.schema != nil}, stderr: stderr}
 	if s.verbose {
-		p.trace = trace.New(stderr)
+		p.Trace = trace.New(stderr)
 	}
 	ss := &session{
 		s: s, model: model, print: p, backend: b, stdout: stdout,
@@ -305,8 +306,8 @@ func newSession(ctx context.Context, s *settings, rec *recording.Recording, reg 
 		if s.session == "" {
 			o.Telemetry.ConversationID = newConversationID() // -session's id is the session's
 		}
-		if p.trace != nil {
-			o.Logger = slog.New(p.trace.Handler())
+		if p.Trace != nil {
+			o.Logger = slog.New(p.Trace.Handler())
 		}
 		o.Approver = ss.approver(stdin)
 	}
@@ -329,7 +330,7 @@ func newSession(ctx context.Context, s *settings, rec *recording.Recording, reg 
 	}
 	ss.announce(stderr)
 	if s.verbose {
-		b.retried = traceRetries(p.trace)
+		b.retried = traceRetries(p.Trace)
 	}
 	return ss, nil
 }
@@ -345,17 +346,17 @@ func (ss *session) announce(stderr io.Writer) {
 			"defaults apply (no toolResult status, tools while streaming, no known context window, prices or prompt caching); check -model\n", trace.Printable(ss.model))
 	}
 	if s.replay != "" {
-		ss.print.tracef("· model %s, replaying %s offline\n", trace.Printable(ss.model), s.replay)
+		ss.print.Replaying(ss.model, s.replay)
 	} else {
-		ss.print.tracef("· model %s in region %s\n", trace.Printable(ss.model), ss.backend.region)
+		ss.print.Tracef("· model %s in region %s\n", trace.Printable(ss.model), ss.backend.region)
 		if s.endpoint != "" {
-			ss.print.tracef("· endpoint %s (-endpoint)\n", s.endpoint)
+			ss.print.Tracef("· endpoint %s (-endpoint)\n", s.endpoint)
 		}
-		ss.print.tracef("· auth: %s\n", ss.backend.auth)
+		ss.print.Tracef("· auth: %s\n", ss.backend.auth)
 	}
 	traceNoEffect(ss.print, s, ss.model)
 	if st := ss.conv.State(); s.session != "" && len(st.Messages) > 0 {
-		ss.print.tracef("· session %s loaded: %s with %s\n", s.session, plural(len(st.Messages), "message"), trace.Printable(st.ModelID))
+		ss.print.Tracef("· session %s loaded: %s with %s\n", s.session, plural(len(st.Messages), "message"), trace.Printable(st.ModelID))
 	}
 }
 
@@ -364,14 +365,14 @@ func (ss *session) announce(stderr io.Writer) {
 // -schema's answer is given.
 func traceNoEffect(p *printer, s *settings, model string) {
 	if s.cache && !modelinfo.PromptCaching(model) {
-		p.tracef("· -cache has no effect: %s has no prompt caching\n", trace.Printable(model))
+		p.Tracef("· -cache has no effect: %s has no prompt caching\n", trace.Printable(model))
 	}
 	switch {
 	case s.request.schema == nil:
 	case modelinfo.NativeStructuredOutput(model):
-		p.tracef("· -schema: %s answers in the schema natively (outputConfig.textFormat)\n", trace.Printable(model))
+		p.Tracef("· -schema: %s answers in the schema natively (outputConfig.textFormat)\n", trace.Printable(model))
 	default:
-		p.tracef("· -schema: %s has no native structured output: the answer is a call of a final tool, its input validated\n", trace.Printable(model))
+		p.Tracef("· -schema: %s has no native structured output: the answer is a call of a final tool, its input validated\n", trace.Printable(model))
 	}
 }
 
@@ -456,10 +457,10 @@ func (ss *session) send(ctx context.Context, prompt string) error {
 
 // report reports the outcome of a Send or Resume.
 func (ss *session) report(res *converse.Result, err error) error {
-	ss.print.endText()
+	ss.print.EndText()
 	if res != nil {
-		ss.print.citations(res.Citations)
-		ss.print.total(res)
+		ss.print.Citations(res.Citations)
+		ss.print.Total(res)
 	}
 	err = explain(err, ss.where)
 	var jsonErr error
