@@ -73,4 +73,3 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	return err
 }
-
