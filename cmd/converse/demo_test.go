@@ -1,9 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -75,10 +79,30 @@ func TestDemo(t *testing.T) {
 	)
 }
 
-// TestMakeDemo: the Makefile's demo replays demoFile with demoPrompt.
+// TestMakeDemo: the Makefile's demo replays demoFile with demoPrompt with
+// the program of internal/demo, which prints what converse -replay -v
+// does, but for the tools' durations and the order of their results, which
+// run at once.
 func TestMakeDemo(t *testing.T) {
 	makefile, err := os.ReadFile("../../Makefile")
 	require.NoError(t, err)
-	want := fmt.Sprintf("./$(BIN) -replay %s -v %q", strings.TrimPrefix(demoFile, "../../"), demoPrompt)
+	want := fmt.Sprintf("$(GO) run ./cmd/converse/internal/demo %s %q", strings.TrimPrefix(demoFile, "../../"), demoPrompt)
 	mustContain(t, "Makefile", string(makefile), want)
+
+	var stdout, stderr bytes.Buffer
+	demo := exec.Command("go", "run", "./internal/demo", demoFile, demoPrompt)
+	demo.Stdout, demo.Stderr = &stdout, &stderr
+	require.NoError(t, demo.Run(), stderr.String())
+	out := runInProcess(t, nil, "-replay", demoFile, "-v", demoPrompt)
+	require.Zero(t, out.code, out.stderr)
+	assert.Equal(t, out.stdout, stdout.String(), "stdout")
+	assert.Equal(t, traceLines(out.stderr), traceLines(stderr.String()), "stderr")
+}
+
+// traceLines are the lines of a -v trace, sorted, with the durations of
+// the tools' calls left out.
+func traceLines(trace string) []string {
+	lines := strings.Split(regexp.MustCompile(` success in [^:]*:`).ReplaceAllString(trace, " success:"), "\n")
+	slices.Sort(lines)
+	return lines
 }

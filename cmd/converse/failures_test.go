@@ -149,7 +149,7 @@ func TestUsageErrors(t *testing.T) {
 // flag of converse, the words are the prompt's.
 func TestFlagLikeWordsAfterTheDashes(t *testing.T) {
 	for _, args := range [][]string{{"--", "hello", "-v"}, {"hello", "-x"}, {"hello", "--", "-v"}} {
-		s, err := parseFlags(args, io.Discard, false)
+		s, err := promptCommand.parse(args, io.Discard)
 		require.NoError(t, err, args)
 		assert.Contains(t, strings.Join(s.prompt, " "), "hello", args)
 		assert.False(t, s.verbose, args)
@@ -261,7 +261,7 @@ func TestBedrockAPIKey(t *testing.T) {
 			if tt.endpoint != "" {
 				args = []string{"-endpoint", tt.endpoint}
 			}
-			s, err := parseFlags(append(args, "hi"), io.Discard, false)
+			s, err := promptCommand.parse(append(args, "hi"), io.Discard)
 			require.NoError(t, err)
 			b, err := newBackend(context.Background(), s, nil)
 			if tt.usage != "" {

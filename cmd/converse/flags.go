@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/tooluse/bedrock/converse"
-	"github.com/tooluse/bedrock/converse/agentcore"
 	"github.com/tooluse/bedrock/converse/modelinfo"
 	"github.com/tooluse/bedrock/converse/trace"
 	"github.com/tooluse/bedrock/tools"
@@ -79,21 +78,9 @@ type settings struct {
 	prompt []string        // the arguments after the flags
 }
 
-// parseFlags parses the command line, that of converse serve when serving.
-// -h prints the usage on stdout and returns flag.ErrHelp; any other
-// mistake is a usageError.
-func parseFlags(args []string, stdout io.Writer, serving bool) (*settings, error) {
-	s := &settings{set: map[string]bool{}}
-	fs := flag.NewFlagSet("converse", flag.ContinueOnError)
-	if serving {
-		fs.StringVar(&s.addr, "addr", "127.0.0.1:8080", "listen on `HOST:PORT`; in AgentCore Runtime's container, 0.0.0.0:8080")
-		fs.Int64Var(&s.maxBody, "max-body", agentcore.DefaultMaxBody, "refuse an invocation's body of more than `BYTES` with 413")
-		fs.IntVar(&s.maxConcurrent, "max-concurrent", agentcore.DefaultMaxConcurrent, "run at most `N` invocations at once; refuse one more with 503 and Retry-After")
-		fs.DurationVar(&s.shutdownTimeout, "shutdown-timeout", 30*time.Second, "on SIGTERM, let the running invocations finish for `DURATION`, then cut them off with 503")
-		fs.BoolVar(&s.logJSON, "log-json", false, "write the record of each invocation to standard error as a JSON object, not a line of text")
-		fs.StringVar(&s.sessions, "sessions", agentcore.DefaultSessionDir, "keep the sessions' conversations in `dir` (the runtime's session storage), or in the DynamoDB table of dynamodb://TABLE, an item a session id")
-	}
-	fs.SetOutput(io.Discard) // errors are reported once, by report
+// conversationFlags registers the flags of a conversation's model, tools,
+// limits and trace: those of every command that converses.
+func (s *settings) conversationFlags(fs *flag.FlagSet) {
 	fs.StringVar(&s.model, "model", "", "model `ID`, inference profile or ARN (default $BEDROCK_MODEL_ID, else "+defaultModel+")")
 	fs.StringVar(&s.region, "region", "", "AWS `region` (default from AWS_REGION or the profile, else "+defaultRegion+")")
 	fs.StringVar(&s.profile, "profile", "", "AWS shared config `profile` (default $AWS_PROFILE)")
@@ -112,12 +99,9 @@ func parseFlags(args []string, stdout io.Writer, serving bool) (*settings, error
 	fs.Var(&s.fallbacks, "fallback-model", "when a model call is throttled or the model unavailable, try model `ID` (repeatable, tried in order)")
 	fs.StringVar(&s.stopAfterTool, "stop-after-tool", "", "end the prompt after the turn in which tool `NAME`'s call was answered")
 	fs.BoolVar(&s.stream, "stream", false, "use ConverseStream: text appears as it is generated")
-	fs.StringVar(&s.record, "record", "", "write the model calls to `file` as a recording")
 	fs.StringVar(&s.replay, "replay", "", "offline: answer the model calls from the recording `file`")
 	fs.BoolVar(&s.replayLenient, "replay-lenient", false, "with -replay, serve the recorded answers without comparing the requests")
-	fs.BoolVar(&s.json, "json", false, "print one JSON object per prompt: text, stop reason, turns, usage, history")
 	fs.BoolVar(&s.verbose, "v", false, "trace model turns, tool calls, approvals and resumes on standard error")
-	fs.StringVar(&s.session, "session", "", "keep the conversation in `file` (or dynamodb://TABLE/SESSION-ID, see converse help session): load it if it exists, save it at every step; with no prompt, resume it (its directory must exist)")
 	fs.StringVar(&s.sessionBucket, "session-bucket", "", "with -session dynamodb://... (serve: -sessions dynamodb://...), keep a session past DynamoDB's 400 KB item limit in the S3 `bucket[/prefix]`")
 	fs.BoolVar(&s.cache, "cache", false, "place prompt cache points on each request (models with prompt caching), so each turn reads the conversation so far from the cache")
 	fs.BoolVar(&s.noTrim, "no-trim", false, "fail when the history outgrows the model's context window, instead of trimming its oldest exchanges and retrying")
@@ -125,63 +109,117 @@ func parseFlags(args []string, stdout io.Writer, serving bool) (*settings, error
 	fs.BoolVar(&s.listTools, "list-tools", false, "list the tools a run with these flags would offer (name, origin, approval, description), and exit; -json for machines")
 	fs.StringVar(&s.agentName, "agent-name", "converse", "the gen_ai.agent.name of the OpenTelemetry spans, `NAME`")
 	fs.BoolVar(&s.yes, "yes", false, "approve every call of the tools marked \"approve\" (in the manifest or the -mcp file) without asking")
-
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) && serving {
-			printServeUsage(stdout, fs)
-			return nil, err
-		}
-		if errors.Is(err, flag.ErrHelp) {
-			printUsage(stdout, fs)
-			return nil, err
-		}
-		if serving {
-			return nil, usagef("%v (run converse serve -h for usage)", err)
-		}
-		return nil, usagef("%v (run converse -h for usage)", err)
-	}
-	fs.Visit(func(f *flag.Flag) { s.set[f.Name] = true })
-	s.prompt = fs.Args()
-	if err := flagAfterPrompt(fs, args); err != nil {
-		return nil, err
-	}
-	if err := s.check(serving); err != nil {
-		return nil, err
-	}
-	if serving {
-		return s, s.checkServe()
-	}
-	return s, nil
 }
 
-// checkServe rejects what converse serve does not take: a prompt, and the
-// flags of one conversation at the terminal.
-func (s *settings) checkServe() error {
-	if len(s.prompt) > 0 {
-		return usagef("serve takes no prompt: the prompts come in POST /invocations (got %q)", strings.Join(s.prompt, " "))
-	}
-	for _, no := range []struct{ flag, why string }{
-		{"session", "sessions are kept in -sessions, one for each runtime session id"},
-		{"json", "answers are JSON already"},
-		{"record", "it records the model calls of one run at the terminal; record a conversation with converse -record"},
-		{"schema", "an invocation's answer is the conversation's text; ask for a -schema answer with converse -schema"},
-	} {
-		if s.set[no.flag] {
-			return usagef("-%s is not for serve: %s", no.flag, no.why)
-		}
-	}
-	if s.maxBody <= 0 || s.maxConcurrent <= 0 {
-		return usagef("-max-body and -max-concurrent want a number above 0")
-	}
-	if s.shutdownTimeout < 0 {
-		return usagef("-shutdown-timeout %v: want a duration of 0 or more", s.shutdownTimeout)
-	}
-	table, dynamo := strings.CutPrefix(s.sessions, "dynamodb://")
+// terminalFlags registers the flags of one conversation at the terminal:
+// its answer's form, its recording and its session.
+func (s *settings) terminalFlags(fs *flag.FlagSet) {
+	s.request.defineSchema(fs)
+	fs.StringVar(&s.record, "record", "", "write the model calls to `file` as a recording")
+	fs.BoolVar(&s.json, "json", false, "print one JSON object per prompt: text, stop reason, turns, usage, history")
+	fs.StringVar(&s.session, "session", "", "keep the conversation in `file` (or dynamodb://TABLE/SESSION-ID, see converse help session): load it if it exists, save it at every step; with no prompt, resume it (its directory must exist)")
+}
+
+// conversationChecks are the checks of every command that converses.
+var conversationChecks = []func(*settings) error{
+	(*settings).checkModel, (*settings).checkLimits, (*settings).checkContext,
+	(*settings).checkReplay, (*settings).checkEndpoint, (*settings).readCaptureContent,
+}
+
+// checkModel rejects an empty model and settings no model takes.
+func (s *settings) checkModel() error {
 	switch {
-	case dynamo && (table == "" || strings.Contains(table, "/")):
-		return usagef("-sessions %s: want dynamodb://TABLE (the runtime's session id names the item)", s.sessions)
+	case s.set["model"] && strings.TrimSpace(s.model) == "":
+		return usagef("-model: empty model ID")
+	case s.maxTokens < 0 || s.maxTokens > math.MaxInt32:
+		return usagef("-max-tokens %d: want a positive number", s.maxTokens)
+	case s.set["temperature"] && !(s.temperature >= 0 && s.temperature <= 1):
+		// Bedrock's Converse API takes 0 to 1 for every model.
+		return usagef("-temperature %v: want a number from 0 to 1", s.temperature)
+	}
+	return nil
+}
+
+// checkLimits rejects limits that would stop a conversation before it
+// starts.
+func (s *settings) checkLimits() error {
+	switch {
+	case s.maxTurns < 1:
+		return usagef("-max-turns %d: want at least 1", s.maxTurns)
+	case s.set["max-cost"] && !(s.maxCost > 0 && s.maxCost < math.Inf(1)):
+		return usagef("-max-cost %v: want a positive number of dollars", s.maxCost)
+	case s.set["max-tokens-total"] && s.maxTotal < 1:
+		return usagef("-max-tokens-total %d: want a positive number", s.maxTotal)
+	}
+	return nil
+}
+
+// checkContext rejects a -context-tokens that trims nothing.
+func (s *settings) checkContext() error {
+	switch {
+	case s.contextTokens < 0:
+		return usagef("-context-tokens %d: want a positive number", s.contextTokens)
+	case s.contextTokens > 0 && s.noTrim:
+		return usagef("-context-tokens and -no-trim cannot be used together: -no-trim never trims")
+	}
+	return nil
+}
+
+// checkReplay rejects a -replay with flags that contradict it.
+func (s *settings) checkReplay() error {
+	switch {
+	case s.replay != "" && s.endpoint != "":
+		return usagef("-replay and -endpoint cannot be used together: a replay is its own endpoint")
+	case s.replayLenient && s.replay == "":
+		return usagef("-replay-lenient needs -replay")
+	case s.replay != "" && s.record != "" && sameFile(s.replay, s.record):
+		return usagef("-record and -replay name the same file %s", s.record)
+	}
+	return nil
+}
+
+// checkEndpoint rejects an -endpoint that is no http or https URL.
+func (s *settings) checkEndpoint() error {
+	if s.endpoint == "" {
+		return nil
+	}
+	u, err := url.Parse(s.endpoint)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return usagef("-endpoint %q: want an http or https URL such as https://bedrock-runtime.us-east-1.amazonaws.com", s.endpoint)
+	}
+	return nil
+}
+
+// checkBucket rejects a -session-bucket that names no bucket.
+func (s *settings) checkBucket() error {
+	if strings.HasPrefix(s.sessionBucket, "/") {
+		return usagef("-session-bucket %s: want BUCKET[/PREFIX]", s.sessionBucket)
+	}
+	return nil
+}
+
+// readCaptureContent reads OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT,
+// whose value must be a boolean.
+func (s *settings) readCaptureContent() (err error) {
+	s.recordContent, err = captureContent()
+	return err
+}
+
+// checkSession rejects a -session that cannot be kept, and a
+// -session-bucket without a DynamoDB -session.
+func (s *settings) checkSession() error {
+	table, id, dynamo := dynamoSession(s.session)
+	switch {
+	case dynamo && (table == "" || id == ""):
+		return usagef("-session %s: want dynamodb://TABLE/SESSION-ID", s.session)
 	case s.sessionBucket != "" && !dynamo:
-		return usagef("-session-bucket needs -sessions dynamodb://TABLE")
+		return usagef("-session-bucket needs -session dynamodb://TABLE/SESSION-ID")
+	case s.session != "" && !dynamo:
+		// A filestore.Store would make the directory; -session, like -record,
+		// takes a mistyped one as a mistake.
+		if dir := filepath.Dir(s.session); !isDir(dir) {
+			return usagef("-session %s: no directory %s", s.session, dir)
+		}
 	}
 	return nil
 }
@@ -232,62 +270,6 @@ func flagAfterPrompt(fs *flag.FlagSet, args []string) error {
 			continue
 		}
 		return usagef("flag %s after the prompt: put the flags first (converse %s PROMPT), or -- before the prompt to send %s as text", w, w, w)
-	}
-	return nil
-}
-
-// check rejects values and combinations that cannot work; checkServe
-// checks the flags only converse serve takes.
-func (s *settings) check(serving bool) error {
-	switch {
-	case s.set["model"] && strings.TrimSpace(s.model) == "":
-		return usagef("-model: empty model ID")
-	case s.maxTokens < 0 || s.maxTokens > math.MaxInt32:
-		return usagef("-max-tokens %d: want a positive number", s.maxTokens)
-	case s.set["temperature"] && !(s.temperature >= 0 && s.temperature <= 1):
-		// Bedrock's Converse API takes 0 to 1 for every model.
-		return usagef("-temperature %v: want a number from 0 to 1", s.temperature)
-	case s.contextTokens < 0:
-		return usagef("-context-tokens %d: want a positive number", s.contextTokens)
-	case s.contextTokens > 0 && s.noTrim:
-		return usagef("-context-tokens and -no-trim cannot be used together: -no-trim never trims")
-	case s.maxTurns < 1:
-		return usagef("-max-turns %d: want at least 1", s.maxTurns)
-	case s.set["max-cost"] && !(s.maxCost > 0 && s.maxCost < math.Inf(1)):
-		return usagef("-max-cost %v: want a positive number of dollars", s.maxCost)
-	case s.set["max-tokens-total"] && s.maxTotal < 1:
-		return usagef("-max-tokens-total %d: want a positive number", s.maxTotal)
-	case s.replay != "" && s.endpoint != "":
-		return usagef("-replay and -endpoint cannot be used together: a replay is its own endpoint")
-	case s.replayLenient && s.replay == "":
-		return usagef("-replay-lenient needs -replay")
-	case s.replay != "" && s.record != "" && sameFile(s.replay, s.record):
-		return usagef("-record and -replay name the same file %s", s.record)
-	}
-	var err error
-	if s.recordContent, err = captureContent(); err != nil {
-		return err
-	}
-	table, id, dynamo := dynamoSession(s.session)
-	switch {
-	case dynamo && (table == "" || id == ""):
-		return usagef("-session %s: want dynamodb://TABLE/SESSION-ID", s.session)
-	case s.sessionBucket != "" && !dynamo && !serving:
-		return usagef("-session-bucket needs -session dynamodb://TABLE/SESSION-ID")
-	case s.sessionBucket != "" && strings.HasPrefix(s.sessionBucket, "/"):
-		return usagef("-session-bucket %s: want BUCKET[/PREFIX]", s.sessionBucket)
-	case s.session != "" && !dynamo:
-		// A filestore.Store would make the directory; -session, like -record,
-		// takes a mistyped one as a mistake.
-		if dir := filepath.Dir(s.session); !isDir(dir) {
-			return usagef("-session %s: no directory %s", s.session, dir)
-		}
-	}
-	if s.endpoint != "" {
-		u, err := url.Parse(s.endpoint)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return usagef("-endpoint %q: want an http or https URL such as https://bedrock-runtime.us-east-1.amazonaws.com", s.endpoint)
-		}
 	}
 	return nil
 }
@@ -355,31 +337,19 @@ func sameFile(a, b string) bool {
 	return filepath.Clean(a) == filepath.Clean(b)
 }
 
-func printUsage(w io.Writer, fs *flag.FlagSet) {
-	fmt.Fprint(w, `usage: converse [flags] [prompt ...]
-
-Converse holds a tool-use conversation with a model on Amazon Bedrock. The
+// promptLong is what converse -h says before the commands and flags.
+const promptLong = `Converse holds a tool-use conversation with a model on Amazon Bedrock. The
 prompt is the arguments joined by spaces; without any, it is read from
 standard input, and when standard input is a terminal, converse chats: each
 line is a message, and the conversation is kept (Ctrl-C cancels a turn,
 Ctrl-D leaves, /help lists the commands). The model's text goes to
 standard output as it arrives; diagnostics go to standard error.
+`
 
-Commands:
-  converse tools [flags]    list the tools a run with these flags would
-                            offer, and exit (as -list-tools)
-  converse view [-o FILE] INPUT
-                            a -session file, a -record recording or -json
-                            output as an HTML transcript (converse help view)
-  converse serve [flags]    serve conversations over Amazon Bedrock
-                            AgentCore Runtime's HTTP contract (converse serve -h)
-
-Flags:
-`)
-	fs.SetOutput(w)
-	fs.PrintDefaults()
-	fmt.Fprint(w, "\n"+helpText("exit"))
-	fmt.Fprintf(w, `
+// promptMore is what converse -h says after its flags: the exit status,
+// examples and the help topics.
+func promptMore() string {
+	return "\n" + helpText("exit") + fmt.Sprintf(`
 Examples:
   converse "What time is it?"
   converse -tools mytools.json -v "Echo hello"

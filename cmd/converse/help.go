@@ -51,17 +51,11 @@ func helpText(topic string) string {
 	return string(b)
 }
 
-// isHelp reports whether args, the whole command line, ask for help:
-// "converse help" or "converse help TOPIC". A longer command line starting
-// with "help" is a prompt.
-func isHelp(args []string) bool {
-	return len(args) > 0 && len(args) <= 2 && args[0] == "help"
-}
-
-// printHelp prints the topic of "converse help TOPIC", or the list of
-// topics for "converse help". An unknown topic is a usage error.
+// printHelp prints the topic of "converse help TOPIC", args being the
+// words after "help", or the list of topics for "converse help". An
+// unknown topic is a usage error.
 func printHelp(w io.Writer, args []string) error {
-	if len(args) == 1 {
+	if len(args) == 0 {
 		fmt.Fprintln(w, "usage: converse help TOPIC, where TOPIC is one of:")
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		for _, t := range helpTopics {
@@ -69,10 +63,10 @@ func printHelp(w io.Writer, args []string) error {
 		}
 		return tw.Flush()
 	}
-	if !slices.ContainsFunc(helpTopics, func(t topic) bool { return t.name == args[1] }) {
+	if !slices.ContainsFunc(helpTopics, func(t topic) bool { return t.name == args[0] }) {
 		return usagef("help %s: no such topic; the topics are %s (a prompt of one or two words starting with \"help\" goes after --: converse -- help %s)",
-			args[1], topicNames(), args[1])
+			args[0], topicNames(), args[0])
 	}
-	_, err := io.WriteString(w, helpText(args[1]))
+	_, err := io.WriteString(w, helpText(args[0]))
 	return err
 }

@@ -57,7 +57,7 @@ func TestHelpTopics(t *testing.T) {
 func TestHelpShowsExitStatus(t *testing.T) {
 	var stdout bytes.Buffer
 	require.NoError(t, run(t.Context(), []string{"-h"}, nil, &stdout, &stdout))
-	mustContain(t, "usage", stdout.String(), helpText("exit"), "130", "converse tools [flags]", "converse view [-o FILE] INPUT", "converse serve [flags]")
+	mustContain(t, "usage", stdout.String(), helpText("exit"), "130", "converse tools [flags]", "converse view [-o FILE] [-price IN,OUT[,READ,WRITE]] INPUT", "converse serve [flags]", "converse help [TOPIC]")
 	more := stdout.String()[strings.Index(stdout.String(), "More:"):]
 	more = strings.Join(strings.Fields(more), " ")
 	for _, tp := range helpTopics {
@@ -129,7 +129,7 @@ func helpExample(t *testing.T, topic, last string, v any) string {
 // "converse -h" prints, no more and no fewer.
 func TestDocListsEveryFlag(t *testing.T) {
 	var usage bytes.Buffer
-	_, err := parseFlags([]string{"-h"}, &usage, false)
+	_, err := promptCommand.parse([]string{"-h"}, &usage)
 	require.ErrorIs(t, err, flag.ErrHelp)
 	doc, err := os.ReadFile("doc.go")
 	require.NoError(t, err)

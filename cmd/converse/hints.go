@@ -66,16 +66,19 @@ func explain(err error, w where) error {
 	if err == nil {
 		return nil
 	}
-	var (
-		denied   *types.AccessDeniedException
-		notFound *types.ResourceNotFoundException
-		invalid  *types.ValidationException
-		throttle *types.ThrottlingException
-		quota    *types.ServiceQuotaExceededException
-		netErr   *net.OpError
-		api      smithy.APIError
-		budget   *converse.BudgetError
-	)
+	if f := explainConversation(err, w); f != nil {
+		return f
+	}
+	if f := explainAPI(err, w); f != nil {
+		return f
+	}
+	return failf(err, "%s", strings.TrimPrefix(err.Error(), "converse: "))
+}
+
+// explainConversation is explain for the errors of the loop and its
+// session: nil for another error.
+func explainConversation(err error, w where) error {
+	var budget *converse.BudgetError
 	switch {
 	case errors.Is(err, context.Canceled):
 		return failf(err, "interrupted")
@@ -97,16 +100,39 @@ func explain(err error, w where) error {
 	case errors.Is(err, converse.ErrMaxTokens):
 		return failf(err, "the model ran out of output tokens (max_tokens) in the middle of a tool call, which was not run; raise -max-tokens (now %s)", tokens(w.maxTokens))
 	case errors.Is(err, converse.ErrContextWindowExceeded):
-		said := ""
-		if errors.As(err, &invalid) {
-			said = " (" + apiMessage(invalid) + ")"
-		}
-		if w.noTrim {
-			return failf(err, "the conversation outgrew the context window of %s%s; leave out -no-trim, so that its oldest exchanges are dropped, or start afresh (a new -session file, or a new chat)", w.model, said)
-		}
-		return failf(err, "the prompt is too long for the context window of %s%s even with the history trimmed; shorten it, or give the tools smaller results", w.model, said)
+		return outgrown(err, w)
 	case errors.Is(err, converse.ErrStreamTruncated):
 		return failf(err, "the response stream broke off before the model finished (no messageStop); try again, or leave out -stream")
+	}
+	return nil
+}
+
+// outgrown is the failure of a conversation past the model's context
+// window.
+func outgrown(err error, w where) error {
+	said := ""
+	if invalid := (*types.ValidationException)(nil); errors.As(err, &invalid) {
+		said = " (" + apiMessage(invalid) + ")"
+	}
+	if w.noTrim {
+		return failf(err, "the conversation outgrew the context window of %s%s; leave out -no-trim, so that its oldest exchanges are dropped, or start afresh (a new -session file, or a new chat)", w.model, said)
+	}
+	return failf(err, "the prompt is too long for the context window of %s%s even with the history trimmed; shorten it, or give the tools smaller results", w.model, said)
+}
+
+// explainAPI is explain for the errors of Bedrock's API and the network:
+// nil for another error.
+func explainAPI(err error, w where) error {
+	var (
+		denied   *types.AccessDeniedException
+		notFound *types.ResourceNotFoundException
+		invalid  *types.ValidationException
+		throttle *types.ThrottlingException
+		quota    *types.ServiceQuotaExceededException
+		netErr   *net.OpError
+		api      smithy.APIError
+	)
+	switch {
 	case errors.As(err, &denied):
 		return failf(err, "access denied to model %s in region %s: %s; enable access to this model in the Amazon Bedrock console (Model access) for %s, "+
 			"and check that your IAM identity may call bedrock:InvokeModel", w.model, w.region, apiMessage(denied), w.region)
@@ -128,7 +154,7 @@ func explain(err error, w where) error {
 	case errors.As(err, &netErr):
 		return failf(err, "cannot reach Bedrock%s: %v", endpointNote(w), netErr)
 	}
-	return failf(err, "%s", strings.TrimPrefix(err.Error(), "converse: "))
+	return nil
 }
 
 // overBudget is the failure of a -max-cost or -max-tokens-total limit

@@ -9,77 +9,29 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
+	"github.com/tooluse/bedrock/cmd/converse/internal/printing"
 	"github.com/tooluse/bedrock/converse"
-	"github.com/tooluse/bedrock/converse/citation"
 	"github.com/tooluse/bedrock/converse/recording"
 	"github.com/tooluse/bedrock/converse/trace"
 	"github.com/tooluse/bedrock/converse/wirejson"
 	"github.com/tooluse/bedrock/tools/mcptools"
 )
 
-// printer shows a conversation as it happens: assistant text on stdout,
-// turn by turn, and with -v the trace of converse/trace on stderr. Its
-// event method is converse.Options.OnEvent, which is never called
-// concurrently.
+// printer is how converse prints a conversation (printing.Printer), with
+// the status line at the terminal, and diagnostics on stderr.
 type printer struct {
-	stdout, stderr io.Writer
-	noText         bool         // -json: stdout holds the JSON object only
-	trace          *trace.Trace // -v, else nil
-	status         *status      // the live status line at the terminal, else nil
-	midLine        bool         // text was written without its final newline
+	printing.Printer
+	stderr io.Writer
+	status *status // the live status line at the terminal, else nil
 }
 
+// event is printing.Printer.Event after the status line saw ev: it is
+// erased before the text prints.
 func (p *printer) event(ev converse.Event) {
-	if _, text := ev.(converse.Text); !text || !p.noText {
-		p.status.event(ev) // erased before the text prints
+	if _, text := ev.(converse.Text); !text || !p.NoText {
+		p.status.event(ev)
 	}
-	switch e := ev.(type) {
-	case converse.Text:
-		if p.noText || e.Text == "" {
-			return
-		}
-		io.WriteString(p.stdout, e.Text)
-		p.midLine = !strings.HasSuffix(e.Text, "\n")
-	case converse.TurnEnd:
-		p.endText()
-	}
-	if p.trace != nil {
-		p.trace.Event(ev)
-	}
-}
-
-// endText ends a line of assistant text, so that what follows, on stdout
-// or stderr, starts on a line of its own.
-func (p *printer) endText() {
-	if p.midLine {
-		io.WriteString(p.stdout, "\n")
-		p.midLine = false
-	}
-}
-
-// citations lists the sources of an answer after it, one line each, such
-// as "[1] Annual report, page 3". With -json they are in the object instead.
-func (p *printer) citations(cits []citation.Citation) {
-	if p.noText {
-		return
-	}
-	for i, c := range cits {
-		fmt.Fprintf(p.stdout, "[%d] %s\n", i+1, trace.Printable(c.String()))
-	}
-}
-
-// total traces what a Send or Resume used, with -v.
-func (p *printer) total(res *converse.Result) {
-	if p.trace != nil {
-		p.trace.Result(res)
-	}
-}
-
-// tracef writes a line of converse's own to the -v trace.
-func (p *printer) tracef(format string, args ...any) {
-	if p.trace != nil {
-		p.trace.Printf(format, args...)
-	}
+	p.Event(ev)
 }
 
 // warnStop tells on stderr why an answer that did not fail ended early.
@@ -199,5 +151,5 @@ func (p *printer) progress(n mcptools.Progress) {
 		what = strings.TrimSpace(fmt.Sprintf("%g/%g %s", n.Progress, n.Total, what))
 	}
 	p.status.progress(n.CallID, what)
-	p.tracef("· %s: %s\n", trace.Printable(n.Server+"__"+n.Tool), what)
+	p.Tracef("· %s: %s\n", trace.Printable(n.Server+"__"+n.Tool), what)
 }

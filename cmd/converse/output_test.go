@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tooluse/bedrock/cmd/converse/internal/printing"
 	"github.com/tooluse/bedrock/converse/bedrocktest"
 	"github.com/tooluse/bedrock/converse/trace"
 	"github.com/tooluse/bedrock/tools/mcptools"
@@ -84,7 +85,7 @@ func TestProgressTraceLine(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var buf strings.Builder
-			p := &printer{trace: trace.New(&buf)}
+			p := &printer{Printer: printing.Printer{Trace: trace.New(&buf)}}
 			p.progress(tt.n)
 			assert.Equal(t, tt.want, buf.String())
 		})

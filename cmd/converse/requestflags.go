@@ -24,7 +24,8 @@ type requestFlags struct {
 	schema    json.RawMessage // -schema: the answer is a JSON object matching it
 }
 
-// define adds the flags to fs; each checks its value as it is parsed.
+// define adds the flags of the request fields to fs, but -schema (see
+// defineSchema); each checks its value as it is parsed.
 func (r *requestFlags) define(fs *flag.FlagSet) {
 	fs.Func("guardrail", "apply the Bedrock guardrail `ID:VERSION` (an ID or ARN; its trace is on)", func(v string) error {
 		i := strings.LastIndex(v, ":")
@@ -54,6 +55,11 @@ func (r *requestFlags) define(fs *flag.FlagSet) {
 		r.latency = &types.PerformanceConfiguration{Latency: l}
 		return nil
 	})
+}
+
+// defineSchema adds -schema to fs, which only a conversation at the
+// terminal takes.
+func (r *requestFlags) defineSchema(fs *flag.FlagSet) {
 	fs.Func("schema", "answer with a JSON object matching the JSON Schema in `FILE` (validated; printed as the answer)", func(path string) error {
 		b, err := os.ReadFile(path)
 		if err != nil {

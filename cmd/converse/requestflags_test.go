@@ -33,7 +33,7 @@ func TestRequestFlags(t *testing.T) {
 		{args: []string{"-latency", "fast"}, wantErr: "want one of standard, optimized"},
 	} {
 		t.Run(tt.wantErr, func(t *testing.T) {
-			s, err := parseFlags(append(tt.args, "hi"), io.Discard, false)
+			s, err := promptCommand.parse(append(tt.args, "hi"), io.Discard)
 			if tt.wantErr != "" {
 				require.ErrorContains(t, err, tt.wantErr)
 				return

@@ -17,6 +17,7 @@ import (
 	"github.com/aws/smithy-go"
 	"golang.org/x/term"
 
+	"github.com/tooluse/bedrock/cmd/converse/internal/printing"
 	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/modelinfo"
 	"github.com/tooluse/bedrock/converse/recording"
@@ -24,98 +25,134 @@ import (
 	"github.com/tooluse/bedrock/tools"
 )
 
-// run is the whole command: main only adds the process's signals and exit
-// status. Assistant text goes to stdout; diagnostics and the -v trace to
-// stderr. A returned usageError means exit status 2, any other error 1.
-func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) (err error) {
-	// What reaches a terminal is made visible; stderr is redacted first.
-	tty := stderr // the chat's line editor writes cursor moves there
-	stdout, stderr = onTerminal(stdout), redacting{onTerminal(stderr)}
-	if isHelp(args) {
-		return printHelp(stdout, args)
-	}
-	if isView(args) {
-		return view(ctx, args[1:], stdout, stderr)
-	}
-	if len(args) > 0 && args[0] == "serve" {
-		return serve(ctx, args[1:], stdout, stderr)
-	}
-	listing := len(args) > 0 && args[0] == "tools" // converse tools [flags]: -list-tools
-	if listing {
-		args = args[1:]
-	}
-	s, err := parseFlags(args, stdout, false)
-	if errors.Is(err, flag.ErrHelp) {
-		return nil
-	}
+// promptCommand is the default command: a prompt sent, or a chat at the
+// terminal.
+var promptCommand = &command{
+	usageLine: "converse [flags] [prompt ...]",
+	long:      promptLong,
+	more:      promptMore,
+	flags:     terminalCommandFlags,
+	checks:    terminalChecks,
+	run:       converseAt,
+}
+
+// toolsCommand is converse tools: the default command's -list-tools.
+var toolsCommand = &command{
+	name:      "tools",
+	usageLine: "converse tools [flags]",
+	short:     "list the tools a run with these flags would offer, and exit (as -list-tools)",
+	long:      "Tools lists the tools a run with these flags would offer, and exits: their\nnames, origins, approval and descriptions; -json gives a JSON array.\n",
+	flags:     terminalCommandFlags,
+	checks:    terminalChecks,
+	run: func(ctx context.Context, inv *invocation) error {
+		inv.s.listTools = true
+		return converseAt(ctx, inv)
+	},
+}
+
+// terminalCommandFlags are the flags of a conversation at the terminal.
+func terminalCommandFlags(s *settings, fs *flag.FlagSet) {
+	s.conversationFlags(fs)
+	s.terminalFlags(fs)
+}
+
+// terminalChecks are the checks of a conversation at the terminal.
+var terminalChecks = append(conversationChecks[:len(conversationChecks):len(conversationChecks)],
+	(*settings).checkSession, (*settings).checkBucket)
+
+// toolbox is what the commands that converse set up alike: the tools
+// offered (built-in, the manifest's, the MCP servers') and the recording
+// to replay.
+type toolbox struct {
+	calls  *running // the calls of the manifest's programs
+	reg    *tools.Registry
+	origin func(name string) string // where a tool comes from (see toolOrigins)
+	rec    *recording.Recording     // -replay's; nil without
+}
+
+// withTools sets up the telemetry and a toolbox for inv's settings, runs
+// body with it, and tears them down: the tools' programs are reaped, then
+// the telemetry is flushed, so the calls' spans are ended. With
+// -list-tools, body does not run: the tools are listed instead. progress,
+// if not nil, relays the MCP servers' progress.
+func withTools(ctx context.Context, inv *invocation, progress *progressRelay, body func(*toolbox) error) (err error) {
+	s := inv.s
+	flush, err := setupTelemetry(ctx, inv.stderr)
 	if err != nil {
 		return err
 	}
-	s.diagnostics = stderr
-	s.listTools = s.listTools || listing
-	if s.listTools && len(s.prompt) > 0 {
-		return usagef("converse tools takes no prompt (got %q): it lists the tools and exits", strings.Join(s.prompt, " "))
-	}
-	flush, err := setupTelemetry(ctx, stderr)
-	if err != nil {
-		return err
-	}
-	defer func() { // after the calls are reaped, so their spans are ended
+	defer func() {
 		if interrupted := flush(ctx); err == nil {
 			err = interrupted
 		}
 	}()
-	calls := &running{}
+	tb := &toolbox{calls: &running{}}
 	// Even on an interrupt, no program of a tool outlives converse.
-	defer calls.wait()
-	fns := newFunctions(s, stderr)
-	reg, err := registry(s, calls, fns)
-	if err != nil {
+	defer tb.calls.wait()
+	fns := newFunctions(s, inv.stderr)
+	if tb.reg, err = registry(s, tb.calls, fns); err != nil {
 		return err
 	}
-	progress := &progressRelay{}
-	bridge, stopMCP, err := startMCP(ctx, s, reg, stderr, progress)
+	bridge, stopMCP, err := startMCP(ctx, s, tb.reg, inv.stderr, progress)
 	if err != nil {
 		return err
 	}
 	defer stopMCP()
-	if err := s.checkStopAfterTool(reg); err != nil {
+	if err := s.checkStopAfterTool(tb.reg); err != nil {
 		return err
 	}
+	tb.origin = toolOrigins(s, fns, bridge)
 	if s.listTools {
-		return listTools(stdout, reg, toolOrigins(s, fns, bridge), s.json)
+		return listTools(inv.stdout, tb.reg, tb.origin, s.json)
 	}
-	rec, err := loadReplay(s.replay)
-	if err != nil {
+	if tb.rec, err = loadReplay(s.replay); err != nil {
 		return err
 	}
-	prompt, interactive, err := readPrompt(s.prompt, stdin)
-	resumeOnly := err != nil && isUsage(err) && s.session != "" && len(s.prompt) == 0
-	if err != nil && !resumeOnly {
-		return err
-	}
-	b, err := newBackend(ctx, s, rec)
-	if err != nil {
-		return err
-	}
-	defer b.close()
-	// An empty recording now: a -record file that cannot be written is
-	// found before the first (paid) model call, and some file is left
-	// whatever happens next.
-	if err := b.save(s.record); err != nil {
-		return &usageError{err}
-	}
+	return body(tb)
+}
 
-	sess, err := newSession(ctx, s, rec, reg, b, stdin, stdout, stderr)
-	if err != nil {
-		return err
+// converseAt is the default command: the prompt sent, a -session resumed,
+// or a chat at the terminal.
+func converseAt(ctx context.Context, inv *invocation) error {
+	s := inv.s
+	if s.listTools && len(s.prompt) > 0 {
+		return usagef("converse tools takes no prompt (got %q): it lists the tools and exits", strings.Join(s.prompt, " "))
 	}
-	sess.print.status = newStatus(tty, s, os.Getenv("TERM"))
-	progress.set(sess.print.progress)
-	// A session's task left open is resumed first; a stopped one only
-	// without a prompt: a prompt starts the next task at once.
-	if s.session != "" && (resumeOnly || !sess.conv.State().Stopped) {
-		resumed, err := sess.resume(ctx, stdin)
+	progress := &progressRelay{}
+	return withTools(ctx, inv, progress, func(tb *toolbox) error {
+		prompt, interactive, err := readPrompt(s.prompt, inv.stdin)
+		resumeOnly := err != nil && isUsage(err) && s.session != "" && len(s.prompt) == 0
+		if err != nil && !resumeOnly {
+			return err
+		}
+		b, err := newBackend(ctx, s, tb.rec)
+		if err != nil {
+			return err
+		}
+		defer b.close()
+		// An empty recording now: a -record file that cannot be written is
+		// found before the first (paid) model call, and some file is left
+		// whatever happens next.
+		if err := b.save(s.record); err != nil {
+			return &usageError{err}
+		}
+		sess, err := newSession(ctx, s, tb.rec, tb.reg, b, inv.stdin, inv.stdout, inv.stderr)
+		if err != nil {
+			return err
+		}
+		sess.print.status = newStatus(inv.tty, s, os.Getenv("TERM"))
+		progress.set(sess.print.progress)
+		return sess.converse(ctx, inv, tb, prompt, interactive, resumeOnly)
+	})
+}
+
+// converse resumes the session's task left open, then sends the prompt or
+// chats. A task left open is resumed first; a stopped one only without a
+// prompt (resumeOnly): a prompt starts the next task at once.
+func (ss *session) converse(ctx context.Context, inv *invocation, tb *toolbox, prompt string, interactive, resumeOnly bool) error {
+	s := ss.s
+	if s.session != "" && (resumeOnly || !ss.conv.State().Stopped) {
+		resumed, err := ss.resume(ctx, inv.stdin)
 		if err != nil {
 			return err
 		}
@@ -127,12 +164,20 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 	}
 	if interactive {
-		sess.calls = calls
-		sess.listTools = func(w io.Writer) error { return listTools(w, reg, toolOrigins(s, fns, bridge), false) }
-		return sess.chat(ctx, stdin, tty)
+		ss.calls = tb.calls
+		ss.listTools = func(w io.Writer) error { return listTools(w, tb.reg, tb.origin, false) }
+		return ss.chat(ctx, inv.stdin, inv.tty)
 	}
-	sess.print.tracef("> %s\n", trace.Short(prompt))
-	return sess.send(ctx, prompt)
+	ss.print.Prompt(prompt)
+	return ss.send(ctx, prompt)
+}
+
+// firstExchange is the first exchange of rec, the zero one without.
+func firstExchange(rec *recording.Recording) recording.Exchange {
+	if rec == nil || len(rec.Exchanges) == 0 {
+		return recording.Exchange{}
+	}
+	return rec.Exchanges[0]
 }
 
 // registry holds the built-ins, unless -no-builtins, and the tools of the
@@ -237,19 +282,16 @@ type session struct {
 }
 
 func newSession(ctx context.Context, s *settings, rec *recording.Recording, reg *tools.Registry, b *backend, stdin io.Reader, stdout, stderr io.Writer) (*session, error) {
-	var first recording.Exchange
-	if rec != nil && len(rec.Exchanges) > 0 {
-		first = rec.Exchanges[0]
-	}
+	first := firstExchange(rec)
 	model := s.modelID(first.ModelID)
 	stream := s.stream
 	if !s.set["stream"] && first.Operation == recording.OpConverseStream {
 		stream = true // replay the way it was recorded
 	}
 	// With -schema the answer is printed once validated, not as it arrives.
-	p := &printer{stdout: stdout, stderr: stderr, noText: s.json || s.request.schema != nil}
+	p := &printer{Printer: printing.Printer{Stdout: stdout, NoText: s.json || s.request.schema != nil}, stderr: stderr}
 	if s.verbose {
-		p.trace = trace.New(stderr)
+		p.Trace = trace.New(stderr)
 	}
 	ss := &session{
 		s: s, model: model, print: p, backend: b, stdout: stdout,
@@ -261,12 +303,11 @@ func newSession(ctx context.Context, s *settings, rec *recording.Recording, reg 
 			o.Stream = &converse.StreamPolicy{}
 		}
 		o.OnEvent = p.event
-		o.Telemetry.RecordContent, o.Telemetry.AgentName = s.recordContent, s.agentName
 		if s.session == "" {
 			o.Telemetry.ConversationID = newConversationID() // -session's id is the session's
 		}
-		if p.trace != nil {
-			o.Logger = slog.New(p.trace.Handler())
+		if p.Trace != nil {
+			o.Logger = slog.New(p.Trace.Handler())
 		}
 		o.Approver = ss.approver(stdin)
 	}
@@ -287,27 +328,36 @@ func newSession(ctx context.Context, s *settings, rec *recording.Recording, reg 
 	if err := s.checkPrices(ss.model); err != nil {
 		return nil, err
 	}
+	ss.announce(stderr)
+	if s.verbose {
+		b.retried = traceRetries(p.Trace)
+	}
+	return ss, nil
+}
+
+// announce says what the session talks to: on stderr, a warning for a
+// model of no family converse knows; in the -v trace, the model, where
+// it is reached and how, what the flags do not do for it, and a loaded
+// -session.
+func (ss *session) announce(stderr io.Writer) {
+	s := ss.s
 	if !modelinfo.KnownFamily(ss.model) {
 		fmt.Fprintf(stderr, "converse: warning: model %s is of no family converse knows (Anthropic, Amazon, Meta, Mistral, Cohere, DeepSeek, Writer): "+
 			"defaults apply (no toolResult status, tools while streaming, no known context window, prices or prompt caching); check -model\n", trace.Printable(ss.model))
 	}
 	if s.replay != "" {
-		p.tracef("· model %s, replaying %s offline\n", trace.Printable(ss.model), s.replay)
+		ss.print.Replaying(ss.model, s.replay)
 	} else {
-		p.tracef("· model %s in region %s\n", trace.Printable(ss.model), b.region)
+		ss.print.Tracef("· model %s in region %s\n", trace.Printable(ss.model), ss.backend.region)
 		if s.endpoint != "" {
-			p.tracef("· endpoint %s (-endpoint)\n", s.endpoint)
+			ss.print.Tracef("· endpoint %s (-endpoint)\n", s.endpoint)
 		}
-		p.tracef("· auth: %s\n", b.auth)
+		ss.print.Tracef("· auth: %s\n", ss.backend.auth)
 	}
-	traceNoEffect(p, s, ss.model)
-	if st := conv.State(); s.session != "" && len(st.Messages) > 0 {
-		p.tracef("· session %s loaded: %s with %s\n", s.session, plural(len(st.Messages), "message"), trace.Printable(st.ModelID))
+	traceNoEffect(ss.print, s, ss.model)
+	if st := ss.conv.State(); s.session != "" && len(st.Messages) > 0 {
+		ss.print.Tracef("· session %s loaded: %s with %s\n", s.session, plural(len(st.Messages), "message"), trace.Printable(st.ModelID))
 	}
-	if s.verbose {
-		b.retried = traceRetries(p.trace)
-	}
-	return ss, nil
 }
 
 // traceNoEffect says in the -v trace what the flags do for model, when it
@@ -315,14 +365,14 @@ func newSession(ctx context.Context, s *settings, rec *recording.Recording, reg 
 // -schema's answer is given.
 func traceNoEffect(p *printer, s *settings, model string) {
 	if s.cache && !modelinfo.PromptCaching(model) {
-		p.tracef("· -cache has no effect: %s has no prompt caching\n", trace.Printable(model))
+		p.Tracef("· -cache has no effect: %s has no prompt caching\n", trace.Printable(model))
 	}
 	switch {
 	case s.request.schema == nil:
 	case modelinfo.NativeStructuredOutput(model):
-		p.tracef("· -schema: %s answers in the schema natively (outputConfig.textFormat)\n", trace.Printable(model))
+		p.Tracef("· -schema: %s answers in the schema natively (outputConfig.textFormat)\n", trace.Printable(model))
 	default:
-		p.tracef("· -schema: %s has no native structured output: the answer is a call of a final tool, its input validated\n", trace.Printable(model))
+		p.Tracef("· -schema: %s has no native structured output: the answer is a call of a final tool, its input validated\n", trace.Printable(model))
 	}
 }
 
@@ -334,6 +384,7 @@ func (s *settings) conversationOptions(o *converse.Options, model string) {
 	}
 	o.Request.InferenceConfig = inferenceConfig(s)
 	o.MaxTurns = s.maxTurns
+	o.Telemetry.RecordContent, o.Telemetry.AgentName = s.recordContent, s.agentName
 	o.Budget = s.budget()
 	o.SystemTools = s.systemTools
 	if len(s.fallbacks) > 0 {
@@ -408,10 +459,10 @@ func (ss *session) send(ctx context.Context, prompt string) error {
 
 // report reports the outcome of a Send or Resume.
 func (ss *session) report(res *converse.Result, err error) error {
-	ss.print.endText()
+	ss.print.EndText()
 	if res != nil {
-		ss.print.citations(res.Citations)
-		ss.print.total(res)
+		ss.print.Citations(res.Citations)
+		ss.print.Total(res)
 	}
 	err = explain(err, ss.where)
 	var jsonErr error

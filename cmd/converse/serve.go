@@ -9,80 +9,110 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/agentcore"
-	"github.com/tooluse/bedrock/converse/recording"
 	"github.com/tooluse/bedrock/converse/trace"
 )
+
+// serveCommand is converse serve.
+var serveCommand = &command{
+	name:      "serve",
+	usageLine: "converse serve [flags]",
+	short:     "serve conversations over Amazon Bedrock AgentCore Runtime's HTTP contract (converse serve -h)",
+	long:      serveLong,
+	flags: func(s *settings, fs *flag.FlagSet) {
+		s.conversationFlags(fs)
+		s.serveFlags(fs)
+	},
+	refused: []refusal{
+		{"session", "sessions are kept in -sessions, one for each runtime session id"},
+		{"json", "answers are JSON already"},
+		{"record", "it records the model calls of one run at the terminal; record a conversation with converse -record"},
+		{"schema", "an invocation's answer is the conversation's text; ask for a -schema answer with converse -schema"},
+	},
+	checks: append(conversationChecks[:len(conversationChecks):len(conversationChecks)],
+		(*settings).checkBucket, (*settings).checkNoPrompt, (*settings).checkServeLimits, (*settings).checkSessions),
+	run: serve,
+}
+
+// serveFlags registers the flags of converse serve's server.
+func (s *settings) serveFlags(fs *flag.FlagSet) {
+	fs.StringVar(&s.addr, "addr", "127.0.0.1:8080", "listen on `HOST:PORT`; in AgentCore Runtime's container, 0.0.0.0:8080")
+	fs.Int64Var(&s.maxBody, "max-body", agentcore.DefaultMaxBody, "refuse an invocation's body of more than `BYTES` with 413")
+	fs.IntVar(&s.maxConcurrent, "max-concurrent", agentcore.DefaultMaxConcurrent, "run at most `N` invocations at once; refuse one more with 503 and Retry-After")
+	fs.DurationVar(&s.shutdownTimeout, "shutdown-timeout", 30*time.Second, "on SIGTERM, let the running invocations finish for `DURATION`, then cut them off with 503")
+	fs.BoolVar(&s.logJSON, "log-json", false, "write the record of each invocation to standard error as a JSON object, not a line of text")
+	fs.StringVar(&s.sessions, "sessions", agentcore.DefaultSessionDir, "keep the sessions' conversations in `dir` (the runtime's session storage), or in the DynamoDB table of dynamodb://TABLE, an item a session id")
+}
+
+// checkNoPrompt rejects a prompt: serve's come in its invocations.
+func (s *settings) checkNoPrompt() error {
+	if len(s.prompt) > 0 {
+		return usagef("serve takes no prompt: the prompts come in POST /invocations (got %q)", strings.Join(s.prompt, " "))
+	}
+	return nil
+}
+
+// checkServeLimits rejects bounds of the server that serve nothing.
+func (s *settings) checkServeLimits() error {
+	if s.maxBody <= 0 || s.maxConcurrent <= 0 {
+		return usagef("-max-body and -max-concurrent want a number above 0")
+	}
+	if s.shutdownTimeout < 0 {
+		return usagef("-shutdown-timeout %v: want a duration of 0 or more", s.shutdownTimeout)
+	}
+	return nil
+}
+
+// checkSessions rejects a DynamoDB -sessions that names no table, and a
+// -session-bucket without one.
+func (s *settings) checkSessions() error {
+	table, dynamo := strings.CutPrefix(s.sessions, "dynamodb://")
+	switch {
+	case dynamo && (table == "" || strings.Contains(table, "/")):
+		return usagef("-sessions %s: want dynamodb://TABLE (the runtime's session id names the item)", s.sessions)
+	case s.sessionBucket != "" && !dynamo:
+		return usagef("-session-bucket needs -sessions dynamodb://TABLE")
+	}
+	return nil
+}
 
 // serve is converse serve: the conversations of the flags' model and tools
 // served over Amazon Bedrock AgentCore Runtime's HTTP protocol contract
 // (package agentcore) on -addr, until ctx ends: then it takes no more
 // invocations, lets those running finish within -shutdown-timeout, cuts off
 // the rest (which answer 503) and returns once they have answered.
-func serve(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
-	s, err := parseFlags(args, stdout, true)
-	if errors.Is(err, flag.ErrHelp) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	s.diagnostics = stderr
-	flush, err := setupTelemetry(ctx, stderr)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if interrupted := flush(ctx); err == nil {
-			err = interrupted
+func serve(ctx context.Context, inv *invocation) error {
+	s := inv.s
+	return withTools(ctx, inv, nil, func(tb *toolbox) error {
+		b, err := newBackend(ctx, s, tb.rec)
+		if err != nil {
+			return err
 		}
-	}()
-	calls := &running{}
-	defer calls.wait()
-	fns := newFunctions(s, stderr)
-	reg, err := registry(s, calls, fns)
-	if err != nil {
-		return err
-	}
-	bridge, stopMCP, err := startMCP(ctx, s, reg, stderr, nil)
-	if err != nil {
-		return err
-	}
-	defer stopMCP()
-	if err := s.checkStopAfterTool(reg); err != nil {
-		return err
-	}
-	if s.listTools { // the tools each invocation would be offered
-		return listTools(stdout, reg, toolOrigins(s, fns, bridge), false)
-	}
-	rec, err := loadReplay(s.replay)
-	if err != nil {
-		return err
-	}
-	b, err := newBackend(ctx, s, rec)
-	if err != nil {
-		return err
-	}
-	defer b.close()
-	var first recording.Exchange
-	if rec != nil && len(rec.Exchanges) > 0 {
-		first = rec.Exchanges[0]
-	}
-	model := s.modelID(first.ModelID)
-	if err := s.checkPrices(model); err != nil {
-		return err
-	}
-	store, err := servedStore(ctx, s)
-	if err != nil {
-		return err
-	}
-	if s.verbose {
-		b.retried = traceRetries(trace.New(stderr))
-	}
-	h := agentcore.New(b.client, model, reg, func(o *agentcore.Options) {
+		defer b.close()
+		model := s.modelID(firstExchange(tb.rec).ModelID)
+		if err := s.checkPrices(model); err != nil {
+			return err
+		}
+		store, err := servedStore(ctx, s)
+		if err != nil {
+			return err
+		}
+		if s.verbose {
+			b.retried = traceRetries(trace.New(inv.stderr))
+		}
+		h := agentcore.New(b.client, model, tb.reg, s.handlerOptions(model, inv.stderr, store))
+		return listen(ctx, s, h, model, inv.stderr)
+	})
+}
+
+// handlerOptions are the options of serve's handler of the conversations
+// of model, kept in store.
+func (s *settings) handlerOptions(model string, stderr io.Writer, store converse.Store) func(*agentcore.Options) {
+	return func(o *agentcore.Options) {
 		o.Store = store
 		o.Logger = invocationLogger(s, stderr)
 		o.MaxBody, o.MaxConcurrent = s.maxBody, s.maxConcurrent
@@ -101,7 +131,11 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 				}
 			} // else a call that needs approval pauses, and the caller decides
 		}
-	})
+	}
+}
+
+// listen serves h on -addr until ctx ends, then drains it.
+func listen(ctx context.Context, s *settings, h *agentcore.Handler, model string, stderr io.Writer) error {
 	ln, err := net.Listen("tcp", s.addr)
 	if err != nil {
 		return usagef("-addr %s: %w", s.addr, err)
@@ -180,10 +214,8 @@ func (l labelled) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func printServeUsage(w io.Writer, fs *flag.FlagSet) {
-	fmt.Fprint(w, `usage: converse serve [flags]
-
-Serve serves conversations over the HTTP protocol contract of Amazon
+// serveLong is what converse serve -h says before its flags.
+const serveLong = `Serve serves conversations over the HTTP protocol contract of Amazon
 Bedrock AgentCore Runtime: POST /invocations takes {"prompt": "..."} (or
 {"decisions": [...]} for calls awaiting approval) and answers JSON, or
 server-sent events with "stream": true or Accept: text/event-stream; GET
@@ -222,9 +254,4 @@ which answer 503 with Retry-After saying the server is stopping, and
 exits once their tools' programs are gone. A session cut off keeps its
 completed steps: its next invocation resumes it. The prompt of one word
 "serve" goes after --: converse -- serve.
-
-Flags:
-`)
-	fs.SetOutput(w)
-	fs.PrintDefaults()
-}
+`

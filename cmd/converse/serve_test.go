@@ -351,3 +351,18 @@ func TestServeRefusesHugeHeaders(t *testing.T) {
 	assert.Positive(t, srv.IdleTimeout)
 	assert.Positive(t, srv.ReadHeaderTimeout)
 }
+
+// TestServeHelpListsItsFlags: serve -h lists the flags serve takes, and
+// none of those it refuses (issue 45 item 19); converse -h lists those.
+func TestServeHelpListsItsFlags(t *testing.T) {
+	serveHelp := runInProcess(t, nil, "serve", "-h").stdout
+	help := runInProcess(t, nil, "-h").stdout
+	for _, r := range serveCommand.refused {
+		assert.NotContains(t, serveHelp, "\n  -"+r.flag+" ", "serve -h")
+		assert.Contains(t, help, "\n  -"+r.flag+"", "converse -h")
+	}
+	for _, f := range []string{"addr", "sessions", "max-body", "log-json", "model", "tools", "yes"} {
+		assert.Contains(t, serveHelp, "\n  -"+f, "serve -h")
+	}
+	assert.NotContains(t, help, "\n  -addr", "converse -h")
+}

@@ -199,7 +199,7 @@ func (ss *session) approver(stdin io.Reader) func(context.Context, converse.Call
 		if ss.s.yes {
 			return converse.Approve(call.ID), nil
 		}
-		ss.print.endText()
+		ss.print.EndText()
 		// The question starts afresh and quotes the tool's name, so that
 		// what the model wrote before cannot hide or imitate it.
 		question := fmt.Sprintf("Run %s %s? [y/N] ", strconv.Quote(call.Tool), approvalInput(call.Input))

@@ -53,27 +53,9 @@ const exitTimeout = 2 * time.Second
 // success, on failure and after an interrupt.
 func setupTelemetry(ctx context.Context, stderr io.Writer) (func(context.Context) error, error) {
 	none := func(context.Context) error { return nil }
-	if disabled, _ := strconv.ParseBool(os.Getenv("OTEL_SDK_DISABLED")); disabled {
-		return none, nil
-	}
-	// The general endpoint covers every signal, as OTel's exporters
-	// specify; a signal's own variable overrides it (the exporters read
-	// both).
-	all := os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != ""
-	traces := all || os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != ""
-	metrics := all || os.Getenv("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT") != ""
-	for _, signal := range []struct {
-		name string
-		on   *bool
-	}{{"TRACES", &traces}, {"METRICS", &metrics}} {
-		wanted, err := exporterWanted(signal.name)
-		if err != nil {
-			return nil, err
-		}
-		*signal.on = *signal.on && wanted
-	}
-	if !traces && !metrics {
-		return none, nil
+	traces, metrics, err := signalsWanted()
+	if err != nil || (!traces && !metrics) {
+		return none, err
 	}
 	res, err := resource.New(ctx,
 		resource.WithAttributes(attribute.String("service.name", "converse")),
@@ -85,37 +67,80 @@ func setupTelemetry(ctx context.Context, stderr io.Writer) (func(context.Context
 	}
 	exps := &exporters{stderr: stderr}
 	if traces {
-		timeout, err := exportTimeout("TRACES")
-		if err != nil {
+		if err := exps.installTraces(ctx, res); err != nil {
 			return nil, err
 		}
-		exp, err := traceExporter(ctx)
-		if err != nil {
-			return nil, err
-		}
-		tp := trace.NewTracerProvider(trace.WithBatcher(exp), trace.WithResource(res))
-		otel.SetTracerProvider(tp)
-		otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
-		exps.shutdowns = append(exps.shutdowns, shutdown{tp.Shutdown, timeout})
 	}
 	if metrics {
-		timeout, err := exportTimeout("METRICS")
-		if err != nil {
+		if err := exps.installMetrics(ctx, res); err != nil {
 			return nil, err
 		}
-		exp, err := metricExporter(ctx)
-		if err != nil {
-			return nil, err
-		}
-		mp := metric.NewMeterProvider(metric.WithReader(metric.NewPeriodicReader(exp)), metric.WithResource(res))
-		otel.SetMeterProvider(mp)
-		exps.shutdowns = append(exps.shutdowns, shutdown{mp.Shutdown, timeout})
 	}
 	// Not the log package's default, raw on the process's standard error.
 	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
 		fmt.Fprintf(stderr, "converse: telemetry: %v\n", err)
 	}))
 	return exps.flush, nil
+}
+
+// signalsWanted reports which signals the environment asks to export:
+// none with OTEL_SDK_DISABLED=true.
+func signalsWanted() (traces, metrics bool, err error) {
+	if disabled, _ := strconv.ParseBool(os.Getenv("OTEL_SDK_DISABLED")); disabled {
+		return false, false, nil
+	}
+	// The general endpoint covers every signal, as OTel's exporters
+	// specify; a signal's own variable overrides it (the exporters read
+	// both).
+	all := os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != ""
+	traces = all || os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != ""
+	metrics = all || os.Getenv("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT") != ""
+	for _, signal := range []struct {
+		name string
+		on   *bool
+	}{{"TRACES", &traces}, {"METRICS", &metrics}} {
+		wanted, err := exporterWanted(signal.name)
+		if err != nil {
+			return false, false, err
+		}
+		*signal.on = *signal.on && wanted
+	}
+	return traces, metrics, nil
+}
+
+// installTraces makes an OTLP tracer provider of res the global one, with
+// the W3C propagator, and keeps its shutdown in e.
+func (e *exporters) installTraces(ctx context.Context, res *resource.Resource) error {
+	timeout, err := exportTimeout("TRACES")
+	if err != nil {
+		return err
+	}
+	exp, err := traceExporter(ctx)
+	if err != nil {
+		return err
+	}
+	tp := trace.NewTracerProvider(trace.WithBatcher(exp), trace.WithResource(res))
+	otel.SetTracerProvider(tp)
+	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
+	e.shutdowns = append(e.shutdowns, shutdown{tp.Shutdown, timeout})
+	return nil
+}
+
+// installMetrics makes an OTLP meter provider of res the global one, and
+// keeps its shutdown in e.
+func (e *exporters) installMetrics(ctx context.Context, res *resource.Resource) error {
+	timeout, err := exportTimeout("METRICS")
+	if err != nil {
+		return err
+	}
+	exp, err := metricExporter(ctx)
+	if err != nil {
+		return err
+	}
+	mp := metric.NewMeterProvider(metric.WithReader(metric.NewPeriodicReader(exp)), metric.WithResource(res))
+	otel.SetMeterProvider(mp)
+	e.shutdowns = append(e.shutdowns, shutdown{mp.Shutdown, timeout})
+	return nil
 }
 
 // exporterWanted reads OTEL_{signal}_EXPORTER, the SDK's choice of a
