@@ -11,9 +11,9 @@ package converse_test
 // impl=guarded, which also isolates and times each call as the library
 // does. The probes are in bench_transport_test.go.
 //
-// Benchmarks report figures; none of them fails on time. BenchmarkScale fails
-// on correctness only: a conversation that did not complete, or a goroutine
-// left behind.
+// Benchmarks report figures; none of them fails on time. BenchmarkScale
+// (scale_bench_test.go) fails on correctness only: a conversation that did
+// not complete, or a goroutine left behind.
 
 import (
 	"context"
@@ -29,7 +29,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
-	"go.uber.org/goleak"
 
 	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/bedrocktest"
@@ -466,80 +465,6 @@ func BenchmarkHistoryGrowth(b *testing.B) {
 				})
 			}
 		}
-	}
-}
-
-// BenchmarkScale starts 1,000 conversations at once (each the 3-turn tool
-// conversation of BenchmarkConversation) against a new bedrocktest server on
-// loopback, through one SDK client. It fails if any conversation does not
-// complete or if a goroutine outlives the server. Besides the wall time of
-// the batch, it reports the TCP connections dialled, the peaks of
-// goroutines and open files, the memory (heap objects and stacks, server
-// included) per conversation in flight, and the heap a conversation holds
-// once it is idle.
-//
-// idleconns is the transport's MaxIdleConnsPerHost: 2 is what
-// http.DefaultTransport, and so bedrocktest's client, keeps; past it, every
-// connection that finishes a response is closed, and the next turn of its
-// conversation dials a new one.
-func BenchmarkScale(b *testing.B) {
-	const n = 1000
-	reg := benchRegistry(b)
-	ctx := context.Background()
-	for _, idle := range []int{2, n} {
-		b.Run(fmt.Sprintf("conversations=%d/idleconns=%d", n, idle), func(b *testing.B) {
-			var idleBytes, activeBytes uint64
-			var dials int64
-			var peak benchPeak
-			for b.Loop() {
-				b.StopTimer()
-				leaks := goleak.IgnoreCurrent()
-				srv := bedrocktest.NewServer(benchModel(2))
-				transport := newBenchTransport(idle)
-				client := transport.client(srv)
-				convs := make([]*converse.Conversation, n)
-				errs := make([]error, n)
-				base := benchHeap()
-				stop := benchWatch()
-				b.StartTimer()
-
-				var wg sync.WaitGroup
-				for i := range convs {
-					wg.Go(func() {
-						convs[i] = converse.New(client, benchModelID, reg)
-						_, errs[i] = convs[i].Send(ctx, "Add things.")
-					})
-				}
-				wg.Wait()
-
-				b.StopTimer()
-				p := stop()
-				peak = benchPeak{max(peak.goroutines, p.goroutines), max(peak.files, p.files), max(peak.memory, p.memory)}
-				activeBytes += p.memory - min(p.memory, base)
-				dials += transport.dials.Load()
-				if err := errors.Join(errs...); err != nil {
-					b.Fatalf("not every conversation completed: %v", err)
-				}
-				held := benchHeap()
-				runtime.KeepAlive(convs)
-				convs = nil
-				idleBytes += held - min(held, benchHeap())
-				srv.Close()
-				transport.base.CloseIdleConnections()
-				if err := goleak.Find(leaks); err != nil {
-					b.Fatalf("goroutines left behind: %v", err)
-				}
-				b.StartTimer()
-			}
-			convs := float64(b.N * n)
-			b.ReportMetric(float64(idleBytes)/convs, "B/idle-conv")
-			b.ReportMetric(float64(activeBytes)/convs, "B/active-conv")
-			b.ReportMetric(float64(dials)/float64(b.N), "dials/op")
-			b.ReportMetric(float64(peak.goroutines), "goroutines-peak")
-			if peak.files >= 0 {
-				b.ReportMetric(float64(peak.files), "files-peak")
-			}
-		})
 	}
 }
 
