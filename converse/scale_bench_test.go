@@ -48,7 +48,8 @@ type benchScaleFigures struct {
 //     goroutines/conv).
 //   - concurrent=c: c conversations at a time, each worker starting the
 //     next as one ends, through one client whose transport keeps c idle
-//     connections (conv/s).
+//     connections (conv/s; cpu-ns/op, the process's CPU time, server
+//     included, a conversation, which a busy machine inflates less).
 //
 // It fails if a conversation does not complete or, after a throughput
 // run, a goroutine outlives the server; never on time.
@@ -190,7 +191,7 @@ func benchThroughput(b *testing.B, reg *tools.Registry, c int) float64 {
 	errs := make([]error, min(c, b.N))
 	var wg sync.WaitGroup
 	b.ResetTimer()
-	start := time.Now()
+	cpu, start := benchCPU(), time.Now()
 	for w := range errs {
 		wg.Go(func() {
 			for next.Add(1) <= int64(b.N) && errs[w] == nil {
@@ -200,6 +201,7 @@ func benchThroughput(b *testing.B, reg *tools.Registry, c int) float64 {
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	benchReportCPU(b, cpu)
 	b.StopTimer()
 	srv.Close()
 	transport.base.CloseIdleConnections()
