@@ -1,9 +1,9 @@
 package converse_test
 
 // The plot of BenchmarkScale, drawn with image/draw and x/image's
-// basicfont. The module already depends on x/image; gonum/plot would add
-// a dozen modules (its fonts, PDF and SVG back ends among them) for two
-// panels of points and bars.
+// basicfont. The module already depends on x/image; gonum/plot v0.17.0
+// would add about ten modules (gonum, fonts, a LaTeX renderer, PDF and SVG
+// back ends) for two panels of points and bars.
 
 import (
 	"fmt"
