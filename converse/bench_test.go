@@ -11,9 +11,9 @@ package converse_test
 // impl=guarded, which also isolates and times each call as the library
 // does. The probes are in bench_transport_test.go.
 //
-// Benchmarks report figures; none of them fails on time. BenchmarkScale fails
-// on correctness only: a conversation that did not complete, or a goroutine
-// left behind.
+// Benchmarks report figures; none of them fails on time. BenchmarkScale
+// (scale_bench_test.go) fails on correctness only: a conversation that did
+// not complete, or a goroutine left behind.
 
 import (
 	"context"
@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -29,7 +30,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
-	"go.uber.org/goleak"
 
 	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/bedrocktest"
@@ -225,7 +225,12 @@ func benchModel(toolTurns int) bedrocktest.Handler {
 
 // benchModelCalling is benchModel asking for calls instead of two adds.
 func benchModelCalling(toolTurns int, calls []bedrocktest.Call) bedrocktest.Handler {
-	ask := bedrocktest.ToolUse("", calls...)
+	return benchModelAsking(toolTurns, bedrocktest.ToolUse("", calls...))
+}
+
+// benchModelAsking is benchModel replying ask instead of asking for two
+// adds.
+func benchModelAsking(toolTurns int, ask *bedrocktest.Reply) bedrocktest.Handler {
 	answer := bedrocktest.Text("The sums are 7 and 8.")
 	return bedrocktest.HandlerFunc(func(_ context.Context, req *bedrocktest.Request) (*bedrocktest.Reply, error) {
 		rounds := 0
@@ -307,18 +312,26 @@ var benchWaits = []int{5, 10, 20, 40}
 // BenchmarkConversationSlowTools is a 2-turn conversation whose first turn
 // asks for four calls that wait 5, 10, 20 and 40 ms (as for network calls),
 // through the real SDK client on loopback. ms/tool-turn is the wall time
-// between the response that asks for the calls and the request that carries
-// their results: the tools and the loop's work around them. x-slowest is
-// that time over the slowest call's 40 ms; 1.00 is the floor.
+// from the last byte of the response that asks for the calls to the start
+// of the request that carries their results. x-slowest is that time over
+// the slowest call's 40 ms: 1.00 is the floor for calls started once the
+// response is over.
+//
+// The reply that asks for the calls has a text after them (benchSlowAsk):
+// streamed, it lasts about 50 ms past the last call. With early=true (StreamPolicy.EarlyToolStart) the calls start as
+// each block completes, so they overlap the rest of the stream and
+// x-slowest can fall below 1.
 func BenchmarkConversationSlowTools(b *testing.B) {
 	calls := make([]bedrocktest.Call, len(benchWaits))
 	for i, ms := range benchWaits {
 		calls[i] = bedrocktest.Call{ID: fmt.Sprintf("tooluse_%d", i), Name: "wait", Input: map[string]any{"a": ms, "b": 7}}
 	}
-	srv := bedrocktest.NewServer(benchModelCalling(1, calls))
+	srv := bedrocktest.NewServer(benchModelAsking(1, benchSlowAsk(calls)))
 	defer srv.Close()
-	client := &benchGapClient{Client: srv.Client()}
-	wait, err := tools.New("wait", "Waits a milliseconds, then adds a and b.", benchWait)
+	transport := newBenchTransport(2)
+	defer transport.base.CloseIdleConnections()
+	client := &benchGapClient{Client: transport.client(srv), transport: transport}
+	wait, err := tools.New("wait", "Waits a milliseconds, then adds a and b.", benchWait, func(o *tools.Options) { o.Speculative = true })
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -326,45 +339,83 @@ func BenchmarkConversationSlowTools(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	slowest := time.Duration(slices.Max(benchWaits)) * time.Millisecond
-	ctx := context.Background()
-	for _, impl := range benchImpls {
-		b.Run("calls=4/impl="+impl, func(b *testing.B) {
-			client.gaps, client.n = 0, 0
-			for b.Loop() {
-				client.last = time.Time{}
-				if err := newBenchChat(b, impl, client, reg).Send(ctx, "Wait for things."); err != nil {
-					b.Fatal(err)
-				}
-			}
-			if client.n != b.N {
-				b.Fatalf("%d tool turns in %d conversations", client.n, b.N)
-			}
-			turn := client.gaps / time.Duration(client.n)
-			b.ReportMetric(benchMillis(turn), "ms/tool-turn")
-			b.ReportMetric(float64(turn)/float64(slowest), "x-slowest")
-		})
+	for _, side := range []struct {
+		name    string
+		newChat func() benchChat
+	}{
+		{"stream=false/impl=naive", func() benchChat { return newBenchChat(b, "naive", client, reg) }},
+		{"stream=false/impl=library", func() benchChat { return newBenchChat(b, "library", client, reg) }},
+		{"stream=true/early=false/impl=library", func() benchChat { return benchStreamed(client, reg, false) }},
+		{"stream=true/early=true/impl=library", func() benchChat { return benchStreamed(client, reg, true) }},
+	} {
+		b.Run("calls=4/"+side.name, func(b *testing.B) { benchSlowTools(b, client, side.newChat) })
 	}
 }
 
-// benchGapClient sums the wall time between the end of one Converse call
-// and the start of the next: the time a loop spends on the tool calls of a
-// turn. Set last to the zero time before each conversation.
+// benchSlowTools runs BenchmarkConversationSlowTools's conversations with
+// chats made by newChat, and reports their tool turns.
+func benchSlowTools(b *testing.B, client *benchGapClient, newChat func() benchChat) {
+	client.gaps, client.n = 0, 0
+	for b.Loop() {
+		client.first = true
+		if err := newChat().Send(context.Background(), "Wait for things."); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if client.n != b.N {
+		b.Fatalf("%d tool turns in %d conversations", client.n, b.N)
+	}
+	turn := client.gaps / time.Duration(client.n)
+	b.ReportMetric(benchMillis(turn), "ms/tool-turn")
+	b.ReportMetric(float64(turn)/float64(time.Duration(slices.Max(benchWaits))*time.Millisecond), "x-slowest")
+}
+
+// benchStreamed is a library conversation on ConverseStream.
+func benchStreamed(client converse.Client, reg *tools.Registry, early bool) benchChat {
+	return benchConversation{converse.New(client, benchModelID, reg, func(o *converse.Options) {
+		o.Stream = &converse.StreamPolicy{EarlyToolStart: early}
+	})}
+}
+
+// benchSlowAsk is the reply that asks for calls: the calls, then a text
+// of 48 runes, which ConverseStream sends in deltas of 4, an event each
+// 3 ms.
+func benchSlowAsk(calls []bedrocktest.Call) *bedrocktest.Reply {
+	ask := bedrocktest.ToolUse("", calls...)
+	msg := ask.Output.Output.(*types.ConverseOutputMemberMessage)
+	msg.Value.Content = append(msg.Value.Content, &types.ContentBlockMemberText{Value: strings.Repeat("Wait. ", 8)})
+	ask.Interval = 3 * time.Millisecond
+	return ask
+}
+
+// benchGapClient sums, over a conversation's model calls after its first,
+// the wall time from the last read from any connection of transport (the
+// end of the previous response) to the call's start: the time a loop spends
+// on the tool calls of a turn. Set first before each conversation.
 type benchGapClient struct {
 	converse.Client
-	last time.Time
-	gaps time.Duration
-	n    int
+	transport *benchTransport
+	first     bool
+	gaps      time.Duration
+	n         int
+}
+
+func (c *benchGapClient) gap() {
+	if !c.first {
+		c.gaps += time.Since(benchEpoch) - time.Duration(c.transport.lastRead.Load())
+		c.n++
+	}
+	c.first = false
 }
 
 func (c *benchGapClient) Converse(ctx context.Context, in *bedrockruntime.ConverseInput, optFns ...func(*bedrockruntime.Options)) (*bedrockruntime.ConverseOutput, error) {
-	if !c.last.IsZero() {
-		c.gaps += time.Since(c.last)
-		c.n++
-	}
-	out, err := c.Client.Converse(ctx, in, optFns...)
-	c.last = time.Now()
-	return out, err
+	c.gap()
+	return c.Client.Converse(ctx, in, optFns...)
+}
+
+func (c *benchGapClient) ConverseStream(ctx context.Context, in *bedrockruntime.ConverseStreamInput, optFns ...func(*bedrockruntime.Options)) (*bedrockruntime.ConverseStreamOutput, error) {
+	c.gap()
+	return c.Client.ConverseStream(ctx, in, optFns...)
 }
 
 // benchStubClient answers like benchModel(1), without a network or an SDK:
@@ -466,80 +517,6 @@ func BenchmarkHistoryGrowth(b *testing.B) {
 				})
 			}
 		}
-	}
-}
-
-// BenchmarkScale starts 1,000 conversations at once (each the 3-turn tool
-// conversation of BenchmarkConversation) against a new bedrocktest server on
-// loopback, through one SDK client. It fails if any conversation does not
-// complete or if a goroutine outlives the server. Besides the wall time of
-// the batch, it reports the TCP connections dialled, the peaks of
-// goroutines and open files, the memory (heap objects and stacks, server
-// included) per conversation in flight, and the heap a conversation holds
-// once it is idle.
-//
-// idleconns is the transport's MaxIdleConnsPerHost: 2 is what
-// http.DefaultTransport, and so bedrocktest's client, keeps; past it, every
-// connection that finishes a response is closed, and the next turn of its
-// conversation dials a new one.
-func BenchmarkScale(b *testing.B) {
-	const n = 1000
-	reg := benchRegistry(b)
-	ctx := context.Background()
-	for _, idle := range []int{2, n} {
-		b.Run(fmt.Sprintf("conversations=%d/idleconns=%d", n, idle), func(b *testing.B) {
-			var idleBytes, activeBytes uint64
-			var dials int64
-			var peak benchPeak
-			for b.Loop() {
-				b.StopTimer()
-				leaks := goleak.IgnoreCurrent()
-				srv := bedrocktest.NewServer(benchModel(2))
-				transport := newBenchTransport(idle)
-				client := transport.client(srv)
-				convs := make([]*converse.Conversation, n)
-				errs := make([]error, n)
-				base := benchHeap()
-				stop := benchWatch()
-				b.StartTimer()
-
-				var wg sync.WaitGroup
-				for i := range convs {
-					wg.Go(func() {
-						convs[i] = converse.New(client, benchModelID, reg)
-						_, errs[i] = convs[i].Send(ctx, "Add things.")
-					})
-				}
-				wg.Wait()
-
-				b.StopTimer()
-				p := stop()
-				peak = benchPeak{max(peak.goroutines, p.goroutines), max(peak.files, p.files), max(peak.memory, p.memory)}
-				activeBytes += p.memory - min(p.memory, base)
-				dials += transport.dials.Load()
-				if err := errors.Join(errs...); err != nil {
-					b.Fatalf("not every conversation completed: %v", err)
-				}
-				held := benchHeap()
-				runtime.KeepAlive(convs)
-				convs = nil
-				idleBytes += held - min(held, benchHeap())
-				srv.Close()
-				transport.base.CloseIdleConnections()
-				if err := goleak.Find(leaks); err != nil {
-					b.Fatalf("goroutines left behind: %v", err)
-				}
-				b.StartTimer()
-			}
-			convs := float64(b.N * n)
-			b.ReportMetric(float64(idleBytes)/convs, "B/idle-conv")
-			b.ReportMetric(float64(activeBytes)/convs, "B/active-conv")
-			b.ReportMetric(float64(dials)/float64(b.N), "dials/op")
-			b.ReportMetric(float64(peak.goroutines), "goroutines-peak")
-			if peak.files >= 0 {
-				b.ReportMetric(float64(peak.files), "files-peak")
-			}
-		})
 	}
 }
 

@@ -1,17 +1,13 @@
 package converse_test
 
-// The probes of the benchmarks: a transport that counts dials and stamps
-// reads, and the process's memory and open files, watched while they run.
+// The probe of the benchmarks: a transport that counts dials and stamps
+// reads.
 
 import (
 	"context"
 	"io"
 	"net"
 	"net/http"
-	"os"
-	"runtime"
-	"runtime/metrics"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -75,66 +71,4 @@ func (c benchStampedConn) Read(p []byte) (int, error) {
 		c.last.Store(int64(time.Since(benchEpoch)))
 	}
 	return n, err
-}
-
-// benchOpenFiles counts the open file descriptors of the process, or
-// returns -1 where /proc is missing.
-func benchOpenFiles() int {
-	fds, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		return -1
-	}
-	return len(fds)
-}
-
-// benchPeak is the most of each resource seen while a batch ran.
-type benchPeak struct {
-	goroutines int
-	files      int    // -1 where /proc is missing
-	memory     uint64 // heap objects and goroutine stacks, in bytes
-}
-
-// benchMemory reads the bytes of heap objects and of goroutine stacks,
-// without stopping the world as runtime.ReadMemStats would.
-func benchMemory() uint64 {
-	samples := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/memory/classes/heap/stacks:bytes"}}
-	metrics.Read(samples)
-	return samples[0].Value.Uint64() + samples[1].Value.Uint64()
-}
-
-// benchWatch samples the resources of the process every few milliseconds
-// until stop is called, and returns the peaks.
-func benchWatch() (stop func() benchPeak) {
-	done := make(chan struct{})
-	var p benchPeak
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		tick := time.NewTicker(5 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			p.goroutines = max(p.goroutines, runtime.NumGoroutine())
-			p.files = max(p.files, benchOpenFiles())
-			p.memory = max(p.memory, benchMemory())
-			select {
-			case <-done:
-				return
-			case <-tick.C:
-			}
-		}
-	})
-	return func() benchPeak {
-		close(done)
-		wg.Wait()
-		return p
-	}
-}
-
-// benchHeap returns the live heap after two collections: the second
-// empties the sync.Pools the first only moved aside.
-func benchHeap() uint64 {
-	runtime.GC()
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return m.HeapAlloc
 }

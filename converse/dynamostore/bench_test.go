@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -11,46 +13,67 @@ import (
 	"github.com/tooluse/bedrock/converse/filestore"
 )
 
-// BenchmarkSave is the cost of saving one step (a message of 1 KB more) of
-// a conversation whose history is size bytes, to a filestore.Store (which
-// appends the step) and to a dynamostore Store on dynalite (which writes
-// the whole item; past 400 KB the state goes to gofakes3 first).
+// BenchmarkSave is the cost of saving one step (a user message and a reply
+// of step bytes in all) of a session whose history is about history bytes,
+// to a filestore.Store (which appends the step's record and syncs once) and
+// to a dynamostore Store on dynalite (which writes the whole item
+// conditionally; past 400 KB the state goes to gofakes3 first). Each op
+// saves the history as a new session, untimed, then the step, timed. For
+// the file, B-written/save is what the step added to the session's file.
 func BenchmarkSave(b *testing.B) {
-	ctx := context.Background()
-	for _, size := range []int{10 << 10, 100 << 10, 1 << 20} {
-		for _, kind := range []string{"file", "dynamodb"} {
-			b.Run(fmt.Sprintf("history=%dKB/store=%s", size>>10, kind), func(b *testing.B) {
-				var store converse.Store = filestore.Store{Dir: b.TempDir()}
-				if kind == "dynamodb" {
-					store, _ = newStore(b, http.DefaultTransport)
-				}
-				words := []string{"go"}
-				for range size / (10 << 10) {
-					words = append(words, strings.Repeat("h", 10<<10))
-				}
-				if len(words)%2 == 1 {
-					words = append(words, "ok")
-				}
-				// Every 10 steps, a new session of the same history, so that
-				// it stays near size (a step adds 512 bytes).
-				var st *converse.State
-				id, steps := "", 0
-				for b.Loop() {
-					if steps%10 == 0 {
-						b.StopTimer()
-						st, id = textState(words...), fmt.Sprint("s", steps)
-						if err := store.Save(ctx, id, st); err != nil {
-							b.Fatal(err)
-						}
-						b.StartTimer()
-					}
-					steps++
-					st.Messages = append(st.Messages, textState("next", strings.Repeat("s", 500)).Messages...)
-					if err := store.Save(ctx, id, st); err != nil {
-						b.Fatal(err)
-					}
-				}
-			})
+	for _, history := range []int{10 << 10, 1 << 20} {
+		for _, step := range []int{1 << 10, 64 << 10} {
+			for _, kind := range []string{"file", "dynamodb"} {
+				b.Run(fmt.Sprintf("history=%dKB/step=%dKB/store=%s", history>>10, step>>10, kind), func(b *testing.B) {
+					benchSave(b, kind, history, step)
+				})
+			}
 		}
 	}
+}
+
+func benchSave(b *testing.B, kind string, history, step int) {
+	ctx := context.Background()
+	dir := b.TempDir()
+	var store converse.Store = filestore.Store{Dir: dir}
+	if kind == "dynamodb" {
+		store, _ = newStore(b, http.DefaultTransport)
+	}
+	words := []string{"go"}
+	for range history / (10 << 10) {
+		words = append(words, strings.Repeat("h", 10<<10))
+	}
+	if len(words)%2 == 1 {
+		words = append(words, "ok")
+	}
+	next := textState("next", strings.Repeat("s", step-len("next"))).Messages
+	var written int64
+	for i := 0; b.Loop(); i++ {
+		b.StopTimer()
+		st, id := textState(words...), fmt.Sprint("s", i)
+		if err := store.Save(ctx, id, st); err != nil {
+			b.Fatal(err)
+		}
+		before := benchFileSize(dir, id)
+		st.Messages = append(st.Messages, next...)
+		b.StartTimer()
+		if err := store.Save(ctx, id, st); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		written += benchFileSize(dir, id) - before
+		b.StartTimer()
+	}
+	if kind == "file" {
+		b.ReportMetric(float64(written)/float64(b.N), "B-written/save")
+	}
+}
+
+// benchFileSize is the size of the file id in dir, or 0 if there is none.
+func benchFileSize(dir, id string) int64 {
+	fi, err := os.Stat(filepath.Join(dir, id))
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
 }
