@@ -1,6 +1,7 @@
 package mcpauthtest
 
 import (
+	"crypto/rand"
 	"crypto/subtle"
 	"encoding/json"
 	"net/http"
@@ -45,7 +46,7 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	s.counts["register"]++
-	id := s.newSecret("client")
+	id := "client-" + rand.Text() // public: it is in the authorization URL
 	s.clients[id] = meta.RedirectURIs
 	s.mu.Unlock()
 	meta.TokenEndpointAuthMethod = "none"

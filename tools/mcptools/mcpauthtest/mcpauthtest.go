@@ -112,7 +112,7 @@ func (s *Server) Count(kind string) int {
 }
 
 // Secrets are every token and code the authorization server issued, and
-// the client secret, for a test to look for where they must not be.
+// the client secret (not the client ids, which are public), for a test to look for where they must not be.
 func (s *Server) Secrets() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
