@@ -61,6 +61,9 @@ type Server struct {
 	// dynamic client registration) and extauth.ClientCredentialsHandler
 	// are two such handlers. Like Headers, the token goes to the origin of
 	// URL only. An Authorize that fails fails the request, saying why.
+	// (extauth's client credentials handler gets its later tokens with the
+	// context of its Authorize, which ends with the request: give it one
+	// that does not end, context.WithoutCancel, as cmd/converse does.)
 	OAuth auth.OAuthHandler
 	// MaxResponse bounds the bytes of the body of each HTTP response to a
 	// request, such as a call's result; zero means DefaultMaxResponse. A
