@@ -31,6 +31,10 @@ type codeFlow struct {
 	client                 *http.Client
 	prompt                 io.Writer // where the URL to open is printed
 
+	// authorizing is held by Authorize, so that refused requests in
+	// flight together refresh the token, or ask the user, once.
+	authorizing sync.Mutex
+
 	mu     sync.Mutex
 	source oauth2.TokenSource // nil until loaded or authorized
 	loaded bool               // the token file was read
@@ -60,6 +64,8 @@ func (f *codeFlow) TokenSource(context.Context) (oauth2.TokenSource, error) {
 // sent again as it is (to fail with its status); a refused token is
 // refreshed, once; else the user authorizes converse.
 func (f *codeFlow) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
+	f.authorizing.Lock()
+	defer f.authorizing.Unlock()
 	if !oauthChallenge(resp) {
 		discard(resp)
 		return nil
@@ -80,7 +86,8 @@ func (f *codeFlow) refreshed(ctx context.Context, refused string) bool {
 	if !ok || g.Token == nil || g.Token.RefreshToken == "" || (refused != "" && refused == f.forced) {
 		return false
 	}
-	if refused != "" && refused != g.Token.AccessToken { // another request refreshed it already
+	if refused != "" && refused != g.Token.AccessToken { // refreshed since, here or by another converse
+		f.source = f.kept(f.refreshContext(), g.config(), g.Token)
 		return true
 	}
 	cfg := g.config()
@@ -89,6 +96,7 @@ func (f *codeFlow) refreshed(ctx context.Context, refused string) bool {
 	if err != nil {
 		return false
 	}
+	_ = f.store.save(f.url, grantOf(cfg, tok)) // as savingSource does: a failure leaves the token working
 	f.forced = tok.AccessToken
 	f.source = f.kept(f.refreshContext(), cfg, tok)
 	return true

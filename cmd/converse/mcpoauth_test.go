@@ -103,6 +103,8 @@ func TestMCPOAuthAuthorizationCode(t *testing.T) {
 		bedrocktest.Text("Done."),
 		bedrocktest.ToolUse("", bedrocktest.Call{ID: "t2", Name: "web__greet", Input: map[string]any{"name": "Bob"}}),
 		bedrocktest.Text("Done again."),
+		bedrocktest.ToolUse("", bedrocktest.Call{ID: "t3", Name: "web__greet", Input: map[string]any{"name": "Cy"}}),
+		bedrocktest.Text("Done once more."),
 	))
 	recording := filepath.Join(t.TempDir(), "chat.json")
 	converse := func(args ...string) (outcome, *browserUser) {
@@ -132,16 +134,20 @@ func TestMCPOAuthAuthorizationCode(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o600), info.Mode().Perm())
 
-	as.Expire()
-	second, user := converse("Greet Bob.")
-	require.Zero(t, second.code, second.stderr)
-	assert.Zero(t, user.opened, "the kept tokens were used, and refreshed")
-	assert.Equal(t, 1, as.Count("authorize"))
-	assert.Equal(t, 1, as.Count("refresh_token"))
+	var later []outcome
+	for i, prompt := range []string{"Greet Bob.", "Greet Cy."} {
+		as.Expire()
+		out, user := converse(prompt)
+		require.Zero(t, out.code, out.stderr)
+		assert.Zero(t, user.opened, "the kept tokens were used, and refreshed")
+		assert.Equal(t, 1, as.Count("authorize"))
+		assert.Equal(t, i+1, as.Count("refresh_token"), "the refreshed tokens were kept")
+		later = append(later, out)
+	}
 
 	spans, _ := rec.spans()
 	calls := spans["execute_tool web__greet"]
-	require.Len(t, calls, 2)
+	require.Len(t, calls, 3)
 	for _, span := range calls {
 		tp := <-traceparents
 		assert.Equal(t, "00-"+hex.EncodeToString(span.TraceId)+"-"+hex.EncodeToString(span.SpanId)+"-01", tp, "the server's call joins the tool's span")
@@ -158,7 +164,7 @@ func TestMCPOAuthAuthorizationCode(t *testing.T) {
 	secrets := as.Secrets()
 	require.NotEmpty(t, secrets)
 	for _, secret := range secrets {
-		for what, text := range map[string]string{"stderr": first.stderr + second.stderr, "stdout": first.stdout + second.stdout,
+		for what, text := range map[string]string{"stderr": first.stderr + later[0].stderr + later[1].stderr, "stdout": first.stdout + later[0].stdout + later[1].stdout,
 			"the recording": string(data), "the spans": exported.String()} {
 			assert.NotContains(t, text, secret, "%s holds a credential", what)
 		}
