@@ -107,21 +107,9 @@ func TestMCPOAuthAuthorizationCode(t *testing.T) {
 		bedrocktest.Text("Done once more."),
 	))
 	recording := filepath.Join(t.TempDir(), "chat.json")
+	env := testEnv(t, "XDG_CONFIG_HOME="+configHome, "OTEL_EXPORTER_OTLP_ENDPOINT="+rec.URL)
 	converse := func(args ...string) (outcome, *browserUser) {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		cmd := binaryCommand(ctx, testEnv(t, "XDG_CONFIG_HOME="+configHome, "OTEL_EXPORTER_OTLP_ENDPOINT="+rec.URL),
-			append([]string{"-endpoint", model.URL, "-mcp", config, "-v", "-json"}, args...)...)
-		user := &browserUser{t: t}
-		var stdout bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, user
-		code := 0
-		if err := cmd.Run(); err != nil {
-			code = -1
-		}
-		user.done.Wait()
-		checkRace(t, code, user.String())
-		return outcome{stdout.String(), user.String(), code}, user
+		return runWithBrowser(t, env, append([]string{"-endpoint", model.URL, "-mcp", config, "-v", "-json"}, args...)...)
 	}
 
 	first, user := converse("-record", recording, "Greet Ada.")
@@ -153,19 +141,52 @@ func TestMCPOAuthAuthorizationCode(t *testing.T) {
 		assert.Equal(t, "00-"+hex.EncodeToString(span.TraceId)+"-"+hex.EncodeToString(span.SpanId)+"-01", tp, "the server's call joins the tool's span")
 	}
 
+	var stderr, stdout string
+	for _, r := range append(later, first) {
+		stderr, stdout = stderr+r.stderr, stdout+r.stdout
+	}
 	data, err := os.ReadFile(recording)
 	require.NoError(t, err)
-	var exported bytes.Buffer
+	assertNoSecret(t, as.Secrets(), map[string]string{"stderr": stderr, "stdout": stdout,
+		"the recording": string(data), "the spans": exportedText(rec)})
+}
+
+// exportedText is the text of the trace exports rec received.
+func exportedText(rec *otlpReceiver) string {
 	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	var b strings.Builder
 	for _, r := range rec.requests {
-		exported.WriteString(r.String())
+		b.WriteString(r.String())
 	}
-	rec.mu.Unlock()
-	secrets := as.Secrets()
+	return b.String()
+}
+
+// runWithBrowser runs the converse binary with env and args, and a user
+// who opens each URL it prints to open.
+func runWithBrowser(t *testing.T, env []string, args ...string) (outcome, *browserUser) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := binaryCommand(ctx, env, args...)
+	user := &browserUser{t: t}
+	var stdout bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, user
+	code := 0
+	if err := cmd.Run(); err != nil {
+		code = -1
+	}
+	user.done.Wait()
+	checkRace(t, code, user.String())
+	return outcome{stdout.String(), user.String(), code}, user
+}
+
+// assertNoSecret checks that none of secrets is in any of texts, by name.
+func assertNoSecret(t *testing.T, secrets []string, texts map[string]string) {
+	t.Helper()
 	require.NotEmpty(t, secrets)
 	for _, secret := range secrets {
-		for what, text := range map[string]string{"stderr": first.stderr + later[0].stderr + later[1].stderr, "stdout": first.stdout + later[0].stdout + later[1].stdout,
-			"the recording": string(data), "the spans": exported.String()} {
+		for what, text := range texts {
 			assert.NotContains(t, text, secret, "%s holds a credential", what)
 		}
 	}
