@@ -60,13 +60,19 @@ type mcpServer struct {
 // mcpAuth is a url server's "auth": {"type": "sigv4", "service": ...,
 // "region": ..., "profile": ...} signs each request with AWS credentials
 // (of the default chain, or the profile), {"type": "bearer", "tokenEnv":
-// "VAR"} sends the token in $VAR as "Authorization: Bearer TOKEN".
+// "VAR"} sends the token in $VAR as "Authorization: Bearer TOKEN",
+// {"type": "oauth"} runs OAuth's authorization code flow with PKCE (as a
+// url server without "auth" does), {"type": "clientCredentials",
+// "clientId": ..., "clientSecretEnv": "VAR"} its client credentials grant;
+// see mcpoauth.go.
 type mcpAuth struct {
-	Type     string `json:"type"`
-	Service  string `json:"service"`
-	Region   string `json:"region"`
-	Profile  string `json:"profile"`
-	TokenEnv string `json:"tokenEnv"`
+	Type            string `json:"type"`
+	Service         string `json:"service"`
+	Region          string `json:"region"`
+	Profile         string `json:"profile"`
+	TokenEnv        string `json:"tokenEnv"`
+	ClientID        string `json:"clientId"`
+	ClientSecretEnv string `json:"clientSecretEnv"`
 }
 
 // apply sets up srv, a url server, to authenticate as a says. The token of
@@ -101,8 +107,10 @@ func (a *mcpAuth) apply(srv *mcptools.Server) error {
 		}
 		srv.Headers["Authorization"] = "Bearer " + token
 		return nil
+	case "oauth", "clientCredentials":
+		return a.oauth(srv)
 	}
-	return fmt.Errorf(`"type" %q: want "sigv4" or "bearer"`, a.Type)
+	return fmt.Errorf(`"type" %q: want "sigv4", "bearer", "oauth" or "clientCredentials"`, a.Type)
 }
 
 // awsCredentials are the credentials of the default chain, or of the
@@ -183,6 +191,7 @@ func loadMCP(path string, verbose bool, stderr io.Writer) ([]mcptools.Server, er
 	if err != nil {
 		return nil, usagef("-mcp %s: %w", path, err)
 	}
+	promptOn(servers, stderr)
 	if verbose {
 		for i := range servers {
 			if len(servers[i].Command) > 0 {
@@ -291,6 +300,8 @@ func (ms mcpServer) server(name, dir string) (mcptools.Server, error) {
 		if err := ms.Auth.apply(&srv); err != nil {
 			return srv, fmt.Errorf(`"auth": %w`, err)
 		}
+	} else {
+		defaultOAuth(&srv)
 	}
 	if ms.Command != "" {
 		program, err := findProgram(ms.Command, dir)

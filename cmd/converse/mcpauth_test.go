@@ -31,7 +31,7 @@ func TestMCPAuth(t *testing.T) {
 	assert.Nil(t, oauth.HTTPClient)
 
 	for _, tc := range []struct{ name, auth, url, want string }{
-		{"unknown type", `{"type": "oauth"}`, "https://x/mcp", `"auth": "type" "oauth": want "sigv4" or "bearer"`},
+		{"unknown type", `{"type": "saml"}`, "https://x/mcp", `"auth": "type" "saml": want "sigv4", "bearer", "oauth" or "clientCredentials"`},
 		{"sigv4 without a region", `{"type": "sigv4", "service": "bedrock-agentcore"}`, "https://x/mcp", `"sigv4" wants "service" and "region"`},
 		{"bearer without tokenEnv", `{"type": "bearer"}`, "https://x/mcp", `"bearer" wants "tokenEnv"`},
 		{"bearer with a token in the file", `{"type": "bearer", "token": "x"}`, "https://x/mcp", `unknown field "token"`},

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -186,7 +187,11 @@ func (c *conn) transport() mcp.Transport {
 		bounded := *client           // a copy: the caller's client stays as it is
 		bounded.CheckRedirect = refuseRedirect(c.cfg.Name)
 		bounded.Transport = httpTransport{origin: origin(u), headers: c.cfg.Headers, limit: int64(c.cfg.MaxResponse), next: client.Transport}
-		return &mcp.StreamableClientTransport{Endpoint: c.cfg.URL, HTTPClient: &bounded,
+		var oauth auth.OAuthHandler // a nil interface unless set: the SDK tests it
+		if c.cfg.OAuth != nil {
+			oauth = noticedAuth{c.cfg.OAuth}
+		}
+		return &mcp.StreamableClientTransport{Endpoint: c.cfg.URL, HTTPClient: &bounded, OAuthHandler: oauth,
 			// Events of the stream the server sends notifications on; the
 			// answers' bodies are bounded by bounded's transport.
 			MaxEventSize: max(c.cfg.MaxResponse, mcp.DefaultMaxEventSize)}
@@ -242,7 +247,7 @@ func (c *conn) list(ctx context.Context) ([]*mcp.Tool, error) {
 	defer cancel()
 	ctx, ex := watched(ctx)
 	var list []*mcp.Tool
-	for t, err := range cs.Tools(ctx, nil) {
+	for t, err := range cs.Tools(ctx, &mcp.ListToolsParams{Meta: traceMeta(ctx)}) {
 		if err != nil {
 			return nil, c.failed(ctx, cs, ex, err)
 		}
@@ -266,7 +271,7 @@ func (c *conn) call(ctx context.Context, tool string, input json.RawMessage) (an
 		return nil, err
 	}
 	ctx, ex := watched(ctx)
-	params := &mcp.CallToolParams{Name: tool, Arguments: input}
+	params := &mcp.CallToolParams{Meta: traceMeta(ctx), Name: tool, Arguments: input}
 	if c.cfg.Progress != nil {
 		id := tools.CallID(ctx)
 		token := fmt.Sprintf("%s#%d", id, c.tokens.Add(1))

@@ -61,6 +61,18 @@
 // Nothing is sent where it points, whatever the CheckRedirect of
 // Server.HTTPClient.
 //
+// A server behind OAuth 2.1, as the MCP authorization specification has
+// it, gets its tokens from Server.OAuth, an OAuth handler of the SDK: its
+// auth.AuthorizationCodeHandler (PKCE, with discovery of the protected
+// resource's metadata and of its authorization server's, and dynamic
+// client registration or a client ID metadata document) or extauth's
+// client credentials handler. Every request carries the handler's current
+// access token; a 401 asks the handler once for a new one, and the request
+// is sent once more. An authorization that fails fails the request, saying
+// why ("its authorization failed (...)"). The tokens, like the headers, go
+// to the server's origin only. Package mcpauthtest runs a server behind an
+// authorization server on loopback, for tests.
+//
 // The body of each HTTP response is bounded by the server's MaxResponse (8
 // MiB unless set): a longer result fails its call, wrapping [ErrToolFailed],
 // as soon as the limit is passed, before it is decoded or held in memory.
@@ -73,6 +85,13 @@
 // command is started again, a URL gets a new session). A reconnection that
 // fails is retried with back-off, from one second up to a minute: calls in
 // between fail at once, saying when the next attempt is.
+//
+// # Trace context
+//
+// The listing of the tools and each call carry, in their _meta, the W3C
+// trace context (traceparent, and tracestate if there is one) of the span
+// of their context, if it has one, so that the server's spans join the
+// caller's trace.
 //
 // # Results
 //

@@ -45,9 +45,13 @@ func (h httpTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		ex.note(func(ex *exchange) { ex.cut = err })
 		return nil, err
 	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		ex.note(func(ex *exchange) { ex.status = resp.Status })
+	// A success clears a status: a 401 is followed by a retry, once
+	// authorized.
+	status := resp.Status
+	if resp.StatusCode >= 200 && resp.StatusCode <= 299 {
+		status = ""
 	}
+	ex.note(func(ex *exchange) { ex.status = status })
 	if req.Method == http.MethodPost {
 		resp.Body = &boundedBody{body: resp.Body, left: h.limit, limit: h.limit, ex: ex}
 	}
@@ -88,6 +92,7 @@ type exchange struct {
 	cut      error  // a request or a response body that failed on the wire
 	tooLarge int64  // the limit a response body went over
 	redirect string // the origin a refused redirect pointed to
+	refused  string // why an authorization (Server.OAuth) failed
 }
 
 type exchangeKey struct{}
@@ -118,6 +123,8 @@ func (ex *exchange) failure() (string, error) {
 	switch {
 	case ex.tooLarge > 0:
 		return fmt.Sprintf("its response was larger than %s, the limit", sizeText(ex.tooLarge)), ErrToolFailed
+	case ex.refused != "": // its status is a 401 or 403
+		return "its authorization failed (" + ex.refused + ")", ErrUnavailable
 	case ex.redirect != "": // its status is a 3xx
 		return fmt.Sprintf("it redirected to %s: refused; streamable HTTP needs no redirects", ex.redirect), ErrUnavailable
 	case ex.status != "":

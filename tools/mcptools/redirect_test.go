@@ -2,6 +2,7 @@ package mcptools_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
@@ -12,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/oauth2"
 
 	"github.com/tooluse/bedrock/tools/mcptools"
 )
@@ -49,11 +51,16 @@ func TestRedirectsAreRefused(t *testing.T) {
 			Credentials: credentials.StaticCredentialsProvider{Value: creds},
 			Service:     "bedrock-agentcore", Region: "us-east-1", Next: from.Client().Transport}}}
 	}
+	oauthed := func(from *httptest.Server) mcptools.Server {
+		return mcptools.Server{Name: "web", URL: from.URL + "/mcp", HTTPClient: from.Client(), OAuth: staticToken("secret")}
+	}
 	for _, tt := range []struct {
 		name string
 		srv  mcptools.Server
 	}{
 		{"bearer to another host", bearer(plain)},
+		{"oauth token to another host", oauthed(plain)},
+		{"oauth token from https to http", oauthed(secure)},
 		{"sigv4 to another host", signed(plain)},
 		{"bearer from https to http", bearer(secure)},
 		{"sigv4 from https to http", signed(secure)},
@@ -71,4 +78,15 @@ func TestRedirectsAreRefused(t *testing.T) {
 			assert.Nil(t, tt.srv.HTTPClient.CheckRedirect, "the caller's client is not changed")
 		})
 	}
+}
+
+// staticToken is an OAuth handler with one token, which cannot authorize.
+type staticToken string
+
+func (s staticToken) TokenSource(context.Context) (oauth2.TokenSource, error) {
+	return oauth2.StaticTokenSource(&oauth2.Token{AccessToken: string(s)}), nil
+}
+
+func (staticToken) Authorize(context.Context, *http.Request, *http.Response) error {
+	return errors.New("no authorization")
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -50,6 +51,20 @@ type Server struct {
 	// CheckRedirect is not called): streamable HTTP needs none, and the
 	// server's credentials go to URL's origin only.
 	HTTPClient *http.Client
+	// OAuth, if set, authorizes the HTTP requests as the MCP authorization
+	// specification says (OAuth 2.1). The SDK sends the access token of
+	// its TokenSource with every request ("Authorization: Bearer"). On a
+	// 401, or a 403 asking for more scope, it calls Authorize once, for a
+	// new token, and sends the request once more. The SDK's
+	// auth.AuthorizationCodeHandler (PKCE, with discovery of the
+	// protected resource's and authorization server's metadata, and
+	// dynamic client registration) and extauth.ClientCredentialsHandler
+	// are two such handlers. Like Headers, the token goes to the origin of
+	// URL only. An Authorize that fails fails the request, saying why.
+	// (extauth's client credentials handler gets its later tokens with the
+	// context of its Authorize, which ends with the request: give it one
+	// that does not end, context.WithoutCancel, as cmd/converse does.)
+	OAuth auth.OAuthHandler
 	// MaxResponse bounds the bytes of the body of each HTTP response to a
 	// request, such as a call's result; zero means DefaultMaxResponse. A
 	// call whose response is longer fails (ErrToolFailed) as soon as the
@@ -179,6 +194,9 @@ func (s Server) check() (Server, error) {
 	}
 	if ways != 1 {
 		return s, fmt.Errorf("mcptools: server %q: set exactly one of Command, URL and Transport", s.Name)
+	}
+	if s.OAuth != nil && s.URL == "" {
+		return s, fmt.Errorf("mcptools: server %q: OAuth is for a URL", s.Name)
 	}
 	if len(s.Command) > 0 && s.Command[0] == "" {
 		return s, fmt.Errorf("mcptools: server %q: empty command", s.Name)
