@@ -105,7 +105,7 @@ func (f *codeFlow) refreshed(ctx context.Context, refused string) bool {
 // authorize runs the go-sdk's authorization code flow, with a redirect to
 // a loopback listener of its own.
 func (f *codeFlow) authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
-	ln, redirect, err := listen()
+	ln, redirect, err := listenForRedirect()
 	if err != nil {
 		discard(resp)
 		return err

@@ -157,9 +157,9 @@ func printURL(w io.Writer, server, url string) {
 		trace.Printable(server), trace.Printable(url))
 }
 
-// listen opens the loopback listener of a redirect (RFC 8252 section 7.3):
+// listenForRedirect opens the loopback listener of a redirect (RFC 8252 section 7.3):
 // any free port of 127.0.0.1.
-func listen() (net.Listener, string, error) {
+func listenForRedirect() (net.Listener, string, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, "", fmt.Errorf("a listener for the authorization's redirect: %w", err)
