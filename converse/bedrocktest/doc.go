@@ -58,11 +58,11 @@
 // Text, ToolUse and Output build replies. The same Reply answers Converse
 // and ConverseStream. For a stream, the answer is cut into the events a
 // real model sends: text in small deltas, tool input JSON in fragments, a
-// padding member "p" in every payload. Reply's fields add faults: a pause
-// before the first event (Latency, which also delays a Converse answer), a
-// pause between events (Interval), a stall after some events (StallAfter),
-// a connection dropped mid-frame (CutAfter), a missing messageStop
-// (DropMessageStop) or an exception frame (Exception).
+// padding member "p" in every payload. Reply's fields add faults.
+// Latency pauses before the first event, and also delays a Converse
+// answer. Interval pauses between events, and StallAfter stalls after some
+// events. CutAfter drops the connection mid-frame. DropMessageStop leaves
+// out messageStop, and Exception sends an exception frame.
 //
 // # Virtual time
 //

@@ -11,10 +11,10 @@ import (
 )
 
 // validateOutputSchema checks a request's structured output
-// (outputConfig.textFormat): its JSON schema must close every object
-// schema, the model must take it (an ID that names no model, such as an
-// application inference profile's ARN, is let through), and no document
-// or search result of the request may have citations enabled.
+// (outputConfig.textFormat). Its JSON schema must close every object
+// schema. The model must take it; an ID that names no model, such as an
+// application inference profile's ARN, is let through. No document or
+// search result of the request may have citations enabled.
 func validateOutputSchema(m models.Model, req *Request) *Error {
 	oc := req.OutputConfig
 	if oc == nil || oc.TextFormat == nil {
@@ -34,11 +34,11 @@ func validateOutputSchema(m models.Model, req *Request) *Error {
 	return nil
 }
 
-// Bedrock's answers to a structured output it cannot give, neither found
-// quoted: noStructuredOutput is worded as Bedrock words a field the model
-// does not take (see unsupportedChoice); citationsWithSchema is
+// Bedrock's answers to a structured output it cannot give; neither was
+// found quoted. noStructuredOutput is worded as Bedrock words a field the
+// model does not take (see unsupportedChoice). citationsWithSchema is
 // Anthropic's rule (its structured outputs guide: "incompatible with
-// citations"), passed on as Bedrock passes the model's errors.
+// citations"). It is passed on as Bedrock passes the model's errors.
 const (
 	noStructuredOutput  = "This model doesn't support the outputConfig.textFormat field. Remove outputConfig.textFormat and try again."
 	citationsWithSchema = modelErrors + "citations cannot be enabled when output_config.format is set: structured outputs are incompatible with citations."
