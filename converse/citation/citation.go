@@ -46,11 +46,12 @@ const (
 )
 
 // Location is where in its source a citation points. For pages,
-// characters and chunks, Index is the document's index in the request and
-// Start and End the range as Bedrock gives it, End exclusive (a citation of
-// page 1 alone is Start 1, End 2, as Claude gives it); for a search result,
-// Index is the search result's index and Start and End its content blocks;
-// for the web, URL and Domain. Fields Bedrock left out are zero.
+// characters and chunks, Index is the document's index in the request.
+// Start and End are then the range as Bedrock gives it, End exclusive: a
+// citation of page 1 alone is Start 1, End 2, as Claude gives it. For a
+// search result, Index is the search result's index and Start and End its
+// content blocks. For the web, URL and Domain are set. Fields Bedrock left
+// out are zero.
 type Location struct {
 	Index       int
 	Start, End  int
