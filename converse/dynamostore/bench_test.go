@@ -12,9 +12,10 @@ import (
 )
 
 // BenchmarkSave is the cost of saving one step (a message of 1 KB more) of
-// a conversation whose history is size bytes, to a filestore.Store (which
-// appends the step) and to a dynamostore Store on dynalite (which writes
-// the whole item; past 400 KB the state goes to gofakes3 first).
+// a conversation whose history is size bytes. It saves to a
+// filestore.Store, which appends the step. It saves to a dynamostore Store
+// on dynalite too, which writes the whole item. Past 400 KB, that state
+// goes to gofakes3 first.
 func BenchmarkSave(b *testing.B) {
 	ctx := context.Background()
 	for _, size := range []int{10 << 10, 100 << 10, 1 << 20} {
