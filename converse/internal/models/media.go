@@ -16,9 +16,9 @@ import (
 )
 
 // Bedrock's limits on the media of one message, from the Converse API
-// reference (Message.content, as the SDK's types.Message documents it): at
-// most 20 images of at most 3.75 MB, 8,000 × 8,000 px each, and at most 5
-// documents of at most 4.5 MB each. MB is read as 10^6 bytes, the smaller
+// reference (Message.content, as the SDK's types.Message documents it). A
+// message holds at most 20 images of at most 3.75 MB, 8,000 × 8,000 px
+// each. It holds at most 5 documents of at most 4.5 MB each. MB is read as 10^6 bytes, the smaller
 // reading, so that what passes here passes there.
 const (
 	MaxImages        = 20
@@ -53,11 +53,12 @@ const (
 )
 
 // The input tokens of an image, from Anthropic's vision guide: "An image
-// uses approximately width * height / 750 tokens", after an image larger
-// than the model's maximum is scaled down to it ("For Claude Opus 4.7: 4784
-// tokens, and at most 2576 pixels on the long edge. For other models: 1568
-// tokens, and at most 1568 pixels on the long edge."). Estimates take the
-// largest maximum, so that they are at or above any model's count.
+// uses approximately width * height / 750 tokens". An image larger than
+// the model's maximum is first scaled down to it. The guide gives the
+// maximums: "For Claude Opus 4.7: 4784 tokens, and at most 2576 pixels on
+// the long edge. For other models: 1568 tokens, and at most 1568 pixels on
+// the long edge." Estimates take the largest maximum, so that they are at
+// or above any model's count.
 const (
 	imageTokenPixels = 750
 	MaxImageEdge     = 2576
@@ -77,11 +78,12 @@ func ImageTokens(width, height int) int {
 	return min(int(w*h/imageTokenPixels)+1, MaxImageTokens)
 }
 
-// PDFPageTokens estimates the input tokens of a page of a PDF, which
-// Claude reads as the page's text and the page as an image (Anthropic's
-// PDF support guide: "Each page typically uses 1,500-3,000 tokens per
-// page depending on content density", besides "image-based costs"): the
-// most text, and an image of the common maximum, 1,568 tokens.
+// PDFPageTokens estimates the input tokens of a page of a PDF. Claude
+// reads the page's text, and the page as an image. Anthropic's PDF support
+// guide says "Each page typically uses 1,500-3,000 tokens per page
+// depending on content density", besides "image-based costs". The
+// estimate is the most text plus an image of the common maximum, 1,568
+// tokens.
 const PDFPageTokens = 3000 + 1568
 
 // PDFPages counts the pages of a PDF by its page objects (/Type /Page,
@@ -203,9 +205,9 @@ func whole(format string, data []byte) (bool, string) {
 }
 
 // jpegScan returns where the first scan of a jpeg starts (its SOS
-// marker), or 0: the segments after the SOI marker are walked by their
-// lengths, so that an EXIF thumbnail, whose own scan and end-of-image
-// marker sit inside an APP1 segment, is skipped. In the scans' coded data a
+// marker), or 0. The segments after the SOI marker are walked by their
+// lengths. That skips an EXIF thumbnail, whose own scan and end-of-image
+// marker sit inside an APP1 segment. In the scans' coded data a
 // 0xFF byte is always followed by 0x00 or a restart marker, so the first
 // end-of-image marker after this point is the image's (ITU T.81, B.1.1).
 func jpegScan(data []byte) int {
@@ -277,12 +279,12 @@ var documentMagic = map[string]string{
 	"pdf": "%PDF-", "docx": "PK\x03\x04", "xlsx": "PK\x03\x04", "doc": "\xd0\xcf\x11\xe0", "xls": "\xd0\xcf\x11\xe0",
 }
 
-// DocumentProblem says why data is not a document of format, a Bedrock
-// document format (pdf, csv, doc, docx, html, md, txt, xls, xlsx), or "":
-// it is empty (Bedrock takes bytes of length 1 or more), a binary format
-// does not start as its files do (documentMagic), or a text format is not
-// UTF-8. Only the first bytes of a binary format are read, not the whole
-// document.
+// DocumentProblem says why data is not a document of format, or "".
+// format is a Bedrock document format (pdf, csv, doc, docx, html, md, txt,
+// xls, xlsx). data may be empty, where Bedrock takes bytes of length 1 or
+// more. A binary format may not start as its files do (documentMagic). A
+// text format may not be UTF-8. Only the first bytes of a binary format
+// are read, not the whole document.
 func DocumentProblem(format string, data []byte) string {
 	switch magic, isBinary := documentMagic[format]; {
 	case len(data) == 0:
@@ -329,11 +331,11 @@ func nameChar(c byte) bool {
 // formats, which CleanDocumentName drops.
 var documentExtensions = []string{"pdf", "csv", "doc", "docx", "xls", "xlsx", "html", "htm", "txt", "md"}
 
-// CleanDocumentName makes a name Bedrock takes of name: the extension of a
-// document format (documentExtensions, in any case) dropped, every other
-// character that is not allowed (a dot among them) and every run of
-// whitespace made one space, trimmed and cut to MaxDocumentName. It returns
-// "" when nothing is left.
+// CleanDocumentName makes a name Bedrock takes of name. It drops the
+// extension of a document format (documentExtensions, in any case). Every
+// run of other characters that are not allowed, dots and whitespace among
+// them, becomes one space. The name is trimmed and cut to
+// MaxDocumentName. It returns "" when nothing is left.
 func CleanDocumentName(name string) string {
 	if i := strings.LastIndexByte(name, '.'); i > 0 && slices.Contains(documentExtensions, strings.ToLower(name[i+1:])) {
 		name = name[:i]

@@ -132,9 +132,10 @@ const (
 )
 
 // RecordedMessageType is the :message-type of a recorded event of type typ
-// whose "messageType" field is messageType: that field if set, or else, as
-// version 1 recordings have no such field, MessageTypeException for a type
-// that IsExceptionType and MessageTypeEvent for any other.
+// whose "messageType" field is messageType. It is that field if set.
+// Version 1 recordings have no such field. For them it is
+// MessageTypeException for a type that IsExceptionType, and
+// MessageTypeEvent for any other.
 func RecordedMessageType(messageType, typ string) string {
 	switch {
 	case messageType != "":
