@@ -48,13 +48,13 @@ type Options struct {
 	// Handler sees every request that decodes, valid or not.
 	Lenient bool
 
-	// MaxRequestBytes, when positive, makes the server refuse a request
-	// body of more than that many bytes, so that a test sees what an
-	// oversize request gets. The answer is a 400 ValidationException
-	// "Input is too long for requested model.", Bedrock's message for an
-	// input too large for the model. Bedrock documents no byte limit of its own for
-	// Converse (its limits are the model's context window, in tokens), so
-	// by default the server has none.
+	// MaxRequestBytes, when positive, makes the server refuse a request body
+	// of more than that many bytes, so that a test sees what an oversize
+	// request gets. The answer is a 400 ValidationException "Input is too
+	// long for requested model.", Bedrock's message for an input too large
+	// for the model. Bedrock documents no byte limit of its own for Converse
+	// (its limits are the model's context window, in tokens), so by default
+	// the server has none.
 	MaxRequestBytes int64
 
 	// MaxInputTokens, when positive, is the model's context window: a

@@ -1,11 +1,11 @@
 // Package media keeps the images and documents of tool results within
-// Bedrock's rules. The rules say what a model family takes in a tool
-// result, and that bytes are a whole medium of the format. They set limits
-// of size and count, and keep document names unique in a request. A medium that breaks a rule is
-// replaced by a text block saying so, so that a request is never rejected
-// for it. The limits, the checks of bytes and the per-family table are in
-// internal/models. converse's Executor applies Content to every call's
-// result and Fit to every message of results. A Conversation applies
+// Bedrock's rules. The rules say what a model family takes in a tool result,
+// and that bytes are a whole medium of the format. They set limits of size
+// and count, and keep document names unique in a request. A medium that
+// breaks a rule is replaced by a text block saying so, so that a request is
+// never rejected for it. The limits, the checks of bytes and the per-family
+// table are in internal/models. converse's Executor applies Content to every
+// call's result and Fit to every message of results. A Conversation applies
 // Request to every request it makes.
 package media
 
@@ -227,9 +227,9 @@ func Limit(content []types.ContentBlock) []types.ContentBlock {
 }
 
 // UniqueNames renames the documents of content whose names an earlier
-// document of the request has, in history or before them in content. It
-// looks at content's top level (a user's message) and in its toolResult
-// blocks. Bedrock rejects a request whose messages hold a name twice. A repeat is
+// document of the request has, in history or before them in content. It looks
+// at content's top level (a user's message) and in its toolResult blocks.
+// Bedrock rejects a request whose messages hold a name twice. A repeat is
 // numbered ("notes 2", "notes 3"; "document 2" after "document 1") with the
 // first number that no document of the request has. Names are compared
 // without regard to case, in case Bedrock does. It changes no block of

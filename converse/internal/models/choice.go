@@ -12,10 +12,10 @@ type ToolChoice struct {
 	Tool bool // toolChoice tool: the model must call the named tool
 }
 
-// ToolChoice returns the toolChoice values the model takes. The sources
-// are three. The API reference's ToolChoice says any is "only supported
-// by Anthropic Claude 3 models and by Mistral AI Mistral Large", and tool
-// "only supported by Anthropic Claude 3"
+// ToolChoice returns the toolChoice values the model takes. The sources are
+// three. The API reference's ToolChoice says any is "only supported by
+// Anthropic Claude 3 models and by Mistral AI Mistral Large", and tool "only
+// supported by Anthropic Claude 3"
 // (docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ToolChoice.html).
 // The Amazon Nova user guide's "Choosing a tool" gives tool, any and auto.
 // The table of langchain-aws agrees

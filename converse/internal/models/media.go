@@ -17,9 +17,9 @@ import (
 
 // Bedrock's limits on the media of one message, from the Converse API
 // reference (Message.content, as the SDK's types.Message documents it). A
-// message holds at most 20 images of at most 3.75 MB, 8,000 × 8,000 px
-// each. It holds at most 5 documents of at most 4.5 MB each. MB is read as 10^6 bytes, the smaller
-// reading, so that what passes here passes there.
+// message holds at most 20 images of at most 3.75 MB, 8,000 × 8,000 px each.
+// It holds at most 5 documents of at most 4.5 MB each. MB is read as 10^6
+// bytes, the smaller reading, so that what passes here passes there.
 const (
 	MaxImages        = 20
 	MaxImageBytes    = 3_750_000
@@ -41,10 +41,10 @@ const (
 	claudeRequestMedia  = 100
 )
 
-// Claude's rule for a request of many images, from Anthropic's vision
-// guide ("Before you upload"): in a request of more than ManyImages
-// images, each is at most ManyImagePixels × ManyImagePixels. On Bedrock:
-// "image exceed max allowed size for many-image requests: 2000 pixels"
+// Claude's rule for a request of many images, from Anthropic's vision guide
+// ("Before you upload"): in a request of more than ManyImages images, each is
+// at most ManyImagePixels × ManyImagePixels. On Bedrock: "image exceed max
+// allowed size for many-image requests: 2000 pixels"
 // (aws-solutions-library-samples/accelerated-intelligent-document-processing-on-aws
 // pull 998, September 2026, a request of 29 page images).
 const (

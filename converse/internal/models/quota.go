@@ -10,23 +10,22 @@ package models
 //	Claude Opus 4.1, 4.5, 4.6, Sonnet 4.6, Haiku 4.5 (b)             5x
 //	any other model                                                  1x
 //
-// (a) AWS's user guide says so in "How tokens are counted in Amazon
-// Bedrock"
+// (a) AWS's user guide says so in "How tokens are counted in Amazon Bedrock"
 // (https://docs.aws.amazon.com/bedrock/latest/userguide/quotas-token-burndown.html).
 // It reads: "The burndown rate for the following models is 5x for output
 // tokens (1 output token consumes 5 tokens from your quotas): Anthropic
-// Claude Opus 4, Anthropic Claude Sonnet 4, ...". The list is cut there in the stored
-// copy of the page. The user guide's "Global cross-Region inference" gives
-// it whole
+// Claude Opus 4, Anthropic Claude Sonnet 4, ...". The list is cut there in
+// the stored copy of the page. The user guide's "Global cross-Region
+// inference" gives it whole
 // (https://docs.aws.amazon.com/bedrock/latest/userguide/global-cross-region-inference.html):
 // "Anthropic Claude Opus 4, Anthropic Claude Sonnet 4.5, Anthropic Claude
-// Sonnet 4, Anthropic Claude 3.7 Sonnet. For all other models, the
-// burndown rate is 1:1 (1 output token consumes 1 token from your quota).
-// For input tokens, the token to quota ratio is 1:1. The calculation for
-// the total number of tokens per request is as follows: Input token count
-// + Cache write input tokens + (Output token count x Burndown rate)". Of
-// the burndown page, third-party copies quote "CacheReadInputTokens don't
-// contribute to this calculation and are not counted toward your quota".
+// Sonnet 4, Anthropic Claude 3.7 Sonnet. For all other models, the burndown
+// rate is 1:1 (1 output token consumes 1 token from your quota). For input
+// tokens, the token to quota ratio is 1:1. The calculation for the total
+// number of tokens per request is as follows: Input token count + Cache write
+// input tokens + (Output token count x Burndown rate)". Of the burndown page,
+// third-party copies quote "CacheReadInputTokens don't contribute to this
+// calculation and are not counted toward your quota".
 //
 // (b) Newer than the AWS pages that could be read: only third-party
 // transcriptions of a later version of the burndown page say 5x for every

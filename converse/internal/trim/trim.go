@@ -110,18 +110,17 @@ func shortenResult(r types.ToolResultBlock, limit int) (types.ToolResultBlock, b
 	return r, true
 }
 
-// Drop takes out the oldest exchanges until the estimate is within
-// budget. prompt is the index of the current Send's prompt, which stays.
-// First go the exchanges before it, oldest first, each running up to the
-// next prompt (a user message holding no tool results). Then go the oldest toolUse/toolResults pairs
-// after it. It never drops the newest message or the pair it answers. Nor
-// does it drop the assistant message that opened the current tool loop
-// when that holds a reasoning block. That message is the first after the
-// last user message holding no tool results. With extended thinking,
-// Claude takes a request that continues a tool loop only when that message
-// starts with its reasoning.
-// A correction of a structured answer is a user text message too, which
-// is why the caller says where its prompt is.
+// Drop takes out the oldest exchanges until the estimate is within budget.
+// prompt is the index of the current Send's prompt, which stays. First go the
+// exchanges before it, oldest first, each running up to the next prompt (a
+// user message holding no tool results). Then go the oldest
+// toolUse/toolResults pairs after it. It never drops the newest message or
+// the pair it answers. Nor does it drop the assistant message that opened the
+// current tool loop when that holds a reasoning block. That message is the
+// first after the last user message holding no tool results. With extended
+// thinking, Claude takes a request that continues a tool loop only when that
+// message starts with its reasoning. A correction of a structured answer is a
+// user text message too, which is why the caller says where its prompt is.
 func (h *History) Drop(budget, prompt int) {
 	prompt = min(max(prompt, 0), len(h.msgs)-1)
 	for h.tokens > budget && prompt > 0 {
