@@ -103,9 +103,9 @@ func read(r io.Reader, path string) (*Recording, error) {
 
 // Save writes the recording to path, as WriteTo does, with mode 0600: a
 // recording holds the conversation, which may be private. The file is
-// written only if the whole recording is valid, to a temporary file in the
-// same directory that then replaces path, so that an existing file gets the
-// new mode too and a failed Save leaves the old file whole.
+// written only if the whole recording is valid. It goes to a temporary
+// file in the same directory that then replaces path. So an existing file
+// gets the new mode too, and a failed Save leaves the old file whole.
 func (rec *Recording) Save(path string) error {
 	var buf bytes.Buffer
 	if _, err := rec.WriteTo(&buf); err != nil {
