@@ -49,10 +49,10 @@ func deadlineRegistry(t *testing.T, mu *sync.Mutex, got map[string]seen) *tools.
 }
 
 // TestToolActivitiesTakeTheDefaultsFieldByField: the README's
-// ToolActivities entry, a task queue and an hour from start to close,
-// keeps the default heartbeat timeout of a minute, and its hour is the
+// ToolActivities entry is a task queue and an hour from start to close.
+// It keeps the default heartbeat timeout of a minute. Its hour is the
 // call's timeout too, in place of the conversation's Tools.Timeout (a
-// minute by default), so that the tool may run that long; a tool's own
+// minute by default), so that the tool may run that long. A tool's own
 // timeout still bounds it. A tool with no entry keeps the defaults.
 func TestToolActivitiesTakeTheDefaultsFieldByField(t *testing.T) {
 	srv := bedrocktest.NewServer(bedrocktest.Script(

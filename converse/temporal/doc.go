@@ -122,8 +122,8 @@
 // and checked on read.
 //
 // Without a claim check, the agent checks sizes before Temporal refuses
-// them (Options.PayloadLimit): a tool result over the limit becomes an
-// error result, and the tool is not run again; a model request over it
+// them (Options.PayloadLimit). A tool result over the limit becomes an
+// error result, and the tool is not run again. A model request over it
 // fails the run with a [PayloadTooLargeType] error naming the claim check.
 // With a claim check, set Options.PayloadLimit to [NoPayloadLimit].
 //
