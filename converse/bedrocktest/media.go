@@ -19,10 +19,10 @@ import (
 // models.MaxImages and friends) and what the model family takes in a tool
 // result (models.Model.ToolResultMedia).
 //
-// The texts of the name rules (see also validateDocumentNames) and of
-// Claude's complaint about a document beside a toolResult are Bedrock's, as
-// reported in public issues; those of the other rules are guesses in
-// Bedrock's style.
+// The texts of the name rules (see also validateDocumentNames) are
+// Bedrock's, as reported in public issues. So is Claude's complaint about
+// a document beside a toolResult. The texts of the other rules are guesses
+// in Bedrock's style.
 func validateMedia(m models.Model, n int, msg types.Message) *Error {
 	var images, docs int
 	var resultIDs []string

@@ -44,9 +44,9 @@ func unsupportedChoice(field string) *Error {
 }
 
 // validateSampling checks maxTokens, at least 1 (the API reference's
-// InferenceConfiguration), and temperature and topP: each within the API's
-// range, 0 to 1, for every model, and not both for the Claude models that
-// take only one of them.
+// InferenceConfiguration). It checks that temperature and topP are each
+// within the API's range, 0 to 1, for every model. The Claude models that
+// take only one of them must not get both.
 func validateSampling(m models.Model, ic *types.InferenceConfiguration) *Error {
 	if ic == nil {
 		return nil

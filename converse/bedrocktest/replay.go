@@ -14,12 +14,12 @@ import (
 // exchanges of rec, as a recording.Replayer does in process. The first call
 // gets the first exchange, and so on. Each request is checked against the
 // recorded one unless recording.ReplayOptions.Lenient is set. A recorded
-// Converse response is served byte for byte, a recorded stream event by
-// event (its exception, if it ended with one, as an exception message), and
-// a recorded error as the same *Error: same status, same type, same
-// message. A call that cannot be answered from the recording gets a 400
-// ValidationException whose message starts "recording: replay:" and says
-// why (see recording.Replayer). ReplayT also fails the test if exchanges
+// Converse response is served byte for byte. A recorded stream is served
+// event by event, and its exception, if it ended with one, as an exception
+// message. A recorded error is served as the same *Error: same status, same
+// type, same message. A call that cannot be answered from the recording gets
+// a 400 ValidationException whose message starts "recording: replay:" and
+// says why (see recording.Replayer). ReplayT also fails the test if exchanges
 // are left unused.
 //
 // The server writes an error or an exception as {"message": ...}, so Replay

@@ -44,14 +44,14 @@ const (
 	citationsWithSchema = modelErrors + "citations cannot be enabled when output_config.format is set: structured outputs are incompatible with citations."
 )
 
-// closedSchema answers a schema, at field, with a keyword Anthropic's
-// structured outputs do not take (models.UnsupportedKeyword; the words of
-// agentjido/req_llm issue 302) or an object schema that does not set
-// "additionalProperties": false as Anthropic does (see models.CloseObjects
-// for the sources). The field names are Anthropic's
-// as Bedrock passes its errors on: tools.N.custom as in BerriAI/litellm
-// pull 39115; output_config.format.schema is guessed from Anthropic's
-// request field, as veryfront/veryfront-code issue 3918 quotes it.
+// closedSchema answers a schema, at field, as Anthropic does. It answers a
+// keyword Anthropic's structured outputs do not take
+// (models.UnsupportedKeyword; the words of agentjido/req_llm issue 302). It
+// answers an object schema that does not set "additionalProperties": false
+// (see models.CloseObjects for the sources). The field names are Anthropic's
+// as Bedrock passes its errors on: tools.N.custom as in BerriAI/litellm pull
+// 39115; output_config.format.schema is guessed from Anthropic's request
+// field, as veryfront/veryfront-code issue 3918 quotes it.
 func closedSchema(field string, schema []byte) *Error {
 	var m map[string]any
 	if json.Unmarshal(schema, &m) != nil {

@@ -174,9 +174,9 @@ func (s *Server) Client(optFns ...func(*bedrockruntime.Options)) *bedrockruntime
 }
 
 // ServeHTTP answers a Bedrock runtime request, as the server does on
-// loopback: a Server is an http.Handler, for a transport that needs no
-// socket (an http.RoundTripper calling it, say, for testing/synctest,
-// whose bubbles hold no real network). A request whose context ends while
+// loopback. A Server is an http.Handler, for a transport that needs no
+// socket: an http.RoundTripper calling it, say, for testing/synctest,
+// whose bubbles hold no real network. A request whose context ends while
 // the Handler runs gets no answer; such a transport should then return the
 // context's error, as net/http's does.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -282,9 +282,10 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, req *Request, dec
 	return false
 }
 
-// readBody reads a request body, or with a size limit, reads no more than
-// the limit and discards the rest (reading it all, so that the client gets
-// the answer rather than a connection reset while it is still sending).
+// readBody reads a request body. With a size limit, it reads no more than
+// the limit and discards the rest. It still reads it all, so that the
+// client gets the answer rather than a connection reset while it is still
+// sending.
 func (s *Server) readBody(body io.Reader) (b []byte, tooLong bool, err error) {
 	if s.opts.MaxRequestBytes <= 0 {
 		b, err = io.ReadAll(body)
