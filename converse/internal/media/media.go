@@ -199,8 +199,8 @@ func Fit(history []types.Message, content []types.ContentBlock) []types.ContentB
 }
 
 // Limit keeps the toolResult blocks of one user message within Bedrock's
-// limits of images and documents per message, which no request takes more
-// of: media past them, in the order of the blocks, are replaced by
+// limits of images and documents per message. No request takes more of
+// them. Media past them, in the order of the blocks, are replaced by
 // placeholders. It changes no block of content, as Fit.
 func Limit(content []types.ContentBlock) []types.ContentBlock {
 	images, docs := 0, 0

@@ -112,12 +112,13 @@ func isNameChar(c byte) bool {
 
 // MaxRequestMedia is the most images and documents together that the
 // model takes in a request, over all its messages, or 0 for no such limit.
-// Claude takes 100: Anthropic's vision guide ("100 per request on the API,
-// for models with a 200k-token context window"), and on Bedrock "too many
-// images and documents: 101 + 0 > 100", as Kiro's users report. (In 2025
-// Bedrock answered "21 + 0 > 20", cline/cline issue 1844, boto/boto3 issue
-// 4632; a request of 29 images is taken in 2026, aws-solutions-library-samples
-// pull 998, so the limit of 20 is taken as gone.)
+// Claude takes 100. Anthropic's vision guide says "100 per request on the
+// API, for models with a 200k-token context window". On Bedrock, Kiro's
+// users report "too many images and documents: 101 + 0 > 100". (In 2025
+// Bedrock answered "21 + 0 > 20": cline/cline issue 1844, boto/boto3 issue
+// 4632. A request of 29 images is taken in 2026:
+// aws-solutions-library-samples pull 998. So the limit of 20 is taken as
+// gone.)
 func (m Model) MaxRequestMedia() int {
 	if m.Provider == "anthropic" {
 		return claudeRequestMedia
@@ -184,9 +185,9 @@ func ImageFormat(data []byte) string {
 }
 
 // whole reports whether data, an image of format whose header reads, is
-// whole, and if not, what is missing: png's IEND chunk (its type and CRC),
-// jpeg's end-of-image marker after its first scan (jpegScan), gif's
-// trailer. Bytes after them (some cameras append data to a jpeg) are
+// whole, and if not, what is missing. That is png's IEND chunk (its type
+// and CRC), jpeg's end-of-image marker after its first scan (jpegScan), or
+// gif's trailer. Bytes after them (some cameras append data to a jpeg) are
 // allowed. A webp file is whole when it is as long as its RIFF header says:
 // its size is read from its first chunk alone, which a cut file still has.
 func whole(format string, data []byte) (bool, string) {
@@ -318,10 +319,11 @@ func DocumentNameOK(name string) bool {
 }
 
 // nameChar reports whether c may appear in a document name, apart from a
-// space. The API reference leaves the underscore out, but Bedrock takes it:
-// a captured Converse request of Claude with a document named
-// "company_policy" was answered (langchain-aws's test cassettes; vercel/ai
-// pull 20366 "checked live"; aws-samples/generative-ai-use-cases issue 1671).
+// space. The API reference leaves the underscore out, but Bedrock takes it.
+// A captured Converse request of Claude with a document named
+// "company_policy" was answered. The sources are langchain-aws's test
+// cassettes, vercel/ai pull 20366 ("checked live") and
+// aws-samples/generative-ai-use-cases issue 1671.
 func nameChar(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
 		strings.IndexByte("-()[]_", c) >= 0

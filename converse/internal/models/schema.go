@@ -72,10 +72,10 @@ func where(path string) string {
 	return path
 }
 
-// walkObjects calls fn on every object schema in s (a schema with type
-// "object", a list of types holding it, or properties and no type), parent
-// before children, each with its JSON pointer, stopping at fn's first
-// error.
+// walkObjects calls fn on every object schema in s, parent before
+// children, each with its JSON pointer. It stops at fn's first error. An
+// object schema has type "object", a list of types holding it, or
+// properties and no type.
 func walkObjects(s any, path string, fn func(map[string]any, string) error) error {
 	return walkSchemas(s, path, func(m map[string]any, path string) error {
 		if isObjectSchema(m) {
@@ -212,9 +212,9 @@ func DropUnsupported(schema map[string]any) {
 }
 
 // StrictSchema makes schema, a decoded JSON Schema, one that Bedrock's
-// structured output (outputConfig.textFormat) and strict tools take: its
-// object schemas closed (CloseObjects, whose error it returns) and the
-// keywords they do not take said in descriptions (DropUnsupported).
+// structured output (outputConfig.textFormat) and strict tools take. It
+// closes its object schemas (CloseObjects, whose error it returns). It
+// says the keywords they do not take in descriptions (DropUnsupported).
 func StrictSchema(schema map[string]any) error {
 	if err := CloseObjects(schema); err != nil {
 		return err

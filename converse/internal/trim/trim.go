@@ -1,9 +1,9 @@
 // Package trim cuts a conversation's history down to a token budget, keeping
-// it a history Bedrock takes: tool results shortened to their head and tail,
-// then the oldest exchanges dropped, with the room for a summary of what was
-// dropped. It decides nothing of when to trim or how much: the caller's
-// policy gives the budget (converse's ContextPolicy), makes the summary call
-// and reports the trim.
+// it a history Bedrock takes. Tool results are shortened to their head and
+// tail first. Then the oldest exchanges are dropped, with the room for a
+// summary of what was dropped. It decides nothing of when to trim or how
+// much: the caller's policy gives the budget (converse's ContextPolicy),
+// makes the summary call and reports the trim.
 package trim
 
 import (
@@ -74,8 +74,8 @@ func (h *History) Shorten(budget int) {
 const cutNote = "\n[... %d bytes cut to fit the context window ...]\n"
 
 // shortenResult returns r with its text and JSON content, when longer than
-// limit bytes, as one text block of its head and tail around a note of
-// what was cut, no longer than limit; images and documents stay.
+// limit bytes, as one text block no longer than limit. The block holds the
+// head and tail around a note of what was cut. Images and documents stay.
 func shortenResult(r types.ToolResultBlock, limit int) (types.ToolResultBlock, bool) {
 	var text strings.Builder
 	var others []types.ToolResultContentBlock

@@ -71,9 +71,10 @@ func ErrorBody(message string) []byte {
 	return b
 }
 
-// ErrorMessage finds the message of an error body as the SDK does: its
-// "message" (or "Message") field, or the body itself if it is a JSON string
-// (a body that was not JSON, kept as text) or holds neither field.
+// ErrorMessage finds the message of an error body as the SDK does. That is
+// its "message" (or "Message") field. It is the body itself if the body
+// holds neither field, or is a JSON string (a body that was not JSON, kept
+// as text).
 func ErrorMessage(body []byte) string {
 	var s string
 	if json.Unmarshal(body, &s) == nil {

@@ -127,9 +127,9 @@ func resultWithoutMedia(b types.ToolResultContentBlock) (types.ToolResultContent
 }
 
 // imageWithoutBytes is img without its bytes, and the tokens they take as
-// an image (models.ImageTokens of its size, read from its header; the
-// most an image takes when the size cannot be read); 0 for an image
-// without bytes.
+// an image. That is models.ImageTokens of its size, read from its header,
+// or the most an image takes when the size cannot be read. An image
+// without bytes takes 0.
 func imageWithoutBytes(img types.ImageBlock) (types.ImageBlock, int) {
 	src, ok := img.Source.(*types.ImageSourceMemberBytes)
 	if !ok || len(src.Value) == 0 {
