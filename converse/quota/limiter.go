@@ -57,9 +57,9 @@ type Limiter struct {
 	// line is held by the one call that has reserved and waits for its
 	// turn; the others wait for it in order, and leave the line when
 	// their contexts end. x/time/rate gives a cancelled reservation back
-	// only when none was made after it, so a line of reservations would
-	// keep the places of the calls cancelled in it, and the rates a
-	// decrease sets would reach no call already waiting.
+	// only when none was made after it. So a line of reservations would
+	// keep the places of the calls cancelled in it. The rates a decrease
+	// sets would then reach no call already waiting.
 	line *semaphore.Weighted
 
 	mu        sync.Mutex
@@ -183,9 +183,9 @@ func (r *reservation) settle(u *types.TokenUsage, err error) {
 }
 
 // throttle tells l of err if it is a ThrottlingException. The first of a
-// burst halves the rates; each empties l down to a burst short, so that
-// no call goes while the quota is spent: the next waits for a burst and
-// more at the lowered rates.
+// burst halves the rates. Each empties l down to a burst short, so that
+// no call goes while the quota is spent. The next call waits for a burst
+// and more at the lowered rates.
 func (l *Limiter) throttle(err error) {
 	if !throttled(err) {
 		return
