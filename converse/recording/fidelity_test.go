@@ -22,8 +22,9 @@ import (
 )
 
 // These tests make a call against a Bedrock on loopback through a
-// Recorder, then the same call against a Replayer of what was recorded,
-// saved and loaded again, and check that the client sees the same outcome.
+// Recorder. They make the same call against a Replayer of what was
+// recorded, saved and loaded again. They check that the client sees the
+// same outcome.
 
 // upstreamAnswer is what the loopback Bedrock answers every call with.
 type upstreamAnswer struct {

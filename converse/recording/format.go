@@ -48,10 +48,10 @@ type Exchange struct {
 	DecodeError string `json:"decodeError,omitempty"`
 }
 
-// Event is one ConverseStream message as on the wire: its type (the
-// :event-type header of an event, the :exception-type of an exception, the
-// :error-code of an error), its JSON payload, and its :message-type, if not
-// an event's.
+// Event is one ConverseStream message as on the wire: its type, its JSON
+// payload, and its :message-type, if not an event's. The type is the
+// :event-type header of an event, the :exception-type of an exception, or
+// the :error-code of an error.
 type Event struct {
 	Type    string          `json:"type"`
 	Payload json.RawMessage `json:"payload"`

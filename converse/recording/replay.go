@@ -217,9 +217,10 @@ func errorResponse(req *http.Request, status int, errorType, message string) *ht
 	return resp
 }
 
-// recordedErrorResponse serves a recorded error response: its status, its
-// type in the header the SDK reads first (if it had one) and its body as
-// recorded, every field of it, or the text of a body that was not JSON.
+// recordedErrorResponse serves a recorded error response. It serves its
+// status, and its type (if it had one) in the header the SDK reads first.
+// It serves its body as recorded, every field of it, or the text of a body
+// that was not JSON.
 func recordedErrorResponse(req *http.Request, x *Exchange) *http.Response {
 	contentType := wire.ContentTypeJSON
 	if isJSONString(x.Response) {
