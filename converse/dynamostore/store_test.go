@@ -373,10 +373,10 @@ func TestLostAnswerOfADoneWrite(t *testing.T) {
 	assert.Equal(t, next.Messages, got.Messages)
 }
 
-// TestReadsTheStoredFormat: an item as the package doc lays it out, with
-// the state of testdata/session-v1.json (State's JSON form, version 1),
-// loads; a save over it writes the same layout (the golden file is what it
-// stores; -update rewrites it).
+// TestReadsTheStoredFormat: an item as the package doc lays it out loads.
+// It holds the state of testdata/session-v1.json (State's JSON form,
+// version 1). A save over it writes the same layout. The golden file is
+// what it stores; -update rewrites it.
 func TestReadsTheStoredFormat(t *testing.T) {
 	store, f := newStore(t, nil)
 	db, table := f.db, f.table
