@@ -160,9 +160,9 @@ type Input struct {
 }
 
 // Result is the outcome of a workflow, a converse.Result in Temporal's
-// JSON: the answer, the model calls of all its runs and their usage
-// summed, and the conversation's State, to start the next workflow of the
-// same conversation with.
+// JSON. It holds the answer, and the model calls of all its runs and their
+// usage summed. It holds the conversation's State, to start the next
+// workflow of the same conversation with.
 type Result struct {
 	Text       string
 	StopReason types.StopReason

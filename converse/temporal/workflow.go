@@ -39,9 +39,10 @@ import (
 // out, or the service unavailable. Throttling counts once the activity's
 // retries are spent, as Send's does after the SDK's.
 //
-// An Input with neither a ModelID nor a State to take it from, or with
-// neither a prompt nor a State, fails the workflow at once, before any
-// activity, with a non-retryable ApplicationError of type "converse.caller".
+// Some Inputs fail the workflow at once, before any activity: one with
+// neither a ModelID nor a State to take it from, or with neither a prompt
+// nor a State. The error is a non-retryable ApplicationError of type
+// "converse.caller".
 // A run may end otherwise than with an answer: a Bedrock error not retried
 // or retried in vain, the turn limit, a budget. It then fails the workflow
 // with a non-retryable ApplicationError. Its type is "converse." and the
