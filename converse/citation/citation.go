@@ -1,7 +1,7 @@
-// Package citation describes the sources an answer cites. With citations
-// enabled (documents with citations enabled, search results, or a system
-// tool such as nova_grounding), the model answers in citationsContent
-// blocks, each a span of generated text with the sources it rests on;
+// Package citation describes the sources an answer cites. Citations come
+// with documents with citations enabled, search results, or a system tool
+// such as nova_grounding. The model then answers in citationsContent
+// blocks, each a span of generated text with the sources it rests on.
 // converse.Result.Citations holds them as Citation values.
 package citation
 
