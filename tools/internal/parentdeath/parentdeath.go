@@ -1,6 +1,7 @@
 // Package parentdeath starts the programs of command tools and MCP stdio
-// servers so that they do not outlive the process that started them, even
-// when it is killed with SIGKILL and has no chance to kill them itself.
+// servers so that they do not outlive the process that started them. This
+// holds even when it is killed with SIGKILL and has no chance to kill them
+// itself.
 //
 // On Linux the program gets a parent-death signal, SIGKILL
 // (PR_SET_PDEATHSIG). The kernel sends it when the thread that started the
