@@ -97,8 +97,9 @@ func validateResultMedia(m models.Model, r types.ToolResultBlock, where string, 
 // validateImage checks an image's bytes, as the library does (see
 // models.ImageSize). They must not be empty, must be within Bedrock's size,
 // whole, and within 8,000 px a side. They must be of the format the block
-// says. Claude's words answer bytes of another format. Nova's answer bytes
-// of no image format, as a captured ConverseStream of Nova Lite shows.
+// says. For bytes of another format, the answer is in Claude's words. For
+// bytes of no image format, it is in Nova's, as a captured ConverseStream
+// of Nova Lite shows.
 func validateImage(m models.Model, img types.ImageBlock, where string) *Error {
 	src, ok := img.Source.(*types.ImageSourceMemberBytes)
 	switch {

@@ -35,12 +35,12 @@ import (
 //   - The quirks of model families (see the models package): the
 //     toolResult status field, text beside tool results, tools in
 //     streaming mode. toolChoice any and tool need Claude 3 and later or
-//     Nova; any also takes Mistral Large. A forcing toolChoice is refused
+//     Nova; Mistral Large takes any too. A forcing toolChoice is refused
 //     beside Claude's extended thinking. That is "thinking" or
 //     "reasoning_config" of type enabled in additionalModelRequestFields.
 //   - Sampling. temperature and topP each run from 0 to 1. Claude Sonnet
-//     4.5 and 4.6, Haiku 4.5 and Opus 4.5 and 4.6 take not both. maxTokens
-//     is at least 1.
+//     4.5 and 4.6, Haiku 4.5 and Opus 4.5 and 4.6 take only one of them.
+//     maxTokens is at least 1.
 //   - Claude's extended thinking with a budget. budget_tokens is from 1024
 //     and below maxTokens, unless interleaved thinking is on. temperature
 //     is 1 or unset, topP from 0.95 or unset, and top_k absent. A request
