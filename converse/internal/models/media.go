@@ -282,10 +282,10 @@ var documentMagic = map[string]string{
 
 // DocumentProblem says why data is not a document of format, or "".
 // format is a Bedrock document format (pdf, csv, doc, docx, html, md, txt,
-// xls, xlsx). data may be empty, where Bedrock takes bytes of length 1 or
-// more. A binary format may not start as its files do (documentMagic). A
-// text format may not be UTF-8. Only the first bytes of a binary format
-// are read, not the whole document.
+// xls, xlsx). It reports data that is empty, as Bedrock takes bytes of
+// length 1 or more. It reports a binary format that does not start as its
+// files do (documentMagic), and a text format that is not UTF-8. Only the
+// first bytes of a binary format are read, not the whole document.
 func DocumentProblem(format string, data []byte) string {
 	switch magic, isBinary := documentMagic[format]; {
 	case len(data) == 0:
