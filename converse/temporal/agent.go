@@ -57,7 +57,7 @@ type Options struct {
 	// ScheduleToCloseTimeout means 10 minutes from start to close. A zero
 	// HeartbeatTimeout means 1 minute. The activity heartbeats while the
 	// tool runs, every third of it, so a worker that dies is noticed then.
-	// A nil RetryPolicy means the same as for ModelActivity. A tool that
+	// A nil RetryPolicy takes the default, as for ModelActivity. A tool that
 	// fails is answered with an error result, not retried: the retries are
 	// for workers that died.
 	//

@@ -46,36 +46,39 @@
 //
 // The loop runs in the workflow, driven by the step API of package converse
 // (converse.Step): the conversation there has no client, no session, no
-// telemetry and no events. Its tool configuration is built from the registry
-// of the worker the workflow's code runs on. So every worker of a task queue
-// must hold the same registry and Options, as a replay on another worker must
-// decide the same. The model call is an activity ([Agent.Model]) calling
-// Converse with the SDK's retries off. So Temporal alone retries, by the
-// activity's retry policy, what converse.Classify calls OutcomeRetry
-// (throttling, 5xx, a model timeout). A ValidationException or
-// AccessDeniedException fails at once. It sends the step's ModelCall as it
-// is, model included: the model PrepareTurn chose, or one of
-// ModelCalls.Fallback, which the conversation turns to as in a Send once the
-// activity's retries are spent. Each tool call is an activity ([Agent.Tool])
-// whose ID is "tool/TURN/TOOLUSEID", the calls of a turn in parallel up to
-// the conversation's Tools.Concurrency. Each has the activity options of its
+// telemetry and no events. Its tool configuration is built from the
+// registry of the worker the workflow's code runs on. So every worker of a
+// task queue must hold the same registry and Options, as a replay on
+// another worker must decide the same.
+//
+// The model call is an activity ([Agent.Model]) calling Converse with the
+// SDK's retries off. So Temporal alone retries, by the activity's retry
+// policy, what converse.Classify calls OutcomeRetry (throttling, 5xx, a
+// model timeout). A ValidationException or AccessDeniedException fails at
+// once. It sends the step's ModelCall as it is, model included: the model
+// PrepareTurn chose, or one of ModelCalls.Fallback. A fallback model is
+// tried once the activity's retry policy is spent, where Send falls back
+// after the SDK's retries (TestWorkflowFallsBackAsSendDoes). The requests
+// are those Send sends (TestWorkflowSendsWhatSendSends).
+//
+// Each tool call is an activity ([Agent.Tool]) whose ID is
+// "tool/TURN/TOOLUSEID", the calls of a turn in parallel up to the
+// conversation's Tools.Concurrency. Each has the activity options of its
 // tool (Options.ToolActivities): a task queue of workers near a database,
-// say, or a longer timeout. The zero fields of a tool's activity options take
-// their defaults one by one: 10 minutes from start to close, a heartbeat
-// timeout of a minute, 10 attempts. A timeout set there is the call's own
-// too, in place of the conversation's Tools.Timeout (a minute by default),
-// less a tenth of it (at most 10 s). So a tool still running near its
-// activity's deadline is answered as timed out, not retried and run again. A
-// tool's own timeout (tools.Options.Timeout; a Command tool's is 30 s unless
-// set) still bounds it. A fallback model is tried once the activity's retry
-// policy is spent, where Send falls back after the SDK's retries
-// (TestWorkflowFallsBackAsSendDoes). The requests are those Send sends
-// (TestWorkflowSendsWhatSendSends). MCP and Lambda tools are tools of the
-// registry like any other: the worker holds their connections. The activities
-// build no conversation. The model activity calls converse.CallModel. The
-// tool activity runs its call with converse.NewExecutor's Executor. Their
-// payloads are in Bedrock's wire JSON (package wirejson). So the module needs
-// the core's public API only.
+// say, or a longer timeout. The zero fields of a tool's activity options
+// take their defaults one by one: 10 minutes from start to close, a
+// heartbeat timeout of a minute, 10 attempts. A timeout set there is the
+// call's own too, in place of the conversation's Tools.Timeout (a minute by
+// default), less a tenth of it (at most 10 s). So a tool still running near
+// its activity's deadline is answered as timed out, not retried and run
+// again. A tool's own timeout (tools.Options.Timeout; a Command tool's is
+// 30 s unless set) still bounds it.
+//
+// MCP and Lambda tools are tools of the registry like any other: the worker
+// holds their connections. The activities build no conversation. The model
+// activity calls converse.CallModel. The tool activity runs its call with
+// converse.NewExecutor's Executor. Their payloads are in Bedrock's wire
+// JSON (package wirejson). So the module needs the core's public API only.
 //
 // # Failures
 //

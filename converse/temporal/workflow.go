@@ -36,8 +36,8 @@ import (
 // The model may be one Options.PrepareTurn chose, or one of
 // Options.ModelCalls.Fallback. The conversation turns to a fallback, as
 // Send does, when a call fails with throttling, a model not ready or timed
-// out, or the service unavailable. Throttling counts once the activity's
-// retries are spent, as Send's does after the SDK's.
+// out, or the service unavailable. A throttled call falls back only once
+// the activity's retries are spent, as Send's does after the SDK's.
 //
 // Some Inputs fail the workflow at once, before any activity: one with
 // neither a ModelID nor a State to take it from, or with neither a prompt
