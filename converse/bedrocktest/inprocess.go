@@ -31,8 +31,8 @@ func NewInProcessServer(h Handler, optFns ...func(*Options)) *Server {
 	return s
 }
 
-// inProcess is the transport of an in-process Server: it serves each
-// request on a goroutine of its own and returns the response as soon as
+// inProcess is the transport of an in-process Server. It serves each
+// request on a goroutine of its own. It returns the response as soon as
 // its header is written, the body following through a pipe.
 type inProcess struct{ h http.Handler }
 
