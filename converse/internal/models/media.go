@@ -237,7 +237,7 @@ func jpegScan(data []byte) int {
 // ImageSize reads the width and height of a png, jpeg, gif or webp image
 // from its header, and checks its last bytes, cheaply, without decoding
 // it. ok is false for another format. err is set for bytes that are not a
-// whole image of the format; its text says so, as a placeholder shows it:
+// whole image of the format. Its text says so, as a placeholder shows it:
 // "not a readable png image", "a truncated png image, no IEND chunk".
 func ImageSize(format string, data []byte) (width, height int, ok bool, err error) {
 	var decode func(r *bytes.Reader) (image.Config, error)

@@ -20,9 +20,10 @@ import (
 	"github.com/tooluse/bedrock/converse/recording"
 )
 
-// randomHistory is a tool-heavy conversation: prompts, tool rounds of one
-// to three calls with results of every size (text and JSON, some failed),
-// final answers; it ends with a user message, as a request does. With
+// randomHistory is a tool-heavy conversation: prompts, tool rounds and
+// final answers. A round has one to three calls with results of every
+// size (text and JSON, some failed). It ends with a user message, as a
+// request does. With
 // thinking, as extended thinking answers, the first assistant message
 // after each user text message starts with a reasoning block, and others
 // may (interleaved thinking).
