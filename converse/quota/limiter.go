@@ -153,8 +153,8 @@ func (l *Limiter) reserve(ctx context.Context, modelID string, tokens int) (*res
 }
 
 // charge takes n tokens from b now without waiting, in pieces of at most
-// its burst (x/time/rate refuses a larger one): what b does not hold is a
-// debt that the reservations after it wait for. A negative n gives tokens
+// its burst, as x/time/rate refuses a larger one. What b does not hold is
+// a debt that the reservations after it wait for. A negative n gives tokens
 // back (x/time/rate adds them, up to the burst, and TestLimiterSettles
 // pins that).
 func charge(b *rate.Limiter, now time.Time, n int) {

@@ -18,8 +18,8 @@ import (
 const limiterModel = "anthropic.claude-3-haiku-20240307-v1:0"
 
 // TestLimiterSettles: a reservation settled with less than it reserved
-// gives the rest back at once, and one settled with more takes it, so the
-// next call waits for it (virtual time: nothing else moves the clock).
+// gives the rest back at once. One settled with more takes it, so the
+// next call waits for it. Time is virtual: nothing else moves the clock.
 func TestLimiterSettles(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		l := NewLimiter(0, 20000) // a burst of 1000 tokens
