@@ -56,7 +56,7 @@ type Event struct {
 	Type    string          `json:"type"`
 	Payload json.RawMessage `json:"payload"`
 	// MessageType is "exception" or "error" for a message that ends the
-	// stream with an error, and empty (or "event") for an event; empty for
+	// stream with an error, and empty (or "event") for an event. Empty for
 	// a Type ending in "Exception" means "exception", as in version 1.
 	MessageType string `json:"messageType,omitempty"`
 }
