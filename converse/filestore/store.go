@@ -278,7 +278,7 @@ func (s Store) removeTemporary(id string) {
 }
 
 // Hold takes the session id for a Send, Resume or Stop of a conversation
-// whose state is st, until release is called: it locks the session's lock
+// whose state is st, until release is called. It locks the session's lock
 // file and checks that the session is at st.Revision.
 func (s Store) Hold(ctx context.Context, id string, st *converse.State) (release func(), err error) {
 	if err := ctx.Err(); err != nil {
