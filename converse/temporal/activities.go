@@ -141,7 +141,7 @@ func bedrockError(err error) error {
 // media rules). tools.CallID(ctx) is the call's toolUseId, and call.Timeout,
 // if set, its timeout. A tool that fails is an error result, not an error of
 // the activity. An activity runs at least once: if its worker dies before
-// Temporal records the result, the call runs again on another worker, so a
+// Temporal records the result, the call runs again on another worker. So a
 // tool with side effects should use tools.CallID as its idempotency key.
 func (a *Agent) Tool(ctx context.Context, call ToolCall) (*ToolReply, error) {
 	defer heartbeat(ctx)()

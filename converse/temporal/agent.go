@@ -99,9 +99,9 @@ type Options struct {
 	// and again.
 	//
 	// NoPayloadLimit turns the check off. Set it when every worker and
-	// client has a claim check (DataConverter, or another codec that
-	// stores large payloads elsewhere, the pattern Temporal's docs call
-	// the Claim Check pattern): payloads then reach Temporal as keys.
+	// client has a claim check: DataConverter, or another codec that stores
+	// large payloads elsewhere. Temporal's docs call it the Claim Check
+	// pattern. Payloads then reach Temporal as keys.
 	PayloadLimit int
 }
 

@@ -114,8 +114,8 @@ func TestToolActivityTimeoutIsTheCalls(t *testing.T) {
 
 // TestHungToolIsAnsweredNotRetried: a tool that never returns, under a
 // ToolActivities entry's timeout, is answered as timed out within its
-// activity's attempt (the call's timeout a tenth shorter), not retried by
-// the activity's retry policy and run again.
+// activity's attempt, as the call's timeout is a tenth shorter. It is not
+// retried by the activity's retry policy and run again.
 func TestHungToolIsAnsweredNotRetried(t *testing.T) {
 	srv := bedrocktest.NewServer(bedrocktest.Script(
 		bedrocktest.ToolUse("", bedrocktest.Call{ID: "h1", Name: "hang"}),
