@@ -20,11 +20,11 @@ type Prices struct {
 }
 
 // PricesOf returns Bedrock's on-demand prices for modelID from the price
-// table, and whether it has them: Anthropic Claude and Amazon Nova models,
-// with the regional premium of the newer Claude models outside the global
-// inference profile. The table's source and date are in its source; for
-// negotiated rates, provisioned throughput or a model it lacks, set
-// converse.Options.Prices.
+// table, and whether it has them. The table has Anthropic Claude and Amazon
+// Nova models. It adds the regional premium of the newer Claude models
+// outside the global inference profile. The table's source and date are in
+// its source; for negotiated rates, provisioned throughput or a model it
+// lacks, set converse.Options.Prices.
 func PricesOf(modelID string) (Prices, bool) {
 	p, ok := models.PricesOf(modelID)
 	return Prices(p), ok
@@ -60,7 +60,7 @@ func PromptCaching(modelID string) bool {
 
 // NativeStructuredOutput reports whether a structured Send with the model
 // gives its schema natively (outputConfig.textFormat), which constrains the
-// answer; for the other models the answer is a call of a final tool whose
+// answer. For the other models, the answer is a call of a final tool whose
 // input is validated.
 func NativeStructuredOutput(modelID string) bool {
 	return models.Parse(modelID).NativeStructuredOutput()
