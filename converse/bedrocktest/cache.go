@@ -14,14 +14,14 @@ import (
 	"github.com/tooluse/bedrock/converse/internal/wire"
 )
 
-// EstimateTokens is the server's count of the input tokens of a request:
-// a token per four bytes of the canonical JSON of its messages, system
-// prompt and tools (the SDK's encoding of a request body holding only
-// those), cache points left out, with each image counted by its size
-// (width × height / 750, as Anthropic's vision guide has it, the image
-// scaled to at most 2,576 px a side) and each PDF by its pages. It stands in for the model's tokenizer in
-// usage (Options.Accounting), the context window (Options.MaxInputTokens)
-// and CountTokens.
+// EstimateTokens is the server's count of the input tokens of a request.
+// It counts a token per four bytes of the canonical JSON of its messages,
+// system prompt and tools, cache points left out. That JSON is the SDK's
+// encoding of a request body holding only those. Each image counts by its
+// size: width × height / 750, as Anthropic's vision guide has it, the
+// image scaled to at most 2,576 px a side. Each PDF counts by its pages.
+// It stands in for the model's tokenizer in usage (Options.Accounting),
+// the context window (Options.MaxInputTokens) and CountTokens.
 func EstimateTokens(req *Request) int {
 	return wire.EstimateTokens(cachepoint.Prefix(&req.ConverseInput, nil))
 }
@@ -72,10 +72,10 @@ func validateCache(m models.Model, req *Request) *Error {
 }
 
 // promptCache simulates Bedrock's prompt cache as the user guide describes
-// it: a request writes the prefix up to each of its cache points (a prefix
-// of the model's minimum tokens or more) for the point's TTL, and a later
-// request whose prefix up to one of its points is the same, within that
-// TTL, reads it from the cache, which starts the TTL again.
+// it. A request writes the prefix up to each of its cache points for the
+// point's TTL, if the prefix has the model's minimum tokens or more. A
+// later request with the same prefix up to one of its points, within that
+// TTL, reads it from the cache. A read starts the TTL again.
 type promptCache struct {
 	now func() time.Time
 
@@ -83,10 +83,10 @@ type promptCache struct {
 	entries map[[sha256.Size]byte]time.Time // prefix digest → expiry
 }
 
-// usage counts the input tokens of req as Bedrock bills them: those read
-// from the cache (the longest cached prefix), those written to it (from
-// there to the last cache point; hour those up to the last point with the
-// one-hour TTL) and the rest.
+// usage counts the input tokens of req as Bedrock bills them. read is the
+// longest cached prefix. write runs from there to the last cache point;
+// hour is the part of it up to the last point with the one-hour TTL. input
+// is the rest.
 func (c *promptCache) usage(req *Request) (input, read, write, hour int) {
 	total := EstimateTokens(req)
 	rules, ok := models.Parse(aws.ToString(req.ModelId)).Cache()

@@ -193,10 +193,10 @@ func TestPromptCacheReadsTheLongestPrefix(t *testing.T) {
 	assert.Positive(t, aws.ToInt32(out2.Usage.CacheWriteInputTokens))
 }
 
-// TestPromptCacheDetailsByTTL: the writes of a request whose system
-// prompt has a point with the one-hour TTL and whose message a point with
-// five minutes are listed by TTL, the hour's first, adding up to
-// CacheWriteInputTokens; a request that reads them all writes none.
+// TestPromptCacheDetailsByTTL: a request's system prompt has a point with
+// the one-hour TTL, and its message a point with five minutes. Its writes
+// are listed by TTL, the hour's first, adding up to CacheWriteInputTokens.
+// A request that reads them all writes none.
 func TestPromptCacheDetailsByTTL(t *testing.T) {
 	srv := NewServer(HandlerFunc(func(ctx context.Context, req *Request) (*Reply, error) { return Text("ok"), nil }),
 		func(o *Options) { o.Accounting = true })

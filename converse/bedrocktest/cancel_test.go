@@ -29,10 +29,10 @@ func untilCancelled(started chan<- struct{}) bedrocktest.Handler {
 }
 
 // TestCancelledCallGetsItsContextError: a client that cancels a call
-// whose Handler is waiting gets its own context's error, not a
-// ValidationException the server made of the Handler's, over loopback and
-// over a transport calling ServeHTTP (whose request's context is the
-// client's).
+// whose Handler is waiting gets its own context's error. It does not get
+// a ValidationException the server made of the Handler's. This holds over
+// loopback and over a transport calling ServeHTTP, whose request's
+// context is the client's.
 func TestCancelledCallGetsItsContextError(t *testing.T) {
 	started := make(chan struct{})
 	srv := bedrocktest.NewServer(untilCancelled(started))

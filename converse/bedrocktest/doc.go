@@ -29,12 +29,11 @@
 //
 // Options.MaxInputTokens gives the server a context window, in tokens by
 // EstimateTokens (a token per four bytes of the request's JSON, images and
-// PDFs aside), and
-// answers a larger request as Bedrock does; the server also answers
-// CountTokens with that estimate. Options.Accounting reports the estimate
-// in each reply's usage and simulates Bedrock's prompt cache, so that a
-// test sees what cache points save. Validate, applied to every request,
-// checks the prompt caching rules too.
+// PDFs aside). The server answers a larger request as Bedrock does. It also
+// answers CountTokens with that estimate. Options.Accounting reports the
+// estimate in each reply's usage and simulates Bedrock's prompt cache, so
+// that a test sees what cache points save. Validate, applied to every
+// request, checks the prompt caching rules too.
 //
 // A client of your own aimed at the server (Options.BaseEndpoint set to
 // URL) should send through Server.HTTPClient or recording.PlainBodies.
@@ -58,11 +57,11 @@
 // Text, ToolUse and Output build replies. The same Reply answers Converse
 // and ConverseStream. For a stream, the answer is cut into the events a
 // real model sends: text in small deltas, tool input JSON in fragments, a
-// padding member "p" in every payload. Reply's fields add faults: a pause
-// before the first event (Latency, which also delays a Converse answer), a
-// pause between events (Interval), a stall after some events (StallAfter),
-// a connection dropped mid-frame (CutAfter), a missing messageStop
-// (DropMessageStop) or an exception frame (Exception).
+// padding member "p" in every payload. Reply's fields add faults.
+// Latency pauses before the first event, and also delays a Converse
+// answer. Interval pauses between events, and StallAfter stalls after some
+// events. CutAfter drops the connection mid-frame. DropMessageStop leaves
+// out messageStop, and Exception sends an exception frame.
 //
 // # Virtual time
 //
@@ -82,10 +81,10 @@
 //	var te *types.ThrottlingException
 //	if errors.As(err, &te) { ... }
 //
-// The client's retryer applies as with Bedrock: the SDK's standard retryer
+// The client's retryer applies as with Bedrock. The SDK's standard retryer
 // retries throttling errors and 500, 502, 503 and 504 (three attempts by
-// default), and nothing else: not ModelNotReady (a modelled 429), not
-// ModelTimeout (408), not validation or access errors. To change that, pass
+// default). It retries nothing else: not ModelNotReady (a modelled 429),
+// not ModelTimeout (408), not validation or access errors. To change that, pass
 // an option:
 //
 //	client := srv.Client(func(o *bedrockruntime.Options) {
@@ -108,16 +107,16 @@
 // An exception frame ends the stream: the events before it arrive, then
 // the stream's Err returns the typed error (*types.ModelStreamErrorException,
 // *types.ThrottlingException, ...). A cut connection closes the Events
-// channel after the last whole event and Err returns nil: the SDK takes a
-// frame cut short for the end of the stream, so a client must notice the
+// channel after the last whole event, and Err returns nil. The SDK takes a
+// frame cut short for the end of the stream. So a client must notice the
 // missing messageStop itself.
 //
 // # Recording and replay
 //
-// Recordings are a feature of the library, in package recording: its
+// Recordings are a feature of the library, in package recording. Its
 // Recorder, set as a client's HTTPClient, records the calls made to
-// Bedrock (no header, bodies redacted, files written 0600), and its
-// Replayer serves them again in process. Replay (or ReplayT in a test)
+// Bedrock: no header, bodies redacted, files written 0600. Its Replayer
+// serves them again in process. Replay (or ReplayT in a test)
 // serves a recording from the Server instead, with the Replayer's checks.
 // A recorded error comes back as its type and message only, where the
 // Replayer gives its whole body. Each request is compared with the

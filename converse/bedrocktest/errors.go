@@ -75,10 +75,11 @@ func ServiceUnavailable() *Error {
 	}
 }
 
-// setupErrorf is the answer when the test setup is wrong (an exhausted
-// Script, a Handler's own error, a nil Reply): a 400 ValidationException,
-// which the SDK does not retry, so that the call fails at once with one
-// message, starting "bedrocktest: ", that says what went wrong.
+// setupErrorf is the answer when the test setup is wrong: an exhausted
+// Script, a Handler's own error, a nil Reply. It is a 400
+// ValidationException, which the SDK does not retry. So the call fails at
+// once, with one message starting "bedrocktest: " that says what went
+// wrong.
 func setupErrorf(format string, args ...any) *Error {
 	return Validation("bedrocktest: " + fmt.Sprintf(format, args...))
 }

@@ -13,13 +13,16 @@ import (
 const inProcessURL = "http://bedrocktest.invalid"
 
 // NewInProcessServer returns a Server answering with h in process, with no
-// socket: its Client and Config send each request to ServeHTTP through an
-// http.RoundTripper, and the response, in Bedrock's wire format, comes back
-// through a pipe to the real SDK client. It is for tests in a
-// testing/synctest bubble, where a goroutine waiting on a real socket is not
-// durably blocked and so virtual time stands still: through the pipe, a
-// client waiting for a stalled model is, and its deadlines fire in virtual
-// time. URL names no host. Close does nothing but close the clients' idle
+// socket. Its Client and Config send each request to ServeHTTP through an
+// http.RoundTripper. The response, in Bedrock's wire format, comes back
+// through a pipe to the real SDK client.
+//
+// It is for tests in a testing/synctest bubble. There, a goroutine waiting
+// on a real socket is not durably blocked, so virtual time stands still. A
+// client waiting on the pipe for a stalled model is durably blocked, and
+// its deadlines fire in virtual time.
+//
+// URL names no host. Close does nothing but close the clients' idle
 // connections; the loopback tests keep NewServer.
 func NewInProcessServer(h Handler, optFns ...func(*Options)) *Server {
 	s := newServer(h, optFns)
@@ -28,8 +31,8 @@ func NewInProcessServer(h Handler, optFns ...func(*Options)) *Server {
 	return s
 }
 
-// inProcess is the transport of an in-process Server: it serves each
-// request on a goroutine of its own and returns the response as soon as
+// inProcess is the transport of an in-process Server. It serves each
+// request on a goroutine of its own. It returns the response as soon as
 // its header is written, the body following through a pipe.
 type inProcess struct{ h http.Handler }
 

@@ -19,10 +19,10 @@ import (
 // models.MaxImages and friends) and what the model family takes in a tool
 // result (models.Model.ToolResultMedia).
 //
-// The texts of the name rules (see also validateDocumentNames) and of
-// Claude's complaint about a document beside a toolResult are Bedrock's, as
-// reported in public issues; those of the other rules are guesses in
-// Bedrock's style.
+// The texts of the name rules (see also validateDocumentNames) are
+// Bedrock's, as reported in public issues. So is Claude's complaint about
+// a document beside a toolResult. The texts of the other rules are guesses
+// in Bedrock's style.
 func validateMedia(m models.Model, n int, msg types.Message) *Error {
 	var images, docs int
 	var resultIDs []string
@@ -95,10 +95,11 @@ func validateResultMedia(m models.Model, r types.ToolResultBlock, where string, 
 }
 
 // validateImage checks an image's bytes, as the library does (see
-// models.ImageSize): not empty, within Bedrock's size, of the format the
-// block says (Claude's words for one that is not; Nova's for bytes of no
-// image format, as a captured ConverseStream of Nova Lite shows), whole,
-// and within 8,000 px a side.
+// models.ImageSize). They must not be empty, must be within Bedrock's size,
+// whole, and within 8,000 px a side. They must be of the format the block
+// says. For bytes of another format, the answer is in Claude's words. For
+// bytes of no image format, it is in Nova's, as a captured ConverseStream
+// of Nova Lite shows.
 func validateImage(m models.Model, img types.ImageBlock, where string) *Error {
 	src, ok := img.Source.(*types.ImageSourceMemberBytes)
 	switch {
@@ -169,11 +170,12 @@ func emptyBytes(where string) *Error {
 }
 
 // validateRequestMedia checks the limits of a whole request's media, as
-// the library counts them (media.Count): at most 5 documents (Bedrock's
-// words, as reported in aws-samples/generative-ai-use-cases issue 1685)
-// and, for Claude, at most 100 images and documents together (see
-// models.Model.MaxRequestMedia) and none larger than 2,000 px a side in a
-// request of more than 20 images (models.ManyImages).
+// the library counts them (media.Count). A request holds at most 5
+// documents (Bedrock's words, as reported in
+// aws-samples/generative-ai-use-cases issue 1685). For Claude, it holds at
+// most 100 images and documents together (see
+// models.Model.MaxRequestMedia). For Claude too, a request of more than 20
+// images has none larger than 2,000 px a side (models.ManyImages).
 func validateRequestMedia(m models.Model, msgs []types.Message) *Error {
 	images, docs := media.Count(msgs)
 	if docs > models.MaxRequestDocuments {
@@ -189,10 +191,10 @@ func validateRequestMedia(m models.Model, msgs []types.Message) *Error {
 }
 
 // validateDocumentNames checks that no two documents of the request's
-// messages, at their top level or inside toolResult blocks, have one name:
-// Bedrock rejects a repeat anywhere in the request, in one message or in two
-// (bifrost issue 7003, ag-ui issue 2425). Names are compared as they are, as
-// the public reports show only exact repeats.
+// messages have one name, at their top level or inside toolResult blocks.
+// Bedrock rejects a repeat anywhere in the request, in one message or in
+// two (bifrost issue 7003, ag-ui issue 2425). Names are compared as they
+// are, as the public reports show only exact repeats.
 func validateDocumentNames(msgs []types.Message) *Error {
 	seen := map[string]bool{}
 	for _, name := range wire.DocumentNames(msgs...) {

@@ -44,9 +44,9 @@ func unsupportedChoice(field string) *Error {
 }
 
 // validateSampling checks maxTokens, at least 1 (the API reference's
-// InferenceConfiguration), and temperature and topP: each within the API's
-// range, 0 to 1, for every model, and not both for the Claude models that
-// take only one of them.
+// InferenceConfiguration). It checks that temperature and topP are each
+// within the API's range, 0 to 1, for every model. The Claude models that
+// take only one of them must not get both.
 func validateSampling(m models.Model, ic *types.InferenceConfiguration) *Error {
 	if ic == nil {
 		return nil
@@ -101,13 +101,13 @@ func documentJSON(d document.Interface) []byte {
 }
 
 // The model's answers to extended thinking's parameters, as Bedrock passes
-// them on: budget_tokens from LibreChat issue 8346 (Claude 3.7 Sonnet on
-// Bedrock), max_tokens from vercel/ai issue 7927 (Opus 4.1 on Bedrock),
-// temperature from MartialBE/one-hub issue 529, top_k from
+// them on. budget_tokens is from LibreChat issue 8346 (Claude 3.7 Sonnet
+// on Bedrock). max_tokens is from vercel/ai issue 7927 (Opus 4.1 on
+// Bedrock). temperature is from MartialBE/one-hub issue 529. top_k is from
 // quarkus-langchain4j issue 1812 (Anthropic's API). top_p's wording is
-// guessed from top_k's: Anthropic's extended thinking guide allows top_p
-// from 0.95 to 1 with thinking, and Claude 3.7 on Bedrock said "top_p must
-// be unset when thinking is enabled" (n8n issue 14288) before it did.
+// guessed from top_k's. Anthropic's extended thinking guide allows top_p
+// from 0.95 to 1 with thinking. Before it did, Claude 3.7 on Bedrock said
+// "top_p must be unset when thinking is enabled" (n8n issue 14288).
 const (
 	thinkingDocs     = "https://docs.claude.com/en/docs/build-with-claude/extended-thinking#important-considerations-when-using-extended-thinking"
 	budgetMissing    = modelErrors + "thinking.enabled.budget_tokens: Field required"

@@ -11,17 +11,19 @@ import (
 )
 
 // Quota is a per-minute quota of model calls, as Bedrock's account quotas
-// are: RequestsPerMinute calls and TokensPerMinute tokens in any minute;
-// 0 leaves one unlimited. As Bedrock does (the user guide's "How tokens
-// are counted in Amazon Bedrock",
-// https://docs.aws.amazon.com/bedrock/latest/userguide/quotas-token-burndown.html),
-// a call is charged its input tokens (EstimateTokens) plus its maxTokens
-// when it arrives, and the charge is settled once it is answered to its
-// reply's usage as the quotas count it: the input tokens, the cache writes
-// and the output tokens at the model's burndown rate (5 tokens an output
-// token for Claude 3.7 Sonnet and Claude 4 to 4.6, 1 for the others),
-// the cache reads not at all, as quota.Limiter counts them. A call past
-// the quota gets a ThrottlingException and is not charged.
+// are: RequestsPerMinute calls and TokensPerMinute tokens in any minute.
+// 0 leaves one unlimited.
+//
+// Calls are charged as Bedrock charges them (the user guide's "How tokens are
+// counted in Amazon Bedrock",
+// https://docs.aws.amazon.com/bedrock/latest/userguide/quotas-token-burndown.html).
+// When a call arrives, it is charged its input tokens (EstimateTokens) plus
+// its maxTokens. Once it is answered, the charge is settled to its reply's
+// usage as the quotas count it, as quota.Limiter counts them too. That is the
+// input tokens, the cache writes and the output tokens at the model's
+// burndown rate; cache reads count not at all. The rate is 5 tokens an output
+// token for Claude 3.7 Sonnet and Claude 4 to 4.6, 1 for the others. A call
+// past the quota gets a ThrottlingException and is not charged.
 type Quota struct {
 	RequestsPerMinute int
 	TokensPerMinute   int

@@ -12,9 +12,10 @@ import (
 )
 
 // TestQuotaSettlesAsBedrockCounts: an answered call is charged its input,
-// its cache writes and its output at the model's burndown rate (5 for
-// Claude Sonnet 4, 1 for Claude 3 Haiku), and nothing for its cache reads;
-// the rest of the minute's quota is there for the next call, and no more.
+// its cache writes and its output at the model's burndown rate. The rate
+// is 5 for Claude Sonnet 4, 1 for Claude 3 Haiku. Its cache reads cost
+// nothing. The rest of the minute's quota is there for the next call, and
+// no more.
 func TestQuotaSettlesAsBedrockCounts(t *testing.T) {
 	const quota = 1000
 	usage := &types.TokenUsage{InputTokens: aws.Int32(100), CacheReadInputTokens: aws.Int32(5000),

@@ -11,22 +11,22 @@ import (
 )
 
 // Replay returns a Handler that answers the calls of a test with the
-// exchanges of rec, as a recording.Replayer does in process: the first call
-// gets the first exchange, and so on, each request checked against the
+// exchanges of rec, as a recording.Replayer does in process. The first call
+// gets the first exchange, and so on. Each request is checked against the
 // recorded one unless recording.ReplayOptions.Lenient is set. A recorded
-// Converse response is served byte for byte, a recorded stream event by
-// event (its exception, if it ended with one, as an exception message), and
-// a recorded error as the same *Error: same status, same type, same
-// message. A call that cannot be answered from the recording gets a 400
-// ValidationException whose message starts "recording: replay:" and says
-// why (see recording.Replayer). ReplayT also fails the test if exchanges
+// Converse response is served byte for byte. A recorded stream is served
+// event by event, and its exception, if it ended with one, as an exception
+// message. A recorded error is served as the same *Error: same status, same
+// type, same message. A call that cannot be answered from the recording gets
+// a 400 ValidationException whose message starts "recording: replay:" and
+// says why (see recording.Replayer). ReplayT also fails the test if exchanges
 // are left unused.
 //
 // The server writes an error or an exception as {"message": ...}, so Replay
-// serves less than a recording.Replayer does: an error's or an
-// exception's other members (ModelStreamErrorException's
-// originalStatusCode, say) are left out, and an error body that was not
-// JSON becomes its message. A stream that ended in an error message
+// serves less than a recording.Replayer does. An error's or an exception's
+// other members are left out (ModelStreamErrorException's
+// originalStatusCode, say). An error body that was not JSON becomes its
+// message. A stream that ended in an error message
 // (recording.Event.MessageType "error") ends in an exception of that code
 // instead, which the SDK reports as the same *smithy.GenericAPIError. A
 // stream recorded with a DecodeError, which the server cannot send, is
@@ -40,10 +40,10 @@ func Replay(rec *recording.Recording, optFns ...func(*recording.ReplayOptions)) 
 	return replayer{recording.NewReplayer(rec, optFns...)}
 }
 
-// ReplayT is Replay for a test: when the test ends, it fails t if some
-// recorded exchanges were never asked for, naming how many and the first of
-// them, as a test that makes fewer calls than the recording has is as wrong
-// as one that makes more.
+// ReplayT is Replay for a test. When the test ends, it fails t if some
+// recorded exchanges were never asked for, naming how many and the first
+// of them. A test that makes fewer calls than the recording has is as
+// wrong as one that makes more.
 func ReplayT(t testing.TB, rec *recording.Recording, optFns ...func(*recording.ReplayOptions)) Handler {
 	t.Helper()
 	p := recording.NewReplayer(rec, optFns...)

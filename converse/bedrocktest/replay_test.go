@@ -221,7 +221,7 @@ func ignoreClock(o *recording.ReplayOptions) {
 }
 
 // TestReplayStreamEndings: a stream recorded ending in an error message is
-// served ending in an exception that the SDK reports as the same error; a
+// served ending in an exception that the SDK reports as the same error. A
 // stream recorded with a decodeError, which the server cannot send, is
 // refused as a call the recording cannot answer.
 func TestReplayStreamEndings(t *testing.T) {

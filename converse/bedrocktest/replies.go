@@ -45,13 +45,13 @@ func ToolUse(text string, calls ...Call) *Reply {
 	return Output(types.StopReasonToolUse, blocks...)
 }
 
-// ServerToolUse returns the blocks Bedrock puts in an assistant message for
-// a call of a server-side system tool (such as nova_grounding) that it ran
-// itself: the toolUse block, of type server_tool_use, then the toolResult
-// block holding result as text (with status success and the tool's name as
-// its type). Pass them to Output with the rest of the reply, usually the
-// answer and stop reason end_turn. A client must send both back unchanged
-// and answer neither; the Server checks that it does.
+// ServerToolUse returns the blocks Bedrock puts in an assistant message for a
+// call of a server-side system tool (such as nova_grounding) that it ran
+// itself. The toolUse block, of type server_tool_use, comes first. The
+// toolResult block follows, holding result as text, with status success and
+// the tool's name as its type. Pass them to Output with the rest of the
+// reply, usually the answer and stop reason end_turn. A client must send both
+// back unchanged and answer neither; the Server checks that it does.
 func ServerToolUse(c Call, result string) []types.ContentBlock {
 	input := c.Input
 	if input == nil {

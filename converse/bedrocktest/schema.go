@@ -11,10 +11,10 @@ import (
 )
 
 // validateOutputSchema checks a request's structured output
-// (outputConfig.textFormat): its JSON schema must close every object
-// schema, the model must take it (an ID that names no model, such as an
-// application inference profile's ARN, is let through), and no document
-// or search result of the request may have citations enabled.
+// (outputConfig.textFormat). Its JSON schema must close every object
+// schema. The model must take it; an ID that names no model, such as an
+// application inference profile's ARN, is let through. No document or
+// search result of the request may have citations enabled.
 func validateOutputSchema(m models.Model, req *Request) *Error {
 	oc := req.OutputConfig
 	if oc == nil || oc.TextFormat == nil {
@@ -34,24 +34,24 @@ func validateOutputSchema(m models.Model, req *Request) *Error {
 	return nil
 }
 
-// Bedrock's answers to a structured output it cannot give, neither found
-// quoted: noStructuredOutput is worded as Bedrock words a field the model
-// does not take (see unsupportedChoice); citationsWithSchema is
+// Bedrock's answers to a structured output it cannot give; neither was
+// found quoted. noStructuredOutput is worded as Bedrock words a field the
+// model does not take (see unsupportedChoice). citationsWithSchema is
 // Anthropic's rule (its structured outputs guide: "incompatible with
-// citations"), passed on as Bedrock passes the model's errors.
+// citations"). It is passed on as Bedrock passes the model's errors.
 const (
 	noStructuredOutput  = "This model doesn't support the outputConfig.textFormat field. Remove outputConfig.textFormat and try again."
 	citationsWithSchema = modelErrors + "citations cannot be enabled when output_config.format is set: structured outputs are incompatible with citations."
 )
 
-// closedSchema answers a schema, at field, with a keyword Anthropic's
-// structured outputs do not take (models.UnsupportedKeyword; the words of
-// agentjido/req_llm issue 302) or an object schema that does not set
-// "additionalProperties": false as Anthropic does (see models.CloseObjects
-// for the sources). The field names are Anthropic's
-// as Bedrock passes its errors on: tools.N.custom as in BerriAI/litellm
-// pull 39115; output_config.format.schema is guessed from Anthropic's
-// request field, as veryfront/veryfront-code issue 3918 quotes it.
+// closedSchema answers a schema, at field, as Anthropic does. It answers a
+// keyword Anthropic's structured outputs do not take
+// (models.UnsupportedKeyword; the words of agentjido/req_llm issue 302). It
+// answers an object schema that does not set "additionalProperties": false
+// (see models.CloseObjects for the sources). The field names are Anthropic's
+// as Bedrock passes its errors on: tools.N.custom as in BerriAI/litellm pull
+// 39115; output_config.format.schema is guessed from Anthropic's request
+// field, as veryfront/veryfront-code issue 3918 quotes it.
 func closedSchema(field string, schema []byte) *Error {
 	var m map[string]any
 	if json.Unmarshal(schema, &m) != nil {

@@ -48,13 +48,13 @@ type Options struct {
 	// Handler sees every request that decodes, valid or not.
 	Lenient bool
 
-	// MaxRequestBytes, when positive, makes the server refuse a request
-	// body of more than that many bytes with a 400 ValidationException
-	// "Input is too long for requested model.", the message Bedrock gives
-	// for an input too large for the model, so that a test sees what an
-	// oversize request gets. Bedrock documents no byte limit of its own for
-	// Converse (its limits are the model's context window, in tokens), so
-	// by default the server has none.
+	// MaxRequestBytes, when positive, makes the server refuse a request body
+	// of more than that many bytes, so that a test sees what an oversize
+	// request gets. The answer is a 400 ValidationException "Input is too
+	// long for requested model.", Bedrock's message for an input too large
+	// for the model. Bedrock documents no byte limit of its own for Converse
+	// (its limits are the model's context window, in tokens), so by default
+	// the server has none.
 	MaxRequestBytes int64
 
 	// MaxInputTokens, when positive, is the model's context window: a
@@ -65,16 +65,18 @@ type Options struct {
 
 	// Accounting makes the server report its own count of each request's
 	// input tokens (EstimateTokens) in the usage of the replies it encodes
-	// (Output, not Raw or Events), the output tokens left as the reply has
-	// them. It simulates Bedrock's prompt cache too: the prefix up to a
-	// cache point (of the model's minimum tokens or more, without the cache
-	// points themselves) is written to the cache for the point's TTL, and a
+	// (Output, not Raw or Events). The output tokens are left as the reply
+	// has them.
+	//
+	// It simulates Bedrock's prompt cache too. The prefix up to a cache
+	// point, without the cache points themselves, is written to the cache
+	// for the point's TTL, if it has the model's minimum tokens or more. A
 	// later request with the same prefix up to one of its points, within
-	// the TTL, reads it, which starts the TTL again. Usage then counts the
-	// longest prefix read as CacheReadInputTokens, from there to the last
-	// point as CacheWriteInputTokens (in CacheDetails by TTL: up to the
-	// last point with the one-hour TTL, then the rest), and the rest as
-	// InputTokens.
+	// the TTL, reads it. A read starts the TTL again. Usage then counts the
+	// longest prefix read as CacheReadInputTokens. From there to the last
+	// point counts as CacheWriteInputTokens. CacheDetails splits those by
+	// TTL: up to the last point with the one-hour TTL, then the rest. The
+	// rest of the input counts as InputTokens.
 	Accounting bool
 
 	// Now is the clock of the prompt cache's TTLs; nil means time.Now.
@@ -172,9 +174,9 @@ func (s *Server) Client(optFns ...func(*bedrockruntime.Options)) *bedrockruntime
 }
 
 // ServeHTTP answers a Bedrock runtime request, as the server does on
-// loopback: a Server is an http.Handler, for a transport that needs no
-// socket (an http.RoundTripper calling it, say, for testing/synctest,
-// whose bubbles hold no real network). A request whose context ends while
+// loopback. A Server is an http.Handler, for a transport that needs no
+// socket: an http.RoundTripper calling it, say, for testing/synctest,
+// whose bubbles hold no real network. A request whose context ends while
 // the Handler runs gets no answer; such a transport should then return the
 // context's error, as net/http's does.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -249,13 +251,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.writeStream(w, r, reply)
 }
 
-// admit keeps req and checks it as Bedrock would before a model sees it: a
-// body that did not decode, a request that breaks Bedrock's rules (unless
-// Lenient) and one over the context window are answered here, and admit
-// reports false. A stream's request that the model rejects ("The model
-// returned the following errors: ...") is answered as Bedrock answers it,
-// after the stream's 200, in a validationException frame (a captured
-// ConverseStream of Nova Lite with bytes that are not an image).
+// admit keeps req and checks it as Bedrock would before a model sees it.
+// Some requests are answered here, and admit reports false: a body that
+// did not decode, a request that breaks Bedrock's rules (unless Lenient)
+// and one over the context window. A stream's request that the model
+// rejects ("The model returned the following errors: ...") is answered as
+// Bedrock answers it. That is after the stream's 200, in a
+// validationException frame, as a captured ConverseStream of Nova Lite
+// with bytes that are not an image shows.
 func (s *Server) admit(w http.ResponseWriter, r *http.Request, req *Request, decodeErr error) bool {
 	s.keep(req)
 	var e *Error
@@ -279,9 +282,10 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, req *Request, dec
 	return false
 }
 
-// readBody reads a request body, or with a size limit, reads no more than
-// the limit and discards the rest (reading it all, so that the client gets
-// the answer rather than a connection reset while it is still sending).
+// readBody reads a request body. With a size limit, it reads no more than
+// the limit and discards the rest. It still reads it all, so that the
+// client gets the answer rather than a connection reset while it is still
+// sending.
 func (s *Server) readBody(body io.Reader) (b []byte, tooLong bool, err error) {
 	if s.opts.MaxRequestBytes <= 0 {
 		b, err = io.ReadAll(body)

@@ -187,9 +187,9 @@ func TestStreamUnicodeChunks(t *testing.T) {
 }
 
 // TestStreamModelRejection: a stream's request that the model rejects is
-// answered after the stream's 200, in a validationException frame, as a
-// captured ConverseStream of Nova Lite with text for a png shows; one that
-// Bedrock itself rejects is a 400, as for Converse.
+// answered after the stream's 200, in a validationException frame. A
+// captured ConverseStream of Nova Lite with text for a png shows this. One
+// that Bedrock itself rejects is a 400, as for Converse.
 func TestStreamModelRejection(t *testing.T) {
 	srv := NewServer(Script(Text("unused")))
 	defer srv.Close()

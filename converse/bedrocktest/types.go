@@ -48,8 +48,8 @@ type Reply struct {
 	// The fields below shape a ConverseStream response only.
 
 	// Chunk is the most runes of text or tool input sent in one delta event
-	// when Output is streamed (0 means 4, so most blocks arrive in pieces);
-	// an image's bytes go 1,024 a rune.
+	// when Output is streamed. 0 means 4, so most blocks arrive in pieces.
+	// An image's bytes go 1,024 a rune.
 	Chunk int
 	// Interval is a pause before each event after the first.
 	Interval time.Duration

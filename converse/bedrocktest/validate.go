@@ -21,38 +21,45 @@ import (
 // request unless WithLenient is set; it is exported so that a test can check
 // a history without a server.
 //
-// The rules are those a tool-use loop can break: the shape of the
-// conversation (starts with a user message, alternates roles, no empty
-// content or blank text, no empty system text), tool blocks only with a toolConfig, each toolUse
-// answered by exactly one toolResult in the next message, toolUse blocks
-// sent back without "type":"tool_use", a server tool's toolResult blocks
-// only in the assistant message of its server_tool_use call (which the next
-// user message does not answer), tool names and schemas, and the
-// quirks of model families (see the models package): the toolResult status
-// field, text beside tool results, tools in streaming mode, toolChoice any
-// and tool (only Claude 3 and later, Nova; any also Mistral Large), a
-// forcing toolChoice beside Claude's extended thinking ("thinking" or
-// "reasoning_config" of type enabled in additionalModelRequestFields),
-// temperature and topP each from 0 to 1, and not both for Claude Sonnet
-// 4.5 and 4.6, Haiku 4.5 and Opus 4.5 and 4.6, maxTokens at least 1;
-// beside Claude's extended thinking with a budget, budget_tokens from 1024
-// and below maxTokens (unless interleaved thinking is on), temperature 1
-// or unset, topP from 0.95 or unset and no top_k, and a request that
-// continues a tool loop sending back the reasoning block that opened it;
-// outputConfig.textFormat only on the models with structured output
-// (Claude Sonnet 4.5, Haiku 4.5, Opus 4.5 and 4.6) and without citations
-// enabled on a document or search result; closed object schemas
-// ("additionalProperties": false on each) in outputConfig.textFormat and
-// in strict tools' input schemas; and images and
-// documents: their sizes, counts and names (no name twice in the request's
-// messages), their bytes (a whole image of its format, a document that
-// starts as its format does), which a model family takes in a tool
-// result, and the request's limits of 5 documents and, for Claude, 100
-// images and documents together and 2,000 px a side in a request of more
-// than 20 images; and prompt
-// caching: which models and fields take cache
-// points, at most four, TTLs that do not increase, none right after a
-// document, video or reasoning block.
+// The rules are those a tool-use loop can break:
+//
+//   - The shape of the conversation. It starts with a user message and
+//     alternates roles. No content is empty, no text blank, no system text
+//     empty.
+//   - Tool blocks. They come only with a toolConfig. Each toolUse is
+//     answered by exactly one toolResult in the next message. toolUse
+//     blocks are sent back without "type":"tool_use". A server tool's
+//     toolResult blocks come only in the assistant message of its
+//     server_tool_use call, and the next user message does not answer it.
+//   - Tool names and schemas.
+//   - The quirks of model families (see the models package): the
+//     toolResult status field, text beside tool results, tools in
+//     streaming mode. toolChoice any and tool need Claude 3 and later or
+//     Nova; Mistral Large takes any too. A forcing toolChoice is refused
+//     beside Claude's extended thinking. That is "thinking" or
+//     "reasoning_config" of type enabled in additionalModelRequestFields.
+//   - Sampling. temperature and topP each run from 0 to 1. Claude Sonnet
+//     4.5 and 4.6, Haiku 4.5 and Opus 4.5 and 4.6 take only one of them.
+//     maxTokens is at least 1.
+//   - Claude's extended thinking with a budget. budget_tokens is from 1024
+//     and below maxTokens, unless interleaved thinking is on. temperature
+//     is 1 or unset, topP from 0.95 or unset, and top_k absent. A request
+//     that continues a tool loop sends back the reasoning block that
+//     opened it.
+//   - Structured output. outputConfig.textFormat is only for the models
+//     with structured output: Claude Sonnet 4.5, Haiku 4.5, Opus 4.5 and
+//     4.6. It is refused with citations enabled on a document or search
+//     result. Object schemas are closed ("additionalProperties": false on
+//     each), in outputConfig.textFormat and in strict tools' input schemas.
+//   - Images and documents: their sizes, counts and names (no name twice
+//     in the request's messages). Their bytes must be a whole image of its
+//     format, or a document that starts as its format does. A model family
+//     takes only some of them in a tool result. A request holds at most 5
+//     documents. For Claude, it holds at most 100 images and documents
+//     together, and 2,000 px a side in a request of more than 20 images.
+//   - Prompt caching: which models and fields take cache points, at most
+//     four. Their TTLs do not increase. None comes right after a document,
+//     video or reasoning block.
 func Validate(req *Request) *Error {
 	m := models.Parse(aws.ToString(req.ModelId))
 	if e := validateToolConfig(req.ToolConfig); e != nil {
@@ -119,16 +126,17 @@ func Validate(req *Request) *Error {
 
 // thinkingFirst is Claude's answer, through Bedrock, to a request that
 // continues a tool loop under extended thinking without the reasoning that
-// opened it: langchain-ai/langchain-aws issue 844 (found `text`, Bedrock's
-// ConverseStream), anomalyco/opencode issue 3077 (found `tool_use`,
-// Bedrock through LiteLLM), n8n-io/n8n issue 22550 (Anthropic's API).
+// opened it. Three reports quote it. langchain-ai/langchain-aws issue 844
+// found `text` (Bedrock's ConverseStream). anomalyco/opencode issue 3077
+// found `tool_use` (Bedrock through LiteLLM). n8n-io/n8n issue 22550 is
+// Anthropic's API.
 const thinkingFirst = modelErrors + "messages.%d.content.0.type: Expected `thinking` or `redacted_thinking`, but found `%s`. When `thinking` is enabled, a final `assistant` message must start with a thinking block (preceeding the lastmost set of `tool_use` and `tool_result` blocks). We recommend you include thinking blocks from previous turns. To avoid this requirement, disable `thinking`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking"
 
-// validateThinkingLoop checks, beside Claude's extended thinking with a
-// budget, a request whose last message answers tool calls: the assistant
-// message that opened the loop, the first after the last user message
-// holding no tool results, must start with a reasoning block. Earlier
-// turns' reasoning may be left out.
+// validateThinkingLoop checks a request whose last message answers tool
+// calls, beside Claude's extended thinking with a budget. The assistant
+// message that opened the loop must start with a reasoning block. That
+// message is the first after the last user message holding no tool
+// results. Earlier turns' reasoning may be left out.
 func validateThinkingLoop(m models.Model, req *Request) *Error {
 	if _, on := m.BudgetThinking(documentJSON(req.AdditionalModelRequestFields)); !on {
 		return nil

@@ -27,8 +27,8 @@ func (s *Server) overWindow(req *Request) bool {
 }
 
 // serveCountTokens answers a CountTokens request for a Converse input with
-// EstimateTokens, as Bedrock answers with the model's count; the request is
-// validated as a Converse request would be, and one over MaxInputTokens is
+// EstimateTokens, as Bedrock answers with the model's count. The request
+// is validated as a Converse request would be. One over MaxInputTokens is
 // refused as Converse would refuse it.
 func (s *Server) serveCountTokens(w http.ResponseWriter, r *http.Request, modelID string) {
 	body, err := io.ReadAll(r.Body)

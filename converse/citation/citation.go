@@ -1,7 +1,7 @@
-// Package citation describes the sources an answer cites. With citations
-// enabled (documents with citations enabled, search results, or a system
-// tool such as nova_grounding), the model answers in citationsContent
-// blocks, each a span of generated text with the sources it rests on;
+// Package citation describes the sources an answer cites. Citations come
+// with documents with citations enabled, search results, or a system tool
+// such as nova_grounding. The model then answers in citationsContent
+// blocks, each a span of generated text with the sources it rests on.
 // converse.Result.Citations holds them as Citation values.
 package citation
 
@@ -46,11 +46,12 @@ const (
 )
 
 // Location is where in its source a citation points. For pages,
-// characters and chunks, Index is the document's index in the request and
-// Start and End the range as Bedrock gives it, End exclusive (a citation of
-// page 1 alone is Start 1, End 2, as Claude gives it); for a search result,
-// Index is the search result's index and Start and End its content blocks;
-// for the web, URL and Domain. Fields Bedrock left out are zero.
+// characters and chunks, Index is the document's index in the request.
+// Start and End are then the range as Bedrock gives it, End exclusive: a
+// citation of page 1 alone is Start 1, End 2, as Claude gives it. For a
+// search result, Index is the search result's index and Start and End its
+// content blocks. For the web, URL and Domain are set. Fields Bedrock left
+// out are zero.
 type Location struct {
 	Index       int
 	Start, End  int

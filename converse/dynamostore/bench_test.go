@@ -13,13 +13,13 @@ import (
 	"github.com/tooluse/bedrock/converse/filestore"
 )
 
-// BenchmarkSave is the cost of saving one step (a user message and a reply
-// of step bytes in all) of a session whose history is about history bytes,
-// to a filestore.Store (which appends the step's record and syncs once) and
-// to a dynamostore Store on dynalite (which writes the whole item
-// conditionally; past 400 KB the state goes to gofakes3 first). Each op
-// saves the history as a new session, untimed, then the step, timed. For
-// the file, B-written/save is what the step added to the session's file.
+// BenchmarkSave is the cost of saving one step of a session whose history
+// is about history bytes. A step is a user message and a reply of step
+// bytes in all. A filestore.Store appends the step's record and syncs once.
+// A dynamostore Store on dynalite writes the whole item conditionally; past
+// 400 KB the state goes to gofakes3 first. Each op saves the history as a
+// new session, untimed, then the step, timed. For the file,
+// B-written/save is what the step added to the session's file.
 func BenchmarkSave(b *testing.B) {
 	for _, history := range []int{10 << 10, 1 << 20} {
 		for _, step := range []int{1 << 10, 64 << 10} {

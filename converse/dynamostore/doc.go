@@ -38,14 +38,14 @@
 //	heldUntil N  with holder: the Unix time, in milliseconds, when its lease
 //	             ends unless renewed
 //
-// Store is a converse.Holder: a Send, Resume or Stop writes a lease of
-// Options.Lease (30 s by default) to the item, renewed every third of it
-// and by each save, and removed when the run ends. Another run fails at
-// once with converse.ErrSessionLocked, naming the holder and the lease's
-// end, until the lease ends unrenewed (its holder crashed); a holder that
-// lost its lease so can no longer save. An item holding a lease and no
-// revision is a session being made, absent to Load. Versions of this
-// package before leases neither honour nor keep them.
+// Store is a converse.Holder. A Send, Resume or Stop writes a lease of
+// Options.Lease (30 s by default) to the item. The lease is renewed every
+// third of it and by each save, and removed when the run ends. Another run
+// fails at once with converse.ErrSessionLocked, naming the holder and the
+// lease's end, until the lease ends unrenewed (its holder crashed); a holder
+// that lost its lease so can no longer save. An item holding a lease and no
+// revision is a session being made, absent to Load. Versions of this package
+// before leases neither honour nor keep them.
 //
 // An item larger than 400 KB is written to S3 first, then the item pointing
 // at it. The object's key is its own: Options.Prefix, the escaped partition

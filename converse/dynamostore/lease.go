@@ -20,12 +20,13 @@ import (
 const DefaultLease = 30 * time.Second
 
 // Hold takes the session id for a Send, Resume or Stop of a conversation
-// whose state is st, until release is called: it writes a lease (holder
+// whose state is st, until release is called. It writes a lease (holder
 // and heldUntil) to the item if no other lease is live and the item is at
-// st.Revision, and renews it every third of Options.Lease. It fails at
-// once with an error matching converse.ErrSessionLocked, naming the holder
-// and when its lease ends, if another holds it, or
-// converse.ErrSessionChanged if the session is not at st.Revision.
+// st.Revision. It renews the lease every third of Options.Lease. If
+// another holds the session, Hold fails at once with an error matching
+// converse.ErrSessionLocked, naming the holder and when its lease ends. If
+// the session is not at st.Revision, the error matches
+// converse.ErrSessionChanged.
 func (s *Store) Hold(ctx context.Context, id string, st *converse.State) (release func(), err error) {
 	if id == "" {
 		return nil, errors.New("dynamostore: hold session: no session id")

@@ -31,11 +31,11 @@ func leased(t *testing.T, f fixture) (string, time.Time) {
 	return h.Value, time.UnixMilli(ms)
 }
 
-// TestHold: while a conversation holds a session, another Hold of it, by
-// another Store of the table or by the same, fails at once with
-// ErrSessionLocked naming the holder (host/pid/token) and the end of its
-// lease, which is in the item; release removes the lease, and the item
-// if no save followed, and the session can then be held.
+// TestHold: while a conversation holds a session, another Hold of it fails
+// at once, by another Store of the table or by the same. The error is
+// ErrSessionLocked, naming the holder (host/pid/token) and the end of its
+// lease, which is in the item. release removes the lease, and the item if
+// no save followed. The session can then be held.
 func TestHold(t *testing.T) {
 	store, f := newStore(t, nil)
 	other := dynamostore.New(f.db, f.table, f.opts...)
@@ -72,10 +72,10 @@ func TestHold(t *testing.T) {
 	assert.Nil(t, getItem(t, f.db, f.table, map[string]dbtypes.AttributeValue{"id": &dbtypes.AttributeValueMemberS{Value: "t"}}), "a lease no save followed leaves no item")
 }
 
-// TestLeaseExpiry: once a holder's lease ends unrenewed (another Store's
-// clock is past it, as a crashed holder's would be), another takes the
-// session over; the first's saves then fail with ErrSessionChanged saying
-// it was taken over, before the second saved and after, and the item
+// TestLeaseExpiry: once a holder's lease ends unrenewed, another takes the
+// session over. Here another Store's clock is past the lease, as a crashed
+// holder's would be. The first's saves then fail with ErrSessionChanged
+// saying it was taken over, before the second saved and after. The item
 // keeps the second's.
 func TestLeaseExpiry(t *testing.T) {
 	store, f := newStore(t, nil)

@@ -237,10 +237,10 @@ func numberOf(item map[string]types.AttributeValue, name string) (int64, error) 
 }
 
 // Save writes st as the session id's item, at the revision after
-// st.Revision, if the item is still at st.Revision and the save st came
-// from (absent or expired for 0, the revision then going on from the
-// expired one's); otherwise it fails with an error matching
-// converse.ErrSessionChanged.
+// st.Revision. The item must still be at st.Revision and the save st came
+// from. For revision 0, it must be absent or expired; the revision then
+// goes on from the expired one's. Otherwise Save fails with an error
+// matching converse.ErrSessionChanged.
 // A state past MaxItemSize goes to S3 first.
 func (s *Store) Save(ctx context.Context, id string, st *converse.State) error {
 	if id == "" {
@@ -331,8 +331,8 @@ func (s *Store) Save(ctx context.Context, id string, st *converse.State) error {
 }
 
 // onRevision is the condition that the item is the one st was loaded from
-// or saved as, or, for a new state, that there is none (base 0) or an
-// expired one at revision base; it adds its names and values.
+// or saved as. For a new state, there must be none (base 0) or an expired
+// one at revision base. It adds its names and values.
 func (s *Store) onRevision(st *converse.State, base int64, names map[string]string, values map[string]types.AttributeValue) string {
 	names["#r"] = "revision"
 	switch w, known := st.StoreData.(written); {
@@ -367,10 +367,10 @@ func (s *Store) expiredRevision(ctx context.Context, id string) (int64, error) {
 }
 
 // wrote reports whether the session's item is the one the save of token
-// writer wrote at revision rev (the SDK retries a write whose answer was
-// lost, and the retry fails, on its condition or otherwise, after the
-// write was done), and whether that is known: false if the item could not
-// be read.
+// writer wrote at revision rev, and whether that is known. known is false
+// if the item could not be read. It is needed because the SDK retries a
+// write whose answer was lost. The retry fails, on its condition or
+// otherwise, after the write was done.
 func (s *Store) wrote(ctx context.Context, id string, rev int64, writer string) (written, known bool) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: s.key(id), ConsistentRead: aws.Bool(true),
 		ProjectionExpression: aws.String("#r, #w"), ExpressionAttributeNames: map[string]string{"#r": "revision", "#w": "writer"}})

@@ -106,9 +106,10 @@ func attrNames(item map[string]dbtypes.AttributeValue) []string {
 }
 
 // TestRoundTrip: a state saved loads back the same at the next revision,
-// in the item layout the package doc gives: in the item up to 400 KB,
-// gzipped or not; past it (2 MB of history), in S3 with the item pointing
-// at it, the previous object deleted once the next is written.
+// in the item layout the package doc gives. Up to 400 KB it is in the
+// item, gzipped or not. Past it (2 MB of history), it is in S3 with the
+// item pointing at it. The previous object is deleted once the next is
+// written.
 func TestRoundTrip(t *testing.T) {
 	big := strings.Repeat("a long tool result ", 2<<20/19)
 	for _, tt := range []struct {
@@ -248,11 +249,11 @@ func TestTTL(t *testing.T) {
 	assert.Equal(t, textState("again").Messages, got.Messages)
 }
 
-// TestNoLostUpdateAfterExpiry: a writer that loaded a session before it
-// expired fails with ErrSessionChanged once a new conversation saved the
-// session anew, whose revision goes on from the expired one's; so does it
-// if the expired item was deleted (as DynamoDB's TTL does) and the new
-// session starts again at revision 1.
+// TestNoLostUpdateAfterExpiry: a writer loaded a session before it
+// expired. A new conversation then saved the session anew, its revision
+// going on from the expired one's. The writer fails with
+// ErrSessionChanged. It fails too if the expired item was deleted (as
+// DynamoDB's TTL does) and the new session starts again at revision 1.
 func TestNoLostUpdateAfterExpiry(t *testing.T) {
 	for _, deleted := range []bool{false, true} {
 		t.Run(fmt.Sprintf("deleted=%v", deleted), func(t *testing.T) {
@@ -301,10 +302,11 @@ func (failPutItem) RoundTrip(req *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(req)
 }
 
-// offloadedSession is a Store whose session "s" was saved once, its state
-// past DynamoDB's item size and so in S3; another Store of the same table,
-// whose DynamoDB client sends through transport with attempts attempts (0:
-// the SDK's default); and the next state of the session, to save with it.
+// offloadedSession returns three things. The first is a Store whose
+// session "s" was saved once, its state past DynamoDB's item size and so
+// in S3. The second is another Store of the same table. Its DynamoDB
+// client sends through transport with attempts attempts (0: the SDK's
+// default). The third is the next state of the session, to save with it.
 func offloadedSession(t *testing.T, transport http.RoundTripper, attempts int) (store, other *dynamostore.Store, saved, next *converse.State) {
 	t.Helper()
 	store, f := newStore(t, http.DefaultTransport)
@@ -371,10 +373,10 @@ func TestLostAnswerOfADoneWrite(t *testing.T) {
 	assert.Equal(t, next.Messages, got.Messages)
 }
 
-// TestReadsTheStoredFormat: an item as the package doc lays it out, with
-// the state of testdata/session-v1.json (State's JSON form, version 1),
-// loads; a save over it writes the same layout (the golden file is what it
-// stores; -update rewrites it).
+// TestReadsTheStoredFormat: an item as the package doc lays it out loads.
+// It holds the state of testdata/session-v1.json (State's JSON form,
+// version 1). A save over it writes the same layout. The golden file is
+// what it stores; -update rewrites it.
 func TestReadsTheStoredFormat(t *testing.T) {
 	store, f := newStore(t, nil)
 	db, table := f.db, f.table
@@ -406,11 +408,11 @@ func TestReadsTheStoredFormat(t *testing.T) {
 
 // TestRacingConversations: two conversations of one session, restored from
 // the same state, Send at once, or the second at a random event of the
-// first, for 100 rounds: in each exactly one wins, the loser's error is
-// ErrSessionLocked (the winner held the session) or ErrSessionChanged (it
-// had saved and let go of it), and the stored history is the winner's, valid (the
-// next round's requests, which bedrocktest checks, start from it) and
-// loads.
+// first, for 100 rounds. In each, exactly one wins. The loser's error is
+// ErrSessionLocked if the winner held the session. It is
+// ErrSessionChanged if the winner had saved and let go of it. The stored
+// history is the winner's, and it loads. It is valid too: the next round's
+// requests, which bedrocktest checks, start from it.
 func TestRacingConversations(t *testing.T) {
 	store, _ := newStore(t, nil)
 	echo, err := tools.New("echo", "Echoes.", func(ctx context.Context, in struct {

@@ -39,7 +39,7 @@ type Fault struct {
 // Chaos returns a tool middleware (for converse.ToolOptions.Middleware)
 // that injects faults into a share of the calls, to test that an agent
 // recovers. Which calls are hit is decided by seed and the call's ID
-// alone, so a run with the same calls (a recording, a bedrocktest script)
+// alone. So a run with the same calls (a recording, a bedrocktest script)
 // is hit the same way, whatever order concurrent calls run in. The first
 // fault that hits a call applies; one of an unknown kind fails the call.
 func Chaos(seed uint64, faults ...Fault) converse.ToolMiddleware {

@@ -196,10 +196,10 @@ func caseName(i int, raw json.RawMessage) string {
 	return fmt.Sprintf("case %d", i+1)
 }
 
-// Check checks the dataset before anything runs: every case has a name
-// and a prompt, every expectation one kind and well formed, names only
-// tools of tools (when not nil), and a judge or a simulated user only
-// where the dataset names its model.
+// Check checks the dataset before anything runs. Every case has a name
+// and a prompt. Every expectation has one kind, is well formed, and names
+// only tools of tools (when not nil). A judge or a simulated user appears
+// only where the dataset names its model.
 func (ds *Dataset) Check(tools []string) error {
 	var errs []error
 	if len(ds.Cases) == 0 {

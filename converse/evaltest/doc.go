@@ -10,14 +10,14 @@
 // Load reads a recording (converse -record) or a session file (converse
 // -session).
 //
-// An Assertion expects something of it: Used, NotUsed and Calls count the
-// calls of a tool; Sequence compares the tools called with a list (Exact,
-// InOrder, AnyOrder, Subset, Superset); Args, ArgsExact and ArgsFunc check
-// a call's input (a JSON subset, equality, a predicate); Turns, Tokens and
-// Cost bound what was spent; AnswerEquals, AnswerContains, AnswerMatches
-// and AnswerSchema check the answer; Judge.Rubric asks a model. Check
-// returns the failures as errors, Assert reports them on a *testing.T, and
-// each *Failure shows the trajectory, so a reader sees what happened:
+// An Assertion expects something of it. Used, NotUsed and Calls count the
+// calls of a tool. Sequence compares the tools called with a list (Exact,
+// InOrder, AnyOrder, Subset, Superset). Args, ArgsExact and ArgsFunc check
+// a call's input (a JSON subset, equality, a predicate). Turns, Tokens and
+// Cost bound what was spent. AnswerEquals, AnswerContains, AnswerMatches
+// and AnswerSchema check the answer. Judge.Rubric asks a model. Check
+// returns the failures as errors, and Assert reports them on a *testing.T.
+// Each *Failure shows the trajectory, so a reader sees what happened:
 //
 //	tr := evaltest.FromResult(res)
 //	evaltest.Assert(t, tr, evaltest.Sequence(evaltest.InOrder, "search", "fetch"), evaltest.AnswerMatches(`\b42\b`))

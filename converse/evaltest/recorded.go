@@ -11,11 +11,11 @@ import (
 )
 
 // Recorded returns a client for a judge or a simulated user whose model
-// calls are recorded the first time and replayed after: when the file at
-// path exists and update is false, its calls are answered from it, offline,
-// and each request must match the recorded one; otherwise they go through
-// live (called only then), and are recorded. finish saves the recording,
-// or reports recorded calls that were never made.
+// calls are recorded the first time and replayed after. When the file at
+// path exists and update is false, its calls are answered from it,
+// offline. Each request must then match the recorded one. Otherwise the
+// calls go through live (called only then), and are recorded. finish saves
+// the recording, or reports recorded calls that were never made.
 func Recorded(path string, update bool, live func() (*bedrockruntime.Client, error)) (client *bedrockruntime.Client, finish func() error, err error) {
 	if !update {
 		rec, err := recording.Load(path)

@@ -13,10 +13,10 @@ import (
 	"github.com/tooluse/bedrock/converse"
 )
 
-// TestLockFileRemoved: a release removes its lock file; a lock taken on a
-// file its holder removed after it was opened is no lock and is not kept,
-// and a release leaves alone the lock file another made after its own was
-// removed: one holder at a time throughout.
+// TestLockFileRemoved: a release removes its lock file. A lock taken on a
+// file its holder removed after it was opened is no lock, and is not kept.
+// A release leaves alone the lock file another made after its own was
+// removed. There is one holder at a time throughout.
 func TestLockFileRemoved(t *testing.T) {
 	path := filepath.Join(t.TempDir(), ".s.lock")
 	first, _, err := lockFile(path)

@@ -25,11 +25,11 @@ var update = flag.Bool("update", false, "write the golden files of testdata/ ane
 
 // TestSessionLogGolden: the files a Store writes for a fixed series of
 // saves are those of testdata/session-v1.txt (the file after each save) and
-// session-v1-open.log (-update writes them), and each reads back as the
-// state last saved: records with and without messages, an open turn
-// pending, answered and in part answered, the rewrites after dropped
-// messages and when half the file is superseded, and text the JSON form
-// escapes (<, >, &).
+// session-v1-open.log. -update writes them. Each reads back as the state
+// last saved. The saves cover records with and without messages, and an
+// open turn pending, answered and in part answered. They cover the
+// rewrites after dropped messages and when half the file is superseded.
+// They cover text the JSON form escapes (<, >, &).
 func TestSessionLogGolden(t *testing.T) {
 	store := filestore.Store{Dir: t.TempDir()}
 	ctx := context.Background()

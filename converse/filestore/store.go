@@ -22,33 +22,35 @@ import (
 // its id, readable by its owner only (0600). An id must be a plain file
 // name.
 //
-// The file is a log: its first line is the JSON form of a converse.State
-// with the session's revision added ("revision": N), each further line a
-// step record, {"keep": K, "messages": [...], "openTurn": {...}, "usage":
-// {...}, ..., "revision": N}: the state after the step is the first K
-// messages of the state before, then the record's messages, with the
-// record's other fields in place of the state's (an absent open turn is
-// none), the turn records of the messages from K-1 on replaced by the
-// record's "turns", and the record's revision (one more than the line
-// before if absent; 1 for a first line without one). See
+// The file is a log. Its first line is the JSON form of a converse.State
+// with the session's revision added ("revision": N). Each further line is
+// a step record, {"keep": K, "messages": [...], "openTurn": {...},
+// "usage": {...}, ..., "revision": N}. The state after the step is the
+// first K messages of the state before, then the record's messages. The
+// record's other fields take the place of the state's; an absent open
+// turn is none. The turn records of the messages from K-1 on are replaced
+// by the record's "turns". The revision is the record's: one more than
+// the line before if absent, 1 for a first line without one. See
 // testdata/session-v1.txt.
 //
 // A Save appends one record and syncs the file once. It writes the whole
-// state instead (to a temporary file in Dir, synced, renamed over the
-// session's file, Dir synced) for a new file, a history that lost messages
-// (trimmed, or an unanswered prompt replaced), a file it did not write or
-// read last, or one whose superseded records make up half of it. A crash
+// state instead for a new file, or a history that lost messages (trimmed,
+// or an unanswered prompt replaced). It does so too for a file it did not
+// write or read last, or one whose superseded records make up half of it.
+// The whole state goes to a temporary file in Dir, synced, renamed over
+// the session's file, and Dir is synced. A crash
 // during a Save leaves the old state or the new one: a torn last record is
 // ignored. A file of the whole State alone, as written before logs, is a
 // log of no records.
 //
 // Store is a converse.Holder. A Send, Resume or Stop of a conversation
-// holds its session: it takes an exclusive lock (flock(2)) on the file
-// .ID.lock beside the session's, removed when it is done, and fails at
-// once with converse.ErrSessionLocked, naming the process, if another
-// holds it, or with converse.ErrSessionChanged if the file is not at the
-// conversation's revision. Each Save checks the revision again, so that a writer that
-// lost its lock (its lock file removed, say) is caught by it too. Where
+// holds its session. It takes an exclusive lock (flock(2)) on the file
+// .ID.lock beside the session's, removed when it is done. If another
+// holds it, it fails at once with converse.ErrSessionLocked, naming the
+// process. If the file is not at the conversation's revision, it fails
+// with converse.ErrSessionChanged. Each Save checks the revision again,
+// so that a writer that lost its lock (its lock file removed, say) is
+// caught by it too. Where
 // flock is not available (Windows, Plan 9, Solaris), no lock is taken; the
 // revision checks still are, though a check and its write are then not
 // atomic. Stale temporary files of a crashed Save (.ID.tmp-N) are removed
@@ -276,7 +278,7 @@ func (s Store) removeTemporary(id string) {
 }
 
 // Hold takes the session id for a Send, Resume or Stop of a conversation
-// whose state is st, until release is called: it locks the session's lock
+// whose state is st, until release is called. It locks the session's lock
 // file and checks that the session is at st.Revision.
 func (s Store) Hold(ctx context.Context, id string, st *converse.State) (release func(), err error) {
 	if err := ctx.Err(); err != nil {

@@ -24,10 +24,10 @@ func prompt(text string) *converse.State {
 	}}
 }
 
-// TestConcurrentSessions: writers of different sessions at once
-// never see each other's state, nor a torn one; each save is on top of the
-// revision before (n) and makes the next; files are private and no
-// temporary file is left.
+// TestConcurrentSessions: writers of different sessions at once never see
+// each other's state, nor a torn one. Each save is on top of the revision
+// before (n) and makes the next. Files are private, and no temporary file
+// is left.
 func TestConcurrentSessions(t *testing.T) {
 	store := filestore.Store{Dir: t.TempDir()}
 	const sessions, saves = 8, 20

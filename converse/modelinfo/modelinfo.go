@@ -1,10 +1,11 @@
 // Package modelinfo answers what the converse package knows of a Bedrock
-// model from its ID (a model ID, inference profile or ARN), as a CLI or a
-// service tells its user before the first call: its on-demand prices, its
-// context window, and whether it takes prompt cache points and gives a
-// schema natively. The answers come from tables in the module's source,
-// each with its sources; an ID they do not name (an application inference
-// profile, a newer model) gets the zero answer.
+// model from its ID (a model ID, inference profile or ARN). A CLI or a
+// service tells its user these before the first call. They are the model's
+// on-demand prices and its context window. They say too whether it takes
+// prompt cache points and gives a schema natively. The answers come from
+// tables in the module's source, each with its sources. An ID they do not
+// name (an application inference profile, a newer model) gets the zero
+// answer.
 package modelinfo
 
 import "github.com/tooluse/bedrock/converse/internal/models"
@@ -19,11 +20,11 @@ type Prices struct {
 }
 
 // PricesOf returns Bedrock's on-demand prices for modelID from the price
-// table, and whether it has them: Anthropic Claude and Amazon Nova models,
-// with the regional premium of the newer Claude models outside the global
-// inference profile. The table's source and date are in its source; for
-// negotiated rates, provisioned throughput or a model it lacks, set
-// converse.Options.Prices.
+// table, and whether it has them. The table has Anthropic Claude and Amazon
+// Nova models. It adds the regional premium of the newer Claude models
+// outside the global inference profile. The table's source and date are in
+// its source; for negotiated rates, provisioned throughput or a model it
+// lacks, set converse.Options.Prices.
 func PricesOf(modelID string) (Prices, bool) {
 	p, ok := models.PricesOf(modelID)
 	return Prices(p), ok
@@ -39,10 +40,11 @@ func KnownFamily(modelID string) bool {
 	return models.Parse(modelID).Known()
 }
 
-// ContextWindow returns the context window of the model, in tokens, as
-// its family's documentation gives it (Anthropic Claude, Amazon Nova, Meta
-// Llama 3.1 and later, Mistral Large 2), or 0 when it is not known: a
-// converse.ContextPolicy's MaxInputTokens less the room of the answer.
+// ContextWindow returns the context window of the model, in tokens, or 0
+// when it is not known. It is as its family's documentation gives it
+// (Anthropic Claude, Amazon Nova, Meta Llama 3.1 and later, Mistral Large
+// 2). A converse.ContextPolicy's MaxInputTokens is this less the room of
+// the answer.
 func ContextWindow(modelID string) int {
 	return models.Parse(modelID).ContextWindow()
 }
@@ -58,7 +60,7 @@ func PromptCaching(modelID string) bool {
 
 // NativeStructuredOutput reports whether a structured Send with the model
 // gives its schema natively (outputConfig.textFormat), which constrains the
-// answer; for the other models the answer is a call of a final tool whose
+// answer. For the other models, the answer is a call of a final tool whose
 // input is validated.
 func NativeStructuredOutput(modelID string) bool {
 	return models.Parse(modelID).NativeStructuredOutput()

@@ -19,26 +19,30 @@ import (
 )
 
 // Limiter paces model calls by one quota of requests and tokens per
-// minute: make one per model and region whose quota they share, never one
+// minute. Make one per model and region whose quota they share, never one
 // for the process. The calls it paces are those of the clients it makes
-// (Limiter.Client). Before each call it reserves the call's tokens (its
-// estimated input plus its maxTokens, or the input alone without one) and
-// waits, in line with the other calls, until they fit; a call whose
-// context ends first leaves the line and takes nothing. After the call it
-// settles the reservation with the real usage as Bedrock counts it against
-// its quotas: input, cache writes, and output at the model's burndown rate
-// (5 tokens an output token for Claude 3.7 Sonnet and Claude 4 to 4.6;
-// cache reads count for nothing). What was not used is given back; what
-// was used beyond it is taken. In any minute it admits at most the quota:
-// a burst of a twentieth of it, the rest spread evenly (for a quota of
-// fewer than 20, a burst of 1). A call larger than the burst waits for a
-// whole burst and is counted in full: what the burst did not hold is a
-// debt the calls after it wait for.
+// (Limiter.Client).
 //
-// A burst of ThrottlingExceptions (each within 15 s of the one before:
-// the SDK's retries of a call, the calls throttled together) halves the
-// rates once; they then grow back by a tenth of the quota a minute, up
-// to it (additive increase, multiplicative decrease). Each throttle also
+// Before each call it reserves the call's tokens: its estimated input plus
+// its maxTokens, or the input alone without one. It then waits, in line
+// with the other calls, until they fit. A call whose context ends first
+// leaves the line and takes nothing. After the call it settles the
+// reservation with the real usage as Bedrock counts it against its quotas.
+// That is input, cache writes, and output at the model's burndown rate;
+// cache reads count for nothing. The rate is 5 tokens an output token for
+// Claude 3.7 Sonnet and Claude 4 to 4.6. What was not used is given back;
+// what was used beyond it is taken.
+//
+// In any minute it admits at most the quota: a burst of a twentieth of it,
+// the rest spread evenly. For a quota of fewer than 20, the burst is 1. A
+// call larger than the burst waits for a whole burst and is counted in
+// full. What the burst did not hold is a debt the calls after it wait for.
+//
+// A burst of ThrottlingExceptions halves the rates once. In a burst, each
+// comes within 15 s of the one before: the SDK's retries of a call, the
+// calls throttled together. The rates then grow back by a tenth of the
+// quota a minute, up to it (additive increase, multiplicative decrease).
+// Each throttle also
 // empties the Limiter, down to a burst short, so that no call goes while
 // the quota is spent. It sees each attempt the SDK's retryer makes, when
 // the client is a *bedrockruntime.Client, and each throttle a
@@ -53,9 +57,9 @@ type Limiter struct {
 	// line is held by the one call that has reserved and waits for its
 	// turn; the others wait for it in order, and leave the line when
 	// their contexts end. x/time/rate gives a cancelled reservation back
-	// only when none was made after it, so a line of reservations would
-	// keep the places of the calls cancelled in it, and the rates a
-	// decrease sets would reach no call already waiting.
+	// only when none was made after it. So a line of reservations would
+	// keep the places of the calls cancelled in it. The rates a decrease
+	// sets would then reach no call already waiting.
 	line *semaphore.Weighted
 
 	mu        sync.Mutex
@@ -66,9 +70,9 @@ type Limiter struct {
 }
 
 // burstGap is the longest time between two throttles of one burst, which
-// lowers the rates once: the SDK's retries of a call, and the calls in
-// flight when a quota by the minute runs out, which takes seconds to have
-// room again.
+// lowers the rates once. A burst is the SDK's retries of a call, and the
+// calls in flight when a quota by the minute runs out. Such a quota takes
+// seconds to have room again.
 const burstGap = 15 * time.Second
 
 // growth is how much of the quota a Limiter takes back a minute after a
@@ -149,8 +153,8 @@ func (l *Limiter) reserve(ctx context.Context, modelID string, tokens int) (*res
 }
 
 // charge takes n tokens from b now without waiting, in pieces of at most
-// its burst (x/time/rate refuses a larger one): what b does not hold is a
-// debt that the reservations after it wait for. A negative n gives tokens
+// its burst, as x/time/rate refuses a larger one. What b does not hold is
+// a debt that the reservations after it wait for. A negative n gives tokens
 // back (x/time/rate adds them, up to the burst, and TestLimiterSettles
 // pins that).
 func charge(b *rate.Limiter, now time.Time, n int) {
@@ -179,9 +183,9 @@ func (r *reservation) settle(u *types.TokenUsage, err error) {
 }
 
 // throttle tells l of err if it is a ThrottlingException. The first of a
-// burst halves the rates; each empties l down to a burst short, so that
-// no call goes while the quota is spent: the next waits for a burst and
-// more at the lowered rates.
+// burst halves the rates. Each empties l down to a burst short, so that
+// no call goes while the quota is spent. The next call waits for a burst
+// and more at the lowered rates.
 func (l *Limiter) throttle(err error) {
 	if !throttled(err) {
 		return

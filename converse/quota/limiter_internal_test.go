@@ -18,8 +18,8 @@ import (
 const limiterModel = "anthropic.claude-3-haiku-20240307-v1:0"
 
 // TestLimiterSettles: a reservation settled with less than it reserved
-// gives the rest back at once, and one settled with more takes it, so the
-// next call waits for it (virtual time: nothing else moves the clock).
+// gives the rest back at once. One settled with more takes it, so the
+// next call waits for it. Time is virtual: nothing else moves the clock.
 func TestLimiterSettles(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		l := NewLimiter(0, 20000) // a burst of 1000 tokens
@@ -64,10 +64,9 @@ func TestLimiterWaitCancelled(t *testing.T) {
 }
 
 // TestLimiterAIMD: a burst of throttles, each within 15 s of the one
-// before (here over 30 s), halves the rates once, and a throttle after a
-// longer quiet halves them again; successes raise nothing, and time
-// raises them by a tenth of the quota a minute, up to the quota (virtual
-// time).
+// before (here over 30 s), halves the rates once. A throttle after a
+// longer quiet halves them again. Successes raise nothing. Time raises
+// them by a tenth of the quota a minute, up to the quota (virtual time).
 func TestLimiterAIMD(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		l := NewLimiter(600, 60000)
@@ -102,8 +101,8 @@ func TestLimiterAIMD(t *testing.T) {
 
 // TestLimiterCountsLargeCallsInFull: a call larger than the burst waits
 // for a whole burst and is counted in full, whether it reserved that much
-// or settled to it, so that no minute admits more than the quota, and the
-// calls still take most of it (one after another, in virtual time).
+// or settled to it. So no minute admits more than the quota. The calls
+// still take most of it (one after another, in virtual time).
 func TestLimiterCountsLargeCallsInFull(t *testing.T) {
 	const quota = 200000 // a burst of 10,000 tokens
 	tests := []struct {
@@ -139,9 +138,9 @@ func TestLimiterCountsLargeCallsInFull(t *testing.T) {
 }
 
 // TestLimiterSettlesAsBedrockCounts: a call is settled to its input, its
-// cache writes and its output at the model's burndown rate (5 for Claude
-// Sonnet 4, 1 for Claude 3 Haiku), and its cache reads count for nothing:
-// the next call waits for exactly that debt (virtual time).
+// cache writes and its output at the model's burndown rate. The rate is 5
+// for Claude Sonnet 4, 1 for Claude 3 Haiku. Its cache reads count for
+// nothing. The next call waits for exactly that debt (virtual time).
 func TestLimiterSettlesAsBedrockCounts(t *testing.T) {
 	u := &types.TokenUsage{InputTokens: aws.Int32(100), CacheReadInputTokens: aws.Int32(5000),
 		CacheWriteInputTokens: aws.Int32(50), OutputTokens: aws.Int32(100)}
@@ -171,10 +170,10 @@ func TestLimiterSettlesAsBedrockCounts(t *testing.T) {
 
 // TestLimiterCancelledWaitersLeaveTheLine: waiters whose contexts end
 // give their places back. 500 calls wait for a Limiter whose burst is
-// spent, one in ten to the end and the others until 10 s, before the
-// first is due; each of the 50 that stay is admitted when it would have
-// been had the others never come: the k-th after k intervals of the
-// quota (virtual time, so the bound is a thousandth of an interval).
+// spent. One in ten waits to the end; the others wait until 10 s, before
+// the first is due. Each of the 50 that stay is admitted when it would
+// have been had the others never come: the k-th after k intervals of the
+// quota. Time is virtual, so the bound is a thousandth of an interval.
 func TestLimiterCancelledWaitersLeaveTheLine(t *testing.T) {
 	const rpm = 6                   // a burst of 1, then one request every 60/5.7 s
 	interval := 60 / (rpm * spread) // seconds

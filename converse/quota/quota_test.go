@@ -98,15 +98,15 @@ func runUnderQuota(t *testing.T, n int, q bedrocktest.Quota, retryer func() aws.
 
 // TestLimiterUnderQuota runs 500 conversations of 4 turns at once through
 // one client against a quota of 400 requests and 200,000 tokens a minute,
-// in virtual time, a subtest a row of BENCHMARKS.md's table: with the
-// SDK's standard retries alone many Sends fail after their retries; with
-// its adaptive mode alone (retry.NewAdaptiveMode(), run through
-// waitsTakeTime) calls are throttled, as its client-side bucket engages
-// only once they are; with a Limiter set to the quota none fails, under 1% of the calls
-// are throttled and the calls go at the quota's pace, within 10%,
-// whichever the retry mode. A Limiter set at 1.5, 2 or 4 times the quota
-// (a quota unknown, or shared) settles below it: none fails, and under 5%
-// of the calls are throttled. Under -race the adaptive
+// in virtual time. Each subtest is a row of BENCHMARKS.md's table. With
+// the SDK's standard retries alone, many Sends fail after their retries.
+// With its adaptive mode alone (retry.NewAdaptiveMode(), run through
+// waitsTakeTime), calls are throttled, as its client-side bucket engages
+// only once they are. With a Limiter set to the quota, none fails, under
+// 1% of the calls are throttled, and the calls go at the quota's pace,
+// within 10%, whichever the retry mode. A Limiter set at 1.5, 2 or 4 times
+// the quota (a quota unknown, or shared) settles below it. Then none
+// fails, and under 5% of the calls are throttled. Under -race the adaptive
 // mode without a limiter is skipped (see raceDetector). -quota-report
 // prints the table.
 func TestLimiterUnderQuota(t *testing.T) {
@@ -168,16 +168,16 @@ func TestLimiterUnderQuota(t *testing.T) {
 // waitsTakeTime is a retryer whose every wait for an attempt token takes
 // at least a nanosecond of virtual time, as each turn of its loop takes
 // real nanoseconds outside a synctest bubble. The SDK's adaptive mode
-// (aws/retry v1.48.0, AdaptiveMode.GetAttemptToken) needs it there: a
-// wait for its client-side bucket is truncated to whole nanoseconds, so
+// (aws/retry v1.48.0, AdaptiveMode.GetAttemptToken) needs it there. A
+// wait for its client-side bucket is truncated to whole nanoseconds. So
 // the refill after it can leave the bucket short by less than a
-// nanosecond's worth of tokens (0.9999999996 of 1 at 1.68 a second); the
-// next wait is then 0, and as virtual time does not move while a
-// goroutine's timer is due now, the loop asks again for ever. The
-// retryer decides as it would unwrapped; it is only handed a context
-// whose Done sleeps a nanosecond, and its wait (sdk.SleepWithContext)
-// calls Done once a wait, alongside its timer. The one other difference
-// is the User-Agent, which no longer names the retry mode.
+// nanosecond's worth of tokens (0.9999999996 of 1 at 1.68 a second). The
+// next wait is then 0. Virtual time does not move while a goroutine's
+// timer is due now, so the loop asks again for ever. The retryer decides
+// as it would unwrapped. It is only handed a context whose Done sleeps a
+// nanosecond. Its wait (sdk.SleepWithContext) calls Done once a wait,
+// alongside its timer. The one other difference is the User-Agent, which
+// no longer names the retry mode.
 type waitsTakeTime struct{ aws.RetryerV2 }
 
 // GetAttemptToken gets r's token with a context whose Done takes time.
@@ -212,9 +212,9 @@ func TestLimiterWaitEndsWithTheContext(t *testing.T) {
 }
 
 // TestConverseStepUsesTheLimiter: the step API's model call is paced by
-// the Limiter as Send's are: a second call waits for the quota (here
-// past its context's end, so it is never made), and each throttled
-// attempt, as the SDK's retryer sees it, is counted.
+// the Limiter as Send's are. A second call waits for the quota, here past
+// its context's end, so it is never made. Each throttled attempt, as the
+// SDK's retryer sees it, is counted.
 func TestConverseStepUsesTheLimiter(t *testing.T) {
 	const model = "anthropic.claude-3-haiku-20240307-v1:0"
 	request := func(text string) *bedrockruntime.ConverseInput {
@@ -251,11 +251,11 @@ func TestConverseStepUsesTheLimiter(t *testing.T) {
 }
 
 // TestLimiterCountsStreamThrottles: a ThrottlingException that a
-// ConverseStream sends among its events, which the SDK's retryer never
-// sees, is counted by the Limiter as a throttled attempt is, and each of
-// Send's calls after it waits for the Limiter, emptied by it: a burst at
-// the halved rates (60/19 s at the full ones), for a token quota as for
-// a request quota. In virtual time.
+// ConverseStream sends among its events is never seen by the SDK's
+// retryer. The Limiter counts it as it counts a throttled attempt. Each of
+// Send's calls after it waits for the Limiter, which the throttle emptied.
+// The wait is a burst at the halved rates (60/19 s at the full ones), for
+// a token quota as for a request quota. In virtual time.
 func TestLimiterCountsStreamThrottles(t *testing.T) {
 	tests := []struct {
 		name          string
@@ -299,9 +299,10 @@ func TestLimiterCountsStreamThrottles(t *testing.T) {
 }
 
 // TestLimiterSettlesStreams: a stream's call is settled to the usage of
-// its metadata event, which the Limiter reads as the SDK decodes it: the
+// its metadata event, which the Limiter reads as the SDK decodes it. The
 // next call waits for the first's output, 5 quota tokens each for Claude
-// Sonnet 4, and for its own reservation, beyond the burst (virtual time).
+// Sonnet 4. It waits for its own reservation too, beyond the burst
+// (virtual time).
 func TestLimiterSettlesStreams(t *testing.T) {
 	long := bedrocktest.Text("one")
 	long.Output.Usage.OutputTokens = aws.Int32(1000)

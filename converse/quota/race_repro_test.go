@@ -17,7 +17,7 @@ import (
 //	go test -race -tags racerepro -count=1 -run TestZeroTimersInABubble ./converse/quota/
 //
 // With Go 1.26.8 it crashed the test binary in 12 runs of 14, and one
-// more spun for 10 minutes until killed; once it passes every time on a
+// more spun for 10 minutes until killed. Once it passes every time on a
 // Go release, the skip can go.
 func TestZeroTimersInABubble(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {

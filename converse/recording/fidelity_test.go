@@ -22,8 +22,9 @@ import (
 )
 
 // These tests make a call against a Bedrock on loopback through a
-// Recorder, then the same call against a Replayer of what was recorded,
-// saved and loaded again, and check that the client sees the same outcome.
+// Recorder. They make the same call against a Replayer of what was
+// recorded, saved and loaded again. They check that the client sees the
+// same outcome.
 
 // upstreamAnswer is what the loopback Bedrock answers every call with.
 type upstreamAnswer struct {
@@ -235,8 +236,8 @@ func TestReplayFailsAsLive(t *testing.T) {
 
 // TestRecorderMarksUndecodableStream: a stream whose bytes stop being an
 // event stream is recorded with its events and a decodeError, even with
-// no event before; and a stream that ends in an error message records it
-// as one.
+// no event before. A stream that ends in an error message records it as
+// one.
 func TestRecorderMarksUndecodableStream(t *testing.T) {
 	rec, _, _ := recordThenReplay(t, upstreamAnswer{status: http.StatusOK, contentType: "application/vnd.amazon.eventstream", body: []byte("<html></html>")}, streamCall)
 	require.Len(t, rec.Exchanges, 1)

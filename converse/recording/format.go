@@ -48,15 +48,15 @@ type Exchange struct {
 	DecodeError string `json:"decodeError,omitempty"`
 }
 
-// Event is one ConverseStream message as on the wire: its type (the
-// :event-type header of an event, the :exception-type of an exception, the
-// :error-code of an error), its JSON payload, and its :message-type, if not
-// an event's.
+// Event is one ConverseStream message as on the wire: its type, its JSON
+// payload, and its :message-type, if not an event's. The type is the
+// :event-type header of an event, the :exception-type of an exception, or
+// the :error-code of an error.
 type Event struct {
 	Type    string          `json:"type"`
 	Payload json.RawMessage `json:"payload"`
 	// MessageType is "exception" or "error" for a message that ends the
-	// stream with an error, and empty (or "event") for an event; empty for
+	// stream with an error, and empty (or "event") for an event. Empty for
 	// a Type ending in "Exception" means "exception", as in version 1.
 	MessageType string `json:"messageType,omitempty"`
 }
@@ -103,9 +103,9 @@ func read(r io.Reader, path string) (*Recording, error) {
 
 // Save writes the recording to path, as WriteTo does, with mode 0600: a
 // recording holds the conversation, which may be private. The file is
-// written only if the whole recording is valid, to a temporary file in the
-// same directory that then replaces path, so that an existing file gets the
-// new mode too and a failed Save leaves the old file whole.
+// written only if the whole recording is valid. It goes to a temporary
+// file in the same directory that then replaces path. So an existing file
+// gets the new mode too, and a failed Save leaves the old file whole.
 func (rec *Recording) Save(path string) error {
 	var buf bytes.Buffer
 	if _, err := rec.WriteTo(&buf); err != nil {

@@ -36,20 +36,20 @@ import (
 // through Redact before it is kept, as an AWS error may echo the signed
 // request, session token included.
 //
-// Exchanges are kept in the order the requests were made. A Converse
-// exchange is complete when its response has been read, which the Recorder
-// does before returning it. A ConverseStream response is handed back at once
-// and its events are recorded as the caller reads them; the exchange is
-// complete when the caller reads the body to its end or closes it, whichever
-// comes first. A stream closed early keeps the events read until then; one
-// closed before its first event is left out, as a replay would have nothing
-// to serve for it. A stream whose bytes stop being an event stream is kept
-// with the events before and a DecodeError, even with none before, so that
-// its replay fails as the call did.
+// Exchanges are kept in the order the requests were made. A Converse exchange
+// is complete when its response has been read, which the Recorder does before
+// returning it. A ConverseStream response is handed back at once, and its
+// events are recorded as the caller reads them. The exchange is complete when
+// the caller reads the body to its end or closes it, whichever comes first. A
+// stream closed early keeps the events read until then; one closed before its
+// first event is left out, as a replay would have nothing to serve for it. A
+// stream whose bytes stop being an event stream is kept with the events
+// before and a DecodeError, even with none before, so that its replay fails
+// as the call did.
 //
-// Whatever the Recorder records can be saved, so a conversation that fails
-// midway still leaves a recording of the calls made until then: a body that
-// is not JSON is kept as a JSON string (see the format).
+// Whatever the Recorder records can be saved. So a conversation that fails
+// midway still leaves a recording of the calls made until then. A body
+// that is not JSON is kept as a JSON string (see the format).
 //
 // A Recorder is safe for concurrent use.
 type Recorder struct {

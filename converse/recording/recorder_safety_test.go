@@ -27,8 +27,8 @@ const (
 )
 
 // An AWS error that echoes the signed request, a model answer quoting a key
-// and a stream exception carrying a token: none of them reaches the file,
-// which is private (0600) even when it existed before.
+// and a stream exception carrying a token: none of them reaches the file.
+// The file is private (0600), even when it existed before.
 func TestRecorderRedactsAndSavesPrivately(t *testing.T) {
 	invalidSig, _ := json.Marshal(map[string]string{"message": "The request signature we calculated does not match the signature you provided.\n\n" +
 		"The Canonical String for this request should have been\n'POST\n/model/m/converse\n\nhost:bedrock-runtime.us-east-1.amazonaws.com\n" +

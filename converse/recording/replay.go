@@ -38,25 +38,27 @@ type ReplayOptions struct {
 // aws.HTTPClient, so it goes in bedrockruntime.Options.HTTPClient, and no
 // request leaves the process.
 //
-// A recorded Converse response is served byte for byte, a recorded stream
-// message by message (an event as an event, an exception as an exception,
-// an error as an error message, each with its payload as recorded), and a
-// recorded error with the same status, type and body, so that the client
-// fails as it did: with the same typed error and fields, or, for a body
-// that was not JSON, the same deserialization error. A stream recorded with
-// a DecodeError ends, after its events, in a message whose checksum does
-// not match, which the client fails to decode.
+// A recorded Converse response is served byte for byte. A recorded stream
+// is served message by message, each with its payload as recorded: an
+// event as an event, an exception as an exception, an error as an error
+// message. A recorded error is served with the same status, type and body.
+// So the client fails as it did: with the same typed error and fields, or,
+// for a body that was not JSON, the same deserialization error. A stream
+// recorded with a DecodeError ends, after its events, in a message whose
+// checksum does not match, which the client fails to decode.
 //
 // Each request must match the recorded one, unless ReplayOptions.Lenient
-// is set: the model ID, and the body compared as JSON (key order and
-// spacing do not matter, numbers compare by value) once both are passed
-// through Redact, as the Recorder keeps the request it records, so that a
-// prompt or tool result holding something Redact changes (such as
-// "Authorization: ..." in a text) matches its recording. Any call that cannot be
-// answered from the recording gets a 400 ValidationException, which the SDK
-// does not retry, with a message starting "recording: replay:": a request
-// that differs, a call past the last exchange, and a ConverseStream call
-// where Converse was recorded or the other way round. A request that
+// is set. The model ID must match. The body is compared as JSON: key order
+// and spacing do not matter, and numbers compare by value. Both bodies are
+// first passed through Redact, as the Recorder keeps the request it
+// records. So a prompt or tool result holding something Redact changes
+// (such as "Authorization: ..." in a text) matches its recording.
+//
+// Any call that cannot be answered from the recording gets a 400
+// ValidationException, with a message starting "recording: replay:". The
+// SDK does not retry it. Such calls are a request that differs, a call
+// past the last exchange, and a ConverseStream call where Converse was
+// recorded or the other way round. A request that
 // differs lists up to ten differences, one a line, as a JSON path with the
 // recorded and the received value:
 //
@@ -96,12 +98,12 @@ func NewReplayer(rec *Recording, optFns ...func(*ReplayOptions)) *Replayer {
 	return p
 }
 
-// Client returns a bedrockruntime client whose calls p answers, in
-// process, that needs no AWS configuration at all: its requests are
-// unsigned, so it looks for no credentials (no environment, no shared
-// files, no EC2 metadata service) and sends none, not even a Bedrock API
-// key in AWS_BEARER_TOKEN_BEDROCK, which the SDK's client would otherwise
-// prefer. Its region is us-east-1. optFns change its Options after that, as
+// Client returns a bedrockruntime client whose calls p answers, in process,
+// that needs no AWS configuration at all. Its requests are unsigned, so it
+// looks for no credentials: no environment, no shared files, no EC2 metadata
+// service. It sends none either. That includes a Bedrock API key in
+// AWS_BEARER_TOKEN_BEDROCK, which the SDK's client would otherwise prefer.
+// Its region is us-east-1. optFns change its Options after that, as
 // bedrockruntime.New applies them (set HTTPClient to a Recorder of p, say).
 func (p *Replayer) Client(optFns ...func(*bedrockruntime.Options)) *bedrockruntime.Client {
 	unsigned := func(o *bedrockruntime.Options) {
@@ -146,10 +148,10 @@ func (p *Replayer) Next(operation, modelID string, body []byte) (Exchange, error
 	return cloneExchange(*x), nil
 }
 
-// Unused returns nil if every recorded exchange was asked for, or else an
-// error naming how many were not and the first of them: a program that
-// makes fewer calls than the recording has is as wrong as one that makes
-// more.
+// Unused returns nil if every recorded exchange was asked for. Otherwise
+// it returns an error naming how many were not and the first of them. A
+// program that makes fewer calls than the recording has is as wrong as one
+// that makes more.
 func (p *Replayer) Unused() error {
 	p.mu.Lock()
 	used := p.next
@@ -215,9 +217,10 @@ func errorResponse(req *http.Request, status int, errorType, message string) *ht
 	return resp
 }
 
-// recordedErrorResponse serves a recorded error response: its status, its
-// type in the header the SDK reads first (if it had one) and its body as
-// recorded, every field of it, or the text of a body that was not JSON.
+// recordedErrorResponse serves a recorded error response. It serves its
+// status, and its type (if it had one) in the header the SDK reads first.
+// It serves its body as recorded, every field of it, or the text of a body
+// that was not JSON.
 func recordedErrorResponse(req *http.Request, x *Exchange) *http.Response {
 	contentType := wire.ContentTypeJSON
 	if isJSONString(x.Response) {
@@ -231,9 +234,9 @@ func recordedErrorResponse(req *http.Request, x *Exchange) *http.Response {
 }
 
 // writeRecordedFrame writes a recorded event as the message it was
-// recorded from: an event, an exception with its payload (every member of
-// the exception, not only its message), or an error message with its code
-// and message in the headers the SDK reads them from.
+// recorded from. That is an event, or an exception with its payload: every
+// member of the exception, not only its message. Or it is an error message
+// with its code and message in the headers the SDK reads them from.
 func writeRecordedFrame(w io.Writer, ev Event) error {
 	var msg eventstream.Message
 	switch messageType(ev) {

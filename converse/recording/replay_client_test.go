@@ -34,7 +34,7 @@ func (h headerCheck) Do(req *http.Request) (*http.Response, error) {
 
 // TestReplayerClientNeedsNoCredentials: Replayer.Client replays a
 // Converse and a ConverseStream call on a machine with no AWS configuration
-// at all, as in CI: it asks no EC2 metadata service, does not panic, and
+// at all, as in CI. It asks no EC2 metadata service and does not panic. It
 // sends no credential, not even the Bedrock API key of the environment.
 func TestReplayerClientNeedsNoCredentials(t *testing.T) {
 	ctx := context.Background()

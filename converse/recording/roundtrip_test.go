@@ -168,9 +168,10 @@ func streamTurn(t *testing.T, client *bedrockruntime.Client, msgs []types.Messag
 }
 
 // recordAndReplay holds the conversation with a Server answering with h
-// through a Recorder, saves and loads the recording, then holds it again,
-// at another time, from a strict Replayer in process and from a Server
-// replaying it (bedrocktest.Replay), which must see the same. It returns the
+// through a Recorder, then saves and loads the recording. It then holds
+// the conversation again, at another time, from a strict Replayer in
+// process. It holds it once more from a Server replaying it
+// (bedrocktest.Replay), which must see the same. It returns the
 // recording and what the client saw when recording and replaying.
 func recordAndReplay(t *testing.T, h bedrocktest.Handler, turn turnFunc) (rec *recording.Recording, recorded, replayed []string) {
 	t.Helper()
@@ -282,7 +283,8 @@ func checkStrictReplay(t *testing.T, client *bedrockruntime.Client) {
 	assert.Equal(t, "recording: replay: request 1 differs from the recording:\n"+
 		`  messages[0].content[0].text: want "What time is it?", got "What day is it?"`, aws.ToString(invalid.Message))
 
-	// Request 2 gets exchange 2, a Converse call: asking for a stream instead is refused.
+	// Request 2 gets exchange 2, a Converse call: asking for a stream instead
+	// is refused.
 	_, err = client.ConverseStream(ctx, &bedrockruntime.ConverseStreamInput{ModelId: aws.String(e2eModel), Messages: []types.Message{userMessage("What time is it?")}})
 	require.ErrorAs(t, err, &invalid, "the operation mismatch")
 	assert.Contains(t, aws.ToString(invalid.Message), "request 2 is ConverseStream but exchange 2 of the recording is Converse")

@@ -43,10 +43,10 @@ type ToolCall struct {
 	ModelID string
 	Call    converse.Call
 	// Timeout, if positive, is the timeout of the tool's activity options
-	// (see Options.ToolActivity): the call's timeout, in place of the
-	// conversation's Tools.Timeout, is a tenth of it (at most 10 seconds)
-	// less, so that it ends before the activity's. A tool's own timeout
-	// still bounds the call.
+	// (see Options.ToolActivity). The call's timeout, in place of the
+	// conversation's Tools.Timeout, is then a tenth of it (at most 10
+	// seconds) less, so that it ends before the activity's. A tool's own
+	// timeout still bounds the call.
 	Timeout time.Duration
 }
 
@@ -136,14 +136,13 @@ func bedrockError(err error) error {
 	return build(aws.String(msg))
 }
 
-// Tool is the tool activity: it runs one call with the Executor of the
-// call's model (converse.NewExecutor: its status field and media rules), as
-// Send would, with tools.CallID(ctx) the call's toolUseId and call.Timeout,
-// if set, its timeout. A tool that fails is an error result, not an error
-// of the activity. An activity runs at least once: if its worker dies
-// before Temporal records the result, the call runs again on another
-// worker, so a tool with side effects should use tools.CallID as its
-// idempotency key.
+// Tool is the tool activity. It runs one call as Send would, with the
+// Executor of the call's model (converse.NewExecutor: its status field and
+// media rules). tools.CallID(ctx) is the call's toolUseId, and call.Timeout,
+// if set, its timeout. A tool that fails is an error result, not an error of
+// the activity. An activity runs at least once: if its worker dies before
+// Temporal records the result, the call runs again on another worker. So a
+// tool with side effects should use tools.CallID as its idempotency key.
 func (a *Agent) Tool(ctx context.Context, call ToolCall) (*ToolReply, error) {
 	defer heartbeat(ctx)()
 	// An Executor of its own per call: the per-workflow bound is the
@@ -219,7 +218,7 @@ func errorResult(call converse.Call, text string) types.ContentBlock {
 }
 
 // heartbeat records a heartbeat of the activity of ctx every third of its
-// heartbeat timeout, if it has one, until stop is called: a worker that
+// heartbeat timeout, if it has one, until stop is called. A worker that
 // dies is then noticed at that timeout, not at the end of the call's.
 func heartbeat(ctx context.Context) (stop func()) {
 	every := activity.GetInfo(ctx).HeartbeatTimeout / 3

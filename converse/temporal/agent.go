@@ -53,19 +53,19 @@ type Options struct {
 	// again.
 	ModelActivity workflow.ActivityOptions
 	// ToolActivity are the activity options of a tool call. Zero fields
-	// take the defaults, each on its own: no StartToCloseTimeout nor
-	// ScheduleToCloseTimeout means 10 minutes from start to close; a zero
-	// HeartbeatTimeout, 1 minute (the activity heartbeats while the tool
-	// runs, every third of it, so a worker that dies is noticed then); a
-	// nil RetryPolicy, as for ModelActivity. A tool that fails is answered
-	// with an error result, not retried: the retries are for workers that
-	// died.
+	// take the defaults, each on its own. No StartToCloseTimeout nor
+	// ScheduleToCloseTimeout means 10 minutes from start to close. A zero
+	// HeartbeatTimeout means 1 minute. The activity heartbeats while the
+	// tool runs, every third of it, so a worker that dies is noticed then.
+	// A nil RetryPolicy takes the default, as for ModelActivity. A tool that
+	// fails is answered with an error result, not retried: the retries are
+	// for workers that died.
 	//
 	// A StartToCloseTimeout set here (or, without one, a
-	// ScheduleToCloseTimeout) is also the call's own timeout: it replaces
-	// the conversation's Tools.Timeout (1 minute by default), less a tenth
-	// of it (at most 10 seconds), so that the tool may run nearly until the
-	// activity's deadline and a call still running then is answered as
+	// ScheduleToCloseTimeout) is also the call's own timeout. Less a tenth
+	// of it (at most 10 seconds), it replaces the conversation's
+	// Tools.Timeout (1 minute by default). So the tool may run nearly until
+	// the activity's deadline. A call still running then is answered as
 	// timed out, not retried and run again. A tool's own timeout
 	// (tools.Options.Timeout; a Command tool's, 30 seconds by default)
 	// still bounds its calls. With no timeout set here, the call's timeout
@@ -74,8 +74,8 @@ type Options struct {
 	// ToolActivities are the activity options of the named tools, instead
 	// of ToolActivity: a TaskQueue of workers near a database, say, or
 	// longer timeouts. Their zero fields take the defaults ToolActivity's
-	// take, field by field (not ToolActivity's values), and a timeout set
-	// in them is the call's own, as ToolActivity's is: {StartToCloseTimeout:
+	// take, field by field (not ToolActivity's values). A timeout set in
+	// them is the call's own, as ToolActivity's is. {StartToCloseTimeout:
 	// time.Hour} lets the tool run an hour, with a heartbeat timeout of a
 	// minute.
 	ToolActivities map[string]workflow.ActivityOptions
@@ -99,16 +99,16 @@ type Options struct {
 	// and again.
 	//
 	// NoPayloadLimit turns the check off. Set it when every worker and
-	// client has a claim check (DataConverter, or another codec that
-	// stores large payloads elsewhere, the pattern Temporal's docs call
-	// the Claim Check pattern): payloads then reach Temporal as keys.
+	// client has a claim check: DataConverter, or another codec that stores
+	// large payloads elsewhere. Temporal's docs call it the Claim Check
+	// pattern. Payloads then reach Temporal as keys.
 	PayloadLimit int
 }
 
 // Agent runs conversations as Temporal workflows on the workers that
 // register it. It holds the Bedrock client and the tool registry, which
-// live in the worker: the workflow's code runs there too, and reads only
-// the tools' names and schemas to build the tool configuration; the
+// live in the worker. The workflow's code runs there too. It reads only
+// the tools' names and schemas, to build the tool configuration. The
 // activities call the model and run the tools.
 type Agent struct {
 	client converse.Client
@@ -160,9 +160,9 @@ type Input struct {
 }
 
 // Result is the outcome of a workflow, a converse.Result in Temporal's
-// JSON: the answer, the model calls of all its runs and their usage
-// summed, and the conversation's State, to start the next workflow of the
-// same conversation with.
+// JSON. It holds the answer, and the model calls of all its runs and their
+// usage summed. It holds the conversation's State, to start the next
+// workflow of the same conversation with.
 type Result struct {
 	Text       string
 	StopReason types.StopReason

@@ -49,10 +49,10 @@ func deadlineRegistry(t *testing.T, mu *sync.Mutex, got map[string]seen) *tools.
 }
 
 // TestToolActivitiesTakeTheDefaultsFieldByField: the README's
-// ToolActivities entry, a task queue and an hour from start to close,
-// keeps the default heartbeat timeout of a minute, and its hour is the
+// ToolActivities entry is a task queue and an hour from start to close.
+// It keeps the default heartbeat timeout of a minute. Its hour is the
 // call's timeout too, in place of the conversation's Tools.Timeout (a
-// minute by default), so that the tool may run that long; a tool's own
+// minute by default), so that the tool may run that long. A tool's own
 // timeout still bounds it. A tool with no entry keeps the defaults.
 func TestToolActivitiesTakeTheDefaultsFieldByField(t *testing.T) {
 	srv := bedrocktest.NewServer(bedrocktest.Script(
@@ -114,8 +114,8 @@ func TestToolActivityTimeoutIsTheCalls(t *testing.T) {
 
 // TestHungToolIsAnsweredNotRetried: a tool that never returns, under a
 // ToolActivities entry's timeout, is answered as timed out within its
-// activity's attempt (the call's timeout a tenth shorter), not retried by
-// the activity's retry policy and run again.
+// activity's attempt, as the call's timeout is a tenth shorter. It is not
+// retried by the activity's retry policy and run again.
 func TestHungToolIsAnsweredNotRetried(t *testing.T) {
 	srv := bedrocktest.NewServer(bedrocktest.Script(
 		bedrocktest.ToolUse("", bedrocktest.Call{ID: "h1", Name: "hang"}),

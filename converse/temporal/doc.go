@@ -44,39 +44,41 @@
 //
 // # What runs where
 //
-// The loop runs in the workflow, driven by the step API of package
-// converse (converse.Step): the conversation there has no client, no
-// session, no telemetry and no events. Its tool configuration is built
-// from the registry of the worker the workflow's code runs on: every worker
-// of a task queue must hold the same registry and Options, as a replay on
-// another worker must decide the same. The model call is an activity
-// ([Agent.Model]) calling Converse with the SDK's retries off, so that
-// Temporal alone retries, by the activity's retry policy, what
-// converse.Classify calls OutcomeRetry (throttling, 5xx, a model timeout); a
-// ValidationException or AccessDeniedException fails at once. It sends the
-// step's ModelCall as it is, model included: the model PrepareTurn chose, or
-// one of ModelCalls.Fallback, which the conversation turns to as in a Send once
-// the activity's retries are spent. Each tool call is an activity
-// ([Agent.Tool]) whose ID is "tool/TURN/TOOLUSEID", the calls of a turn in
-// parallel up to the conversation's Tools.Concurrency. Each has the
-// activity options of its tool (Options.ToolActivities): a task queue of
-// workers near a database, say, or a longer timeout. The zero fields of a
-// tool's activity options take their defaults one by one: 10 minutes from
-// start to close, a heartbeat timeout of a minute, 10 attempts. A timeout
-// set there is the call's own too, in place of the conversation's
-// Tools.Timeout (a minute by default), less a tenth of it (at most 10 s).
-// So a tool still running near its activity's deadline is answered as
-// timed out, not retried and run again. A tool's own timeout
-// (tools.Options.Timeout; a Command tool's is 30 s unless set) still
-// bounds it. A fallback model is tried once the activity's retry policy is
-// spent, where Send falls back after the SDK's retries
-// (TestWorkflowFallsBackAsSendDoes). The requests are those Send sends
-// (TestWorkflowSendsWhatSendSends).
+// The loop runs in the workflow, driven by the step API of package converse
+// (converse.Step): the conversation there has no client, no session, no
+// telemetry and no events. Its tool configuration is built from the
+// registry of the worker the workflow's code runs on. So every worker of a
+// task queue must hold the same registry and Options, as a replay on
+// another worker must decide the same.
+//
+// The model call is an activity ([Agent.Model]) calling Converse with the
+// SDK's retries off. So Temporal alone retries, by the activity's retry
+// policy, what converse.Classify calls OutcomeRetry (throttling, 5xx, a
+// model timeout). A ValidationException or AccessDeniedException fails at
+// once. It sends the step's ModelCall as it is, model included: the model
+// PrepareTurn chose, or one of ModelCalls.Fallback. A fallback model is
+// tried once the activity's retry policy is spent, where Send falls back
+// after the SDK's retries (TestWorkflowFallsBackAsSendDoes). The requests
+// are those Send sends (TestWorkflowSendsWhatSendSends).
+//
+// Each tool call is an activity ([Agent.Tool]) whose ID is
+// "tool/TURN/TOOLUSEID", the calls of a turn in parallel up to the
+// conversation's Tools.Concurrency. Each has the activity options of its
+// tool (Options.ToolActivities): a task queue of workers near a database,
+// say, or a longer timeout. The zero fields of a tool's activity options
+// take their defaults one by one: 10 minutes from start to close, a
+// heartbeat timeout of a minute, 10 attempts. A timeout set there is the
+// call's own too, in place of the conversation's Tools.Timeout (a minute by
+// default), less a tenth of it (at most 10 s). So a tool still running near
+// its activity's deadline is answered as timed out, not retried and run
+// again. A tool's own timeout (tools.Options.Timeout; a Command tool's is
+// 30 s unless set) still bounds it.
+//
 // MCP and Lambda tools are tools of the registry like any other: the worker
-// holds their connections. The activities build no conversation: the model
-// activity calls converse.CallModel, the tool activity runs its call with
-// converse.NewExecutor's Executor, and their payloads are in Bedrock's wire
-// JSON (package wirejson), so the module needs the core's public API only.
+// holds their connections. The activities build no conversation. The model
+// activity calls converse.CallModel. The tool activity runs its call with
+// converse.NewExecutor's Executor. Their payloads are in Bedrock's wire
+// JSON (package wirejson). So the module needs the core's public API only.
 //
 // # Failures
 //
@@ -122,17 +124,17 @@
 // and checked on read.
 //
 // Without a claim check, the agent checks sizes before Temporal refuses
-// them (Options.PayloadLimit): a tool result over the limit becomes an
-// error result, and the tool is not run again; a model request over it
+// them (Options.PayloadLimit). A tool result over the limit becomes an
+// error result, and the tool is not run again. A model request over it
 // fails the run with a [PayloadTooLargeType] error naming the claim check.
 // With a claim check, set Options.PayloadLimit to [NoPayloadLimit].
 //
 // # Telemetry
 //
-// Spans and metrics come from the activities only (the model call's chat
-// span, each tool's execute_tool span, as in a Send, from the
-// TracerProvider and MeterProvider of Options.Conversation), never from
-// the workflow's code, which Temporal replays.
+// Spans and metrics come from the activities only, never from the
+// workflow's code, which Temporal replays. They are the model call's chat
+// span and each tool's execute_tool span, as in a Send. They come from the
+// TracerProvider and MeterProvider of Options.Conversation.
 //
 // # Tests
 //

@@ -21,28 +21,31 @@ import (
 
 // Workflow runs a conversation, registered as WorkflowName: the prompt of
 // in (or the resumption of its State) to the model's final answer. It
-// drives the conversation's step API: each model call is a ModelActivityName
-// activity, each tool call a ToolActivityName activity whose ID is made of
-// the turn and the call's toolUseId, the calls of a turn in parallel up to
-// the conversation's Tools.Concurrency. A call that needs approval waits,
-// for as long as it takes, for its Decision in a DecideSignalName signal
-// (a []converse.Decision; several signals may decide the pending calls
-// one by one); StatusQueryName answers a Status. After Options.TurnsPerRun
-// model calls, or when Temporal suggests it, the run continues as new from
-// the conversation's State, before a model call.
+// drives the conversation's step API. Each model call is a
+// ModelActivityName activity. Each tool call is a ToolActivityName
+// activity whose ID is made of the turn and the call's toolUseId. The
+// calls of a turn run in parallel up to the conversation's
+// Tools.Concurrency. A call that needs approval waits, for as long as it
+// takes, for its Decision in a DecideSignalName signal. The signal holds a
+// []converse.Decision; several signals may decide the pending calls one by
+// one. StatusQueryName answers a Status. After Options.TurnsPerRun model
+// calls, or when Temporal suggests it, the run continues as new from the
+// conversation's State, before a model call.
 //
-// The model activity sends the step's ModelCall as it is, model included: a
-// model Options.PrepareTurn chose, or one of Options.ModelCalls.Fallback, which
-// the conversation turns to, as Send does, when a call fails with
-// throttling (once the activity's retries are spent, as Send's after the
-// SDK's), a model not ready or timed out, or the service unavailable.
+// The model activity sends the step's ModelCall as it is, model included.
+// The model may be one Options.PrepareTurn chose, or one of
+// Options.ModelCalls.Fallback. The conversation turns to a fallback, as
+// Send does, when a call fails with throttling, a model not ready or timed
+// out, or the service unavailable. A throttled call falls back only once
+// the activity's retries are spent, as Send's does after the SDK's.
 //
-// An Input with neither a ModelID nor a State to take it from, or with
-// neither a prompt nor a State, fails the workflow at once, before any
-// activity, with a non-retryable ApplicationError of type "converse.caller".
-// A run that ends otherwise than with an answer (a Bedrock error not retried
-// or retried in vain, the turn limit, a budget) fails the workflow with a
-// non-retryable ApplicationError whose type is "converse." and the
+// Some Inputs fail the workflow at once, before any activity: one with
+// neither a ModelID nor a State to take it from, or with neither a prompt
+// nor a State. The error is a non-retryable ApplicationError of type
+// "converse.caller".
+// A run may end otherwise than with an answer: a Bedrock error not retried
+// or retried in vain, the turn limit, a budget. It then fails the workflow
+// with a non-retryable ApplicationError. Its type is "converse." and the
 // converse.Outcome of its error, such as "converse.limit" (see package
 // converse's doc, Outcomes). Its details are the conversation's State, to
 // resume from, and Bedrock's error code, if it is Bedrock's error. A model
@@ -107,13 +110,14 @@ func (a *Agent) Workflow(ctx workflow.Context, in Input) (*Result, error) {
 	return &Result{Text: res.Text, StopReason: res.StopReason, Model: res.Model, Turns: in.Turns + res.Turns, Usage: status.Usage, State: conv.State()}, nil
 }
 
-// workflowConversation builds the workflow's conversation: no client (the
-// activities call the model; the steps save nothing, Temporal keeping the
-// state), no spans or metrics (the activities emit them, and a replay would emit them
-// again), no events but each turn's usage handed to count, the workflow's
-// clock (a replay then decides a Budget's wall time as the run did), and
-// MaxTurns what the runs before left. Its model is in.ModelID, or, if that
-// is empty, in.State's; an input with neither is rejected.
+// workflowConversation builds the workflow's conversation. It has no
+// client: the activities call the model, and the steps save nothing, as
+// Temporal keeps the state. It has no spans or metrics: the activities
+// emit them, and a replay would emit them again. It has no events but
+// each turn's usage, handed to count. It has the workflow's clock, so a
+// replay decides a Budget's wall time as the run did. Its MaxTurns is what
+// the runs before left. Its model is in.ModelID, or, if that is empty,
+// in.State's; an input with neither is rejected.
 func (a *Agent) workflowConversation(ctx workflow.Context, in Input, turnsLeft int, count func(converse.Usage)) (*converse.Conversation, error) {
 	opts := func(o *converse.Options) {
 		*o = a.conversationOptions()

@@ -401,7 +401,7 @@ func models(srv *bedrocktest.Server) []string {
 
 // sendAndWorkflow runs prompt through Send and through the workflow, each
 // on a server of its own answering with handler(), with the conversation
-// options opts, and checks that the workflow sent exactly Send's requests,
+// options opts. It checks that the workflow sent exactly Send's requests,
 // models included. Send's client makes each call once, and so does the
 // workflow's model activity, so that the two make the same attempts.
 func sendAndWorkflow(t *testing.T, handler func() bedrocktest.Handler, opts func(*converse.Options), prompt string) (*converse.Result, *ctemporal.Result, *bedrocktest.Server) {
@@ -436,8 +436,8 @@ func sendAndWorkflow(t *testing.T, handler func() bedrocktest.Handler, opts func
 	return want, got, wfSrv
 }
 
-// TestWorkflowFallsBackAsSendDoes: with Claude always throttled, the
-// workflow falls back to Options.ModelCalls.Fallback as Send does, the next turn
+// TestWorkflowFallsBackAsSendDoes: with Claude always throttled, the workflow
+// falls back to Options.ModelCalls.Fallback as Send does, the next turn
 // keeping to the fallback (by the workflow's clock), and sends Send's
 // requests.
 func TestWorkflowFallsBackAsSendDoes(t *testing.T) {

@@ -8,10 +8,10 @@ import (
 )
 
 // Handler returns a slog.Handler that writes the library's log records
-// (Options.Logger) as lines of the trace, at level Info and above: "·
-// warning: MSG key=value ...", each key and value on one line, quoted if
-// it does not print; but for the records that say what an event's line
-// says already.
+// (Options.Logger) as lines of the trace, at level Info and above. A line
+// reads "· warning: MSG key=value ...", each key and value on one line,
+// quoted if it does not print. Records that say what an event's line says
+// already are left out.
 func (t *Trace) Handler() slog.Handler {
 	return &handler{t: t}
 }

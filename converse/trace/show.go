@@ -39,8 +39,8 @@ func Short(s string) string {
 }
 
 // Printable returns s as it is if every character prints, else quoted as
-// strconv.Quote does, so that no control character (such as the ESC of an
-// ANSI escape sequence) and no invalid UTF-8 reaches the terminal.
+// strconv.Quote does. So no control character (such as the ESC of an ANSI
+// escape sequence) and no invalid UTF-8 reaches the terminal.
 func Printable(s string) string {
 	if !utf8.ValidString(s) {
 		return strconv.Quote(s)

@@ -17,9 +17,9 @@
 //	})
 //
 // What models, tools and servers control (names, ids, inputs, outputs,
-// reasons) is shown on one line, capped at 300 characters, and quoted as
-// strconv.Quote does when it holds a character that does not print, so
-// that no escape sequence reaches a terminal through the trace. Assistant
+// reasons) is shown on one line, capped at 300 characters. It is quoted as
+// strconv.Quote does when it holds a character that does not print. So no
+// escape sequence reaches a terminal through the trace. Assistant
 // text is not part of the trace. Credentials are never in an event; a
 // writer that must also redact what a tool or server echoes (as the CLI's
 // does) is the caller's to pass in.
@@ -68,12 +68,13 @@ func (t *Trace) Result(res *converse.Result) {
 	t.Printf("· total: %s, tokens %d in, %d out%s%s\n", count(res.Turns, "model call"), res.Usage.InputTokens, res.Usage.OutputTokens, cacheNote(res.Usage), cost)
 }
 
-// Event writes the line of ev, if it has one: tool calls as they start
-// ("→ NAME ID INPUT") and end ("← NAME ID STATUS in DURATION: OUTPUT", with
-// the media returned and those left out, and why), each model call's stop
-// reason, tokens and cost (at modelinfo.PricesOf's prices for the model that
-// answered), trims of the history, rejected answers, streaming and
-// model fallbacks, approval decisions and resumes. Text, ToolStart's twin
+// Event writes the line of ev, if it has one. Tool calls have a line as
+// they start ("→ NAME ID INPUT") and one as they end ("← NAME ID STATUS in
+// DURATION: OUTPUT"). The end's line lists the media returned and those
+// left out, and why. Each model call's line has its stop reason, tokens
+// and cost, at modelinfo.PricesOf's prices for the model that answered.
+// Trims of the history, rejected answers, streaming and model fallbacks,
+// approval decisions and resumes have lines too. Text, ToolStart's twin
 // ApprovalRequested and StateSaved have none.
 func (t *Trace) Event(ev converse.Event) {
 	switch e := ev.(type) {

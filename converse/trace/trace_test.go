@@ -16,10 +16,10 @@ import (
 )
 
 // TestTraceLines: the trace's decisions read "approved" or "denied by
-// WHO: WHY", an abandoned call is said in its answer's line, a call cut off by
-// a crash is said answered without a duration, counts take the singular
-// for one, and the library's
-// log records are lines of the trace ("· warning: ..."), not slog's text.
+// WHO: WHY". An abandoned call is said in its answer's line. A call cut
+// off by a crash is said answered without a duration. Counts take the
+// singular for one. The library's log records are lines of the trace
+// ("· warning: ..."), not slog's text.
 func TestTraceLines(t *testing.T) {
 	call := converse.Call{ID: "c3", Tool: "risky"}
 	tests := []struct {
@@ -86,10 +86,10 @@ func TestTraceHandlerConcurrent(t *testing.T) {
 	}
 }
 
-// TestToolAndTurnLines: a tool's lines name it and its call, its input
-// and output on one line, capped; the media it returned, those left out
-// with why; a turn's line its stop reason, tokens and the cache's part; a
-// trim says how much it dropped and why.
+// TestToolAndTurnLines: a tool's lines name it and its call. They show its
+// input and output on one line, capped, and the media it returned, those
+// left out with why. A turn's line names its stop reason, tokens and the
+// cache's part. A trim says how much it dropped and why.
 func TestToolAndTurnLines(t *testing.T) {
 	tests := []struct {
 		name string

@@ -1,8 +1,8 @@
 // Package wirejson reads and writes the SDK's Converse types in Bedrock's
-// wire JSON: the field names and shapes of the API reference, such as a
-// Converse request's "messages" field, rather than those of the SDK's Go
-// types, which encoding/json cannot read back (a content block is an
-// interface). Every value goes through the SDK's own serializers, so what
+// wire JSON. That JSON has the field names and shapes of the API
+// reference, such as a Converse request's "messages" field. The SDK's Go
+// types have others, which encoding/json cannot read back (a content block
+// is an interface). Every value goes through the SDK's own serializers, so what
 // it writes is what Bedrock reads.
 //
 // It is the form a message or a model call takes outside the process: a

@@ -70,10 +70,10 @@
 //
 // # Scope
 //
-// Calls are synchronous (InvocationType RequestResponse) only: asynchronous
-// invocation (Event), which returns before the function has a result, has no
-// output to give the model and is out of scope, as are response streaming
-// and durable executions.
+// Calls are synchronous (InvocationType RequestResponse) only. Asynchronous
+// invocation (Event) returns before the function has a result, so it has
+// no output to give the model. It is out of scope, as are response
+// streaming and durable executions.
 //
 // # Testing with the emulator
 //

@@ -158,9 +158,9 @@ func TestEmulatorCallEnds(t *testing.T) {
 	})
 }
 
-// Calls run at once, each in an emulator of its own (an emulator runs one
-// invocation at a time): each function waits at a barrier until both have
-// arrived, so the calls return only if they overlap.
+// Calls run at once, each in an emulator of its own, as an emulator runs
+// one invocation at a time. Each function waits at a barrier until both
+// have arrived. So the calls return only if they overlap.
 func TestEmulatorConcurrentCalls(t *testing.T) {
 	barrier := t.TempDir()
 	env := []string{"BARRIER_DIR=" + barrier, "AWS_LAMBDA_FUNCTION_TIMEOUT=60"}

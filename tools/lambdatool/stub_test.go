@@ -336,10 +336,10 @@ func TestClientContextOpenTelemetry(t *testing.T) {
 }
 
 // TestInvokeAfterALostAnswer: an Invoke that reached Lambda but whose
-// answer was lost on the way is sent again by the client's retryer, so
-// the function runs twice for one call, both times with the call's
-// toolUseId (the key that makes it idempotent), as the package doc says;
-// with a retryer of one attempt it runs once and the call fails.
+// answer was lost on the way is sent again by the client's retryer. So
+// the function runs twice for one call, as the package doc says. Both
+// times it gets the call's toolUseId, the key that makes it idempotent.
+// With a retryer of one attempt it runs once and the call fails.
 func TestInvokeAfterALostAnswer(t *testing.T) {
 	for _, tt := range []struct {
 		name     string

@@ -1,10 +1,11 @@
-// Package dynamotest gives tests of code built on dynamostore DynamoDB and
-// S3 on loopback, spoken to by the SDK's real clients, as bedrocktest does
-// for Bedrock: dynalite (npm, a DynamoDB implementation on LevelDB) and
+// Package dynamotest gives tests of code built on dynamostore DynamoDB and S3
+// on loopback, spoken to by the SDK's real clients, as bedrocktest does for
+// Bedrock. They are dynalite (npm, a DynamoDB implementation on LevelDB) and
 // gofakes3. dynalite is looked for in $DYNALITE_DIR (a directory holding
-// dynalite's package, such as node_modules/dynalite), else where this
-// module's Makefile installs it (.cache/dynalite); without it, or without
-// node, a test that asks for DynamoDB is skipped saying what is missing.
+// dynalite's package, such as node_modules/dynalite). Else it is looked for
+// where this module's Makefile installs it (.cache/dynalite). Without it, or
+// without node, a test that asks for DynamoDB is skipped saying what is
+// missing.
 package dynamotest
 
 import (

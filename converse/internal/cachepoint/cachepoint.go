@@ -1,8 +1,9 @@
-// Package cachepoint holds the prompt-caching rules that the loop, which
-// places cache points (Place), and bedrocktest, which checks and simulates
-// them, share: where a request holds its points (List), the order of their
-// TTLs (Rank), which block a point may follow (Follows) and the prefix a
-// point closes (Prefix). The per-model table is models.Cache.
+// Package cachepoint holds the prompt-caching rules that the loop and
+// bedrocktest share. The loop places cache points (Place); bedrocktest
+// checks and simulates them. List says where a request holds its points,
+// Rank orders their TTLs, Follows says which block a point may follow, and
+// Prefix gives the prefix a point closes. The per-model table is
+// models.Cache.
 package cachepoint
 
 import (

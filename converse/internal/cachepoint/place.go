@@ -22,16 +22,17 @@ type point struct {
 
 // Place adds cachePoint blocks to in for model m, with TTL ttl
 // ("" for Bedrock's default), by the rules of the prompt caching table (see
-// models.Cache): after the tool definitions, after the system prompt and at
-// the end of the newest user messages (of either role for a model that
-// takes no point after a tool result), so that each turn reads the prefix
-// the turn before wrote. Only the fields the model takes get points, only
-// where the prefix (estimated at a token per four bytes of its JSON) has
-// the model's minimum of tokens, and never right after a document or
+// models.Cache). Points go after the tool definitions, after the system
+// prompt and at the end of the newest user messages. For a model that
+// takes no point after a tool result, they go at the end of the newest
+// messages of either role. So each turn reads the prefix the turn before
+// wrote. Only the fields the model takes get points. A point goes only
+// where the prefix has the model's minimum of tokens, estimated at a token
+// per four bytes of its JSON. It never goes right after a document or
 // video block. With the caller's own points, a request holds at most
 // models.MaxCachePoints: the oldest message points, the caller's included,
 // are dropped first. A placed point's TTL is lowered to keep TTLs from
-// increasing from tools to system to messages, and the point left out if
+// increasing from tools to system to messages. The point is left out if
 // even that cannot. in's slices are replaced, never written: the history
 // and Options keep no cache point of ours.
 func Place(m models.Model, ttl types.CacheTTL, in *bedrockruntime.ConverseInput) {
@@ -113,10 +114,10 @@ func comparePoints(a, b point) int {
 }
 
 // fitPoints keeps at most models.MaxCachePoints of points, in request
-// order, dropping message points oldest first, then ours in order (the
-// tools' point first: the system prompt's covers the tools too); and lowers the TTL of ours where a point before
-// has a shorter one, dropping ours where a caller's point after has a
-// longer one.
+// order. It drops message points oldest first, then ours in order. The
+// tools' point goes first, as the system prompt's covers the tools too. It
+// lowers the TTL of ours where a point before has a shorter one. It drops
+// ours where a caller's point after has a longer one.
 func fitPoints(points []point) []point {
 	for len(points) > models.MaxCachePoints {
 		drop := slices.IndexFunc(points, func(p point) bool { return p.field == Messages })
@@ -195,10 +196,10 @@ func write(in *bedrockruntime.ConverseInput, points []point, ttl types.CacheTTL)
 
 // prefixTokens tells whether a request's prefixes have a model's minimum
 // of tokens, as bedrocktest counts them: the bytes of their JSON over
-// wire.BytesPerToken. The text they hold gives a lower bound for free, so
-// that a long system prompt or tool set is encoded only when that bound
-// falls short; messages are counted from the oldest, and only until the
-// prefix has the minimum: the prefixes after it are longer.
+// wire.BytesPerToken. The text they hold gives a lower bound for free. So
+// a long system prompt or tool set is encoded only when that bound falls
+// short. Messages are counted from the oldest, and only until the prefix
+// has the minimum, as the prefixes after it are longer.
 type prefixTokens struct {
 	in                *bedrockruntime.ConverseInput
 	toolsText, system int // the tools' text over BytesPerToken; the system prefix, -1 until counted

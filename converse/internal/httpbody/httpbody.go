@@ -1,6 +1,6 @@
 // Package httpbody works around a trap of the SDK's HTTP stack on fast
-// connections: the SDK closes a request body as soon as the response
-// starts, and a transport still copying that body through io.WriterTo then
+// connections. The SDK closes a request body as soon as the response
+// starts. A transport still copying that body through io.WriterTo then
 // drops the connection ("use of closed network connection"). On loopback a
 // ConverseStream call fails that way now and then: 7% of the runs of the
 // README's example (all streamed) on a busy machine. Hiding io.WriterTo, so

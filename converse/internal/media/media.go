@@ -1,12 +1,12 @@
 // Package media keeps the images and documents of tool results within
-// Bedrock's rules: what a model family takes in a tool result, bytes that
-// are a whole medium of the format, the limits of size and count, and
-// document names unique in a request. A medium that breaks a rule is
-// replaced by a text block saying so, so that a request is never rejected
-// for it. The limits, the checks of bytes and the per-family table are in
-// internal/models; converse's Executor applies Content to every call's
-// result and Fit to every message of results, and a Conversation Request
-// to every request it makes.
+// Bedrock's rules. The rules say what a model family takes in a tool result,
+// and that bytes are a whole medium of the format. They set limits of size
+// and count, and keep document names unique in a request. A medium that
+// breaks a rule is replaced by a text block saying so, so that a request is
+// never rejected for it. The limits, the checks of bytes and the per-family
+// table are in internal/models. converse's Executor applies Content to every
+// call's result and Fit to every message of results. A Conversation applies
+// Request to every request it makes.
 package media
 
 import (
@@ -151,10 +151,10 @@ func (r *Rules) imageProblem(f types.ImageFormat, data []byte) string {
 }
 
 // Problem says why Bedrock would reject an image or a document block of a
-// user's message, as imageProblem and documentProblem judge a tool's, or
-// "": also an image whose bytes are of another format than the block says
-// ("a jpeg image labelled png"). Sources that are not bytes (S3) are not
-// read.
+// user's message, or "". It judges as imageProblem and documentProblem
+// judge a tool's. It also reports an image whose bytes are of another
+// format than the block says ("a jpeg image labelled png"). Sources that
+// are not bytes (S3) are not read.
 func Problem(b types.ContentBlock) string {
 	switch v := b.(type) {
 	case *types.ContentBlockMemberImage:
@@ -188,9 +188,9 @@ func (r *Rules) documentProblem(f types.DocumentFormat, data []byte) string {
 }
 
 // Fit keeps the media of content, the toolResult blocks of a user message
-// that follows history, within Bedrock's rules for a message: at most 20
-// images and 5 documents in it (see Limit), and no document name twice in
-// the request (see UniqueNames). The limits of a whole request are
+// that follows history, within Bedrock's rules for a message. The message
+// holds at most 20 images and 5 documents (see Limit). The request holds
+// no document name twice (see UniqueNames). The limits of a whole request are
 // Request's, applied to each request and not to the history. It changes no
 // block of content, which may be shared with the history: it returns
 // content, or a copy with new blocks where something changed.
@@ -199,8 +199,8 @@ func Fit(history []types.Message, content []types.ContentBlock) []types.ContentB
 }
 
 // Limit keeps the toolResult blocks of one user message within Bedrock's
-// limits of images and documents per message, which no request takes more
-// of: media past them, in the order of the blocks, are replaced by
+// limits of images and documents per message. No request takes more of
+// them. Media past them, in the order of the blocks, are replaced by
 // placeholders. It changes no block of content, as Fit.
 func Limit(content []types.ContentBlock) []types.ContentBlock {
 	images, docs := 0, 0
@@ -226,9 +226,9 @@ func Limit(content []types.ContentBlock) []types.ContentBlock {
 	})
 }
 
-// UniqueNames renames the documents of content, at its top level (a
-// user's message) or in its toolResult blocks, whose names an earlier
-// document of the request has, in history or before them in content:
+// UniqueNames renames the documents of content whose names an earlier
+// document of the request has, in history or before them in content. It looks
+// at content's top level (a user's message) and in its toolResult blocks.
 // Bedrock rejects a request whose messages hold a name twice. A repeat is
 // numbered ("notes 2", "notes 3"; "document 2" after "document 1") with the
 // first number that no document of the request has. Names are compared
@@ -288,10 +288,10 @@ func UniqueNames(history []types.Message, content []types.ContentBlock) []types.
 	return out
 }
 
-// freeName is the first numbered variant of name that taken does not hold:
-// name with " 2", " 3" and so on, or with the numbers after its own if it
-// ends in one ("document 1" gives "document 2"), cut to keep within
-// Bedrock's length of a name.
+// freeName is the first numbered variant of name that taken does not hold.
+// That is name with " 2", " 3" and so on. A name that ends in a number
+// goes on from it ("document 1" gives "document 2"). The variant is cut to
+// keep within Bedrock's length of a name.
 func freeName(name string, taken func(string) bool) string {
 	base, n := name, 1
 	if i := strings.LastIndexByte(name, ' '); i > 0 {

@@ -14,9 +14,9 @@ import (
 const documentsLeftOut = "over the request's limit of 5 documents, which the newest take"
 
 // mediaStep is how many media Request leaves out at once past the model's
-// limit of images and documents together (models.Model.MaxRequestMedia),
-// so that the messages it rewrites change once every mediaStep media and
-// not at every one, and the prompt cache holds over the requests between.
+// limit of images and documents together (models.Model.MaxRequestMedia).
+// So the messages it rewrites change once every mediaStep media, not at
+// every one. The prompt cache then holds over the requests between.
 const mediaStep = 5
 
 // medium is an image or a document of a request's messages: at
@@ -30,17 +30,19 @@ type medium struct {
 }
 
 // Request keeps the media of a request's messages to m, at their top level
-// and in toolResult blocks, within Bedrock's limits for a whole request: at
-// most models.MaxRequestDocuments documents, and at most
-// m.MaxRequestMedia() images and documents together (Claude: 100), and
-// Claude's rule for many images (see models.Model.CapsManyImages): in a
-// request of more than 20 images, none larger than 2,000 px a side. The
-// oldest go first, so that the newest reach the model: the documents past
-// the newest 5 are replaced by placeholders, and then, of the media left,
-// the oldest past the model's limit, rounded up to a multiple of mediaStep,
-// and then, if more than 20 images are still sent, the large ones. As a
-// conversation grows, a medium left out for a limit stays left out, and
-// what a request sends of a message changes only when a document or
+// and in toolResult blocks, within Bedrock's limits for a whole request.
+// A request holds at most models.MaxRequestDocuments documents. It holds
+// at most m.MaxRequestMedia() images and documents together (Claude: 100).
+// Claude's rule for many images applies too (see
+// models.Model.CapsManyImages): in a request of more than 20 images, none
+// is larger than 2,000 px a side.
+//
+// The oldest go first, so that the newest reach the model. The documents
+// past the newest 5 are replaced by placeholders first. Then, of the media
+// left, the oldest past the model's limit go, rounded up to a multiple of
+// mediaStep. Then, if more than 20 images are still sent, the large ones
+// go. As a conversation grows, a medium left out for a limit stays left
+// out. What a request sends of a message changes only when a document or
 // mediaStep media more go over a limit.
 //
 // The history keeps every medium: Request is applied to each request, and

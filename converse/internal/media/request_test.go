@@ -20,9 +20,9 @@ var (
 )
 
 // conversation is a request's messages: a prompt, then for each element
-// of turns a call and a user message answering it with those media ('i'
-// an image, 'd' a document, 'D' a document at the message's top level
-// beside the result, as a SendMessage may send).
+// of turns a call and a user message answering it with those media. 'i'
+// is an image and 'd' a document. 'D' is a document at the message's top
+// level beside the result, as a SendMessage may send.
 func conversation(turns ...string) []types.Message {
 	msgs := []types.Message{{Role: types.ConversationRoleUser, Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: "go"}}}}
 	for n, turn := range turns {
@@ -130,10 +130,10 @@ func TestRequestPlaceholders(t *testing.T) {
 }
 
 // TestRequestStable grows a conversation a medium at a time, as a
-// conversation grows, and checks every request against the limits, that a
-// medium left out stays left out, and that the requests' messages change
-// seldom for the prompt cache: past Claude's limit, once every mediaStep
-// images.
+// conversation grows. It checks every request against the limits, and
+// that a medium left out stays left out. It checks that the requests'
+// messages change seldom, for the prompt cache: past Claude's limit, once
+// every mediaStep images.
 func TestRequestStable(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, model := range []models.Model{claudeModel, novaModel} {

@@ -19,11 +19,12 @@ import (
 // an undocumented type "tool_use" that Bedrock rejects when echoed back. Its
 // input is made wire.Encoded, as every later turn sends it again.
 // Blank text blocks, which Bedrock rejects in a request, are dropped.
-// Everything else is echoed unchanged, as Bedrock requires (a model that
-// takes no reasoning back aside, see models.RejectsReasoningHistory):
-// reasoningContent with its signature, redacted reasoning, citationsContent, and a server
-// tool's blocks (its toolUse keeping type server_tool_use, its toolResult in
-// the assistant message keeping its type).
+// Everything else is echoed unchanged, as Bedrock requires, except to a
+// model that takes no reasoning back (see models.RejectsReasoningHistory).
+// That covers reasoningContent with its signature, redacted reasoning,
+// citationsContent, and a server tool's blocks. A server tool's toolUse
+// keeps type server_tool_use, and its toolResult in the assistant message
+// keeps its type.
 func Echo(msg types.Message) types.Message {
 	out := types.Message{Role: types.ConversationRoleAssistant, Content: make([]types.ContentBlock, 0, len(msg.Content))}
 	for _, b := range msg.Content {
@@ -105,9 +106,10 @@ func ClientCall(b types.ContentBlock) bool {
 }
 
 // LoneDocument reports whether msg holds a document block and no text
-// block, which Bedrock rejects: "If you include a ContentBlock with a
-// document field in the array, you must also include a ContentBlock with
-// a text field" (the Converse API reference's Message.content).
+// block, which Bedrock rejects. The Converse API reference's
+// Message.content says: "If you include a ContentBlock with a document
+// field in the array, you must also include a ContentBlock with a text
+// field".
 func LoneDocument(msg types.Message) bool {
 	text, doc := false, false
 	for _, b := range msg.Content {

@@ -25,12 +25,12 @@ type Cache struct {
 // all its fields together.
 const MaxCachePoints = 4
 
-// cacheTable is Bedrock's table of models with prompt caching, from the
-// user guide "Prompt caching for faster model inference"
+// cacheTable is Bedrock's table of models with prompt caching. It is from
+// the user guide "Prompt caching for faster model inference"
 // (docs.aws.amazon.com/bedrock/latest/userguide/prompt-caching.html,
-// section "Supported models, Regions, and limits"), and the AWS news
-// "Amazon Bedrock now supports one-hour duration for prompt caching"
-// (2026-01) for the models that take ttl "1h":
+// section "Supported models, Regions, and limits"). The models that take
+// ttl "1h" are from the AWS news "Amazon Bedrock now supports one-hour
+// duration for prompt caching" (2026-01):
 //
 //	model              min tokens  fields                    1h TTL
 //	Claude 3.7 Sonnet       1,024  tools, system, messages   no
@@ -46,15 +46,15 @@ const MaxCachePoints = 4
 //
 // Every model takes at most MaxCachePoints points. Nova rejects a cache
 // point in toolConfig.tools ("extraneous key [cachePoint] is not
-// permitted") and one right after a toolResult block (AWS's own sample
-// client, github.com/aws-samples/bedrock-engineer,
-// src/common/utils/promptCacheUtils.ts, skips those for Nova: "placing a
-// cachePoint right after toolResult causes an error"); Nova 2 is not in
-// the table, and rejects cache points in the messages of a tool loop
-// (github.com/zeroclaw-labs/zeroclaw pull 8943). The entries are
-// matched by prefix of the model name, longest first; a Claude model of
-// generation 4 or later that the table does not list yet gets the most
-// cautious of its family's rules (4,096 tokens, no 1h TTL).
+// permitted"). It rejects one right after a toolResult block too. AWS's
+// own sample client skips those for Nova: "placing a cachePoint right
+// after toolResult causes an error" (github.com/aws-samples/bedrock-engineer,
+// src/common/utils/promptCacheUtils.ts). Nova 2 is not in the table. It
+// rejects cache points in the messages of a tool loop
+// (github.com/zeroclaw-labs/zeroclaw pull 8943). The entries are matched
+// by prefix of the model name, longest first. A Claude model of generation
+// 4 or later that the table does not list yet gets the most cautious of
+// its family's rules (4,096 tokens, no 1h TTL).
 var cacheTable = []struct {
 	provider, prefix string
 	rules            Cache

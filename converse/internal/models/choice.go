@@ -12,13 +12,15 @@ type ToolChoice struct {
 	Tool bool // toolChoice tool: the model must call the named tool
 }
 
-// ToolChoice returns the toolChoice values the model takes. Sources: the
-// API reference's ToolChoice (docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ToolChoice.html:
-// "only supported by Anthropic Claude 3 models and by Mistral AI Mistral
-// Large", tool "only supported by Anthropic Claude 3"), the Amazon Nova
-// user guide's "Choosing a tool" (tool, any and auto), and the table of
-// langchain-aws (libs/aws/langchain_aws/chat_models/bedrock_converse.py,
-// supports_tool_choice_values), which agrees:
+// ToolChoice returns the toolChoice values the model takes. The sources are
+// three. The API reference's ToolChoice says any is "only supported by
+// Anthropic Claude 3 models and by Mistral AI Mistral Large", and tool "only
+// supported by Anthropic Claude 3"
+// (docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ToolChoice.html).
+// The Amazon Nova user guide's "Choosing a tool" gives tool, any and auto.
+// The table of langchain-aws agrees
+// (libs/aws/langchain_aws/chat_models/bedrock_converse.py,
+// supports_tool_choice_values):
 //
 //	model                       any  tool
 //	Claude Sonnet 5.5           no   no
@@ -50,18 +52,21 @@ func (m Model) ToolChoice() ToolChoice {
 
 // ThinkingForbidsForcing reports whether fields, the JSON of a request's
 // additionalModelRequestFields, turn on thinking on a Claude model (or one
-// the ID does not name): extended thinking with a budget, {"thinking":
+// the ID does not name). Extended thinking with a budget is {"thinking":
 // {"type": "enabled"}} or Claude 3.7 Sonnet's {"reasoning_config":
-// {"type": "enabled"}}, or adaptive thinking, {"thinking": {"type":
-// "adaptive"}}. Anthropic then rejects a toolChoice that forces tool use,
-// any or tool: "Thinking may not be enabled when tool_choice forces tool
-// use" (Anthropic's extended thinking guide: with thinking only auto and
-// none; on Bedrock langchain-aws pull 640 and issue 925, pydantic-ai issue
-// 3092). For adaptive thinking, langchain-aws (pull 1151) and
-// can1357/oh-my-pi issue 341 (Claude Sonnet 4.6 on Bedrock) report the
-// same; langchain-aws pull 1141 says Claude Opus 4.8 and Claude 5 take a
-// forced choice beside it, which is not relied on here: without forcing,
-// the final tool of a structured Send is offered and still answers.
+// {"type": "enabled"}}. Adaptive thinking is {"thinking": {"type":
+// "adaptive"}}.
+//
+// Anthropic then rejects a toolChoice that forces tool use, any or tool:
+// "Thinking may not be enabled when tool_choice forces tool use".
+// Anthropic's extended thinking guide allows only auto and none with
+// thinking. On Bedrock, langchain-aws pull 640 and issue 925 and
+// pydantic-ai issue 3092 report it. For adaptive thinking, langchain-aws
+// (pull 1151) and can1357/oh-my-pi issue 341 (Claude Sonnet 4.6 on
+// Bedrock) report the same. langchain-aws pull 1141 says Claude Opus 4.8
+// and Claude 5 take a forced choice beside it. That is not relied on here:
+// without forcing, the final tool of a structured Send is offered and
+// still answers.
 func (m Model) ThinkingForbidsForcing(fields []byte) bool {
 	if _, on := m.BudgetThinking(fields); on {
 		return true
@@ -79,11 +84,12 @@ func (m Model) ThinkingForbidsForcing(fields []byte) bool {
 
 // exclusiveSampling lists the Claude models that reject temperature and
 // topP together ("`temperature` and `top_p` cannot both be specified for
-// this model. Please use only one."): Anthropic's migration guide for
-// Claude 4.5; on Bedrock BerriAI/litellm issue 15070 (Sonnet 4.5),
-// aws-samples/bedrock-access-gateway issue 191 (Haiku 4.5) and its
-// TEMPERATURE_TOPP_CONFLICT_MODELS (Sonnet 4.5, Haiku 4.5, Opus 4.5; pull
-// 238 adds Sonnet 4.6), skydiscover-ai/skydiscover issue 15 (Sonnet 4.6).
+// this model. Please use only one."). Anthropic's migration guide for
+// Claude 4.5 says so. On Bedrock, BerriAI/litellm issue 15070 reports it
+// for Sonnet 4.5 and aws-samples/bedrock-access-gateway issue 191 for
+// Haiku 4.5. That gateway's TEMPERATURE_TOPP_CONFLICT_MODELS lists Sonnet
+// 4.5, Haiku 4.5 and Opus 4.5; its pull 238 adds Sonnet 4.6.
+// skydiscover-ai/skydiscover issue 15 reports Sonnet 4.6.
 // Opus 4.6 and the Claude models of generation 5 on are taken to follow
 // their family.
 var exclusiveSampling = []string{"claude-sonnet-4-5", "claude-haiku-4-5", "claude-opus-4-5", "claude-opus-4-6", "claude-sonnet-4-6"}

@@ -16,10 +16,10 @@ import (
 )
 
 // Bedrock's limits on the media of one message, from the Converse API
-// reference (Message.content, as the SDK's types.Message documents it): at
-// most 20 images of at most 3.75 MB, 8,000 × 8,000 px each, and at most 5
-// documents of at most 4.5 MB each. MB is read as 10^6 bytes, the smaller
-// reading, so that what passes here passes there.
+// reference (Message.content, as the SDK's types.Message documents it). A
+// message holds at most 20 images of at most 3.75 MB, 8,000 × 8,000 px each.
+// It holds at most 5 documents of at most 4.5 MB each. MB is read as 10^6
+// bytes, the smaller reading, so that what passes here passes there.
 const (
 	MaxImages        = 20
 	MaxImageBytes    = 3_750_000
@@ -41,10 +41,10 @@ const (
 	claudeRequestMedia  = 100
 )
 
-// Claude's rule for a request of many images, from Anthropic's vision
-// guide ("Before you upload"): in a request of more than ManyImages
-// images, each is at most ManyImagePixels × ManyImagePixels. On Bedrock:
-// "image exceed max allowed size for many-image requests: 2000 pixels"
+// Claude's rule for a request of many images, from Anthropic's vision guide
+// ("Before you upload"): in a request of more than ManyImages images, each is
+// at most ManyImagePixels × ManyImagePixels. On Bedrock: "image exceed max
+// allowed size for many-image requests: 2000 pixels"
 // (aws-solutions-library-samples/accelerated-intelligent-document-processing-on-aws
 // pull 998, September 2026, a request of 29 page images).
 const (
@@ -53,11 +53,12 @@ const (
 )
 
 // The input tokens of an image, from Anthropic's vision guide: "An image
-// uses approximately width * height / 750 tokens", after an image larger
-// than the model's maximum is scaled down to it ("For Claude Opus 4.7: 4784
-// tokens, and at most 2576 pixels on the long edge. For other models: 1568
-// tokens, and at most 1568 pixels on the long edge."). Estimates take the
-// largest maximum, so that they are at or above any model's count.
+// uses approximately width * height / 750 tokens". An image larger than
+// the model's maximum is first scaled down to it. The guide gives the
+// maximums: "For Claude Opus 4.7: 4784 tokens, and at most 2576 pixels on
+// the long edge. For other models: 1568 tokens, and at most 1568 pixels on
+// the long edge." Estimates take the largest maximum, so that they are at
+// or above any model's count.
 const (
 	imageTokenPixels = 750
 	MaxImageEdge     = 2576
@@ -77,11 +78,12 @@ func ImageTokens(width, height int) int {
 	return min(int(w*h/imageTokenPixels)+1, MaxImageTokens)
 }
 
-// PDFPageTokens estimates the input tokens of a page of a PDF, which
-// Claude reads as the page's text and the page as an image (Anthropic's
-// PDF support guide: "Each page typically uses 1,500-3,000 tokens per
-// page depending on content density", besides "image-based costs"): the
-// most text, and an image of the common maximum, 1,568 tokens.
+// PDFPageTokens estimates the input tokens of a page of a PDF. Claude
+// reads the page's text, and the page as an image. Anthropic's PDF support
+// guide says "Each page typically uses 1,500-3,000 tokens per page
+// depending on content density", besides "image-based costs". The
+// estimate is the most text plus an image of the common maximum, 1,568
+// tokens.
 const PDFPageTokens = 3000 + 1568
 
 // PDFPages counts the pages of a PDF by its page objects (/Type /Page,
@@ -110,12 +112,13 @@ func isNameChar(c byte) bool {
 
 // MaxRequestMedia is the most images and documents together that the
 // model takes in a request, over all its messages, or 0 for no such limit.
-// Claude takes 100: Anthropic's vision guide ("100 per request on the API,
-// for models with a 200k-token context window"), and on Bedrock "too many
-// images and documents: 101 + 0 > 100", as Kiro's users report. (In 2025
-// Bedrock answered "21 + 0 > 20", cline/cline issue 1844, boto/boto3 issue
-// 4632; a request of 29 images is taken in 2026, aws-solutions-library-samples
-// pull 998, so the limit of 20 is taken as gone.)
+// Claude takes 100. Anthropic's vision guide says "100 per request on the
+// API, for models with a 200k-token context window". On Bedrock, Kiro's
+// users report "too many images and documents: 101 + 0 > 100". (In 2025
+// Bedrock answered "21 + 0 > 20": cline/cline issue 1844, boto/boto3 issue
+// 4632. A request of 29 images is taken in 2026:
+// aws-solutions-library-samples pull 998. So the limit of 20 is taken as
+// gone.)
 func (m Model) MaxRequestMedia() int {
 	if m.Provider == "anthropic" {
 		return claudeRequestMedia
@@ -182,9 +185,9 @@ func ImageFormat(data []byte) string {
 }
 
 // whole reports whether data, an image of format whose header reads, is
-// whole, and if not, what is missing: png's IEND chunk (its type and CRC),
-// jpeg's end-of-image marker after its first scan (jpegScan), gif's
-// trailer. Bytes after them (some cameras append data to a jpeg) are
+// whole, and if not, what is missing. That is png's IEND chunk (its type
+// and CRC), jpeg's end-of-image marker after its first scan (jpegScan), or
+// gif's trailer. Bytes after them (some cameras append data to a jpeg) are
 // allowed. A webp file is whole when it is as long as its RIFF header says:
 // its size is read from its first chunk alone, which a cut file still has.
 func whole(format string, data []byte) (bool, string) {
@@ -203,9 +206,9 @@ func whole(format string, data []byte) (bool, string) {
 }
 
 // jpegScan returns where the first scan of a jpeg starts (its SOS
-// marker), or 0: the segments after the SOI marker are walked by their
-// lengths, so that an EXIF thumbnail, whose own scan and end-of-image
-// marker sit inside an APP1 segment, is skipped. In the scans' coded data a
+// marker), or 0. The segments after the SOI marker are walked by their
+// lengths. That skips an EXIF thumbnail, whose own scan and end-of-image
+// marker sit inside an APP1 segment. In the scans' coded data a
 // 0xFF byte is always followed by 0x00 or a restart marker, so the first
 // end-of-image marker after this point is the image's (ITU T.81, B.1.1).
 func jpegScan(data []byte) int {
@@ -234,7 +237,7 @@ func jpegScan(data []byte) int {
 // ImageSize reads the width and height of a png, jpeg, gif or webp image
 // from its header, and checks its last bytes, cheaply, without decoding
 // it. ok is false for another format. err is set for bytes that are not a
-// whole image of the format; its text says so, as a placeholder shows it:
+// whole image of the format. Its text says so, as a placeholder shows it:
 // "not a readable png image", "a truncated png image, no IEND chunk".
 func ImageSize(format string, data []byte) (width, height int, ok bool, err error) {
 	var decode func(r *bytes.Reader) (image.Config, error)
@@ -277,12 +280,12 @@ var documentMagic = map[string]string{
 	"pdf": "%PDF-", "docx": "PK\x03\x04", "xlsx": "PK\x03\x04", "doc": "\xd0\xcf\x11\xe0", "xls": "\xd0\xcf\x11\xe0",
 }
 
-// DocumentProblem says why data is not a document of format, a Bedrock
-// document format (pdf, csv, doc, docx, html, md, txt, xls, xlsx), or "":
-// it is empty (Bedrock takes bytes of length 1 or more), a binary format
-// does not start as its files do (documentMagic), or a text format is not
-// UTF-8. Only the first bytes of a binary format are read, not the whole
-// document.
+// DocumentProblem says why data is not a document of format, or "".
+// format is a Bedrock document format (pdf, csv, doc, docx, html, md, txt,
+// xls, xlsx). It reports data that is empty, as Bedrock takes bytes of
+// length 1 or more. It reports a binary format that does not start as its
+// files do (documentMagic), and a text format that is not UTF-8. Only the
+// first bytes of a binary format are read, not the whole document.
 func DocumentProblem(format string, data []byte) string {
 	switch magic, isBinary := documentMagic[format]; {
 	case len(data) == 0:
@@ -316,10 +319,11 @@ func DocumentNameOK(name string) bool {
 }
 
 // nameChar reports whether c may appear in a document name, apart from a
-// space. The API reference leaves the underscore out, but Bedrock takes it:
-// a captured Converse request of Claude with a document named
-// "company_policy" was answered (langchain-aws's test cassettes; vercel/ai
-// pull 20366 "checked live"; aws-samples/generative-ai-use-cases issue 1671).
+// space. The API reference leaves the underscore out, but Bedrock takes it.
+// A captured Converse request of Claude with a document named
+// "company_policy" was answered. The sources are langchain-aws's test
+// cassettes, vercel/ai pull 20366 ("checked live") and
+// aws-samples/generative-ai-use-cases issue 1671.
 func nameChar(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
 		strings.IndexByte("-()[]_", c) >= 0
@@ -329,11 +333,11 @@ func nameChar(c byte) bool {
 // formats, which CleanDocumentName drops.
 var documentExtensions = []string{"pdf", "csv", "doc", "docx", "xls", "xlsx", "html", "htm", "txt", "md"}
 
-// CleanDocumentName makes a name Bedrock takes of name: the extension of a
-// document format (documentExtensions, in any case) dropped, every other
-// character that is not allowed (a dot among them) and every run of
-// whitespace made one space, trimmed and cut to MaxDocumentName. It returns
-// "" when nothing is left.
+// CleanDocumentName makes a name Bedrock takes of name. It drops the
+// extension of a document format (documentExtensions, in any case). Every
+// run of other characters that are not allowed, dots and whitespace among
+// them, becomes one space. The name is trimmed and cut to
+// MaxDocumentName. It returns "" when nothing is left.
 func CleanDocumentName(name string) string {
 	if i := strings.LastIndexByte(name, '.'); i > 0 && slices.Contains(documentExtensions, strings.ToLower(name[i+1:])) {
 		name = name[:i]

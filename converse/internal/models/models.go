@@ -3,28 +3,36 @@
 // sit beside tool results, whether tools work while streaming.
 //
 // The rules the loop keeps, and bedrocktest enforces, from these tables:
-// a toolConfig accompanies every request whose history holds tool blocks; error results are never empty; tool
-// results never share a user message with text (Llama, Mistral and Writer
-// reject that); echoed toolUse blocks carry only toolUseId, name and input;
-// reasoning blocks are echoed unchanged, except to DeepSeek, which rejects
-// them (its replies' reasoning is not kept); the status field is sent only to
-// model families documented to accept it (converse.StatusMode); a forcing
-// Options.ToolChoice (any, or a named tool) that Bedrock would reject is
-// converse.ErrToolChoice before any model call: only Claude 3 and later and
-// Amazon Nova take both, Mistral Large takes any, and Claude takes neither
-// with extended thinking enabled ("thinking" or "reasoning_config" of type
-// enabled; adaptive thinking takes them), so a structured Send there does
-// not force its final tool either (converse.Structured). Bedrock also wants
-// temperature and topP within 0 to 1, and rejects the two together on
-// Claude Sonnet 4.5 and 4.6, Haiku 4.5 and Opus 4.5 and 4.6; it wants
-// maxTokens of at least 1, and beside Claude's extended thinking a
-// budget_tokens from 1024 and below maxTokens, temperature 1 or unset,
-// topP from 0.95 or unset and no top_k. The loop passes
-// Options.Request.InferenceConfig and Options.Request.AdditionalModelRequestFields as they
-// are, and bedrocktest answers such a request with Bedrock's error. A
-// strict tool's input schema and a structured answer's schema on the
-// native path are sent with every object schema closed
-// ("additionalProperties": false where left out), as Bedrock requires.
+//
+//   - A toolConfig accompanies every request whose history holds tool
+//     blocks.
+//   - Error results are never empty.
+//   - Tool results never share a user message with text (Llama, Mistral
+//     and Writer reject that).
+//   - Echoed toolUse blocks carry only toolUseId, name and input.
+//   - Reasoning blocks are echoed unchanged, except to DeepSeek, which
+//     rejects them. Its replies' reasoning is not kept.
+//   - The status field is sent only to model families documented to
+//     accept it (converse.StatusMode).
+//   - A forcing Options.ToolChoice (any, or a named tool) that Bedrock
+//     would reject is converse.ErrToolChoice before any model call. Only
+//     Claude 3 and later and Amazon Nova take both; Mistral Large takes
+//     any. Claude takes neither with extended thinking enabled ("thinking"
+//     or "reasoning_config" of type enabled). Adaptive thinking takes
+//     them. So a structured Send under extended thinking does not force
+//     its final tool either (converse.Structured).
+//
+// Bedrock also wants temperature and topP within 0 to 1. It rejects the
+// two together on Claude Sonnet 4.5 and 4.6, Haiku 4.5 and Opus 4.5 and
+// 4.6. It wants maxTokens of at least 1. Beside Claude's extended
+// thinking, it wants a budget_tokens from 1024 and below maxTokens,
+// temperature 1 or unset, topP from 0.95 or unset and no top_k. The loop
+// passes Options.Request.InferenceConfig and
+// Options.Request.AdditionalModelRequestFields as they are. bedrocktest
+// answers such a request with Bedrock's error. A strict tool's input
+// schema and a structured answer's schema on the native path are sent
+// with every object schema closed ("additionalProperties": false where
+// left out), as Bedrock requires.
 
 package models
 

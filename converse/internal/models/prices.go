@@ -57,23 +57,24 @@ type Prices struct {
 //     published figure.
 //
 // The rows of Claude Opus 4.7 to 5, Sonnet 5 and 5.5, and Fable 5 and 5.1
-// were read on 2026-12-04 from the same pricing page and from Anthropic's
-// model overviews (platform.claude.com/docs/models/<model>/overview,
-// "Pricing"), with the same caveats. Claude Opus 5.5 and Fable 5.2 have no
-// price here: their overviews give input and output ($4 and $20, $8 and
-// $40), but no page read gives their cache prices. Claude Haiku 5.5 has
-// none either: its price depends on the prompt's length, which this table
-// does not model. Their rows keep a shorter prefix's price off them.
+// were read on 2026-12-04, with the same caveats. They come from the same
+// pricing page and from Anthropic's model overviews
+// (platform.claude.com/docs/models/<model>/overview, "Pricing"). Claude Opus
+// 5.5 and Fable 5.2 have no price here: their overviews give input and output
+// ($4 and $20, $8 and $40), but no page read gives their cache prices. Claude
+// Haiku 5.5 has none either: its price depends on the prompt's length, which
+// this table does not model. Their rows keep a shorter prefix's price off
+// them.
 //
-// Claude 3 Haiku has cache prices at Anthropic, but Bedrock's prompt
-// caching guide (docs.aws.amazon.com/bedrock/latest/userguide/prompt-caching.html)
-// does not list it among its models, so none are here. Claude 3.5 Sonnet
-// has no price: Anthropic no longer lists it, and third-party pages
-// disagree ($3 and $15 in a 2025 copy of AWS's page, $6 and $30 in a 2026
-// one). Claude models newer than these have no price rather than an older
-// model's by prefix. Latency-optimized inference and the
-// flex and priority service tiers cost otherwise, and some models' prices
-// differ by region; none of that is modelled: set Options.Prices.
+// Claude 3 Haiku has cache prices at Anthropic, but Bedrock's prompt caching
+// guide (docs.aws.amazon.com/bedrock/latest/userguide/prompt-caching.html)
+// does not list it among its models, so none are here. Claude 3.5 Sonnet has
+// no price: Anthropic no longer lists it, and third-party pages disagree ($3
+// and $15 in a 2025 copy of AWS's page, $6 and $30 in a 2026 one). Claude
+// models newer than these have no price rather than an older model's by
+// prefix. Latency-optimized inference and the flex and priority service tiers
+// cost otherwise, and some models' prices differ by region; none of that is
+// modelled: set Options.Prices.
 var priceTable = []priceEntry{
 	{"anthropic", "claude-fable-5-2", unpriced, false},
 	{"anthropic", "claude-fable-5-1", Prices{10, 50, 0.25, 12.5, 20}, true},

@@ -6,9 +6,9 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-// TestPricesOf: each family of the table by its IDs, the regional premium
-// of the newer Claude models, and no price for what the table does not
-// confirm, whatever prefix it shares with a model that has one.
+// TestPricesOf: each family of the table by its IDs, and the regional
+// premium of the newer Claude models. What the table does not confirm has
+// no price, whatever prefix it shares with a model that has one.
 func TestPricesOf(t *testing.T) {
 	opus4 := Prices{15, 75, 1.5, 18.75, 30}
 	tests := []struct {

@@ -6,9 +6,9 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-// TestQuotaTokens: input and cache writes count once, output at the
-// model's burndown (5 for the Claude models of the table, by any form of
-// their IDs, 1 for the rest), and cache reads not at all (QuotaTokens
+// TestQuotaTokens: input and cache writes count once. Output counts at
+// the model's burndown: 5 for the Claude models of the table, by any form
+// of their IDs, 1 for the rest. Cache reads count not at all (QuotaTokens
 // takes none).
 func TestQuotaTokens(t *testing.T) {
 	tests := []struct {

@@ -13,13 +13,13 @@ import (
 // (toolSpec "strict") take only closed object schemas: every object
 // schema must say "additionalProperties": false. Anthropic answers one
 // that leaves it out with "For 'object' type, 'additionalProperties' must
-// be explicitly set to false" (Anthropic's structured outputs guide:
-// "additionalProperties (must be set to false for objects)"; on Bedrock
-// BerriAI/litellm pull 25209 for strict tools, ax-llm/ax issue 458 and
-// veryfront/veryfront-code issue 3918 for the output format), and one
-// that sets it otherwise with "For 'object' type, 'additionalProperties:
-// true' is not supported. Please set 'additionalProperties' to false"
-// (BerriAI/litellm issue 35808).
+// be explicitly set to false". Anthropic's structured outputs guide says
+// "additionalProperties (must be set to false for objects)". On Bedrock,
+// BerriAI/litellm pull 25209 reports it for strict tools, and ax-llm/ax
+// issue 458 and veryfront/veryfront-code issue 3918 for the output format.
+// Anthropic answers one that sets it otherwise with "For 'object' type,
+// 'additionalProperties: true' is not supported. Please set
+// 'additionalProperties' to false" (BerriAI/litellm issue 35808).
 
 // subschemaMaps and subschemaLists are the keywords whose values hold
 // subschemas, by name or in a list.
@@ -72,10 +72,10 @@ func where(path string) string {
 	return path
 }
 
-// walkObjects calls fn on every object schema in s (a schema with type
-// "object", a list of types holding it, or properties and no type), parent
-// before children, each with its JSON pointer, stopping at fn's first
-// error.
+// walkObjects calls fn on every object schema in s, parent before
+// children, each with its JSON pointer. It stops at fn's first error. An
+// object schema has type "object", a list of types holding it, or
+// properties and no type.
 func walkObjects(s any, path string, fn func(map[string]any, string) error) error {
 	return walkSchemas(s, path, func(m map[string]any, path string) error {
 		if isObjectSchema(m) {
@@ -157,11 +157,12 @@ func escape(s string) string {
 
 // Anthropic's structured outputs, which Bedrock's outputConfig.textFormat
 // and strict tools are, take a subset of JSON Schema (its structured
-// outputs guide, "JSON Schema limitations"): no numerical constraints
-// (minimum, maximum, multipleOf, ...), no string length constraints, no
-// array constraints beyond a minItems of 0 or 1, answered with a 400 such
-// as "For 'integer' type, property 'minimum' is not supported"
-// (agentjido/req_llm issue 302). unsupportedKeywords are those keywords.
+// outputs guide, "JSON Schema limitations"). They take no numerical
+// constraints (minimum, maximum, multipleOf, ...) and no string length
+// constraints. They take no array constraints beyond a minItems of 0 or 1.
+// A schema with one is answered with a 400 such as "For 'integer' type,
+// property 'minimum' is not supported" (agentjido/req_llm issue 302).
+// unsupportedKeywords are those keywords.
 var unsupportedKeywords = []string{"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf",
 	"minLength", "maxLength", "minItems", "maxItems", "uniqueItems", "minContains", "maxContains", "minProperties", "maxProperties"}
 
@@ -186,10 +187,10 @@ func unsupported(m map[string]any) []string {
 }
 
 // DropUnsupported removes from every schema in schema, a decoded JSON
-// Schema, the keywords Anthropic's structured outputs do not take, and
-// says them in its description instead, as Anthropic's SDKs do ("{minimum:
-// 1, maximum: 10}"): the model still reads them, and the library, which
-// validates with the whole schema, still holds the answer to them.
+// Schema, the keywords Anthropic's structured outputs do not take. It says
+// them in its description instead, as Anthropic's SDKs do ("{minimum: 1,
+// maximum: 10}"). So the model still reads them. The library validates
+// with the whole schema, so it still holds the answer to them.
 func DropUnsupported(schema map[string]any) {
 	_ = walkSchemas(schema, "", func(m map[string]any, _ string) error {
 		keys := unsupported(m)
@@ -211,9 +212,9 @@ func DropUnsupported(schema map[string]any) {
 }
 
 // StrictSchema makes schema, a decoded JSON Schema, one that Bedrock's
-// structured output (outputConfig.textFormat) and strict tools take: its
-// object schemas closed (CloseObjects, whose error it returns) and the
-// keywords they do not take said in descriptions (DropUnsupported).
+// structured output (outputConfig.textFormat) and strict tools take. It
+// closes its object schemas (CloseObjects, whose error it returns). It
+// says the keywords they do not take in descriptions (DropUnsupported).
 func StrictSchema(schema map[string]any) error {
 	if err := CloseObjects(schema); err != nil {
 		return err

@@ -5,8 +5,9 @@ import "strings"
 // nativeStructured lists the models whose Converse takes a JSON schema for
 // the answer's text (outputConfig.textFormat, type json_schema), matched by
 // prefix of the model name. From the user guide "Get validated JSON results
-// from models" (docs.aws.amazon.com/bedrock/latest/userguide/structured-output.html)
-// and "Structured outputs" for Claude
+// from models"
+// (docs.aws.amazon.com/bedrock/latest/userguide/structured-output.html) and
+// "Structured outputs" for Claude
 // (docs.aws.amazon.com/bedrock/latest/userguide/claude-messages-structured-outputs.html):
 //
 //	model              path
@@ -21,9 +22,8 @@ import "strings"
 // cover the Sonnet, Opus, Haiku, Fable and Mythos families, support
 // varying by model; its per-model table could not be read. It is here
 // because it rejects forced tool use (see ToolChoice), so the forced tool
-// cannot serve it, and because the Vercel AI SDK (@ai-sdk/anthropic
-// 2.0.112) enables native structured output for the Claude 5 models on
-// Bedrock.
+// cannot serve it. The Vercel AI SDK (@ai-sdk/anthropic 2.0.112) also
+// enables native structured output for the Claude 5 models on Bedrock.
 //
 // The guide also names some open-weight models (select Qwen, DeepSeek,
 // Mistral, Gemma, Nemotron, MiniMax and Kimi versions) without their IDs;

@@ -19,7 +19,7 @@ type Thinking struct {
 const interleavedBeta = "interleaved-thinking-"
 
 // BudgetThinking reads fields, the JSON of a request's
-// additionalModelRequestFields, and reports whether they turn on extended
+// additionalModelRequestFields. It reports whether they turn on extended
 // thinking with a budget on a Claude model (or one the ID does not name):
 // {"thinking": {"type": "enabled"}}, or Claude 3.7 Sonnet's
 // {"reasoning_config": {"type": "enabled"}}. Adaptive thinking ({"type":

@@ -59,9 +59,10 @@ var rules = sync.OnceValue(func() []rule {
 })
 
 // String returns s with every AWS credential and signature it finds
-// replaced by Marker: access key IDs, secret access keys and session tokens
-// (after their names in any common spelling, or recognisable on their own),
-// SigV4 signatures and credentials, and Authorization header values. Names
+// replaced by Marker. It finds access key IDs, secret access keys and
+// session tokens, after their names in any common spelling or recognisable
+// on their own. It finds SigV4 signatures and credentials, and
+// Authorization header values. Names
 // and punctuation are kept, so redacted JSON stays JSON.
 func String(s string) string {
 	for _, r := range rules() {

@@ -30,8 +30,8 @@ func GIF(t testing.TB, w, h int) []byte {
 }
 
 // WebP is the header of a WebP of w × h pixels in the extended format (a
-// VP8X chunk), all that is read of one: a whole file as far as its RIFF
-// header tells, without the image data.
+// VP8X chunk). That is all that is read of one. It is a whole file as far
+// as its RIFF header tells, without the image data.
 func WebP(w, h int) []byte {
 	var b bytes.Buffer
 	b.WriteString("RIFF")

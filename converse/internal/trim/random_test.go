@@ -20,9 +20,10 @@ import (
 	"github.com/tooluse/bedrock/converse/recording"
 )
 
-// randomHistory is a tool-heavy conversation: prompts, tool rounds of one
-// to three calls with results of every size (text and JSON, some failed),
-// final answers; it ends with a user message, as a request does. With
+// randomHistory is a tool-heavy conversation: prompts, tool rounds and
+// final answers. A round has one to three calls with results of every
+// size (text and JSON, some failed). It ends with a user message, as a
+// request does. With
 // thinking, as extended thinking answers, the first assistant message
 // after each user text message starts with a reasoning block, and others
 // may (interleaved thinking).
@@ -82,13 +83,14 @@ func randomHistory(r *rand.Rand, thinking bool) []types.Message {
 }
 
 // TestTrimKeepsHistoriesValid trims random tool-heavy histories to random
-// budgets, the Send's prompt any of their user text messages (those after
-// it standing for a structured Send's corrections): every trimmed history,
-// and the summary request of what was dropped, passes bedrocktest's
-// validator (pairs intact, toolConfig present, first message a user
-// message, roles alternating, with extended thinking the reasoning that
-// opened the tool loop first), ends with the same message, and is no
-// larger than the original. Over budget, it starts with the Send's prompt
+// budgets. The Send's prompt is any of their user text messages; those
+// after it stand for a structured Send's corrections. Every trimmed
+// history, and the summary request of what was dropped, passes
+// bedrocktest's validator. So pairs are intact, toolConfig is present, the
+// first message is a user message and roles alternate. With extended
+// thinking, the reasoning that opened the tool loop comes first. Every
+// trimmed history ends with the same message, and is no larger than the
+// original. Over budget, it starts with the Send's prompt
 // and holds no pair left to drop. ask stands for converse's summary
 // prompt, added as the summary request adds it.
 func TestTrimKeepsHistoriesValid(t *testing.T) {

@@ -1,9 +1,9 @@
 // Package trim cuts a conversation's history down to a token budget, keeping
-// it a history Bedrock takes: tool results shortened to their head and tail,
-// then the oldest exchanges dropped, with the room for a summary of what was
-// dropped. It decides nothing of when to trim or how much: the caller's
-// policy gives the budget (converse's ContextPolicy), makes the summary call
-// and reports the trim.
+// it a history Bedrock takes. Tool results are shortened to their head and
+// tail first. Then the oldest exchanges are dropped, with the room for a
+// summary of what was dropped. It decides nothing of when to trim or how
+// much: the caller's policy gives the budget (converse's ContextPolicy),
+// makes the summary call and reports the trim.
 package trim
 
 import (
@@ -74,8 +74,8 @@ func (h *History) Shorten(budget int) {
 const cutNote = "\n[... %d bytes cut to fit the context window ...]\n"
 
 // shortenResult returns r with its text and JSON content, when longer than
-// limit bytes, as one text block of its head and tail around a note of
-// what was cut, no longer than limit; images and documents stay.
+// limit bytes, as one text block no longer than limit. The block holds the
+// head and tail around a note of what was cut. Images and documents stay.
 func shortenResult(r types.ToolResultBlock, limit int) (types.ToolResultBlock, bool) {
 	var text strings.Builder
 	var others []types.ToolResultContentBlock
@@ -110,17 +110,17 @@ func shortenResult(r types.ToolResultBlock, limit int) (types.ToolResultBlock, b
 	return r, true
 }
 
-// Drop takes out the oldest exchanges until the estimate is within
-// budget: first everything before a prompt (a user message holding no
-// tool results) up to prompt, the index of the current Send's prompt,
-// which stays, then the oldest toolUse/toolResults pairs after it. It
-// never drops the newest message or the pair it answers, nor the
-// assistant message that opened the current tool loop (the first after
-// the last user message holding no tool results) when it holds a
-// reasoning block: with extended thinking, Claude takes a request that
-// continues a tool loop only when that message starts with its reasoning.
-// A correction of a structured answer is a user text message too, which
-// is why the caller says where its prompt is.
+// Drop takes out the oldest exchanges until the estimate is within budget.
+// prompt is the index of the current Send's prompt, which stays. First go the
+// exchanges before it, oldest first, each running up to the next prompt (a
+// user message holding no tool results). Then go the oldest
+// toolUse/toolResults pairs after it. It never drops the newest message or
+// the pair it answers. Nor does it drop the assistant message that opened the
+// current tool loop when that holds a reasoning block. That message is the
+// first after the last user message holding no tool results. With extended
+// thinking, Claude takes a request that continues a tool loop only when that
+// message starts with its reasoning. A correction of a structured answer is a
+// user text message too, which is why the caller says where its prompt is.
 func (h *History) Drop(budget, prompt int) {
 	prompt = min(max(prompt, 0), len(h.msgs)-1)
 	for h.tokens > budget && prompt > 0 {
@@ -189,10 +189,11 @@ func (h *History) remove(i, j int, gone *[]types.Message) {
 }
 
 // DroppedPrefix is the start of the history the dropped messages were, for
-// the summary call: those dropped before the first kept prompt, and with
-// pairs dropped after it, that prompt and what followed it to the last
-// pair dropped, the messages kept between the pairs included, so that the
-// prefix is a history Bedrock takes (a tool loop's reasoning stays first).
+// the summary call. It holds those dropped before the first kept prompt.
+// With pairs dropped after it, it holds that prompt and what followed it
+// to the last pair dropped. The messages kept between the pairs are
+// included, so that the prefix is a history Bedrock takes. A tool loop's
+// reasoning stays first.
 func (h *History) DroppedPrefix() []types.Message {
 	if len(h.after) == 0 {
 		return h.before

@@ -7,7 +7,7 @@ import (
 )
 
 // Encoded returns d as a document that keeps its JSON. The SDK encodes a
-// document again, by reflection, at every request that carries it, and a
+// document again, by reflection, at every request that carries it. A
 // conversation carries the same ones at every turn: each tool's input
 // schema, and each call's input and each tool's result in the history.
 // Encoded's is encoded once, here, with the SDK's own encoder, so the

@@ -71,9 +71,10 @@ func ErrorBody(message string) []byte {
 	return b
 }
 
-// ErrorMessage finds the message of an error body as the SDK does: its
-// "message" (or "Message") field, or the body itself if it is a JSON string
-// (a body that was not JSON, kept as text) or holds neither field.
+// ErrorMessage finds the message of an error body as the SDK does. That is
+// its "message" (or "Message") field. It is the body itself if the body
+// holds neither field, or is a JSON string (a body that was not JSON, kept
+// as text).
 func ErrorMessage(body []byte) string {
 	var s string
 	if json.Unmarshal(body, &s) == nil {
@@ -132,9 +133,10 @@ const (
 )
 
 // RecordedMessageType is the :message-type of a recorded event of type typ
-// whose "messageType" field is messageType: that field if set, or else, as
-// version 1 recordings have no such field, MessageTypeException for a type
-// that IsExceptionType and MessageTypeEvent for any other.
+// whose "messageType" field is messageType. It is that field if set.
+// Version 1 recordings have no such field. For them it is
+// MessageTypeException for a type that IsExceptionType, and
+// MessageTypeEvent for any other.
 func RecordedMessageType(messageType, typ string) string {
 	switch {
 	case messageType != "":

@@ -11,9 +11,9 @@ import (
 )
 
 // DecodeKnownMessages is DecodeMessages for messages read back from
-// storage: a content block of a kind the SDK does not know is an error
-// naming it, where the SDK's decoder would read it as a copy of the block
-// before it, or as nil. first is the position of the array's first message
+// storage. A content block of a kind the SDK does not know is an error
+// naming it. The SDK's decoder would read it as a copy of the block before
+// it, or as nil. first is the position of the array's first message
 // in the history, for errors.
 func DecodeKnownMessages(raw []byte, first int) ([]types.Message, error) {
 	raw = bytes.TrimSpace(raw)
@@ -37,8 +37,8 @@ func DecodeKnownMessages(raw []byte, first int) ([]types.Message, error) {
 }
 
 // knownBlock rejects a content block, or a toolResult content block within
-// it, of a kind the SDK does not know: its decoder would read it as a copy
-// of the block before it, or as nil, which is dropped when sent.
+// it, of a kind the SDK does not know. The SDK's decoder would read it as
+// a copy of the block before it, or as nil, which is dropped when sent.
 func knownBlock(raw json.RawMessage) error {
 	var block map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &block); err != nil {

@@ -20,8 +20,9 @@ const BytesPerToken = 4
 
 // EstimateTokens estimates the input tokens of the messages, system prompt
 // and tools of in: the bytes of their canonical JSON (see CanonicalJSON)
-// over BytesPerToken, but for the images and documents of the messages,
-// which count as a model reads them (mediaTokens), not as their base64.
+// over BytesPerToken. The images and documents of the messages are the
+// exception. They count as a model reads them (mediaTokens), not as their
+// base64.
 func EstimateTokens(in *bedrockruntime.ConverseInput) int {
 	msgs, media := withoutMedia(in.Messages)
 	if media > 0 {
@@ -126,9 +127,9 @@ func resultWithoutMedia(b types.ToolResultContentBlock) (types.ToolResultContent
 }
 
 // imageWithoutBytes is img without its bytes, and the tokens they take as
-// an image (models.ImageTokens of its size, read from its header; the
-// most an image takes when the size cannot be read); 0 for an image
-// without bytes.
+// an image. That is models.ImageTokens of its size, read from its header,
+// or the most an image takes when the size cannot be read. An image
+// without bytes takes 0.
 func imageWithoutBytes(img types.ImageBlock) (types.ImageBlock, int) {
 	src, ok := img.Source.(*types.ImageSourceMemberBytes)
 	if !ok || len(src.Value) == 0 {
@@ -142,10 +143,11 @@ func imageWithoutBytes(img types.ImageBlock) (types.ImageBlock, int) {
 	return img, models.ImageTokens(w, h)
 }
 
-// documentWithoutBytes is doc without its bytes, and the tokens they take:
-// a PDF's pages (models.PDFPageTokens each), the text of a text format
-// (BytesPerToken), and, for a PDF whose pages cannot be counted or a
-// binary format, its base64 as before (four bytes of base64 for three).
+// documentWithoutBytes is doc without its bytes, and the tokens they take.
+// A PDF takes its pages (models.PDFPageTokens each). A text format takes
+// its text (BytesPerToken). A PDF whose pages cannot be counted, or a
+// binary format, takes its base64 as before (four bytes of base64 for
+// three).
 func documentWithoutBytes(doc types.DocumentBlock) (types.DocumentBlock, int) {
 	src, ok := doc.Source.(*types.DocumentSourceMemberBytes)
 	if !ok || len(src.Value) == 0 {

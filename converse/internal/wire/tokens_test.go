@@ -15,9 +15,9 @@ import (
 )
 
 // TestEstimateTokensOfMedia: an image counts as the model reads it, by its
-// size, not as the base64 of its bytes; a PDF by its pages; a text
-// document as its text; in a message or in a tool result alike; and the
-// messages given are not changed.
+// size, not as the base64 of its bytes. A PDF counts by its pages, and a
+// text document as its text. This holds in a message or in a tool result
+// alike. The messages given are not changed.
 func TestEstimateTokensOfMedia(t *testing.T) {
 	big := testimage.Noise(t, 500, 500) // about a megabyte
 	require.Greater(t, len(big), 900_000)

@@ -32,9 +32,9 @@ func roundsHandler(rounds, calls int) bedrocktest.Handler {
 
 // BenchmarkWorkflowStep is one conversation run by Send and by the
 // Temporal workflow on the in-process server (temporaltest, SQLite in
-// memory, one worker), against the same bedrocktest script: turns=4/calls=1
-// gives the cost of a turn (a model activity and a tool activity), and
-// turns=1/calls=8 that of tool calls, against Send's.
+// memory, one worker), against the same bedrocktest script.
+// turns=4/calls=1 gives the cost of a turn (a model activity and a tool
+// activity). turns=1/calls=8 gives that of tool calls, against Send's.
 func BenchmarkWorkflowStep(b *testing.B) {
 	if testing.Short() {
 		b.Skip("the Temporal server benchmarks do not run with -short")

@@ -76,8 +76,8 @@ func TestToolResultOverThePayloadLimit(t *testing.T) {
 }
 
 // TestModelRequestOverThePayloadLimit: two results of 1.2 MiB each fit,
-// but the request that would carry both does not; the run fails at once
-// with PayloadTooLargeType, not retryable, naming the claim check, and no
+// but the request that would carry both does not. The run fails at once
+// with PayloadTooLargeType, not retryable, naming the claim check. No
 // workflow task fails.
 func TestModelRequestOverThePayloadLimit(t *testing.T) {
 	ts := newServer(t)

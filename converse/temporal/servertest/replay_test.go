@@ -21,10 +21,10 @@ import (
 // TestReplayDecidesAsTheRun runs workflows on the real server, then
 // replays each one's history with the SDK's WorkflowReplayer, as a worker
 // that picks a run up does: the replay must make the same commands. The
-// runs cover what a step decides from outside its input: a Budget's wall
-// time that fires after a slow tool (decided by the workflow's clock, not
-// the process's), a call paused for approval and decided by signal, and
-// a task that PrepareTurn stops.
+// runs cover what a step decides from outside its input. One is a
+// Budget's wall time that fires after a slow tool, decided by the
+// workflow's clock, not the process's. One is a call paused for approval
+// and decided by signal. One is a task that PrepareTurn stops.
 func TestReplayDecidesAsTheRun(t *testing.T) {
 	ts := newServer(t)
 	cases := []struct {

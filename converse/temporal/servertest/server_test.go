@@ -266,8 +266,8 @@ func TestFiftyConversationsOverThreeWorkers(t *testing.T) {
 }
 
 // TestLongHistoryByReference grows a conversation past 5 MB of history,
-// ten times Temporal's payload limit's quarter, on a real server: each
-// large payload goes to the blob store, and no payload in the workflow's
+// ten times Temporal's payload limit's quarter, on a real server. Each
+// large payload goes to the blob store. No payload in the workflow's
 // event history is larger than the claim check's threshold.
 func TestLongHistoryByReference(t *testing.T) {
 	const rounds, size = 8, 700 << 10

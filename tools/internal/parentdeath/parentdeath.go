@@ -1,13 +1,15 @@
 // Package parentdeath starts the programs of command tools and MCP stdio
-// servers so that they do not outlive the process that started them, even
-// when it is killed with SIGKILL and has no chance to kill them itself.
+// servers so that they do not outlive the process that started them. This
+// holds even when it is killed with SIGKILL and has no chance to kill them
+// itself.
 //
 // On Linux the program gets a parent-death signal, SIGKILL
 // (PR_SET_PDEATHSIG). The kernel sends it when the thread that started the
-// program exits, not the process (https://go.dev/issue/27505), and Go ends
-// a thread when a goroutine locked to it returns: so the program is started
-// from a goroutine locked to its OS thread, which stays locked, and so
-// alive, until the caller releases it once the program has been reaped.
+// program exits, not the process (https://go.dev/issue/27505). Go ends a
+// thread when a goroutine locked to it returns. So the program is started
+// from a goroutine locked to its OS thread. The goroutine stays locked,
+// and so the thread alive, until the caller releases it once the program
+// has been reaped.
 // Only the program itself gets the signal, not the processes it starts;
 // those die with it only if they watch it (its pipes, say).
 //
