@@ -971,10 +971,15 @@ func (c *Conversation) keep(history []types.Message, tail *openTurn) {
 // Result's usage and cost, and in the run's and the conversation's
 // accounts.
 func (r *run) count(a *accounts, model string, u Usage) {
+	r.countPriced(a, u, a.add(dollars{}, model, u))
+}
+
+// countPriced counts u, which cost d, as count does.
+func (r *run) countPriced(a *accounts, u Usage, d dollars) {
 	r.res.Usage = r.res.Usage.Add(u)
-	r.resCost = a.add(r.resCost, model, u)
+	r.resCost = r.resCost.plus(d)
 	r.res.CostUSD = r.resCost.value()
-	a.count(&r.spent, model, u)
+	a.countPriced(&r.spent, u, d)
 }
 
 // Executor returns the Executor the conversation runs its calls with: its

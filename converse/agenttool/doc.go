@@ -1,0 +1,40 @@
+// Package agenttool makes a tool of an agent: a model with a system prompt
+// and tools of its own, which another conversation (a coordinator) calls to
+// delegate a task to it, as it calls any tool.
+//
+//	researcher, err := agenttool.New(agenttool.Agent{
+//		Name:        "researcher",
+//		Description: "Finds facts on the web. Give it the whole question.",
+//		Client:      client,
+//		Model:       "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+//		System:      "You research facts and cite your sources.",
+//		Tools:       webTools,
+//	})
+//	reg, _ := tools.NewRegistry(researcher)
+//	res, err := converse.New(client, coordinatorModel, reg).Send(ctx, prompt)
+//
+// The tool's input is {"task": "..."}; its output is the agent's final
+// answer. Each call runs a conversation of its own, which the caller's
+// conversation sees through:
+//
+//   - Usage: the agent's usage and cost join the caller's Result.Usage,
+//     Result.CostUSD, State.Usage and Budget (see converse.ReportUsage).
+//   - Budget: the agent's conversation gets what the caller's Budget has
+//     left (converse.BudgetLeft), so a limit stops it at its next step
+//     boundary; the call is then answered with what the agent had, and
+//     that it was stopped.
+//   - Traces: the agent's invoke_agent span, named for Agent.Name, is a
+//     child of the call's execute_tool span, and its spans go to the
+//     caller's tracer provider.
+//   - Cancellation: the call's context is the agent's, so cancelling the
+//     caller, or the call's timeout, cancels the agent.
+//   - Crashes: with a Store (Agent.Store, or the Store of the caller's
+//     Options.Session), the agent's conversation is saved at each step
+//     under the session "<caller's session ID>.<toolUseId>". A call run
+//     again with the same toolUseId (by an engine that retries a Step's
+//     call, say) restores it and resumes it from its last step: its
+//     completed calls are not run again.
+//
+// An agent's own tools may be agents: the nesting goes as deep as the
+// registries do, and each level's usage reaches the top.
+package agenttool
