@@ -128,7 +128,6 @@ func TestAgentUsageRollsUp(t *testing.T) {
 	}
 }
 
-
 func TestAgentStoppedByCallerBudget(t *testing.T) {
 	var runs atomic.Int32
 	inner := server(t, lookup("i1"), lookup("i2"), bedrocktest.Text("It is 42."))
@@ -240,7 +239,7 @@ func find(t *testing.T, spans []sdktrace.ReadOnlySpan, name string) sdktrace.Rea
 func attr(s sdktrace.ReadOnlySpan, key string) string {
 	for _, kv := range s.Attributes() {
 		if string(kv.Key) == key {
-			return kv.Value.Emit()
+			return kv.Value.AsString()
 		}
 	}
 	return ""
