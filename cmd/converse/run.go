@@ -99,6 +99,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return err
 	}
 	defer b.close()
+	fns.bedrock.set(b.client)
 	// An empty recording now: a -record file that cannot be written is
 	// found before the first (paid) model call, and some file is left
 	// whatever happens next.

@@ -67,6 +67,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 		return err
 	}
 	defer b.close()
+	fns.bedrock.set(b.client)
 	var first recording.Exchange
 	if rec != nil && len(rec.Exchanges) > 0 {
 		first = rec.Exchanges[0]
