@@ -433,9 +433,9 @@ func (c *Conversation) beginResume(ctx context.Context, decisions []Decision) (*
 		if err != nil {
 			return nil, fmt.Errorf("converse: Resume: %w", err)
 		}
-		var cut []int // cut off by a crash: never run again
+		var cut []int // cut off by a crash: never run again, unless their tools resume
 		for i := range tail.calls {
-			if tail.started && tail.results[i] == nil && !tail.pending[i] {
+			if tail.started && tail.results[i] == nil && !tail.pending[i] && !c.exec.resumes(tail.calls[i]) {
 				cut = append(cut, i)
 			}
 		}

@@ -74,7 +74,10 @@ func New(a Agent) (*tools.Tool, error) {
 	case a.Model == "":
 		return nil, fmt.Errorf("%w: %s: no Model", ErrInvalidAgent, a.Name)
 	}
-	return tools.New(a.Name, a.Description, a.call, func(o *tools.Options) { o.Timeout = a.Timeout })
+	return tools.New(a.Name, a.Description, a.call, func(o *tools.Options) {
+		// A call cut off by a crash resumes its conversation from its Store.
+		o.Timeout, o.Resumable = a.Timeout, true
+	})
 }
 
 // call runs the agent on one call's task.

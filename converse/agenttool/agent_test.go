@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -289,5 +290,89 @@ func TestAgentResumesAfterCrash(t *testing.T) {
 	}
 	if n := len(inner.Requests()); n != 3 {
 		t.Errorf("the agent's model was called %d times, want 3", n)
+	}
+}
+
+// crashStore is a Store whose saves are lost after crash, until revive,
+// as a process that died makes none.
+type crashStore struct {
+	converse.Store
+	mu   sync.Mutex
+	dead bool
+}
+
+func (s *crashStore) Save(ctx context.Context, id string, st *converse.State) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.dead {
+		return nil
+	}
+	return s.Store.Save(ctx, id, st)
+}
+
+func (s *crashStore) setDead(dead bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.dead = dead
+}
+
+// TestAgentResumesWithCaller: the process dies while the agent's second
+// tool runs; the coordinator, restored from its session and resumed, runs
+// the agent's call again, which resumes the agent's conversation from the
+// session beside the coordinator's: no call runs twice.
+func TestAgentResumesWithCaller(t *testing.T) {
+	var lookups, slows atomic.Int32
+	started := make(chan struct{})
+	store := &crashStore{Store: &filestore.Store{Dir: t.TempDir()}}
+	slow, err := tools.New("slow", "Takes long.", func(ctx context.Context, _ struct{}) (string, error) {
+		if slows.Add(1) == 1 {
+			store.setDead(true) // the process dies here
+			close(started)
+		}
+		<-ctx.Done()
+		return "", ctx.Err()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inner := server(t, lookup("i1"), bedrocktest.ToolUse("", bedrocktest.Call{ID: "i2", Name: "slow"}), bedrocktest.Text("It is 42."))
+	outer := server(t, delegate("o1", "researcher"), bedrocktest.Text("Done."))
+	reg := registry(t, agent(t, "researcher", inner, registry(t, counted(t, "lookup", &lookups), slow)))
+	session := func(o *converse.Options) { o.Session = &converse.Session{Store: store, ID: "coordinator"} }
+	conv := converse.New(outer.Client(), model, reg, session)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { <-started; cancel() }()
+	if _, err := conv.Send(ctx, "What is the answer?"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want the cancellation", err)
+	}
+	for conv.Executor().Abandoned() > 0 { // a dead process would run nothing
+		time.Sleep(time.Millisecond)
+	}
+	store.setDead(false)
+
+	st, err := store.Load(context.Background(), "coordinator")
+	if err != nil {
+		t.Fatal(err)
+	}
+	restored, err := converse.Restore(outer.Client(), reg, st, session)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := restored.Resume(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := resultOf(t, res.History); res.Text != "Done." || !strings.Contains(got, "It is 42.") {
+		t.Errorf("the coordinator answered %q on the agent's %q", res.Text, got)
+	}
+	if lookups.Load() != 1 || slows.Load() != 1 {
+		t.Errorf("lookup ran %d times and slow %d, want each once", lookups.Load(), slows.Load())
+	}
+	if n, m := len(inner.Requests()), len(outer.Requests()); n != 3 || m != 2 {
+		t.Errorf("the agent's model was called %d times and the coordinator's %d, want 3 and 2", n, m)
+	}
+	// The Resume's usage: the agent's last turn and the coordinator's.
+	if res.Usage.InputTokens != 20 {
+		t.Errorf("Resume's InputTokens = %d, want 20", res.Usage.InputTokens)
 	}
 }

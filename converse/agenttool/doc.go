@@ -30,10 +30,13 @@
 //     caller, or the call's timeout, cancels the agent.
 //   - Crashes: with a Store (Agent.Store, or the Store of the caller's
 //     Options.Session), the agent's conversation is saved at each step
-//     under the session "<caller's session ID>.<toolUseId>". A call run
-//     again with the same toolUseId (by an engine that retries a Step's
-//     call, say) restores it and resumes it from its last step: its
-//     completed calls are not run again.
+//     under the session "<caller's session ID>.<toolUseId>" (the agent's
+//     name without a caller's session). The tool is resumable
+//     (tools.Options.Resumable): the caller's Resume after a crash runs a
+//     call cut off again, with its toolUseId, as does an engine that
+//     retries a Step's call; the call restores the agent's conversation
+//     and resumes it from its last step, so its completed calls are not
+//     run again. Without a Store, such a call starts the task over.
 //
 // An agent's own tools may be agents: the nesting goes as deep as the
 // registries do, and each level's usage reaches the top.
