@@ -2,6 +2,7 @@ package agenttool
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -66,6 +67,50 @@ type Input struct {
 // that it was stopped. New fails with ErrInvalidAgent when a lacks a
 // Name, a Client or a Model.
 func New(a Agent) (*tools.Tool, error) {
+	return newTool(a, func(ctx context.Context, in Input) (string, error) {
+		text, err := a.run(ctx, func(ctx context.Context, conv *converse.Conversation) (*converse.Result, error) {
+			return conv.Send(ctx, in.Task)
+		})
+		if errors.Is(err, converse.ErrBudget) {
+			return stopped(text, err), nil
+		}
+		return text, err
+	})
+}
+
+// NewStructured makes a tool of a whose input is an In, which the agent
+// gets as JSON, and whose output is an Out: the agent's structured answer
+// (see converse.Structured). In and Out must be structs or maps with
+// string keys. A Budget that stops the agent makes the call's error
+// result, with the agent's text so far. A conversation resumed after a
+// crash is not asked for the schema again: its answer must still decode as
+// an Out.
+func NewStructured[In, Out any](a Agent) (*tools.Tool, error) {
+	return newTool(a, func(ctx context.Context, in In) (Out, error) {
+		var out Out
+		prompt, err := json.Marshal(in)
+		if err != nil {
+			return out, fmt.Errorf("agenttool: %s: %w", a.Name, err)
+		}
+		text, err := a.run(ctx, func(ctx context.Context, conv *converse.Conversation) (*converse.Result, error) {
+			_, res, err := converse.Structured[Out](ctx, conv, string(prompt))
+			return res, err
+		})
+		if errors.Is(err, converse.ErrBudget) {
+			return out, errors.New(stopped(text, err))
+		}
+		if err != nil {
+			return out, err
+		}
+		if err := json.Unmarshal([]byte(text), &out); err != nil {
+			return out, fmt.Errorf("agenttool: %s: the answer: %w", a.Name, err)
+		}
+		return out, nil
+	})
+}
+
+// newTool checks a and makes its tool, which calls fn.
+func newTool[In, Out any](a Agent, fn func(context.Context, In) (Out, error)) (*tools.Tool, error) {
 	switch {
 	case a.Name == "":
 		return nil, fmt.Errorf("%w: no Name", ErrInvalidAgent)
@@ -74,14 +119,16 @@ func New(a Agent) (*tools.Tool, error) {
 	case a.Model == "":
 		return nil, fmt.Errorf("%w: %s: no Model", ErrInvalidAgent, a.Name)
 	}
-	return tools.New(a.Name, a.Description, a.call, func(o *tools.Options) {
+	return tools.New(a.Name, a.Description, fn, func(o *tools.Options) {
 		// A call cut off by a crash resumes its conversation from its Store.
 		o.Timeout, o.Resumable = a.Timeout, true
 	})
 }
 
-// call runs the agent on one call's task.
-func (a Agent) call(ctx context.Context, in Input) (string, error) {
+// run runs the call's conversation and returns its final text: a saved
+// one resumed, or a new one that start starts. A Budget that stops it
+// returns its text so far with the *converse.BudgetError.
+func (a Agent) run(ctx context.Context, start func(context.Context, *converse.Conversation) (*converse.Result, error)) (string, error) {
 	left, err := converse.BudgetLeft(ctx)
 	if err != nil {
 		return "", fmt.Errorf("agenttool: %s was not started: %w", a.Name, err)
@@ -94,7 +141,7 @@ func (a Agent) call(ctx context.Context, in Input) (string, error) {
 	if resumed {
 		res, err = conv.Resume(ctx)
 	} else {
-		res, err = conv.Send(ctx, in.Task)
+		res, err = start(ctx, conv)
 	}
 	if res != nil {
 		converse.ReportUsage(ctx, res.Usage, res.CostUSD)
@@ -103,7 +150,11 @@ func (a Agent) call(ctx context.Context, in Input) (string, error) {
 	case errors.Is(err, converse.ErrNothingToResume): // it had finished before the crash
 		return lastText(conv.History()), nil
 	case errors.Is(err, converse.ErrBudget):
-		return stopped(res, err), nil
+		text := ""
+		if res != nil {
+			text = lastText(res.History)
+		}
+		return text, err
 	case err != nil:
 		return "", fmt.Errorf("agenttool: %s: %w", a.Name, err)
 	}
@@ -175,11 +226,7 @@ func (a Agent) configure(ctx context.Context, o *converse.Options, left *convers
 
 // stopped is the answer of an agent that a Budget stopped: its text so
 // far, and why it stopped.
-func stopped(res *converse.Result, err error) string {
-	text := ""
-	if res != nil {
-		text = lastText(res.History)
-	}
+func stopped(text string, err error) string {
 	return strings.TrimSpace(text + "\n\n[The agent was stopped before it finished: " + err.Error() + "]")
 }
 

@@ -376,3 +376,43 @@ func TestAgentResumesWithCaller(t *testing.T) {
 		t.Errorf("Resume's InputTokens = %d, want 20", res.Usage.InputTokens)
 	}
 }
+
+// TestStructuredAgent: a typed agent gets its input as JSON and answers
+// with a typed value, which the coordinator gets as the call's result.
+func TestStructuredAgent(t *testing.T) {
+	type city struct {
+		Name string `json:"name"`
+	}
+	type facts struct {
+		Population int `json:"population"`
+	}
+	inner := server(t, bedrocktest.Text(`{"population": 2100000}`))
+	outer := server(t, bedrocktest.ToolUse("", bedrocktest.Call{ID: "o1", Name: "census", Input: map[string]any{"name": "Paris"}}), bedrocktest.Text("Done."))
+	census, err := agenttool.NewStructured[city, facts](agenttool.Agent{Name: "census", Description: "Counts people.", Client: inner.Client(), Model: model})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := converse.New(outer.Client(), model, registry(t, census)).Send(context.Background(), "How many?"); err != nil {
+		t.Fatal(err)
+	}
+	if got := lastResult(t, outer); got != `{"population":2100000}` {
+		t.Errorf("the coordinator got %s", got)
+	}
+	prompt := inner.Requests()[0].Messages[0].Content[0].(*types.ContentBlockMemberText).Value
+	if prompt != `{"name":"Paris"}` {
+		t.Errorf("the agent was asked %q, want its input as JSON", prompt)
+	}
+}
+
+func TestNewRejectsIncompleteAgent(t *testing.T) {
+	srv := server(t)
+	for _, a := range []agenttool.Agent{
+		{Client: srv.Client(), Model: model},
+		{Name: "a", Model: model},
+		{Name: "a", Client: srv.Client()},
+	} {
+		if _, err := agenttool.New(a); !errors.Is(err, agenttool.ErrInvalidAgent) {
+			t.Errorf("New(%+v) = %v, want ErrInvalidAgent", a, err)
+		}
+	}
+}

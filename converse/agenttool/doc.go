@@ -14,8 +14,9 @@
 //	res, err := converse.New(client, coordinatorModel, reg).Send(ctx, prompt)
 //
 // The tool's input is {"task": "..."}; its output is the agent's final
-// answer. Each call runs a conversation of its own, which the caller's
-// conversation sees through:
+// answer. [NewStructured] makes one whose input is a typed value and whose
+// output is the agent's structured answer. Each call runs a conversation
+// of its own, which the caller's conversation sees through:
 //
 //   - Usage: the agent's usage and cost join the caller's Result.Usage,
 //     Result.CostUSD, State.Usage and Budget (see converse.ReportUsage).
