@@ -152,16 +152,14 @@ func limitsLeft(lim Limits, conv bool, s Spent) (Limits, error) {
 
 // tighter is the least of a and b, limit by limit, 0 being none.
 func tighter(a, b Limits) Limits {
-	least := func(x, y int) int {
-		if x == 0 || (y != 0 && y < x) {
-			return y
-		}
-		return x
-	}
-	cost := a.CostUSD
-	if cost == 0 || (b.CostUSD != 0 && b.CostUSD < cost) {
-		cost = b.CostUSD
-	}
 	return Limits{InputTokens: least(a.InputTokens, b.InputTokens), OutputTokens: least(a.OutputTokens, b.OutputTokens),
-		TotalTokens: least(a.TotalTokens, b.TotalTokens), CostUSD: cost}
+		TotalTokens: least(a.TotalTokens, b.TotalTokens), CostUSD: least(a.CostUSD, b.CostUSD)}
+}
+
+// least is the lesser limit of x and y, 0 being none.
+func least[T int | float64](x, y T) T {
+	if x == 0 || (y != 0 && y < x) {
+		return y
+	}
+	return x
 }
