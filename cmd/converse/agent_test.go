@@ -59,8 +59,10 @@ func TestManifestAgent(t *testing.T) {
 		),
 	}
 	srv := newServer(t, h)
-	out := runBinary(t, testEnv(t), nil, "-endpoint", srv.URL, "-tools", manifest, "go")
+	session := filepath.Join(dir, "s.json")
+	out := runBinary(t, testEnv(t), nil, "-endpoint", srv.URL, "-tools", manifest, "-session", session, "go")
 	require.Equal(t, 0, out.code, out.stderr)
+	assert.FileExists(t, session+".t1", "the agent's conversation is saved beside the session")
 	assert.Contains(t, out.stdout, "done")
 	reqs := srv.Requests()
 	assert.Contains(t, resultText(toolResults(t, reqs[len(reqs)-1])["t1"]), "n is 1", "the coordinator gets the agent's answer")

@@ -18,7 +18,8 @@ import (
 	"github.com/tooluse/bedrock/tools"
 )
 
-// ErrInvalidAgent means an Agent that New cannot make a tool of.
+// ErrInvalidAgent means an Agent that New or NewStructured cannot make a
+// tool of.
 var ErrInvalidAgent = errors.New("agenttool: invalid agent")
 
 // Agent is the definition of an agent.
