@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
@@ -49,6 +50,15 @@ type Agent struct {
 	// resumes it; nil means the Store of the caller's Options.Session, or
 	// none without one.
 	Store converse.Store
+	// Keep makes each caller keep one conversation with the agent, which
+	// its calls continue, one at a time: the agent remembers the caller's
+	// earlier tasks and its answers. A call that ends with an answer makes
+	// its conversation the kept one: in the Store as the session
+	// "<caller's session ID>.<Name>" (Name alone without a caller's
+	// session), or in the tool's memory without a Store, by the caller's
+	// session ID (shared by the callers without one). A call that fails
+	// leaves the kept one as it was.
+	Keep bool
 	// Options configure each call's conversation, applied before the
 	// agent's own settings: the system prompt, Telemetry.AgentName, Budget
 	// and Session, which are set from the fields above.
@@ -68,8 +78,9 @@ type Input struct {
 // that it was stopped. New fails with ErrInvalidAgent when a lacks a
 // Name, a Client or a Model.
 func New(a Agent) (*tools.Tool, error) {
-	return newTool(a, func(ctx context.Context, in Input) (string, error) {
-		text, err := a.run(ctx, func(ctx context.Context, conv *converse.Conversation) (*converse.Result, error) {
+	g := &agent{Agent: a}
+	return newTool(g, func(ctx context.Context, in Input) (string, error) {
+		text, err := g.run(ctx, func(ctx context.Context, conv *converse.Conversation) (*converse.Result, error) {
 			return conv.Send(ctx, in.Task)
 		})
 		if errors.Is(err, converse.ErrBudget) {
@@ -87,13 +98,14 @@ func New(a Agent) (*tools.Tool, error) {
 // crash is not asked for the schema again: its answer must still decode as
 // an Out.
 func NewStructured[In, Out any](a Agent) (*tools.Tool, error) {
-	return newTool(a, func(ctx context.Context, in In) (Out, error) {
+	g := &agent{Agent: a}
+	return newTool(g, func(ctx context.Context, in In) (Out, error) {
 		var out Out
 		prompt, err := json.Marshal(in)
 		if err != nil {
 			return out, fmt.Errorf("agenttool: %s: %w", a.Name, err)
 		}
-		text, err := a.run(ctx, func(ctx context.Context, conv *converse.Conversation) (*converse.Result, error) {
+		text, err := g.run(ctx, func(ctx context.Context, conv *converse.Conversation) (*converse.Result, error) {
 			_, res, err := converse.Structured[Out](ctx, conv, string(prompt))
 			return res, err
 		})
@@ -110,8 +122,17 @@ func NewStructured[In, Out any](a Agent) (*tools.Tool, error) {
 	})
 }
 
-// newTool checks a and makes its tool, which calls fn.
-func newTool[In, Out any](a Agent, fn func(context.Context, In) (Out, error)) (*tools.Tool, error) {
+// agent is an Agent made a tool, with the conversations it keeps in
+// memory (see Agent.Keep).
+type agent struct {
+	Agent
+	mu     sync.Mutex                 // held by a call of a kept conversation
+	memory map[string]*converse.State // the kept conversations without a Store, by caller
+}
+
+// newTool checks g and makes its tool, which calls fn.
+func newTool[In, Out any](g *agent, fn func(context.Context, In) (Out, error)) (*tools.Tool, error) {
+	a := g.Agent
 	switch {
 	case a.Name == "":
 		return nil, fmt.Errorf("%w: no Name", ErrInvalidAgent)
@@ -129,12 +150,16 @@ func newTool[In, Out any](a Agent, fn func(context.Context, In) (Out, error)) (*
 // run runs the call's conversation and returns its final text: a saved
 // one resumed, or a new one that start starts. A Budget that stops it
 // returns its text so far with the *converse.BudgetError.
-func (a Agent) run(ctx context.Context, start func(context.Context, *converse.Conversation) (*converse.Result, error)) (string, error) {
+func (g *agent) run(ctx context.Context, start func(context.Context, *converse.Conversation) (*converse.Result, error)) (string, error) {
 	left, err := converse.BudgetLeft(ctx)
 	if err != nil {
-		return "", fmt.Errorf("agenttool: %s was not started: %w", a.Name, err)
+		return "", fmt.Errorf("agenttool: %s was not started: %w", g.Name, err)
 	}
-	conv, resumed, err := a.conversation(ctx, left)
+	if g.Keep { // the calls continue the kept conversation one after another
+		g.mu.Lock()
+		defer g.mu.Unlock()
+	}
+	conv, resumed, err := g.conversation(ctx, left)
 	if err != nil {
 		return "", err
 	}
@@ -149,7 +174,7 @@ func (a Agent) run(ctx context.Context, start func(context.Context, *converse.Co
 	}
 	switch {
 	case errors.Is(err, converse.ErrNothingToResume): // it had finished before the crash
-		return lastText(conv.History()), nil
+		return lastText(conv.History()), g.keep(ctx, conv)
 	case errors.Is(err, converse.ErrBudget):
 		text := ""
 		if res != nil {
@@ -157,37 +182,45 @@ func (a Agent) run(ctx context.Context, start func(context.Context, *converse.Co
 		}
 		return text, err
 	case err != nil:
-		return "", fmt.Errorf("agenttool: %s: %w", a.Name, err)
+		return "", fmt.Errorf("agenttool: %s: %w", g.Name, err)
 	}
-	return res.Text, nil
+	return res.Text, g.keep(ctx, conv)
 }
 
 // conversation is the call's conversation: the one saved under the call's
-// session, restored to be resumed, or a new one.
-func (a Agent) conversation(ctx context.Context, left *converse.Budget) (*converse.Conversation, bool, error) {
-	sess := a.session(ctx)
-	opts := append(slices.Clone(a.Options), func(o *converse.Options) { a.configure(ctx, o, left, sess) })
-	if sess == nil {
-		return converse.New(a.Client, a.Model, a.Tools, opts...), false, nil
+// session, restored to be resumed, or a new one, which continues the kept
+// one with Agent.Keep.
+func (g *agent) conversation(ctx context.Context, left *converse.Budget) (*converse.Conversation, bool, error) {
+	sess := g.session(ctx)
+	opts := append(slices.Clone(g.Options), func(o *converse.Options) { g.configure(ctx, o, left, sess) })
+	if sess != nil {
+		st, err := sess.Store.Load(ctx, sess.ID)
+		switch {
+		case err == nil:
+			conv, err := converse.Restore(g.Client, g.Tools, st, opts...)
+			if err != nil {
+				return nil, false, fmt.Errorf("agenttool: %s: restore %s: %w", g.Name, sess.ID, err)
+			}
+			return conv, true, nil
+		case !errors.Is(err, fs.ErrNotExist):
+			return nil, false, fmt.Errorf("agenttool: %s: load %s: %w", g.Name, sess.ID, err)
+		}
 	}
-	st, err := sess.Store.Load(ctx, sess.ID)
-	if errors.Is(err, fs.ErrNotExist) {
-		return converse.New(a.Client, a.Model, a.Tools, opts...), false, nil
+	st, err := g.kept(ctx)
+	if err != nil || st == nil {
+		return converse.New(g.Client, g.Model, g.Tools, opts...), false, err
 	}
+	conv, err := converse.Restore(g.Client, g.Tools, st, opts...)
 	if err != nil {
-		return nil, false, fmt.Errorf("agenttool: %s: load %s: %w", a.Name, sess.ID, err)
+		return nil, false, fmt.Errorf("agenttool: %s: restore the kept conversation: %w", g.Name, err)
 	}
-	conv, err := converse.Restore(a.Client, a.Tools, st, opts...)
-	if err != nil {
-		return nil, false, fmt.Errorf("agenttool: %s: restore %s: %w", a.Name, sess.ID, err)
-	}
-	return conv, true, nil
+	return conv, false, nil
 }
 
 // session is where the call's conversation is saved, or nil: the call's
 // toolUseId beside the caller's session ID (or the agent's name without
 // one), in Agent.Store or the caller's Store.
-func (a Agent) session(ctx context.Context) *converse.Session {
+func (a *Agent) session(ctx context.Context) *converse.Session {
 	id := tools.CallID(ctx)
 	caller := converse.CallerSession(ctx)
 	store, prefix := a.Store, a.Name
@@ -204,7 +237,7 @@ func (a Agent) session(ctx context.Context) *converse.Session {
 }
 
 // configure sets the agent's own settings on o, after Agent.Options.
-func (a Agent) configure(ctx context.Context, o *converse.Options, left *converse.Budget, sess *converse.Session) {
+func (a *Agent) configure(ctx context.Context, o *converse.Options, left *converse.Budget, sess *converse.Session) {
 	if a.System != "" {
 		o.Request.System = []types.SystemContentBlock{&types.SystemContentBlockMemberText{Value: a.System}}
 	}

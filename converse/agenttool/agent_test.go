@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -19,6 +21,7 @@ import (
 	"github.com/tooluse/bedrock/converse/agenttool"
 	"github.com/tooluse/bedrock/converse/bedrocktest"
 	"github.com/tooluse/bedrock/converse/filestore"
+	"github.com/tooluse/bedrock/converse/internal/message"
 	"github.com/tooluse/bedrock/converse/modelinfo"
 	"github.com/tooluse/bedrock/tools"
 )
@@ -414,5 +417,37 @@ func TestNewRejectsIncompleteAgent(t *testing.T) {
 		if _, err := agenttool.New(a); !errors.Is(err, agenttool.ErrInvalidAgent) {
 			t.Errorf("New(%+v) = %v, want ErrInvalidAgent", a, err)
 		}
+	}
+}
+
+// TestAgentKeepsConversation: with Keep, the coordinator's second call
+// continues the agent's conversation of the first, in memory or in the
+// coordinator's Store.
+func TestAgentKeepsConversation(t *testing.T) {
+	for _, stored := range []bool{false, true} {
+		t.Run(map[bool]string{false: "memory", true: "store"}[stored], func(t *testing.T) {
+			inner := server(t, bedrocktest.Text("First answer."), bedrocktest.Text("Second answer."))
+			outer := server(t, delegate("o1", "researcher"), delegate("o2", "researcher"), bedrocktest.Text("Done."))
+			reg := registry(t, agent(t, "researcher", inner, nil, func(a *agenttool.Agent) { a.Keep = true }))
+			dir := t.TempDir()
+			conv := converse.New(outer.Client(), model, reg, func(o *converse.Options) {
+				if stored {
+					o.Session = &converse.Session{Store: &filestore.Store{Dir: dir}, ID: "coordinator"}
+				}
+			})
+			if _, err := conv.Send(context.Background(), "Ask twice."); err != nil {
+				t.Fatal(err)
+			}
+			reqs := inner.Requests()
+			if len(reqs) != 2 {
+				t.Fatalf("the agent's model was called %d times, want 2", len(reqs))
+			}
+			if got := reqs[1].Messages; len(got) != 3 || message.Text(got[1]) != "First answer." {
+				t.Errorf("the second call sent %d messages, want the first task, its answer and the second task", len(got))
+			}
+			if _, err := os.Stat(filepath.Join(dir, "coordinator.researcher")); stored && err != nil {
+				t.Errorf("the kept conversation is not in the Store: %v", err)
+			}
+		})
 	}
 }

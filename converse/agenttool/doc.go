@@ -16,7 +16,8 @@
 // The tool's input is {"task": "..."}; its output is the agent's final
 // answer. [NewStructured] makes one whose input is a typed value and whose
 // output is the agent's structured answer. Each call runs a conversation
-// of its own, which the caller's conversation sees through:
+// of its own (or, with Agent.Keep, continues the one its caller keeps with
+// the agent), which the caller's conversation sees through:
 //
 //   - Usage: the agent's usage and cost join the caller's Result.Usage,
 //     Result.CostUSD, State.Usage and Budget (see converse.ReportUsage).
