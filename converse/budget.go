@@ -200,10 +200,16 @@ func (a *accounts) pricesOf(model string) (modelinfo.Prices, bool) {
 // count counts u, used by a model call of model, in run's tally and the
 // conversation's.
 func (a *accounts) count(run *tally, model string, u Usage) {
-	run.usage, run.cost = run.usage.Add(u), a.add(run.cost, model, u)
+	a.countPriced(run, u, a.add(dollars{}, model, u))
+}
+
+// countPriced counts u, which cost d, in run's tally and the
+// conversation's.
+func (a *accounts) countPriced(run *tally, u Usage, d dollars) {
+	run.usage, run.cost = run.usage.Add(u), run.cost.plus(d)
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.total.usage, a.total.cost = a.total.usage.Add(u), a.add(a.total.cost, model, u)
+	a.total.usage, a.total.cost = a.total.usage.Add(u), a.total.cost.plus(d)
 }
 
 // restore makes u and toolCalls, of a restored State, what the
@@ -238,6 +244,14 @@ func (a *accounts) add(d dollars, model string, u Usage) dollars {
 		d.usd += u.Cost(p)
 	}
 	return d
+}
+
+// plus is the sum of d and e: unknown if either is, as add counts.
+func (d dollars) plus(e dollars) dollars {
+	if d.unknown || e.unknown {
+		return dollars{unknown: true}
+	}
+	return dollars{usd: d.usd + e.usd}
 }
 
 // value is d for a Result: nil when unknown.

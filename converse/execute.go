@@ -303,6 +303,13 @@ func (e *Executor) lookup(name string) (*tools.Tool, bool) {
 	return e.Registry.Lookup(name)
 }
 
+// resumes reports whether tc's tool goes on with a call cut off by a
+// crash (tools.Options.Resumable), so that Resume runs it again.
+func (e *Executor) resumes(tc toolCall) bool {
+	tool, ok := e.lookup(tc.name)
+	return ok && tool.Resumable()
+}
+
 func (e *Executor) available() string {
 	if e.Registry == nil || e.Registry.Len() == 0 {
 		return "(none)"

@@ -155,7 +155,8 @@ func (t *openTurn) clone() *openTurn {
 // On an interrupted conversation it takes no decisions: it runs the calls
 // of the last turn that never started, answers any that were cut off (as
 // restored from a Store after a crash) with an error result saying so,
-// never running them again, and calls the model. On a paused one it takes
+// never running them again (but those of a tools.Options.Resumable tool,
+// which it runs again to go on), and calls the model. On a paused one it takes
 // exactly one Decision, Approve or Deny, per pending call, runs the
 // approved calls and any others of the turn not yet run, answers the
 // denied ones with an error result saying who denied them and why, and

@@ -433,9 +433,9 @@ func (c *Conversation) beginResume(ctx context.Context, decisions []Decision) (*
 		if err != nil {
 			return nil, fmt.Errorf("converse: Resume: %w", err)
 		}
-		var cut []int // cut off by a crash: never run again
+		var cut []int // cut off by a crash: never run again, unless their tools resume
 		for i := range tail.calls {
-			if tail.started && tail.results[i] == nil && !tail.pending[i] {
+			if tail.started && tail.results[i] == nil && !tail.pending[i] && !c.exec.resumes(tail.calls[i]) {
 				cut = append(cut, i)
 			}
 		}
@@ -976,10 +976,15 @@ func (c *Conversation) keep(history []types.Message, tail *openTurn) {
 // Result's usage and cost, and in the run's and the conversation's
 // accounts.
 func (r *run) count(a *accounts, model string, u Usage) {
+	r.countPriced(a, u, a.add(dollars{}, model, u))
+}
+
+// countPriced counts u, which cost d, as count does.
+func (r *run) countPriced(a *accounts, u Usage, d dollars) {
 	r.res.Usage = r.res.Usage.Add(u)
-	r.resCost = a.add(r.resCost, model, u)
+	r.resCost = r.resCost.plus(d)
 	r.res.CostUSD = r.resCost.value()
-	a.count(&r.spent, model, u)
+	a.countPriced(&r.spent, u, d)
 }
 
 // Executor returns the Executor the conversation runs its calls with: its

@@ -18,7 +18,12 @@ func (c *Conversation) toolRound(ctx context.Context, early map[string]*earlyCal
 			run, calls = append(run, i), append(calls, tc)
 		}
 	}
-	return c.keepResults(ctx, history, tail, run, c.exec.execute(ctx, c.run.turn, calls, early))
+	// The calls may run conversations of their own: their usage is the
+	// run's too (see ReportUsage).
+	n := c.nested()
+	results := c.exec.execute(context.WithValue(ctx, nestedKey{}, n), c.run.turn, calls, early)
+	n.countInto(c.run)
+	return c.keepResults(ctx, history, tail, run, results)
 }
 
 // approve asks Options.Approver to decide the pending calls of the open

@@ -30,6 +30,11 @@ type Options struct {
 	// resumed with one (see converse.Options.Approver). A tool that needs
 	// approval cannot be Speculative.
 	RequireApproval bool
+	// Resumable marks a tool that keeps the progress of each call by its
+	// ID (see CallID): a call cut off by a crash is run again, with the
+	// same ID, when its conversation is resumed, instead of being answered
+	// as cut off. The tool must go on with its work, not start it over.
+	Resumable bool
 	// MaxOutput is the bytes of output a call may send to the model: the
 	// executor truncates a longer result, with a marker saying so. Zero
 	// means the executor's default; a negative limit is an error. A Command

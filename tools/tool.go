@@ -47,6 +47,7 @@ type Tool struct {
 	timeout     time.Duration
 	speculative bool
 	approve     bool
+	resumable   bool
 	strict      bool
 	maxOutput   int   // bytes of output sent to the model; 0: the executor's default
 	defaults    bool  // the schema declares a default somewhere (conservatively)
@@ -185,6 +186,7 @@ func build(name, description string, schema *jsonschema.Schema, raw json.RawMess
 		timeout:     o.Timeout,
 		speculative: o.Speculative,
 		approve:     o.RequireApproval,
+		resumable:   o.Resumable,
 		strict:      o.Strict,
 		maxOutput:   o.MaxOutput,
 		defaults:    hasDefaults(schema),
@@ -273,6 +275,10 @@ func (t *Tool) Speculative() bool { return t.speculative }
 // RequiresApproval reports whether the tool was made with [Options].RequireApproval: a
 // call must be approved before it runs.
 func (t *Tool) RequiresApproval() bool { return t.approve }
+
+// Resumable reports whether the tool was made with [Options].Resumable: a
+// call cut off by a crash is run again when its conversation resumes.
+func (t *Tool) Resumable() bool { return t.resumable }
 
 // Strict reports whether the tool was made with [Options].Strict: the model
 // is asked to keep its calls to the input schema.

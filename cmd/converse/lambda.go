@@ -22,6 +22,8 @@ type functions struct {
 	client func() (*lambda.Client, error)
 	logger *slog.Logger      // hints such as what to check when access is denied
 	made   map[string]string // the tools made, by name: their functions
+	// bedrock is the client of the manifest's agents (see agent.go).
+	bedrock lateClient
 }
 
 // newFunctions returns the functions of a run: its hints go to stderr.

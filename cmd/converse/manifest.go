@@ -25,8 +25,8 @@ type manifest struct {
 	Tools []manifestTool `json:"tools"`
 }
 
-// manifestTool is a tool that runs a program or invokes a Lambda function;
-// see the package doc.
+// manifestTool is a tool that runs a program, invokes a Lambda function or
+// delegates to an agent; see the package doc.
 type manifestTool struct {
 	Name        string            `json:"name"`
 	Description string            `json:"description"`
@@ -38,6 +38,9 @@ type manifestTool struct {
 	Approve     bool              `json:"approve"`    // tools.Options.RequireApproval: asked on the terminal
 	Lambda      string            `json:"lambda"`     // a function instead of a command: lambdatool.Function.Name
 	Qualifier   string            `json:"qualifier"`  // lambdatool.Function.Qualifier
+	Model       string            `json:"model"`      // an agent instead: its model, see agent.go
+	System      string            `json:"system"`     // the agent's system prompt
+	Tools       []string          `json:"tools"`      // the agent's tools, by name
 }
 
 // manifestShape is what a manifest looks like, for its errors.
@@ -88,7 +91,13 @@ func parseManifest(data []byte, dir string, taken []string, fns *functions) ([]*
 			return nil, fmt.Errorf("%s: duplicate name", label)
 		}
 		seen = append(seen, mt.Name)
-		t, err := mt.tool(dir, fns)
+		var t *tools.Tool
+		var err error
+		if mt.isAgent() {
+			t, err = mt.agent(out, len(taken) > 0, fns)
+		} else {
+			t, err = mt.tool(dir, fns)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", label, err)
 		}

@@ -68,6 +68,7 @@ type toolbox struct {
 	reg    *tools.Registry
 	origin func(name string) string // where a tool comes from (see toolOrigins)
 	rec    *recording.Recording     // -replay's; nil without
+	fns    *functions               // what the manifest's entries call, agents' client included
 }
 
 // withTools sets up the telemetry and a toolbox for inv's settings, runs
@@ -90,6 +91,7 @@ func withTools(ctx context.Context, inv *invocation, progress *progressRelay, bo
 	// Even on an interrupt, no program of a tool outlives converse.
 	defer tb.calls.wait()
 	fns := newFunctions(s, inv.stderr)
+	tb.fns = fns
 	if tb.reg, err = registry(s, tb.calls, fns); err != nil {
 		return err
 	}
@@ -130,6 +132,7 @@ func converseAt(ctx context.Context, inv *invocation) error {
 			return err
 		}
 		defer b.close()
+		tb.fns.bedrock.set(b.client)
 		// An empty recording now: a -record file that cannot be written is
 		// found before the first (paid) model call, and some file is left
 		// whatever happens next.

@@ -93,6 +93,7 @@ func serve(ctx context.Context, inv *invocation) error {
 			return err
 		}
 		defer b.close()
+		tb.fns.bedrock.set(b.client)
 		model := s.modelID(firstExchange(tb.rec).ModelID)
 		if err := s.checkPrices(model); err != nil {
 			return err

@@ -1,0 +1,165 @@
+package converse
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// nestedKey is the context key of a tool round's calls: see ReportUsage.
+type nestedKey struct{}
+
+// nestedRound is what the calls of a tool round learn of the conversation
+// that runs them: where it is saved and what its Budget has left. It
+// gathers the usage the calls report, which the round then counts.
+type nestedRound struct {
+	a          *accounts
+	session    *Session
+	send, conv Spent     // spent when the round started
+	start      time.Time // of the run, for Budget.WallTime
+
+	mu       sync.Mutex
+	reported []pricedUsage
+}
+
+// pricedUsage is usage and what it cost.
+type pricedUsage struct {
+	usage Usage
+	cost  dollars
+}
+
+// ReportUsage counts u, the usage of model calls made for the tool call
+// that ctx was given for (a nested conversation's Result.Usage, say), and
+// costUSD, what they cost (nil if unknown). The conversation that runs the
+// call counts them, once the call's round ends, in its Result's Usage and
+// CostUSD, its State's Usage and its Budget. A context of no
+// conversation's tool round (an Executor's, a Step's) counts nothing.
+func ReportUsage(ctx context.Context, u Usage, costUSD *float64) {
+	n, ok := ctx.Value(nestedKey{}).(*nestedRound)
+	if !ok {
+		return
+	}
+	d := dollars{unknown: true}
+	if costUSD != nil {
+		d = dollars{usd: *costUSD}
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.reported = append(n.reported, pricedUsage{u, d})
+}
+
+// CallerSession is the Options.Session of the conversation whose tool
+// round ctx was given for, or nil: a nested conversation may save its
+// state beside the caller's.
+func CallerSession(ctx context.Context) *Session {
+	if n, ok := ctx.Value(nestedKey{}).(*nestedRound); ok {
+		return n.session
+	}
+	return nil
+}
+
+// BudgetLeft is what the Budget of the conversation whose tool round ctx
+// was given for has left, less the usage the round's calls reported, as a
+// Budget for a nested conversation: its Send limits are the least of the
+// caller's Send and Conversation limits left, its WallTime what is left
+// of the caller's. Tool calls are not limited: the nested conversation's
+// are its own. BudgetLeft returns nil without a Budget, and a
+// *BudgetError when a limit has nothing left.
+func BudgetLeft(ctx context.Context) (*Budget, error) {
+	n, ok := ctx.Value(nestedKey{}).(*nestedRound)
+	if !ok || n.a.budget == nil {
+		return nil, nil
+	}
+	used, cost := n.usage()
+	b := n.a.budget
+	out := &Budget{}
+	for _, conv := range []bool{false, true} {
+		s := n.send
+		if conv {
+			s = n.conv
+		}
+		s.Usage, s.CostUSD = s.Usage.Add(used), s.CostUSD+cost.usd
+		lim, err := limitsLeft(b.limits(conv), conv, s)
+		if err != nil {
+			return nil, err
+		}
+		out.Send = tighter(out.Send, lim)
+	}
+	if b.WallTime > 0 {
+		took := n.a.now().Sub(n.start)
+		if took >= b.WallTime {
+			return nil, &BudgetError{Limit: "wall time", Max: b.WallTime.Seconds(), Spent: Spent{WallTime: took}}
+		}
+		out.WallTime = b.WallTime - took
+	}
+	return out, nil
+}
+
+// nested is the nestedRound of a tool round about to start.
+func (c *Conversation) nested() *nestedRound {
+	r := c.run
+	return &nestedRound{a: c.accounts, session: c.opts.Session, start: r.spent.start,
+		send: c.accounts.spent(&r.spent, false), conv: c.accounts.spent(&r.spent, true)}
+}
+
+// usage sums what the calls reported, and its cost.
+func (n *nestedRound) usage() (Usage, dollars) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var u Usage
+	var d dollars
+	for _, p := range n.reported {
+		u, d = u.Add(p.usage), d.plus(p.cost)
+	}
+	return u, d
+}
+
+// countInto counts what the calls reported in r, the round's run.
+func (n *nestedRound) countInto(r *run) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, p := range n.reported {
+		r.countPriced(n.a, p.usage, p.cost)
+	}
+	n.reported = nil // a call abandoned at its timeout may report late: it counts nowhere
+}
+
+// limitsLeft is what lim leaves of its scope's spending s, or the
+// *BudgetError of a limit with nothing left.
+func limitsLeft(lim Limits, conv bool, s Spent) (Limits, error) {
+	u := s.Usage
+	var out Limits
+	for _, l := range []struct {
+		name       string
+		max, spent float64
+		set        func(float64)
+	}{
+		{"input tokens", float64(lim.InputTokens), float64(billedInput(u)), func(v float64) { out.InputTokens = int(v) }},
+		{"output tokens", float64(lim.OutputTokens), float64(u.OutputTokens), func(v float64) { out.OutputTokens = int(v) }},
+		{"total tokens", float64(lim.TotalTokens), float64(billedInput(u) + u.OutputTokens), func(v float64) { out.TotalTokens = int(v) }},
+		{"cost", lim.CostUSD, s.CostUSD, func(v float64) { out.CostUSD = v }},
+	} {
+		if l.max <= 0 {
+			continue
+		}
+		if l.spent >= l.max {
+			return Limits{}, &BudgetError{Limit: l.name, Conversation: conv, Max: l.max, Spent: s}
+		}
+		l.set(l.max - l.spent)
+	}
+	return out, nil
+}
+
+// tighter is the least of a and b, limit by limit, 0 being none.
+func tighter(a, b Limits) Limits {
+	return Limits{InputTokens: least(a.InputTokens, b.InputTokens), OutputTokens: least(a.OutputTokens, b.OutputTokens),
+		TotalTokens: least(a.TotalTokens, b.TotalTokens), CostUSD: least(a.CostUSD, b.CostUSD)}
+}
+
+// least is the lesser limit of x and y, 0 being none.
+func least[T int | float64](x, y T) T {
+	if x == 0 || (y != 0 && y < x) {
+		return y
+	}
+	return x
+}
