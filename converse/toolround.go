@@ -3,6 +3,8 @@ package converse
 import (
 	"context"
 	"fmt"
+
+	"github.com/tooluse/bedrock/tools"
 )
 
 // toolRound runs the calls of the open turn that can run now (not
@@ -15,10 +17,25 @@ func (c *Conversation) toolRound(ctx context.Context, early map[string]*earlyCal
 	var calls []toolCall
 	for i, tc := range tail.calls {
 		if tail.results[i] == nil && !tail.pending[i] {
+			tc.answer, tail.answers[i] = tail.answers[i], nil
 			run, calls = append(run, i), append(calls, tc)
 		}
 	}
-	return c.keepResults(ctx, history, tail, run, c.exec.execute(ctx, c.run.turn, calls, early))
+	results, questions := c.exec.executeAsking(ctx, c.run.turn, calls, early)
+	for k, q := range questions {
+		if q != nil {
+			c.ask(tail, run[k], q)
+		}
+	}
+	return c.keepResults(ctx, history, tail, run, results)
+}
+
+// ask leaves the call i of tail pending with the question its tool asked,
+// for Options.Approver to answer, or for Resume.
+func (c *Conversation) ask(tail *openTurn, i int, q *tools.Question) {
+	tail.pending[i], tail.questions[i] = true, q
+	tail.handed[i] = false // handed again once answered
+	c.run.asked = false
 }
 
 // approve asks Options.Approver to decide the pending calls of the open
@@ -33,17 +50,21 @@ func (c *Conversation) approve(ctx context.Context) (*Step, error) {
 		if !tail.pending[i] {
 			continue
 		}
-		c.emit(ApprovalRequested{Turn: r.turn, Call: tc.public()})
-		d, err := c.opts.Approver(ctx, tc.public())
+		call := tail.pendingCall(i)
+		c.emit(ApprovalRequested{Turn: r.turn, Call: call})
+		d, err := c.opts.Approver(ctx, call)
 		if err == nil {
 			d.ID = tc.id
 			err = checkVerdict(d)
+		}
+		if err == nil {
+			err = fits(d, call.Question)
 		}
 		if err != nil {
 			c.endStep(history, tail, nil)
 			return c.run.fail(history, fmt.Errorf("approve %s (%s): %w", tc.name, tc.id, err))
 		}
-		c.emit(ApprovalDecided{Turn: r.turn, Call: tc.public(), Decision: d})
+		c.emit(ApprovalDecided{Turn: r.turn, Call: call, Decision: d})
 		tail.decide(ctx, c.exec, i, d)
 	}
 	return c.startCalls(ctx, history, tail, nil)

@@ -61,6 +61,12 @@ func newConn(cfg Server, onListChanged func()) *conn {
 	c := &conn{cfg: cfg, slots: make(chan struct{}, cfg.Concurrency), lock: make(chan struct{}, 1)}
 	opts := &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { onListChanged() },
+		// A server's question pauses the call (see asked): the SDK must
+		// not answer it, so its automatic retry is off, and the client
+		// says it takes form elicitations.
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+		Capabilities: &mcp.ClientCapabilities{RootsV2: &mcp.RootCapabilities{ListChanged: true}, // the default
+			Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}}},
 	}
 	if cfg.Progress != nil {
 		opts.ProgressNotificationHandler = c.progressed
@@ -274,9 +280,17 @@ func (c *conn) call(ctx context.Context, tool string, input json.RawMessage) (an
 		defer c.inFlight.Delete(token)
 		params.SetProgressToken(token)
 	}
+	if a, ok := tools.AnswerOf(ctx); ok {
+		if err := answered(params, a); err != nil {
+			return nil, err
+		}
+	}
 	res, err := cs.CallTool(ctx, params)
 	if err != nil {
 		return nil, c.failed(ctx, cs, ex, err)
+	}
+	if res.NeedsInput() {
+		return nil, asked(c.cfg.Name, res)
 	}
 	return result(res)
 }
