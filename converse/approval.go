@@ -83,9 +83,9 @@ func Deny(id, by, reason string) Decision {
 	return Decision{ID: id, Verdict: Denied, By: by, Reason: reason}
 }
 
-// ErrPaused means tool calls await a decision or an answer: a Send or Resume that paused
-// returns a *PausedError, which matches it, and so does a Send on a paused
-// conversation.
+// ErrPaused means tool calls await a decision or an answer: a Send or
+// Resume that paused returns a *PausedError, which matches it, and so does
+// a Send on a paused conversation.
 var ErrPaused = errors.New("tool calls await approval")
 
 // ErrDecision means the decisions given to Resume do not fit the pending
@@ -94,11 +94,12 @@ var ErrPaused = errors.New("tool calls await approval")
 // answer for an approval, an answer that breaks the question's schema).
 var ErrDecision = errors.New("bad decisions")
 
-// PausedError is returned by Send and Resume when calls need approval and
-// no Options.Approver decided them (or it paused them). The conversation is
-// paused: the calls of the same turn that needed no approval have run, and
-// their results are kept; Resume with a Decision for each pending call
-// goes on.
+// PausedError is returned by Send and Resume when calls need approval, or
+// an answer to their tool's Question, and no Options.Approver decided them
+// (or it paused them). The conversation is paused: the calls of the same
+// turn that needed no approval have run, and their results are kept;
+// Resume with a Decision for each pending call goes on. Its text quotes
+// each question, untrusted text.
 type PausedError struct {
 	Pending []Call
 }

@@ -66,7 +66,8 @@ type State struct {
 	ModelID string
 	// Messages is the history; see Conversation.History.
 	Messages []types.Message
-	// Pending are the calls of the last message awaiting a decision.
+	// Pending are the calls of the last message awaiting a decision, or
+	// an answer to their Question.
 	Pending []Call
 	// Usage sums the tokens of every model call of the conversation.
 	Usage Usage
