@@ -3,6 +3,7 @@ package converse_test
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"sync/atomic"
 	"testing"
 
@@ -119,8 +120,17 @@ func TestElicitationPausesAndResumesInAnotherProcess(t *testing.T) {
 	require.ErrorAs(t, err, &paused)
 	require.Len(t, paused.Pending, 1)
 	assert.Contains(t, err.Error(), `ops__deploy (d1) asks "Deploy where?\x1b[2J"`)
-	saved, err := json.Marshal(c.State())
+	saved, err := json.MarshalIndent(c.State(), "", "  ")
 	require.NoError(t, err)
+	// The question's form (testdata/state-v1-question.json; -update
+	// writes it again): an optional field of version 1.
+	const golden = "testdata/state-v1-question.json"
+	if *update {
+		require.NoError(t, os.WriteFile(golden, append(saved, '\n'), 0o644))
+	}
+	want, err := os.ReadFile(golden)
+	require.NoError(t, err)
+	assert.JSONEq(t, string(want), string(saved))
 
 	// Another process: the state from JSON, a new connection.
 	var st converse.State
