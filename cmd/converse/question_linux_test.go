@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -22,8 +23,11 @@ import (
 
 // deployer serves, on loopback, an official go-sdk MCP server whose deploy
 // tool asks the user where to deploy (an input-required result), with a
-// hostile message, and returns its -mcp configuration.
-func deployer(t *testing.T) string {
+// hostile message, and returns its -mcp configuration. A stateless
+// handler speaks the 2026-07-28 protocol, whose results carry the
+// question; a stateful one an earlier protocol, where the SDK asks with
+// an elicitation/create request.
+func deployer(t *testing.T, stateless bool) string {
 	t.Helper()
 	srv := mcp.NewServer(&mcp.Implementation{Name: "ops", Version: "1"}, nil)
 	schema := map[string]any{"type": "object", "required": []any{"env"},
@@ -40,9 +44,7 @@ func deployer(t *testing.T) string {
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil, nil
 	})
-	// Stateless: the go-sdk serves the 2026-07-28 protocol, whose
-	// input-required results pause, only so over HTTP.
-	web := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true}))
+	web := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: stateless}))
 	t.Cleanup(web.Close)
 	return writeMCP(t, `{"mcpServers": {"ops": {"url": "`+web.URL+`"}}}`)
 }
@@ -84,15 +86,20 @@ func runAtTerminal(t *testing.T, typed, want string, n int, args ...string) (ter
 // server's message is shown escaped.
 func TestQuestionAtTerminal(t *testing.T) {
 	t.Parallel()
-	model := deployModel(t)
-	term, stderr := runAtTerminal(t, "a\nmoon\nstaging\n", "env (", 2, "-endpoint", model.URL, "-mcp", deployer(t), "Deploy it.")
-	assert.Contains(t, term, `"ops__deploy" asks: "Deploy where?\x1b[2J" [a]nswer, [d]ecline or [c]ancel? `)
-	assert.NotContains(t, term, "\x1b[2J", "the server's escape sequence is not written")
-	assert.Contains(t, term, "  env (one of staging, production; required): ")
-	assert.Contains(t, stderr, "; answer again.")
-	reqs := model.Requests()
-	require.Len(t, reqs, 2)
-	assert.Equal(t, `"deployed to staging"`, resultText(toolResults(t, reqs[1])["t1"]))
+	for _, stateless := range []bool{true, false} {
+		t.Run(fmt.Sprintf("stateless=%v", stateless), func(t *testing.T) {
+			t.Parallel()
+			model := deployModel(t)
+			term, stderr := runAtTerminal(t, "a\nmoon\nstaging\n", "env (", 2, "-endpoint", model.URL, "-mcp", deployer(t, stateless), "Deploy it.")
+			assert.Contains(t, term, `"ops__deploy" asks: "Deploy where?\x1b[2J" [a]nswer, [d]ecline or [c]ancel? `)
+			assert.NotContains(t, term, "\x1b[2J", "the server's escape sequence is not written")
+			assert.Contains(t, term, "  env (one of staging, production; required): ")
+			assert.Contains(t, stderr, "; answer again.")
+			reqs := model.Requests()
+			require.Len(t, reqs, 2)
+			assert.Equal(t, `"deployed to staging"`, resultText(toolResults(t, reqs[1])["t1"]))
+		})
+	}
 }
 
 // TestQuestionPausesWithoutTerminal: with no terminal a question pauses a
@@ -100,7 +107,7 @@ func TestQuestionAtTerminal(t *testing.T) {
 // asks it; without -session it is cancelled.
 func TestQuestionPausesWithoutTerminal(t *testing.T) {
 	t.Parallel()
-	config := deployer(t)
+	config := deployer(t, false)
 	session := filepath.Join(t.TempDir(), "session.json")
 	model := deployModel(t)
 	noTTY := func(args ...string) outcome {

@@ -48,6 +48,7 @@ type conn struct {
 	watches  sync.WaitGroup
 	// refreshing is held while the tools are listed again.
 	refreshing sync.Mutex
+	asking     askings // the calls in flight, for the server's questions
 
 	// guarded by lock
 	session  *mcp.ClientSession
@@ -61,13 +62,14 @@ func newConn(cfg Server, onListChanged func()) *conn {
 	c := &conn{cfg: cfg, slots: make(chan struct{}, cfg.Concurrency), lock: make(chan struct{}, 1)}
 	opts := &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { onListChanged() },
-		// A server's question pauses the call (see asked): the SDK must
-		// not answer it, so its automatic retry is off, and the client
-		// says it takes form elicitations.
+		// A server's question pauses the call (see asked and elicited):
+		// the SDK must not answer it, so its automatic retry is off, and
+		// the client says it takes form elicitations.
 		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
 		Capabilities: &mcp.ClientCapabilities{RootsV2: &mcp.RootCapabilities{ListChanged: true}, // the default
 			Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}}},
 	}
+	opts.ElicitationHandler = c.elicited
 	if cfg.Progress != nil {
 		opts.ProgressNotificationHandler = c.progressed
 	}
@@ -280,12 +282,18 @@ func (c *conn) call(ctx context.Context, tool string, input json.RawMessage) (an
 		defer c.inFlight.Delete(token)
 		params.SetProgressToken(token)
 	}
-	if a, ok := tools.AnswerOf(ctx); ok {
-		if err := answered(params, a); err != nil {
+	a := &asking{}
+	if ans, ok := tools.AnswerOf(ctx); ok {
+		if err := answered(params, a, ans); err != nil {
 			return nil, err
 		}
 	}
+	c.asking.add(a)
 	res, err := cs.CallTool(ctx, params)
+	c.asking.remove(a)
+	if err := a.asked(); err != nil {
+		return nil, err
+	}
 	if err != nil {
 		return nil, c.failed(ctx, cs, ex, err)
 	}

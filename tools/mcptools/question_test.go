@@ -4,8 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -73,6 +77,55 @@ func TestServerQuestionsThatCannotBeAsked(t *testing.T) {
 			assert.Contains(t, err.Error(), tt.want)
 			var asks *tools.InputRequiredError
 			assert.False(t, errors.As(err, &asks))
+		})
+	}
+}
+
+// Over a stateful HTTP session the go-sdk server speaks a protocol before
+// 2026-07-28 and asks with an elicitation/create request, for a tool that
+// answers with an input-required result (which the SDK turns into the
+// request) and for one that makes the request itself: the call pauses,
+// and its retry gives the request made again the answer.
+func TestServerQuestionByRequest(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "asking", Version: "1"}, nil)
+	var runs atomic.Int32
+	mcp.AddTool(srv, &mcp.Tool{Name: "result"}, func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		runs.Add(1)
+		resp, ok := req.Params.InputResponses["q"].(*mcp.ElicitResult)
+		if !ok {
+			return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"q": &mcp.ElicitParams{Message: "Sure?"}}}, nil, nil
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: resp.Action}}}, nil, nil
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "request"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		runs.Add(1)
+		resp, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "Sure?",
+			RequestedSchema: &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{"n": {Type: "integer"}}}})
+		if err != nil {
+			return nil, nil, err
+		}
+		b, _ := json.Marshal(resp.Content)
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: resp.Action + " " + string(b)}}}, nil, nil
+	})
+	web := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	t.Cleanup(web.Close)
+	_, reg := connect(t, mcptools.Server{Name: "s", URL: web.URL})
+	for _, tt := range []struct {
+		tool, want string
+		runs       int32 // the SDK runs an input-required tool again with the request's answer
+	}{{"s__result", "accept", 3}, {"s__request", `accept {"n":3}`, 2}} {
+		t.Run(tt.tool, func(t *testing.T) {
+			runs.Store(0)
+			tool, ok := reg.Lookup(tt.tool)
+			require.True(t, ok)
+			_, err := tool.Call(context.Background(), json.RawMessage(`{}`))
+			var asks *tools.InputRequiredError
+			require.ErrorAs(t, err, &asks)
+			assert.Equal(t, "Sure?", asks.Question.Message)
+			out, err := tool.Call(tools.WithAnswer(context.Background(), tools.Answer{Question: asks.Question, Action: tools.Accept, Content: json.RawMessage(`{"n":3}`)}), json.RawMessage(`{}`))
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, out)
+			assert.Equal(t, tt.runs, runs.Load(), "the tool ran again up to its question")
 		})
 	}
 }
