@@ -64,10 +64,10 @@ func newConn(cfg Server, onListChanged func()) *conn {
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { onListChanged() },
 		// A server's question pauses the call (see asked and elicited):
 		// the SDK must not answer it, so its automatic retry is off, and
-		// the client says it takes form elicitations.
+		// the client says it takes form elicitations. It offers no roots
+		// (the SDK's default capability), as it has none to list.
 		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
-		Capabilities: &mcp.ClientCapabilities{RootsV2: &mcp.RootCapabilities{ListChanged: true}, // the default
-			Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}}},
+		Capabilities:   &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}}},
 	}
 	opts.ElicitationHandler = c.elicited
 	if cfg.Progress != nil {

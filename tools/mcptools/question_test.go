@@ -68,6 +68,7 @@ func TestServerQuestionsThatCannotBeAsked(t *testing.T) {
 		{"busy", mcp.InputRequestMap{}, "is busy"},
 		{"two at once", mcp.InputRequestMap{"a": &mcp.ElicitParams{Message: "a"}, "b": &mcp.ElicitParams{Message: "b"}}, "asked 2 questions at once"},
 		{"a URL", mcp.InputRequestMap{"u": &mcp.ElicitParams{Mode: "url", Message: "Log in", URL: "https://example.com/", ElicitationID: "e1"}}, "visit a URL"},
+		//lint:ignore SA1019 a deprecated request, which servers may still send
 		{"roots", mcp.InputRequestMap{"r": &mcp.ListRootsParams{}}, "of a kind this client does not give"},
 	}
 	for _, tt := range tests {
