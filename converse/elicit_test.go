@@ -78,7 +78,17 @@ func TestElicitationAnsweredInProcess(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var calls atomic.Int32
 			srv, client := serve(t, deployScript())
+			var ends []converse.ToolEnd
+			var decided []converse.ApprovalDecided
 			c := converse.New(client, claude, deployTools(t, deployServer(&calls)), func(o *converse.Options) {
+				o.OnEvent = func(ev converse.Event) {
+					switch ev := ev.(type) {
+					case converse.ToolEnd:
+						ends = append(ends, ev)
+					case converse.ApprovalDecided:
+						decided = append(decided, ev)
+					}
+				}
 				o.Approver = func(_ context.Context, call converse.Call) (converse.Decision, error) {
 					require.NotNil(t, call.Question)
 					assert.Equal(t, deployQuestion, call.Question.Message)
@@ -91,6 +101,13 @@ func TestElicitationAnsweredInProcess(t *testing.T) {
 			assert.Equal(t, "done", res.Text)
 			assert.Equal(t, int32(2), calls.Load(), "asked, then retried with the answer")
 			assert.Contains(t, string(srv.Requests()[1].Body), tt.want)
+			require.Len(t, ends, 2, "each run of the call ends")
+			var asks *tools.InputRequiredError
+			assert.ErrorAs(t, ends[0].Err, &asks)
+			assert.NoError(t, ends[1].Err)
+			require.Len(t, decided, 1)
+			assert.Equal(t, tt.decision.Verdict, decided[0].Decision.Verdict)
+			assert.NotNil(t, decided[0].Call.Question)
 		})
 	}
 }

@@ -119,17 +119,17 @@ func (e *Executor) execute(ctx context.Context, turn int, calls []toolCall, star
 
 // executeAsking is execute for a Conversation, which can pause a call
 // whose tool asks the user a question (a *tools.InputRequiredError): such
-// a call gets its question, by call, and no result.
+// a call gets its question, by call, and no result. Its run ends all the
+// same, with a ToolEnd event whose Err holds the question.
 func (e *Executor) executeAsking(ctx context.Context, turn int, calls []toolCall, started map[string]*earlyCall) ([]types.ContentBlock, []*tools.Question) {
 	results := make([]types.ContentBlock, len(calls))
 	questions := make([]*tools.Question, len(calls))
 	e.collect(ctx, turn, calls, started, func(i int, out outcome) {
+		results[i] = e.finish(turn, calls[i], out)
 		var asks *tools.InputRequiredError
 		if errors.As(out.err, &asks) {
-			questions[i] = &asks.Question
-			return
+			results[i], questions[i] = nil, &asks.Question
 		}
-		results[i] = e.finish(turn, calls[i], out)
 	})
 	return media.Fit(nil, results), questions
 }
