@@ -136,3 +136,19 @@ func TestQuestionPausesWithoutTerminal(t *testing.T) {
 	assert.Equal(t, `"the user chose cancel"`, resultText(toolResults(t, cancelled.Requests()[1])["t1"]))
 	assert.True(t, strings.HasSuffix(out.stdout, "Done.\n"))
 }
+
+// TestServeQuestion: converse serve -yes approves calls but answers no
+// question: the invocation pauses with it, and the next one answers it.
+func TestServeQuestion(t *testing.T) {
+	setTestEnv(t)
+	model := deployModel(t)
+	s := startServe(t, "-endpoint", model.URL, "-sessions", t.TempDir(), "-mcp", deployer(t, false), "-yes")
+	const session = "0123456789abcdef0123456789abcdef-ask"
+	paused := s.invoke(t, session, `{"prompt": "Deploy it."}`)
+	require.Equal(t, "paused", paused["status"], "%v", paused)
+	pending := paused["pending"].([]any)[0].(map[string]any)
+	assert.Equal(t, "Deploy where?\x1b[2J", pending["question"].(map[string]any)["message"])
+	done := s.invoke(t, session, `{"decisions": [{"toolUseId": "t1", "verdict": "accepted", "answer": {"env": "production"}}]}`)
+	assert.Equal(t, "Done.", done["response"])
+	assert.Equal(t, `"deployed to production"`, resultText(toolResults(t, model.Requests()[1])["t1"]))
+}
