@@ -172,3 +172,27 @@ func TestElicitationPausesAndResumesInAnotherProcess(t *testing.T) {
 	assert.Equal(t, "done", res.Text)
 	assert.Contains(t, string(srv2.Requests()[0].Body), "deployed to production")
 }
+
+// A tool that asks for ever, answered by an Approver that always answers,
+// is cut off after maxQuestions, with an error result the model sees.
+func TestElicitationQuestionsAreBounded(t *testing.T) {
+	var runs atomic.Int32
+	pester, err := tools.NewRaw("pester", "Asks.", json.RawMessage(`{"type":"object"}`), func(context.Context, json.RawMessage) (any, error) {
+		runs.Add(1)
+		return nil, &tools.InputRequiredError{Question: tools.Question{Message: "Again?"}}
+	})
+	require.NoError(t, err)
+	reg, err := tools.NewRegistry(pester)
+	require.NoError(t, err)
+	srv, client := serve(t, bedrocktest.Script(bedrocktest.ToolUse("", bedrocktest.Call{ID: "p1", Name: "pester", Input: map[string]any{}}), bedrocktest.Text("done")))
+	c := converse.New(client, claude, reg, func(o *converse.Options) {
+		o.Approver = func(_ context.Context, call converse.Call) (converse.Decision, error) {
+			return converse.Accept(call.ID, json.RawMessage(`{}`)), nil
+		}
+	})
+	res, err := c.Send(context.Background(), "go")
+	require.NoError(t, err)
+	assert.Equal(t, "done", res.Text)
+	assert.EqualValues(t, 11, runs.Load(), "the first run and ten answered")
+	assert.Contains(t, string(srv.Requests()[1].Body), "the tool asked the user more than 10 questions in this call")
+}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+
 	"github.com/tooluse/bedrock/tools"
 )
 
@@ -24,18 +26,35 @@ func (c *Conversation) toolRound(ctx context.Context, early map[string]*earlyCal
 	results, questions := c.exec.executeAsking(ctx, c.run.turn, calls, early)
 	for k, q := range questions {
 		if q != nil {
-			c.ask(tail, run[k], q)
+			results[k] = c.ask(tail, run[k], q)
 		}
 	}
 	return c.keepResults(ctx, history, tail, run, results)
 }
 
+// maxQuestions bounds the questions one call asks in a run, as the MCP
+// SDK bounds its retries: an Approver that always answers must not keep a
+// tool that always asks going for ever.
+const maxQuestions = 10
+
+// tooManyQuestions answers a call that asked more than maxQuestions.
+var tooManyQuestions = fmt.Sprintf("Error: the tool asked the user more than %d questions in this call; it was not run again", maxQuestions)
+
 // ask leaves the call i of tail pending with the question its tool asked,
-// for Options.Approver to answer, or for Resume.
-func (c *Conversation) ask(tail *openTurn, i int, q *tools.Question) {
+// for Options.Approver to answer, or for Resume, and returns nil; past
+// maxQuestions it returns the call's error result instead.
+func (c *Conversation) ask(tail *openTurn, i int, q *tools.Question) types.ContentBlock {
+	id := tail.calls[i].id
+	if c.run.questions == nil {
+		c.run.questions = map[string]int{}
+	}
+	if c.run.questions[id]++; c.run.questions[id] > maxQuestions {
+		return errorResult(id, tooManyQuestions, tail.status)
+	}
 	tail.pending[i], tail.questions[i] = true, q
 	tail.handed[i] = false // handed again once answered
 	c.run.asked = false
+	return nil
 }
 
 // approve asks Options.Approver to decide the pending calls of the open
