@@ -151,8 +151,10 @@
 //     fits the question's schema, [Decline] or [Dismiss]. An answer that
 //     breaks the schema is [ErrDecision], and the tool never sees it. The
 //     call then runs again with the answer (tools.AnswerOf), and the
-//     model sees its result. The step API and [Executor] cannot pause a
-//     call: there the question is an error result.
+//     model sees its result. A call asks at most ten questions in a Send
+//     or Resume; the next one answers it with an error result. The step
+//     API and [Executor] cannot pause a call: there the question is an
+//     error result.
 //
 // [Conversation.State] snapshots a conversation as a [State]. It marshals
 // to a versioned JSON form, in Bedrock's wire JSON. [Restore] rebuilds it,
