@@ -121,6 +121,7 @@ func TestQuestionPausesWithoutTerminal(t *testing.T) {
 	require.Equal(t, exitPaused, out.code, out.stderr)
 	assert.Contains(t, out.stderr, `ops__deploy (t1) asks "Deploy where?\x1b[2J"`)
 	assert.NotContains(t, out.stderr, "\x1b[2J")
+	assert.Contains(t, out.stderr, "run converse -session "+session+" again at a terminal to answer")
 
 	out = noTTY("-endpoint", model.URL, "-mcp", config, "-session", session)
 	require.Equal(t, exitPaused, out.code, "still no terminal: still paused\n%s", out.stderr)
