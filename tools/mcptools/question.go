@@ -16,19 +16,28 @@ import (
 // retry is what a question keeps to retry the call with the answer: for
 // an input-required result, the input request's key and the request state
 // the server asked to get back; for an elicitation/create request, that
-// the answer goes to the request the call makes again (Request).
+// the answer goes to the request the call makes again (Request), after
+// the answers to the requests the call made before it (Earlier).
 type retry struct {
-	Key     string `json:"key,omitempty"`
-	State   string `json:"requestState,omitempty"`
-	Request bool   `json:"request,omitempty"`
+	Key     string  `json:"key,omitempty"`
+	State   string  `json:"requestState,omitempty"`
+	Request bool    `json:"request,omitempty"`
+	Earlier []given `json:"earlier,omitempty"`
 }
 
-// asking is a call in flight, as an elicitation/create request of its
-// server finds it: the answer to give it, if the call is a retry, and the
-// question it asked, to pause it.
+// given is the answer given to an elicitation/create request.
+type given struct {
+	Message string            `json:"message"`
+	Result  *mcp.ElicitResult `json:"result"`
+}
+
+// asking is a call in flight, as the elicitation/create requests of its
+// server find it: the answers to give, in order, if the call is a retry,
+// those given, and the question it asked, to pause it.
 type asking struct {
 	mu       sync.Mutex
-	answer   *tools.Answer
+	answers  []given
+	given    []given
 	question *tools.Question
 }
 
@@ -69,11 +78,11 @@ func (as *askings) only() *asking {
 
 // elicited answers a server's elicitation/create request (the protocols
 // before 2026-07-28, and a stateful HTTP session) for the one call in
-// flight: with the answer its retry carries, or else by taking the
-// question down, to pause the call, and refusing the request, which fails
-// the call at the server. The retry asks the server again, and the
-// request it makes again gets the answer: the server's tool runs again up
-// to its question.
+// flight: with the next answer its retry carries, if it is to the same
+// message, or else by taking the question down, to pause the call, and
+// refusing the request, which fails the call at the server. The retry
+// asks the server again, and the requests it makes again get the
+// answers: the server's tool runs again up to its next question.
 func (c *conn) elicited(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 	a := c.asking.only()
 	switch {
@@ -84,17 +93,12 @@ func (c *conn) elicited(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitR
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if ans := a.answer; ans != nil {
-		a.answer = nil
-		res := &mcp.ElicitResult{Action: string(ans.Action)}
-		if ans.Action == tools.Accept {
-			if err := json.Unmarshal(ans.Content, &res.Content); err != nil {
-				return nil, fmt.Errorf("mcptools: the accepted answer: %w", err)
-			}
-		}
-		return res, nil
+	if len(a.answers) > 0 && a.answers[0].Message == req.Params.Message {
+		g := a.answers[0]
+		a.answers, a.given = a.answers[1:], append(a.given, g)
+		return g.Result, nil
 	}
-	q, err := question(req.Params, retry{Request: true})
+	q, err := question(req.Params, retry{Request: true, Earlier: a.given})
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 	}
@@ -112,7 +116,7 @@ func question(p *mcp.ElicitParams, r retry) (*tools.Question, error) {
 		}
 		q.Schema = s
 	}
-	q.Retry, _ = json.Marshal(r) // strings and a bool: cannot fail
+	q.Retry, _ = json.Marshal(r) // of JSON the server sent or the user gave: cannot fail
 	return q, nil
 }
 
@@ -157,21 +161,21 @@ func asked(server string, res *mcp.CallToolResult) error {
 
 // answered sets the call of params, a, up to go on with the user's
 // answer ans: with the input responses of a retry, or, for a question
-// asked with a request, the answer for the request made again.
+// asked with a request, the answers for the requests made again.
 func answered(params *mcp.CallToolParams, a *asking, ans tools.Answer) error {
 	var r retry
 	if err := json.Unmarshal(ans.Question.Retry, &r); err != nil || r.Key == "" && !r.Request {
 		return fmt.Errorf("mcptools: the answer is not to a question of an MCP server")
-	}
-	if r.Request {
-		a.answer = &ans
-		return nil
 	}
 	res := &mcp.ElicitResult{Action: string(ans.Action)}
 	if ans.Action == tools.Accept {
 		if err := json.Unmarshal(ans.Content, &res.Content); err != nil {
 			return fmt.Errorf("mcptools: the accepted answer: %w", err)
 		}
+	}
+	if r.Request {
+		a.answers = append(r.Earlier, given{Message: ans.Question.Message, Result: res})
+		return nil
 	}
 	params.InputResponses = mcp.InputResponseMap{r.Key: res}
 	params.RequestState = r.State

@@ -130,3 +130,37 @@ func TestServerQuestionByRequest(t *testing.T) {
 		})
 	}
 }
+
+// A tool that makes two requests in a row gets, in the call made again
+// after the second question, the first answer again and then the second.
+func TestServerQuestionsByRequestInARow(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "asking", Version: "1"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "two"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		var got []string
+		for _, msg := range []string{"First?", "Second?"} {
+			resp, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: msg, RequestedSchema: &jsonschema.Schema{Type: "object"}})
+			if err != nil {
+				return nil, nil, err
+			}
+			got = append(got, resp.Action)
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: got[0] + " " + got[1]}}}, nil, nil
+	})
+	web := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	t.Cleanup(web.Close)
+	_, reg := connect(t, mcptools.Server{Name: "s", URL: web.URL})
+	tool, ok := reg.Lookup("s__two")
+	require.True(t, ok)
+	ctx := context.Background()
+	var out any
+	var err error
+	for _, action := range []tools.Action{tools.Decline, tools.Cancel} {
+		_, err = tool.Call(ctx, json.RawMessage(`{}`))
+		var asks *tools.InputRequiredError
+		require.ErrorAs(t, err, &asks)
+		ctx = tools.WithAnswer(context.Background(), tools.Answer{Question: asks.Question, Action: action})
+	}
+	out, err = tool.Call(ctx, json.RawMessage(`{}`))
+	require.NoError(t, err)
+	assert.Equal(t, "decline cancel", out)
+}
