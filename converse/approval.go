@@ -10,13 +10,18 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+
+	"github.com/tooluse/bedrock/tools"
 )
 
-// Call is a tool call the model asked for, as an approver sees it.
+// Call is a tool call the model asked for, as an approver sees it. A call
+// pending with a Question awaits the user's answer, not an approval: its
+// tool asked it while running (see tools.InputRequiredError).
 type Call struct {
-	ID    string          `json:"toolUseId"`
-	Tool  string          `json:"name"`
-	Input json.RawMessage `json:"input"`
+	ID       string          `json:"toolUseId"`
+	Tool     string          `json:"name"`
+	Input    json.RawMessage `json:"input"`
+	Question *tools.Question `json:"question,omitempty"`
 }
 
 // Verdict is what a Decision says about a call.
@@ -33,17 +38,41 @@ const (
 	// Paused, returned by Options.Approver, leaves the call pending: the Send
 	// ends with a *PausedError and the call waits for Resume.
 	Paused Verdict = "paused"
+	// Accepted answers a call's Question with Decision.Answer, which must
+	// fit the question's schema: the call runs again with it.
+	Accepted Verdict = "accepted"
+	// Declined answers a call's Question with an explicit no: the call
+	// runs again, told so, and the model sees what the tool makes of it.
+	Declined Verdict = "declined"
+	// Cancelled answers a call's Question as dismissed, with no choice
+	// made: the call runs again, told so.
+	Cancelled Verdict = "cancelled"
 )
 
-// Decision decides a call that needs approval. ID is the call's toolUseId;
-// Options.Approver may leave it empty. By and Reason, for a denial, tell the
-// model who denied the call and why.
+// Decision decides a call that needs approval, or answers a call's
+// Question (Accepted, Declined, Cancelled). ID is the call's toolUseId;
+// Options.Approver may leave it empty. By and Reason, for a denial, tell
+// the model who denied the call and why. Answer is the JSON object an
+// Accepted decision answers with.
 type Decision struct {
 	ID      string
 	Verdict Verdict
 	By      string
 	Reason  string
+	Answer  json.RawMessage
 }
+
+// Accept returns a Decision answering the Question of the call id with
+// answer, a JSON object that fits the question's schema.
+func Accept(id string, answer json.RawMessage) Decision {
+	return Decision{ID: id, Verdict: Accepted, Answer: answer}
+}
+
+// Decline returns a Decision declining the Question of the call id.
+func Decline(id string) Decision { return Decision{ID: id, Verdict: Declined} }
+
+// Dismiss returns a Decision cancelling the Question of the call id.
+func Dismiss(id string) Decision { return Decision{ID: id, Verdict: Cancelled} }
 
 // Approve returns a Decision approving the call id.
 func Approve(id string) Decision { return Decision{ID: id, Verdict: Approved} }
@@ -54,21 +83,23 @@ func Deny(id, by, reason string) Decision {
 	return Decision{ID: id, Verdict: Denied, By: by, Reason: reason}
 }
 
-// ErrPaused means tool calls await a decision: a Send or Resume that paused
-// returns a *PausedError, which matches it, and so does a Send on a paused
-// conversation.
+// ErrPaused means tool calls await a decision or an answer: a Send or
+// Resume that paused returns a *PausedError, which matches it, and so does
+// a Send on a paused conversation.
 var ErrPaused = errors.New("tool calls await approval")
 
 // ErrDecision means the decisions given to Resume do not fit the pending
-// calls: one is missing, names no pending call, is given twice, or has no
-// verdict.
+// calls: one is missing, names no pending call, is given twice, has no
+// verdict, or does not fit its call (an approval for a question, an
+// answer for an approval, an answer that breaks the question's schema).
 var ErrDecision = errors.New("bad decisions")
 
-// PausedError is returned by Send and Resume when calls need approval and
-// no Options.Approver decided them (or it paused them). The conversation is
-// paused: the calls of the same turn that needed no approval have run, and
-// their results are kept; Resume with a Decision for each pending call
-// goes on.
+// PausedError is returned by Send and Resume when calls need approval, or
+// an answer to their tool's Question, and no Options.Approver decided them
+// (or it paused them). The conversation is paused: the calls of the same
+// turn that needed no approval have run, and their results are kept;
+// Resume with a Decision for each pending call goes on. Its text quotes
+// each question, untrusted text.
 type PausedError struct {
 	Pending []Call
 }
@@ -77,6 +108,9 @@ func (e *PausedError) Error() string {
 	names := make([]string, len(e.Pending))
 	for i, c := range e.Pending {
 		names[i] = fmt.Sprintf("%s (%s)", c.Tool, c.ID)
+		if c.Question != nil {
+			names[i] += fmt.Sprintf(" asks %q", c.Question.Message)
+		}
 	}
 	return fmt.Sprintf("converse: %d tool calls await approval: %s", len(e.Pending), strings.Join(names, ", "))
 }
@@ -118,8 +152,15 @@ func checkDecisions(tail *openTurn, decisions []Decision) (map[string]Decision, 
 	}
 	var problems []string
 	for i, tc := range tail.calls {
-		if _, ok := byID[tc.id]; tail.pending[i] && !ok {
+		d, ok := byID[tc.id]
+		switch {
+		case !tail.pending[i]:
+		case !ok:
 			problems = append(problems, fmt.Sprintf("no decision for the pending call %q (tool %s)", tc.id, tc.name))
+		default:
+			if err := fits(d, tail.questions[i]); err != nil {
+				return nil, err
+			}
 		}
 	}
 	pending := tail.pendingCalls()
@@ -141,7 +182,7 @@ func (t *openTurn) applyDecisions(ctx context.Context, exec *Executor, emit func
 	for i, tc := range t.calls {
 		if t.pending[i] {
 			d := byID[tc.id]
-			emit(ApprovalDecided{Turn: turn, Call: tc.public(), Decision: d})
+			emit(ApprovalDecided{Turn: turn, Call: t.pendingCall(i), Decision: d})
 			t.decide(ctx, exec, i, d)
 		}
 	}
@@ -149,22 +190,49 @@ func (t *openTurn) applyDecisions(ctx context.Context, exec *Executor, emit func
 
 func checkVerdict(d Decision) error {
 	switch d.Verdict {
-	case Approved, Denied, Paused:
+	case Approved, Denied, Paused, Accepted, Declined, Cancelled:
 		return nil
 	}
 	return fmt.Errorf("%w: the decision for the call %q has no verdict (%q)", ErrDecision, d.ID, d.Verdict)
 }
 
+// fits checks that d, checked by checkVerdict, decides a call pending
+// with q (nil for an approval): an answer for a question, an accepted one
+// fitting its schema, and an approval or a denial for the others.
+func fits(d Decision, q *tools.Question) error {
+	answer := d.Verdict == Accepted || d.Verdict == Declined || d.Verdict == Cancelled
+	switch {
+	case d.Verdict == Paused:
+		return nil
+	case q == nil && answer:
+		return fmt.Errorf("%w: the call %q asks no question: approve or deny it", ErrDecision, d.ID)
+	case q != nil && !answer:
+		return fmt.Errorf("%w: the call %q asks a question: accept, decline or cancel it", ErrDecision, d.ID)
+	case d.Verdict == Accepted:
+		if err := q.Check(d.Answer); err != nil {
+			return fmt.Errorf("%w: the answer to the call %q: %w", ErrDecision, d.ID, err)
+		}
+	}
+	return nil
+}
+
 // decide applies a decision to the call i of t: a denial answers it,
-// traced by exec.
+// traced by exec; an answer to its question is kept for its next run.
 func (t *openTurn) decide(ctx context.Context, exec *Executor, i int, d Decision) {
 	switch d.Verdict {
+	case Accepted, Declined, Cancelled:
+		t.pending[i] = false
+		t.answers[i] = &tools.Answer{Question: *t.questions[i], Action: actions[d.Verdict], Content: d.Answer}
+		t.questions[i] = nil
 	case Approved:
 		t.pending[i] = false
 	case Denied:
 		t.answer(ctx, exec, i, toolErrDenied, denialText(d))
 	}
 }
+
+// actions are the answers' verdicts as the tools' actions.
+var actions = map[Verdict]tools.Action{Accepted: tools.Accept, Declined: tools.Decline, Cancelled: tools.Cancel}
 
 // denialText answers a denied call.
 func denialText(d Decision) string {
@@ -190,4 +258,12 @@ func errorResult(id, text string, status bool) types.ContentBlock {
 
 func (tc toolCall) public() Call {
 	return Call{ID: tc.id, Tool: tc.name, Input: tc.input}
+}
+
+// pendingCall is the call i of t as an approver sees it, with its
+// question if it asks one.
+func (t *openTurn) pendingCall(i int) Call {
+	c := t.calls[i].public()
+	c.Question = t.questions[i]
+	return c
 }

@@ -70,6 +70,9 @@ func (e *Executor) prepare(ctx context.Context, turn int, c toolCall, st *runnin
 		st.timeout = e.timeout()
 	}
 	ctx = tools.WithCallID(ctx, c.id) // the tool may pass it on, as lambdatool does
+	if c.answer != nil {
+		ctx = tools.WithAnswer(ctx, *c.answer)
+	}
 	st.ctx, st.cancel = context.WithTimeout(ctx, st.timeout)
 	return tool, outcome{}, true
 }

@@ -144,6 +144,18 @@
 //     repeated decision is [ErrDecision]. Send is [ErrPaused] until Stop
 //     answers the pending calls as not run. A denied call is answered
 //     "Error: the call was denied by <who>: <reason>", which the model sees.
+//   - A call pauses the same way when its tool asks the user a question
+//     while it runs: it returns a *tools.InputRequiredError, as package
+//     mcptools does for an MCP server's elicitation. The call is pending
+//     with its [Call].Question, untrusted text. Options.Approver answers
+//     it in process, Resume across processes: [Accept] with an answer that
+//     fits the question's schema, [Decline] or [Dismiss]. An answer that
+//     breaks the schema is [ErrDecision], and the tool never sees it. The
+//     call then runs again with the answer (tools.AnswerOf), and the
+//     model sees its result. A call asks at most ten questions in a Send
+//     or Resume; the next one answers it with an error result. The step
+//     API and [Executor] cannot pause a call: there the question is an
+//     error result.
 //
 // [Conversation.State] snapshots a conversation as a [State]. It marshals
 // to a versioned JSON form, in Bedrock's wire JSON. [Restore] rebuilds it,

@@ -116,16 +116,16 @@ type Hedged struct {
 func (ModelRetry) event() {}
 func (Hedged) event()     {}
 
-// ApprovalRequested is a call that needs approval, about to be handed to
-// Options.Approver.
+// ApprovalRequested is a call that needs approval, or an answer to its
+// Question, about to be handed to Options.Approver.
 type ApprovalRequested struct {
 	Turn int
 	Call Call
 }
 
-// ApprovalDecided is the decision on a call that needed approval, by
-// Options.Approver or by Resume (Turn is then the turn that asked for the
-// call; see Conversation.Resume).
+// ApprovalDecided is the decision on a call that needed approval (or the
+// answer to its Question), by Options.Approver or by Resume (Turn is then
+// the turn that asked for the call; see Conversation.Resume).
 type ApprovalDecided struct {
 	Turn     int
 	Call     Call

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -75,7 +76,8 @@ func (e *Executor) Abandoned() int {
 type toolCall struct {
 	id, name string
 	input    json.RawMessage
-	inputErr error // the input document could not be read
+	inputErr error         // the input document could not be read
+	answer   *tools.Answer // the answer to the question an earlier run asked
 }
 
 // outcome is what running a call produced.
@@ -113,6 +115,23 @@ func (e *Executor) execute(ctx context.Context, turn int, calls []toolCall, star
 		results[i] = e.finish(turn, calls[i], out)
 	})
 	return media.Fit(nil, results)
+}
+
+// executeAsking is execute for a Conversation, which can pause a call
+// whose tool asks the user a question (a *tools.InputRequiredError): such
+// a call gets its question, by call, and no result. Its run ends all the
+// same, with a ToolEnd event whose Err holds the question.
+func (e *Executor) executeAsking(ctx context.Context, turn int, calls []toolCall, started map[string]*earlyCall) ([]types.ContentBlock, []*tools.Question) {
+	results := make([]types.ContentBlock, len(calls))
+	questions := make([]*tools.Question, len(calls))
+	e.collect(ctx, turn, calls, started, func(i int, out outcome) {
+		results[i] = e.finish(turn, calls[i], out)
+		var asks *tools.InputRequiredError
+		if errors.As(out.err, &asks) {
+			results[i], questions[i] = nil, &asks.Question
+		}
+	})
+	return media.Fit(nil, results), questions
 }
 
 // earlyCall is a call started ahead of the end of its turn.
@@ -209,7 +228,7 @@ func (b *batch) startMore() (freed <-chan struct{}) {
 				b.decide(b.next, outcome{err: duplicateID(c.id)})
 				continue
 			}
-			if p := b.started[c.id]; p.answers(c) {
+			if p := b.started[c.id]; c.answer == nil && p.answers(c) {
 				i := b.next
 				go func() {
 					<-p.done

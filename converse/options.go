@@ -181,7 +181,8 @@ type Options struct {
 	// error result the model sees, and Decision{Verdict: Paused} leaves it
 	// pending, so that the Send ends with a *PausedError. Without Approver
 	// every such call pauses. An error of Approver ends the Send with it, the
-	// calls not decided pending.
+	// calls not decided pending. It answers a call's Question too (see
+	// Accept): an answer that does not fit is an error.
 	Approver func(ctx context.Context, call Call) (Decision, error)
 	// Session, if set, is where Send, Resume and Stop save the
 	// conversation's State: after every step, before its model call or its

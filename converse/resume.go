@@ -10,6 +10,7 @@ import (
 
 	"github.com/tooluse/bedrock/converse/internal/media"
 	"github.com/tooluse/bedrock/converse/internal/message"
+	"github.com/tooluse/bedrock/tools"
 )
 
 // ErrInterrupted means a Send was refused because the conversation was
@@ -32,13 +33,15 @@ const interruptedText = "Error: the call was interrupted before it returned (the
 // openTurn is the state of the client tool calls of the conversation's last
 // message, an assistant message, while they are not all answered.
 type openTurn struct {
-	calls   []toolCall
-	results []types.ContentBlock // by call; nil while unanswered
-	pending []bool               // by call: awaiting a decision
-	started bool                 // calls were started: the unanswered ones were cut off
-	handed  []bool               // by call: in a Step's Calls of this run (not saved; nil before the first)
-	turn    int                  // the turn that asked for the calls; 0 when restored (see turnOf)
-	status  bool                 // error results carry the status field
+	calls     []toolCall
+	results   []types.ContentBlock // by call; nil while unanswered
+	pending   []bool               // by call: awaiting a decision
+	questions []*tools.Question    // by call: the question a pending call asks; nil for an approval
+	answers   []*tools.Answer      // by call: the answer its next run gets (not saved)
+	started   bool                 // calls were started: the unanswered ones were cut off
+	handed    []bool               // by call: in a Step's Calls of this run (not saved; nil before the first)
+	turn      int                  // the turn that asked for the calls; 0 when restored (see turnOf)
+	status    bool                 // error results carry the status field
 }
 
 // unanswered counts the calls of t not answered yet, pending or not.
@@ -57,7 +60,8 @@ func unanswered(t *openTurn) int {
 // a toolUseId share it, so that they always run together and all but the
 // first are answered as duplicates.
 func newOpenTurn(exec *Executor, policy func(Call) bool, calls []toolCall) *openTurn {
-	t := &openTurn{calls: calls, results: make([]types.ContentBlock, len(calls)), pending: make([]bool, len(calls)), status: exec.Status != StatusNever}
+	t := &openTurn{calls: calls, results: make([]types.ContentBlock, len(calls)), pending: make([]bool, len(calls)),
+		questions: make([]*tools.Question, len(calls)), answers: make([]*tools.Answer, len(calls)), status: exec.Status != StatusNever}
 	needs := map[string]bool{}
 	for _, tc := range calls {
 		needs[tc.id] = needs[tc.id] || exec.needsApproval(tc, policy)
@@ -77,7 +81,7 @@ func (t *openTurn) answer(ctx context.Context, exec *Executor, i int, errType, t
 	if slices.ContainsFunc(t.calls[:i], func(p toolCall) bool { return p.id == tc.id }) {
 		errType, text = toolErrDuplicate, errorText(duplicateID(tc.id))
 	}
-	t.pending[i] = false
+	t.pending[i], t.questions[i] = false, nil
 	t.results[i] = errorResult(tc.id, text, t.status)
 	exec.traceUnrun(ctx, tc, errType, text)
 }
@@ -126,9 +130,9 @@ func (t *openTurn) awaiting(id string, taken []int) int {
 
 func (t *openTurn) pendingCalls() []Call {
 	var calls []Call
-	for i, tc := range t.calls {
+	for i := range t.calls {
 		if t.pending[i] {
-			calls = append(calls, tc.public())
+			calls = append(calls, t.pendingCall(i))
 		}
 	}
 	return calls
@@ -144,6 +148,7 @@ func (t *openTurn) clone() *openTurn {
 	cp := *t
 	cp.results = append([]types.ContentBlock(nil), t.results...)
 	cp.pending = append([]bool(nil), t.pending...)
+	cp.questions, cp.answers = slices.Clone(t.questions), slices.Clone(t.answers)
 	cp.handed = slices.Clone(t.handed)
 	return &cp
 }

@@ -33,7 +33,10 @@ const StateVersion = 1
 //	  "openTurn": {         // only while the last message's tool calls are not all answered
 //	    "results": [...],   // toolResult blocks of the answered calls, in wire JSON
 //	    "answered": [0, 2], // the position, among the last message's client toolUse blocks, of each result
-//	    "pending": [{"toolUseId": "t2", "name": "send_email", "input": {...}}],
+//	    "pending": [{"toolUseId": "t2", "name": "send_email", "input": {...}},
+//	                {"toolUseId": "t3", "name": "deploy", "input": {...},
+//	                 "question": {"message": "Deploy to production?", // optional: the tool asks the user
+//	                              "schema": {...}, "retry": {...}}}],
 //	    "started": true     // the calls neither answered nor pending were started: they were cut off
 //	  },
 //	  "usage": {"inputTokens": 20, "outputTokens": 10, "totalTokens": 30,
@@ -48,7 +51,9 @@ const StateVersion = 1
 //	  }]
 //	}
 //
-// "turns", "toolCalls" and "stopped" were added to version 1 without a new version:
+// "turns", "toolCalls", "stopped" and a pending call's "question" (see
+// tools.Question; "retry" is the tool's own, to go on with the call) were
+// added to version 1 without a new version:
 // readers of before ignore them, as they ignore every field they do not
 // know, and states saved before have none.
 //
@@ -61,7 +66,8 @@ type State struct {
 	ModelID string
 	// Messages is the history; see Conversation.History.
 	Messages []types.Message
-	// Pending are the calls of the last message awaiting a decision.
+	// Pending are the calls of the last message awaiting a decision, or
+	// an answer to their Question.
 	Pending []Call
 	// Usage sums the tokens of every model call of the conversation.
 	Usage Usage
@@ -173,7 +179,11 @@ func openTurnOf(st *State, exec *Executor, policy func(Call) bool) (*openTurn, e
 		copy(t.results, st.results)
 	}
 	for i := range t.pending {
-		t.pending[i] = t.results[i] == nil && slices.ContainsFunc(st.Pending, func(p Call) bool { return p.ID == t.calls[i].id })
+		k := slices.IndexFunc(st.Pending, func(p Call) bool { return p.ID == t.calls[i].id })
+		t.pending[i] = t.results[i] == nil && k >= 0
+		if t.pending[i] {
+			t.questions[i] = st.Pending[k].Question
+		}
 	}
 	for _, p := range st.Pending {
 		if !slices.ContainsFunc(t.pendingCalls(), func(q Call) bool { return q.ID == p.ID }) {

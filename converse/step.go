@@ -114,19 +114,20 @@ var ErrStaleStep = errors.New("not an answer to the last step")
 
 // run is the state of the Send or Resume in progress, under sendMu.
 type run struct {
-	res     *Result
-	await   *ModelCall // the model call the last step asked for, until answered
-	turn    int        // the model calls made, summaries aside
-	win     window
-	shape   *shape
-	cfg     *types.ToolConfiguration // the configuration of the turn's request
-	retried bool                     // the turn's request was trimmed after an overflow
-	wasted  Usage                    // of the call that overflowed, counted, for the retry's TurnEnd
-	trim    *pendingTrim             // a trim awaiting its summary
-	asked   bool                     // Options.Approver decided the open turn's calls
-	resumed bool                     // turn numbers the resumed turn's calls, until the first model call
-	plan    *TurnPlan                // Options.PrepareTurn's turn; nil without it
-	tried   int                      // the Options.ModelCalls.Fallback tried in this turn
+	res       *Result
+	await     *ModelCall // the model call the last step asked for, until answered
+	turn      int        // the model calls made, summaries aside
+	win       window
+	shape     *shape
+	cfg       *types.ToolConfiguration // the configuration of the turn's request
+	retried   bool                     // the turn's request was trimmed after an overflow
+	wasted    Usage                    // of the call that overflowed, counted, for the retry's TurnEnd
+	trim      *pendingTrim             // a trim awaiting its summary
+	asked     bool                     // Options.Approver decided the open turn's calls
+	questions map[string]int           // the questions each call asked in this run, by toolUseId
+	resumed   bool                     // turn numbers the resumed turn's calls, until the first model call
+	plan      *TurnPlan                // Options.PrepareTurn's turn; nil without it
+	tried     int                      // the Options.ModelCalls.Fallback tried in this turn
 
 	spent   tally   // what the run spent, from its start, for Budget
 	resCost dollars // of the Result's usage: the turns

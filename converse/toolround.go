@@ -3,6 +3,10 @@ package converse
 import (
 	"context"
 	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+
+	"github.com/tooluse/bedrock/tools"
 )
 
 // toolRound runs the calls of the open turn that can run now (not
@@ -15,15 +19,46 @@ func (c *Conversation) toolRound(ctx context.Context, early map[string]*earlyCal
 	var calls []toolCall
 	for i, tc := range tail.calls {
 		if tail.results[i] == nil && !tail.pending[i] {
+			tc.answer, tail.answers[i] = tail.answers[i], nil
 			run, calls = append(run, i), append(calls, tc)
 		}
 	}
 	// The calls may run conversations of their own: their usage is the
 	// run's too (see ReportUsage).
 	n := c.nested()
-	results := c.exec.execute(context.WithValue(ctx, nestedKey{}, n), c.run.turn, calls, early)
+	results, questions := c.exec.executeAsking(context.WithValue(ctx, nestedKey{}, n), c.run.turn, calls, early)
 	n.countInto(c.run)
+	for k, q := range questions {
+		if q != nil {
+			results[k] = c.ask(tail, run[k], q)
+		}
+	}
 	return c.keepResults(ctx, history, tail, run, results)
+}
+
+// maxQuestions bounds the questions one call asks in a run, as the MCP
+// SDK bounds its retries: an Approver that always answers must not keep a
+// tool that always asks going for ever.
+const maxQuestions = 10
+
+// tooManyQuestions answers a call that asked more than maxQuestions.
+var tooManyQuestions = fmt.Sprintf("Error: the tool asked the user more than %d questions in this call; it was not run again", maxQuestions)
+
+// ask leaves the call i of tail pending with the question its tool asked,
+// for Options.Approver to answer, or for Resume, and returns nil; past
+// maxQuestions it returns the call's error result instead.
+func (c *Conversation) ask(tail *openTurn, i int, q *tools.Question) types.ContentBlock {
+	id := tail.calls[i].id
+	if c.run.questions == nil {
+		c.run.questions = map[string]int{}
+	}
+	if c.run.questions[id]++; c.run.questions[id] > maxQuestions {
+		return errorResult(id, tooManyQuestions, tail.status)
+	}
+	tail.pending[i], tail.questions[i] = true, q
+	tail.handed[i] = false // handed again once answered
+	c.run.asked = false
+	return nil
 }
 
 // approve asks Options.Approver to decide the pending calls of the open
@@ -38,17 +73,21 @@ func (c *Conversation) approve(ctx context.Context) (*Step, error) {
 		if !tail.pending[i] {
 			continue
 		}
-		c.emit(ApprovalRequested{Turn: r.turn, Call: tc.public()})
-		d, err := c.opts.Approver(ctx, tc.public())
+		call := tail.pendingCall(i)
+		c.emit(ApprovalRequested{Turn: r.turn, Call: call})
+		d, err := c.opts.Approver(ctx, call)
 		if err == nil {
 			d.ID = tc.id
 			err = checkVerdict(d)
+		}
+		if err == nil {
+			err = fits(d, call.Question)
 		}
 		if err != nil {
 			c.endStep(history, tail, nil)
 			return c.run.fail(history, fmt.Errorf("approve %s (%s): %w", tc.name, tc.id, err))
 		}
-		c.emit(ApprovalDecided{Turn: r.turn, Call: tc.public(), Decision: d})
+		c.emit(ApprovalDecided{Turn: r.turn, Call: call, Decision: d})
 		tail.decide(ctx, c.exec, i, d)
 	}
 	return c.startCalls(ctx, history, tail, nil)

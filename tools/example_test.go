@@ -3,6 +3,7 @@ package tools_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -108,4 +109,16 @@ func ExampleCurrentDatetime() {
 	// Output:
 	// 2025-03-14 15:09:26 <nil>
 	// Friday 14 March 2025, 03:09 PM UTC <nil>
+}
+
+// Check tells whether an answer fits a question's schema before it is sent
+// to the tool that asked.
+func ExampleQuestion_Check() {
+	q := tools.Question{Message: "How many copies?",
+		Schema: json.RawMessage(`{"type":"object","properties":{"copies":{"type":"integer","minimum":1}},"required":["copies"]}`)}
+	fmt.Println(q.Check(json.RawMessage(`{"copies":2}`)))
+	fmt.Println(errors.Is(q.Check(json.RawMessage(`{"copies":0}`)), tools.ErrBadAnswer))
+	// Output:
+	// <nil>
+	// true
 }

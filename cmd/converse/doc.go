@@ -164,7 +164,9 @@
 // session id, with -session-bucket for sessions past 400 KB.
 //
 // Without -yes, a call that needs approval pauses its invocation, whose
-// answer lists it; the next invocation carries the decisions. An invocation
+// answer lists it; the next invocation carries the decisions. An MCP
+// server's question pauses it too, -yes or not, and the next invocation
+// answers it (converse help mcp). An invocation
 // that reaches -max-turns or a budget answers 200 with the "status" "limit"
 // and what was done, never a 5xx. Package converse's doc (Outcomes) has the
 // table of HTTP statuses. On SIGTERM serve takes no more invocations, and

@@ -78,7 +78,10 @@ func explain(err error, w where) error {
 // explainConversation is explain for the errors of the loop and its
 // session: nil for another error.
 func explainConversation(err error, w where) error {
-	var budget *converse.BudgetError
+	var (
+		budget *converse.BudgetError
+		paused *converse.PausedError
+	)
 	switch {
 	case errors.Is(err, context.Canceled):
 		return failf(err, "interrupted")
@@ -86,6 +89,9 @@ func explainConversation(err error, w where) error {
 		return overBudget(err, budget, w)
 	case errors.Is(err, converse.ErrInvalidAnswer):
 		return invalidAnswer(err, w)
+	case errors.As(err, &paused) && w.session != "":
+		// Only a question pauses a run of the command: it asks or denies approvals.
+		return failf(err, "%s\nthere was no terminal to ask at: run converse -session %s again at a terminal to answer (converse help mcp)", err, w.session)
 	case errors.Is(err, converse.ErrSessionChanged) && errors.Is(err, fs.ErrNotExist):
 		return failf(err, "-session %s: the session was removed during the run, so this run stopped without writing it again; run again with a prompt to start it afresh", w.session)
 	case errors.Is(err, converse.ErrSessionChanged):

@@ -128,6 +128,9 @@ func (s *settings) handlerOptions(model string, stderr io.Writer, store converse
 			}
 			if s.yes {
 				o.Approver = func(_ context.Context, call converse.Call) (converse.Decision, error) {
+					if call.Question != nil { // -yes answers no question: the caller does
+						return converse.Decision{ID: call.ID, Verdict: converse.Paused}, nil
+					}
 					return converse.Approve(call.ID), nil
 				}
 			} // else a call that needs approval pauses, and the caller decides

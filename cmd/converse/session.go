@@ -193,9 +193,13 @@ func (e *restated) Unwrap() error { return e.err }
 // approver decides the calls of the manifest tools marked "approve": -yes
 // approves them all; otherwise the user is asked on the terminal, and with
 // no terminal the call is denied, so that the model hears why and the
-// conversation ends normally.
+// conversation ends normally. It answers a call's question too (see
+// answerQuestion).
 func (ss *session) approver(stdin io.Reader) func(context.Context, converse.Call) (converse.Decision, error) {
 	return func(ctx context.Context, call converse.Call) (converse.Decision, error) {
+		if call.Question != nil { // -yes approves calls, it answers no question
+			return ss.answerQuestion(ctx, stdin, call), nil
+		}
 		if ss.s.yes {
 			return converse.Approve(call.ID), nil
 		}
@@ -283,6 +287,9 @@ func (ss *session) resume(ctx context.Context, stdin io.Reader) (bool, error) {
 		d, err := approve(ctx, call)
 		if err != nil {
 			return true, err
+		}
+		if d.Verdict == converse.Paused { // a question, with no terminal to ask it
+			return true, ss.report(nil, &converse.PausedError{Pending: ss.conv.State().Pending})
 		}
 		decisions = append(decisions, d)
 	}

@@ -85,7 +85,17 @@
 //	 "pending": [{"toolUseId": "t1", "name": "send", "input": {...}}]}
 //
 // after which the next invocation of the session carries one decision per
-// pending call (a prompt is refused with 409 until then). A paused answer
+// pending call (a prompt is refused with 409 until then):
+// {"decisions": [{"toolUseId": "t1", "verdict": "approved"}]}, or "denied"
+// with a "reason". A call whose tool asks the user a question (an MCP
+// server's elicitation) is pending with it, untrusted text:
+//
+//	"pending": [{"toolUseId": "t2", "name": "ops__deploy", "input": {},
+//	             "question": {"message": "Deploy where?", "schema": {...}, "retry": {...}}}]
+//
+// and is answered with "verdict" "accepted" and an "answer" object that
+// fits the schema (one that does not is refused with 400, and nothing is
+// sent to the tool), or "declined" or "cancelled". A paused answer
 // also holds the text, turns and usage of its Send, as do these:
 //
 //	{"status": "limit", "limit": "turns", "message": "...", "response": "...",

@@ -554,3 +554,43 @@ func TestConcurrentInvocationsAreBounded(t *testing.T) {
 	assert.Equal(t, "Done.", (<-done).Response)
 	assert.Equal(t, "Next.", f.call(session+"-other", `{"prompt": "Me too."}`, http.StatusOK).Response)
 }
+
+// TestQuestionOverTheContract: a tool's question pauses the invocation,
+// whose answer lists it; an answer that breaks its schema is refused; the
+// next invocation's answer runs the call again with it.
+func TestQuestionOverTheContract(t *testing.T) {
+	bed := bedrocktest.NewServer(bedrocktest.Script(
+		bedrocktest.ToolUse("", bedrocktest.Call{ID: "t1", Name: "deploy", Input: map[string]any{}}),
+		bedrocktest.Text("Deployed."),
+	))
+	defer bed.Close()
+	var runs atomic.Int32
+	deploy, err := tools.NewRaw("deploy", "Deploys.", json.RawMessage(`{"type":"object"}`), func(ctx context.Context, _ json.RawMessage) (any, error) {
+		runs.Add(1)
+		if a, ok := tools.AnswerOf(ctx); ok {
+			var in struct{ Env string }
+			if err := json.Unmarshal(a.Content, &in); err != nil {
+				return nil, err
+			}
+			return string(a.Action) + " " + in.Env, nil
+		}
+		return nil, &tools.InputRequiredError{Question: tools.Question{Message: "Where?",
+			Schema: json.RawMessage(`{"type":"object","properties":{"env":{"type":"string"}},"required":["env"]}`)}}
+	})
+	require.NoError(t, err)
+	f := serve(t, bed, registry(t, deploy), t.TempDir())
+
+	paused := f.call(session, `{"prompt": "Deploy."}`, http.StatusOK)
+	assert.Equal(t, "paused", paused.Status)
+	require.Len(t, paused.Pending, 1)
+	require.NotNil(t, paused.Pending[0].Question)
+	assert.Equal(t, "Where?", paused.Pending[0].Question.Message)
+
+	bad := f.call(session, `{"decisions": [{"toolUseId": "t1", "verdict": "accepted", "answer": {"env": 1}}]}`, http.StatusBadRequest)
+	assert.Contains(t, bad.Error, "answer")
+	assert.EqualValues(t, 1, runs.Load(), "the bad answer reached no tool")
+
+	done := f.call(session, `{"decisions": [{"toolUseId": "t1", "verdict": "accepted", "answer": {"env": "staging"}}]}`, http.StatusOK)
+	assert.Equal(t, "Deployed.", done.Response)
+	assert.Contains(t, string(bed.Requests()[1].Body), "accept staging")
+}

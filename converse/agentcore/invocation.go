@@ -22,12 +22,13 @@ type invocation struct {
 }
 
 // decision is a converse.Decision in the body; By defaults to "the
-// caller".
+// caller". Answer is an accepted question's answer, a JSON object.
 type decision struct {
 	ID      string           `json:"toolUseId"`
 	Verdict converse.Verdict `json:"verdict"`
 	By      string           `json:"by"`
 	Reason  string           `json:"reason"`
+	Answer  json.RawMessage  `json:"answer"`
 }
 
 func (inv *invocation) decisions() []converse.Decision {
@@ -36,7 +37,7 @@ func (inv *invocation) decisions() []converse.Decision {
 		if d.By == "" && d.Verdict == converse.Denied {
 			d.By = "the caller"
 		}
-		ds[i] = converse.Decision{ID: d.ID, Verdict: d.Verdict, By: d.By, Reason: d.Reason}
+		ds[i] = converse.Decision{ID: d.ID, Verdict: d.Verdict, By: d.By, Reason: d.Reason, Answer: d.Answer}
 	}
 	return ds
 }

@@ -49,6 +49,7 @@ type conn struct {
 	watches  sync.WaitGroup
 	// refreshing is held while the tools are listed again.
 	refreshing sync.Mutex
+	asking     askings // the calls in flight, for the server's questions
 
 	// guarded by lock
 	session  *mcp.ClientSession
@@ -62,7 +63,14 @@ func newConn(cfg Server, onListChanged func()) *conn {
 	c := &conn{cfg: cfg, slots: make(chan struct{}, cfg.Concurrency), lock: make(chan struct{}, 1)}
 	opts := &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { onListChanged() },
+		// A server's question pauses the call (see asked and elicited):
+		// the SDK must not answer it, so its automatic retry is off, and
+		// the client says it takes form elicitations. It offers no roots
+		// (the SDK's default capability), as it has none to list.
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+		Capabilities:   &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}}},
 	}
+	opts.ElicitationHandler = c.elicited
 	if cfg.Progress != nil {
 		opts.ProgressNotificationHandler = c.progressed
 	}
@@ -279,9 +287,23 @@ func (c *conn) call(ctx context.Context, tool string, input json.RawMessage) (an
 		defer c.inFlight.Delete(token)
 		params.SetProgressToken(token)
 	}
+	a := &asking{}
+	if ans, ok := tools.AnswerOf(ctx); ok {
+		if err := answered(params, a, ans); err != nil {
+			return nil, err
+		}
+	}
+	c.asking.add(a)
 	res, err := cs.CallTool(ctx, params)
+	c.asking.remove(a)
+	if err := a.asked(); err != nil {
+		return nil, err
+	}
 	if err != nil {
 		return nil, c.failed(ctx, cs, ex, err)
+	}
+	if res.NeedsInput() {
+		return nil, asked(c.cfg.Name, res)
 	}
 	return result(res)
 }

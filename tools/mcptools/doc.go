@@ -77,6 +77,21 @@
 // MiB unless set): a longer result fails its call, wrapping [ErrToolFailed],
 // as soon as the limit is passed, before it is decoded or held in memory.
 //
+// A server may ask the user a question in the middle of a call (MCP's
+// elicitation, in form mode). The call then returns a
+// *tools.InputRequiredError holding the question, untrusted text, which a
+// converse.Conversation turns into a pause (see converse.Accept). The
+// call made again with the answer (tools.WithAnswer) goes on. A question
+// of an input-required result (the 2026-07-28 protocol) is answered in
+// the call's retry, with the request state the server gave. One of an
+// elicitation/create request (earlier protocols, or a stateful HTTP
+// session) is refused, which fails the call at the server. The call made
+// again then answers the request made again, and the server's tool runs
+// again up to its question. Such a request is refused for good while two
+// calls of its server are in flight, as it does not say which call asks.
+// Several questions at once, a URL to visit, and sampling or roots
+// requests fail the call, wrapping [ErrToolFailed].
+//
 // Server.Progress receives what a server reports of a call's progress
 // (MCP's progress utility); the converse command shows it on its status
 // line.
