@@ -196,6 +196,7 @@
 //	converse help view        converse view, the transcript as HTML
 //	converse help session     -session: a file or a DynamoDB item, layout, IAM actions
 //	converse help serve       converse serve in AgentCore Runtime: a Dockerfile, the programs
+//	converse help eval        converse eval: a dataset of cases, pass rates, JUnit XML
 //	converse help telemetry   the OpenTelemetry export and its OTEL_ variables
 //	converse help exit        the exit status
 //
@@ -215,6 +216,16 @@
 // INPUT file; to send such a prompt, put -- before it. A tool output
 // holding <script> or an onerror= attribute runs nothing on the page:
 // TestViewInBrowser checks that in headless Chromium.
+//
+// # Evaluations
+//
+//	converse eval [-replay FILE | -endpoint URL] [-junit FILE] [-runs N] DATASET
+//
+// runs the cases of a dataset (a YAML or JSON file) against the agent: the
+// model, tools and deadlines of the flags. It prints each case's pass rate
+// against its threshold, and exits 1 when one is below it (converse help
+// eval). -junit writes JUnit XML for CI. The package
+// github.com/tooluse/bedrock/converse/evaltest does the same from go test.
 //
 // # Exit status
 //

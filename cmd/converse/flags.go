@@ -360,6 +360,7 @@ More: converse help manifest (the -tools file), converse help mcp (the -mcp
 file), converse help json (the -json object), converse help recording
 (-record and -replay), converse help view (converse view), converse help
 session (-session), converse help serve (serve in a container), converse
-help telemetry (OTLP export), converse help exit.
+help eval (converse eval), converse help telemetry (OTLP export), converse
+help exit.
 `, demoPrompt)
 }

@@ -118,6 +118,10 @@ func converseAt(ctx context.Context, inv *invocation) error {
 	if s.listTools && len(s.prompt) > 0 {
 		return usagef("converse tools takes no prompt (got %q): it lists the tools and exits", strings.Join(s.prompt, " "))
 	}
+	// The spans of a prompt or a chat join the trace of TRACEPARENT, if
+	// it is set: that of the program that runs converse. Serve's do not:
+	// each invocation is a trace of its own, or its caller's.
+	ctx = withTraceParent(ctx)
 	progress := &progressRelay{}
 	return withTools(ctx, inv, progress, func(tb *toolbox) error {
 		prompt, interactive, err := readPrompt(s.prompt, inv.stdin)
