@@ -292,6 +292,7 @@ func newSession(ctx context.Context, s *settings, rec *recording.Recording, reg 
 	if !s.set["stream"] && first.Operation == recording.OpConverseStream {
 		stream = true // replay the way it was recorded
 	}
+	s.setCalls(stream) // a replay that streams as recorded has a stream's deadlines
 	// With -schema the answer is printed once validated, not as it arrives.
 	p := &printer{Printer: printing.Printer{Stdout: stdout, NoText: s.json || s.request.schema != nil}, stderr: stderr}
 	if s.verbose {
@@ -391,9 +392,7 @@ func (s *settings) conversationOptions(o *converse.Options, model string) {
 	o.Telemetry.RecordContent, o.Telemetry.AgentName = s.recordContent, s.agentName
 	o.Budget = s.budget()
 	o.SystemTools = s.systemTools
-	if len(s.fallbacks) > 0 {
-		o.ModelCalls = &converse.CallPolicy{Fallback: s.fallbacks}
-	}
+	o.ModelCalls = s.calls
 	if s.stopAfterTool != "" {
 		o.PrepareTurn = stopAfter(s.stopAfterTool)
 	}
