@@ -21,7 +21,6 @@ import (
 // defaults, for the default command, serve and eval alike.
 func TestCallFlags(t *testing.T) {
 	t.Setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "")
-	defaults := converse.CallPolicy{FirstToken: 5 * time.Minute, Idle: 15 * time.Second, Retries: 2}
 	tests := []struct {
 		name string
 		c    *command
@@ -42,9 +41,9 @@ func TestCallFlags(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s, err := tt.c.parse(tt.args, io.Discard)
 			require.NoError(t, err)
-			want := defaults
-			tt.want(&want)
-			assert.Equal(t, &want, s.calls)
+			want := &converse.CallPolicy{FirstToken: 5 * time.Minute, Idle: 15 * time.Second, Retries: 2} // the defaults
+			tt.want(want)
+			assert.Equal(t, want, s.calls)
 		})
 	}
 	t.Run("eval", func(t *testing.T) {
