@@ -105,7 +105,7 @@ func (s *settings) conversationFlags(fs *flag.FlagSet) {
 	fs.Var(&s.systemTools, "system-tool", "offer Bedrock's server-side system tool `NAME`, such as nova_grounding (repeatable)")
 	s.request.define(fs)
 	s.callFlags(fs)
-	fs.Var(&s.fallbacks, "fallback-model", "when a model call is throttled or the model unavailable, try model `ID` (repeatable, tried in order)")
+	fs.Var(&s.fallbacks, "fallback-model", "when a model call is throttled, the model unavailable or the call stalled (after -retries), try model `ID` (repeatable, tried in order)")
 	fs.StringVar(&s.stopAfterTool, "stop-after-tool", "", "end the prompt after the turn in which tool `NAME`'s call was answered")
 	fs.BoolVar(&s.stream, "stream", false, "use ConverseStream: text appears as it is generated")
 	fs.StringVar(&s.replay, "replay", "", "offline: answer the model calls from the recording `file`")
