@@ -80,6 +80,8 @@ func TestStallRetryLine(t *testing.T) {
 			`^converse: turn 1: model stalled \(no first token for 30s\); retry 1 in \d+ms\n$`},
 		{"silent stream", []string{"-stream", "-idle", "5s"}, cut, "Half\n" + supersededLine + "42\n",
 			`^converse: turn 1: model stalled \(no event for 5s\); retry 1 in \d+ms\n$`},
+		{"stream cut", []string{"-stream"}, &bedrocktest.Reply{Output: cut.Output, DropMessageStop: true}, "Half\n" + supersededLine + "42\n",
+			`^converse: turn 1: stream cut \(stream ended before messageStop\); retry 1 in \d+ms\n$`},
 		{"trace", []string{"-v", "-first-token", "30s"}, stalled, "42\n",
 			`(?m)^· turn 1: model stalled \(no answer for 30s\); retry 1 in \d+ms$`},
 		{"json", []string{"-stream", "-json"}, cut, "",
