@@ -247,6 +247,8 @@
 // against its threshold, and exits 1 when one is below it (converse help
 // eval). -junit writes JUnit XML for CI. The package
 // github.com/tooluse/bedrock/converse/evaltest does the same from go test.
+// A command line starting with the word "eval" is this command; to send
+// such a prompt, put -- before it.
 //
 // # Exit status
 //
