@@ -55,7 +55,7 @@ type invocation struct {
 
 // commands are converse's commands, the default one first, in the order
 // converse -h lists them.
-var commands = []*command{promptCommand, toolsCommand, viewCommand, serveCommand, helpCommand}
+var commands = []*command{promptCommand, toolsCommand, viewCommand, serveCommand, evalCommand, helpCommand}
 
 // viewCommand is converse view, whose flags view parses.
 var viewCommand = &command{
@@ -65,6 +65,18 @@ var viewCommand = &command{
 	calledBy:  isView,
 	run: func(ctx context.Context, inv *invocation) error {
 		return view(ctx, inv.args, inv.stdout, inv.stderr)
+	},
+}
+
+// evalCommand is converse eval, whose flags runEval parses. It is given
+// standard error as it is: runEval makes it visible and redacted itself,
+// and needs to know whether it is a terminal for its progress line.
+var evalCommand = &command{
+	name:      "eval",
+	usageLine: evalUsage,
+	short:     "run a dataset of cases against the agent: pass rates, JUnit XML (converse help eval)",
+	run: func(ctx context.Context, inv *invocation) error {
+		return runEval(ctx, inv.args, inv.stdout, inv.tty)
 	},
 }
 

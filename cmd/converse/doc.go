@@ -69,8 +69,19 @@
 //	-system-tool NAME offer Bedrock's server-side system tool NAME, such as nova_grounding
 //	                  (repeatable); Bedrock runs its calls itself
 //	-fallback-model ID when a model call is throttled (after the SDK's retries), the model
-//	                  not ready or timed out, or the service unavailable, make it with ID
-//	                  (repeatable, tried in order; never on a validation error)
+//	                  not ready or timed out, the service unavailable, or the call stalled
+//	                  (after -retries), make it with ID (repeatable, tried in order; never
+//	                  on a validation error)
+//	-first-token DURATION  cancel a model call with no first token after DURATION (without
+//	                  -stream, no answer), and make it again; default 30s with -stream,
+//	                  5m without (a long answer takes minutes); 0 for no deadline
+//	-idle DURATION    cancel a stream silent for DURATION between two events, and make the
+//	                  call again (default 15s; 0 for no deadline)
+//	-retries N        make a call that stalled, or whose stream was cut, again up to N
+//	                  times (default 2), while no tool of its turn started
+//	-hedge Q          send a call a second time when it has no first token by the quantile
+//	                  Q (such as 0.95) of the recent calls' first-token times; the first to
+//	                  answer is kept, the other cancelled (default 0: never; not with -replay)
 //	-stop-after-tool NAME end the prompt after the turn in which a call of tool NAME was
 //	                  answered (exit 0, that turn's text printed); the task is then
 //	                  stopped: a -session's next prompt goes to the model at once,
@@ -129,6 +140,16 @@
 // natively, or by a final tool (modelinfo.NativeStructuredOutput).
 // Throttling and server errors are retried by the SDK (AWS_MAX_ATTEMPTS,
 // AWS_RETRY_MODE).
+//
+// A model call that stalls is cancelled and made again: one with no first
+// token by -first-token, or a stream silent for -idle. So is a stream cut
+// by the network. Each retry is a line on standard error (in the trace with
+// -v), such as "converse: turn 1: model stalled (no first token for 30s);
+// retry 1 in 150ms". A hedged call gets one too. Text the failed call had
+// printed is followed by the line "[the text above is superseded; the model
+// is asked again]", then the retry's text. With -json nothing is printed
+// twice. A call still stalled after -retries goes to the -fallback-model,
+// or fails with exit status 3.
 //
 // With -endpoint on loopback (localhost, 127.0.0.0/8, ::1), such as a
 // bedrocktest server, missing credentials are no error: the requests go
@@ -198,6 +219,7 @@
 //	converse help view        converse view, the transcript as HTML
 //	converse help session     -session: a file or a DynamoDB item, layout, IAM actions
 //	converse help serve       converse serve in AgentCore Runtime: a Dockerfile, the programs
+//	converse help eval        converse eval: a dataset of cases, pass rates, JUnit XML
 //	converse help telemetry   the OpenTelemetry export and its OTEL_ variables
 //	converse help exit        the exit status
 //
@@ -217,6 +239,18 @@
 // INPUT file; to send such a prompt, put -- before it. A tool output
 // holding <script> or an onerror= attribute runs nothing on the page:
 // TestViewInBrowser checks that in headless Chromium.
+//
+// # Evaluations
+//
+//	converse eval [-replay FILE | -endpoint URL] [-junit FILE] [-runs N] DATASET
+//
+// runs the cases of a dataset (a YAML or JSON file) against the agent: the
+// model, tools and deadlines of the flags. It prints each case's pass rate
+// against its threshold, and exits 1 when one is below it (converse help
+// eval). -junit writes JUnit XML for CI. The package
+// github.com/tooluse/bedrock/converse/evaltest does the same from go test.
+// A command line starting with the word "eval" is this command; to send
+// such a prompt, put -- before it.
 //
 // # Exit status
 //

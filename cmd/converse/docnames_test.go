@@ -141,7 +141,7 @@ func flagRefs(text string) []string {
 func cliFlags(t *testing.T) map[string]bool {
 	t.Helper()
 	flags := map[string]bool{"h": true}
-	for _, args := range [][]string{{"-h"}, {"serve", "-h"}, {"view", "-h"}} {
+	for _, args := range [][]string{{"-h"}, {"serve", "-h"}, {"view", "-h"}, {"eval", "-h"}} {
 		var out bytes.Buffer
 		_ = run(t.Context(), args, nil, &out, &out) // -h may be a usage "error"
 		for _, m := range regexp.MustCompile(`(?m)^\s+-([a-z][a-z0-9-]*)`).FindAllStringSubmatch(out.String(), -1) {

@@ -97,6 +97,7 @@ func parseEvalFlags(args []string, stdout io.Writer) (*evalFlags, error) {
 	fs.StringVar(&e.s.toolsFile, "tools", "", "add the tools of the manifest `FILE` (converse help manifest)")
 	fs.BoolVar(&e.s.noBuiltins, "no-builtins", false, "leave out the built-in tools")
 	fs.IntVar(&e.s.maxTurns, "max-turns", converse.DefaultMaxTurns, "allow the agent `N` model calls per message")
+	e.s.callFlags(fs)
 	fs.IntVar(&e.runs, "runs", 0, "run every case `N` times, whatever the dataset says")
 	fs.StringVar(&e.junit, "junit", "", "write the report as JUnit XML to `FILE`, for CI")
 	fs.StringVar(&e.json, "json", "", "write the report as JSON to `FILE`")
@@ -117,6 +118,9 @@ func parseEvalFlags(args []string, stdout io.Writer) (*evalFlags, error) {
 		return nil, usagef("eval: -replay and -endpoint cannot be used together: a replay is its own endpoint")
 	case e.s.replay != "" && e.s.record != "":
 		return nil, usagef("eval: -replay and -record cannot be used together")
+	}
+	if err := e.s.checkCalls(); err != nil {
+		return nil, err
 	}
 	e.dataset = fs.Arg(0)
 	return e, nil

@@ -222,3 +222,23 @@ func TestEvalHelpDataset(t *testing.T) {
 	}
 	mustContain(t, "help", text, "-junit FILE")
 }
+
+// TestEvalCommand: the binary runs converse eval from its command table:
+// the dataset of converse help eval offline, as that help says, from the
+// checkout's root; converse eval -h prints its flags, and converse -h
+// lists it.
+func TestEvalCommand(t *testing.T) {
+	t.Parallel()
+	out := runBinaryIn(t, "../..", testEnv(t), nil, "eval", "-replay", "testdata/eval/arithmetic-agent.json", "testdata/eval/arithmetic.yaml")
+	require.Equal(t, 0, out.code, out.stderr)
+	assert.Regexp(t, `(?m)^multiply +1/1 +100% +100% `, out.stdout)
+	assert.Equal(t, "eval: 1/3: multiply, run 1\neval: 2/3: add twice, run 1\neval: 3/3: add twice, run 2\n", out.stderr)
+
+	out = runBinary(t, testEnv(t), nil, "eval", "-h")
+	assert.Equal(t, 0, out.code, out.stderr)
+	mustContain(t, "eval -h", out.stdout, "usage: "+evalUsage, "-junit FILE", "-runs N")
+
+	out = runBinary(t, testEnv(t), nil, "-h")
+	assert.Equal(t, 0, out.code, out.stderr)
+	mustContain(t, "-h", out.stdout, "  "+evalUsage+"\n", "converse help eval")
+}

@@ -79,7 +79,7 @@ func TestFailures(t *testing.T) {
 			[]string{"limit 1 tokens reached before anything was spent: the first step needs "}, exitLimit},
 		{"max tokens in a tool call", bedrocktest.Script(cutToolCall()), []string{"-max-tokens", "50"},
 			[]string{"ran out of output tokens (max_tokens) in the middle of a tool call", "raise -max-tokens (now 50)"}, exitCaller},
-		{"broken stream", bedrocktest.Script(&bedrocktest.Reply{Output: bedrocktest.Text("Hello there").Output, DropMessageStop: true}), []string{"-stream"},
+		{"broken stream", bedrocktest.Script(&bedrocktest.Reply{Output: bedrocktest.Text("Hello there").Output, DropMessageStop: true}), []string{"-stream", "-retries", "0"},
 			[]string{"stream broke off", "leave out -stream"}, exitRetry},
 	}
 	for _, tt := range tests {

@@ -70,6 +70,14 @@ type settings struct {
 	maxConcurrent   int           // converse serve's
 	shutdownTimeout time.Duration // converse serve's
 
+	// The deadlines, retries and hedging of model calls (callFlags), and
+	// the policy made of them, shared by the conversations (setCalls).
+	firstToken time.Duration
+	idle       time.Duration
+	hedge      float64
+	retries    int
+	calls      *converse.CallPolicy
+
 	// diagnostics is standard error as run writes to it (made visible on a
 	// terminal, redacted), where the SDK's log goes with -v; nil: nowhere.
 	diagnostics io.Writer
@@ -96,7 +104,8 @@ func (s *settings) conversationFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&s.noBuiltins, "no-builtins", false, "leave out the built-in tools get_current_datetime and calculator")
 	fs.Var(&s.systemTools, "system-tool", "offer Bedrock's server-side system tool `NAME`, such as nova_grounding (repeatable)")
 	s.request.define(fs)
-	fs.Var(&s.fallbacks, "fallback-model", "when a model call is throttled or the model unavailable, try model `ID` (repeatable, tried in order)")
+	s.callFlags(fs)
+	fs.Var(&s.fallbacks, "fallback-model", "when a model call is throttled, the model unavailable or the call stalled (after -retries), try model `ID` (repeatable, tried in order)")
 	fs.StringVar(&s.stopAfterTool, "stop-after-tool", "", "end the prompt after the turn in which tool `NAME`'s call was answered")
 	fs.BoolVar(&s.stream, "stream", false, "use ConverseStream: text appears as it is generated")
 	fs.StringVar(&s.replay, "replay", "", "offline: answer the model calls from the recording `file`")
@@ -111,6 +120,61 @@ func (s *settings) conversationFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&s.yes, "yes", false, "approve every call of the tools marked \"approve\" (in the manifest or the -mcp file) without asking")
 }
 
+// The defaults of the deadlines of model calls. Without -stream the first
+// token is the whole answer, and a long answer takes minutes.
+const (
+	defaultFirstTokenStream = 30 * time.Second
+	defaultFirstToken       = 5 * time.Minute
+	defaultIdle             = 15 * time.Second
+	defaultRetries          = 2
+)
+
+// callFlags registers the flags of the deadlines, retries and hedging of
+// the model calls: those of every command that makes them.
+func (s *settings) callFlags(fs *flag.FlagSet) {
+	fs.DurationVar(&s.firstToken, "first-token", 0, "cancel a model call with no first token (without -stream: no answer) after `DURATION`, and make it again; 0 for no deadline (default 30s with -stream, 5m without)")
+	fs.DurationVar(&s.idle, "idle", defaultIdle, "cancel a stream silent for `DURATION` between two events, and make the call again; 0 for no deadline")
+	fs.IntVar(&s.retries, "retries", defaultRetries, "make a model call that stalled (-first-token, -idle) or whose stream was cut again up to `N` times, while no tool of its turn started")
+	fs.Float64Var(&s.hedge, "hedge", 0, "send a model call a second time when it has no first token by the quantile `Q` of the recent calls' first-token times, such as 0.95; the first to answer is kept (default 0: never)")
+}
+
+// checkCalls rejects deadlines, retries and a hedge that mean nothing,
+// and makes the policy of the others (see setCalls).
+func (s *settings) checkCalls() error {
+	switch {
+	case s.firstToken < 0 || s.idle < 0:
+		return usagef("-first-token and -idle want a duration of 0 (no deadline) or more")
+	case s.retries < 0:
+		return usagef("-retries %d: want 0 or more", s.retries)
+	case !(s.hedge >= 0 && s.hedge < 1):
+		return usagef("-hedge %v: want a quantile above 0 and below 1, such as 0.95, or 0 for no hedging", s.hedge)
+	}
+	s.setCalls(s.stream)
+	return nil
+}
+
+// setCalls makes the policy of the model calls of the flags, for
+// conversations that stream or not. It is made before the first of them,
+// which share it, and so the first-token times that -hedge reads.
+// A replay is not hedged: its second request would take the next
+// recorded answer.
+func (s *settings) setCalls(stream bool) {
+	p := &converse.CallPolicy{FirstToken: s.firstToken, Idle: s.idle, Retries: s.retries, Hedge: s.hedge, Fallback: s.fallbacks}
+	if !s.set["first-token"] {
+		p.FirstToken = defaultFirstToken
+		if stream {
+			p.FirstToken = defaultFirstTokenStream
+		}
+	}
+	if s.retries == 0 {
+		p.Retries = -1 // CallPolicy's 0 is its default
+	}
+	if s.replay != "" {
+		p.Hedge = 0
+	}
+	s.calls = p
+}
+
 // terminalFlags registers the flags of one conversation at the terminal:
 // its answer's form, its recording and its session.
 func (s *settings) terminalFlags(fs *flag.FlagSet) {
@@ -123,7 +187,7 @@ func (s *settings) terminalFlags(fs *flag.FlagSet) {
 // conversationChecks are the checks of every command that converses.
 var conversationChecks = []func(*settings) error{
 	(*settings).checkModel, (*settings).checkLimits, (*settings).checkContext,
-	(*settings).checkReplay, (*settings).checkEndpoint, (*settings).readCaptureContent,
+	(*settings).checkReplay, (*settings).checkEndpoint, (*settings).checkCalls, (*settings).readCaptureContent,
 }
 
 // checkModel rejects an empty model and settings no model takes.
@@ -360,6 +424,7 @@ More: converse help manifest (the -tools file), converse help mcp (the -mcp
 file), converse help json (the -json object), converse help recording
 (-record and -replay), converse help view (converse view), converse help
 session (-session), converse help serve (serve in a container), converse
-help telemetry (OTLP export), converse help exit.
+help eval (converse eval), converse help telemetry (OTLP export), converse
+help exit.
 `, demoPrompt)
 }

@@ -26,6 +26,7 @@ var helpTopics = []topic{
 	{"view", "converse view: a session, recording or -json output as an HTML transcript"},
 	{"session", "-session: a file or a DynamoDB item, its layout and the IAM actions it needs"},
 	{"serve", "converse serve in Bedrock AgentCore Runtime: the container, what command tools can run"},
+	{"eval", "converse eval: run a dataset of cases against the agent; pass rates, JUnit XML"},
 	{"telemetry", "the OpenTelemetry export: the OTEL_ variables converse reads"},
 	{"exit", "the exit status"},
 }

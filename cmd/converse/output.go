@@ -2,10 +2,12 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
@@ -26,12 +28,66 @@ type printer struct {
 }
 
 // event is printing.Printer.Event after the status line saw ev: it is
-// erased before the text prints.
+// erased before the text prints. A model call made again or hedged gets a
+// line on stderr (in the trace with -v), and the text it had printed is
+// marked superseded.
 func (p *printer) event(ev converse.Event) {
+	if r, ok := ev.(converse.ModelRetry); ok && r.Superseded != "" && !p.NoText {
+		// On the line after the text, before the status line shows again.
+		p.EndText()
+		io.WriteString(p.Stdout, supersededLine)
+	}
 	if _, text := ev.(converse.Text); !text || !p.NoText {
 		p.status.event(ev)
 	}
 	p.Event(ev)
+	line, ok := callLine(ev)
+	switch {
+	case !ok:
+	case p.Trace != nil:
+		p.Tracef("· %s\n", line)
+	default:
+		p.status.say(p.stderr, "converse: "+line+"\n")
+	}
+}
+
+// supersededLine follows the text of a model call made again, which the
+// new call's text replaces. Text printed cannot be taken back from a file
+// or a pipe; with -json none was printed.
+const supersededLine = "[the text above is superseded; the model is asked again]\n"
+
+// callLine is the line of a model call made again (converse.ModelRetry)
+// or hedged (converse.Hedged), such as "turn 1: model stalled (no first
+// token for 30s); retry 1 in 150ms"; ok is false for another event.
+func callLine(ev converse.Event) (line string, ok bool) {
+	switch e := ev.(type) {
+	case converse.ModelRetry:
+		return fmt.Sprintf("turn %d: %s; retry %d in %v", e.Turn, failedCall(e.Err), e.Retry, e.Wait.Round(time.Millisecond)), true
+	case converse.Hedged:
+		return fmt.Sprintf("turn %d: no first token after %v; a second request was sent", e.Turn, e.After.Round(time.Millisecond)), true
+	}
+	return "", false
+}
+
+// failedCall says why a model call is made again: "model stalled (no
+// first token for 30s)", or "stream cut (...)" with the transport's
+// error.
+func failedCall(err error) string {
+	if errors.Is(err, converse.ErrStalled) {
+		return "model stalled (" + strings.TrimPrefix(err.Error(), converse.ErrStalled.Error()+": ") + ")"
+	}
+	return "stream cut (" + trace.Short(retryReason(err)) + ")"
+}
+
+// traceEvent is tr.Event with the lines of callLine, which package trace
+// does not write: the OnEvent of serve's -v.
+func traceEvent(tr *trace.Trace) func(converse.Event) {
+	return func(ev converse.Event) {
+		tr.Event(ev)
+		if line, ok := callLine(ev); ok {
+			tr.Printf("· %s\n", line)
+		}
+	}
 }
 
 // warnStop tells on stderr why an answer that did not fail ended early.

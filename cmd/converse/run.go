@@ -120,6 +120,10 @@ func converseAt(ctx context.Context, inv *invocation) error {
 	if s.listTools && len(s.prompt) > 0 {
 		return usagef("converse tools takes no prompt (got %q): it lists the tools and exits", strings.Join(s.prompt, " "))
 	}
+	// The spans of a prompt or a chat join the trace of TRACEPARENT, if
+	// it is set: that of the program that runs converse. Serve's do not:
+	// each invocation is a trace of its own, or its caller's.
+	ctx = withTraceParent(ctx)
 	progress := &progressRelay{}
 	return withTools(ctx, inv, progress, func(tb *toolbox) error {
 		prompt, interactive, err := readPrompt(s.prompt, inv.stdin)
@@ -291,6 +295,7 @@ func newSession(ctx context.Context, s *settings, rec *recording.Recording, reg 
 	if !s.set["stream"] && first.Operation == recording.OpConverseStream {
 		stream = true // replay the way it was recorded
 	}
+	s.setCalls(stream) // a replay that streams as recorded has a stream's deadlines
 	// With -schema the answer is printed once validated, not as it arrives.
 	p := &printer{Printer: printing.Printer{Stdout: stdout, NoText: s.json || s.request.schema != nil}, stderr: stderr}
 	if s.verbose {
@@ -390,9 +395,7 @@ func (s *settings) conversationOptions(o *converse.Options, model string) {
 	o.Telemetry.RecordContent, o.Telemetry.AgentName = s.recordContent, s.agentName
 	o.Budget = s.budget()
 	o.SystemTools = s.systemTools
-	if len(s.fallbacks) > 0 {
-		o.ModelCalls = &converse.CallPolicy{Fallback: s.fallbacks}
-	}
+	o.ModelCalls = s.calls
 	if s.stopAfterTool != "" {
 		o.PrepareTurn = stopAfter(s.stopAfterTool)
 	}

@@ -124,7 +124,7 @@ func (s *settings) handlerOptions(model string, stderr io.Writer, store converse
 			}
 			if s.verbose { // each session's lines say whose they are
 				tr := trace.New(labelled{w: stderr, label: "[" + trace.Printable(o.Session.ID) + "] "})
-				o.OnEvent, o.Logger = tr.Event, slog.New(tr.Handler())
+				o.OnEvent, o.Logger = traceEvent(tr), slog.New(tr.Handler())
 			}
 			if s.yes {
 				o.Approver = func(_ context.Context, call converse.Call) (converse.Decision, error) {

@@ -140,6 +140,8 @@ func (st *status) event(ev converse.Event) {
 			st.hidden = true
 			st.draw("") // before the text prints
 		}
+	case converse.ModelRetry: // the call is made again: its text, if any, is left behind
+		st.turn, st.model, st.hidden = e.Turn, now, false
 	case converse.ApprovalRequested:
 		st.hidden = true
 		st.draw("")
@@ -162,6 +164,19 @@ func (st *status) event(ev converse.Event) {
 			st.turn, st.model = e.Turn+1, now
 		}
 	}
+}
+
+// say writes line, one of converse's own, to w (standard error) in
+// place of the status line, which the next tick draws again below it.
+func (st *status) say(w io.Writer, line string) {
+	if st == nil {
+		io.WriteString(w, line)
+		return
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.draw("")
+	io.WriteString(w, line)
 }
 
 // progress notes what an MCP server said of the running call id.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"os"
@@ -190,4 +191,20 @@ func TestStatusLineResize(t *testing.T) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	assert.Equal(t, 120, st.width)
+}
+
+// TestStatusLineRetry: a model call made again shows the line again, its
+// time counted from the retry; a line of converse's own (status.say)
+// erases the line before it is written.
+func TestStatusLineRetry(t *testing.T) {
+	var tty bytes.Buffer
+	st := &status{w: &tty, width: 80, turn: 1, model: time.Now()}
+	st.event(converse.Text{Turn: 1, Text: "Half"})
+	assert.Empty(t, st.line(time.Now()), "hidden while the text is on the line")
+	st.event(converse.ModelRetry{Turn: 1, Retry: 1, Err: converse.ErrStalled})
+	assert.Equal(t, "converse: turn 1 · model call 0s", st.line(time.Now()))
+	st.draw(st.line(time.Now()))
+	tty.Reset()
+	st.say(&tty, "converse: turn 1: model stalled\n")
+	assert.Equal(t, "\r\x1b[Kconverse: turn 1: model stalled\n", tty.String())
 }
