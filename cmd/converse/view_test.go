@@ -407,7 +407,7 @@ func TestViewOfJSONOutput(t *testing.T) {
 		{multiply(), []string{"-max-turns", "1", "And 6 times 7 again?"}, 5},
 	} {
 		srv := newServer(t, p.script)
-		out := runInProcess(t, nil, append([]string{"-endpoint", srv.URL, "-session", session, "-json"}, p.args...)...)
+		out := runInProcess(t, nil, append([]string{"-endpoint", srv.URL, "-model", viewModel, "-session", session, "-json"}, p.args...)...)
 		require.Equal(t, p.code, out.code, out.stderr)
 		jsonOut.WriteString(out.stdout)
 	}
