@@ -177,7 +177,7 @@ func withMessages(head []byte, msgs []json.RawMessage) ([]byte, error) {
 // of the session id. Its key is unique to the save (revision rev, token
 // writer), so that no other save's item can point at it.
 func (s *Store) putSegment(ctx context.Context, id string, rev int64, writer string, step []byte, n int) (segment, error) {
-	seg := segment{id: fmt.Sprintf("%020d-%s", rev, writer), messages: n}
+	seg := segment{id: fmt.Sprintf("%d-%s", rev, writer), messages: n}
 	b, enc := s.encode(step)
 	item := s.segmentKey(id, seg.id)
 	item["encoding"] = str(enc)
