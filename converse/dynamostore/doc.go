@@ -86,8 +86,8 @@
 //
 // A save writes its segment, then the item. A crash between the two leaves
 // the previous item, which lists the previous segments. Segments an item
-// no longer lists are deleted once it is written. A save whose item write
-// failed deletes its own segment. A crash can so leave a segment no item
+// no longer lists are deleted once it is written, unless the answer to the
+// write was lost. A save whose item write failed deletes its own segment. A crash can so leave a segment no item
 // lists. With Options.TTL it expires; without, it stays, and a scan for
 // keys with "#segment#" (or sort keys "segment#") whose id no item lists
 // finds it.
