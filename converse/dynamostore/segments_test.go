@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -227,4 +228,29 @@ func TestSegmentsOutliveTheSession(t *testing.T) {
 	got, err := store.Load(ctx, "s")
 	require.NoError(t, err)
 	assert.Equal(t, st.Messages, got.Messages)
+}
+
+// TestStateInS3: a state whose part outside the history is past 400 KB
+// (a long tool result of a turn still open) goes to S3, the session's item
+// pointing at it, and loads back.
+func TestStateInS3(t *testing.T) {
+	store, f := newStore(t, http.DefaultTransport)
+	ctx := context.Background()
+	golden, err := os.ReadFile("testdata/session-v1.json")
+	require.NoError(t, err)
+	big := strings.Replace(string(golden), `"text": "2"`, `"text": "`+strings.Repeat("2", 500<<10)+`"`, 1)
+	var st converse.State
+	require.NoError(t, st.UnmarshalJSON([]byte(big)))
+	require.NoError(t, store.Save(ctx, "s", &st))
+	head := f.headOf(t, "s")
+	assert.NotContains(t, head, "state")
+	assert.Contains(t, head["key"].(*dbtypes.AttributeValueMemberS).Value, "sessions/s/00000000000000000001-")
+
+	got, err := store.Load(ctx, "s")
+	require.NoError(t, err)
+	want, err := st.MarshalJSON()
+	require.NoError(t, err)
+	gotJSON, err := got.MarshalJSON()
+	require.NoError(t, err)
+	assert.JSONEq(t, string(want), string(gotJSON))
 }

@@ -108,10 +108,10 @@ func attrNames(item map[string]dbtypes.AttributeValue) []string {
 }
 
 // TestRoundTrip: a state saved loads back the same at the next revision,
-// in the item layout the package doc gives. Up to 400 KB it is in the
-// item, gzipped or not. Past it (2 MB of history), it is in S3 with the
-// item pointing at it. The previous object is deleted once the next is
-// written.
+// in the item layout the package doc gives: the item and one segment
+// holding the history. Up to 400 KB the segment holds the messages,
+// gzipped or not. Past it (2 MB of history), they are in S3 with the
+// segment pointing at them.
 func TestRoundTrip(t *testing.T) {
 	big := strings.Repeat("a long tool result ", 2<<20/19)
 	for _, tt := range []struct {
@@ -167,24 +167,32 @@ func TestRoundTrip(t *testing.T) {
 				return
 			}
 			assert.ElementsMatch(t, append(attrNames(key), "encoding", "bucket", "key"), attrNames(seg))
-			first := seg["key"].(*dbtypes.AttributeValueMemberS).Value
-			assert.True(t, strings.HasPrefix(first, "sessions/s1/00000000000000000001-"), first)
-
-			got.Messages = append(got.Messages, textState("more").Messages...)
-			require.NoError(t, store.Save(ctx, "s1", got))
-			again, err := store.Load(ctx, "s1")
-			require.NoError(t, err)
-			assert.Equal(t, got.Messages, again.Messages)
-			_, err = f.s3().HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(bucketOf(seg)), Key: aws.String(first)})
-			assert.NoError(t, err, "a save that extends the history keeps the first segment")
-
-			again.Messages = textState("hello", "other").Messages
-			require.NoError(t, store.Save(ctx, "s1", again))
-			_, err = f.s3().HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(bucketOf(seg)), Key: aws.String(first)})
-			assert.Error(t, err, "the first object is deleted once a save no longer points at it")
-			assert.Nil(t, getItem(t, db, table, segmentKey(o, "s1", segs[0])), "and so is its segment")
+			offloadedSegmentGoes(t, store, f, got, segmentKey(o, "s1", segs[0]), seg)
 		})
 	}
+}
+
+// offloadedSegmentGoes: the segment at key (item seg, in S3) of the session
+// "s1" saved as got is kept by a save that extends the history. It is
+// deleted with its object by one that writes the history whole.
+func offloadedSegmentGoes(t *testing.T, store *dynamostore.Store, f fixture, got *converse.State, key, seg map[string]dbtypes.AttributeValue) {
+	t.Helper()
+	ctx := context.Background()
+	first := seg["key"].(*dbtypes.AttributeValueMemberS).Value
+	assert.True(t, strings.HasPrefix(first, "sessions/s1/00000000000000000001-"), first)
+	got.Messages = append(got.Messages, textState("more").Messages...)
+	require.NoError(t, store.Save(ctx, "s1", got))
+	again, err := store.Load(ctx, "s1")
+	require.NoError(t, err)
+	assert.Equal(t, got.Messages, again.Messages)
+	_, err = f.s3().HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(bucketOf(seg)), Key: aws.String(first)})
+	assert.NoError(t, err, "a save that extends the history keeps the first segment")
+
+	again.Messages = textState("hello", "other").Messages
+	require.NoError(t, store.Save(ctx, "s1", again))
+	_, err = f.s3().HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(bucketOf(seg)), Key: aws.String(first)})
+	assert.Error(t, err, "the first object is deleted once a save no longer points at it")
+	assert.Nil(t, getItem(t, f.db, f.table, key), "and so is its segment")
 }
 
 // segmentIDs are the ids of the segments of a session's item.
