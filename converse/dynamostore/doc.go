@@ -24,7 +24,7 @@
 //
 // The table is the caller's; its partition key (Options.PartitionKey,
 // "id" by default) holds Options.KeyPrefix and the session id, and its sort
-// key, if it has one (Options.SortKey), the string "session". This
+// key, if it has one (Options.SortKey), the string "session". The
 // session's item holds the state but its history, and lists the segments
 // that hold the history:
 //
@@ -48,8 +48,8 @@
 //
 // A segment is an item of its own. Its partition key is the session's
 // followed by "#segment#" and the segment's id, or with a sort key, the
-// session's, its sort key "segment#" and the id. The id is the revision
-// and writer token of the save that wrote it, so that a writer whose save
+// session's, its sort key "segment#" and the id. The id is the revision,
+// "-" and the writer token of the save that wrote it, so that a writer whose save
 // loses to another's can never overwrite a segment the winner's item lists.
 // Its attributes:
 //
@@ -73,7 +73,8 @@
 //
 // Versions of this package before segments wrote the whole state, messages
 // included, in state, with no segments attribute. Load reads such an item;
-// the next save over it writes the layout above.
+// the next save over it writes the layout above. Those versions read an
+// item of this layout as a state without history: do not go back to them.
 //
 // Store is a converse.Holder. A Send, Resume or Stop writes a lease of
 // Options.Lease (30 s by default) to the item. The lease is renewed every
