@@ -135,10 +135,11 @@ func TestDynamoSessionLarge(t *testing.T) {
 }
 
 // TestDynamoSessionKilledBetweenWrites: a converse process killed after
-// its state reached S3 and before the item pointing at it was written (the
-// S3 endpoint kills it as the object is stored) leaves the session at its
-// previous step, which loads; the next process fails while the killed
-// one's lease lasts, and continues the session once it ended.
+// its step (a 600 KB reply) reached S3 and before the item pointing at it
+// was written (the S3 endpoint kills it as the object is stored) leaves the
+// session at its previous step, its prompt, which loads; the next process
+// fails while the killed one's lease lasts, and continues the session once
+// it ended.
 func TestDynamoSessionKilledBetweenWrites(t *testing.T) {
 	t.Parallel()
 	fake, err := url.Parse(dynamotest.S3(t))
@@ -163,7 +164,7 @@ func TestDynamoSessionKilledBetweenWrites(t *testing.T) {
 	bucket := dynamotest.Bucket(t, dynamotest.S3Client(s3.URL, nil))
 	env, session, store := dynamoEnv(t, s3.URL)
 	big := incompressible(600 << 10)
-	srv := newServer(t, bedrocktest.Script(bedrocktest.Text(big), bedrocktest.Text("Continued.")))
+	srv := newServer(t, bedrocktest.Script(bedrocktest.Text("Short."), bedrocktest.Text(big), bedrocktest.Text("Continued.")))
 	args := []string{"-endpoint", srv.URL, "-session", session, "-session-bucket", bucket}
 	out := runBinary(t, env, nil, append(args, "hi")...)
 	require.Equal(t, 0, out.code, out.stderr)
@@ -183,8 +184,9 @@ func TestDynamoSessionKilledBetweenWrites(t *testing.T) {
 
 	after, err := store.Load(context.Background(), "chat-1")
 	require.NoError(t, err, "the session loads")
-	assert.Equal(t, before.Revision, after.Revision)
-	assert.Equal(t, before.Messages, after.Messages, "at its previous step")
+	assert.Equal(t, before.Revision+1, after.Revision)
+	require.Len(t, after.Messages, 3, "at its previous step: the second prompt")
+	assert.Equal(t, before.Messages, after.Messages[:2])
 
 	out = runBinary(t, env, nil, append(args, "third")...)
 	assert.Equal(t, exitConflict, out.code, out.stderr)
@@ -196,11 +198,11 @@ func TestDynamoSessionKilledBetweenWrites(t *testing.T) {
 		ExpressionAttributeValues: map[string]dbtypes.AttributeValue{
 			":past": &dbtypes.AttributeValueMemberN{Value: strconv.FormatInt(time.Now().Add(-time.Second).UnixMilli(), 10)}}})
 	require.NoError(t, err)
-	out = runBinary(t, env, nil, append(args, "third")...)
+	out = runBinary(t, env, nil, args...) // resumes the cut-off prompt
 	require.Equal(t, 0, out.code, out.stderr)
 	assert.Equal(t, "Continued.\n", out.stdout)
 	reqs := srv.Requests()
-	assert.Len(t, reqs[len(reqs)-1].Messages, 3, "the first exchange, then the third prompt")
+	assert.Len(t, reqs[len(reqs)-1].Messages, 3, "the first exchange, then the second prompt")
 }
 
 // TestDynamoSessionNoTable: -session dynamodb://TABLE/ID of a table that

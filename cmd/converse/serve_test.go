@@ -220,8 +220,11 @@ func TestServeDynamoSessions(t *testing.T) {
 	out, err := db.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(table),
 		Key: map[string]dbtypes.AttributeValue{"id": &dbtypes.AttributeValueMemberS{Value: session}}})
 	require.NoError(t, err)
-	assert.Equal(t, &dbtypes.AttributeValueMemberS{Value: bucket}, out.Item["bucket"], "past 400 KB the state is in -session-bucket")
-	key, ok := out.Item["key"].(*dbtypes.AttributeValueMemberS)
+	segments := out.Item["segments"].(*dbtypes.AttributeValueMemberL).Value // the history's, one a save
+	require.Len(t, segments, 6)
+	reply := segments[3].(*dbtypes.AttributeValueMemberM).Value // the second answer
+	assert.Equal(t, &dbtypes.AttributeValueMemberS{Value: bucket}, reply["bucket"], "past 400 KB the step is in -session-bucket")
+	key, ok := reply["key"].(*dbtypes.AttributeValueMemberS)
 	require.True(t, ok, "the item names the S3 object")
 	assert.True(t, strings.HasPrefix(key.Value, "served/"+session+"/"), "under its prefix: %s", key.Value)
 

@@ -31,11 +31,9 @@ func (s *Store) Hold(ctx context.Context, id string, st *converse.State) (releas
 	if id == "" {
 		return nil, errors.New("dynamostore: hold session: no session id")
 	}
-	base := st.Revision
-	if base == 0 && s.opts.TTL > 0 {
-		if base, err = s.expiredRevision(ctx, id); err != nil {
-			return nil, fmt.Errorf("dynamostore: hold session %q: %w", id, err)
-		}
+	base, err := s.base(ctx, id, st)
+	if err != nil {
+		return nil, fmt.Errorf("dynamostore: hold session %q: %w", id, err)
 	}
 	host, _ := os.Hostname()
 	holder := fmt.Sprintf("%s/%d/%s", host, os.Getpid(), token())

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	brtypes "github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -110,18 +111,16 @@ func (s *Store) Load(ctx context.Context, id string) (*converse.State, error) {
 	if id == "" {
 		return nil, errors.New("dynamostore: load session: no session id")
 	}
-	// An offloaded state's object is deleted once a newer item is written:
-	// a Load between the two reads reads the newer item again.
+	// A state's object and segments are deleted once a newer item is
+	// written: a Load between the two reads reads the newer item again.
 	for range 3 {
 		st, err := s.load(ctx, id)
-		if !errors.Is(err, errObjectGone) {
+		if !errors.Is(err, errPartGone) {
 			return st, err
 		}
 	}
-	return nil, fmt.Errorf("dynamostore: load session %q: the state's S3 object keeps being replaced", id)
+	return nil, fmt.Errorf("dynamostore: load session %q: the state's segments or S3 object keep being replaced", id)
 }
-
-var errObjectGone = errors.New("the state's S3 object is gone")
 
 func (s *Store) load(ctx context.Context, id string) (*converse.State, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: s.key(id), ConsistentRead: aws.Bool(true)})
@@ -135,26 +134,61 @@ func (s *Store) load(ctx context.Context, id string) (*converse.State, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dynamostore: load session %q: %w", id, err)
 	}
-	b, err := s.payload(ctx, out.Item)
+	st, w, err := s.state(ctx, id, out.Item)
 	if err != nil {
 		return nil, fmt.Errorf("dynamostore: load session %q: %w", id, err)
 	}
-	var st converse.State
-	if err := json.Unmarshal(b, &st); err != nil {
-		return nil, fmt.Errorf("dynamostore: load session %q: %w", id, err)
-	}
 	st.Revision = rev
-	if w, ok := out.Item["writer"].(*types.AttributeValueMemberS); ok {
-		st.StoreData = written{writer: w.Value}
+	if writer, ok := out.Item["writer"].(*types.AttributeValueMemberS); ok {
+		w.writer = writer.Value
+		st.StoreData = w
 	}
-	return &st, nil
+	return st, nil
 }
 
-// written is a State's StoreData: the writer token of the item it was
-// loaded from or saved as. A Save on top of it requires it, so that a
-// session removed (by DynamoDB's TTL, say) and made anew at the same
-// revision is not mistaken for the one the state came from.
-type written struct{ writer string }
+// state reads the state of the session's item: whole in its state, as
+// versions before segments wrote it, or without its history, which its
+// segments hold.
+func (s *Store) state(ctx context.Context, id string, item map[string]types.AttributeValue) (*converse.State, written, error) {
+	var w written
+	b, err := s.payload(ctx, item, "state")
+	if err != nil {
+		return nil, w, err
+	}
+	if v, ok := item["segments"]; ok {
+		if w.segments, err = segmentsOf(v); err != nil {
+			return nil, w, err
+		}
+		msgs, err := s.readSegments(ctx, id, w.segments)
+		if err != nil {
+			return nil, w, err
+		}
+		if b, err = withMessages(b, msgs); err != nil {
+			return nil, w, err
+		}
+		w.segmented = true
+	}
+	var st converse.State
+	if err := json.Unmarshal(b, &st); err != nil {
+		return nil, w, err
+	}
+	if w.segmented {
+		w.messages = st.Messages
+	}
+	return &st, w, nil
+}
+
+// written is a State's StoreData: what the Store knows of the item it was
+// loaded from or saved as. A Save on top of it requires its writer token,
+// so that a session removed (by DynamoDB's TTL, say) and made anew at the
+// same revision is not mistaken for the one the state came from. A Save
+// whose history extends messages adds one segment to segments.
+type written struct {
+	writer    string
+	segmented bool              // the item is of the layout with segments
+	messages  []brtypes.Message // the history its segments hold
+	segments  []segment
+}
 
 // expired reports whether the item's TTL has passed.
 func (s *Store) expired(item map[string]types.AttributeValue) bool {
@@ -165,16 +199,17 @@ func (s *Store) expired(item map[string]types.AttributeValue) bool {
 	return err == nil && t <= s.now().Unix()
 }
 
-// payload is the state's JSON form, from the item or its object.
-func (s *Store) payload(ctx context.Context, item map[string]types.AttributeValue) ([]byte, error) {
+// payload is the JSON of the item's attribute attr, from the item or its
+// object.
+func (s *Store) payload(ctx context.Context, item map[string]types.AttributeValue, attr string) ([]byte, error) {
 	var b []byte
-	if v, ok := item["state"].(*types.AttributeValueMemberB); ok {
+	if v, ok := item[attr].(*types.AttributeValueMemberB); ok {
 		b = v.Value
 	} else {
 		bucket, bok := item["bucket"].(*types.AttributeValueMemberS)
 		key, kok := item["key"].(*types.AttributeValueMemberS)
 		if !bok || !kok {
-			return nil, errors.New("the item has neither a state nor a bucket and key")
+			return nil, fmt.Errorf("the item has neither %s nor a bucket and key", attr)
 		}
 		if s.opts.S3 == nil {
 			return nil, fmt.Errorf("the state is in s3://%s/%s, and no S3 client is set", bucket.Value, key.Value)
@@ -182,7 +217,7 @@ func (s *Store) payload(ctx context.Context, item map[string]types.AttributeValu
 		obj, err := s.opts.S3.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(bucket.Value), Key: aws.String(key.Value)})
 		var missing *s3types.NoSuchKey
 		if errors.As(err, &missing) {
-			return nil, errObjectGone
+			return nil, errPartGone
 		}
 		if err != nil {
 			return nil, fmt.Errorf("s3://%s/%s: %w", bucket.Value, key.Value, err)
@@ -241,93 +276,157 @@ func numberOf(item map[string]types.AttributeValue, name string) (int64, error) 
 // from. For revision 0, it must be absent or expired; the revision then
 // goes on from the expired one's. Otherwise Save fails with an error
 // matching converse.ErrSessionChanged.
-// A state past MaxItemSize goes to S3 first.
+// A history that extends the one st was loaded or last saved with gets one
+// segment of its new messages; any other is written whole, as one segment
+// (see the package doc). A segment or item past MaxItemSize goes to S3
+// first.
 func (s *Store) Save(ctx context.Context, id string, st *converse.State) error {
 	if id == "" {
 		return errors.New("dynamostore: save session: no session id")
 	}
-	b, err := json.Marshal(st)
+	base, err := s.base(ctx, id, st)
 	if err != nil {
 		return fmt.Errorf("dynamostore: save session %q: %w", id, err)
 	}
-	enc := "json"
-	if s.opts.Gzip {
-		var buf bytes.Buffer
-		zw := gzip.NewWriter(&buf)
-		zw.Write(b) // a bytes.Buffer does not fail
-		zw.Close()
-		b, enc = buf.Bytes(), "gzip"
+	h := head{id: id, rev: base + 1, writer: token(), holder: s.holder(id)}
+	h.segments, h.keep = s.kept(st)
+	state, step, err := split(st, h.keep)
+	if err != nil {
+		return fmt.Errorf("dynamostore: save session %q: %w", id, err)
 	}
-	base := st.Revision
-	if base == 0 && s.opts.TTL > 0 {
-		// A new session over an expired one goes on from its revision:
-		// revisions never restart, so that a writer that loaded the old
-		// one finds the session changed.
-		if base, err = s.expiredRevision(ctx, id); err != nil {
-			return fmt.Errorf("dynamostore: save session %q: %w", id, err)
+	if h.keep < len(st.Messages) {
+		seg, err := s.putSegment(ctx, id, h.rev, h.writer, step, len(st.Messages)-h.keep)
+		if err != nil {
+			return err
 		}
+		h.segments, h.added = append(h.segments, seg), []segment{seg}
 	}
-	rev := base + 1
-	item := s.key(id)
-	item["revision"] = number(rev)
-	item["encoding"] = &types.AttributeValueMemberS{Value: enc}
-	if s.opts.TTL > 0 {
-		item[s.opts.TTLAttribute] = &types.AttributeValueMemberN{Value: strconv.FormatInt(s.now().Add(s.opts.TTL).Unix(), 10)}
-	}
-	writer := token()
-	item["writer"] = &types.AttributeValueMemberS{Value: writer}
-	holder := s.holder(id)
-	if holder != "" { // the save renews the lease it keeps
-		item["holder"] = &types.AttributeValueMemberS{Value: holder}
-		item["heldUntil"] = s.leaseEnd()
-	}
-	object := ""
-	if size := itemSize(item) + len("state") + len(b); size <= MaxItemSize {
-		item["state"] = &types.AttributeValueMemberB{Value: b}
-	} else if object, err = s.offload(ctx, id, rev, enc, b, size); err != nil {
+	if err := s.headItem(ctx, &h, state); err != nil {
+		s.dropSegments(ctx, id, h.added)
 		return err
-	} else {
-		item["bucket"] = &types.AttributeValueMemberS{Value: s.opts.Bucket}
-		item["key"] = &types.AttributeValueMemberS{Value: object}
 	}
-	in := &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: item, ReturnValues: types.ReturnValueAllOld,
+	old, err := s.putHead(ctx, st, base, &h)
+	if err != nil {
+		return err
+	}
+	st.Revision, st.StoreData = h.rev, written{writer: h.writer, segmented: true, messages: st.Messages, segments: h.segments}
+	bucket, bok := old["bucket"].(*types.AttributeValueMemberS)
+	key, kok := old["key"].(*types.AttributeValueMemberS)
+	if bok && kok && key.Value != h.object {
+		s.remove(ctx, bucket.Value, key.Value)
+	}
+	s.dropSegments(ctx, id, replaced(old, h.segments))
+	return nil
+}
+
+// head is the session's item a Save writes.
+type head struct {
+	id       string
+	rev      int64
+	writer   string
+	holder   string    // this Store's lease on the session, or ""
+	keep     int       // the messages of the history that segments kept hold
+	segments []segment // those the item points at
+	added    []segment // those of them this save wrote
+	item     map[string]types.AttributeValue
+	object   string // the S3 object holding the item's state, or ""
+}
+
+// base is the revision a save of st goes on from: st's, or for a new
+// state, an expired item's. Revisions never restart, so that a writer that
+// loaded the expired session finds it changed.
+func (s *Store) base(ctx context.Context, id string, st *converse.State) (int64, error) {
+	if st.Revision == 0 && s.opts.TTL > 0 {
+		return s.expiredRevision(ctx, id)
+	}
+	return st.Revision, nil
+}
+
+// headItem makes h's item, of the state's JSON form without messages.
+func (s *Store) headItem(ctx context.Context, h *head, state []byte) error {
+	b, enc := s.encode(state)
+	h.item = s.key(h.id)
+	h.item["revision"] = number(h.rev)
+	h.item["encoding"] = str(enc)
+	if s.opts.TTL > 0 {
+		h.item[s.opts.TTLAttribute] = number(s.now().Add(s.opts.TTL).Unix())
+	}
+	h.item["writer"] = str(h.writer)
+	if h.holder != "" { // the save renews the lease it keeps
+		h.item["holder"] = str(h.holder)
+		h.item["heldUntil"] = s.leaseEnd()
+	}
+	h.item["segments"] = segmentsAttr(h.segments)
+	var err error
+	h.object, err = s.place(ctx, h.id, h.rev, h.item, "state", enc, b)
+	return err
+}
+
+// putHead writes h's item if the session's is still the one st names, and
+// returns the item it replaced. A failed write removes what only h's item
+// would point at: its object and its new segment.
+func (s *Store) putHead(ctx context.Context, st *converse.State, base int64, h *head) (map[string]types.AttributeValue, error) {
+	in := &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: h.item, ReturnValues: types.ReturnValueAllOld,
 		ExpressionAttributeNames: map[string]string{"#h": "holder"}, ExpressionAttributeValues: map[string]types.AttributeValue{}}
 	lease := "#h = :h" // a holder that lost its lease must not save
-	if holder != "" {
-		in.ExpressionAttributeValues[":h"] = &types.AttributeValueMemberS{Value: holder}
+	if h.holder != "" {
+		in.ExpressionAttributeValues[":h"] = str(h.holder)
 	} else {
 		in.ExpressionAttributeNames["#hu"] = "heldUntil"
 		lease = s.leaseFree(in.ExpressionAttributeValues)
 	}
 	in.ConditionExpression = aws.String(lease + " AND " + s.onRevision(st, base, in.ExpressionAttributeNames, in.ExpressionAttributeValues))
 	out, err := s.db.PutItem(ctx, in)
-	if err != nil {
-		// The write may have been done with its answer lost: the SDK's
-		// retry then fails on its condition, or with another error.
-		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		written, known := s.wrote(wctx, id, rev, writer)
-		cancel()
-		if written {
-			out, err = &dynamodb.PutItemOutput{}, nil
-		} else if object != "" && known {
-			// No item points at the object: remove it. Unknown, it stays
-			// for the lifecycle rule, as the item may point at it.
-			s.remove(ctx, s.opts.Bucket, object)
+	if err == nil {
+		return out.Attributes, nil
+	}
+	// The write may have been done with its answer lost: the SDK's retry
+	// then fails on its condition, or with another error.
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if written, known := s.wrote(wctx, h.id, h.rev, h.writer); written {
+		return nil, nil
+	} else if known {
+		// No item points at them: remove them. Unknown, they stay (see
+		// the package doc), as the item may point at them.
+		if h.object != "" {
+			s.remove(wctx, s.opts.Bucket, h.object)
 		}
+		s.dropSegments(wctx, h.id, h.added)
 	}
+	if failed := (*types.ConditionalCheckFailedException)(nil); errors.As(err, &failed) {
+		return nil, s.conflict(ctx, h.id, st.Revision, h.holder)
+	}
+	return nil, fmt.Errorf("dynamostore: save session %q: %w", h.id, err)
+}
+
+// encode is b as the item keeps it, and the encoding that says how.
+func (s *Store) encode(b []byte) ([]byte, string) {
+	if !s.opts.Gzip {
+		return b, "json"
+	}
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	zw.Write(b) // a bytes.Buffer does not fail
+	zw.Close()
+	return buf.Bytes(), "gzip"
+}
+
+// place puts b, encoded enc, in item as its attribute attr. Past
+// MaxItemSize, it writes b to S3 instead, the item pointing at it, and
+// returns the object's key.
+func (s *Store) place(ctx context.Context, id string, rev int64, item map[string]types.AttributeValue, attr, enc string, b []byte) (string, error) {
+	size := itemSize(item) + len(attr) + len(b)
+	if size <= MaxItemSize {
+		item[attr] = &types.AttributeValueMemberB{Value: b}
+		return "", nil
+	}
+	object, err := s.offload(ctx, id, rev, enc, b, size)
 	if err != nil {
-		if failed := (*types.ConditionalCheckFailedException)(nil); errors.As(err, &failed) {
-			return s.conflict(ctx, id, st.Revision, holder)
-		}
-		return fmt.Errorf("dynamostore: save session %q: %w", id, err)
+		return "", err
 	}
-	st.Revision, st.StoreData = rev, written{writer: writer}
-	bucket, bok := out.Attributes["bucket"].(*types.AttributeValueMemberS)
-	old, kok := out.Attributes["key"].(*types.AttributeValueMemberS)
-	if bok && kok && old.Value != object {
-		s.remove(ctx, bucket.Value, old.Value)
-	}
-	return nil
+	item["bucket"], item["key"] = str(s.opts.Bucket), str(object)
+	return object, nil
 }
 
 // onRevision is the condition that the item is the one st was loaded from
@@ -415,19 +514,30 @@ func (s *Store) remove(ctx context.Context, bucket, key string) {
 }
 
 // itemSize is the size DynamoDB counts of item's names and values, with
-// numbers at their largest, 21 bytes.
+// numbers at their largest, 21 bytes, and 3 bytes for each list or map.
 func itemSize(item map[string]types.AttributeValue) int {
 	n := 0
 	for name, v := range item {
-		n += len(name)
-		switch v := v.(type) {
-		case *types.AttributeValueMemberS:
-			n += len(v.Value)
-		case *types.AttributeValueMemberB:
-			n += len(v.Value)
-		default:
-			n += 21
-		}
+		n += len(name) + valueSize(v)
 	}
 	return n
+}
+
+func valueSize(v types.AttributeValue) int {
+	switch v := v.(type) {
+	case *types.AttributeValueMemberS:
+		return len(v.Value)
+	case *types.AttributeValueMemberB:
+		return len(v.Value)
+	case *types.AttributeValueMemberM:
+		return 3 + itemSize(v.Value)
+	case *types.AttributeValueMemberL:
+		n := 3
+		for _, e := range v.Value {
+			n += 1 + valueSize(e)
+		}
+		return n
+	default:
+		return 21
+	}
 }

@@ -1,7 +1,9 @@
 package dynamostore_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -106,10 +108,10 @@ func attrNames(item map[string]dbtypes.AttributeValue) []string {
 }
 
 // TestRoundTrip: a state saved loads back the same at the next revision,
-// in the item layout the package doc gives. Up to 400 KB it is in the
-// item, gzipped or not. Past it (2 MB of history), it is in S3 with the
-// item pointing at it. The previous object is deleted once the next is
-// written.
+// in the item layout the package doc gives: the item and one segment
+// holding the history. Up to 400 KB the segment holds the messages,
+// gzipped or not. Past it (2 MB of history), they are in S3 with the
+// segment pointing at them.
 func TestRoundTrip(t *testing.T) {
 	big := strings.Repeat("a long tool result ", 2<<20/19)
 	for _, tt := range []struct {
@@ -154,22 +156,65 @@ func TestRoundTrip(t *testing.T) {
 			require.NotNil(t, item, "the item is at the key the doc says")
 			assert.Equal(t, &dbtypes.AttributeValueMemberN{Value: "1"}, item["revision"])
 			assert.Equal(t, &dbtypes.AttributeValueMemberS{Value: tt.encoding}, item["encoding"])
+			assert.ElementsMatch(t, append(attrNames(key), "revision", "encoding", "writer", "state", "segments"), attrNames(item))
+			segs := segmentIDs(t, item)
+			require.Len(t, segs, 1, "one segment holds the history")
+			seg := getItem(t, db, table, segmentKey(o, "s1", segs[0]))
+			require.NotNil(t, seg, "the segment is at the key the doc says")
+			assert.Equal(t, &dbtypes.AttributeValueMemberS{Value: tt.encoding}, seg["encoding"])
 			if !tt.inS3 {
-				assert.ElementsMatch(t, append(attrNames(key), "revision", "encoding", "writer", "state"), attrNames(item))
+				assert.ElementsMatch(t, append(attrNames(key), "encoding", "messages"), attrNames(seg))
 				return
 			}
-			assert.ElementsMatch(t, append(attrNames(key), "revision", "encoding", "writer", "bucket", "key"), attrNames(item))
-			first := item["key"].(*dbtypes.AttributeValueMemberS).Value
-			assert.True(t, strings.HasPrefix(first, "sessions/s1/00000000000000000001-"), first)
-
-			got.Messages = append(got.Messages, textState("more").Messages...)
-			require.NoError(t, store.Save(ctx, "s1", got))
-			again, err := store.Load(ctx, "s1")
-			require.NoError(t, err)
-			assert.Equal(t, got.Messages, again.Messages)
-			_, err = f.s3().HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(bucketOf(item)), Key: aws.String(first)})
-			assert.Error(t, err, "the first object is deleted once the second item is written")
+			assert.ElementsMatch(t, append(attrNames(key), "encoding", "bucket", "key"), attrNames(seg))
+			offloadedSegmentGoes(t, store, f, got, segmentKey(o, "s1", segs[0]), seg)
 		})
+	}
+}
+
+// offloadedSegmentGoes: the segment at key (item seg, in S3) of the session
+// "s1" saved as got is kept by a save that extends the history. It is
+// deleted with its object by one that writes the history whole.
+func offloadedSegmentGoes(t *testing.T, store *dynamostore.Store, f fixture, got *converse.State, key, seg map[string]dbtypes.AttributeValue) {
+	t.Helper()
+	ctx := context.Background()
+	first := seg["key"].(*dbtypes.AttributeValueMemberS).Value
+	assert.True(t, strings.HasPrefix(first, "sessions/s1/00000000000000000001-"), first)
+	got.Messages = append(got.Messages, textState("more").Messages...)
+	require.NoError(t, store.Save(ctx, "s1", got))
+	again, err := store.Load(ctx, "s1")
+	require.NoError(t, err)
+	assert.Equal(t, got.Messages, again.Messages)
+	_, err = f.s3().HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(bucketOf(seg)), Key: aws.String(first)})
+	assert.NoError(t, err, "a save that extends the history keeps the first segment")
+
+	again.Messages = textState("hello", "other").Messages
+	require.NoError(t, store.Save(ctx, "s1", again))
+	_, err = f.s3().HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(bucketOf(seg)), Key: aws.String(first)})
+	assert.Error(t, err, "the first object is deleted once a save no longer points at it")
+	assert.Nil(t, getItem(t, f.db, f.table, key), "and so is its segment")
+}
+
+// segmentIDs are the ids of the segments of a session's item.
+func segmentIDs(t *testing.T, item map[string]dbtypes.AttributeValue) []string {
+	t.Helper()
+	var ids []string
+	for _, v := range item["segments"].(*dbtypes.AttributeValueMemberL).Value {
+		ids = append(ids, v.(*dbtypes.AttributeValueMemberM).Value["id"].(*dbtypes.AttributeValueMemberS).Value)
+	}
+	return ids
+}
+
+// segmentKey is the key of the segment seg of the session id, as the
+// package doc lays it out.
+func segmentKey(o dynamostore.Options, id, seg string) map[string]dbtypes.AttributeValue {
+	pk := cmp(o.PartitionKey, "id")
+	if o.SortKey == "" {
+		return map[string]dbtypes.AttributeValue{pk: &dbtypes.AttributeValueMemberS{Value: o.KeyPrefix + id + "#segment#" + seg}}
+	}
+	return map[string]dbtypes.AttributeValue{
+		pk:        &dbtypes.AttributeValueMemberS{Value: o.KeyPrefix + id},
+		o.SortKey: &dbtypes.AttributeValueMemberS{Value: "segment#" + seg},
 	}
 }
 
@@ -291,12 +336,24 @@ func TestNoLostUpdateAfterExpiry(t *testing.T) {
 	}
 }
 
-// failPutItem fails each DynamoDB PutItem, as a process that died after
-// writing the S3 object would never send it.
+// isHeadPut reports whether req is a DynamoDB PutItem of a session's item,
+// not of a segment: only the session's item has a revision.
+func isHeadPut(req *http.Request) bool {
+	if req.Header.Get("X-Amz-Target") != "DynamoDB_20120810.PutItem" {
+		return false
+	}
+	b, _ := io.ReadAll(req.Body)
+	req.Body = io.NopCloser(bytes.NewReader(b))
+	return bytes.Contains(b, []byte(`"revision":`))
+}
+
+// failPutItem fails each DynamoDB PutItem of a session's item, as a
+// process that died after writing the S3 object and the segment would
+// never send it.
 type failPutItem struct{}
 
 func (failPutItem) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.Header.Get("X-Amz-Target") == "DynamoDB_20120810.PutItem" {
+	if isHeadPut(req) {
 		return nil, errors.New("the process died")
 	}
 	return http.DefaultTransport.RoundTrip(req)
@@ -336,13 +393,13 @@ func TestCrashBetweenWrites(t *testing.T) {
 	assert.Equal(t, int64(1), got.Revision)
 }
 
-// lostAnswer writes the first PutItem to DynamoDB and loses its answer, as
+// lostAnswer writes the first PutItem of a session's item to DynamoDB and loses its answer, as
 // a connection cut after the write does; it answers the SDK's retries with
 // a 500 without sending them.
 type lostAnswer struct{ puts atomic.Int32 }
 
 func (l *lostAnswer) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.Header.Get("X-Amz-Target") != "DynamoDB_20120810.PutItem" {
+	if !isHeadPut(req) {
 		return http.DefaultTransport.RoundTrip(req)
 	}
 	if l.puts.Add(1) == 1 {
@@ -373,10 +430,11 @@ func TestLostAnswerOfADoneWrite(t *testing.T) {
 	assert.Equal(t, next.Messages, got.Messages)
 }
 
-// TestReadsTheStoredFormat: an item as the package doc lays it out loads.
-// It holds the state of testdata/session-v1.json (State's JSON form,
-// version 1). A save over it writes the same layout. The golden file is
-// what it stores; -update rewrites it.
+// TestReadsTheStoredFormat: an item as versions before segments laid it
+// out loads. It holds the state of testdata/session-v1.json (State's JSON
+// form, version 1), whole. A save over it writes the layout of the package
+// doc: the item holds testdata/head-v1.json, the state but its messages,
+// and one segment holds the messages. -update rewrites head-v1.json.
 func TestReadsTheStoredFormat(t *testing.T) {
 	store, f := newStore(t, nil)
 	db, table := f.db, f.table
@@ -401,9 +459,24 @@ func TestReadsTheStoredFormat(t *testing.T) {
 	assert.Equal(t, &dbtypes.AttributeValueMemberN{Value: "8"}, item["revision"])
 	stored := item["state"].(*dbtypes.AttributeValueMemberB).Value
 	if *update {
-		require.NoError(t, os.WriteFile("testdata/session-v1.json", stored, 0o644))
+		require.NoError(t, os.WriteFile("testdata/head-v1.json", stored, 0o644))
 	}
-	assert.JSONEq(t, string(golden), string(stored))
+	head, err := os.ReadFile("testdata/head-v1.json")
+	require.NoError(t, err)
+	assert.JSONEq(t, string(head), string(stored), "the item holds the state but its messages")
+	segs := segmentIDs(t, item)
+	require.Len(t, segs, 1, "the save over an item of before segments writes the history whole")
+	seg := getItem(t, db, table, segmentKey(dynamostore.Options{}, "s", segs[0]))
+	var want struct{ Messages json.RawMessage }
+	require.NoError(t, json.Unmarshal(golden, &want))
+	assert.JSONEq(t, string(want.Messages), string(seg["messages"].(*dbtypes.AttributeValueMemberB).Value), "the segment holds the messages")
+	assert.Equal(t, &dbtypes.AttributeValueMemberN{Value: "2"}, item["segments"].(*dbtypes.AttributeValueMemberL).Value[0].(*dbtypes.AttributeValueMemberM).Value["messages"])
+	again, err := store.Load(ctx, "s")
+	require.NoError(t, err)
+	assert.Equal(t, st.Messages, again.Messages)
+	require.Len(t, again.Pending, 1)
+	assert.Equal(t, st.Pending[0].ID, again.Pending[0].ID)
+	assert.JSONEq(t, string(st.Pending[0].Input), string(again.Pending[0].Input))
 }
 
 // TestRacingConversations: two conversations of one session, restored from
