@@ -42,7 +42,7 @@ type CallRecord struct {
 
 // records are the TurnRecords of a conversation's assistant messages, by
 // the first block of their message: a conversation replaces a message it
-// changes (see sameMessage). The Conversation's mu guards them with the
+// changes (see message.Same). The Conversation's mu guards them with the
 // history they key.
 type records map[*types.ContentBlock]*TurnRecord
 

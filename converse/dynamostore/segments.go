@@ -9,11 +9,11 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	brtypes "github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/tooluse/bedrock/converse"
+	"github.com/tooluse/bedrock/converse/internal/message"
 )
 
 // maxSegments bounds the segments of a session. A save that would add one
@@ -116,7 +116,7 @@ func (s *Store) kept(st *converse.State) ([]segment, int) {
 		return nil, 0
 	}
 	for i, m := range w.messages {
-		if !sameMessage(m, st.Messages[i]) {
+		if !message.Same(m, st.Messages[i]) {
 			return nil, 0
 		}
 	}
@@ -127,12 +127,6 @@ func (s *Store) kept(st *converse.State) ([]segment, int) {
 		}
 	}
 	return slices.Clone(w.segments), len(w.messages)
-}
-
-// sameMessage reports whether a and b are the same message of a history:
-// a conversation replaces a message it changes, never edits it in place.
-func sameMessage(a, b brtypes.Message) bool {
-	return a.Role == b.Role && len(a.Content) == len(b.Content) && (len(a.Content) == 0 || &a.Content[0] == &b.Content[0])
 }
 
 // split returns st's JSON form without its messages, and the JSON array of

@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
 	"github.com/tooluse/bedrock/converse"
+	"github.com/tooluse/bedrock/converse/internal/message"
 )
 
 // Store is a converse.Store keeping each session in a file of Dir named by
@@ -160,7 +161,7 @@ func (s Store) Save(ctx context.Context, id string, st *converse.State) error {
 // best saved; it returns false if st should be saved whole instead.
 func appendStep(l *fileLog, st *converse.State) (bool, error) {
 	keep := 0
-	for keep < len(l.messages) && keep < len(st.Messages) && sameMessage(l.messages[keep], st.Messages[keep]) {
+	for keep < len(l.messages) && keep < len(st.Messages) && message.Same(l.messages[keep], st.Messages[keep]) {
 		keep++
 	}
 	if keep < len(l.messages) || l.end != l.info.Size() {
@@ -201,12 +202,6 @@ func appendStep(l *fileLog, st *converse.State) (bool, error) {
 	st.Revision++
 	st.StoreData = &fileLog{path: l.path, info: info, end: info.Size(), messages: st.Messages, waste: waste, last: last, revision: st.Revision}
 	return true, nil
-}
-
-// sameMessage reports whether a and b are the same message of a history:
-// a conversation replaces a message it changes, never edits it in place.
-func sameMessage(a, b types.Message) bool {
-	return a.Role == b.Role && len(a.Content) == len(b.Content) && (len(a.Content) == 0 || &a.Content[0] == &b.Content[0])
 }
 
 // saveWhole writes st as the session's file, atomically, and removes the

@@ -210,3 +210,10 @@ func Citing(messages []types.Message) bool {
 	}
 	return false
 }
+
+// Same reports whether a and b are the same message of a history, as a
+// store that appends a step tells it: a conversation replaces a message it
+// changes, never edits it in place.
+func Same(a, b types.Message) bool {
+	return a.Role == b.Role && len(a.Content) == len(b.Content) && (len(a.Content) == 0 || &a.Content[0] == &b.Content[0])
+}
