@@ -16,12 +16,15 @@ import (
 
 // Call is a tool call the model asked for, as an approver sees it. A call
 // pending with a Question awaits the user's answer, not an approval: its
-// tool asked it while running (see tools.InputRequiredError).
+// tool asked it while running (see tools.InputRequiredError). A call of a
+// Step's Calls whose question was answered carries the Answer, which
+// Executor.Run hands its tool (see tools.AnswerOf).
 type Call struct {
 	ID       string          `json:"toolUseId"`
 	Tool     string          `json:"name"`
 	Input    json.RawMessage `json:"input"`
 	Question *tools.Question `json:"question,omitempty"`
+	Answer   *tools.Answer   `json:"answer,omitempty"`
 }
 
 // Verdict is what a Decision says about a call.

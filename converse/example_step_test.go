@@ -43,14 +43,14 @@ func ExampleConversation_Begin() {
 			}
 			step, err = conv.HandleResponse(ctx, step.ModelCall, out, callErr)
 		case len(step.Calls) > 0:
-			var results []types.ContentBlock
+			var results []converse.CallResult
 			for _, call := range step.Calls {
 				result := conv.Executor().Run(ctx, call)
-				fmt.Printf("run %s %s: %s\n", call.Tool, call.Input, result.(*types.ContentBlockMemberToolResult).Value.Status)
+				fmt.Printf("run %s %s: %s\n", call.Tool, call.Input, result.Result.(*types.ContentBlockMemberToolResult).Value.Status)
 				results = append(results, result)
 			}
 			step, err = conv.AnswerCalls(ctx, results...)
-		default:
+		default: // approvals here; a call's Question would take an answer (Accept)
 			var decisions []converse.Decision
 			for _, call := range step.Pending {
 				decisions = append(decisions, converse.Approve(call.ID))
