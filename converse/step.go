@@ -35,8 +35,8 @@ import (
 //			out, callErr := conv.Converse(ctx, step.ModelCall.Input) // or a client's, elsewhere
 //			step, err = conv.HandleResponse(ctx, step.ModelCall, out, callErr)
 //		case len(step.Calls) > 0:
-//			step, err = conv.AnswerCalls(ctx, runEach(step.Calls)...)
-//		default: // step.Pending: wait for the decisions
+//			step, err = conv.AnswerCalls(ctx, runEach(step.Calls)...) // Executor.Run's CallResults
+//		default: // step.Pending: wait for the decisions, or the answers to their questions
 //			step, err = conv.Decide(ctx, decisions...)
 //		}
 //	}
@@ -72,7 +72,8 @@ type Step struct {
 	// Waiting are the calls of earlier steps still running, whose results
 	// AnswerCalls awaits; the step may wait for nothing else.
 	Waiting []Call
-	// Pending are the calls awaiting a decision; Decide takes one
+	// Pending are the calls awaiting a decision: an approval, or the
+	// answer to the Question the call's tool asked. Decide takes one
 	// Decision for each. When Calls are set too, run those first.
 	Pending []Call
 	// Result, if not nil, ends the Send: a final answer.
@@ -291,7 +292,9 @@ func checkResult(b types.ContentBlock) error {
 }
 
 // Decide takes one Decision for each of the last Step's Pending calls
-// (approvals and denials, as Resume takes them) and returns the next step.
+// (approvals and denials, and answers to questions, as Resume takes them)
+// and returns the next step. A call answered is in its Calls again, with
+// its Answer. Decisions that do not fit are ErrDecision, and change nothing.
 func (c *Conversation) Decide(ctx context.Context, decisions ...Decision) (*Step, error) {
 	return stepping(c, true, func() (*Step, error) {
 		history, tail := c.open()
