@@ -56,13 +56,14 @@ const (
 // Question (Accepted, Declined, Cancelled). ID is the call's toolUseId;
 // Options.Approver may leave it empty. By and Reason, for a denial, tell
 // the model who denied the call and why. Answer is the JSON object an
-// Accepted decision answers with.
+// Accepted decision answers with; left out of the JSON form without one,
+// so that none decodes as none (not as JSON null).
 type Decision struct {
 	ID      string
 	Verdict Verdict
 	By      string
 	Reason  string
-	Answer  json.RawMessage
+	Answer  json.RawMessage `json:",omitempty"`
 }
 
 // Accept returns a Decision answering the Question of the call id with
