@@ -151,9 +151,13 @@ func bedrockError(err error) error {
 // Executor of the call's model (converse.NewExecutor: its status field and
 // media rules). tools.CallID(ctx) is the call's toolUseId, and call.Timeout,
 // if set, its timeout. A tool that fails is an error result, not an error of
-// the activity. An activity runs at least once: if its worker dies before
-// Temporal records the result, the call runs again on another worker. So a
-// tool with side effects should use tools.CallID as its idempotency key.
+// the activity. A tool that asks the user a question (a
+// *tools.InputRequiredError) replies with the question; the call's Answer,
+// once the user gave one, reaches the tool through tools.AnswerOf. The usage
+// the tool reports with converse.ReportUsage is in the reply. An activity
+// runs at least once: if its worker dies before Temporal records the
+// result, the call runs again on another worker. So a tool with side
+// effects should use tools.CallID as its idempotency key.
 func (a *Agent) Tool(ctx context.Context, call ToolCall) (*ToolReply, error) {
 	defer heartbeat(ctx)()
 	// An Executor of its own per call: the per-workflow bound is the

@@ -26,7 +26,9 @@ import (
 // activity whose ID is made of the turn and the call's toolUseId. The
 // calls of a turn run in parallel up to the conversation's
 // Tools.Concurrency. A call that needs approval waits, for as long as it
-// takes, for its Decision in a DecideSignalName signal. The signal holds a
+// takes, for its Decision in a DecideSignalName signal. So does a call
+// whose tool asked the user a question, for the answer (converse.Accept,
+// Decline or Dismiss), and then runs again with it. The signal holds a
 // []converse.Decision; several signals may decide the pending calls one by
 // one. StatusQueryName answers a Status. After Options.TurnsPerRun model
 // calls, or when Temporal suggests it, the run continues as new from the
