@@ -61,7 +61,9 @@ type Step struct {
 	// conversation's state: a crash from here on answers an unanswered one
 	// as interrupted on Resume, never running it again. Run each, keyed by
 	// its ID (see tools.CallID), for instance with the Executor of
-	// Conversation.Executor, and hand the toolResult blocks to AnswerCalls.
+	// Conversation.Executor, and hand what came of each (Executor.Run's
+	// CallResult) to AnswerCalls. A call's Answer, set when it runs again
+	// after its question, goes to its tool (Executor.Run does it).
 	// A call is in the Calls of one step only: after a batch of results
 	// that leaves calls of earlier steps unanswered, they are the step's
 	// Waiting. Their results go to the Conversation that handed them out:
