@@ -16,12 +16,15 @@ import (
 
 // Call is a tool call the model asked for, as an approver sees it. A call
 // pending with a Question awaits the user's answer, not an approval: its
-// tool asked it while running (see tools.InputRequiredError).
+// tool asked it while running (see tools.InputRequiredError). A call of a
+// Step's Calls whose question was answered carries the Answer, which
+// Executor.Run hands its tool (see tools.AnswerOf).
 type Call struct {
 	ID       string          `json:"toolUseId"`
 	Tool     string          `json:"name"`
 	Input    json.RawMessage `json:"input"`
 	Question *tools.Question `json:"question,omitempty"`
+	Answer   *tools.Answer   `json:"answer,omitempty"`
 }
 
 // Verdict is what a Decision says about a call.
@@ -53,13 +56,14 @@ const (
 // Question (Accepted, Declined, Cancelled). ID is the call's toolUseId;
 // Options.Approver may leave it empty. By and Reason, for a denial, tell
 // the model who denied the call and why. Answer is the JSON object an
-// Accepted decision answers with.
+// Accepted decision answers with; left out of the JSON form without one,
+// so that none decodes as none (not as JSON null).
 type Decision struct {
 	ID      string
 	Verdict Verdict
 	By      string
 	Reason  string
-	Answer  json.RawMessage
+	Answer  json.RawMessage `json:",omitempty"`
 }
 
 // Accept returns a Decision answering the Question of the call id with

@@ -154,8 +154,11 @@
 //     call then runs again with the answer (tools.AnswerOf), and the
 //     model sees its result. A call asks at most ten questions in a Send
 //     or Resume; the next one answers it with an error result. The step
-//     API and [Executor] cannot pause a call: there the question is an
-//     error result.
+//     API pauses a call too: [Executor.Run] returns the question in its
+//     [CallResult], [Conversation.AnswerCalls] makes the call pending, and
+//     [Conversation.Decide]'s answer hands it out again with its
+//     [Call].Answer. [Executor.Execute] cannot pause a call: there the
+//     question is an error result.
 //
 // [Conversation.State] snapshots a conversation as a [State]. It marshals
 // to a versioned JSON form, in Bedrock's wire JSON. [Restore] rebuilds it,

@@ -18,8 +18,8 @@ import (
 // answer runs one call of tool with input through e and prints the text
 // the model would read.
 func answer(e *converse.Executor, tool string, input map[string]any) {
-	block := e.Run(context.Background(), converse.Call{ID: "t1", Tool: tool, Input: mustJSON(input)})
-	r := block.(*types.ContentBlockMemberToolResult).Value
+	ran := e.Run(context.Background(), converse.Call{ID: "t1", Tool: tool, Input: mustJSON(input)})
+	r := ran.Result.(*types.ContentBlockMemberToolResult).Value
 	fmt.Println(r.Status, r.Content[0].(*types.ToolResultContentBlockMemberText).Value)
 }
 

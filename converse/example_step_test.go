@@ -2,6 +2,7 @@ package converse_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -43,14 +44,14 @@ func ExampleConversation_Begin() {
 			}
 			step, err = conv.HandleResponse(ctx, step.ModelCall, out, callErr)
 		case len(step.Calls) > 0:
-			var results []types.ContentBlock
+			var results []converse.CallResult
 			for _, call := range step.Calls {
 				result := conv.Executor().Run(ctx, call)
-				fmt.Printf("run %s %s: %s\n", call.Tool, call.Input, result.(*types.ContentBlockMemberToolResult).Value.Status)
+				fmt.Printf("run %s %s: %s\n", call.Tool, call.Input, result.Result.(*types.ContentBlockMemberToolResult).Value.Status)
 				results = append(results, result)
 			}
 			step, err = conv.AnswerCalls(ctx, results...)
-		default:
+		default: // approvals here; a call's Question would take an answer (Accept)
 			var decisions []converse.Decision
 			for _, call := range step.Pending {
 				decisions = append(decisions, converse.Approve(call.ID))
@@ -100,4 +101,57 @@ func ExampleAssembleStream() {
 	// Output:
 	// stream: true
 	// Hello from a stream.
+}
+
+// An engine running a Step's calls itself hands AnswerCalls what
+// Executor.Run returned: a call whose tool asks the user a question
+// becomes pending with it, and Decide's answer hands it out again with
+// its Answer, which the tool reads when it runs again.
+func ExampleConversation_AnswerCalls() {
+	srv := bedrocktest.NewServer(bedrocktest.Script(
+		bedrocktest.ToolUse("", bedrocktest.Call{ID: "t1", Name: "deploy", Input: map[string]any{}}),
+		bedrocktest.Text("Deployed to staging."),
+	))
+	defer srv.Close()
+	deploy, _ := tools.NewRaw("deploy", "Deploys the release.", json.RawMessage(`{"type":"object"}`),
+		func(ctx context.Context, _ json.RawMessage) (any, error) {
+			answer, ok := tools.AnswerOf(ctx)
+			if !ok {
+				return nil, &tools.InputRequiredError{Question: tools.Question{Message: "Deploy where?"}}
+			}
+			return "deployed: " + string(answer.Content), nil
+		})
+	reg, _ := tools.NewRegistry(deploy)
+	ctx := context.Background()
+
+	conv := converse.New(nil, "us.anthropic.claude-sonnet-4-5-20250929-v1:0", reg)
+	step, err := conv.Begin(ctx, types.Message{Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: "Deploy the release."}}})
+	for err == nil && step.Result == nil {
+		switch {
+		case step.ModelCall != nil:
+			out, callErr := srv.Client().Converse(ctx, step.ModelCall.Input)
+			step, err = conv.HandleResponse(ctx, step.ModelCall, out, callErr)
+		case len(step.Calls) > 0:
+			var results []converse.CallResult
+			for _, call := range step.Calls {
+				results = append(results, conv.Executor().Run(ctx, call))
+			}
+			step, err = conv.AnswerCalls(ctx, results...)
+		default:
+			call := step.Pending[0]
+			fmt.Println("the tool asks:", call.Question.Message)
+			if step, err = conv.Decide(ctx, converse.Accept(call.ID, json.RawMessage(`{"env":"staging"}`))); err == nil {
+				fmt.Printf("run again with: %s\n", step.Calls[0].Answer.Content)
+			}
+		}
+	}
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(step.Result.Text)
+	// Output:
+	// the tool asks: Deploy where?
+	// run again with: {"env":"staging"}
+	// Deployed to staging.
 }

@@ -32,8 +32,9 @@ type pricedUsage struct {
 // that ctx was given for (a nested conversation's Result.Usage, say), and
 // costUSD, what they cost (nil if unknown). The conversation that runs the
 // call counts them, once the call's round ends, in its Result's Usage and
-// CostUSD, its State's Usage and its Budget. A context of no
-// conversation's tool round (an Executor's, a Step's) counts nothing.
+// CostUSD, its State's Usage and its Budget. In Executor.Run, the usage
+// goes back with the call's CallResult, which AnswerCalls counts alike.
+// A context of no tool round (Executor.Execute's) counts nothing.
 func ReportUsage(ctx context.Context, u Usage, costUSD *float64) {
 	n, ok := ctx.Value(nestedKey{}).(*nestedRound)
 	if !ok {
@@ -50,7 +51,7 @@ func ReportUsage(ctx context.Context, u Usage, costUSD *float64) {
 
 // CallerSession is the Options.Session of the conversation whose tool
 // round ctx was given for, or nil: a nested conversation may save its
-// state beside the caller's.
+// state beside the caller's. In Executor.Run it is nil.
 func CallerSession(ctx context.Context) *Session {
 	if n, ok := ctx.Value(nestedKey{}).(*nestedRound); ok {
 		return n.session

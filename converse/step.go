@@ -18,6 +18,7 @@ import (
 	"github.com/tooluse/bedrock/converse/internal/message"
 	"github.com/tooluse/bedrock/converse/internal/models"
 	"github.com/tooluse/bedrock/converse/internal/trim"
+	"github.com/tooluse/bedrock/tools"
 )
 
 // Step is what a conversation driven one step at a time wants next: a
@@ -34,8 +35,8 @@ import (
 //			out, callErr := conv.Converse(ctx, step.ModelCall.Input) // or a client's, elsewhere
 //			step, err = conv.HandleResponse(ctx, step.ModelCall, out, callErr)
 //		case len(step.Calls) > 0:
-//			step, err = conv.AnswerCalls(ctx, runEach(step.Calls)...)
-//		default: // step.Pending: wait for the decisions
+//			step, err = conv.AnswerCalls(ctx, runEach(step.Calls)...) // Executor.Run's CallResults
+//		default: // step.Pending: wait for the decisions, or the answers to their questions
 //			step, err = conv.Decide(ctx, decisions...)
 //		}
 //	}
@@ -60,7 +61,9 @@ type Step struct {
 	// conversation's state: a crash from here on answers an unanswered one
 	// as interrupted on Resume, never running it again. Run each, keyed by
 	// its ID (see tools.CallID), for instance with the Executor of
-	// Conversation.Executor, and hand the toolResult blocks to AnswerCalls.
+	// Conversation.Executor, and hand what came of each (Executor.Run's
+	// CallResult) to AnswerCalls. A call's Answer, set when it runs again
+	// after its question, goes to its tool (Executor.Run does it).
 	// A call is in the Calls of one step only: after a batch of results
 	// that leaves calls of earlier steps unanswered, they are the step's
 	// Waiting. Their results go to the Conversation that handed them out:
@@ -71,7 +74,8 @@ type Step struct {
 	// Waiting are the calls of earlier steps still running, whose results
 	// AnswerCalls awaits; the step may wait for nothing else.
 	Waiting []Call
-	// Pending are the calls awaiting a decision; Decide takes one
+	// Pending are the calls awaiting a decision: an approval, or the
+	// answer to the Question the call's tool asked. Decide takes one
 	// Decision for each. When Calls are set too, run those first.
 	Pending []Call
 	// Result, if not nil, ends the Send: a final answer.
@@ -206,34 +210,68 @@ func (c *Conversation) HandleResponse(ctx context.Context, req *ModelCall, out *
 	})
 }
 
-// AnswerCalls takes toolResult blocks (*types.ContentBlockMemberToolResult)
-// answering calls of the last Step's Calls, each paired with its call by
-// toolUseId, and returns the next step. Results may come in several
-// batches, each saved as it comes; once every call is answered, the
-// results go to the model in one user message, with status and media as
-// the model takes them. A result that answers no started call is
-// ErrStaleStep; one Bedrock would reject (no content, blank text) is an
-// error too, and neither is kept.
-func (c *Conversation) AnswerCalls(ctx context.Context, results ...types.ContentBlock) (*Step, error) {
+// AnswerCalls takes what came of calls of the last Step's Calls (see
+// CallResult), each paired with its call by toolUseId, and returns the
+// next step. Results may come in several batches, each saved as it comes;
+// once every call is answered, the results go to the model in one user
+// message, with status and media as the model takes them. A call whose
+// tool asked a Question instead becomes pending with it, as in a Send: a
+// later step lists it in Pending, and Decide's answer hands it out again
+// in Calls, with its Answer. The usage a CallResult carries is counted as
+// ReportUsage's is in a Send. A CallResult for no started call awaiting
+// one is ErrStaleStep (a result or a question given twice, say); one
+// Bedrock would reject (no content, blank text) is an error too, and
+// neither is kept.
+func (c *Conversation) AnswerCalls(ctx context.Context, results ...CallResult) (*Step, error) {
 	return stepping(c, true, func() (*Step, error) {
 		history, tail := c.open()
 		if tail == nil {
 			return nil, fmt.Errorf("converse: AnswerCalls: %w: no calls are open", ErrStaleStep)
 		}
-		var run []int
-		for _, b := range results {
-			if err := checkResult(b); err != nil {
+		at := make([]int, len(results)) // the call each answers
+		for k, r := range results {
+			i, err := tail.awaitingResult(r, at[:k])
+			if err != nil {
 				return nil, fmt.Errorf("converse: AnswerCalls: %w", err)
 			}
-			id := message.ResultID(b)
-			i := tail.awaiting(id, run)
-			if i < 0 {
-				return nil, fmt.Errorf("converse: AnswerCalls: %w: %q is not a started call awaiting its result", ErrStaleStep, id)
-			}
-			run = append(run, i)
+			at[k] = i
 		}
-		return c.keepResults(ctx, history, tail, run, media.Limit(c.exec.withStatus(results)))
+		var run []int
+		var blocks []types.ContentBlock
+		for k, r := range results {
+			if r.reported() {
+				c.run.countPriced(c.accounts, r.Usage, r.cost())
+			}
+			b := r.Result
+			if r.Question != nil {
+				b = c.ask(tail, at[k], r.Question) // nil once the call is pending
+			}
+			if b != nil {
+				run, blocks = append(run, at[k]), append(blocks, b)
+			}
+		}
+		return c.keepResults(ctx, history, tail, run, media.Limit(c.exec.withStatus(blocks)))
 	})
+}
+
+// awaitingResult is the index of the call of t that r answers, a started
+// call awaiting its result, taken aside (those of the batch before r). It
+// says what Bedrock would reject in r's result, or why r answers no call.
+func (t *openTurn) awaitingResult(r CallResult, taken []int) (int, error) {
+	id := r.ID
+	if r.Question == nil {
+		if err := checkResult(r.Result); err != nil {
+			return -1, err
+		}
+		if rid := message.ResultID(r.Result); id != rid {
+			return -1, fmt.Errorf("the result of %q answers %q", id, rid)
+		}
+	}
+	i := t.awaiting(id, taken)
+	if i < 0 {
+		return -1, fmt.Errorf("%w: %q is not a started call awaiting its result", ErrStaleStep, id)
+	}
+	return i, nil
 }
 
 // checkResult says what Bedrock would reject in b, a result handed to
@@ -256,7 +294,9 @@ func checkResult(b types.ContentBlock) error {
 }
 
 // Decide takes one Decision for each of the last Step's Pending calls
-// (approvals and denials, as Resume takes them) and returns the next step.
+// (approvals and denials, and answers to questions, as Resume takes them)
+// and returns the next step. A call answered is in its Calls again, with
+// its Answer. Decisions that do not fit are ErrDecision, and change nothing.
 func (c *Conversation) Decide(ctx context.Context, decisions ...Decision) (*Step, error) {
 	return stepping(c, true, func() (*Step, error) {
 		history, tail := c.open()
@@ -825,13 +865,13 @@ func (c *Conversation) startCalls(ctx context.Context, history []types.Message, 
 	if tail.handed == nil {
 		tail.handed = make([]bool, len(tail.calls))
 	}
-	for i, tc := range tail.calls {
+	for i := range tail.calls {
 		switch {
 		case tail.results[i] != nil || tail.pending[i]:
 		case tail.handed[i]:
-			waiting = append(waiting, tc.public())
+			waiting = append(waiting, tail.handedCall(i))
 		default:
-			calls = append(calls, tc.public())
+			calls = append(calls, tail.handedCall(i))
 			tail.handed[i] = true
 		}
 	}
@@ -858,6 +898,14 @@ func (c *Conversation) startCalls(ctx context.Context, history []types.Message, 
 		step.Pending = tail.pendingCalls()
 	}
 	return step, nil
+}
+
+// handedCall is the call i of t as a Step hands it out, with the answer
+// to the question it asked, if any.
+func (t *openTurn) handedCall(i int) Call {
+	c := t.calls[i].public()
+	c.Answer = t.answers[i]
+	return c
 }
 
 // keepResults keeps the results of the calls of tail at the indexes run,
@@ -951,15 +999,58 @@ func (e *Executor) withStatus(results []types.ContentBlock) []types.ContentBlock
 	return out
 }
 
-// Run runs one call, as Execute runs the calls of a message, and returns
-// its toolResult block: for an engine that runs each call of a Step on its
-// own, keyed by its ID.
-func (e *Executor) Run(ctx context.Context, call Call) types.ContentBlock {
-	tc := toolCall{id: call.ID, name: call.Tool, input: call.Input}
+// CallResult is what came of a call of a Step that Executor.Run ran, for
+// AnswerCalls: its toolResult block, or the Question its tool asked
+// instead, and the usage of the model calls made for it.
+type CallResult struct {
+	// ID is the call's toolUseId.
+	ID string
+	// Result is the call's toolResult block
+	// (*types.ContentBlockMemberToolResult); nil when Question is set.
+	Result types.ContentBlock
+	// Question, if not nil, is what the call's tool asked the user (see
+	// tools.InputRequiredError): the call waits for the answer, and then
+	// runs again with it.
+	Question *tools.Question
+	// Usage is what the call's tool reported with ReportUsage (a nested
+	// conversation's usage, say), summed.
+	Usage Usage
+	// CostUSD is what Usage cost; nil when a report's cost is unknown, or
+	// nothing was reported.
+	CostUSD *float64
+}
+
+// reported reports whether r carries usage to count.
+func (r CallResult) reported() bool { return r.Usage != (Usage{}) || r.CostUSD != nil }
+
+// cost is r's CostUSD as the accounts count it.
+func (r CallResult) cost() dollars {
+	if r.CostUSD == nil {
+		return dollars{unknown: true}
+	}
+	return dollars{usd: *r.CostUSD}
+}
+
+// Run runs one call, as Execute runs the calls of a message, for an engine
+// that runs each call of a Step on its own: it returns the call's
+// toolResult block, or the Question its tool asked (a
+// *tools.InputRequiredError), with the usage its tool reported (see
+// ReportUsage). A call's Answer reaches its tool through tools.AnswerOf.
+// In Run, BudgetLeft is nil and CallerSession nil.
+func (e *Executor) Run(ctx context.Context, call Call) CallResult {
+	tc := toolCall{id: call.ID, name: call.Tool, input: call.Input, answer: call.Answer}
 	if len(tc.input) == 0 {
 		tc.input = []byte("{}")
 	}
-	return e.execute(ctx, 0, []toolCall{tc}, nil)[0]
+	n := &nestedRound{a: &accounts{}}
+	results, questions := e.executeAsking(context.WithValue(ctx, nestedKey{}, n), 0, []toolCall{tc}, nil)
+	// A report after this, of a call abandoned at its timeout, counts nowhere.
+	u, d := n.usage()
+	out := CallResult{ID: call.ID, Result: results[0], Question: questions[0], Usage: u}
+	if u != (Usage{}) || d.usd != 0 {
+		out.CostUSD = d.value()
+	}
+	return out
 }
 
 // keep makes history, and the open turn of its last message if any, the

@@ -115,7 +115,7 @@ func driveFrom(ctx context.Context, c *converse.Conversation, call modelCall, st
 			out, callErr := call(ctx, step.ModelCall)
 			step, err = c.HandleResponse(ctx, step.ModelCall, out, callErr)
 		case len(step.Calls) > 0:
-			var results []types.ContentBlock
+			var results []converse.CallResult
 			for _, call := range step.Calls {
 				results = append(results, c.Executor().Run(ctx, call))
 			}
@@ -250,7 +250,7 @@ func TestStepsTakeOnlyTheAnswerAwaited(t *testing.T) {
 		}
 		return ids
 	}
-	run := func(call converse.Call) types.ContentBlock { return c.Executor().Run(ctx, call) }
+	run := func(call converse.Call) converse.CallResult { return c.Executor().Run(ctx, call) }
 	byID := func(step *converse.Step) map[string]converse.Call {
 		m := map[string]converse.Call{}
 		for _, call := range step.Calls {
@@ -293,7 +293,7 @@ func TestStepsTakeOnlyTheAnswerAwaited(t *testing.T) {
 			Content: []types.ToolResultContentBlock{&types.ToolResultContentBlockMemberText{Value: " "}}}},
 		"not a result": &types.ContentBlockMemberText{Value: "done"},
 	} {
-		_, err = c.AnswerCalls(ctx, bad)
+		_, err = c.AnswerCalls(ctx, converse.CallResult{ID: "tooluse_2", Result: bad})
 		require.Error(t, err, name)
 		assert.Equal(t, before, c.History(), "%s is refused: tooluse_2 still awaits its result", name)
 	}
@@ -364,7 +364,7 @@ func TestWithoutAConversation(t *testing.T) {
 		for _, call := range calls {
 			assert.Equal(t, want.Run(ctx, call), got.Run(ctx, call), "%s, call %s", model, call.ID)
 		}
-		failed := got.Run(ctx, calls[1]).(*types.ContentBlockMemberToolResult).Value.Status
+		failed := got.Run(ctx, calls[1]).Result.(*types.ContentBlockMemberToolResult).Value.Status
 		assert.Equal(t, map[string]types.ToolResultStatus{claude: "error", llama: ""}[model], failed, model)
 		assert.Len(t, tr.named("execute_tool fetch"), 2*len(calls)+1, model)
 	}

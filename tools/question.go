@@ -60,8 +60,9 @@ type Answer struct {
 	Question Question
 	// Action says whether the user accepted, declined or cancelled.
 	Action Action
-	// Content is the accepted answer, a JSON object; nil otherwise.
-	Content json.RawMessage
+	// Content is the accepted answer, a JSON object; nil otherwise, and
+	// then left out of the JSON form, so that it decodes as nil.
+	Content json.RawMessage `json:",omitempty"`
 }
 
 // answerKey is the context key of a call's answer.

@@ -275,7 +275,7 @@ func TestAgentResumesAfterCrash(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { <-started; cancel() }()
 	first := exec.Run(ctx, call)
-	if r := first.(*types.ContentBlockMemberToolResult).Value; r.Status != types.ToolResultStatusError {
+	if r := first.Result.(*types.ContentBlockMemberToolResult).Value; r.Status != types.ToolResultStatusError {
 		t.Fatalf("the cut-off call answered %q, want an error", toolResultText(r))
 	}
 	// The executor answered at the cancellation; the agent's conversation
@@ -285,8 +285,11 @@ func TestAgentResumesAfterCrash(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	second := exec.Run(context.Background(), call)
-	if got := toolResultText(second.(*types.ContentBlockMemberToolResult).Value); !strings.Contains(got, "It is 42.") {
+	if got := toolResultText(second.Result.(*types.ContentBlockMemberToolResult).Value); !strings.Contains(got, "It is 42.") {
 		t.Errorf("the call run again answered %q, want the agent's answer", got)
+	}
+	if second.Usage.TotalTokens == 0 {
+		t.Error("Executor.Run returned none of the agent's usage")
 	}
 	if lookups.Load() != 1 || slows.Load() != 1 {
 		t.Errorf("lookup ran %d times and slow %d, want each once", lookups.Load(), slows.Load())

@@ -16,6 +16,7 @@ import (
 
 	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/wirejson"
+	"github.com/tooluse/bedrock/tools"
 )
 
 // ModelCall is the input of the model activity: a Step's ModelCall.
@@ -53,8 +54,18 @@ type ToolCall struct {
 // ToolReply is the output of the tool activity.
 type ToolReply struct {
 	// Result is the call's toolResult block, as the one block of a user
-	// message in Bedrock's wire JSON (wirejson.MarshalMessages).
+	// message in Bedrock's wire JSON (wirejson.MarshalMessages); empty
+	// when Question is set.
 	Result json.RawMessage
+	// Question, if not nil, is what the tool asked the user instead of
+	// answering (a *tools.InputRequiredError): the call waits for the
+	// answer, and runs again with it.
+	Question *tools.Question `json:",omitempty"`
+	// Usage and CostUSD are what the tool reported with
+	// converse.ReportUsage (an agent's, say), as converse.CallResult
+	// carries them.
+	Usage   converse.Usage
+	CostUSD *float64 `json:",omitempty"`
 }
 
 // errorTypeModel is the type of a model call's failure that is not a
@@ -140,9 +151,13 @@ func bedrockError(err error) error {
 // Executor of the call's model (converse.NewExecutor: its status field and
 // media rules). tools.CallID(ctx) is the call's toolUseId, and call.Timeout,
 // if set, its timeout. A tool that fails is an error result, not an error of
-// the activity. An activity runs at least once: if its worker dies before
-// Temporal records the result, the call runs again on another worker. So a
-// tool with side effects should use tools.CallID as its idempotency key.
+// the activity. A tool that asks the user a question (a
+// *tools.InputRequiredError) replies with the question; the call's Answer,
+// once the user gave one, reaches the tool through tools.AnswerOf. The usage
+// the tool reports with converse.ReportUsage is in the reply. An activity
+// runs at least once: if its worker dies before Temporal records the
+// result, the call runs again on another worker. So a tool with side
+// effects should use tools.CallID as its idempotency key.
 func (a *Agent) Tool(ctx context.Context, call ToolCall) (*ToolReply, error) {
 	defer heartbeat(ctx)()
 	// An Executor of its own per call: the per-workflow bound is the
@@ -153,11 +168,11 @@ func (a *Agent) Tool(ctx context.Context, call ToolCall) (*ToolReply, error) {
 			o.Tools.Timeout = call.Timeout - min(call.Timeout/10, 10*time.Second)
 		}
 	})
-	block := exec.Run(ctx, call.Call)
+	ran := exec.Run(ctx, call.Call)
 	if err := ctx.Err(); err != nil {
 		return nil, err // the worker is stopping: another attempt runs the call
 	}
-	reply, err := toolReply(block)
+	reply, err := toolReply(ran)
 	if err == nil {
 		err = a.tooLarge("tool result", reply)
 	}
@@ -165,7 +180,8 @@ func (a *Agent) Tool(ctx context.Context, call ToolCall) (*ToolReply, error) {
 	if errors.As(err, &over) {
 		// A retry would run the tool again, and its result would be as large.
 		activity.GetLogger(ctx).Warn(over.Error(), "tool", call.Call.Tool, "toolUseId", call.Call.ID)
-		reply, err = toolReply(errorResult(call.Call, "Error: "+over.reason()+". The tool ran, and is not run again."))
+		ran.Result, ran.Question = errorResult(call.Call, "Error: "+over.reason()+". The tool ran, and is not run again."), nil
+		reply, err = toolReply(ran)
 	}
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError("temporal: tool result: "+err.Error(), "converse.ToolResult", nil)
@@ -173,13 +189,18 @@ func (a *Agent) Tool(ctx context.Context, call ToolCall) (*ToolReply, error) {
 	return reply, nil
 }
 
-// toolReply is the reply carrying block, a toolResult.
-func toolReply(block types.ContentBlock) (*ToolReply, error) {
-	body, err := wirejson.MarshalMessages([]types.Message{{Role: types.ConversationRoleUser, Content: []types.ContentBlock{block}}})
+// toolReply is the reply carrying ran: its toolResult, or its question.
+func toolReply(ran converse.CallResult) (*ToolReply, error) {
+	reply := &ToolReply{Question: ran.Question, Usage: ran.Usage, CostUSD: ran.CostUSD}
+	if ran.Question != nil {
+		return reply, nil
+	}
+	body, err := wirejson.MarshalMessages([]types.Message{{Role: types.ConversationRoleUser, Content: []types.ContentBlock{ran.Result}}})
 	if err != nil {
 		return nil, err
 	}
-	return &ToolReply{Result: body}, nil
+	reply.Result = body
+	return reply, nil
 }
 
 // activityOptions are the converse options in an activity: the agent's,
@@ -189,23 +210,29 @@ func (a *Agent) activityOptions(o *converse.Options) {
 	o.Session = nil
 }
 
-// resultOf reads a tool activity's reply: the toolResult block of call.
-func resultOf(call converse.Call, r *ToolReply) (types.ContentBlock, error) {
+// resultOf reads a tool activity's reply to call: its toolResult block,
+// or its question, and the usage its tool reported.
+func resultOf(call converse.Call, r *ToolReply) (converse.CallResult, error) {
+	ran := converse.CallResult{ID: call.ID, Question: r.Question, Usage: r.Usage, CostUSD: r.CostUSD}
+	if r.Question != nil {
+		return ran, nil
+	}
 	msgs, err := wirejson.UnmarshalMessages(r.Result)
 	if err != nil {
-		return nil, err
+		return ran, err
 	}
 	if len(msgs) == 1 && len(msgs[0].Content) == 1 {
 		if b, ok := msgs[0].Content[0].(*types.ContentBlockMemberToolResult); ok && aws.ToString(b.Value.ToolUseId) == call.ID {
-			return b, nil
+			ran.Result = b
+			return ran, nil
 		}
 	}
-	return nil, fmt.Errorf("not one toolResult block answering %q", call.ID)
+	return ran, fmt.Errorf("not one toolResult block answering %q", call.ID)
 }
 
 // failedResult answers a call whose activity failed for good.
-func failedResult(call converse.Call, err error) types.ContentBlock {
-	return errorResult(call, "Error: the call failed: "+err.Error())
+func failedResult(call converse.Call, err error) converse.CallResult {
+	return converse.CallResult{ID: call.ID, Result: errorResult(call, "Error: the call failed: "+err.Error())}
 }
 
 // errorResult answers call with an error result of text.

@@ -151,7 +151,8 @@ type Input struct {
 	// State, if not nil, is the conversation so far, from the Result of an
 	// earlier workflow or converse.Conversation.State.
 	State *converse.State
-	// Decisions decide the pending calls of a paused State.
+	// Decisions decide the pending calls of a paused State: approvals, and
+	// answers to questions.
 	Decisions []converse.Decision
 	// Turns and Usage are what the runs before this one counted, when a
 	// workflow continues as new; zero otherwise.
@@ -168,7 +169,8 @@ type Result struct {
 	StopReason types.StopReason
 	Turns      int
 	// Usage sums the usage of the turns of all runs (their TurnEnd
-	// events), as converse.Result.Usage does a Send's.
+	// events), and what the tools reported (converse.ReportUsage), as
+	// converse.Result.Usage does a Send's.
 	Usage converse.Usage
 	State *converse.State
 	// Model is the model that answered the last turn: the conversation's,
@@ -180,9 +182,11 @@ type Result struct {
 type Status struct {
 	// Turn is the number of the last model call, counted over all runs.
 	Turn int
-	// Pending are the calls waiting for a decision (DecideSignalName).
+	// Pending are the calls waiting for a decision (DecideSignalName):
+	// an approval, or the answer to their Question.
 	Pending []converse.Call
-	// Usage sums the tokens of the turns so far, as Result.Usage.
+	// Usage sums the tokens of the turns so far, and those the tools
+	// reported (converse.ReportUsage), as Result.Usage.
 	Usage converse.Usage
 }
 

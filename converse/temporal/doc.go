@@ -104,13 +104,32 @@
 // call twice and answers an interrupted one as such
 // (converse.ErrCallInterrupted).
 //
-// # Approvals, queries, long conversations
+// # Approvals, questions, queries, long conversations
 //
 // A call that needs approval (tools.Options.RequireApproval, or
 // converse.Options.ApprovalPolicy, which must then be deterministic) waits
 // for its converse.Decision, in a [DecideSignalName] signal carrying a
 // []converse.Decision, for as long as it takes. [StatusQueryName] answers a
 // [Status]: the turn, the pending calls and the usage so far.
+//
+// A tool may ask the user a question in the middle of its call: it returns
+// a *tools.InputRequiredError, as package mcptools does for an MCP
+// server's elicitation. The tool activity then replies with the question
+// ([ToolReply].Question), and the call waits as an approval does. Status
+// lists it with its converse.Call.Question, untrusted text. The answer
+// comes in the same signal: converse.Accept with a JSON object that fits
+// the question's schema, converse.Decline or converse.Dismiss. The call
+// then runs again, an activity "tool/TURN/TOOLUSEID/2" (3 after a second
+// question), and its tool reads the answer with tools.AnswerOf. The model
+// sees what came of it, a decline included. A set of decisions that
+// converse.Conversation.Decide refuses (an answer that breaks its
+// question's schema, say) is logged and dropped, and the calls wait for
+// new ones (TestWorkflowQuestion, TestQuestionOnTheServer).
+//
+// A tool that runs an agent of its own (package agenttool) reports that
+// agent's usage with converse.ReportUsage. The tool activity carries it in
+// its reply, and the workflow counts it in the conversation's usage, its
+// Budget and the Result, as a Send does.
 //
 // # Payload and history limits
 //

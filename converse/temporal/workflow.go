@@ -26,7 +26,9 @@ import (
 // activity whose ID is made of the turn and the call's toolUseId. The
 // calls of a turn run in parallel up to the conversation's
 // Tools.Concurrency. A call that needs approval waits, for as long as it
-// takes, for its Decision in a DecideSignalName signal. The signal holds a
+// takes, for its Decision in a DecideSignalName signal. So does a call
+// whose tool asked the user a question, for the answer (converse.Accept,
+// Decline or Dismiss), and then runs again with it. The signal holds a
 // []converse.Decision; several signals may decide the pending calls one by
 // one. StatusQueryName answers a Status. After Options.TurnsPerRun model
 // calls, or when Temporal suggests it, the run continues as new from the
@@ -72,6 +74,7 @@ func (a *Agent) Workflow(ctx workflow.Context, in Input) (*Result, error) {
 		perRun = DefaultTurnsPerRun
 	}
 	bg := context.Background() // the step API does no I/O here: it has no client and no session
+	asked := map[string]int{}  // the questions of each call's activity, by its first ID
 	var step *converse.Step
 	if in.Prompt != "" {
 		step, err = conv.Begin(bg, types.Message{Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: in.Prompt}}})
@@ -94,12 +97,13 @@ func (a *Agent) Workflow(ctx workflow.Context, in Input) (*Result, error) {
 			}
 			step, err = conv.HandleResponse(bg, req, out, callErr)
 		case len(step.Calls) > 0:
-			step, err = conv.AnswerCalls(bg, a.runCalls(ctx, modelID, status.Turn, o.Tools.Concurrency, step.Calls)...)
-		default:
-			var decisions []converse.Decision
-			if decisions, err = awaitDecisions(ctx, step.Pending); err == nil {
-				step, err = conv.Decide(bg, decisions...)
+			ran := a.runCalls(ctx, modelID, status.Turn, o.Tools.Concurrency, step.Calls, asked)
+			for _, r := range ran {
+				count(r.Usage) // what the tools reported, as the conversation counts it
 			}
+			step, err = conv.AnswerCalls(bg, ran...)
+		default:
+			step, err = decide(ctx, conv, step)
 		}
 	}
 	if err != nil {
@@ -172,16 +176,18 @@ func (a *Agent) callModel(ctx workflow.Context, req *converse.ModelCall) (*bedro
 }
 
 // runCalls runs the calls of a step as activities, at most limit at once
-// (0 means 8, as converse.ToolOptions.Concurrency), and returns their
-// toolResult blocks in order. modelID is the conversation's model, whose
-// rules the results follow, as the Executor of Send's: the request
-// re-encodes them for another model it calls. A call whose activity failed
-// for good is answered with an error result.
-func (a *Agent) runCalls(ctx workflow.Context, modelID string, turn, limit int, calls []converse.Call) []types.ContentBlock {
+// (0 means 8, as converse.ToolOptions.Concurrency), and returns what came
+// of them in order. modelID is the conversation's model, whose rules the
+// results follow, as the Executor of Send's: the request re-encodes them
+// for another model it calls. A call whose activity failed for good is
+// answered with an error result. asked counts the questions of each call,
+// by its activity's first ID: a call run again with an answer needs an ID
+// of its own.
+func (a *Agent) runCalls(ctx workflow.Context, modelID string, turn, limit int, calls []converse.Call, asked map[string]int) []converse.CallResult {
 	if limit <= 0 {
 		limit = 8
 	}
-	results := make([]types.ContentBlock, len(calls))
+	results := make([]converse.CallResult, len(calls))
 	sem := workflow.NewSemaphore(ctx, int64(limit))
 	wg := workflow.NewWaitGroup(ctx)
 	for i, call := range calls {
@@ -194,7 +200,11 @@ func (a *Agent) runCalls(ctx workflow.Context, modelID string, turn, limit int, 
 			}
 			defer sem.Release(1)
 			ao, timeout := a.toolOptions(call.Tool)
-			ao.ActivityID = fmt.Sprintf("tool/%d/%s", turn, call.ID)
+			id := fmt.Sprintf("tool/%d/%s", turn, call.ID)
+			ao.ActivityID = id
+			if n := asked[id]; n > 0 {
+				ao.ActivityID = fmt.Sprintf("%s/%d", id, n+1)
+			}
 			actx := workflow.WithActivityOptions(ctx, ao)
 			var reply ToolReply
 			err := workflow.ExecuteActivity(actx, ToolActivityName, ToolCall{ModelID: modelID, Call: call, Timeout: timeout}).Get(actx, &reply)
@@ -204,10 +214,31 @@ func (a *Agent) runCalls(ctx workflow.Context, modelID string, turn, limit int, 
 			if err != nil {
 				results[i] = failedResult(call, err)
 			}
+			if results[i].Question != nil {
+				asked[id]++
+			}
 		})
 	}
 	wg.Wait(ctx)
 	return results
+}
+
+// decide waits for the decisions on the pending calls of step, approvals
+// and answers alike, and takes them. A set that Decide refuses (an answer
+// that breaks its question's schema, say) changed nothing: it is logged
+// and dropped, and the calls wait for new decisions.
+func decide(ctx workflow.Context, conv *converse.Conversation, step *converse.Step) (*converse.Step, error) {
+	for {
+		decisions, err := awaitDecisions(ctx, step.Pending)
+		if err != nil {
+			return nil, err
+		}
+		next, err := conv.Decide(context.Background(), decisions...)
+		if !errors.Is(err, converse.ErrDecision) {
+			return next, err
+		}
+		workflow.GetLogger(ctx).Warn("temporal: decisions that do not fit the pending calls are dropped", "error", err.Error())
+	}
 }
 
 // awaitDecisions waits for a decision on each pending call, from one or
