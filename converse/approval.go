@@ -151,19 +151,17 @@ func checkDecisions(tail *openTurn, decisions []Decision) (map[string]Decision, 
 		byID[d.ID] = d
 	}
 	var problems []string
-	for i, tc := range tail.calls {
-		d, ok := byID[tc.id]
-		switch {
-		case !tail.pending[i]:
-		case !ok:
-			problems = append(problems, fmt.Sprintf("no decision for the pending call %q (tool %s)", tc.id, tc.name))
-		default:
-			if err := fits(d, tail.questions[i]); err != nil {
-				return nil, err
-			}
+	pending := tail.pendingCalls()
+	for _, p := range pending {
+		d, ok := byID[p.ID]
+		if !ok {
+			problems = append(problems, fmt.Sprintf("no decision for the pending call %q (tool %s)", p.ID, p.Tool))
+			continue
+		}
+		if err := fits(d, p.Question); err != nil {
+			return nil, err
 		}
 	}
-	pending := tail.pendingCalls()
 	for _, d := range decisions {
 		if !slices.ContainsFunc(pending, func(p Call) bool { return p.ID == d.ID }) {
 			problems = append(problems, fmt.Sprintf("%q is not a pending call", d.ID))
@@ -180,7 +178,21 @@ func checkDecisions(tail *openTurn, decisions []Decision) (map[string]Decision, 
 // denied call.
 func (t *openTurn) applyDecisions(ctx context.Context, exec *Executor, emit func(Event), turn int, byID map[string]Decision) {
 	for i, tc := range t.calls {
-		if t.pending[i] {
+		switch {
+		case !t.pending[i]:
+		case t.inner[i] != nil:
+			// The decisions go to the nested conversation, with the
+			// call's next run, their IDs relative to it.
+			for _, p := range t.inner[i] {
+				path := p
+				path.ID = tc.id + pathSep + p.ID
+				d := byID[path.ID]
+				emit(ApprovalDecided{Turn: turn, Call: path, Decision: d})
+				d.ID = p.ID
+				t.decided[i] = append(t.decided[i], d)
+			}
+			t.pending[i], t.inner[i] = false, nil
+		default:
 			d := byID[tc.id]
 			emit(ApprovalDecided{Turn: turn, Call: t.pendingCall(i), Decision: d})
 			t.decide(ctx, exec, i, d)

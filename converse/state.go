@@ -180,9 +180,14 @@ func openTurnOf(st *State, exec *Executor, policy func(Call) bool) (*openTurn, e
 	}
 	for i := range t.pending {
 		k := slices.IndexFunc(st.Pending, func(p Call) bool { return p.ID == t.calls[i].id })
-		t.pending[i] = t.results[i] == nil && k >= 0
-		if t.pending[i] {
+		inner := innerOf(st.Pending, t.calls[i].id)
+		t.pending[i] = t.results[i] == nil && (k >= 0 || inner != nil)
+		switch {
+		case !t.pending[i]:
+		case k >= 0:
 			t.questions[i] = st.Pending[k].Question
+		default:
+			t.inner[i] = inner
 		}
 	}
 	for _, p := range st.Pending {
