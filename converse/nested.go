@@ -18,8 +18,8 @@ type nestedRound struct {
 	a          *accounts
 	session    *Session
 	approver   func(context.Context, Call) (Decision, error) // Options.Approver
-	send, conv Spent     // spent when the round started
-	start      time.Time // of the run, for Budget.WallTime
+	send, conv Spent                                         // spent when the round started
+	start      time.Time                                     // of the run, for Budget.WallTime
 
 	mu       sync.Mutex
 	reported []pricedUsage
