@@ -12,14 +12,16 @@ import (
 type nestedKey struct{}
 
 // nestedRound is what the calls of a tool round learn of the conversation
-// that runs them: where it is saved and what its Budget has left. It
+// that runs them: where it is saved, what its Budget has left, and its
+// Approver. It
 // gathers the usage the calls report, which the round then counts.
 type nestedRound struct {
 	a          *accounts
 	session    *Session
-	approver   func(context.Context, Call) (Decision, error) // Options.Approver
-	send, conv Spent                                         // spent when the round started
-	start      time.Time                                     // of the run, for Budget.WallTime
+	send, conv Spent     // spent when the round started
+	start      time.Time // of the run, for Budget.WallTime
+
+	approver func(context.Context, Call) (Decision, error) // Options.Approver
 
 	mu       sync.Mutex
 	reported []pricedUsage
