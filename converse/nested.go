@@ -13,8 +13,8 @@ type nestedKey struct{}
 
 // nestedRound is what the calls of a tool round learn of the conversation
 // that runs them: where it is saved, what its Budget has left, and its
-// Approver. It
-// gathers the usage the calls report, which the round then counts.
+// Approver. It gathers the usage the calls report, which the round then
+// counts.
 type nestedRound struct {
 	a          *accounts
 	session    *Session
