@@ -22,6 +22,7 @@ type nestedRound struct {
 	start      time.Time // of the run, for Budget.WallTime
 
 	approver func(context.Context, Call) (Decision, error) // Options.Approver
+	asking   sync.Mutex                                    // held while the calls' nested conversations ask approver
 
 	mu       sync.Mutex
 	reported []pricedUsage
@@ -67,8 +68,8 @@ func CallerSession(ctx context.Context) *Session {
 // round ctx was given for, or nil, as the Approver of a nested
 // conversation that the call ctx was given for runs: it asks the caller's
 // Approver with the call's ID made a path, the ID of the caller's call,
-// "/", then its own (see PausedError). The caller's Approver may then be
-// called by several calls at once.
+// "/", then its own (see PausedError). The round's calls ask it one at a
+// time, as the caller does.
 func CallerApprover(ctx context.Context) func(context.Context, Call) (Decision, error) {
 	n, ok := ctx.Value(nestedKey{}).(*nestedRound)
 	if !ok || n.approver == nil {
@@ -76,6 +77,8 @@ func CallerApprover(ctx context.Context) func(context.Context, Call) (Decision, 
 	}
 	id := tools.CallID(ctx)
 	return func(ctx context.Context, call Call) (Decision, error) {
+		n.asking.Lock()
+		defer n.asking.Unlock()
 		call.ID = id + pathSep + call.ID
 		return n.approver(ctx, call)
 	}
