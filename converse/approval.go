@@ -16,7 +16,9 @@ import (
 
 // Call is a tool call the model asked for, as an approver sees it. A call
 // pending with a Question awaits the user's answer, not an approval: its
-// tool asked it while running (see tools.InputRequiredError).
+// tool asked it while running (see tools.InputRequiredError). The ID of
+// a nested conversation's call, passed up to its caller, is its path:
+// "o1/t2" is the call t2 of the conversation that the call o1 ran.
 type Call struct {
 	ID       string          `json:"toolUseId"`
 	Tool     string          `json:"name"`
@@ -99,7 +101,10 @@ var ErrDecision = errors.New("bad decisions")
 // (or it paused them). The conversation is paused: the calls of the same
 // turn that needed no approval have run, and their results are kept;
 // Resume with a Decision for each pending call goes on. Its text quotes
-// each question, untrusted text.
+// each question, untrusted text. A tool that runs a conversation of its
+// own returns that conversation's PausedError to pause the caller too:
+// the caller's Pending then holds the nested calls, each ID a path (see
+// the package doc).
 type PausedError struct {
 	Pending []Call
 }

@@ -36,7 +36,8 @@ const StateVersion = 1
 //	    "pending": [{"toolUseId": "t2", "name": "send_email", "input": {...}},
 //	                {"toolUseId": "t3", "name": "deploy", "input": {...},
 //	                 "question": {"message": "Deploy to production?", // optional: the tool asks the user
-//	                              "schema": {...}, "retry": {...}}}],
+//	                              "schema": {...}, "retry": {...}}},
+//	                {"toolUseId": "t4/n1", "name": "send_email", "input": {...}}], // a nested conversation's, by path
 //	    "started": true     // the calls neither answered nor pending were started: they were cut off
 //	  },
 //	  "usage": {"inputTokens": 20, "outputTokens": 10, "totalTokens": 30,
@@ -51,9 +52,10 @@ const StateVersion = 1
 //	  }]
 //	}
 //
-// "turns", "toolCalls", "stopped" and a pending call's "question" (see
-// tools.Question; "retry" is the tool's own, to go on with the call) were
-// added to version 1 without a new version:
+// "turns", "toolCalls", "stopped", a pending call's "question" (see
+// tools.Question; "retry" is the tool's own, to go on with the call) and
+// the paths of nested calls (see PausedError) were added to version 1
+// without a new version:
 // readers of before ignore them, as they ignore every field they do not
 // know, and states saved before have none.
 //
