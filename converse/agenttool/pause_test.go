@@ -132,6 +132,36 @@ func TestInnerApprovalPausesAcrossProcesses(t *testing.T) {
 	}
 }
 
+// TestInnerApprovalPausedByCallerApprover: a caller's Approver that pauses
+// an agent's call pauses the caller, and is not asked again for it.
+func TestInnerApprovalPausedByCallerApprover(t *testing.T) {
+	var sends atomic.Int32
+	inner := server(t, send("i1"), bedrocktest.Text("Mailed."))
+	outer := server(t, delegate("o1", "mailer"), bedrocktest.Text("Done."))
+	asked := 0
+	conv := converse.New(outer.Client(), model, registry(t, agent(t, "mailer", inner, registry(t, guarded(t, &sends)))), func(o *converse.Options) {
+		o.Approver = func(context.Context, converse.Call) (converse.Decision, error) {
+			asked++
+			return converse.Decision{Verdict: converse.Paused}, nil
+		}
+	})
+	_, err := conv.Send(context.Background(), "Mail it.")
+	var paused *converse.PausedError
+	if !errors.As(err, &paused) || len(paused.Pending) != 1 || paused.Pending[0].ID != "o1/i1" {
+		t.Fatalf("err = %v, want the call o1/i1 pending", err)
+	}
+	if asked != 1 {
+		t.Errorf("the Approver was asked %d times, want once", asked)
+	}
+	res, err := conv.Resume(context.Background(), converse.Approve("o1/i1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Text != "Done." || sends.Load() != 1 {
+		t.Errorf("the coordinator said %q and send ran %d times", res.Text, sends.Load())
+	}
+}
+
 // TestInnerPauseWithoutStore: without a Store, the tool keeps the paused
 // agent in memory, for the coordinator's Resume in the same process.
 func TestInnerPauseWithoutStore(t *testing.T) {
