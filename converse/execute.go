@@ -78,7 +78,7 @@ type toolCall struct {
 	input    json.RawMessage
 	inputErr error         // the input document could not be read
 	answer   *tools.Answer // the answer to the question an earlier run asked
-	inner    []Decision    // the decisions for the calls its nested conversation paused (see NestedDecisions)
+	decided  []Decision    // the decisions for the calls its nested conversation paused (see NestedDecisions)
 }
 
 // outcome is what running a call produced.
@@ -130,7 +130,7 @@ func (e *Executor) executeAsking(ctx context.Context, turn int, calls []toolCall
 		results[i] = e.finish(turn, calls[i], out)
 		var asks *tools.InputRequiredError
 		var inner *PausedError
-		if errors.As(out.err, &asks) || errors.As(out.err, &inner) {
+		if errors.As(out.err, &asks) || errors.As(out.err, &inner) && len(inner.Pending) > 0 {
 			results[i], pauses[i] = nil, out.err
 		}
 	})

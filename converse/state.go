@@ -52,12 +52,13 @@ const StateVersion = 1
 //	  }]
 //	}
 //
-// "turns", "toolCalls", "stopped", a pending call's "question" (see
-// tools.Question; "retry" is the tool's own, to go on with the call) and
-// the paths of nested calls (see PausedError) were added to version 1
-// without a new version:
+// "turns", "toolCalls", "stopped" and a pending call's "question" (see
+// tools.Question; "retry" is the tool's own, to go on with the call) were
+// added to version 1 without a new version:
 // readers of before ignore them, as they ignore every field they do not
-// know, and states saved before have none.
+// know, and states saved before have none. So was a pending call's path
+// (see PausedError), which readers of before reject as no call of the
+// last message.
 //
 // The model ID is kept because the form of the history depends on it (the
 // status field of tool results, reasoning signatures); the system prompt,

@@ -22,7 +22,7 @@ func (c *Conversation) toolRound(ctx context.Context, early map[string]*earlyCal
 	for i, tc := range tail.calls {
 		if tail.results[i] == nil && !tail.pending[i] {
 			tc.answer, tail.answers[i] = tail.answers[i], nil
-			tc.inner, tail.decided[i] = tail.decided[i], nil
+			tc.decided, tail.decided[i] = tail.decided[i], nil
 			run, calls = append(run, i), append(calls, tc)
 		}
 	}
