@@ -18,7 +18,9 @@ import (
 // pending with a Question awaits the user's answer, not an approval: its
 // tool asked it while running (see tools.InputRequiredError). A call of a
 // Step's Calls whose question was answered carries the Answer, which
-// Executor.Run hands its tool (see tools.AnswerOf).
+// Executor.Run hands its tool (see tools.AnswerOf). The ID of a nested
+// conversation's call, passed up to its caller, is its path: "o1/t2" is
+// the call t2 of the conversation that the call o1 ran.
 type Call struct {
 	ID       string          `json:"toolUseId"`
 	Tool     string          `json:"name"`
@@ -103,7 +105,10 @@ var ErrDecision = errors.New("bad decisions")
 // (or it paused them). The conversation is paused: the calls of the same
 // turn that needed no approval have run, and their results are kept;
 // Resume with a Decision for each pending call goes on. Its text quotes
-// each question, untrusted text.
+// each question, untrusted text. A tool that runs a conversation of its
+// own returns that conversation's PausedError to pause the caller too:
+// the caller's Pending then holds the nested calls, each ID a path (see
+// the package doc).
 type PausedError struct {
 	Pending []Call
 }
@@ -155,19 +160,17 @@ func checkDecisions(tail *openTurn, decisions []Decision) (map[string]Decision, 
 		byID[d.ID] = d
 	}
 	var problems []string
-	for i, tc := range tail.calls {
-		d, ok := byID[tc.id]
-		switch {
-		case !tail.pending[i]:
-		case !ok:
-			problems = append(problems, fmt.Sprintf("no decision for the pending call %q (tool %s)", tc.id, tc.name))
-		default:
-			if err := fits(d, tail.questions[i]); err != nil {
-				return nil, err
-			}
+	pending := tail.pendingCalls()
+	for _, p := range pending {
+		d, ok := byID[p.ID]
+		if !ok {
+			problems = append(problems, fmt.Sprintf("no decision for the pending call %q (tool %s)", p.ID, p.Tool))
+			continue
+		}
+		if err := fits(d, p.Question); err != nil {
+			return nil, err
 		}
 	}
-	pending := tail.pendingCalls()
 	for _, d := range decisions {
 		if !slices.ContainsFunc(pending, func(p Call) bool { return p.ID == d.ID }) {
 			problems = append(problems, fmt.Sprintf("%q is not a pending call", d.ID))
@@ -184,7 +187,21 @@ func checkDecisions(tail *openTurn, decisions []Decision) (map[string]Decision, 
 // denied call.
 func (t *openTurn) applyDecisions(ctx context.Context, exec *Executor, emit func(Event), turn int, byID map[string]Decision) {
 	for i, tc := range t.calls {
-		if t.pending[i] {
+		switch {
+		case !t.pending[i]:
+		case t.inner[i] != nil:
+			// The decisions go to the nested conversation, with the
+			// call's next run, their IDs relative to it.
+			for _, p := range t.inner[i] {
+				path := p
+				path.ID = tc.id + pathSep + p.ID
+				d := byID[path.ID]
+				emit(ApprovalDecided{Turn: turn, Call: path, Decision: d})
+				d.ID = p.ID
+				t.decided[i] = append(t.decided[i], d)
+			}
+			t.pending[i], t.inner[i] = false, nil
+		default:
 			d := byID[tc.id]
 			emit(ApprovalDecided{Turn: turn, Call: t.pendingCall(i), Decision: d})
 			t.decide(ctx, exec, i, d)

@@ -73,6 +73,9 @@ func (e *Executor) prepare(ctx context.Context, turn int, c toolCall, st *runnin
 	if c.answer != nil {
 		ctx = tools.WithAnswer(ctx, *c.answer)
 	}
+	if c.decided != nil {
+		ctx = context.WithValue(ctx, decisionsKey{}, c.decided)
+	}
 	st.ctx, st.cancel = context.WithTimeout(ctx, st.timeout)
 	return tool, outcome{}, true
 }

@@ -159,6 +159,16 @@
 //     [Conversation.Decide]'s answer hands it out again with its
 //     [Call].Answer. [Executor.Execute] cannot pause a call: there the
 //     question is an error result.
+//   - A call pauses the same way when it runs a conversation of its own
+//     that paused (an agent used as a tool; see package agenttool): its
+//     tool returns that conversation's [*PausedError]. The caller's pending
+//     calls are then the nested conversation's, each named by its path:
+//     the caller's call ID, "/", the nested call's ID ("o1/t2"; two levels
+//     down, "o1/b1/t2"). Resume takes a decision per path. The call then
+//     runs again, and its tool resumes its conversation with the
+//     decisions, which [NestedDecisions] gives it. In process, a nested
+//     conversation asks the caller's Approver ([CallerApprover]), with the
+//     call's path as its ID.
 //
 // [Conversation.State] snapshots a conversation as a [State]. It marshals
 // to a versioned JSON form, in Bedrock's wire JSON. [Restore] rebuilds it,

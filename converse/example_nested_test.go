@@ -2,6 +2,7 @@ package converse_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/tooluse/bedrock/converse"
@@ -42,4 +43,56 @@ func ExampleReportUsage() {
 	// Output:
 	// output tokens left for the nested call: 995
 	// input tokens: 120 output tokens: 60
+}
+
+// A tool that runs a conversation of its own passes its pause up: the
+// caller pauses with the nested call, named by its path, and the caller's
+// Resume hands the tool the decisions for it (package agenttool does this
+// for an agent, its conversation kept in a Store).
+func ExampleNestedDecisions() {
+	const model = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
+	srv := bedrocktest.NewServer(bedrocktest.Script(
+		bedrocktest.ToolUse("", bedrocktest.Call{ID: "o1", Name: "mailer"}), // the caller's model
+		bedrocktest.ToolUse("", bedrocktest.Call{ID: "m1", Name: "send"}),   // the nested conversation's
+		bedrocktest.Text("Sent."),
+		bedrocktest.Text("Done."),
+	))
+	defer srv.Close()
+	send, _ := tools.New("send", "Sends mail.", func(context.Context, struct{}) (string, error) {
+		return "sent", nil
+	}, func(o *tools.Options) { o.RequireApproval = true })
+	inner, _ := tools.NewRegistry(send)
+	var nested *converse.Conversation // kept between the call's runs
+	mailer, _ := tools.New("mailer", "Mails.", func(ctx context.Context, _ struct{}) (string, error) {
+		var res *converse.Result
+		var err error
+		if nested == nil {
+			nested = converse.New(srv.Client(), model, inner)
+			res, err = nested.Send(ctx, "Mail it.")
+		} else {
+			res, err = nested.Resume(ctx, converse.NestedDecisions(ctx)...)
+		}
+		if err != nil {
+			return "", err // a *converse.PausedError pauses the caller too
+		}
+		return res.Text, nil
+	})
+	reg, _ := tools.NewRegistry(mailer)
+	conv := converse.New(srv.Client(), model, reg)
+	_, err := conv.Send(context.Background(), "Mail the team.")
+	var paused *converse.PausedError
+	if !errors.As(err, &paused) {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("pending:", paused.Pending[0].ID, paused.Pending[0].Tool)
+	res, err := conv.Resume(context.Background(), converse.Approve(paused.Pending[0].ID))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(res.Text)
+	// Output:
+	// pending: o1/m1 send
+	// Done.
 }

@@ -78,6 +78,7 @@ type toolCall struct {
 	input    json.RawMessage
 	inputErr error         // the input document could not be read
 	answer   *tools.Answer // the answer to the question an earlier run asked
+	decided  []Decision    // the decisions for the calls its nested conversation paused (see NestedDecisions)
 }
 
 // outcome is what running a call produced.
@@ -118,20 +119,22 @@ func (e *Executor) execute(ctx context.Context, turn int, calls []toolCall, star
 }
 
 // executeAsking is execute for a Conversation, which can pause a call
-// whose tool asks the user a question (a *tools.InputRequiredError): such
-// a call gets its question, by call, and no result. Its run ends all the
-// same, with a ToolEnd event whose Err holds the question.
-func (e *Executor) executeAsking(ctx context.Context, turn int, calls []toolCall, started map[string]*earlyCall) ([]types.ContentBlock, []*tools.Question) {
+// whose tool asks the user a question (a *tools.InputRequiredError), or
+// whose nested conversation paused (a *PausedError): such a call gets
+// that error, by call, and no result. Its run ends all the same, with a
+// ToolEnd event whose Err holds it.
+func (e *Executor) executeAsking(ctx context.Context, turn int, calls []toolCall, started map[string]*earlyCall) ([]types.ContentBlock, []error) {
 	results := make([]types.ContentBlock, len(calls))
-	questions := make([]*tools.Question, len(calls))
+	pauses := make([]error, len(calls))
 	e.collect(ctx, turn, calls, started, func(i int, out outcome) {
 		results[i] = e.finish(turn, calls[i], out)
 		var asks *tools.InputRequiredError
-		if errors.As(out.err, &asks) {
-			results[i], questions[i] = nil, &asks.Question
+		var inner *PausedError
+		if errors.As(out.err, &asks) || errors.As(out.err, &inner) && len(inner.Pending) > 0 {
+			results[i], pauses[i] = nil, out.err
 		}
 	})
-	return media.Fit(nil, results), questions
+	return media.Fit(nil, results), pauses
 }
 
 // earlyCall is a call started ahead of the end of its turn.

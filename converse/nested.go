@@ -4,19 +4,25 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/tooluse/bedrock/tools"
 )
 
 // nestedKey is the context key of a tool round's calls: see ReportUsage.
 type nestedKey struct{}
 
 // nestedRound is what the calls of a tool round learn of the conversation
-// that runs them: where it is saved and what its Budget has left. It
-// gathers the usage the calls report, which the round then counts.
+// that runs them: where it is saved, what its Budget has left, and its
+// Approver. It gathers the usage the calls report, which the round then
+// counts.
 type nestedRound struct {
 	a          *accounts
 	session    *Session
 	send, conv Spent     // spent when the round started
 	start      time.Time // of the run, for Budget.WallTime
+
+	approver func(context.Context, Call) (Decision, error) // Options.Approver
+	asking   sync.Mutex                                    // held while the calls' nested conversations ask approver
 
 	mu       sync.Mutex
 	reported []pricedUsage
@@ -59,6 +65,38 @@ func CallerSession(ctx context.Context) *Session {
 	return nil
 }
 
+// CallerApprover is the Options.Approver of the conversation whose tool
+// round ctx was given for, or nil, as the Approver of a nested
+// conversation that the call ctx was given for runs: it asks the caller's
+// Approver with the call's ID made a path, the ID of the caller's call,
+// "/", then its own (see PausedError). The round's calls ask it one at a
+// time, as the caller does.
+func CallerApprover(ctx context.Context) func(context.Context, Call) (Decision, error) {
+	n, ok := ctx.Value(nestedKey{}).(*nestedRound)
+	if !ok || n.approver == nil {
+		return nil
+	}
+	id := tools.CallID(ctx)
+	return func(ctx context.Context, call Call) (Decision, error) {
+		n.asking.Lock()
+		defer n.asking.Unlock()
+		call.ID = id + pathSep + call.ID
+		return n.approver(ctx, call)
+	}
+}
+
+// decisionsKey is the context key of NestedDecisions.
+type decisionsKey struct{}
+
+// NestedDecisions returns the decisions that the caller's Resume gave for
+// the calls of the nested conversation that paused the call ctx was given
+// for, their IDs relative to it: the tool resumes that conversation with
+// them (see PausedError). It returns nil for a call that did not pause so.
+func NestedDecisions(ctx context.Context) []Decision {
+	ds, _ := ctx.Value(decisionsKey{}).([]Decision)
+	return ds
+}
+
 // BudgetLeft is what the Budget of the conversation whose tool round ctx
 // was given for has left, less the usage the round's calls reported, as a
 // Budget for a nested conversation: its Send limits are the least of the
@@ -99,7 +137,7 @@ func BudgetLeft(ctx context.Context) (*Budget, error) {
 // nested is the nestedRound of a tool round about to start.
 func (c *Conversation) nested() *nestedRound {
 	r := c.run
-	return &nestedRound{a: c.accounts, session: c.opts.Session, start: r.spent.start,
+	return &nestedRound{a: c.accounts, session: c.opts.Session, approver: c.opts.Approver, start: r.spent.start,
 		send: c.accounts.spent(&r.spent, false), conv: c.accounts.spent(&r.spent, true)}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
@@ -38,6 +39,8 @@ type openTurn struct {
 	pending   []bool               // by call: awaiting a decision
 	questions []*tools.Question    // by call: the question a pending call asks; nil for an approval
 	answers   []*tools.Answer      // by call: the answer its next run gets (not saved)
+	inner     [][]Call             // by call: the pending calls of the nested conversation a pending call paused (see PausedError)
+	decided   [][]Decision         // by call: the decisions for its inner calls its next run gets (not saved; see NestedDecisions)
 	started   bool                 // calls were started: the unanswered ones were cut off
 	handed    []bool               // by call: in a Step's Calls of this run (not saved; nil before the first)
 	turn      int                  // the turn that asked for the calls; 0 when restored (see turnOf)
@@ -61,7 +64,8 @@ func unanswered(t *openTurn) int {
 // first are answered as duplicates.
 func newOpenTurn(exec *Executor, policy func(Call) bool, calls []toolCall) *openTurn {
 	t := &openTurn{calls: calls, results: make([]types.ContentBlock, len(calls)), pending: make([]bool, len(calls)),
-		questions: make([]*tools.Question, len(calls)), answers: make([]*tools.Answer, len(calls)), status: exec.Status != StatusNever}
+		questions: make([]*tools.Question, len(calls)), answers: make([]*tools.Answer, len(calls)),
+		inner: make([][]Call, len(calls)), decided: make([][]Decision, len(calls)), status: exec.Status != StatusNever}
 	needs := map[string]bool{}
 	for _, tc := range calls {
 		needs[tc.id] = needs[tc.id] || exec.needsApproval(tc, policy)
@@ -81,7 +85,7 @@ func (t *openTurn) answer(ctx context.Context, exec *Executor, i int, errType, t
 	if slices.ContainsFunc(t.calls[:i], func(p toolCall) bool { return p.id == tc.id }) {
 		errType, text = toolErrDuplicate, errorText(duplicateID(tc.id))
 	}
-	t.pending[i], t.questions[i] = false, nil
+	t.pending[i], t.questions[i], t.inner[i] = false, nil, nil
 	t.results[i] = errorResult(tc.id, text, t.status)
 	exec.traceUnrun(ctx, tc, errType, text)
 }
@@ -128,14 +132,41 @@ func (t *openTurn) awaiting(id string, taken []int) int {
 	return -1
 }
 
+// pendingCalls are the calls of t awaiting a decision. A call that a
+// nested conversation's pause left pending is its inner pending calls,
+// each named by its path: the call's ID, "/", the inner call's ID.
 func (t *openTurn) pendingCalls() []Call {
 	var calls []Call
-	for i := range t.calls {
-		if t.pending[i] {
+	for i, tc := range t.calls {
+		switch {
+		case !t.pending[i]:
+		case t.inner[i] != nil:
+			for _, p := range t.inner[i] {
+				p.ID = tc.id + pathSep + p.ID
+				calls = append(calls, p)
+			}
+		default:
 			calls = append(calls, t.pendingCall(i))
 		}
 	}
 	return calls
+}
+
+// pathSep separates the IDs of a nested call's path: "a1/t2" is the call
+// t2 of the conversation that the call a1 ran.
+const pathSep = "/"
+
+// innerOf are the calls of pending whose path starts with the call id,
+// their IDs relative to it; nil if none.
+func innerOf(pending []Call, id string) []Call {
+	var inner []Call
+	for _, p := range pending {
+		if rest, ok := strings.CutPrefix(p.ID, id+pathSep); ok {
+			p.ID = rest
+			inner = append(inner, p)
+		}
+	}
+	return inner
 }
 
 // message is the user message answering every call, all answered, that
@@ -149,6 +180,7 @@ func (t *openTurn) clone() *openTurn {
 	cp.results = append([]types.ContentBlock(nil), t.results...)
 	cp.pending = append([]bool(nil), t.pending...)
 	cp.questions, cp.answers = slices.Clone(t.questions), slices.Clone(t.answers)
+	cp.inner, cp.decided = slices.Clone(t.inner), slices.Clone(t.decided)
 	cp.handed = slices.Clone(t.handed)
 	return &cp
 }

@@ -36,7 +36,8 @@ const StateVersion = 1
 //	    "pending": [{"toolUseId": "t2", "name": "send_email", "input": {...}},
 //	                {"toolUseId": "t3", "name": "deploy", "input": {...},
 //	                 "question": {"message": "Deploy to production?", // optional: the tool asks the user
-//	                              "schema": {...}, "retry": {...}}}],
+//	                              "schema": {...}, "retry": {...}}},
+//	                {"toolUseId": "t4/n1", "name": "send_email", "input": {...}}], // a nested conversation's, by path
 //	    "started": true     // the calls neither answered nor pending were started: they were cut off
 //	  },
 //	  "usage": {"inputTokens": 20, "outputTokens": 10, "totalTokens": 30,
@@ -55,7 +56,9 @@ const StateVersion = 1
 // tools.Question; "retry" is the tool's own, to go on with the call) were
 // added to version 1 without a new version:
 // readers of before ignore them, as they ignore every field they do not
-// know, and states saved before have none.
+// know, and states saved before have none. So was a pending call's path
+// (see PausedError), which readers of before reject as no call of the
+// last message.
 //
 // The model ID is kept because the form of the history depends on it (the
 // status field of tool results, reasoning signatures); the system prompt,
@@ -180,9 +183,14 @@ func openTurnOf(st *State, exec *Executor, policy func(Call) bool) (*openTurn, e
 	}
 	for i := range t.pending {
 		k := slices.IndexFunc(st.Pending, func(p Call) bool { return p.ID == t.calls[i].id })
-		t.pending[i] = t.results[i] == nil && k >= 0
-		if t.pending[i] {
+		inner := innerOf(st.Pending, t.calls[i].id)
+		t.pending[i] = t.results[i] == nil && (k >= 0 || inner != nil)
+		switch {
+		case !t.pending[i]:
+		case k >= 0:
 			t.questions[i] = st.Pending[k].Question
+		default:
+			t.inner[i] = inner
 		}
 	}
 	for _, p := range st.Pending {

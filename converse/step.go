@@ -244,7 +244,7 @@ func (c *Conversation) AnswerCalls(ctx context.Context, results ...CallResult) (
 			}
 			b := r.Result
 			if r.Question != nil {
-				b = c.ask(tail, at[k], r.Question) // nil once the call is pending
+				b = c.ask(tail, at[k], &tools.InputRequiredError{Question: *r.Question}) // nil once the call is pending
 			}
 			if b != nil {
 				run, blocks = append(run, at[k]), append(blocks, b)
@@ -1043,10 +1043,19 @@ func (e *Executor) Run(ctx context.Context, call Call) CallResult {
 		tc.input = []byte("{}")
 	}
 	n := &nestedRound{a: &accounts{}}
-	results, questions := e.executeAsking(context.WithValue(ctx, nestedKey{}, n), 0, []toolCall{tc}, nil)
+	results, pauses := e.executeAsking(context.WithValue(ctx, nestedKey{}, n), 0, []toolCall{tc}, nil)
 	// A report after this, of a call abandoned at its timeout, counts nowhere.
 	u, d := n.usage()
-	out := CallResult{ID: call.ID, Result: results[0], Question: questions[0], Usage: u}
+	out := CallResult{ID: call.ID, Result: results[0], Usage: u}
+	var asks *tools.InputRequiredError
+	switch {
+	case errors.As(pauses[0], &asks):
+		out.Question = &asks.Question
+	case pauses[0] != nil:
+		// A nested conversation paused: the step API cannot pause it (see
+		// package agenttool), so the call's answer is the error.
+		out.Result = e.finish(0, tc, outcome{err: pauses[0]})
+	}
 	if u != (Usage{}) || d.usd != 0 {
 		out.CostUSD = d.value()
 	}

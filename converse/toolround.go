@@ -2,7 +2,9 @@ package converse
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
@@ -20,17 +22,18 @@ func (c *Conversation) toolRound(ctx context.Context, early map[string]*earlyCal
 	for i, tc := range tail.calls {
 		if tail.results[i] == nil && !tail.pending[i] {
 			tc.answer, tail.answers[i] = tail.answers[i], nil
+			tc.decided, tail.decided[i] = tail.decided[i], nil
 			run, calls = append(run, i), append(calls, tc)
 		}
 	}
 	// The calls may run conversations of their own: their usage is the
 	// run's too (see ReportUsage).
 	n := c.nested()
-	results, questions := c.exec.executeAsking(context.WithValue(ctx, nestedKey{}, n), c.run.turn, calls, early)
+	results, pauses := c.exec.executeAsking(context.WithValue(ctx, nestedKey{}, n), c.run.turn, calls, early)
 	n.countInto(c.run)
-	for k, q := range questions {
-		if q != nil {
-			results[k] = c.ask(tail, run[k], q)
+	for k, err := range pauses {
+		if err != nil {
+			results[k] = c.ask(tail, run[k], err)
 		}
 	}
 	return c.keepResults(ctx, history, tail, run, results)
@@ -44,18 +47,29 @@ const maxQuestions = 10
 // tooManyQuestions answers a call that asked more than maxQuestions.
 var tooManyQuestions = fmt.Sprintf("Error: the tool asked the user more than %d questions in this call; it was not run again", maxQuestions)
 
-// ask leaves the call i of tail pending with the question its tool asked,
-// for Options.Approver to answer, or for Resume, and returns nil; past
-// maxQuestions it returns the call's error result instead.
-func (c *Conversation) ask(tail *openTurn, i int, q *tools.Question) types.ContentBlock {
+// ask leaves the call i of tail pending, for Options.Approver to answer,
+// or for Resume, and returns nil: with the question its tool asked (a
+// *tools.InputRequiredError), or with the pending calls of its nested
+// conversation (a *PausedError). Past maxQuestions it returns the call's
+// error result instead.
+func (c *Conversation) ask(tail *openTurn, i int, pause error) types.ContentBlock {
 	id := tail.calls[i].id
+	var inner *PausedError
+	if errors.As(pause, &inner) {
+		// Its nested conversation asked its own Approver already.
+		tail.pending[i], tail.inner[i] = true, slices.Clone(inner.Pending)
+		tail.handed[i] = false
+		return nil
+	}
+	var asks *tools.InputRequiredError
+	errors.As(pause, &asks)
 	if c.run.questions == nil {
 		c.run.questions = map[string]int{}
 	}
 	if c.run.questions[id]++; c.run.questions[id] > maxQuestions {
 		return errorResult(id, tooManyQuestions, tail.status)
 	}
-	tail.pending[i], tail.questions[i] = true, q
+	tail.pending[i], tail.questions[i] = true, &asks.Question
 	tail.handed[i] = false // handed again once answered
 	c.run.asked = false
 	return nil
@@ -70,7 +84,9 @@ func (c *Conversation) approve(ctx context.Context) (*Step, error) {
 	r.asked = true
 	history, tail := c.open()
 	for i, tc := range tail.calls {
-		if !tail.pending[i] {
+		if !tail.pending[i] || tail.inner[i] != nil {
+			// A nested conversation's calls were put to its Approver,
+			// by default this one (see CallerApprover).
 			continue
 		}
 		call := tail.pendingCall(i)

@@ -68,10 +68,7 @@ func agentTools(names []string, made []*tools.Tool, builtins bool) (*tools.Regis
 	for _, name := range names {
 		i := slices.IndexFunc(made, func(t *tools.Tool) bool { return t.Name() == name })
 		switch {
-		case i >= 0 && made[i].RequiresApproval():
-			// An inner pause cannot reach the terminal yet.
-			return nil, fmt.Errorf("tool %q asks for approval, which an agent cannot ask for", name)
-		case i >= 0:
+		case i >= 0: // one that needs approval asks the run's Approver, at the terminal
 			ts = append(ts, made[i])
 		case builtins && slices.ContainsFunc(tools.Builtins(), func(t *tools.Tool) bool { return t.Name() == name }):
 			ts = append(ts, builtin(name))

@@ -94,7 +94,6 @@ func TestParseManifestAgent(t *testing.T) {
 		{"no description", `{"name": "r", "model": "m"}`, "empty description"},
 		{"unknown tool", agent(`, "tools": ["nosuch"]`), `tool "nosuch": not a built-in or an entry before the agent`},
 		{"tool after it", agent(`, "tools": ["cat"]`) + `, ` + cat + `}`, `tool "cat": not a built-in or an entry before the agent`},
-		{"a tool asking approval", cat + `, "approve": true}, ` + agent(`, "tools": ["cat"]`), `tool "cat" asks for approval`},
 		{"bad timeout", agent(`, "timeout": "soon"`), `timeout "soon"`},
 	}
 	for _, tt := range tests {
@@ -109,4 +108,27 @@ func TestParseManifestAgent(t *testing.T) {
 	ts, err := parseManifest([]byte(`{"tools": [`+cat+`}, `+agent(`, "tools": ["cat"]`)+`]}`), dir, nil, &functions{})
 	require.NoError(t, err)
 	assert.Equal(t, defaultAgentTimeout, ts[1].Timeout())
+}
+
+// TestManifestAgentAsksAtTheTerminal: a call that an agent makes of a tool
+// that needs approval is asked at the terminal, as the coordinator's are.
+func TestManifestAgentAsksAtTheTerminal(t *testing.T) {
+	t.Parallel()
+	marks := filepath.Join(t.TempDir(), "marks")
+	manifest := writeManifest(t, `{"tools": [{"name": "danger", "description": "Deletes.", "approve": true,
+		"command": [`+quote(os.Args[0])+`, "helper-tool", "mark", `+quote(marks)+`]},
+		{"name": "cleaner", "description": "Cleans.", "model": "`+agentModel+`", "tools": ["danger"]}]}`)
+	h := &byModel{
+		coordinator: bedrocktest.Script(
+			bedrocktest.ToolUse("", bedrocktest.Call{ID: "t1", Name: "cleaner", Input: map[string]any{"task": "clean /tmp"}}),
+			bedrocktest.Text("Cleaned."),
+		),
+		agent: bedrocktest.Script(
+			bedrocktest.ToolUse("", bedrocktest.Call{ID: "a1", Name: "danger", Input: map[string]any{"path": "/tmp"}}),
+			bedrocktest.Text("Deleted."),
+		),
+	}
+	screen := runOnTerminal(t, newServer(t, h), manifest, "y\n")
+	mustContain(t, "the terminal", screen, resetLine+`Run "danger" {"path":"/tmp"}? [y/N] `, "Cleaned.")
+	assert.Equal(t, 1, runs(t, marks), "danger ran once, approved at the terminal")
 }

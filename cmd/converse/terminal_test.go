@@ -88,7 +88,6 @@ func TestApprovalPromptShowsTheWholeInput(t *testing.T) {
 // danger's runs.
 func askOnTerminal(t *testing.T, text string, input map[string]any) (screen, marks string) {
 	t.Helper()
-	tty, keyboard := openTerminal(t)
 	marks = filepath.Join(t.TempDir(), "marks")
 	manifest := writeManifest(t, `{"tools": [{"name": "danger", "description": "Deletes.", "approve": true,
 		"command": [`+quote(os.Args[0])+`, "helper-tool", "mark", `+quote(marks)+`]}]}`)
@@ -96,7 +95,16 @@ func askOnTerminal(t *testing.T, text string, input map[string]any) (screen, mar
 		bedrocktest.ToolUse(text, bedrocktest.Call{ID: "d1", Name: "danger", Input: input}),
 		bedrocktest.Text("Done."),
 	))
-	_, err := keyboard.WriteString("n\n") // typed ahead: the answer to the prompt
+	return runOnTerminal(t, srv, manifest, "n\n"), marks
+}
+
+// runOnTerminal runs the binary on a terminal, as askOnTerminal does, with
+// the tools of manifest against srv, typed typed ahead, and returns what
+// the terminal showed.
+func runOnTerminal(t *testing.T, srv *bedrocktest.Server, manifest, typed string) string {
+	t.Helper()
+	tty, keyboard := openTerminal(t)
+	_, err := keyboard.WriteString(typed) // typed ahead: the answer to the prompt
 	require.NoError(t, err)
 	shown := make(chan string)
 	go func() {
@@ -110,8 +118,8 @@ func askOnTerminal(t *testing.T, text string, input map[string]any) (screen, mar
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
 	runErr := cmd.Run()
 	tty.Close()
-	screen = <-shown
+	screen := <-shown
 	checkRace(t, 0, screen)
 	require.NoError(t, runErr, screen)
-	return screen, marks
+	return screen
 }

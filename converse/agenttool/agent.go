@@ -128,6 +128,9 @@ type agent struct {
 	Agent
 	mu     sync.Mutex                 // held by a call of a kept conversation
 	memory map[string]*converse.State // the kept conversations without a Store, by caller
+
+	pausedMu sync.Mutex
+	paused   map[string]*converse.State // the paused conversations without a Store, by toolUseId
 }
 
 // newTool checks g and makes its tool, which calls fn.
@@ -165,7 +168,7 @@ func (g *agent) run(ctx context.Context, start func(context.Context, *converse.C
 	}
 	var res *converse.Result
 	if resumed {
-		res, err = conv.Resume(ctx)
+		res, err = conv.Resume(ctx, converse.NestedDecisions(ctx)...)
 	} else {
 		res, err = start(ctx, conv)
 	}
@@ -173,6 +176,9 @@ func (g *agent) run(ctx context.Context, start func(context.Context, *converse.C
 		converse.ReportUsage(ctx, res.Usage, res.CostUSD)
 	}
 	switch {
+	case errors.As(err, new(*converse.PausedError)): // the caller pauses with its calls
+		g.pause(ctx, conv)
+		return "", fmt.Errorf("agenttool: %s: %w", g.Name, err)
 	case errors.Is(err, converse.ErrNothingToResume): // it had finished before the crash
 		return lastText(conv.History()), g.keep(ctx, conv)
 	case errors.Is(err, converse.ErrBudget):
@@ -205,6 +211,13 @@ func (g *agent) conversation(ctx context.Context, left *converse.Budget) (*conve
 		case !errors.Is(err, fs.ErrNotExist):
 			return nil, false, fmt.Errorf("agenttool: %s: load %s: %w", g.Name, sess.ID, err)
 		}
+	}
+	if st := g.unpause(ctx); st != nil {
+		conv, err := converse.Restore(g.Client, g.Tools, st, opts...)
+		if err != nil {
+			return nil, false, fmt.Errorf("agenttool: %s: restore the paused conversation: %w", g.Name, err)
+		}
+		return conv, true, nil
 	}
 	st, err := g.kept(ctx)
 	if err != nil || st == nil {
@@ -256,6 +269,11 @@ func (a *Agent) configure(ctx context.Context, o *converse.Options, left *conver
 		}
 	}
 	o.Session = sess
+	if o.Approver == nil {
+		// The caller's Approver, or its caller's, decides the agent's
+		// calls; none pauses the agent and so the caller.
+		o.Approver = converse.CallerApprover(ctx)
+	}
 }
 
 // stopped is the answer of an agent that a Budget stopped: its text so

@@ -42,4 +42,44 @@
 //
 // An agent's own tools may be agents: the nesting goes as deep as the
 // registries do, and each level's usage reaches the top.
+//
+// # Approvals and questions
+//
+// The agent's calls that need a decision (an approval, or an answer to a
+// question its tool asks) pass up to the caller, each named by its path:
+// the caller's call ID, "/", the agent's call ID ("o1/t2"; an agent's
+// agent's, "o1/b1/t2").
+//
+//   - In process: the agent's Approver, unless Agent.Options sets one, is
+//     the caller's (converse.CallerApprover), asked with the path as the
+//     call's ID. The calls of one round ask it one at a time.
+//   - Across processes: without an Approver, or when it pauses, the agent
+//     pauses, and so does the caller. Its Send or Resume returns a
+//     *converse.PausedError listing the agent's pending calls by path, as
+//     its State's Pending does. The caller's Resume, with a decision for
+//     each path, runs the call again. The call resumes the agent's
+//     conversation with those decisions (converse.NestedDecisions), then
+//     the caller's goes on. Nothing the agent had run runs again.
+//
+// The paused agent is kept in its Store, under the call's session (see
+// Crashes above), so that another process can resume it; serve
+// (package agentcore) does so between invocations. We chose this over
+// copying the agent's State into the caller's: a store is there already
+// for the caller's session, and the caller's State stays small and of one
+// format. Without a Store, the tool keeps the paused agent in memory, by
+// toolUseId: the caller's Resume must then run in the same process, with
+// the same tool.
+//
+// In a Temporal workflow (module converse/temporal) an agent's call is,
+// for now, one tool activity: the agent's conversation runs inside it, and
+// a pause there is the call's error result, as the step API cannot pause
+// a call. The design for it is a child workflow per agent call, with the
+// workflow ID "<parent's ID>/<toolUseId>". The child's steps are
+// activities of its own, retried and recorded one by one, and a pause
+// waits in the child, holding no worker, for days if need be. The parent
+// routes a decision signal to the child by the path's first ID. Running
+// the agent's steps as activities of the parent instead would interleave
+// two loops in one event history, which then grows toward Temporal's
+// limit with every nested step; a single long activity would hold a worker
+// slot and a heartbeat through a pause.
 package agenttool

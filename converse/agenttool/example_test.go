@@ -46,3 +46,46 @@ func Example() {
 	// About 2.1 million.
 	// 2 turns of the coordinator's, 30 input tokens in all
 }
+
+// The calls of an agent that need approval are put to the coordinator's
+// Approver, each named by its path: the coordinator's call ID, "/", the
+// agent's.
+func ExampleNew_approver() {
+	const model = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
+	mailerBedrock := bedrocktest.NewServer(bedrocktest.Script(
+		bedrocktest.ToolUse("", bedrocktest.Call{ID: "m1", Name: "send"}),
+		bedrocktest.Text("Mailed."),
+	))
+	defer mailerBedrock.Close()
+	coordinatorBedrock := bedrocktest.NewServer(bedrocktest.Script(
+		bedrocktest.ToolUse("", bedrocktest.Call{ID: "t1", Name: "mailer", Input: map[string]any{"task": "Mail the team."}}),
+		bedrocktest.Text("The team was mailed."),
+	))
+	defer coordinatorBedrock.Close()
+	send, _ := tools.New("send", "Sends mail.", func(context.Context, struct{}) (string, error) {
+		return "sent", nil
+	}, func(o *tools.Options) { o.RequireApproval = true })
+	mailerTools, _ := tools.NewRegistry(send)
+	mailer, err := agenttool.New(agenttool.Agent{Name: "mailer", Description: "Sends mail.",
+		Client: mailerBedrock.Client(), Model: model, Tools: mailerTools})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	reg, _ := tools.NewRegistry(mailer)
+	conv := converse.New(coordinatorBedrock.Client(), model, reg, func(o *converse.Options) {
+		o.Approver = func(_ context.Context, call converse.Call) (converse.Decision, error) {
+			fmt.Println("approve?", call.ID, call.Tool)
+			return converse.Approve(call.ID), nil
+		}
+	})
+	res, err := conv.Send(context.Background(), "Tell the team.")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(res.Text)
+	// Output:
+	// approve? t1/m1 send
+	// The team was mailed.
+}
