@@ -62,11 +62,11 @@
 // Server.HTTPClient.
 //
 // A server behind OAuth 2.1, as the MCP authorization specification has
-// it, gets its tokens from Server.OAuth, an OAuth handler of the SDK: its
-// auth.AuthorizationCodeHandler (PKCE, with discovery of the protected
-// resource's metadata and of its authorization server's, and dynamic
-// client registration or a client ID metadata document) or extauth's
-// client credentials handler. Every request carries the handler's current
+// it, gets its tokens from Server.OAuth, an OAuth handler of the SDK. One
+// is its auth.AuthorizationCodeHandler. It does PKCE, discovers the
+// protected resource's metadata and its authorization server's, and uses
+// dynamic client registration or a client ID metadata document. Another
+// is extauth's client credentials handler. Every request carries the handler's current
 // access token; a 401 asks the handler once for a new one, and the request
 // is sent once more. An authorization that fails fails the request, saying
 // why ("its authorization failed (...)"). The tokens, like the headers, go
@@ -105,7 +105,7 @@
 //
 // The listing of the tools and each call carry, in their _meta, the W3C
 // trace context (traceparent, and tracestate if there is one) of the span
-// of their context, if it has one, so that the server's spans join the
+// of their context, if it has one. The server's spans then join the
 // caller's trace.
 //
 // # Results

@@ -13,11 +13,12 @@ import (
 	"github.com/tooluse/bedrock/tools/internal/modelerr"
 )
 
-// retry is what a question keeps to retry the call with the answer: for
-// an input-required result, the input request's key and the request state
-// the server asked to get back; for an elicitation/create request, that
-// the answer goes to the request the call makes again (Request), after
-// the answers to the requests the call made before it (Earlier).
+// retry is what a question keeps to retry the call with the answer. For
+// an input-required result, it is the input request's key and the request
+// state the server asked to get back. For an elicitation/create request,
+// it says that the answer goes to the request the call makes again
+// (Request), after the answers to the requests the call made before it
+// (Earlier).
 type retry struct {
 	Key     string  `json:"key,omitempty"`
 	State   string  `json:"requestState,omitempty"`
@@ -78,9 +79,9 @@ func (as *askings) only() *asking {
 
 // elicited answers a server's elicitation/create request (the protocols
 // before 2026-07-28, and a stateful HTTP session) for the one call in
-// flight: with the next answer its retry carries, if it is to the same
-// message, or else by taking the question down, to pause the call, and
-// refusing the request, which fails the call at the server. The retry
+// flight. If the next answer its retry carries is to the same message, it
+// answers with that. Otherwise it takes the question down, to pause the
+// call, and refuses the request, which fails the call at the server. The retry
 // asks the server again, and the requests it makes again get the
 // answers: the server's tool runs again up to its next question.
 func (c *conn) elicited(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {

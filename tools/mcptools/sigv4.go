@@ -14,8 +14,8 @@ import (
 )
 
 // SigV4 is an http.RoundTripper that signs each request with AWS Signature
-// Version 4, the SDK's v4 signer, before Next sends it: for an MCP server
-// behind an Amazon Bedrock AgentCore Gateway with IAM authorization
+// Version 4, the SDK's v4 signer, before Next sends it. It serves an MCP
+// server behind an Amazon Bedrock AgentCore Gateway with IAM authorization
 // (Service "bedrock-agentcore"), or any endpoint that takes SigV4. Set it
 // as the Transport of Server.HTTPClient:
 //
