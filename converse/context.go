@@ -18,15 +18,15 @@ import (
 )
 
 // ContextPolicy keeps a conversation's requests inside the model's context
-// window. Before each model call, a history estimated over MaxInputTokens
-// is trimmed; when Bedrock answers that the input is too long (a
-// ValidationException "Input is too long for requested model.", or the
-// stop reason model_context_window_exceeded), the history is trimmed and
-// the call made once more. A trim goes down to three quarters of the limit,
-// so that the next turns fit without one: MaxInputTokens, or after an
-// overflow, when smaller, the last request Bedrock accepted (the window
-// holds at least that, where the request that overflowed may have grown
-// past it by any amount). It goes in this order, until the estimate fits:
+// window. Before each model call, a history estimated over MaxInputTokens is
+// trimmed. Bedrock may answer that the input is too long (a
+// ValidationException "Input is too long for requested model.", or the stop
+// reason model_context_window_exceeded). Then the history is trimmed and the
+// call made once more. A trim goes down to three quarters of the limit, so
+// that the next turns fit without one. The limit is MaxInputTokens. After an
+// overflow it is the last request Bedrock accepted, when smaller. The window
+// holds at least that, where the request that overflowed may have grown past
+// it by any amount. It goes in this order, until the estimate fits:
 //
 //  1. the oldest tool results longer than ToolResultBytes are shortened to
 //     their head and tail, with a note of what was cut;
@@ -186,11 +186,11 @@ func overflowed(err error, t *turnResult) bool {
 	return slices.ContainsFunc(overflowMessages, func(m string) bool { return strings.Contains(msg, m) })
 }
 
-// overflowLimit is what a history must be trimmed below after Bedrock
-// reported it too long: its estimate, or less, the last request Bedrock
-// accepted (the window holds at least that, where the request that
-// overflowed may have grown past it by any amount) and the policy's
-// MaxInputTokens, maxInput.
+// overflowLimit is what a history must be trimmed below after Bedrock reported
+// it too long. It is the least of its estimate, the last request Bedrock
+// accepted and the policy's MaxInputTokens, maxInput. The window holds at
+// least the last request accepted, where the request that overflowed may have
+// grown past it by any amount.
 func (n *inputCounter) overflowLimit(ctx context.Context, w *window, history []types.Message, cfg *types.ToolConfiguration, maxInput int) int {
 	limit := n.estimate(ctx, w, history, cfg)
 	if ok := n.admitted(ctx, w, history, cfg); ok > 0 {
@@ -250,11 +250,11 @@ func (c *Conversation) fit(ctx context.Context, history []types.Message, limit i
 	return step, true, err
 }
 
-// sendPrompt is the index in history of the prompt of the Send in
-// progress, which a trim keeps: the last user message holding no tool
-// results that is not a structured answer's correction (which is a user
-// text message too, but answers the model within the Send's loop). It is
-// 0 when there is none.
+// sendPrompt is the index in history of the prompt of the Send in progress,
+// which a trim keeps. It is the last user message holding no tool results that
+// is not a structured answer's correction. A correction is a user text message
+// too, but answers the model within the Send's loop. It is 0 when there is
+// none.
 func sendPrompt(history []types.Message) int {
 	for i := len(history) - 1; i > 0; i-- {
 		m := history[i]

@@ -103,9 +103,9 @@ type ModelRetry struct {
 	Superseded string
 }
 
-// Hedged reports that a turn's model call to Model had no first content
-// after After, the hedge's quantile of recent first-token times (see
-// CallPolicy.Hedge), and was sent a second time: the first of the two
+// Hedged reports that a turn's model call to Model had no first content after
+// After, the hedge's quantile of recent first-token times (see
+// CallPolicy.Hedge). The call was sent a second time. The first of the two
 // requests to get its first content answers, the other is cancelled.
 type Hedged struct {
 	Turn  int

@@ -75,11 +75,11 @@ func Classify(err error) Outcome {
 	return classifyFailure(err)
 }
 
-// classifyFailure classifies a failure of a call: OutcomeRetry for Bedrock
+// classifyFailure classifies a failure of a call. OutcomeRetry is for Bedrock
 // throttling, a server fault (InternalServerException,
 // ServiceUnavailableException, a 5xx), a model not ready or timed out, a
-// broken stream or a transport failure; OutcomeStopped for the caller's
-// cancel or deadline; OutcomeCaller for the client's fault.
+// broken stream or a transport failure. OutcomeStopped is for the caller's
+// cancel or deadline. OutcomeCaller is for the client's fault.
 func classifyFailure(err error) Outcome {
 	var canceled *smithy.CanceledError // the caller's context ended
 	if errors.As(err, &canceled) {

@@ -46,10 +46,10 @@ func ToolConfig(reg *tools.Registry, choice types.ToolChoice) (*types.ToolConfig
 	return cfg, nil
 }
 
-// specs holds each tool's spec (a Tool is immutable) for as long as the
-// tool lives, so that conversations offering the same tools describe them
-// once, as a program writing its tool configuration by hand does; a spec
-// is shared, never changed.
+// specs holds each tool's spec (a Tool is immutable) for as long as the tool
+// lives. Conversations offering the same tools then describe them once, as a
+// program writing its tool configuration by hand does. A spec is shared, never
+// changed.
 var specs sync.Map // weak.Pointer[tools.Tool] -> types.Tool
 
 // toolSpec describes t to the model (see newToolSpec), made once a tool.
@@ -116,16 +116,15 @@ func withSystemTools(cfg *types.ToolConfiguration, choice types.ToolChoice, name
 const withdrawnDescription = "No longer offered: do not call it. It appears only because earlier messages call it."
 
 // coverHistory returns cfg, or, when cfg is nil and history holds toolUse
-// blocks, a configuration describing the tools they call as withdrawn,
-// with an empty object schema. Bedrock requires a toolConfig on every
-// request whose history holds tool blocks, and a kept history may call
-// tools no longer offered: the final tool of a structured Send (whose
-// rejected calls stay, answered), or the tools of a conversation restored
-// without them. Bedrock asks only that a toolConfig be there, not that it
-// name every tool the history calls (a call of an unknown tool is answered
-// and sent back with the other tools), so an offered configuration is left
-// as it is. A call of a withdrawn tool is answered as one of an unknown
-// tool.
+// blocks, a configuration describing the tools they call as withdrawn, with an
+// empty object schema. Bedrock requires a toolConfig on every request whose
+// history holds tool blocks. A kept history may call tools no longer offered:
+// the final tool of a structured Send (whose rejected calls stay, answered),
+// or the tools of a conversation restored without them. Bedrock asks only that
+// a toolConfig be there, not that it name every tool the history calls. A call
+// of an unknown tool is answered and sent back with the other tools. So an
+// offered configuration is left as it is. A call of a withdrawn tool is
+// answered as one of an unknown tool.
 func coverHistory(cfg *types.ToolConfiguration, history []types.Message) *types.ToolConfiguration {
 	if cfg != nil {
 		return cfg
