@@ -70,10 +70,10 @@ func validatedExecute(ctx context.Context, schemas map[string]*jsonschema.Resolv
 }
 
 // guardedExecute is naiveExecute written with the guarantees a careful
-// hand-written loop adds (impl=guarded): each call's input is checked
-// against its tool's JSON Schema with jsonschema-go, and the calls run at
-// once, each on a goroutine of its own under a timeout, so that a hung
-// tool is answered as timed out and the others still are.
+// hand-written loop adds (impl=guarded). Each call's input is checked against
+// its tool's JSON Schema with jsonschema-go. The calls run at once, each on a
+// goroutine of its own under a timeout. So a hung tool is answered as timed
+// out and the others still are.
 func guardedExecute(ctx context.Context, schemas map[string]*jsonschema.Resolved, content []types.ContentBlock) []types.ContentBlock {
 	type call struct {
 		use    types.ToolUseBlock

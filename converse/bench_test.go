@@ -45,11 +45,11 @@ const benchModelID = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
 // that benchstat reports the library relative to it.
 var benchImpls = []string{"naive", "library"}
 
-// benchConversationImpls are the conversation benchmarks' sides: the naive
-// loop, the target's baseline; the validated loop, the naive loop with the
-// library's input checks (validatedExecute); the guarded loop, which also
-// runs each call isolated and timed, as the library does (guardedExecute);
-// and the library. Read in that order, each step prices one guarantee.
+// benchConversationImpls are the conversation benchmarks' sides. The naive
+// loop is the target's baseline. The validated loop is the naive loop with the
+// library's input checks (validatedExecute). The guarded loop also runs each
+// call isolated and timed, as the library does (guardedExecute). The last is
+// the library. Read in that order, each step prices one guarantee.
 var benchConversationImpls = []string{"naive", "validated", "guarded", "library"}
 
 type benchArgs struct {
@@ -388,9 +388,9 @@ func benchSlowAsk(calls []bedrocktest.Call) *bedrocktest.Reply {
 	return ask
 }
 
-// benchGapClient sums, over a conversation's model calls after its first,
-// the wall time from the last read from any connection of transport (the
-// end of the previous response) to the call's start: the time a loop spends
+// benchGapClient sums, over a conversation's model calls after its first, the
+// wall time from the last read from any connection of transport (the end of
+// the previous response) to the call's start. That is the time a loop spends
 // on the tool calls of a turn. Set first before each conversation.
 type benchGapClient struct {
 	converse.Client
@@ -466,13 +466,13 @@ func (s *benchStubClient) ConverseStream(context.Context, *bedrockruntime.Conver
 	return nil, errors.New("benchStubClient: no streams")
 }
 
-// BenchmarkHistoryGrowth measures one Send as the history grows: each op is
-// a conversation of turns model calls, in Sends of two turns (a round of two
-// tool calls, then the answer), and the metrics are those of its last Send,
-// per turn: µs/turn, allocs/turn and B/turn. The earlier Sends build the
-// history through the stub client. With client=loopback the last Send goes
-// through the SDK to bedrocktest, which encode and decode the whole history
-// every turn; with client=stub it stays on the stub, leaving the loop alone.
+// BenchmarkHistoryGrowth measures one Send as the history grows. Each op is a
+// conversation of turns model calls, in Sends of two turns (a round of two
+// tool calls, then the answer). The metrics are those of its last Send, per
+// turn: µs/turn, allocs/turn and B/turn. The earlier Sends build the history
+// through the stub client. With client=loopback the last Send goes through the
+// SDK to bedrocktest, which encode and decode the whole history every turn;
+// with client=stub it stays on the stub, leaving the loop alone.
 func BenchmarkHistoryGrowth(b *testing.B) {
 	srv := bedrocktest.NewServer(benchModel(1))
 	defer srv.Close()

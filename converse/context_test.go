@@ -116,11 +116,11 @@ func TestLongConversationOverflowsAndFinishes(t *testing.T) {
 	}
 }
 
-// TestFastGrowingConversationFinishes: pages of 20,000 bytes grow each
-// request by more than a third of a window of 8,000 tokens, so a trim to
-// three quarters of the request that overflowed would still overflow; the
-// trim goes below the last request Bedrock accepted, and the one retry of
-// each overflow fits.
+// TestFastGrowingConversationFinishes: pages of 20,000 bytes grow each request
+// by more than a third of a window of 8,000 tokens. So a trim to three
+// quarters of the request that overflowed would still overflow. The trim goes
+// below the last request Bedrock accepted, and the one retry of each overflow
+// fits.
 func TestFastGrowingConversationFinishes(t *testing.T) {
 	const window = 8000
 	for _, tt := range []struct {

@@ -490,10 +490,10 @@ func TestSendRejectsWhatBedrockWould(t *testing.T) {
 	assert.Empty(t, srv.Requests(), "nothing reached Bedrock")
 }
 
-// TestSendMessageNumbersARepeatedDocumentName: a document the user sends
-// under a name the history has already, from a tool or an earlier
-// message, or twice in one message, is numbered, as a tool's is: Bedrock
-// rejects a request that holds a name twice, and every later one.
+// TestSendMessageNumbersARepeatedDocumentName: a document the user sends under
+// a name the history has already, from a tool or an earlier message, or twice
+// in one message, is numbered, as a tool's is. Bedrock rejects a request that
+// holds a name twice, and every later one.
 func TestSendMessageNumbersARepeatedDocumentName(t *testing.T) {
 	srv, client := serve(t, bedrocktest.Script(bedrocktest.Text("read"), bedrocktest.Text("read again")))
 	c := converse.New(client, claude, nil)

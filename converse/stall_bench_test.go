@@ -55,12 +55,12 @@ func stallingModel(seed uint64, n *atomic.Int64) bedrocktest.Handler {
 }
 
 // BenchmarkStall runs stallConversations streamed tool conversations,
-// stallConcurrency at a time, against a model of which 2% of the calls
-// stall (scaled: see stallLength), and reports the conversations' p50, p99
-// and max times in ms, and the model requests per conversation: without
+// stallConcurrency at a time, against a model of which 2% of the calls stall
+// (scaled: see stallLength). It reports the conversations' p50, p99 and max
+// times in ms, and the model requests per conversation. It runs without
 // Options.ModelCalls, with its deadlines (and retries), and with hedging at
-// the 0.9 quantile too. Run it with -benchtime=1x: one iteration is the
-// whole measure.
+// the 0.9 quantile too. Run it with -benchtime=1x: one iteration is the whole
+// measure.
 func BenchmarkStall(b *testing.B) {
 	deadlines := func() *converse.CallPolicy {
 		return &converse.CallPolicy{FirstToken: stallDeadline, Idle: stallDeadline, Backoff: 50 * time.Millisecond}

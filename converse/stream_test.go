@@ -527,10 +527,10 @@ func TestEarlyStartRepeatedIDAcrossTools(t *testing.T) {
 }
 
 // TestConcurrentStreamsOneClient: streamed conversations running at once on
-// one client, as a service shares one, each get their own answer, and the
-// race detector finds nothing in the SDK's event-stream decoding (each
-// ConverseStream call has a codec of its own; the client's is shared by all
-// its streams).
+// one client, as a service shares one, each get their own answer. The race
+// detector finds nothing in the SDK's event-stream decoding. Each
+// ConverseStream call has a codec of its own, because the client's is shared
+// by all its streams.
 func TestConcurrentStreamsOneClient(t *testing.T) {
 	echo := bedrocktest.HandlerFunc(func(_ context.Context, req *bedrocktest.Request) (*bedrocktest.Reply, error) {
 		prompt := req.Messages[len(req.Messages)-1].Content[0].(*types.ContentBlockMemberText).Value

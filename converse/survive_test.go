@@ -232,18 +232,19 @@ func survivalTools(t *testing.T, p survivalPlan, runs *runCounter, stop func()) 
 	return reg
 }
 
-// TestSurvivalProperty runs many seeded random conversations (random rounds
-// and calls per round, some calls needing approval, approved, denied or
-// paused by an in-process approver), each with a filestore.Store and with a
-// dynamostore.Store on dynalite (skipped without it), stops each at a
-// random point (a context cancelled at a random event, a throttle or a 5xx
-// at a random turn, the server closed during a tool round, the store dying
-// at a random save; a tool panics in some), then requires every state ever
-// saved to load, restore and make a request bedrocktest accepts, and the
-// last one to resume, in a fresh Conversation of a fresh Store against a
-// fresh server, to the final answer, with each call run at most once:
-// exactly once unless it was denied, or cut off by the cancellation or the
-// crash, and then answered with an error result the model saw.
+// TestSurvivalProperty runs many seeded random conversations. They have
+// random rounds and calls per round, some calls needing approval, approved,
+// denied or paused by an in-process approver. Each runs with a
+// filestore.Store and with a dynamostore.Store on dynalite (skipped without
+// it). Each is stopped at a random point: a context cancelled at a random
+// event, a throttle or a 5xx at a random turn, the server closed during a
+// tool round, or the store dying at a random save. A tool panics in some.
+// Every state ever saved must then load, restore and make a request
+// bedrocktest accepts. The last one must resume to the final answer, in a
+// fresh Conversation of a fresh Store against a fresh server. Each call runs
+// at most once. It runs exactly once unless it was denied, or cut off by
+// the cancellation or the crash, and then it is answered with an error
+// result the model saw.
 func TestSurvivalProperty(t *testing.T) {
 	seeds := 60
 	if testing.Short() {
