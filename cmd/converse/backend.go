@@ -84,10 +84,10 @@ func newBackend(ctx context.Context, s *settings, rec *recording.Recording) (*ba
 	return b, nil
 }
 
-// authenticate picks how the requests of cfg are authenticated, and says
-// how for -v: with a Bedrock API key if there is one, else with SigV4
-// credentials, which must be found, but for a local endpoint, which gets
-// unsigned requests unless credentials are asked for by name.
+// authenticate picks how the requests of cfg are authenticated, and says how
+// for -v. It uses a Bedrock API key if there is one, else SigV4 credentials,
+// which must be found. A local endpoint is the exception: it gets unsigned
+// requests unless credentials are asked for by name.
 func authenticate(ctx context.Context, s *settings, cfg *aws.Config) (string, error) {
 	const none = "none: the requests to the local endpoint are unsigned"
 	if os.Getenv(bearerTokenVariable) != "" {

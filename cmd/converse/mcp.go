@@ -57,14 +57,14 @@ type mcpServer struct {
 	Auth *mcpAuth `json:"auth"`
 }
 
-// mcpAuth is a url server's "auth": {"type": "sigv4", "service": ...,
+// mcpAuth is a url server's "auth". {"type": "sigv4", "service": ...,
 // "region": ..., "profile": ...} signs each request with AWS credentials
-// (of the default chain, or the profile), {"type": "bearer", "tokenEnv":
-// "VAR"} sends the token in $VAR as "Authorization: Bearer TOKEN",
+// (of the default chain, or the profile). {"type": "bearer", "tokenEnv":
+// "VAR"} sends the token in $VAR as "Authorization: Bearer TOKEN".
 // {"type": "oauth"} runs OAuth's authorization code flow with PKCE (as a
-// url server without "auth" does), {"type": "clientCredentials",
-// "clientId": ..., "clientSecretEnv": "VAR"} its client credentials grant;
-// see mcpoauth.go.
+// url server without "auth" does). {"type": "clientCredentials",
+// "clientId": ..., "clientSecretEnv": "VAR"} runs its client credentials
+// grant. See mcpoauth.go.
 type mcpAuth struct {
 	Type            string `json:"type"`
 	Service         string `json:"service"`
@@ -340,9 +340,9 @@ func (e *cannotStart) Error() string {
 func (e *cannotStart) Unwrap() error { return e.err }
 
 // approval reads "approve": true asks for every call of the server's tools,
-// "destructive" for those of tools the server does not declare read-only or
-// non-destructive (which, unless "trustAnnotations" is true, are all of
-// them: see mcptools.Server.TrustAnnotations), false or nothing for none.
+// false or nothing for none. "destructive" asks for those of tools the server
+// does not declare read-only or non-destructive. Unless "trustAnnotations" is
+// true, those are all of them: see mcptools.Server.TrustAnnotations.
 func approval(raw json.RawMessage) (func(string, mcptools.Annotations) bool, error) {
 	var b bool
 	var s string

@@ -253,10 +253,10 @@ func TestMCPServerThatFailsToStart(t *testing.T) {
 	})
 }
 
-// TestMCPErrorTextIsPrintable: a server whose tools/list fails with an
-// error message holding an escape sequence and control characters is a
-// failure naming it, and what reaches standard error (a file here, not a
-// terminal) holds none of them; no model call is made.
+// TestMCPErrorTextIsPrintable: a server whose tools/list fails with an error
+// message holding an escape sequence and control characters is a failure
+// naming it. What reaches standard error (a file here, not a terminal) holds
+// none of them. No model call is made.
 func TestMCPErrorTextIsPrintable(t *testing.T) {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "hostile", Version: "1"}, nil)
 	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {

@@ -200,11 +200,10 @@ func TestSessionWithoutPrompt(t *testing.T) {
 	assert.Empty(t, srv.Requests())
 }
 
-// TestSessionTwoProcesses runs converse on a session while another
-// converse holds it (its tool hangs): the second fails at once (exit 1),
-// naming the session and the first's process, runs no tool and asks no
-// model; after the first is killed the session resumes, each call having
-// run once.
+// TestSessionTwoProcesses runs converse on a session while another converse
+// holds it (its tool hangs). The second fails at once (exit 1), naming the
+// session and the first's process, and runs no tool and asks no model. After
+// the first is killed the session resumes, each call having run once.
 func TestSessionTwoProcesses(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()

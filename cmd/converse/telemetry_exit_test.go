@@ -47,11 +47,10 @@ func TestExportTimeout(t *testing.T) {
 	}
 }
 
-// TestFlushBounded runs the exit export against collectors that never
-// answer, in virtual time: it ends at the longest of the providers'
-// bounds (they export at once, not one after the other), at a Ctrl-C
-// during it, and goes on to its bound after an interrupt of the
-// conversation.
+// TestFlushBounded runs the exit export against collectors that never answer,
+// in virtual time. The export ends at the longest of the providers' bounds
+// (they export at once, not one after the other), or at a Ctrl-C during it.
+// After an interrupt of the conversation it goes on to its bound.
 func TestFlushBounded(t *testing.T) {
 	blackHole := func(ctx context.Context) error {
 		<-ctx.Done()
