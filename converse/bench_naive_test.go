@@ -386,9 +386,9 @@ func TestBenchBaselinesAgree(t *testing.T) {
 }
 
 // TestGuardedExecuteGuards checks that the validated and guarded baselines
-// give the guarantees they are measured for: input that fails its schema is
-// answered as an error by both, and a call that outlives its timeout by the
-// guarded one.
+// give the guarantees they are measured for. Input that fails its schema is
+// answered as an error by both. A call that outlives its timeout is answered
+// so by the guarded one.
 func TestGuardedExecuteGuards(t *testing.T) {
 	reg := benchRegistry(t)
 	for name, tc := range map[string]struct {

@@ -338,9 +338,9 @@ func minOutput(in *bedrockruntime.ConverseInput) int {
 	return max(*th.Budget+1, 1)
 }
 
-// outputRoom is the most output tokens a call of model with estimate
-// input tokens may produce within lim (math.MaxInt without a limit), its
-// scope having spent s, or the *BudgetError of a limit that leaves the
+// outputRoom is the most output tokens a call of model with estimate input
+// tokens may produce within lim (math.MaxInt without a limit), its scope
+// having spent s. Its error is the *BudgetError of a limit that leaves the
 // call fewer than need.
 func (a *accounts) outputRoom(lim Limits, conv bool, s Spent, model string, estimate, need int) (int, error) {
 	u := s.Usage

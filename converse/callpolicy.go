@@ -63,9 +63,9 @@ type CallPolicy struct {
 	// *types.ModelTimeoutException or ErrStalled (after Retries). They are
 	// never tried on another error, such as a validation error, nor once a
 	// tool of the turn started. Each turn starts with its own model (New's, or
-	// PrepareTurn's), except that after a fallback answered, the turns of the
-	// next minute (by Clock) start with that fallback: a throttled model is
-	// not asked again at every turn. The history is sent as the family of the
+	// PrepareTurn's). After a fallback answered, though, the turns of the next
+	// minute (by Clock) start with that fallback. So a throttled model is not
+	// asked again at every turn. The history is sent as the family of the
 	// model called takes it: the status field of tool results, tool result
 	// media, reasoning blocks (those of another provider are dropped, and not
 	// kept from its replies). Result.Model, TurnEnd.Model and the chat spans

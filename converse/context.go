@@ -42,11 +42,12 @@ import (
 //     (with the tool configuration, when they hold tool blocks), and the
 //     summary joins the first kept user message as a text block.
 //
-// The first message stays a user message with content, and the trimmed
-// history is the one the Conversation keeps (and saves in its Store). A
-// Trimmed event reports each trim. Tokens are estimated from the last
-// turn's usage and the JSON of what came after it (a token per four bytes;
-// an image by its size, a PDF by its pages), or with CountTokens, by Bedrock's CountTokens API.
+// The first message stays a user message with content, and the trimmed history
+// is the one the Conversation keeps (and saves in its Store). A Trimmed event
+// reports each trim. Tokens are estimated from the last turn's usage and the
+// JSON of what came after it: a token per four bytes, an image by its size, a
+// PDF by its pages. With CountTokens they are counted by Bedrock's CountTokens
+// API.
 type ContextPolicy struct {
 	// MaxInputTokens is the most input tokens a request may hold: the
 	// model's context window less the room its answer needs. 0 trims only
@@ -58,10 +59,10 @@ type ContextPolicy struct {
 	ToolResultBytes int
 	// Summarize summarises the dropped messages with a model call.
 	Summarize bool
-	// CountTokens counts the tokens of each request with Bedrock's
-	// CountTokens API before the call, when the Client has a CountTokens
-	// method (a *bedrockruntime.Client has) and the model supports it; an
-	// error of CountTokens falls back to the estimate.
+	// CountTokens counts the tokens of each request with Bedrock's CountTokens
+	// API before the call. It does so when the Client has a CountTokens method
+	// (a *bedrockruntime.Client has) and the model supports it. An error of
+	// CountTokens falls back to the estimate.
 	CountTokens bool
 }
 
@@ -221,12 +222,12 @@ func (n *inputCounter) admitted(ctx context.Context, w *window, history []types.
 }
 
 // fit trims history, if it holds more than limit tokens (or after an
-// overflow), to three quarters of limit: the room it leaves spares the
-// next turns a trim each, which would change the prefix that prompt
-// caching reads. It reports whether anything was cut, and returns the step
-// that follows a cut: the summary call, when the policy summarises what
-// was dropped, or else the turn's call on the trimmed history, which is
-// kept. Trimming never calls the model itself.
+// overflow), to three quarters of limit. The room it leaves spares the next
+// turns a trim each, which would change the prefix that prompt caching reads.
+// It reports whether anything was cut, and returns the step that follows a
+// cut: the summary call, when the policy summarises what was dropped, or else
+// the turn's call on the trimmed history, which is kept. Trimming never calls
+// the model itself.
 func (c *Conversation) fit(ctx context.Context, history []types.Message, limit int, overflow bool) (*Step, bool, error) {
 	r := c.run
 	before := c.input.estimate(ctx, &r.win, history, r.cfg)

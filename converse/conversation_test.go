@@ -597,9 +597,9 @@ func within(t *testing.T, what string, f func()) {
 }
 
 // TestHistoryFromOnEvent: a UI that redraws the transcript on TurnEnd or
-// ToolEnd calls History from OnEvent; it must not deadlock Send, and at
-// TurnEnd History ends with the reply the event reports (the tool_use turn,
-// then the final answer).
+// ToolEnd calls History from OnEvent. It must not deadlock Send. At TurnEnd
+// History ends with the reply the event reports (the tool_use turn, then the
+// final answer).
 func TestHistoryFromOnEvent(t *testing.T) {
 	_, client := serve(t, bedrocktest.Script(
 		bedrocktest.ToolUse("", bedrocktest.Call{ID: "t1", Name: "calculator", Input: map[string]any{"a": 1, "b": 2}}),

@@ -35,10 +35,10 @@ const (
 	// OutcomePaused is a *PausedError: calls await a decision, which
 	// Resume takes.
 	OutcomePaused Outcome = "paused"
-	// OutcomeConflict is a conversation not in a state that takes the
-	// call: its session changed or is held elsewhere (ErrSessionChanged,
-	// ErrSessionLocked), it is paused or interrupted (ErrPaused,
-	// ErrInterrupted), or there is nothing to resume or answer
+	// OutcomeConflict is a conversation not in a state that takes the call.
+	// Its session changed or is held elsewhere (ErrSessionChanged,
+	// ErrSessionLocked). Or it is paused or interrupted (ErrPaused,
+	// ErrInterrupted). Or there is nothing to resume or answer
 	// (ErrNothingToResume, ErrStaleStep).
 	OutcomeConflict Outcome = "conflict"
 	// OutcomeStopped is a task ended by its caller: ErrStopped, or a

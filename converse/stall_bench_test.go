@@ -15,9 +15,9 @@ import (
 	"github.com/tooluse/bedrock/converse/bedrocktest"
 )
 
-// The scale of BenchmarkStall: the field's figures (first tokens in about
-// 2 s, stalls of 60 s) divided by 10, so that a run takes seconds, and a
-// first token is still far longer than a busy machine's hiccups.
+// The scale of BenchmarkStall: the field's figures (first tokens in about 2 s,
+// stalls of 60 s) divided by 10. A run then takes seconds, and a first token
+// is still far longer than a busy machine's hiccups.
 const (
 	stallRate          = 0.02                   // of model calls
 	stallFirstToken    = 200 * time.Millisecond // a call's usual first-token time, ±20 ms

@@ -134,9 +134,9 @@ func driveFrom(ctx context.Context, c *converse.Conversation, call modelCall, st
 	return step.Result, nil
 }
 
-// TestStepsSendWhatSendSends: the same conversation driven by Send and by
-// hand through the step API makes byte-identical requests, summary call,
-// trimmed history and cache points included, with Converse and with
+// TestStepsSendWhatSendSends: the same conversation driven by Send and by hand
+// through the step API makes byte-identical requests, summary call, trimmed
+// history and cache points included. It does so with Converse and with
 // ConverseStream (the events assembled by AssembleStream, or by the
 // conversation's ConverseStream).
 func TestStepsSendWhatSendSends(t *testing.T) {

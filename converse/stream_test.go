@@ -554,9 +554,9 @@ func TestConcurrentStreamsOneClient(t *testing.T) {
 }
 
 // TestDeepSeekReasoningIsNotSentBack: DeepSeek on Bedrock rejects reasoning
-// blocks in a request, its own replies' included, so a reply's reasoning
-// is not kept: the tool round and the next Send go through (bedrocktest
-// answers reasoning in a DeepSeek request with Bedrock's error).
+// blocks in a request, its own replies' included, so a reply's reasoning is
+// not kept. The tool round and the next Send go through. bedrocktest answers
+// reasoning in a DeepSeek request with Bedrock's error.
 func TestDeepSeekReasoningIsNotSentBack(t *testing.T) {
 	const deepseek = "us.deepseek.v3-v1:0"
 	thought := func(s string) types.ContentBlock {

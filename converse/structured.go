@@ -33,40 +33,38 @@ var ErrInvalidAnswer = errors.New("the answer does not match the schema")
 // finalDescription is the description of the final tool.
 const finalDescription = "Gives the final answer. Call it once you have the answer, with the answer as its input; it is the only way to answer."
 
-// Structured sends prompt and runs the conversation, tools and all, until
-// the model answers with a value of type T, which it returns with the
-// Result. T's JSON Schema is inferred as tools.New infers a tool's input (T
-// must be a struct or a map with string keys), and the answer is validated
-// against it and decoded like a tool's input, defaults filled in.
+// Structured sends prompt and runs the conversation, tools and all, until the
+// model answers with a value of type T, which it returns with the Result. T's
+// JSON Schema is inferred as tools.New infers a tool's input (T must be a
+// struct or a map with string keys). The answer is validated against it and
+// decoded like a tool's input, defaults filled in.
 //
 // The model is asked for the schema in one of three ways, decided for each
-// request from the model it goes to (New's, Options.PrepareTurn's or an
-// CallPolicy.Fallback one's; the table is in the internal models
-// package, with its source). The models whose Converse takes
-// outputConfig.textFormat (Claude Sonnet 4.5, Haiku 4.5, Opus 4.5 and 4.6)
-// get the schema there, and their final text is the answer. Bedrock takes
-// only closed object schemas there. So every object schema that leaves
-// additionalProperties out is sent with "additionalProperties": false. One
-// that sets it to anything else, such as a map type's schema, takes the
-// final tool; it fails the Send before any model call when New's model is
-// one of them. The other models get a final tool, named final_ and T's
-// name (final_answer for an unnamed type), and toolChoice any. So do those
-// models when the request holds a document or search result with citations
-// enabled, which structured outputs are incompatible with. They may call
-// other tools first but can only end by calling the final tool. Bedrock
-// rejects toolChoice any on a model without it, such as Llama, and on
+// request from the model it goes to: New's, Options.PrepareTurn's or an
+// CallPolicy.Fallback one's. The table is in the internal models package, with
+// its source. The models whose Converse takes outputConfig.textFormat (Claude
+// Sonnet 4.5, Haiku 4.5, Opus 4.5 and 4.6) get the schema there, and their
+// final text is the answer. Bedrock takes only closed object schemas there. So
+// every object schema that leaves additionalProperties out is sent with
+// "additionalProperties": false. One that sets it to anything else, such as a
+// map type's schema, takes the final tool; it fails the Send before any model
+// call when New's model is one of them. The other models get a final tool,
+// named final_ and T's name (final_answer for an unnamed type), and toolChoice
+// any. So do those models when the request holds a document or search result
+// with citations enabled, which structured outputs are incompatible with. They
+// may call other tools first but can only end by calling the final tool.
+// Bedrock rejects toolChoice any on a model without it, such as Llama, and on
 // Claude with extended thinking enabled in
 // Options.Request.AdditionalModelRequestFields. There the final tool is
-// offered with the default choice, and a line added to the system prompt
-// tells the model to answer by calling it. A reply is checked in the form
-// its request asked for. An answer that fails the schema (or, on the final
-// tool's path, a text answer) is sent back as an error ("Error: the answer
-// does not match the schema: ..."). The model then answers again, within
-// Options.MaxTurns. A reply of reasoning alone is dropped and the model
-// asked again. Options.PrepareTurn sees a turn as a plain Send's: the
-// final tool, its choice and the schema are added to the request after it,
-// for the model it picks, and replace Options.ToolChoice on the final
-// tool's path.
+// offered with the default choice, and a line added to the system prompt tells
+// the model to answer by calling it. A reply is checked in the form its
+// request asked for. An answer that fails the schema (or, on the final tool's
+// path, a text answer) is sent back as an error ("Error: the answer does not
+// match the schema: ..."). The model then answers again, within
+// Options.MaxTurns. A reply of reasoning alone is dropped and the model asked
+// again. Options.PrepareTurn sees a turn as a plain Send's: the final tool,
+// its choice and the schema are added to the request after it, for the model
+// it picks, and replace Options.ToolChoice on the final tool's path.
 //
 // The kept history is a valid Bedrock conversation ending with the answer.
 // On the final tool's path its call is kept as a text block holding its
@@ -360,10 +358,10 @@ func (sh *shape) check(ctx context.Context, answer json.RawMessage) bool {
 	return true
 }
 
-// accept reports whether reply answers, in the form its request asked
-// for (see apply): natively its text, otherwise a valid call of the final
-// tool, which becomes a text block holding its input (the first valid
-// call, if several).
+// accept reports whether reply answers, in the form its request asked for (see
+// apply). Natively the answer is its text. Otherwise it is a valid call of the
+// final tool (the first, if several), which becomes a text block holding its
+// input.
 func (sh *shape) accept(ctx context.Context, reply *types.Message, stop types.StopReason) bool {
 	if sh.native {
 		if stop == types.StopReasonToolUse && message.HasToolUse(*reply) {

@@ -26,10 +26,10 @@ const claude35 = "us.anthropic.claude-3-5-sonnet-20241022-v2:0"
 // cannot be forced to call the final tool.
 const finalInstructionOf = "Give your final answer only by calling the tool " + finalFn
 
-// answerPath says how a request asked for the structured answer: "native"
-// (outputConfig.textFormat, no final tool), "forced" (the final tool and
-// toolChoice any), "instructed" (the final tool with the default choice
-// and the system prompt's line); t fails on anything else.
+// answerPath says how a request asked for the structured answer. "native" is
+// outputConfig.textFormat, no final tool. "forced" is the final tool and
+// toolChoice any. "instructed" is the final tool with the default choice and
+// the system prompt's line. t fails on anything else.
 func answerPath(t *testing.T, r *bedrocktest.Request) string {
 	t.Helper()
 	final, instructed := false, false

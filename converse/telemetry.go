@@ -89,10 +89,10 @@ var (
 	clientSpan   = trace.WithSpanKind(trace.SpanKindClient)
 )
 
-// startOptions are the options a span starts with: its kind and the
-// attributes the conventions want "at span creation time", so that a
-// sampler sees them (operation, provider and model; the ids of every span
-// of the conversation).
+// startOptions are the options a span starts with: its kind and the attributes
+// the conventions want "at span creation time", so that a sampler sees them.
+// Those are operation, provider and model, and the ids of every span of the
+// conversation.
 func startOptions(kind trace.SpanStartOption, kv ...attribute.KeyValue) []trace.SpanStartOption {
 	return []trace.SpanStartOption{kind, trace.WithAttributes(kv...)}
 }
@@ -170,9 +170,9 @@ type instruments struct {
 
 // lastInstruments are those of the last providers a conversation was made
 // with. A program makes its conversations with the same providers, and
-// instruments are safe for concurrent use: made for each conversation,
-// they were, with the prices looked up at each model call, 1% of a
-// loopback conversation's instructions (BENCHMARKS.md).
+// instruments are safe for concurrent use. Made for each conversation, with
+// the prices looked up at each model call, they were 1% of a loopback
+// conversation's instructions (BENCHMARKS.md).
 var lastInstruments atomic.Pointer[instruments]
 
 // instrumentsOf returns the instruments of tp and mp, made once for as long

@@ -340,9 +340,9 @@ func (m *caller) streamTurn(ctx context.Context, req *ModelCall, first func() bo
 	return a
 }
 
-// streamCall makes the ConverseStream call of in, whose Converse form ci
-// the chat span describes, and reads its events into t with h (h.event
-// is the span's), with a decoder of the call's own, under the deadlines of
+// streamCall makes the ConverseStream call of in, whose Converse form ci the
+// chat span describes. It reads its events into t with h (h.event is the
+// span's), with a decoder of the call's own, under the deadlines of
 // Options.ModelCalls. On an error, t's early calls are discarded.
 func (m *caller) streamCall(ctx context.Context, in *bedrockruntime.ConverseStreamInput, ci *bedrockruntime.ConverseInput, t *turnResult, h streamHooks) (err error) {
 	chatCtx, chat := m.tel.startChat(ctx, true, ci)

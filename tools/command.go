@@ -147,9 +147,9 @@ func (c *command) notRun(err error) error {
 	return modelerr.Errorf(err, "the program %q could not be run", c.argv[0])
 }
 
-// commandResult returns a media envelope as a [Result], other valid JSON as
-// it is, so that a program can return structured results, and anything else
-// as text; bytes that are not UTF-8 become U+FFFD, as standard error's do.
+// commandResult returns a media envelope as a [Result], other valid JSON as it
+// is, so that a program can return structured results, and anything else as
+// text. Bytes that are not UTF-8 become U+FFFD, as standard error's do.
 func commandResult(stdout []byte) (any, error) {
 	out := bytes.TrimSpace(stdout)
 	if !utf8.Valid(out) {

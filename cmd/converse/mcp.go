@@ -168,9 +168,9 @@ func startMCP(ctx context.Context, s *settings, reg *tools.Registry, stderr io.W
 	return b, func() { _ = b.Close() }, nil
 }
 
-// fromServer is the text of an error of mcptools, which can quote what a
-// server sent (its error message, a tool's name), made printable as the
-// rest of what reaches standard error is, whether or not it is a terminal.
+// fromServer is the text of an error of mcptools, made printable as the rest
+// of what reaches standard error is, whether or not it is a terminal. Such an
+// error can quote what a server sent (its error message, a tool's name).
 func fromServer(err error) string {
 	return trace.Printable(strings.TrimPrefix(err.Error(), "mcptools: "))
 }

@@ -183,10 +183,10 @@ func TestMCPApproveDestructiveTrust(t *testing.T) {
 	}
 }
 
-// FuzzParseMCP: what parseMCP accepts, mcptools.Connect accepts too (it
-// fails only because its context is cancelled), and what it refuses it
-// says in words: a server description that only Connect refused ended in
-// "converse: -mcp FILE: %!w(<nil>)", exit status 1.
+// FuzzParseMCP: what parseMCP accepts, mcptools.Connect accepts too (it fails
+// only because its context is cancelled). What it refuses it says in words. A
+// server description that only Connect refused ended in "converse: -mcp FILE:
+// %!w(<nil>)", exit status 1.
 func FuzzParseMCP(f *testing.F) {
 	for _, seed := range []string{
 		`{"mcpServers":{"":{"url":"http://"}}}`,

@@ -261,10 +261,10 @@ func TestViewLargeSession(t *testing.T) {
 	assert.Empty(t, open, "everything collapsed")
 }
 
-// BenchmarkViewInChromium measures how long headless Chromium takes to
-// load and lay out the page of a 500-turn session with 5 MB of tool output
-// (--dump-dom returns after the load event), against a 2-turn page, the
-// browser's start-up cost (see BENCHMARKS.md).
+// BenchmarkViewInChromium measures how long headless Chromium takes to load
+// and lay out the page of a 500-turn session with 5 MB of tool output
+// (--dump-dom returns after the load event). It compares it with a 2-turn
+// page, the browser's start-up cost (see BENCHMARKS.md).
 func BenchmarkViewInChromium(b *testing.B) {
 	browser := chromium(b)
 	for _, size := range []struct {
@@ -507,10 +507,9 @@ func TestViewShowsBidiControls(t *testing.T) {
 	assert.Contains(t, string(raw), "unicode-bidi:isolate")
 }
 
-// TestViewUsageErrors: a bad flag is reported once, as for the main
-// command; an input that is not there or not a transcript is a usage
-// error (exit 2), as help exit says; -h prints the usage on standard
-// output.
+// TestViewUsageErrors: a bad flag is reported once, as for the main command.
+// An input that is not there or not a transcript is a usage error (exit 2), as
+// help exit says. -h prints the usage on standard output.
 func TestViewUsageErrors(t *testing.T) {
 	notJSON := filepath.Join(t.TempDir(), "notes.txt")
 	require.NoError(t, os.WriteFile(notJSON, []byte("hello"), 0o600))

@@ -73,9 +73,9 @@
 // to the server's origin only. Package mcpauthtest runs a server behind an
 // authorization server on loopback, for tests.
 //
-// The body of each HTTP response is bounded by the server's MaxResponse (8
-// MiB unless set): a longer result fails its call, wrapping [ErrToolFailed],
-// as soon as the limit is passed, before it is decoded or held in memory.
+// The body of each HTTP response is bounded by the server's MaxResponse (8 MiB
+// unless set). A longer result fails its call, wrapping [ErrToolFailed], as
+// soon as the limit is passed, before it is decoded or held in memory.
 //
 // A server may ask the user a question in the middle of a call (MCP's
 // elicitation, in form mode). The call then returns a
@@ -133,14 +133,14 @@
 //
 // # Annotations
 //
-// [Bridge.Annotations] gives a tool's hints (read-only, destructive, ...)
-// with the protocol's defaults applied, for an approval policy;
+// [Bridge.Annotations] gives a tool's hints (read-only, destructive, ...) with
+// the protocol's defaults applied, for an approval policy;
 // [Server].ApprovalPolicy marks tools as needing approval
-// ([tools.Options].RequireApproval) when they are listed. As the MCP specification
-// asks, the hints are believed only from a server set as trusted
-// ([Server].TrustAnnotations); any other server's tools get the most
-// cautious hints, so that one calling its deleting tool read-only does not
-// get it run unasked.
+// ([tools.Options].RequireApproval) when they are listed. As the MCP
+// specification asks, the hints are believed only from a server set as trusted
+// ([Server].TrustAnnotations). Any other server's tools get the most cautious
+// hints. So a server calling its deleting tool read-only does not get it run
+// unasked.
 //
 // # Processes
 //

@@ -160,9 +160,9 @@ func asked(server string, res *mcp.CallToolResult) error {
 	return nil // not reached: the map holds one request
 }
 
-// answered sets the call of params, a, up to go on with the user's
-// answer ans: with the input responses of a retry, or, for a question
-// asked with a request, the answers for the requests made again.
+// answered sets the call of params, a, up to go on with the user's answer ans.
+// It sets the input responses of a retry. For a question asked with a request,
+// it sets the answers for the requests made again.
 func answered(params *mcp.CallToolParams, a *asking, ans tools.Answer) error {
 	var r retry
 	if err := json.Unmarshal(ans.Question.Retry, &r); err != nil || r.Key == "" && !r.Request {
