@@ -103,9 +103,9 @@ func benchCalls(name string, n int) []bedrocktest.Call {
 	return calls
 }
 
-// benchToolTurn returns the content of an assistant message asking for n
-// calls of a tool, as the SDK client decodes it from a Converse response:
-// the executors see the SDK's own documents, not documents built in Go.
+// benchToolTurn returns the content of an assistant message asking for n calls
+// of a tool, as the SDK client decodes it from a Converse response. The
+// executors then see the SDK's own documents, not documents built in Go.
 func benchToolTurn(b testing.TB, name string, n int) []types.ContentBlock {
 	b.Helper()
 	srv := bedrocktest.NewServer(bedrocktest.Script(bedrocktest.ToolUse("", benchCalls(name, n)...)))

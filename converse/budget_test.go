@@ -365,10 +365,10 @@ func TestBudgetCountsAnImageAsTheModelReadsIt(t *testing.T) {
 	assert.Len(t, srv.Requests(), 1)
 }
 
-// TestBudgetToolCallsSurviveRestore: a conversation's tool calls count
-// across Restore, from a State's JSON form and from a filestore.Store's session
-// log, as its usage does: a service that restores a conversation for each
-// request still stops at Budget.Conversation's ToolCalls.
+// TestBudgetToolCallsSurviveRestore: a conversation's tool calls count across
+// Restore, from a State's JSON form and from a filestore.Store's session log,
+// as its usage does. A service that restores a conversation for each request
+// still stops at Budget.Conversation's ToolCalls.
 func TestBudgetToolCallsSurviveRestore(t *testing.T) {
 	for _, via := range []string{"json", "filestore"} {
 		t.Run(via, func(t *testing.T) {

@@ -281,11 +281,11 @@ func (c *Conversation) trimmed(ctx context.Context, pt *pendingTrim) (*Step, err
 // summaryPrompt asks for the summary of the dropped messages.
 const summaryPrompt = "Summarize the conversation so far in a few sentences: what was asked, which tools were called with which results, and what is still open. Reply with the summary only."
 
-// summaryRequest asks the model for a summary of msgs, a conversation's
-// first messages. It is built as every turn's request is (guardrail,
-// metadata, inference settings, cache points), with the tools (without a
-// forced choice) when msgs hold tool blocks, as Bedrock requires, and no
-// output format: the summary is text.
+// summaryRequest asks the model for a summary of msgs, a conversation's first
+// messages. It is built as every turn's request is (guardrail, metadata,
+// inference settings, cache points). It has the tools (without a forced
+// choice) when msgs hold tool blocks, as Bedrock requires. It has no output
+// format: the summary is text.
 func (c *Conversation) summaryRequest(msgs []types.Message) *ModelCall {
 	msgs = withPrompt(msgs, []types.ContentBlock{&types.ContentBlockMemberText{Value: summaryPrompt}}, c.model)
 	var cfg *types.ToolConfiguration

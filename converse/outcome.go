@@ -87,7 +87,7 @@ func classifyFailure(err error) Outcome {
 	}
 	// A request that never got an answer (refused, reset, or past the HTTP
 	// client's own Timeout, which errors.Is takes for a deadline) is worth
-	// another try; the SDK wraps it in a response error of status 0.
+	// another try. The SDK wraps it in a response error of status 0.
 	var send *smithyhttp.RequestSendError
 	if errors.As(err, &send) {
 		return OutcomeRetry

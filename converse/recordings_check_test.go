@@ -147,9 +147,9 @@ func isCLIRecording(file string) bool {
 
 // TestRecordingsAreCovered makes sure no recording in testdata/ lies there
 // unreplayed. It also makes sure the eight conversations the library must be
-// tested with are there: one tool call, two, an error, an unknown tool,
-// several rounds, a multi-turn chat, the turn limit and max_tokens mid tool
-// call.
+// tested with are there. They are one tool call, two, an error, an unknown
+// tool, several rounds, a multi-turn chat, the turn limit and max_tokens mid
+// tool call.
 func TestRecordingsAreCovered(t *testing.T) {
 	names := map[string]bool{}
 	for _, sc := range scenarios {

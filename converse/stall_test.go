@@ -230,10 +230,10 @@ func TestNoRetryOnceAToolStarted(t *testing.T) {
 	})
 }
 
-// TestHedgeCancelsTheLoser: once the policy knows twenty first-token times
-// of a second, a call without its first token at the quantile's second is
-// sent again; the second request answers first and the first is
-// cancelled at that moment.
+// TestHedgeCancelsTheLoser: once the policy knows twenty first-token times of
+// a second, a call without its first token at the quantile's second is sent
+// again. The second request answers first and the first is cancelled at that
+// moment.
 func TestHedgeCancelsTheLoser(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var calls atomic.Int32

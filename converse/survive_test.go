@@ -122,9 +122,9 @@ func (p survivalPlan) replies() []*bedrocktest.Reply {
 	return append(out, bedrocktest.Text("done"))
 }
 
-// byHistory answers each model call with the reply for the number of
-// assistant turns in its request, so that a fresh server, or the same one
-// asked again after a failure, goes on where the conversation is.
+// byHistory answers each model call with the reply for the number of assistant
+// turns in its request. So a fresh server, or the same one asked again after a
+// failure, goes on where the conversation is.
 func byHistory(replies []*bedrocktest.Reply) bedrocktest.Handler {
 	return bedrocktest.HandlerFunc(func(ctx context.Context, req *bedrocktest.Request) (*bedrocktest.Reply, error) {
 		n := 0
@@ -364,9 +364,9 @@ resuming:
 	checkRuns(t, p, rc.History(), runs.snapshot())
 }
 
-// checkRuns requires each planned call to be answered once in history and
-// to have run at most once: exactly once unless denied, or cut off by a
-// cancellation or a crash, and then answered with an error.
+// checkRuns requires each planned call to be answered once in history and to
+// have run at most once. It must have run exactly once unless denied, or cut
+// off by a cancellation or a crash, and then answered with an error.
 func checkRuns(t *testing.T, p survivalPlan, history []types.Message, runs map[string]int) {
 	t.Helper()
 	results := map[string][]string{}

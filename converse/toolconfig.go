@@ -17,14 +17,14 @@ import (
 	"github.com/tooluse/bedrock/tools"
 )
 
-// ToolConfig describes the tools of reg to the model: one tool spec per
-// tool, in registration order, with its input schema as a JSON document.
-// choice may be nil (the model decides), or one of &types.ToolChoiceMemberAuto,
+// ToolConfig describes the tools of reg to the model: one tool spec per tool,
+// in registration order, with its input schema as a JSON document. choice may
+// be nil (the model decides), or one of &types.ToolChoiceMemberAuto,
 // &types.ToolChoiceMemberAny and &types.ToolChoiceMemberTool (a named tool).
 // An empty or nil registry gives nil: Bedrock rejects a toolConfig with no
-// tools. The configuration is the caller's, but each tool's spec in it is
-// made once for as long as the tool lives, shared by every configuration
-// and request offering the tool: replace a spec, do not change it.
+// tools. The configuration is the caller's. But each tool's spec in it is made
+// once for as long as the tool lives, shared by every configuration and
+// request offering the tool. Replace a spec, do not change it.
 func ToolConfig(reg *tools.Registry, choice types.ToolChoice) (*types.ToolConfiguration, error) {
 	if reg == nil || reg.Len() == 0 {
 		return nil, nil
@@ -68,11 +68,10 @@ func toolSpec(t *tools.Tool) (types.Tool, error) {
 	return spec, nil
 }
 
-// newToolSpec describes t to the model; a strict tool
-// (tools.Options.Strict) says so, with its input schema as Bedrock takes
-// one of a strict tool (models.StrictSchema); the others leave the field
-// out and their schema as it is. Calls are validated against the tool's
-// whole schema.
+// newToolSpec describes t to the model. A strict tool (tools.Options.Strict)
+// says so, with its input schema as Bedrock takes one of a strict tool
+// (models.StrictSchema). The others leave the field out and their schema as it
+// is. Calls are validated against the tool's whole schema.
 func newToolSpec(t *tools.Tool) (types.Tool, error) {
 	var schema map[string]any
 	if err := json.Unmarshal(t.InputSchema(), &schema); err != nil {

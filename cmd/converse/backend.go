@@ -117,9 +117,9 @@ func authenticate(ctx context.Context, s *settings, cfg *aws.Config) (string, er
 	return "AWS credentials (SigV4) from " + source, nil
 }
 
-// bedrockEndpoint is the endpoint the Bedrock client of s and cfg calls,
-// "" for Bedrock's own, and its name for a message: -endpoint, else one
-// the configuration names, which the SDK reads as it builds the client.
+// bedrockEndpoint is the endpoint the Bedrock client of s and cfg calls, ""
+// for Bedrock's own, and its name for a message. It is -endpoint, else one the
+// configuration names, which the SDK reads as it builds the client.
 func bedrockEndpoint(s *settings, cfg aws.Config) (endpoint, named string) {
 	if s.endpoint != "" {
 		return s.endpoint, "-endpoint " + s.endpoint

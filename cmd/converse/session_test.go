@@ -74,9 +74,9 @@ func TestApprovalWithoutTerminal(t *testing.T) {
 }
 
 // TestChatApprovalOnTerminal chats on a terminal that is also converse's
-// controlling terminal (/dev/tty), where the approval prompt asks: the line
-// typed after the message answers the prompt, though the chat reads the
-// same terminal for its next message.
+// controlling terminal (/dev/tty), where the approval prompt asks. The line
+// typed after the message answers the prompt, though the chat reads the same
+// terminal for its next message.
 func TestChatApprovalOnTerminal(t *testing.T) {
 	t.Parallel()
 	tty, keyboard := openTerminal(t)

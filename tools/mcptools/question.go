@@ -32,9 +32,9 @@ type given struct {
 	Result  *mcp.ElicitResult `json:"result"`
 }
 
-// asking is a call in flight, as the elicitation/create requests of its
-// server find it: the answers to give, in order, if the call is a retry,
-// those given, and the question it asked, to pause it.
+// asking is a call in flight, as the elicitation/create requests of its server
+// find it. It holds the answers to give, in order, if the call is a retry, and
+// those given. It holds the question it asked, to pause it.
 type asking struct {
 	mu       sync.Mutex
 	answers  []given
