@@ -215,10 +215,10 @@ func benchMillis(d time.Duration) float64 { return float64(d) / float64(time.Mil
 
 func benchMicros(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
 
-// benchModel is a stateless model: after a user's text it asks for two add
+// benchModel is a stateless model. After a user's text it asks for two add
 // calls, and keeps asking until the user has answered toolTurns rounds of
-// calls since that text; then it answers with text. Being stateless, it
-// serves any number of conversations at once.
+// calls since that text. Then it answers with text. Being stateless, it serves
+// any number of conversations at once.
 func benchModel(toolTurns int) bedrocktest.Handler {
 	return benchModelCalling(toolTurns, benchCalls("add", 2))
 }
@@ -278,12 +278,12 @@ func (c benchConversation) Send(ctx context.Context, text string) error {
 	return err
 }
 
-// BenchmarkConversation is a whole 3-turn tool conversation (two rounds of
-// two calls, then the answer) through the real SDK client against
-// bedrocktest on loopback, with Converse (stream=false) or ConverseStream
-// (stream=true). The server runs in the same process, so both sides pay for
-// it as they pay for the SDK; cpu-ns/op is the process's CPU time (user and
-// system, server and garbage collector included) per conversation.
+// BenchmarkConversation is a whole 3-turn tool conversation (two rounds of two
+// calls, then the answer) through the real SDK client against bedrocktest on
+// loopback, with Converse (stream=false) or ConverseStream (stream=true). The
+// server runs in the same process, so both sides pay for it as they pay for
+// the SDK. cpu-ns/op is the process's CPU time (user and system, server and
+// garbage collector included) per conversation.
 func BenchmarkConversation(b *testing.B) {
 	srv := bedrocktest.NewServer(benchModel(2))
 	defer srv.Close()

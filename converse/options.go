@@ -114,19 +114,19 @@ type Options struct {
 	// runs or answers them, and echoes them as Bedrock sent them.
 	SystemTools []string
 	// ToolChoice forces the first turn of each Send to use a tool
-	// (&types.ToolChoiceMemberAny{}) or a named tool; later turns of the same
-	// Send leave the choice to the model, so a forced choice cannot loop.
-	// A forcing choice that Bedrock would reject (on a model without it, or
-	// with Claude's extended thinking enabled) fails the Send before any
-	// model call with ErrToolChoice.
+	// (&types.ToolChoiceMemberAny{}) or a named tool. Later turns of the same
+	// Send leave the choice to the model, so a forced choice cannot loop. A
+	// forcing choice that Bedrock would reject (on a model without it, or with
+	// Claude's extended thinking enabled) fails the Send before any model call
+	// with ErrToolChoice.
 	ToolChoice types.ToolChoice
 	// PrepareTurn, if set, is called before each turn's model call (not before
 	// a summary's). It must be deterministic, as an engine may replay it. It
 	// may change, for that call only, the model, the tools offered, the tool
 	// choice, the system prompt and the inference settings. It may also end
 	// the Send; see TurnPlan. The rules of Bedrock are applied after it, for
-	// the model called: tools the history calls stay described, the history is
-	// re-encoded for the model's family (see CallPolicy.Fallback), cache
+	// the model called. Tools the history calls stay described. The history is
+	// re-encoded for the model's family (see CallPolicy.Fallback). Cache
 	// points are placed on the new prefix. An error of PrepareTurn ends the
 	// Send with it.
 	PrepareTurn func(ctx context.Context, t *TurnPlan) error

@@ -70,10 +70,9 @@ func policy(p *converse.CallPolicy) func(*converse.Options) {
 	return func(o *converse.Options) { o.ModelCalls = p }
 }
 
-// TestFirstTokenDeadline: a call with no first token (a stream's first
-// event, a Converse answer) by FirstToken is cancelled, classified as
-// stalled and made again, which answers; without a policy the call waits
-// for the model.
+// TestFirstTokenDeadline: a call with no first token (a stream's first event,
+// a Converse answer) by FirstToken is cancelled, classified as stalled and
+// made again, which answers. Without a policy the call waits for the model.
 func TestFirstTokenDeadline(t *testing.T) {
 	for name, stream := range map[string]bool{"Converse": false, "ConverseStream": true} {
 		t.Run(name, func(t *testing.T) {

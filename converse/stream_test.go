@@ -352,11 +352,11 @@ func TestStreamEmptyInputIsAnEmptyObject(t *testing.T) {
 	assert.JSONEq(t, `{}`, string(b))
 }
 
-// TestEarlyToolStartOverlapsTheStream: with EarlyToolStart a speculative
-// call starts when its block is complete, while the rest of the turn is
-// still streaming. The stream stalls after the call's block and a first text
-// delta and ends only when the test cancels, once the tool has started: a
-// call that waited for its turn to end would never start.
+// TestEarlyToolStartOverlapsTheStream: with EarlyToolStart a speculative call
+// starts when its block is complete, while the rest of the turn is still
+// streaming. The stream stalls after the call's block and a first text delta
+// and ends only when the test cancels, once the tool has started. A call that
+// waited for its turn to end would never start.
 func TestEarlyToolStartOverlapsTheStream(t *testing.T) {
 	first := bedrocktest.Output(types.StopReasonToolUse,
 		&types.ContentBlockMemberToolUse{Value: types.ToolUseBlock{ToolUseId: aws.String("t1"), Name: aws.String("slow"), Input: documentOf(map[string]any{})}},

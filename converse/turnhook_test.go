@@ -346,9 +346,9 @@ func TestRepairCall(t *testing.T) {
 }
 
 // TestFallbackIsPricedAtItsModel: the turns a fallback model answers are
-// priced at its prices, not at the conversation's model's, in the Result
-// and in what a cost limit counts; a fallback without known prices makes
-// the cost unknown.
+// priced at its prices, not at the conversation's model's, in the Result and
+// in what a cost limit counts. A fallback without known prices makes the cost
+// unknown.
 func TestFallbackIsPricedAtItsModel(t *testing.T) {
 	for _, tt := range []struct {
 		name, fallback string

@@ -47,16 +47,16 @@ const (
 // standard output exceeds 1 MiB (or [Options].MaxOutput, if larger), the
 // program is killed and the error wraps [ErrOutputTooLarge].
 //
-// Each call has a timeout, 30 seconds unless [Options].Timeout sets another. When it
-// expires or ctx ends, the program is killed (on Unix, with every process in
-// its process group) and the error wraps ctx.Err() or
+// Each call has a timeout, 30 seconds unless [Options].Timeout sets another.
+// When it expires or ctx ends, the program is killed (on Unix, with every
+// process in its process group) and the error wraps ctx.Err() or
 // [context.DeadlineExceeded]. On Unix a call leaves nothing running: when the
-// program has exited, the processes it started that are still in its
-// process group are killed too. A program that must leave a process behind
-// has to start it in a session of its own (setsid). On Linux the program is also killed
-// (SIGKILL) when the process that called the tool dies, even by SIGKILL,
-// though the processes it started are not; on other systems it outlives a
-// process killed that way.
+// program has exited, the processes it started that are still in its process
+// group are killed too. A program that must leave a process behind has to
+// start it in a session of its own (setsid). On Linux the program is also
+// killed (SIGKILL) when the process that called the tool dies, even by
+// SIGKILL, though the processes it started are not. On other systems it
+// outlives a process killed that way.
 func Command(name, description string, schema json.RawMessage, argv []string, opts ...func(*Options)) (*Tool, error) {
 	if len(argv) == 0 || argv[0] == "" {
 		return nil, invalid(name, "empty command")

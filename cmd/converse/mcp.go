@@ -325,9 +325,9 @@ func (ms mcpServer) server(name, dir string) (mcptools.Server, error) {
 	return srv, nil
 }
 
-// cannotStart is a server whose program is not there: the configuration
-// is right, but the server cannot start, which is a failure (exit status
-// 1) like a server that exits at once, not a usage error.
+// cannotStart is a server whose program is not there. The configuration is
+// right, but the server cannot start. That is a failure (exit status 1) like a
+// server that exits at once, not a usage error.
 type cannotStart struct {
 	name string
 	err  error

@@ -219,9 +219,9 @@ func FuzzParseMCP(f *testing.F) {
 	})
 }
 
-// TestMCPServerThatFailsToStart: a server that exits at once, or whose
-// program is not there, is a failure naming it (exit status 1); a -mcp
-// file that cannot be used is a usage error (exit status 2).
+// TestMCPServerThatFailsToStart: a server that exits at once, or whose program
+// is not there, is a failure naming it (exit status 1). A -mcp file that
+// cannot be used is a usage error (exit status 2).
 func TestMCPServerThatFailsToStart(t *testing.T) {
 	tests := []struct {
 		name, config, want string

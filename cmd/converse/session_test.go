@@ -268,8 +268,8 @@ func startHang(t *testing.T, env []string, pipe *os.File, args ...string) (cmd *
 }
 
 // TestSessionRemovedDuringTheRun: a session file removed while a tool runs
-// fails the run's next save, exit 7 as for a conflict, saying the session
-// was removed rather than that another process wrote it; nothing is
+// fails the run's next save, exit 7 as for a conflict. The error says the
+// session was removed rather than that another process wrote it. Nothing is
 // written again.
 func TestSessionRemovedDuringTheRun(t *testing.T) {
 	t.Parallel()

@@ -20,9 +20,9 @@ import (
 // erase is how the status line is taken off the terminal's line.
 const erase = "\r\x1b[K"
 
-// awaitManifest writes a manifest of the tool "wait", which reads a line
-// from the named pipe gate and answers it: opening gate for writing
-// returns once the tool runs, and the line lets it answer.
+// awaitManifest writes a manifest of the tool "wait", which reads a line from
+// the named pipe gate and answers it. Opening gate for writing returns once
+// the tool runs, and the line lets it answer.
 func awaitManifest(t *testing.T) (manifest, gate string) {
 	t.Helper()
 	gate = filepath.Join(t.TempDir(), "gate")

@@ -138,9 +138,9 @@ func TestTelemetryInterruptDuringExport(t *testing.T) {
 }
 
 // TestTelemetrySDKErrorsRedacted: an export the collector rejects while
-// converse runs is reported by the OpenTelemetry SDK's error handler, whose
-// line goes through converse's redacting standard error: the collector's
-// answer, echoing a session token, reaches it redacted.
+// converse runs is reported by the OpenTelemetry SDK's error handler. Its line
+// goes through converse's redacting standard error. The collector's answer,
+// echoing a session token, reaches it redacted.
 func TestTelemetrySDKErrorsRedacted(t *testing.T) {
 	t.Parallel()
 	const token = "IQoJb3JpZ2luX2VjEAAaCXVzLWVhc3QtMSJHMEUCIQDcollectorTestTokenXYZ0123456789"

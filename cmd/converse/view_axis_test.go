@@ -60,9 +60,9 @@ func axisSession(t *testing.T) string {
 	return filepath.Join(dir, "axis")
 }
 
-// measureJS is the test's script, run after the page's own: it records
-// where every track and every turn's bars are, in pixels, then clicks
-// "expand all" and "collapse all", counting the open details after each.
+// measureJS is the test's script, run after the page's own. It records where
+// every track and every turn's bars are, in pixels. Then it clicks "expand
+// all" and "collapse all", counting the open details after each.
 const measureJS = `(function () {
   function box(e) { var r = e.getBoundingClientRect(); return {left: r.left, right: r.right}; }
   var out = {tracks: [], bars: {}, details: document.querySelectorAll('details').length};
