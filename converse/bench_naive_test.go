@@ -70,10 +70,10 @@ func validatedExecute(ctx context.Context, schemas map[string]*jsonschema.Resolv
 }
 
 // guardedExecute is naiveExecute written with the guarantees a careful
-// hand-written loop adds (impl=guarded): each call's input is checked
-// against its tool's JSON Schema with jsonschema-go, and the calls run at
-// once, each on a goroutine of its own under a timeout, so that a hung
-// tool is answered as timed out and the others still are.
+// hand-written loop adds (impl=guarded). Each call's input is checked against
+// its tool's JSON Schema with jsonschema-go. The calls run at once, each on a
+// goroutine of its own under a timeout. So a hung tool is answered as timed
+// out and the others still are.
 func guardedExecute(ctx context.Context, schemas map[string]*jsonschema.Resolved, content []types.ContentBlock) []types.ContentBlock {
 	type call struct {
 		use    types.ToolUseBlock
@@ -386,9 +386,9 @@ func TestBenchBaselinesAgree(t *testing.T) {
 }
 
 // TestGuardedExecuteGuards checks that the validated and guarded baselines
-// give the guarantees they are measured for: input that fails its schema is
-// answered as an error by both, and a call that outlives its timeout by the
-// guarded one.
+// give the guarantees they are measured for. Input that fails its schema is
+// answered as an error by both. A call that outlives its timeout is answered
+// so by the guarded one.
 func TestGuardedExecuteGuards(t *testing.T) {
 	reg := benchRegistry(t)
 	for name, tc := range map[string]struct {

@@ -30,14 +30,13 @@ const benchClientEnv = "CONVERSE_BENCH_CLIENT"
 const benchProcessConversations = 500
 
 // BenchmarkConversationProcess is BenchmarkConversation's Converse
-// conversation with the client in a process of its own, as a service
-// embedding the library runs: each op starts this test binary again as a
-// client that has benchProcessConversations conversations, one after
-// another, with bedrocktest served by the benchmark's process. Its metrics
-// are the client process's alone, per conversation: wall-ns/conv and
-// cpu-ns/conv (user and system time, the garbage collector and the
-// runtime's threads included), so that the server's work, which both sides
-// share, does not dilute the difference as it does in
+// conversation with the client in a process of its own, as a service embedding
+// the library runs. Each op starts this test binary again as a client that has
+// benchProcessConversations conversations, one after another. bedrocktest is
+// served by the benchmark's process. Its metrics are the client process's
+// alone, per conversation: wall-ns/conv and cpu-ns/conv (user and system time,
+// the garbage collector and the runtime's threads included). So the server's
+// work, which both sides share, does not dilute the difference as it does in
 // BenchmarkConversation's cpu-ns/op.
 func BenchmarkConversationProcess(b *testing.B) {
 	srv := bedrocktest.NewServer(benchModel(2), func(o *bedrocktest.Options) { o.MaxRequests = 0 })

@@ -45,11 +45,11 @@ const benchModelID = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
 // that benchstat reports the library relative to it.
 var benchImpls = []string{"naive", "library"}
 
-// benchConversationImpls are the conversation benchmarks' sides: the naive
-// loop, the target's baseline; the validated loop, the naive loop with the
-// library's input checks (validatedExecute); the guarded loop, which also
-// runs each call isolated and timed, as the library does (guardedExecute);
-// and the library. Read in that order, each step prices one guarantee.
+// benchConversationImpls are the conversation benchmarks' sides. The naive
+// loop is the target's baseline. The validated loop is the naive loop with the
+// library's input checks (validatedExecute). The guarded loop also runs each
+// call isolated and timed, as the library does (guardedExecute). The last is
+// the library. Read in that order, each step prices one guarantee.
 var benchConversationImpls = []string{"naive", "validated", "guarded", "library"}
 
 type benchArgs struct {
@@ -103,9 +103,9 @@ func benchCalls(name string, n int) []bedrocktest.Call {
 	return calls
 }
 
-// benchToolTurn returns the content of an assistant message asking for n
-// calls of a tool, as the SDK client decodes it from a Converse response:
-// the executors see the SDK's own documents, not documents built in Go.
+// benchToolTurn returns the content of an assistant message asking for n calls
+// of a tool, as the SDK client decodes it from a Converse response. The
+// executors then see the SDK's own documents, not documents built in Go.
 func benchToolTurn(b testing.TB, name string, n int) []types.ContentBlock {
 	b.Helper()
 	srv := bedrocktest.NewServer(bedrocktest.Script(bedrocktest.ToolUse("", benchCalls(name, n)...)))
@@ -215,10 +215,10 @@ func benchMillis(d time.Duration) float64 { return float64(d) / float64(time.Mil
 
 func benchMicros(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
 
-// benchModel is a stateless model: after a user's text it asks for two add
+// benchModel is a stateless model. After a user's text it asks for two add
 // calls, and keeps asking until the user has answered toolTurns rounds of
-// calls since that text; then it answers with text. Being stateless, it
-// serves any number of conversations at once.
+// calls since that text. Then it answers with text. Being stateless, it serves
+// any number of conversations at once.
 func benchModel(toolTurns int) bedrocktest.Handler {
 	return benchModelCalling(toolTurns, benchCalls("add", 2))
 }
@@ -278,12 +278,12 @@ func (c benchConversation) Send(ctx context.Context, text string) error {
 	return err
 }
 
-// BenchmarkConversation is a whole 3-turn tool conversation (two rounds of
-// two calls, then the answer) through the real SDK client against
-// bedrocktest on loopback, with Converse (stream=false) or ConverseStream
-// (stream=true). The server runs in the same process, so both sides pay for
-// it as they pay for the SDK; cpu-ns/op is the process's CPU time (user and
-// system, server and garbage collector included) per conversation.
+// BenchmarkConversation is a whole 3-turn tool conversation (two rounds of two
+// calls, then the answer) through the real SDK client against bedrocktest on
+// loopback, with Converse (stream=false) or ConverseStream (stream=true). The
+// server runs in the same process, so both sides pay for it as they pay for
+// the SDK. cpu-ns/op is the process's CPU time (user and system, server and
+// garbage collector included) per conversation.
 func BenchmarkConversation(b *testing.B) {
 	srv := bedrocktest.NewServer(benchModel(2))
 	defer srv.Close()
@@ -388,9 +388,9 @@ func benchSlowAsk(calls []bedrocktest.Call) *bedrocktest.Reply {
 	return ask
 }
 
-// benchGapClient sums, over a conversation's model calls after its first,
-// the wall time from the last read from any connection of transport (the
-// end of the previous response) to the call's start: the time a loop spends
+// benchGapClient sums, over a conversation's model calls after its first, the
+// wall time from the last read from any connection of transport (the end of
+// the previous response) to the call's start. That is the time a loop spends
 // on the tool calls of a turn. Set first before each conversation.
 type benchGapClient struct {
 	converse.Client
@@ -466,13 +466,13 @@ func (s *benchStubClient) ConverseStream(context.Context, *bedrockruntime.Conver
 	return nil, errors.New("benchStubClient: no streams")
 }
 
-// BenchmarkHistoryGrowth measures one Send as the history grows: each op is
-// a conversation of turns model calls, in Sends of two turns (a round of two
-// tool calls, then the answer), and the metrics are those of its last Send,
-// per turn: µs/turn, allocs/turn and B/turn. The earlier Sends build the
-// history through the stub client. With client=loopback the last Send goes
-// through the SDK to bedrocktest, which encode and decode the whole history
-// every turn; with client=stub it stays on the stub, leaving the loop alone.
+// BenchmarkHistoryGrowth measures one Send as the history grows. Each op is a
+// conversation of turns model calls, in Sends of two turns (a round of two
+// tool calls, then the answer). The metrics are those of its last Send, per
+// turn: µs/turn, allocs/turn and B/turn. The earlier Sends build the history
+// through the stub client. With client=loopback the last Send goes through the
+// SDK to bedrocktest, which encode and decode the whole history every turn;
+// with client=stub it stays on the stub, leaving the loop alone.
 func BenchmarkHistoryGrowth(b *testing.B) {
 	srv := bedrocktest.NewServer(benchModel(1))
 	defer srv.Close()

@@ -22,17 +22,17 @@ import (
 // *BudgetError, which says which limit and what was spent.
 var ErrBudget = errors.New("budget reached")
 
-// Budget bounds what a conversation spends. A limit is never passed:
-// before each model call (summaries and corrections included) the
-// estimated input must fit in what is left, and the call's maxTokens is
-// capped, for that call only, to what is left after it; before a tool
-// round starts, its calls must fit in the tool calls left. After each call
-// its real usage is counted. A limit reached ends the Send or Resume at a
-// step boundary, before the model call or before the round's calls start,
-// with a *BudgetError (errors.Is(err, ErrBudget)), and stops the task (see
-// Conversation.Stop): the round's calls are answered as not run. The next
-// Send sends its prompt at once; a Resume with a raised limit (Restore the
-// State with another Budget, as -session does) goes on with the task.
+// Budget bounds what a conversation spends. A limit is never passed. Before
+// each model call (summaries and corrections included) the estimated input
+// must fit in what is left. The call's maxTokens is capped, for that call
+// only, to what is left after it. Before a tool round starts, its calls must
+// fit in the tool calls left. After each call its real usage is counted. A
+// limit reached ends the Send or Resume at a step boundary, before the model
+// call or before the round's calls start. It ends it with a *BudgetError
+// (errors.Is(err, ErrBudget)) and stops the task (see Conversation.Stop). The
+// round's calls are answered as not run. The next Send sends its prompt at
+// once; a Resume with a raised limit (Restore the State with another Budget,
+// as -session does) goes on with the task.
 type Budget struct {
 	// Send limits each Send or Resume; Conversation the whole
 	// conversation, counted from its State's Usage and ToolCalls (and so
@@ -299,10 +299,10 @@ func (c *Conversation) budgeted(ctx context.Context, req *ModelCall) (*Step, err
 	return &Step{ModelCall: req}, nil
 }
 
-// room is the most output tokens a call of model with estimate input
-// tokens may produce within every limit (math.MaxInt without one), run
-// having spent what it did: the *BudgetError of the wall time, or of a
-// limit that leaves the call fewer than need.
+// room is the most output tokens a call of model with estimate input tokens
+// may produce within every limit (math.MaxInt without one), run having spent
+// what it did. Its error is the *BudgetError of the wall time, or of a limit
+// that leaves the call fewer than need.
 func (a *accounts) room(run *tally, model string, estimate, need int) (int, error) {
 	if err := a.overTime(run); err != nil {
 		return 0, err
@@ -318,9 +318,9 @@ func (a *accounts) room(run *tally, model string, estimate, need int) (int, erro
 	return room, nil
 }
 
-// minOutput is the fewest output tokens the model call in may be given:
-// 1, or with extended thinking on a budget (and not interleaved) one more
-// than budget_tokens, as Bedrock rejects a maxTokens at or under it ("`max_tokens`
+// minOutput is the fewest output tokens the model call in may be given. It is
+// 1, or with extended thinking on a budget (and not interleaved) one more than
+// budget_tokens. Bedrock rejects a maxTokens at or under it ("`max_tokens`
 // must be greater than `thinking.budget_tokens`").
 func minOutput(in *bedrockruntime.ConverseInput) int {
 	d := in.AdditionalModelRequestFields
@@ -338,9 +338,9 @@ func minOutput(in *bedrockruntime.ConverseInput) int {
 	return max(*th.Budget+1, 1)
 }
 
-// outputRoom is the most output tokens a call of model with estimate
-// input tokens may produce within lim (math.MaxInt without a limit), its
-// scope having spent s, or the *BudgetError of a limit that leaves the
+// outputRoom is the most output tokens a call of model with estimate input
+// tokens may produce within lim (math.MaxInt without a limit), its scope
+// having spent s. Its error is the *BudgetError of a limit that leaves the
 // call fewer than need.
 func (a *accounts) outputRoom(lim Limits, conv bool, s Spent, model string, estimate, need int) (int, error) {
 	u := s.Usage

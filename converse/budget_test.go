@@ -48,14 +48,13 @@ func tokens(u converse.Usage) int {
 	return u.InputTokens + u.CacheReadInputTokens + u.CacheWriteInputTokens + u.OutputTokens
 }
 
-// TestBudgetStopsAtStepBoundaryAndResumes runs threeRounds under each
-// limit, set so that it is reached before the third model call or the
-// second tool round: the Send ends with a *BudgetError naming the limit,
-// its history valid and resumable, no request's maxTokens past what was
-// left, and the spend within the limit; a Restore of its State with a
-// raised limit resumes it to the answer, each tool call run at most once.
-// A tool-call limit stops the round's calls: they are answered as not run,
-// and never run.
+// TestBudgetStopsAtStepBoundaryAndResumes runs threeRounds under each limit,
+// set so that it is reached before the third model call or the second tool
+// round. The Send ends with a *BudgetError naming the limit. Its history is
+// valid and resumable, no request's maxTokens is past what was left, and the
+// spend is within the limit. A Restore of its State with a raised limit
+// resumes it to the answer, each tool call run at most once. A tool-call limit
+// stops the round's calls: they are answered as not run, and never run.
 func TestBudgetStopsAtStepBoundaryAndResumes(t *testing.T) {
 	turns := roundUsage(t)
 	two := turns[0].Add(turns[1])
@@ -196,11 +195,11 @@ func TestBudgetCapsMaxTokensOnACopy(t *testing.T) {
 }
 
 // TestBudgetLeavesThinkingItsBudget: with extended thinking on a budget,
-// Bedrock rejects a maxTokens at or under budget_tokens, so a limit that
-// leaves no more than that ends the Send with a *BudgetError naming what
-// the call needs, before any request; one that leaves more caps maxTokens
-// above the thinking budget; interleaved thinking, whose budget may pass
-// maxTokens, is capped as any call.
+// Bedrock rejects a maxTokens at or under budget_tokens. So a limit that
+// leaves no more than that ends the Send with a *BudgetError naming what the
+// call needs, before any request. One that leaves more caps maxTokens above
+// the thinking budget. Interleaved thinking, whose budget may pass maxTokens,
+// is capped as any call.
 func TestBudgetLeavesThinkingItsBudget(t *testing.T) {
 	tests := []struct {
 		name       string
@@ -279,11 +278,11 @@ func overflowed() *bedrocktest.Reply {
 		types.TokenUsage{InputTokens: aws.Int32(100), OutputTokens: aws.Int32(900), TotalTokens: aws.Int32(1000)})
 }
 
-// TestBudgetCountsTheOverflowedCall: a call that overflowed the context
-// window was billed. Its usage is counted when it returns, once: the
-// trimmed retry is budgeted with it, a retry that fails keeps it in the
-// conversation's usage, and the turns after the retry do not count it
-// again; the retry's TurnEnd reports both calls.
+// TestBudgetCountsTheOverflowedCall: a call that overflowed the context window
+// was billed. Its usage is counted when it returns, once. The trimmed retry is
+// budgeted with it. A retry that fails keeps it in the conversation's usage.
+// The turns after the retry do not count it again. The retry's TurnEnd reports
+// both calls.
 func TestBudgetCountsTheOverflowedCall(t *testing.T) {
 	long := strings.Repeat("a", 4000)
 	small := func(r *bedrocktest.Reply) *bedrocktest.Reply {
@@ -366,10 +365,10 @@ func TestBudgetCountsAnImageAsTheModelReadsIt(t *testing.T) {
 	assert.Len(t, srv.Requests(), 1)
 }
 
-// TestBudgetToolCallsSurviveRestore: a conversation's tool calls count
-// across Restore, from a State's JSON form and from a filestore.Store's session
-// log, as its usage does: a service that restores a conversation for each
-// request still stops at Budget.Conversation's ToolCalls.
+// TestBudgetToolCallsSurviveRestore: a conversation's tool calls count across
+// Restore, from a State's JSON form and from a filestore.Store's session log,
+// as its usage does. A service that restores a conversation for each request
+// still stops at Budget.Conversation's ToolCalls.
 func TestBudgetToolCallsSurviveRestore(t *testing.T) {
 	for _, via := range []string{"json", "filestore"} {
 		t.Run(via, func(t *testing.T) {

@@ -10,10 +10,10 @@ import (
 	"github.com/tooluse/bedrock/converse/bedrocktest"
 )
 
-// Bedrock's prices of cached input for Claude, relative to the model's
-// input price (Amazon Bedrock pricing; the user guide "Prompt caching"): a
-// token read from the cache costs a tenth, one written to it (5-minute
-// TTL) a quarter more.
+// Bedrock's prices of cached input for Claude, relative to the model's input
+// price (Amazon Bedrock pricing; the user guide "Prompt caching"). A token
+// read from the cache costs a tenth. One written to it (5-minute TTL) costs a
+// quarter more.
 const (
 	cacheReadPrice  = 0.1
 	cacheWritePrice = 1.25

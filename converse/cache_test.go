@@ -97,9 +97,9 @@ func turnUsage(t *testing.T, turn int, events []converse.Event) converse.Usage {
 
 // TestCachePointsGolden runs a 5-turn tool loop with Options.Cache for a
 // Claude model (with Converse and ConverseStream), a Nova model and a model
-// without prompt caching, through a validating bedrocktest that simulates
-// the cache, and compares where the cache points went and what each turn
-// read and wrote with testdata/cache-*.golden (go test -run
+// without prompt caching. It runs through a validating bedrocktest that
+// simulates the cache. It compares where the cache points went and what each
+// turn read and wrote with testdata/cache-*.golden (go test -run
 // TestCachePointsGolden -update writes them anew).
 func TestCachePointsGolden(t *testing.T) {
 	for _, tt := range []struct {

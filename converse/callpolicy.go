@@ -37,40 +37,39 @@ type CallPolicy struct {
 	Idle time.Duration
 	// Retries bounds how many times a turn's call is made again after it
 	// stalled (ErrStalled) or its stream was cut (a transport error, or
-	// ErrStreamTruncated), while nothing of its turn has taken effect: no
-	// tool of the turn started (see StreamPolicy.EarlyToolStart). Text
-	// already shown is superseded (see ModelRetry). A call that stalled
-	// once its retries are spent goes to the next of Fallback. 0 means 2;
-	// a negative value, none.
+	// ErrStreamTruncated). It applies while nothing of its turn has taken
+	// effect: no tool of the turn started (see StreamPolicy.EarlyToolStart).
+	// Text already shown is superseded (see ModelRetry). A call that stalled
+	// once its retries are spent goes to the next of Fallback. 0 means 2; a
+	// negative value, none.
 	Retries int
 	// Backoff is the wait before the first retry, doubled at each retry up
 	// to 10 s, of which a random half is waited (jitter), so that calls
 	// that stalled together do not retry together. 0 means 200 ms.
 	Backoff time.Duration
 	// Hedge, between 0 and 1, is the quantile of recent first-token times
-	// (0.95, say) past which a call without its first content is sent a
-	// second time, identically: the first of the two to get its first
-	// content is the call's, and the other is cancelled (a Hedged event
-	// reports the second request). The times are those of the last 100
-	// calls made with the policy; with fewer than 20, no call is hedged. 0
-	// means no hedging. Usage and cost count what Bedrock reports: a
-	// request cancelled before its stream's metadata event reports nothing,
-	// so the loser's tokens, billed or not, are not counted.
+	// (0.95, say) past which a call without its first content is sent a second
+	// time, identically. The first of the two to get its first content is the
+	// call's, and the other is cancelled. A Hedged event reports the second
+	// request. The times are those of the last 100 calls made with the policy;
+	// with fewer than 20, no call is hedged. 0 means no hedging. Usage and
+	// cost count what Bedrock reports: a request cancelled before its stream's
+	// metadata event reports nothing, so the loser's tokens, billed or not,
+	// are not counted.
 	Hedge float64
-	// Fallback are the model IDs to try, in order, when a turn's model
-	// call fails with a *types.ThrottlingException (after the SDK's
-	// retries), *types.ModelNotReadyException,
-	// *types.ServiceUnavailableException, *types.ModelTimeoutException or
-	// ErrStalled (after Retries); never on another error, such as a
-	// validation error, nor once a tool of the turn started. Each turn
-	// starts with its own model (New's, or PrepareTurn's), except that
-	// after a fallback answered, the turns of the next minute (by Clock)
-	// start with that fallback: a throttled model is not asked again at
-	// every turn. The history is sent as the family of the model called
-	// takes it: the status field of tool results, tool result media,
-	// reasoning blocks (those of another provider are dropped, and not kept
-	// from its replies). Result.Model, TurnEnd.Model and the chat spans say
-	// which model answered; a ModelFallback event reports each switch.
+	// Fallback are the model IDs to try, in order, when a turn's model call
+	// fails with a *types.ThrottlingException (after the SDK's retries),
+	// *types.ModelNotReadyException, *types.ServiceUnavailableException,
+	// *types.ModelTimeoutException or ErrStalled (after Retries). They are
+	// never tried on another error, such as a validation error, nor once a
+	// tool of the turn started. Each turn starts with its own model (New's, or
+	// PrepareTurn's). After a fallback answered, though, the turns of the next
+	// minute (by Clock) start with that fallback. So a throttled model is not
+	// asked again at every turn. The history is sent as the family of the
+	// model called takes it: the status field of tool results, tool result
+	// media, reasoning blocks (those of another provider are dropped, and not
+	// kept from its replies). Result.Model, TurnEnd.Model and the chat spans
+	// say which model answered; a ModelFallback event reports each switch.
 	Fallback []string
 
 	mu     sync.Mutex

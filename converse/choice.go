@@ -10,11 +10,11 @@ import (
 )
 
 // ErrToolChoice means Options.ToolChoice forces tool use (any, or a named
-// tool) where Bedrock would reject it: on a model without that toolChoice
-// (only Claude 3 and later and Amazon Nova take both, Mistral Large takes
-// any), or with Claude's extended thinking enabled in
-// Options.Request.AdditionalModelRequestFields. The Send fails before any model
-// call.
+// tool) where Bedrock would reject it. That is on a model without that
+// toolChoice (only Claude 3 and later and Amazon Nova take both, Mistral Large
+// takes any). It is also with Claude's extended thinking enabled in
+// Options.Request.AdditionalModelRequestFields. The Send fails before any
+// model call.
 var ErrToolChoice = errors.New("unsupported tool choice")
 
 // finalInstruction tells a model that cannot be forced to call the final

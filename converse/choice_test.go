@@ -27,7 +27,7 @@ func thinkingOn(o *converse.Options) {
 
 // TestStructuredUnforced: where Bedrock rejects toolChoice any (a model
 // without it, or extended thinking on), the final tool is offered with the
-// default choice and the model told to call it; a text answer is corrected.
+// default choice and the model told to call it. A text answer is corrected.
 func TestStructuredUnforced(t *testing.T) {
 	for _, tc := range []struct {
 		name, model string

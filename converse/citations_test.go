@@ -52,9 +52,9 @@ func citedAnswer() *bedrocktest.Reply {
 
 // TestCitedAnswer checks that an answer given in citationsContent blocks is
 // the Result's text, in order, with its citations, through Converse and
-// ConverseStream alike, the blank block between two cited sentences
-// included though the history cannot keep it, and that the Text events
-// spell the same text.
+// ConverseStream alike. The blank block between two cited sentences is
+// included, though the history cannot keep it. The Text events spell the same
+// text.
 func TestCitedAnswer(t *testing.T) {
 	const want = "According to the report, revenue grew 5% in 2024 and the outlook is stable. Costs fell."
 	wantCitations := []citation.Citation{

@@ -23,10 +23,11 @@ type doFunc func(*http.Request) (*http.Response, error)
 
 func (f doFunc) Do(r *http.Request) (*http.Response, error) { return f(r) }
 
-// TestClientOptions: a client set up with ClientOptions hands its HTTP
-// client request bodies without io.WriterTo, which a transport would still
-// be copying when the SDK closes the body (streams then die with "use of
-// closed network connection"); without it, the SDK's bodies have it.
+// TestClientOptions: a client set up with ClientOptions hands its HTTP client
+// request bodies without io.WriterTo. A transport copying through io.WriterTo
+// would still be copying when the SDK closes the body (streams then die with
+// "use of closed network connection"). Without ClientOptions, the SDK's bodies
+// have it.
 func TestClientOptions(t *testing.T) {
 	errSent := errors.New("sent")
 	for _, tc := range []struct {

@@ -18,15 +18,15 @@ import (
 )
 
 // ContextPolicy keeps a conversation's requests inside the model's context
-// window. Before each model call, a history estimated over MaxInputTokens
-// is trimmed; when Bedrock answers that the input is too long (a
-// ValidationException "Input is too long for requested model.", or the
-// stop reason model_context_window_exceeded), the history is trimmed and
-// the call made once more. A trim goes down to three quarters of the limit,
-// so that the next turns fit without one: MaxInputTokens, or after an
-// overflow, when smaller, the last request Bedrock accepted (the window
-// holds at least that, where the request that overflowed may have grown
-// past it by any amount). It goes in this order, until the estimate fits:
+// window. Before each model call, a history estimated over MaxInputTokens is
+// trimmed. Bedrock may answer that the input is too long (a
+// ValidationException "Input is too long for requested model.", or the stop
+// reason model_context_window_exceeded). Then the history is trimmed and the
+// call made once more. A trim goes down to three quarters of the limit, so
+// that the next turns fit without one. The limit is MaxInputTokens. After an
+// overflow it is the last request Bedrock accepted, when smaller. The window
+// holds at least that, where the request that overflowed may have grown past
+// it by any amount. It goes in this order, until the estimate fits:
 //
 //  1. the oldest tool results longer than ToolResultBytes are shortened to
 //     their head and tail, with a note of what was cut;
@@ -42,11 +42,12 @@ import (
 //     (with the tool configuration, when they hold tool blocks), and the
 //     summary joins the first kept user message as a text block.
 //
-// The first message stays a user message with content, and the trimmed
-// history is the one the Conversation keeps (and saves in its Store). A
-// Trimmed event reports each trim. Tokens are estimated from the last
-// turn's usage and the JSON of what came after it (a token per four bytes;
-// an image by its size, a PDF by its pages), or with CountTokens, by Bedrock's CountTokens API.
+// The first message stays a user message with content, and the trimmed history
+// is the one the Conversation keeps (and saves in its Store). A Trimmed event
+// reports each trim. Tokens are estimated from the last turn's usage and the
+// JSON of what came after it: a token per four bytes, an image by its size, a
+// PDF by its pages. With CountTokens they are counted by Bedrock's CountTokens
+// API.
 type ContextPolicy struct {
 	// MaxInputTokens is the most input tokens a request may hold: the
 	// model's context window less the room its answer needs. 0 trims only
@@ -58,10 +59,10 @@ type ContextPolicy struct {
 	ToolResultBytes int
 	// Summarize summarises the dropped messages with a model call.
 	Summarize bool
-	// CountTokens counts the tokens of each request with Bedrock's
-	// CountTokens API before the call, when the Client has a CountTokens
-	// method (a *bedrockruntime.Client has) and the model supports it; an
-	// error of CountTokens falls back to the estimate.
+	// CountTokens counts the tokens of each request with Bedrock's CountTokens
+	// API before the call. It does so when the Client has a CountTokens method
+	// (a *bedrockruntime.Client has) and the model supports it. An error of
+	// CountTokens falls back to the estimate.
 	CountTokens bool
 }
 
@@ -186,11 +187,11 @@ func overflowed(err error, t *turnResult) bool {
 	return slices.ContainsFunc(overflowMessages, func(m string) bool { return strings.Contains(msg, m) })
 }
 
-// overflowLimit is what a history must be trimmed below after Bedrock
-// reported it too long: its estimate, or less, the last request Bedrock
-// accepted (the window holds at least that, where the request that
-// overflowed may have grown past it by any amount) and the policy's
-// MaxInputTokens, maxInput.
+// overflowLimit is what a history must be trimmed below after Bedrock reported
+// it too long. It is the least of its estimate, the last request Bedrock
+// accepted and the policy's MaxInputTokens, maxInput. The window holds at
+// least the last request accepted, where the request that overflowed may have
+// grown past it by any amount.
 func (n *inputCounter) overflowLimit(ctx context.Context, w *window, history []types.Message, cfg *types.ToolConfiguration, maxInput int) int {
 	limit := n.estimate(ctx, w, history, cfg)
 	if ok := n.admitted(ctx, w, history, cfg); ok > 0 {
@@ -221,12 +222,12 @@ func (n *inputCounter) admitted(ctx context.Context, w *window, history []types.
 }
 
 // fit trims history, if it holds more than limit tokens (or after an
-// overflow), to three quarters of limit: the room it leaves spares the
-// next turns a trim each, which would change the prefix that prompt
-// caching reads. It reports whether anything was cut, and returns the step
-// that follows a cut: the summary call, when the policy summarises what
-// was dropped, or else the turn's call on the trimmed history, which is
-// kept. Trimming never calls the model itself.
+// overflow), to three quarters of limit. The room it leaves spares the next
+// turns a trim each, which would change the prefix that prompt caching reads.
+// It reports whether anything was cut, and returns the step that follows a
+// cut: the summary call, when the policy summarises what was dropped, or else
+// the turn's call on the trimmed history, which is kept. Trimming never calls
+// the model itself.
 func (c *Conversation) fit(ctx context.Context, history []types.Message, limit int, overflow bool) (*Step, bool, error) {
 	r := c.run
 	before := c.input.estimate(ctx, &r.win, history, r.cfg)
@@ -250,11 +251,11 @@ func (c *Conversation) fit(ctx context.Context, history []types.Message, limit i
 	return step, true, err
 }
 
-// sendPrompt is the index in history of the prompt of the Send in
-// progress, which a trim keeps: the last user message holding no tool
-// results that is not a structured answer's correction (which is a user
-// text message too, but answers the model within the Send's loop). It is
-// 0 when there is none.
+// sendPrompt is the index in history of the prompt of the Send in progress,
+// which a trim keeps. It is the last user message holding no tool results that
+// is not a structured answer's correction. A correction is a user text message
+// too, but answers the model within the Send's loop. It is 0 when there is
+// none.
 func sendPrompt(history []types.Message) int {
 	for i := len(history) - 1; i > 0; i-- {
 		m := history[i]
@@ -280,11 +281,11 @@ func (c *Conversation) trimmed(ctx context.Context, pt *pendingTrim) (*Step, err
 // summaryPrompt asks for the summary of the dropped messages.
 const summaryPrompt = "Summarize the conversation so far in a few sentences: what was asked, which tools were called with which results, and what is still open. Reply with the summary only."
 
-// summaryRequest asks the model for a summary of msgs, a conversation's
-// first messages. It is built as every turn's request is (guardrail,
-// metadata, inference settings, cache points), with the tools (without a
-// forced choice) when msgs hold tool blocks, as Bedrock requires, and no
-// output format: the summary is text.
+// summaryRequest asks the model for a summary of msgs, a conversation's first
+// messages. It is built as every turn's request is (guardrail, metadata,
+// inference settings, cache points). It has the tools (without a forced
+// choice) when msgs hold tool blocks, as Bedrock requires. It has no output
+// format: the summary is text.
 func (c *Conversation) summaryRequest(msgs []types.Message) *ModelCall {
 	msgs = withPrompt(msgs, []types.ContentBlock{&types.ContentBlockMemberText{Value: summaryPrompt}}, c.model)
 	var cfg *types.ToolConfiguration

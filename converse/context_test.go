@@ -42,10 +42,10 @@ func fetchLoop(calls int) []*bedrocktest.Reply {
 	return append(replies, bedrocktest.Text("I read them all."))
 }
 
-// readArchive runs a conversation that fetches pages of words words, one
-// a turn, through bedrocktest's context window, under policy, and checks
-// that it finished and trimmed; it returns the server, the conversation, the
-// result and the trims.
+// readArchive runs a conversation that fetches pages of words words, one a
+// turn, through bedrocktest's context window, under policy. It checks that it
+// finished and trimmed. It returns the server, the conversation, the result
+// and the trims.
 func readArchive(t *testing.T, window, pages, words int, policy converse.ContextPolicy) (*bedrocktest.Server, *converse.Conversation, *converse.Result, []converse.Trimmed) {
 	t.Helper()
 	srv, client := serve(t, bedrocktest.Script(fetchLoop(pages)...), func(o *bedrocktest.Options) {
@@ -116,11 +116,11 @@ func TestLongConversationOverflowsAndFinishes(t *testing.T) {
 	}
 }
 
-// TestFastGrowingConversationFinishes: pages of 20,000 bytes grow each
-// request by more than a third of a window of 8,000 tokens, so a trim to
-// three quarters of the request that overflowed would still overflow; the
-// trim goes below the last request Bedrock accepted, and the one retry of
-// each overflow fits.
+// TestFastGrowingConversationFinishes: pages of 20,000 bytes grow each request
+// by more than a third of a window of 8,000 tokens. So a trim to three
+// quarters of the request that overflowed would still overflow. The trim goes
+// below the last request Bedrock accepted, and the one retry of each overflow
+// fits.
 func TestFastGrowingConversationFinishes(t *testing.T) {
 	const window = 8000
 	for _, tt := range []struct {
@@ -333,10 +333,10 @@ func TestTrimKeepsTheLoopsReasoning(t *testing.T) {
 	}
 }
 
-// TestTrimKeepsAStructuredSendsPrompt: a structured Send's correction is
-// a user text message, but no prompt to cut the history at: the trim
-// drops the earlier Send's exchange, and keeps the Send's own prompt and
-// its data before the correction.
+// TestTrimKeepsAStructuredSendsPrompt: a structured Send's correction is a
+// user text message, but no prompt to cut the history at. The trim drops the
+// earlier Send's exchange, and keeps the Send's own prompt and its data before
+// the correction.
 func TestTrimKeepsAStructuredSendsPrompt(t *testing.T) {
 	srv, client := serve(t, bedrocktest.Script(
 		bedrocktest.Text("Noted."),

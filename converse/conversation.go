@@ -120,19 +120,19 @@ func Run(ctx context.Context, client Client, modelID string, reg *tools.Registry
 	return New(client, modelID, reg, optFns...).Send(ctx, prompt)
 }
 
-// History returns a copy of the conversation so far, in one of the states
-// of the package doc: empty, idle (ending with a final answer), interrupted
+// History returns a copy of the conversation so far, in one of the states of
+// the package doc. It is empty, idle (ending with a final answer), interrupted
 // (ending with a user message, or with tool calls cut off) or paused (ending
 // with tool calls awaiting approval). It keeps every completed step: a Send
 // that fails loses only the step in progress. During a Send it returns the
-// history at the last step boundary, at once: it may be called from OnEvent
-// or from another goroutine. A model call's reply is kept before its
-// TurnEnd, so that History then ends with the reply the event reports: a
-// final answer (without the toolUse blocks nothing answers, and not kept
-// at all when left empty), or a tool_use turn whose calls are not answered
-// yet. A reply that ends the Send with an error (max_tokens cutting a call,
-// malformed tool use or output, a context window exceeded, the turn limit)
-// is never kept.
+// history at the last step boundary, at once: it may be called from OnEvent or
+// from another goroutine. A model call's reply is kept before its TurnEnd, so
+// that History then ends with the reply the event reports. That is a final
+// answer (without the toolUse blocks nothing answers, and not kept at all when
+// left empty). Or it is a tool_use turn whose calls are not answered yet. A
+// reply that ends the Send with an error (max_tokens cutting a call, malformed
+// tool use or output, a context window exceeded, the turn limit) is never
+// kept.
 func (c *Conversation) History() []types.Message {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -156,18 +156,18 @@ func (c *Conversation) Send(ctx context.Context, text string) (*Result, error) {
 // adjust. The error is for the caller: a Bedrock API error (wrapped with the
 // turn, still usable with errors.As, e.g. *types.ThrottlingException),
 // cancellation, ErrMaxTurns, ErrMaxTokens, ErrMalformedToolUse,
-// ErrMalformedModelOutput, ErrContextWindowExceeded and ErrStreamTruncated.
-// On error the Result, when not nil, holds what was attempted, and the
-// Conversation keeps every completed step: msg, and each tool exchange (the
-// assistant's toolUse turn with the user message of all its results); it is
-// then interrupted, and Resume goes on without running a completed call
-// again. Calls that need approval (see Options.ApprovalPolicy) pause the
-// conversation when no Options.Approver decides them: the error is then a
-// *PausedError. SendMessage on a paused conversation, or one interrupted
-// after a tool exchange, is an error (ErrPaused, ErrInterrupted): Resume it,
-// or Stop it first. On a stopped one msg joins the stopped task's results.
-// On a conversation interrupted before any tool exchange of its last prompt
-// (the model call failed), msg replaces that prompt, which nothing answered.
+// ErrMalformedModelOutput, ErrContextWindowExceeded and ErrStreamTruncated. On
+// error the Result, when not nil, holds what was attempted. The Conversation
+// keeps every completed step: msg, and each tool exchange (the assistant's
+// toolUse turn with the user message of all its results). It is then
+// interrupted, and Resume goes on without running a completed call again.
+// Calls that need approval (see Options.ApprovalPolicy) pause the conversation
+// when no Options.Approver decides them: the error is then a *PausedError.
+// SendMessage on a paused conversation, or one interrupted after a tool
+// exchange, is an error (ErrPaused, ErrInterrupted): Resume it, or Stop it
+// first. On a stopped one msg joins the stopped task's results. On a
+// conversation interrupted before any tool exchange of its last prompt (the
+// model call failed), msg replaces that prompt, which nothing answered.
 func (c *Conversation) SendMessage(ctx context.Context, msg types.Message) (*Result, error) {
 	ctx, span := c.tel.startSend(ctx)
 	defer span.abort()
@@ -185,11 +185,11 @@ func (c *Conversation) send(ctx context.Context, msg types.Message, sh *shape) (
 	})
 }
 
-// checkContent rejects what Bedrock would: a message without content,
-// with a blank text block, with a document whose name Bedrock does not take
-// (DocumentBlock.name), with an image or a document whose bytes Bedrock
-// would not take (media.Problem), or with a document and no text block
-// beside it (the Converse API reference's Message.content).
+// checkContent rejects what Bedrock would. That is a message without content,
+// or with a blank text block, or with a document whose name Bedrock does not
+// take (DocumentBlock.name). So is one with an image or a document whose bytes
+// Bedrock would not take (media.Problem). So is one with a document and no
+// text block beside it (the Converse API reference's Message.content).
 func checkContent(msg types.Message) error {
 	if len(msg.Content) == 0 {
 		return errors.New("converse: the message has no content")
@@ -248,12 +248,12 @@ func unforced(cfg *types.ToolConfiguration) *types.ToolConfiguration {
 	return &types.ToolConfiguration{Tools: cfg.Tools}
 }
 
-// NewExecutor returns an Executor as a Conversation with the model
-// modelID, the tools of reg and the options optFns set runs its calls
-// with (see Conversation.Executor): Options.Tools, with the status field
-// and media rules of the model, Logger, OnEvent and the telemetry. An
-// engine driving the steps runs a Step's Calls with it where the tools
-// are, such as a Temporal activity.
+// NewExecutor returns an Executor as a Conversation with the model modelID,
+// the tools of reg and the options optFns set runs its calls with (see
+// Conversation.Executor). It has Options.Tools, with the status field and
+// media rules of the model, Logger, OnEvent and the telemetry. An engine
+// driving the steps runs a Step's Calls with it where the tools are, such as a
+// Temporal activity.
 func NewExecutor(modelID string, reg *tools.Registry, optFns ...func(*Options)) *Executor {
 	var o Options
 	for _, fn := range optFns {
@@ -298,12 +298,12 @@ func (c *Conversation) emit(ev Event) {
 //
 //	client := bedrockruntime.NewFromConfig(cfg, converse.ClientOptions)
 //
-// Its HTTP client (the SDK's default when o.HTTPClient is nil) sends
-// request bodies without io.WriterTo. The SDK closes a request body once
-// the response starts; a transport still copying it through WriterTo then
-// drops the connection, and streams die with "use of closed network
-// connection" (a few in a hundred streamed conversations on a fast
-// connection). recording.PlainBodies does the same for other AWS clients.
+// Its HTTP client (the SDK's default when o.HTTPClient is nil) sends request
+// bodies without io.WriterTo. The SDK closes a request body once the response
+// starts. A transport still copying it through WriterTo then drops the
+// connection. Streams die with "use of closed network connection" (a few in a
+// hundred streamed conversations on a fast connection). recording.PlainBodies
+// does the same for other AWS clients.
 func ClientOptions(o *bedrockruntime.Options) {
 	o.HTTPClient = httpbody.Client(o.HTTPClient)
 }

@@ -490,10 +490,10 @@ func TestSendRejectsWhatBedrockWould(t *testing.T) {
 	assert.Empty(t, srv.Requests(), "nothing reached Bedrock")
 }
 
-// TestSendMessageNumbersARepeatedDocumentName: a document the user sends
-// under a name the history has already, from a tool or an earlier
-// message, or twice in one message, is numbered, as a tool's is: Bedrock
-// rejects a request that holds a name twice, and every later one.
+// TestSendMessageNumbersARepeatedDocumentName: a document the user sends under
+// a name the history has already, from a tool or an earlier message, or twice
+// in one message, is numbered, as a tool's is. Bedrock rejects a request that
+// holds a name twice, and every later one.
 func TestSendMessageNumbersARepeatedDocumentName(t *testing.T) {
 	srv, client := serve(t, bedrocktest.Script(bedrocktest.Text("read"), bedrocktest.Text("read again")))
 	c := converse.New(client, claude, nil)
@@ -597,9 +597,9 @@ func within(t *testing.T, what string, f func()) {
 }
 
 // TestHistoryFromOnEvent: a UI that redraws the transcript on TurnEnd or
-// ToolEnd calls History from OnEvent; it must not deadlock Send, and at
-// TurnEnd History ends with the reply the event reports (the tool_use turn,
-// then the final answer).
+// ToolEnd calls History from OnEvent. It must not deadlock Send. At TurnEnd
+// History ends with the reply the event reports (the tool_use turn, then the
+// final answer).
 func TestHistoryFromOnEvent(t *testing.T) {
 	_, client := serve(t, bedrocktest.Script(
 		bedrocktest.ToolUse("", bedrocktest.Call{ID: "t1", Name: "calculator", Input: map[string]any{"a": 1, "b": 2}}),

@@ -21,10 +21,11 @@ func withUsage(r *bedrocktest.Reply, u types.TokenUsage) *bedrocktest.Reply {
 }
 
 // TestCostOfACachedConversation: the cost of a two-turn conversation that
-// writes and reads the prompt cache is the hand computation from the
-// price table (Claude Sonnet 4: $3 input, $15 output, $0.30 cache read,
-// $3.75 cache write a million tokens), and the invoke_agent span has it;
-// Options.Prices replaces the table; a model the table lacks has no cost.
+// writes and reads the prompt cache is the hand computation from the price
+// table. The prices are Claude Sonnet 4's: $3 input, $15 output, $0.30 cache
+// read, $3.75 cache write a million tokens. The invoke_agent span has the
+// cost. Options.Prices replaces the table. A model the table lacks has no
+// cost.
 func TestCostOfACachedConversation(t *testing.T) {
 	script := func() bedrocktest.Handler {
 		return bedrocktest.Script(

@@ -19,10 +19,10 @@ var (
 	// ErrMalformedModelOutput is the stop reason malformed_model_output.
 	ErrMalformedModelOutput = errors.New("model produced malformed output")
 	// ErrContextWindowExceeded is the stop reason
-	// model_context_window_exceeded, or Bedrock's ValidationException
-	// saying the input is too long (which it wraps): the conversation no
-	// longer fits the model's context window, and Options.Context did not
-	// trim it (it is not set, or there was nothing left to drop).
+	// model_context_window_exceeded, or Bedrock's ValidationException saying
+	// the input is too long (which it wraps). The conversation no longer fits
+	// the model's context window, and Options.Context did not trim it (it is
+	// not set, or there was nothing left to drop).
 	ErrContextWindowExceeded = errors.New("model context window exceeded")
 	// ErrStreamTruncated means a ConverseStream response ended before its
 	// messageStop event. The SDK does not report this; the loop does, and it

@@ -31,10 +31,10 @@ var goTypeName = regexp.MustCompile(`\*?\b[a-z][a-z0-9]*\.[A-Za-z_]\w*\b`)
 // follows another message's colon.
 var goPrefix = regexp.MustCompile(`(^|: )(converse|tools|json|runtime|bedrocktest): `)
 
-// TestErrorTextsForTheModel: every kind of failed call is answered with a
-// text in one style, "Error: " and what went wrong, with neither the Go
-// prefixes of the errors for callers ("converse:", "tools:", "json:") nor
-// Go type names.
+// TestErrorTextsForTheModel: every kind of failed call is answered with a text
+// in one style, "Error: " and what went wrong. The text has neither the Go
+// prefixes of the errors for callers ("converse:", "tools:", "json:") nor Go
+// type names.
 func TestErrorTextsForTheModel(t *testing.T) {
 	mk := func(tool *tools.Tool, err error) *tools.Tool {
 		t.Helper()

@@ -88,12 +88,12 @@ type ModelFallback struct {
 
 func (ModelFallback) event() {}
 
-// ModelRetry reports that a turn's model call to Model failed with Err,
-// a stall (ErrStalled) or a stream cut, before anything of its turn took
-// effect, and is made again after Wait: the Retry-th retry (from 1) of
+// ModelRetry reports that a turn's model call to Model failed with Err, a
+// stall (ErrStalled) or a stream cut, before anything of its turn took effect.
+// It is made again after Wait, as the Retry-th retry (from 1) of
 // Options.ModelCalls' Retries. Superseded is the text of the failed call
-// already reported in Text events, which the retry's text replaces: a
-// terminal or UI that showed it redraws from there.
+// already reported in Text events, which the retry's text replaces: a terminal
+// or UI that showed it redraws from there.
 type ModelRetry struct {
 	Turn       int
 	Model      string
@@ -103,9 +103,9 @@ type ModelRetry struct {
 	Superseded string
 }
 
-// Hedged reports that a turn's model call to Model had no first content
-// after After, the hedge's quantile of recent first-token times (see
-// CallPolicy.Hedge), and was sent a second time: the first of the two
+// Hedged reports that a turn's model call to Model had no first content after
+// After, the hedge's quantile of recent first-token times (see
+// CallPolicy.Hedge). The call was sent a second time. The first of the two
 // requests to get its first content answers, the other is cancelled.
 type Hedged struct {
 	Turn  int
@@ -140,11 +140,11 @@ type Resumed struct {
 }
 
 // StateSaved is the conversation's state saved in Options.Session at a step
-// boundary: after the turn's model call or tool round (for a round Resume
-// finishes, the turn that asked for its calls), as Messages messages with
-// Pending calls awaiting approval. A step is saved, and reported, once: a
-// pause that ran and decided nothing after the model call is not saved
-// again.
+// boundary, after the turn's model call or tool round. For a round Resume
+// finishes, the turn is the one that asked for its calls. The state is
+// Messages messages with Pending calls awaiting approval. A step is saved, and
+// reported, once: a pause that ran and decided nothing after the model call is
+// not saved again.
 type StateSaved struct {
 	SessionID string
 	Turn      int

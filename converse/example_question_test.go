@@ -11,9 +11,9 @@ import (
 	"github.com/tooluse/bedrock/tools"
 )
 
-// A tool that asks the user a question in the middle of its call (as an
-// MCP server's elicitation does through package mcptools) pauses the
-// conversation; Resume with the answer runs the call again with it.
+// A tool that asks the user a question in the middle of its call (as an MCP
+// server's elicitation does through package mcptools) pauses the conversation.
+// Resume with the answer runs the call again with it.
 func ExampleAccept() {
 	srv := bedrocktest.NewServer(bedrocktest.Script(
 		bedrocktest.ToolUse("", bedrocktest.Call{ID: "t1", Name: "deploy", Input: map[string]any{}}),

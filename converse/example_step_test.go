@@ -14,10 +14,10 @@ import (
 	"github.com/tooluse/bedrock/tools"
 )
 
-// An engine that owns retries and persistence drives a conversation one
-// step at a time: it makes each model call itself and runs each tool call
-// where it likes (here, in place), handing back what came of it. The
-// requests are the ones Send would make.
+// An engine that owns retries and persistence drives a conversation one step
+// at a time. It makes each model call itself and runs each tool call where it
+// likes (here, in place), handing back what came of it. The requests are the
+// ones Send would make.
 func ExampleConversation_Begin() {
 	srv := bedrocktest.NewServer(bedrocktest.Script(
 		bedrocktest.ToolUse("", bedrocktest.Call{ID: "t1", Name: "calculator", Input: map[string]any{"a": 6, "b": 7, "operation": "multiply"}}),

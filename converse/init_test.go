@@ -17,12 +17,11 @@ import (
 var initLine = regexp.MustCompile(`^init (\S+) @.* clock, (\d+) bytes, (\d+) allocs$`)
 
 // TestPackagesStartCheaply checks that the library's packages do next to
-// nothing when a program starts: their regular expressions are compiled
-// at first use (the credential redaction, the reading of validation
-// errors), so that a program or a CLI run that never needs them does not
-// pay for them. GODEBUG=inittrace=1 reports each package's init; the
-// allocations it reports do not depend on the machine. bedrocktest, a test
-// double, is not held to it.
+// nothing when a program starts. Their regular expressions are compiled at
+// first use (the credential redaction, the reading of validation errors). So a
+// program or a CLI run that never needs them does not pay for them.
+// GODEBUG=inittrace=1 reports each package's init; the allocations it reports
+// do not depend on the machine. bedrocktest, a test double, is not held to it.
 func TestPackagesStartCheaply(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")

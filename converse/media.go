@@ -42,22 +42,23 @@ import (
 // The output limit (MaxOutput) bounds the output only, not the media,
 // which Bedrock's limits bound.
 //
-// A document is sent with its tools.Media Name, cleaned (a document
-// format's extension, such as .pdf, dropped, any other character Bedrock
-// does not allow, a dot among them, made a space), or else as
-// "document N", N its place among its call's documents. Bedrock rejects a
-// request that holds a document name twice, so a name that an earlier
-// document of the request has (one of the history a Conversation sends, or
-// of an earlier call of the turn) is numbered: "notes 2", "document 2".
+// A document is sent with its tools.Media Name, cleaned, or else as "document
+// N", N its place among its call's documents. Cleaning drops a document
+// format's extension, such as .pdf. It makes a space of any other character
+// Bedrock does not allow, a dot among them. Bedrock rejects a request that
+// holds a document name twice. So a name that an earlier document of the
+// request has is numbered: "notes 2", "document 2". That earlier document may
+// be one of the history a Conversation sends, or of an earlier call of the
+// turn.
 type MediaInfo struct {
 	Type string // the media type, such as image/png: for an image, that of the format of its bytes when they disagree
 	Name string // the document's name, cleaned to the characters Bedrock allows, before a repeat is numbered; "" for an image
 	Size int    // bytes
 	// LeftOut, when not empty, says why the medium was left out and a
 	// placeholder sent instead. The limits of a message (20 images and 5
-	// documents) are applied once every call of the turn is answered, and
-	// those of a request in each request, after the ToolEnd events: they
-	// are not reported here; nor is the number a repeated name gets.
+	// documents) are applied once every call of the turn is answered. Those of
+	// a request are applied in each request, after the ToolEnd events. They
+	// are not reported here, nor is the number a repeated name gets.
 	LeftOut string
 }
 

@@ -297,9 +297,9 @@ func TestMediaInfoString(t *testing.T) {
 
 // TestManyScreenshots: a tool that returns a 2,500 px screenshot each turn
 // takes a conversation past 20 images, where Claude takes none larger than
-// 2,000 px a side: from then on the large ones go as placeholders, and
-// every request passes bedrocktest, which answers a request breaking the
-// rule with Bedrock's error. The history keeps the images.
+// 2,000 px a side. From then on the large ones go as placeholders. Every
+// request passes bedrocktest, which answers a request breaking the rule with
+// Bedrock's error. The history keeps the images.
 func TestManyScreenshots(t *testing.T) {
 	shot := testimage.Plain(t, 2500, 100)
 	reg := registry(t, mediaTool(t, "screenshot", tools.Result{Media: []tools.Media{{Type: "image/png", Data: shot}}}))

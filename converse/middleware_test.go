@@ -54,9 +54,9 @@ func backoff(next converse.ToolHandler) converse.ToolHandler {
 }
 
 // TestMiddlewareRetriesWithinTheTimeout: every call of next is inside the
-// call's timeout. In virtual time, a tool that always fails is called at
-// 0, 1, 3 and 7 s and the call answered as timed out at 10 s; one that
-// fails twice is answered with its third answer.
+// call's timeout. In virtual time, a tool that always fails is called at 0, 1,
+// 3 and 7 s and the call answered as timed out at 10 s. One that fails twice
+// is answered with its third answer.
 func TestMiddlewareRetriesWithinTheTimeout(t *testing.T) {
 	tests := []struct {
 		failures, calls int

@@ -12,10 +12,11 @@ import (
 	"github.com/tooluse/bedrock/converse/bedrocktest"
 )
 
-// TestRequestsWithoutHooks: with no middleware, turn hook or fallback set,
-// the request bodies of a five-turn tool loop with prompt caching, streamed
-// and not, are those of testdata/nohooks.golden, written before the hooks
-// existed (go test -run TestRequestsWithoutHooks -update writes it anew).
+// TestRequestsWithoutHooks: with no middleware, turn hook or fallback set, the
+// request bodies of a five-turn tool loop with prompt caching, streamed and
+// not, are those of testdata/nohooks.golden. That file was written before the
+// hooks existed (go test -run TestRequestsWithoutHooks -update writes it
+// anew).
 func TestRequestsWithoutHooks(t *testing.T) {
 	var sb strings.Builder
 	for _, stream := range []bool{false, true} {

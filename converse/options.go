@@ -24,12 +24,11 @@ const (
 // [Executor], which embeds them, and a [Conversation], whose Options hold
 // them as Tools. The zero value is the defaults.
 type ToolOptions struct {
-	// Concurrency bounds how many calls run at once; 0 means 8, and 1 runs
-	// the calls one after another. The bound holds for tool code really
-	// running: a call abandoned at its timeout keeps its slot until its tool
-	// returns (see Executor.Abandoned), and a call that cannot get a slot
-	// before its own timeout is answered as timed out, naming the calls that
-	// hold the slots.
+	// Concurrency bounds how many calls run at once; 0 means 8, and 1 runs the
+	// calls one after another. The bound holds for tool code really running. A
+	// call abandoned at its timeout keeps its slot until its tool returns (see
+	// Executor.Abandoned). A call that cannot get a slot before its own
+	// timeout is answered as timed out, naming the calls that hold the slots.
 	Concurrency int
 	// Timeout bounds each call, unless the tool sets its own
 	// (tools.Options.Timeout); 0 means one minute. A call whose tool returns
@@ -81,10 +80,10 @@ type StatusMode int
 
 const (
 	// StatusAuto, in a Conversation, sends status to the model families
-	// documented to accept it (Anthropic Claude 3 and later, Amazon Nova),
-	// read from the model ID, inference profile or ARN, and leaves it out
-	// for the others, some of which reject it. An Executor knows no model:
-	// there StatusAuto sends status, as StatusAlways does.
+	// documented to accept it (Anthropic Claude 3 and later, Amazon Nova). The
+	// family is read from the model ID, inference profile or ARN. It leaves
+	// status out for the others, some of which reject it. An Executor knows no
+	// model: there StatusAuto sends status, as StatusAlways does.
 	StatusAuto StatusMode = iota
 	// StatusAlways always sends status.
 	StatusAlways
@@ -94,18 +93,17 @@ const (
 
 // Options configure a Conversation. The zero value is usable.
 type Options struct {
-	// Request is the template of every model call's request: what it
-	// sets (System, InferenceConfig, GuardrailConfig,
-	// AdditionalModelRequestFields, RequestMetadata, ServiceTier, ... and
-	// any field the SDK adds) is sent on each call, summaries included. The
-	// loop owns ModelId (New's model), Messages (the history) and
-	// ToolConfig (the registry, ToolChoice and SystemTools): a template
-	// that sets them fails the Send. A guardrail that blocks a turn ends
-	// the Send normally, with StopReason guardrail_intervened, the
-	// guardrail's message as the answer and, when its Trace is enabled,
-	// the assessment in Result.Trace; the paths of
+	// Request is the template of every model call's request: what it sets
+	// (System, InferenceConfig, GuardrailConfig, AdditionalModelRequestFields,
+	// RequestMetadata, ServiceTier, ... and any field the SDK adds) is sent on
+	// each call, summaries included. The loop owns ModelId (New's model),
+	// Messages (the history) and ToolConfig (the registry, ToolChoice and
+	// SystemTools): a template that sets them fails the Send. A guardrail that
+	// blocks a turn ends the Send normally, with StopReason
+	// guardrail_intervened and the guardrail's message as the answer. When its
+	// Trace is enabled, the assessment is in Result.Trace. The paths of
 	// AdditionalModelResponseFieldPaths arrive in
-	// Result.AdditionalModelResponseFields, the tier that served a turn in
+	// Result.AdditionalModelResponseFields. The tier that served a turn is in
 	// Result.ServiceTier. Structured sets OutputConfig's text format itself.
 	Request bedrockruntime.ConverseInput
 	// SystemTools names server-side system tools that Bedrock runs itself,
@@ -116,34 +114,34 @@ type Options struct {
 	// runs or answers them, and echoes them as Bedrock sent them.
 	SystemTools []string
 	// ToolChoice forces the first turn of each Send to use a tool
-	// (&types.ToolChoiceMemberAny{}) or a named tool; later turns of the same
-	// Send leave the choice to the model, so a forced choice cannot loop.
-	// A forcing choice that Bedrock would reject (on a model without it, or
-	// with Claude's extended thinking enabled) fails the Send before any
-	// model call with ErrToolChoice.
+	// (&types.ToolChoiceMemberAny{}) or a named tool. Later turns of the same
+	// Send leave the choice to the model, so a forced choice cannot loop. A
+	// forcing choice that Bedrock would reject (on a model without it, or with
+	// Claude's extended thinking enabled) fails the Send before any model call
+	// with ErrToolChoice.
 	ToolChoice types.ToolChoice
-	// PrepareTurn, if set, is called before each turn's model call (not
-	// before a summary's; deterministic, as an engine may replay it) and
-	// may change, for that call only, the model,
-	// the tools offered, the tool choice, the system prompt and the
-	// inference settings, or end the Send; see TurnPlan. The rules of Bedrock
-	// are applied after it, for the model called: tools the history calls
-	// stay described, the history is re-encoded for the model's family
-	// (see CallPolicy.Fallback), cache points are placed on the new prefix. An
-	// error of PrepareTurn ends the Send with it.
+	// PrepareTurn, if set, is called before each turn's model call (not before
+	// a summary's). It must be deterministic, as an engine may replay it. It
+	// may change, for that call only, the model, the tools offered, the tool
+	// choice, the system prompt and the inference settings. It may also end
+	// the Send; see TurnPlan. The rules of Bedrock are applied after it, for
+	// the model called. Tools the history calls stay described. The history is
+	// re-encoded for the model's family (see CallPolicy.Fallback). Cache
+	// points are placed on the new prefix. An error of PrepareTurn ends the
+	// Send with it.
 	PrepareTurn func(ctx context.Context, t *TurnPlan) error
 	// ModelCalls, if set, is how each model call is made: deadlines that
 	// find a stalled call (ErrStalled), its retries while nothing of its
 	// turn has taken effect, hedging, and the fallback models; see
 	// CallPolicy. Nil sets no deadline and has no fallback.
 	ModelCalls *CallPolicy
-	// RepairCall, if set, is asked about each call that would be answered
-	// as an unknown tool (ErrUnknownTool) or invalid input
-	// (tools.ErrInvalidInput), problem saying which, before anything of the
-	// turn runs or is kept: it may return a corrected call (a near tool
-	// name, a fixed input) and true. The corrected call keeps the call's ID,
-	// is checked again when it runs, and is what the history shows: the
-	// model sees its call as it was repaired. Like PrepareTurn and
+	// RepairCall, if set, is asked about each call that would be answered as
+	// an unknown tool (ErrUnknownTool) or invalid input
+	// (tools.ErrInvalidInput), problem saying which. It is asked before
+	// anything of the turn runs or is kept. It may return a corrected call (a
+	// near tool name, a fixed input) and true. The corrected call keeps the
+	// call's ID, is checked again when it runs, and is what the history shows:
+	// the model sees its call as it was repaired. Like PrepareTurn and
 	// ApprovalPolicy, it must be deterministic: an engine may replay it.
 	RepairCall func(ctx context.Context, call Call, problem error) (Call, bool)
 	// MaxTurns bounds the model calls one Send makes; 0 means
@@ -177,29 +175,28 @@ type Options struct {
 	// StreamPolicy.EarlyToolStart starts nothing.
 	ApprovalPolicy func(Call) bool
 	// Approver, if set, decides the calls that need approval, one at a time,
-	// before they run: Approver(id) lets it run, Deny answers it with an
-	// error result the model sees, and Decision{Verdict: Paused} leaves it
-	// pending, so that the Send ends with a *PausedError. Without Approver
-	// every such call pauses. An error of Approver ends the Send with it, the
-	// calls not decided pending. It answers a call's Question too (see
-	// Accept): an answer that does not fit is an error.
+	// before they run. Approver(id) lets it run. Deny answers it with an error
+	// result the model sees. Decision{Verdict: Paused} leaves it pending, so
+	// that the Send ends with a *PausedError. Without Approver every such call
+	// pauses. An error of Approver ends the Send with it, the calls not
+	// decided pending. It answers a call's Question too (see Accept): an
+	// answer that does not fit is an error.
 	Approver func(ctx context.Context, call Call) (Decision, error)
-	// Session, if set, is where Send, Resume and Stop save the
-	// conversation's State: after every step, before its model call or its
-	// calls are made (after the prompt is added, after each model call with
-	// its calls started, after each tool round). A crash then loses at most
-	// the step in progress, and what is saved is always resumable
-	// (Store.Load, Restore, Resume). A failed save ends the Send. The step
-	// API (see Step) saves nothing: its engine keeps the state.
+	// Session, if set, is where Send, Resume and Stop save the conversation's
+	// State. They save after every step, before its model call or its calls
+	// are made: after the prompt is added, after each model call with its
+	// calls started, after each tool round. A crash then loses at most the
+	// step in progress, and what is saved is always resumable (Store.Load,
+	// Restore, Resume). A failed save ends the Send. The step API (see Step)
+	// saves nothing: its engine keeps the state.
 	Session *Session
-	// Cache, if set, places cachePoint blocks on every request of the
-	// models with prompt caching (Claude 3.5 Haiku, 3.7 Sonnet, Claude 4
-	// and later; Amazon Nova): after the tools, the system prompt and the
-	// newest user messages, where the prefix reaches the model's minimum
-	// of tokens and at most four with the caller's own, so that each turn
-	// reads from the cache what the turn before wrote. They are never kept
-	// in the history; Usage reports what was read from and written to the
-	// cache.
+	// Cache, if set, places cachePoint blocks on every request of the models
+	// with prompt caching (Claude 3.5 Haiku, 3.7 Sonnet, Claude 4 and later;
+	// Amazon Nova). They go after the tools, the system prompt and the newest
+	// user messages, where the prefix reaches the model's minimum of tokens.
+	// There are at most four, with the caller's own. So each turn reads from
+	// the cache what the turn before wrote. They are never kept in the
+	// history; Usage reports what was read from and written to the cache.
 	Cache *CachePolicy
 	// Budget, if set, bounds what each Send and the whole conversation
 	// spend: tokens, tool calls, wall time and dollars; see Budget.

@@ -35,10 +35,10 @@ const (
 	// OutcomePaused is a *PausedError: calls await a decision, which
 	// Resume takes.
 	OutcomePaused Outcome = "paused"
-	// OutcomeConflict is a conversation not in a state that takes the
-	// call: its session changed or is held elsewhere (ErrSessionChanged,
-	// ErrSessionLocked), it is paused or interrupted (ErrPaused,
-	// ErrInterrupted), or there is nothing to resume or answer
+	// OutcomeConflict is a conversation not in a state that takes the call.
+	// Its session changed or is held elsewhere (ErrSessionChanged,
+	// ErrSessionLocked). Or it is paused or interrupted (ErrPaused,
+	// ErrInterrupted). Or there is nothing to resume or answer
 	// (ErrNothingToResume, ErrStaleStep).
 	OutcomeConflict Outcome = "conflict"
 	// OutcomeStopped is a task ended by its caller: ErrStopped, or a
@@ -75,11 +75,11 @@ func Classify(err error) Outcome {
 	return classifyFailure(err)
 }
 
-// classifyFailure classifies a failure of a call: OutcomeRetry for Bedrock
+// classifyFailure classifies a failure of a call. OutcomeRetry is for Bedrock
 // throttling, a server fault (InternalServerException,
 // ServiceUnavailableException, a 5xx), a model not ready or timed out, a
-// broken stream or a transport failure; OutcomeStopped for the caller's
-// cancel or deadline; OutcomeCaller for the client's fault.
+// broken stream or a transport failure. OutcomeStopped is for the caller's
+// cancel or deadline. OutcomeCaller is for the client's fault.
 func classifyFailure(err error) Outcome {
 	var canceled *smithy.CanceledError // the caller's context ended
 	if errors.As(err, &canceled) {
@@ -87,7 +87,7 @@ func classifyFailure(err error) Outcome {
 	}
 	// A request that never got an answer (refused, reset, or past the HTTP
 	// client's own Timeout, which errors.Is takes for a deadline) is worth
-	// another try; the SDK wraps it in a response error of status 0.
+	// another try. The SDK wraps it in a response error of status 0.
 	var send *smithyhttp.RequestSendError
 	if errors.As(err, &send) {
 		return OutcomeRetry

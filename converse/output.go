@@ -47,7 +47,7 @@ func outputProblem(err error) string {
 }
 
 // describe is fmt's %v of a value that came from a tool, such as a panic
-// value, recovering a panic of its String or Error method: the text is made
+// value, recovering a panic of its String or Error method. The text is made
 // once and only the text is kept.
 func describe(v any) (s string) {
 	defer func() {

@@ -10,11 +10,11 @@ import (
 )
 
 // TurnRecord is what a saved conversation keeps of the model call that
-// returned one of its assistant messages, and of the tool calls that
-// message asked for, so that a transcript can show when things happened
-// (converse view). A conversation with Options.Session records them as its
-// events happen; calls run or decided elsewhere (Executor.Run, a reply
-// given to HandleResponse) have no times.
+// returned one of its assistant messages, and of the tool calls that message
+// asked for. A transcript can then show when things happened (converse view).
+// A conversation with Options.Session records them as its events happen; calls
+// run or decided elsewhere (Executor.Run, a reply given to HandleResponse)
+// have no times.
 type TurnRecord struct {
 	// End is when the reply arrived.
 	End time.Time
@@ -46,11 +46,11 @@ type CallRecord struct {
 // history they key.
 type records map[*types.ContentBlock]*TurnRecord
 
-// note notes ev, which happened at now, in the record of the assistant
-// message it is about, the last of history: a reply is kept before its
-// TurnEnd, and the calls of a round are those of the last message. A
-// TurnEnd of a reply that is not kept (it failed the Send) finds a user
-// message last and is not recorded.
+// note notes ev, which happened at now, in the record of the assistant message
+// it is about, the last of history. A reply is kept before its TurnEnd, and
+// the calls of a round are those of the last message. A TurnEnd of a reply
+// that is not kept (it failed the Send) finds a user message last and is not
+// recorded.
 func (rs *records) note(history []types.Message, ev Event, now time.Time) {
 	n := len(history)
 	if n == 0 || history[n-1].Role != types.ConversationRoleAssistant || len(history[n-1].Content) == 0 {

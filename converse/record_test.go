@@ -18,11 +18,11 @@ import (
 	"github.com/tooluse/bedrock/tools"
 )
 
-// TestSessionKeepsTimes: a conversation with a Store keeps in its state,
-// for each reply, the model call's duration, stop reason and usage, and for
-// each call its start and end, truncation and decision; the session file
-// reads them back, a restored conversation keeps them and adds its own, and
-// a state saved before they were kept (testdata/state-v1.json) has none.
+// TestSessionKeepsTimes: a conversation with a Store keeps in its state, for
+// each reply, the model call's duration, stop reason and usage. For each call
+// it keeps its start and end, truncation and decision. The session file reads
+// them back. A restored conversation keeps them and adds its own. A state
+// saved before they were kept (testdata/state-v1.json) has none.
 func TestSessionKeepsTimes(t *testing.T) {
 	send, err := tools.New("send", "Sends.", func(context.Context, struct{}) (string, error) { return "sent", nil },
 		func(o *tools.Options) { o.RequireApproval = true })

@@ -66,10 +66,10 @@ func checkOutcome(t *testing.T, sc scenario, p *played) {
 }
 
 // checkRequests holds the requests the loop sent to the rules of a tool-use
-// loop, whatever the recording says: a toolConfig on every request, and the
-// calls of an assistant message answered in the next message, a user
-// message of toolResults only, one per call, by id and in order, each
-// holding what the tool gave or, for a failure, the error the model reads.
+// loop, whatever the recording says. Every request has a toolConfig. The calls
+// of an assistant message are answered in the next message, a user message of
+// toolResults only, one per call, by id and in order. Each result holds what
+// the tool gave or, for a failure, the error the model reads.
 func checkRequests(t *testing.T, sc scenario, reqs []*bedrocktest.Request) {
 	t.Helper()
 	sent := map[string]result{}
@@ -146,9 +146,10 @@ func isCLIRecording(file string) bool {
 }
 
 // TestRecordingsAreCovered makes sure no recording in testdata/ lies there
-// unreplayed, and that the eight conversations the library must be tested
-// with (one tool call, two, an error, an unknown tool, several rounds, a
-// multi-turn chat, the turn limit and max_tokens mid tool call) are there.
+// unreplayed. It also makes sure the eight conversations the library must be
+// tested with are there. They are one tool call, two, an error, an unknown
+// tool, several rounds, a multi-turn chat, the turn limit and max_tokens mid
+// tool call.
 func TestRecordingsAreCovered(t *testing.T) {
 	names := map[string]bool{}
 	for _, sc := range scenarios {

@@ -12,11 +12,11 @@ import (
 )
 
 // repairCalls hands Options.RepairCall each call of reply that would be
-// answered as an unknown tool or invalid input, and puts the calls it
-// repairs in their place, in calls and in reply's toolUse blocks, so that
-// the history shows them as they run; the repaired call is checked again
-// when it runs. calls is not changed: the result is a copy if a call was
-// repaired. The problems are those exec would answer.
+// answered as an unknown tool or invalid input. It puts the calls it repairs
+// in their place, in calls and in reply's toolUse blocks, so that the history
+// shows them as they run. The repaired call is checked again when it runs.
+// calls is not changed: the result is a copy if a call was repaired. The
+// problems are those exec would answer.
 func repairCalls(ctx context.Context, repair func(context.Context, Call, error) (Call, bool), exec *Executor, reply types.Message, calls []toolCall) []toolCall {
 	copied := false
 	for i, tc := range calls {

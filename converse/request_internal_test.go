@@ -11,9 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// fill sets every exported field of the struct v points to for which
-// want is true to a non-zero value, failing on a kind it cannot fill, so
-// that a field the SDK adds makes the test that uses it look at it.
+// fill sets every exported field of the struct v points to for which want is
+// true to a non-zero value. It fails on a kind it cannot fill. So a field the
+// SDK adds makes the test that uses it look at it.
 func fill(t *testing.T, v reflect.Value, want func(name string) bool) {
 	t.Helper()
 	v = v.Elem()

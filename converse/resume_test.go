@@ -139,8 +139,8 @@ func checkState(t *testing.T, st *converse.State, reg *tools.Registry) {
 }
 
 // TestResumeAfterFailureAtEveryTurn fails each model call of a three-round
-// conversation in turn, with a throttle, a 5xx or a cancellation, then
-// restores the saved session in a fresh Conversation and resumes it: the
+// conversation in turn, with a throttle, a 5xx or a cancellation. Then it
+// restores the saved session in a fresh Conversation and resumes it. The
 // answer comes, and every tool call has run exactly once.
 func TestResumeAfterFailureAtEveryTurn(t *testing.T) {
 	faults := map[string]func(cancel context.CancelFunc) func(ctx context.Context) error{
@@ -353,10 +353,10 @@ func (s *stepEvents) take() []string {
 	return lines
 }
 
-// TestPauseSavesOnceAndRestoredTurnsKeepTheirNumbers: a Send that pauses
-// saves the paused step once (one StateSaved), and the Resume of the
-// restored state reports the calls it finishes with the number of the turn
-// that asked for them, not 0; its own model calls count from 1.
+// TestPauseSavesOnceAndRestoredTurnsKeepTheirNumbers: a Send that pauses saves
+// the paused step once (one StateSaved). The Resume of the restored state
+// reports the calls it finishes with the number of the turn that asked for
+// them, not 0. Its own model calls count from 1.
 func TestPauseSavesOnceAndRestoredTurnsKeepTheirNumbers(t *testing.T) {
 	for _, restore := range []bool{false, true} {
 		t.Run(fmt.Sprintf("restored %v", restore), func(t *testing.T) {

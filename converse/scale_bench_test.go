@@ -87,10 +87,9 @@ func benchLive() uint64 {
 	return m.HeapAlloc + m.StackInuse
 }
 
-// benchIdle reports and returns the KB of live heap a finished
-// conversation holds: the heap with all of them, less the heap once they
-// are dropped, so that the server, the client and its connections cancel
-// out.
+// benchIdle reports and returns the KB of live heap a finished conversation
+// holds. That is the heap with all of them, less the heap once they are
+// dropped, so that the server, the client and its connections cancel out.
 func benchIdle(b *testing.B, reg *tools.Registry) float64 {
 	srv := benchScaleServer(benchModel(1))
 	defer srv.Close()
@@ -114,10 +113,10 @@ func benchIdle(b *testing.B, reg *tools.Registry) float64 {
 }
 
 // benchActive reports and returns the KB of live heap and stacks a
-// conversation in flight holds: each op starts one and waits until it is
-// in its tool call, where it stays until all have been measured. The
-// transport's idle connections are closed before measuring: they are the
-// server's and the pool's, not the conversations'.
+// conversation in flight holds. Each op starts one and waits until it is in
+// its tool call, where it stays until all have been measured. The transport's
+// idle connections are closed before measuring: they are the server's and the
+// pool's, not the conversations'.
 func benchActive(b *testing.B) float64 {
 	gate := make(chan struct{})
 	entered := make(chan struct{})

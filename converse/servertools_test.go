@@ -130,12 +130,11 @@ func TestServerToolCallsAreEchoedNotRun(t *testing.T) {
 	}
 }
 
-// TestToolUseTurnWithOnlyServerCalls: Bedrock normally ends a turn whose
-// only calls it ran itself with end_turn; if it says tool_use, there is
-// nothing for the client to answer (an empty user message would be
-// rejected), so the Send ends there, keeping the turn in the history; the
-// server's toolResult in that turn is no client's answer, so the
-// conversation goes on with the next Send.
+// TestToolUseTurnWithOnlyServerCalls: Bedrock normally ends a turn whose only
+// calls it ran itself with end_turn. If it says tool_use, there is nothing for
+// the client to answer (an empty user message would be rejected). So the Send
+// ends there, keeping the turn in the history. The server's toolResult in that
+// turn is no client's answer, so the conversation goes on with the next Send.
 func TestToolUseTurnWithOnlyServerCalls(t *testing.T) {
 	for _, mode := range modes {
 		t.Run(mode.name, func(t *testing.T) {

@@ -10,9 +10,9 @@ import (
 	"github.com/tooluse/bedrock/converse/filestore"
 )
 
-// BenchmarkSession is a 200-round conversation with 20 KB of tool input
-// and output a round against bedrocktest, without a store and with a
-// filestore.Store saving every step: the session's cost is its appends and one
+// BenchmarkSession is a 200-round conversation with 20 KB of tool input and
+// output a round against bedrocktest. It runs without a store and with a
+// filestore.Store saving every step. The session's cost is its appends and one
 // fsync a step, not the history rewritten at each.
 func BenchmarkSession(b *testing.B) {
 	const rounds, size = 200, 20_000

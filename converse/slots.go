@@ -7,10 +7,10 @@ import (
 	"sync"
 )
 
-// slots counts the calls whose tool code is running, abandoned calls
-// included, so that Concurrency bounds the code that really runs: a call
-// answered at its timeout while its goroutine goes on keeps its slot until
-// the tool returns. The zero value has no slot taken.
+// slots counts the calls whose tool code is running, abandoned calls included,
+// so that Concurrency bounds the code that really runs. A call answered at its
+// timeout while its goroutine goes on keeps its slot until the tool returns.
+// The zero value has no slot taken.
 type slots struct {
 	mu      sync.Mutex
 	held    []*slot       // in the order they were taken

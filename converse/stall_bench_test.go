@@ -15,9 +15,9 @@ import (
 	"github.com/tooluse/bedrock/converse/bedrocktest"
 )
 
-// The scale of BenchmarkStall: the field's figures (first tokens in about
-// 2 s, stalls of 60 s) divided by 10, so that a run takes seconds, and a
-// first token is still far longer than a busy machine's hiccups.
+// The scale of BenchmarkStall: the field's figures (first tokens in about 2 s,
+// stalls of 60 s) divided by 10. A run then takes seconds, and a first token
+// is still far longer than a busy machine's hiccups.
 const (
 	stallRate          = 0.02                   // of model calls
 	stallFirstToken    = 200 * time.Millisecond // a call's usual first-token time, ±20 ms
@@ -55,12 +55,12 @@ func stallingModel(seed uint64, n *atomic.Int64) bedrocktest.Handler {
 }
 
 // BenchmarkStall runs stallConversations streamed tool conversations,
-// stallConcurrency at a time, against a model of which 2% of the calls
-// stall (scaled: see stallLength), and reports the conversations' p50, p99
-// and max times in ms, and the model requests per conversation: without
+// stallConcurrency at a time, against a model of which 2% of the calls stall
+// (scaled: see stallLength). It reports the conversations' p50, p99 and max
+// times in ms, and the model requests per conversation. It runs without
 // Options.ModelCalls, with its deadlines (and retries), and with hedging at
-// the 0.9 quantile too. Run it with -benchtime=1x: one iteration is the
-// whole measure.
+// the 0.9 quantile too. Run it with -benchtime=1x: one iteration is the whole
+// measure.
 func BenchmarkStall(b *testing.B) {
 	deadlines := func() *converse.CallPolicy {
 		return &converse.CallPolicy{FirstToken: stallDeadline, Idle: stallDeadline, Backoff: 50 * time.Millisecond}

@@ -70,10 +70,9 @@ func policy(p *converse.CallPolicy) func(*converse.Options) {
 	return func(o *converse.Options) { o.ModelCalls = p }
 }
 
-// TestFirstTokenDeadline: a call with no first token (a stream's first
-// event, a Converse answer) by FirstToken is cancelled, classified as
-// stalled and made again, which answers; without a policy the call waits
-// for the model.
+// TestFirstTokenDeadline: a call with no first token (a stream's first event,
+// a Converse answer) by FirstToken is cancelled, classified as stalled and
+// made again, which answers. Without a policy the call waits for the model.
 func TestFirstTokenDeadline(t *testing.T) {
 	for name, stream := range map[string]bool{"Converse": false, "ConverseStream": true} {
 		t.Run(name, func(t *testing.T) {
@@ -230,10 +229,10 @@ func TestNoRetryOnceAToolStarted(t *testing.T) {
 	})
 }
 
-// TestHedgeCancelsTheLoser: once the policy knows twenty first-token times
-// of a second, a call without its first token at the quantile's second is
-// sent again; the second request answers first and the first is
-// cancelled at that moment.
+// TestHedgeCancelsTheLoser: once the policy knows twenty first-token times of
+// a second, a call without its first token at the quantile's second is sent
+// again. The second request answers first and the first is cancelled at that
+// moment.
 func TestHedgeCancelsTheLoser(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var calls atomic.Int32

@@ -10,11 +10,11 @@ import (
 	"github.com/tooluse/bedrock/converse/bedrocktest"
 )
 
-// TestRestoreRejectsBadBlocks: a history Bedrock would reject at every
-// later call (a toolResult answering no toolUse) fails Restore, and one
-// that would lose a block (of a kind this package does not know; the SDK's
-// decoder reads it as a copy of the block before) fails to load, naming the
-// message and the block; a server tool's result in its own message is kept.
+// TestRestoreRejectsBadBlocks: a history Bedrock would reject at every later
+// call (a toolResult answering no toolUse) fails Restore. One that would lose
+// a block fails to load, naming the message and the block. Such a block is of
+// a kind this package does not know, which the SDK's decoder reads as a copy
+// of the block before. A server tool's result in its own message is kept.
 func TestRestoreRejectsBadBlocks(t *testing.T) {
 	const call = `{"role": "assistant", "content": [{"toolUse": {"toolUseId": "t1", "name": "step", "input": {}}}]}`
 	tests := []struct{ name, messages, err string }{

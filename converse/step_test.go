@@ -19,10 +19,10 @@ import (
 	"github.com/tooluse/bedrock/tools"
 )
 
-// stepScenario is a conversation that takes every kind of step: two
-// parallel calls, a call that needs approval beside one that does not, a
-// history that outgrows the context policy (trimmed, with a summary call)
-// and prompt caching on a long system prompt.
+// stepScenario is a conversation that takes every kind of step. It has two
+// parallel calls, and a call that needs approval beside one that does not. Its
+// history outgrows the context policy (trimmed, with a summary call). It has
+// prompt caching on a long system prompt.
 func stepScenario(t *testing.T) (bedrocktest.Handler, *tools.Registry, func(*converse.Options)) {
 	t.Helper()
 	replies := []*bedrocktest.Reply{
@@ -134,9 +134,9 @@ func driveFrom(ctx context.Context, c *converse.Conversation, call modelCall, st
 	return step.Result, nil
 }
 
-// TestStepsSendWhatSendSends: the same conversation driven by Send and by
-// hand through the step API makes byte-identical requests, summary call,
-// trimmed history and cache points included, with Converse and with
+// TestStepsSendWhatSendSends: the same conversation driven by Send and by hand
+// through the step API makes byte-identical requests, summary call, trimmed
+// history and cache points included. It does so with Converse and with
 // ConverseStream (the events assembled by AssembleStream, or by the
 // conversation's ConverseStream).
 func TestStepsSendWhatSendSends(t *testing.T) {
@@ -348,8 +348,8 @@ func TestStepsTakeOnlyTheAnswerAwaited(t *testing.T) {
 
 // TestWithoutAConversation: NewExecutor runs a call as the Executor of a
 // Conversation with the same model and options (the status field by the
-// model's family, an execute_tool span), and CallModel makes a model call
-// as Conversation.Converse does, in a chat span of the request's model.
+// model's family, an execute_tool span). CallModel makes a model call as
+// Conversation.Converse does, in a chat span of the request's model.
 func TestWithoutAConversation(t *testing.T) {
 	ctx := context.Background()
 	_, reg, _ := stepScenario(t)

@@ -39,9 +39,9 @@ func (c *Conversation) Stop(ctx context.Context) error {
 	return err
 }
 
-// stop ends the task: the unanswered calls of tail, if any, are answered
-// as stopped for why, their results close history, and the conversation,
-// if left waiting for the model, is marked stopped and saved.
+// stop ends the task. The unanswered calls of tail, if any, are answered as
+// stopped for why, and their results close history. The conversation, if left
+// waiting for the model, is marked stopped and saved.
 func (c *Conversation) stop(ctx context.Context, history []types.Message, tail *openTurn, why string) error {
 	if tail != nil {
 		turn := tail.turn
@@ -88,10 +88,9 @@ func (c *Conversation) stopRun(ctx context.Context, history []types.Message, tai
 }
 
 // withPrompt returns history with the blocks of a prompt added. After a
-// stopped task's tool results they join that user message, since Bedrock
-// wants the roles to alternate; a model that takes no text beside tool
-// results gets an assistant message between the two instead. history is
-// not written to.
+// stopped task's tool results they join that user message, since Bedrock wants
+// the roles to alternate. A model that takes no text beside tool results gets
+// an assistant message between the two instead. history is not written to.
 func withPrompt(history []types.Message, blocks []types.ContentBlock, m models.Model) []types.Message {
 	prompt := types.Message{Role: types.ConversationRoleUser, Content: blocks}
 	n := len(history)

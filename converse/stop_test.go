@@ -17,13 +17,13 @@ import (
 	"github.com/tooluse/bedrock/tools"
 )
 
-// TestStopEndsTheTask: a task left open (cancelled in its tool round,
-// paused for approval, or cut off by a crash) refuses a new prompt until
-// Stop ends it. Stop answers the open calls in plain words, never running
-// them, and saves the stop; the next Send's prompt is then the next
-// request's last message, after the stopped results (for a model that takes
-// no text beside tool results, after an assistant message between). The
-// history stays one Bedrock accepts throughout.
+// TestStopEndsTheTask: a task left open (cancelled in its tool round, paused
+// for approval, or cut off by a crash) refuses a new prompt until Stop ends
+// it. Stop answers the open calls in plain words, never running them, and
+// saves the stop. The next Send's prompt is then the next request's last
+// message, after the stopped results. For a model that takes no text beside
+// tool results, it comes after an assistant message between. The history stays
+// one Bedrock accepts throughout.
 func TestStopEndsTheTask(t *testing.T) {
 	mistral := "mistral.mistral-large-2407-v1:0"
 	cases := []struct {

@@ -20,11 +20,11 @@ type Session struct {
 // leave a torn one: a crash during Save leaves the previous state.
 //
 // Saves are versioned, so that two writers of one session never lose each
-// other's steps: Load sets State.Revision to the session's revision, and
-// Save saves st only if the session is still at st.Revision (absent for
-// 0), making it the next and setting st.Revision to it; otherwise it fails
-// with an error matching ErrSessionChanged and leaves the session as it
-// was. A Send whose save fails so stops with that error.
+// other's steps. Load sets State.Revision to the session's revision. Save
+// saves st only if the session is still at st.Revision (absent for 0), making
+// it the next and setting st.Revision to it. Otherwise it fails with an error
+// matching ErrSessionChanged and leaves the session as it was. A Send whose
+// save fails so stops with that error.
 type Store interface {
 	Load(ctx context.Context, id string) (*State, error)
 	Save(ctx context.Context, id string, st *State) error
@@ -45,11 +45,11 @@ var (
 	// ErrSessionLocked is the error of a Send, Resume or Stop of a session
 	// that another holds (see Holder), in this process or another.
 	ErrSessionLocked = errors.New("session in use")
-	// ErrSessionChanged is the error of a Save, and so of a Send or
-	// Resume, of a session that another conversation saved since this one
-	// last saved or was restored from it (its State.Revision is not the
-	// session's): going on would lose what the other saved. Load and
-	// Restore it again. Every Store's conflict matches it.
+	// ErrSessionChanged is the error of a Save, and so of a Send or Resume, of
+	// a session that another conversation saved since this one last saved or
+	// was restored from it. Its State.Revision is not the session's. Going on
+	// would lose what the other saved. Load and Restore it again. Every
+	// Store's conflict matches it.
 	ErrSessionChanged = errors.New("session changed")
 )
 

@@ -80,10 +80,10 @@ func echoRounds(rounds, size int) bedrocktest.Handler {
 }
 
 // TestSessionHeldByOneSend: while a Send of a session runs, another Send or
-// Resume of it, from another Conversation, fails at once with
-// ErrSessionLocked naming the process; once it is done, a conversation that
-// did not see its saves fails with ErrSessionChanged instead of saving over
-// them, and one restored from the store goes on.
+// Resume of it, from another Conversation, fails at once with ErrSessionLocked
+// naming the process. Once it is done, a conversation that did not see its
+// saves fails with ErrSessionChanged instead of saving over them. One restored
+// from the store goes on.
 func TestSessionHeldByOneSend(t *testing.T) {
 	s := sendInTool(t)
 	gate, reg, client, store, first, done := s.gate, s.reg, s.client, s.store, s.first, s.done
@@ -111,10 +111,10 @@ func TestSessionHeldByOneSend(t *testing.T) {
 	assert.Equal(t, first.History(), st.Messages, "nothing saved over the first conversation")
 }
 
-// TestSessionLogAppends: a FileStore session grows by each step's bytes,
-// not by the history at each step: every save of a 30-round conversation
-// with 2 KB of tool I/O a round appends to the same file less than the
-// step's I/O and 1 KB, and the file reads back as the conversation's state.
+// TestSessionLogAppends: a FileStore session grows by each step's bytes, not
+// by the history at each step. Every save of a 30-round conversation with 2 KB
+// of tool I/O a round appends to the same file less than the step's I/O and 1
+// KB. The file reads back as the conversation's state.
 func TestSessionLogAppends(t *testing.T) {
 	const rounds, size = 30, 2000
 	_, client := serve(t, echoRounds(rounds, size))
@@ -148,10 +148,10 @@ func TestSessionLogAppends(t *testing.T) {
 	assert.Equal(t, c.State().Usage, st.Usage)
 }
 
-// TestSessionLogReads: a session file is read whatever its form: the whole
-// State of version 1 as FileStore wrote it before (testdata/state-v1.json),
-// or a log whose last record a crash tore, which is ignored; the next save
-// of such a file writes it whole.
+// TestSessionLogReads: a session file is read whatever its form. It may be the
+// whole State of version 1 as FileStore wrote it before
+// (testdata/state-v1.json). It may be a log whose last record a crash tore,
+// which is ignored. The next save of such a file writes it whole.
 func TestSessionLogReads(t *testing.T) {
 	golden, err := os.ReadFile("testdata/state-v1.json")
 	require.NoError(t, err)
@@ -242,9 +242,9 @@ func TestStaleTemporaryFiles(t *testing.T) {
 	assert.NoFileExists(t, filepath.Join(store.Dir, ".s.lock"))
 }
 
-// TestSessionLostLock: a Send whose lock was lost while it ran (its lock
-// file removed, so that another took the session and saved it) is caught by
-// its revision at its next save: it fails with ErrSessionChanged instead of
+// TestSessionLostLock: a Send whose lock was lost while it ran (its lock file
+// removed, so that another took the session and saved it) is caught by its
+// revision at its next save. It fails with ErrSessionChanged instead of
 // writing over the other's steps, which the file keeps.
 func TestSessionLostLock(t *testing.T) {
 	s := sendInTool(t)

@@ -20,12 +20,12 @@ import (
 )
 
 // ownProtocol gives a ConverseStream call a protocol, and so an event-stream
-// codec, of its own. A client's protocol is made once, in bedrockruntime.New,
-// and its one codec (a decoder and the buffer events are decoded into) is
-// shared by the reader goroutines of all the client's streams, which race on
-// it (smithy-go v1.28.9): a service that shares one client between
-// conversations, as it should, would see streams' events mixed. A protocol
-// the caller set on the client, of another type, is left alone.
+// codec, of its own. A client's protocol is made once, in bedrockruntime.New.
+// Its one codec (a decoder and the buffer events are decoded into) is shared
+// by the reader goroutines of all the client's streams, which race on it
+// (smithy-go v1.28.9). A service that shares one client between conversations,
+// as it should, would see streams' events mixed. A protocol the caller set on
+// the client, of another type, is left alone.
 func ownProtocol(o *bedrockruntime.Options) {
 	if _, ok := o.Protocol.(*restjson1.Protocol); ok {
 		o.Protocol = restjson1.New(schemas.AmazonBedrockFrontendService)

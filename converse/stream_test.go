@@ -352,11 +352,11 @@ func TestStreamEmptyInputIsAnEmptyObject(t *testing.T) {
 	assert.JSONEq(t, `{}`, string(b))
 }
 
-// TestEarlyToolStartOverlapsTheStream: with EarlyToolStart a speculative
-// call starts when its block is complete, while the rest of the turn is
-// still streaming. The stream stalls after the call's block and a first text
-// delta and ends only when the test cancels, once the tool has started: a
-// call that waited for its turn to end would never start.
+// TestEarlyToolStartOverlapsTheStream: with EarlyToolStart a speculative call
+// starts when its block is complete, while the rest of the turn is still
+// streaming. The stream stalls after the call's block and a first text delta
+// and ends only when the test cancels, once the tool has started. A call that
+// waited for its turn to end would never start.
 func TestEarlyToolStartOverlapsTheStream(t *testing.T) {
 	first := bedrocktest.Output(types.StopReasonToolUse,
 		&types.ContentBlockMemberToolUse{Value: types.ToolUseBlock{ToolUseId: aws.String("t1"), Name: aws.String("slow"), Input: documentOf(map[string]any{})}},
@@ -527,10 +527,10 @@ func TestEarlyStartRepeatedIDAcrossTools(t *testing.T) {
 }
 
 // TestConcurrentStreamsOneClient: streamed conversations running at once on
-// one client, as a service shares one, each get their own answer, and the
-// race detector finds nothing in the SDK's event-stream decoding (each
-// ConverseStream call has a codec of its own; the client's is shared by all
-// its streams).
+// one client, as a service shares one, each get their own answer. The race
+// detector finds nothing in the SDK's event-stream decoding. Each
+// ConverseStream call has a codec of its own, because the client's is shared
+// by all its streams.
 func TestConcurrentStreamsOneClient(t *testing.T) {
 	echo := bedrocktest.HandlerFunc(func(_ context.Context, req *bedrocktest.Request) (*bedrocktest.Reply, error) {
 		prompt := req.Messages[len(req.Messages)-1].Content[0].(*types.ContentBlockMemberText).Value
@@ -554,9 +554,9 @@ func TestConcurrentStreamsOneClient(t *testing.T) {
 }
 
 // TestDeepSeekReasoningIsNotSentBack: DeepSeek on Bedrock rejects reasoning
-// blocks in a request, its own replies' included, so a reply's reasoning
-// is not kept: the tool round and the next Send go through (bedrocktest
-// answers reasoning in a DeepSeek request with Bedrock's error).
+// blocks in a request, its own replies' included, so a reply's reasoning is
+// not kept. The tool round and the next Send go through. bedrocktest answers
+// reasoning in a DeepSeek request with Bedrock's error.
 func TestDeepSeekReasoningIsNotSentBack(t *testing.T) {
 	const deepseek = "us.deepseek.v3-v1:0"
 	thought := func(s string) types.ContentBlock {

@@ -21,57 +21,55 @@ import (
 	"github.com/tooluse/bedrock/tools"
 )
 
-// ErrInvalidAnswer means a structured Send (Structured, StructuredJSON)
-// ended without an answer that matches the schema: the turn limit was
-// reached while the answer stayed invalid (the error then matches
-// ErrMaxTurns too), or the model stopped for a reason it cannot be asked
-// to correct (guardrail_intervened, content_filtered, max_tokens in a text
-// answer; an answer cut off by max_tokens inside the final tool's call is
-// ErrMaxTokens, as any cut-off call is).
+// ErrInvalidAnswer means a structured Send (Structured, StructuredJSON) ended
+// without an answer that matches the schema. The turn limit may have been
+// reached while the answer stayed invalid (the error then matches ErrMaxTurns
+// too). Or the model stopped for a reason it cannot be asked to correct:
+// guardrail_intervened, content_filtered, or max_tokens in a text answer. An
+// answer cut off by max_tokens inside the final tool's call is ErrMaxTokens,
+// as any cut-off call is.
 var ErrInvalidAnswer = errors.New("the answer does not match the schema")
 
 // finalDescription is the description of the final tool.
 const finalDescription = "Gives the final answer. Call it once you have the answer, with the answer as its input; it is the only way to answer."
 
-// Structured sends prompt and runs the conversation, tools and all, until
-// the model answers with a value of type T, which it returns with the
-// Result. T's JSON Schema is inferred as tools.New infers a tool's input (T
-// must be a struct or a map with string keys), and the answer is validated
-// against it and decoded like a tool's input, defaults filled in.
+// Structured sends prompt and runs the conversation, tools and all, until the
+// model answers with a value of type T, which it returns with the Result. T's
+// JSON Schema is inferred as tools.New infers a tool's input (T must be a
+// struct or a map with string keys). The answer is validated against it and
+// decoded like a tool's input, defaults filled in.
 //
 // The model is asked for the schema in one of three ways, decided for each
-// request from the model it goes to (New's, Options.PrepareTurn's or an
-// CallPolicy.Fallback one's; the table is in the internal models
-// package, with its source). The models whose Converse takes
-// outputConfig.textFormat (Claude Sonnet 4.5, Haiku 4.5, Opus 4.5 and 4.6)
-// get the schema there, and their final text is the answer (Bedrock takes
-// only closed object schemas there, so every object schema that leaves
-// additionalProperties out is sent with "additionalProperties": false, and
-// one that sets it to anything else, such as a map type's schema, fails
-// the Send before any model call when New's model is one of them, and
-// takes the final tool otherwise). The others, and those models when the
-// request holds a document or search result with citations enabled (which
-// structured outputs are incompatible with), get a final tool, named
-// final_ and T's name (final_answer for an unnamed type), and toolChoice
-// any, so that they may call other tools first but can only end by calling
-// it. Where Bedrock rejects toolChoice any (a model without it, such as
-// Llama, or Claude with extended thinking enabled in
-// Options.Request.AdditionalModelRequestFields) the final tool is offered
-// with the default choice and a line added to the system prompt tells the
-// model to answer by calling it. A reply is checked in the form its
-// request asked for. An answer that fails the schema (or, on the final
-// tool's path, a text answer) is sent back as an error ("Error: the answer
-// does not match the schema: ...") and the model answers again, within
-// Options.MaxTurns; a reply of reasoning alone is dropped and the model
-// asked again. Options.PrepareTurn sees a turn as a plain Send's: the
-// final tool, its choice and the schema are added to the request after it,
-// for the model it picks, and replace Options.ToolChoice on the final
-// tool's path.
+// request from the model it goes to: New's, Options.PrepareTurn's or an
+// CallPolicy.Fallback one's. The table is in the internal models package, with
+// its source. The models whose Converse takes outputConfig.textFormat (Claude
+// Sonnet 4.5, Haiku 4.5, Opus 4.5 and 4.6) get the schema there, and their
+// final text is the answer. Bedrock takes only closed object schemas there. So
+// every object schema that leaves additionalProperties out is sent with
+// "additionalProperties": false. One that sets it to anything else, such as a
+// map type's schema, takes the final tool; it fails the Send before any model
+// call when New's model is one of them. The other models get a final tool,
+// named final_ and T's name (final_answer for an unnamed type), and toolChoice
+// any. So do those models when the request holds a document or search result
+// with citations enabled, which structured outputs are incompatible with. They
+// may call other tools first but can only end by calling the final tool.
+// Bedrock rejects toolChoice any on a model without it, such as Llama, and on
+// Claude with extended thinking enabled in
+// Options.Request.AdditionalModelRequestFields. There the final tool is
+// offered with the default choice, and a line added to the system prompt tells
+// the model to answer by calling it. A reply is checked in the form its
+// request asked for. An answer that fails the schema (or, on the final tool's
+// path, a text answer) is sent back as an error ("Error: the answer does not
+// match the schema: ..."). The model then answers again, within
+// Options.MaxTurns. A reply of reasoning alone is dropped and the model asked
+// again. Options.PrepareTurn sees a turn as a plain Send's: the final tool,
+// its choice and the schema are added to the request after it, for the model
+// it picks, and replace Options.ToolChoice on the final tool's path.
 //
-// The kept history is a valid Bedrock conversation ending with the answer:
-// on the final tool's path its call is kept as a text block holding
-// its input, the answer's JSON, and the other calls of that turn are not
-// run (they are dropped, like the calls of a final answer). Its rejected
+// The kept history is a valid Bedrock conversation ending with the answer.
+// On the final tool's path its call is kept as a text block holding its
+// input, the answer's JSON. The other calls of that turn are not run (they
+// are dropped, like the calls of a final answer). Its rejected
 // calls stay, answered with their errors; a later Send on a conversation
 // without tools describes the final tool to Bedrock as withdrawn, since
 // Bedrock wants a toolConfig with tool blocks. The final tool's calls are
@@ -234,12 +232,12 @@ func (c *Conversation) structured(ctx context.Context, prompt string, tool *tool
 	return sh.value, res, nil
 }
 
-// newShape is the shape of a structured answer whose final tool is tool,
-// in a conversation with the model m (New's), the tools of reg, the
-// options o and the history. Any turn may take either path (a fallback
-// model, or Options.PrepareTurn's, may differ from New's), so both are
-// made ready: a schema that cannot be closed fails here only when New's
-// model would take it natively, and is otherwise never sent natively.
+// newShape is the shape of a structured answer whose final tool is tool, in a
+// conversation with the model m (New's), the tools of reg, the options o and
+// the history. Any turn may take either path (a fallback model, or
+// Options.PrepareTurn's, may differ from New's), so both are made ready. A
+// schema that cannot be closed fails here only when New's model would take it
+// natively. Otherwise it is never sent natively.
 func newShape(tool *tools.Tool, m models.Model, reg *tools.Registry, o *Options, history []types.Message) (*shape, error) {
 	sh := &shape{tool: tool, reason: "no answer was given"}
 	schema, err := closedSchema(tool.InputSchema())
@@ -262,16 +260,16 @@ func newShape(tool *tools.Tool, m models.Model, reg *tools.Registry, o *Options,
 	return sh, nil
 }
 
-// path is the policy of a structured Send, consulted for each turn's
-// request as it is built, with the turn's model m (New's, Options.PrepareTurn's
-// or a fallback's); thinks is whether the request's thinking rules out a
-// forced tool choice on m, and messages are the request's. The request asks
-// for the answer natively (outputConfig.textFormat) where m takes it,
-// unless the schema cannot be sent there or a document or search result of
-// the request has citations enabled, which Anthropic's structured outputs
-// are incompatible with; otherwise with the final tool, forced by
-// toolChoice any where m takes it and thinking does not rule it out, or
-// offered with the default choice and a line of the system prompt.
+// path is the policy of a structured Send, consulted for each turn's request
+// as it is built, with the turn's model m (New's, Options.PrepareTurn's or a
+// fallback's). thinks is whether the request's thinking rules out a forced
+// tool choice on m. messages are the request's. The request asks for the
+// answer natively (outputConfig.textFormat) where m takes it. It does not when
+// the schema cannot be sent there, or when a document or search result of the
+// request has citations enabled, which Anthropic's structured outputs are
+// incompatible with. Otherwise it asks with the final tool. The final tool is
+// forced by toolChoice any where m takes it and thinking does not rule it out.
+// Else it is offered with the default choice and a line of the system prompt.
 // accept then checks the reply against what the request asked for.
 func (sh *shape) path(m models.Model, thinks bool, messages []types.Message) (native, force bool) {
 	switch {
@@ -294,10 +292,10 @@ func (sh *shape) fillResult(res *Result) {
 	}
 }
 
-// apply shapes a turn's request to the model m as path decides, and keeps
-// the decision for accept: natively, the answer's schema is the output's
-// text format; otherwise the final tool joins the request's tools, with
-// toolChoice any if forced, or else a line of the system prompt telling
+// apply shapes a turn's request to the model m as path decides, and keeps the
+// decision for accept. Natively, the answer's schema is the output's text
+// format. Otherwise the final tool joins the request's tools. It comes with
+// toolChoice any if forced, or else with a line of the system prompt telling
 // the model to call it.
 func (sh *shape) apply(in *bedrockruntime.ConverseInput, m models.Model, thinks bool) {
 	if sh == nil {
@@ -325,10 +323,10 @@ func (sh *shape) apply(in *bedrockruntime.ConverseInput, m models.Model, thinks 
 	in.OutputConfig = out
 }
 
-// toolConfig is the configuration of a turn on the final tool's path:
-// cfg's tools (but a withdrawn description of the final tool, which the
-// history may call; see cover) and the final tool, with toolChoice any if
-// forced and the default choice otherwise.
+// toolConfig is the configuration of a turn on the final tool's path. It holds
+// cfg's tools and the final tool, with toolChoice any if forced and the
+// default choice otherwise. Of cfg's tools it leaves out a withdrawn
+// description of the final tool, which the history may call (see cover).
 func (sh *shape) toolConfig(cfg *types.ToolConfiguration) *types.ToolConfiguration {
 	out := &types.ToolConfiguration{}
 	if sh.force {
@@ -360,10 +358,10 @@ func (sh *shape) check(ctx context.Context, answer json.RawMessage) bool {
 	return true
 }
 
-// accept reports whether reply answers, in the form its request asked
-// for (see apply): natively its text, otherwise a valid call of the final
-// tool, which becomes a text block holding its input (the first valid
-// call, if several).
+// accept reports whether reply answers, in the form its request asked for (see
+// apply). Natively the answer is its text. Otherwise it is a valid call of the
+// final tool (the first, if several), which becomes a text block holding its
+// input.
 func (sh *shape) accept(ctx context.Context, reply *types.Message, stop types.StopReason) bool {
 	if sh.native {
 		if stop == types.StopReasonToolUse && message.HasToolUse(*reply) {
@@ -399,10 +397,10 @@ func (sh *shape) accept(ctx context.Context, reply *types.Message, stop types.St
 }
 
 // correct deals with a final answer of a structured Send that is not the
-// answer: it sends the model a correction (for a reply of reasoning
-// alone, the same request again), or, after the last turn or a stop that
-// another try would meet again, keeps the answer as the
-// conversation's final one and ends the run with the error.
+// answer. It sends the model a correction (for a reply of reasoning alone, the
+// same request again). After the last turn, or a stop that another try would
+// meet again, it keeps the answer as the conversation's final one instead, and
+// ends the run with the error.
 func (c *Conversation) correct(ctx context.Context, attempted []types.Message, stop types.StopReason, turnEnd TurnEnd) (*Step, error) {
 	r := c.run
 	sh := r.shape
@@ -415,11 +413,10 @@ func (c *Conversation) correct(ctx context.Context, attempted []types.Message, s
 	reply := attempted[len(attempted)-1]
 	var history []types.Message
 	if slices.IndexFunc(reply.Content, notReasoning) < 0 {
-		// Reasoning alone, which keepable does not keep either (newer
-		// Claude models reject an assistant message of reasoning alone):
-		// there is no answer to correct, so the reply is dropped and the
-		// model asked again, the history ending with the message it
-		// answered.
+		// Reasoning alone, which keepable does not keep either (newer Claude
+		// models reject an assistant message of reasoning alone). There is no
+		// answer to correct. So the reply is dropped and the model asked
+		// again, the history ending with the message it answered.
 		history = attempted[:len(attempted)-1]
 		kept = history
 	} else {
@@ -432,14 +429,15 @@ func (c *Conversation) correct(ctx context.Context, attempted []types.Message, s
 	return c.nextTurn(ctx)
 }
 
-// AnswerRejected reports that the final answer of a turn of a structured
-// Send (Structured, StructuredJSON) was not the answer, and was sent back
-// to the model with Reason for another try: text that fails the schema,
-// or, where the model must answer by calling the final tool, text
+// AnswerRejected reports that the final answer of a turn of a structured Send
+// (Structured, StructuredJSON) was not the answer. It was sent back to the
+// model with Reason for another try. The answer was text that fails the
+// schema, or, where the model must answer by calling the final tool, text
 // instead. A reply of reasoning alone (Answer empty) is not sent back, as
-// Bedrock would reject it: it is dropped and the model asked again. A call of the final tool that fails the schema is reported as
-// a ToolEnd with ErrInvalidAnswer instead. The answer that is still
-// invalid at the turn limit is not sent back: the Send's error says why.
+// Bedrock would reject it: it is dropped and the model asked again. A call of
+// the final tool that fails the schema is reported as a ToolEnd with
+// ErrInvalidAnswer instead. The answer that is still invalid at the turn limit
+// is not sent back: the Send's error says why.
 type AnswerRejected struct {
 	Turn   int
 	Answer string // the answer's text, as the model gave it

@@ -310,11 +310,11 @@ func TestStrictReachesTheWire(t *testing.T) {
 	}
 }
 
-// TestStructuredForcedHistoryStaysValid: on the forced path, the rejected
-// call of the final tool and its error result stay in the history, so the
-// requests after the structured Send still describe the final tool (as
-// withdrawn) though the registry is empty: bedrocktest, like Bedrock,
-// rejects tool blocks without a toolConfig. A restored copy goes on too.
+// TestStructuredForcedHistoryStaysValid: on the forced path, the rejected call
+// of the final tool and its error result stay in the history. So the requests
+// after the structured Send still describe the final tool (as withdrawn)
+// though the registry is empty. bedrocktest, like Bedrock, rejects tool blocks
+// without a toolConfig. A restored copy goes on too.
 func TestStructuredForcedHistoryStaysValid(t *testing.T) {
 	srv, client := serve(t, bedrocktest.Script(paths[1].answer("t1", invalid), paths[1].answer("t2", valid),
 		bedrocktest.Text("You are welcome."), bedrocktest.Text("Bye.")))
@@ -378,11 +378,11 @@ func TestStructuredFinalToolTraced(t *testing.T) {
 	assert.Equal(t, "t2", attrs(spans[1])["gen_ai.tool.call.id"].AsString())
 }
 
-// TestStructuredClosesObjects: Bedrock's structured output and strict
-// tools take only object schemas with "additionalProperties": false, which
-// the library adds where a schema leaves it out (bedrocktest, like Bedrock,
-// rejects a request without it); a schema that sets it otherwise fails
-// before any model call.
+// TestStructuredClosesObjects: Bedrock's structured output and strict tools
+// take only object schemas with "additionalProperties": false. The library
+// adds it where a schema leaves it out (bedrocktest, like Bedrock, rejects a
+// request without it). A schema that sets it otherwise fails before any model
+// call.
 func TestStructuredClosesObjects(t *testing.T) {
 	open := json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"},
 		"at":{"type":"object","properties":{"lat":{"type":"number"}}}},"required":["city"]}`)
@@ -431,11 +431,10 @@ func TestStructuredClosesObjects(t *testing.T) {
 	})
 }
 
-// TestStructuredSaysUnsupportedConstraints: the constraints that
-// Bedrock's structured output and strict tools do not take (an int8's
-// bounds, a length) go in descriptions in what is sent, which bedrocktest
-// rejects otherwise as Anthropic does, and still hold the answer: one past
-// them is corrected.
+// TestStructuredSaysUnsupportedConstraints: the constraints that Bedrock's
+// structured output and strict tools do not take (an int8's bounds, a length)
+// go in descriptions in what is sent. bedrocktest rejects them otherwise, as
+// Anthropic does. They still hold the answer: one past them is corrected.
 func TestStructuredSaysUnsupportedConstraints(t *testing.T) {
 	type reading struct {
 		Level int8   `json:"level"`

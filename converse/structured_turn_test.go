@@ -26,10 +26,10 @@ const claude35 = "us.anthropic.claude-3-5-sonnet-20241022-v2:0"
 // cannot be forced to call the final tool.
 const finalInstructionOf = "Give your final answer only by calling the tool " + finalFn
 
-// answerPath says how a request asked for the structured answer: "native"
-// (outputConfig.textFormat, no final tool), "forced" (the final tool and
-// toolChoice any), "instructed" (the final tool with the default choice
-// and the system prompt's line); t fails on anything else.
+// answerPath says how a request asked for the structured answer. "native" is
+// outputConfig.textFormat, no final tool. "forced" is the final tool and
+// toolChoice any. "instructed" is the final tool with the default choice and
+// the system prompt's line. t fails on anything else.
 func answerPath(t *testing.T, r *bedrocktest.Request) string {
 	t.Helper()
 	final, instructed := false, false
@@ -62,12 +62,12 @@ func answerPath(t *testing.T, r *bedrocktest.Request) string {
 	return ""
 }
 
-// TestStructuredPathPerTurn: the way a structured Send asks for its answer
-// is decided for each request from the model it goes to, a fallback
-// model's (Options.ModelCalls.Fallback) or Options.PrepareTurn's, not once from
-// New's: bedrocktest, like Bedrock, rejects toolChoice any on Llama and
-// outputConfig.textFormat on a model without structured output. The
-// answer is checked in the form its turn asked for.
+// TestStructuredPathPerTurn: the way a structured Send asks for its answer is
+// decided for each request from the model it goes to. That may be a fallback
+// model's (Options.ModelCalls.Fallback) or Options.PrepareTurn's, not once
+// from New's. bedrocktest, like Bedrock, rejects toolChoice any on Llama and
+// outputConfig.textFormat on a model without structured output. The answer is
+// checked in the form its turn asked for.
 func TestStructuredPathPerTurn(t *testing.T) {
 	tool := func(id string) *bedrocktest.Reply { return bedrocktest.ToolUse("", call(id, finalFn, valid)) }
 	tests := []struct {
@@ -213,10 +213,10 @@ func TestStructuredNativeWithCitations(t *testing.T) {
 	})
 }
 
-// TestStructuredCorrectionAfterReasoningAlone: a reply of reasoning alone
-// (its text blank) is not sent back for correction as an assistant
-// message of reasoning alone, which keepable itself does not keep: the
-// model is asked again after the prompt, and the history stays valid.
+// TestStructuredCorrectionAfterReasoningAlone: a reply of reasoning alone (its
+// text blank) is not sent back for correction as an assistant message of
+// reasoning alone. keepable itself does not keep such a message. The model is
+// asked again after the prompt, and the history stays valid.
 func TestStructuredCorrectionAfterReasoningAlone(t *testing.T) {
 	thought := &types.ContentBlockMemberReasoningContent{Value: &types.ReasoningContentBlockMemberReasoningText{
 		Value: types.ReasoningTextBlock{Text: aws.String("hmm"), Signature: aws.String("sig")}}}

@@ -122,9 +122,9 @@ func (p survivalPlan) replies() []*bedrocktest.Reply {
 	return append(out, bedrocktest.Text("done"))
 }
 
-// byHistory answers each model call with the reply for the number of
-// assistant turns in its request, so that a fresh server, or the same one
-// asked again after a failure, goes on where the conversation is.
+// byHistory answers each model call with the reply for the number of assistant
+// turns in its request. So a fresh server, or the same one asked again after a
+// failure, goes on where the conversation is.
 func byHistory(replies []*bedrocktest.Reply) bedrocktest.Handler {
 	return bedrocktest.HandlerFunc(func(ctx context.Context, req *bedrocktest.Request) (*bedrocktest.Reply, error) {
 		n := 0
@@ -140,9 +140,9 @@ func byHistory(replies []*bedrocktest.Reply) bedrocktest.Handler {
 	})
 }
 
-// recorder keeps a copy of every state a store saved, as read back, and
-// makes the store take no save after the crashAfter-th (if set), as if the
-// process had died: the session keeps the last state saved.
+// recorder keeps a copy of every state a store saved, as read back. It makes
+// the store take no save after the crashAfter-th (if set), as if the process
+// had died. The session keeps the last state saved.
 type recorder struct {
 	crashAfter int
 
@@ -232,18 +232,18 @@ func survivalTools(t *testing.T, p survivalPlan, runs *runCounter, stop func()) 
 	return reg
 }
 
-// TestSurvivalProperty runs many seeded random conversations (random rounds
-// and calls per round, some calls needing approval, approved, denied or
-// paused by an in-process approver), each with a filestore.Store and with a
-// dynamostore.Store on dynalite (skipped without it), stops each at a
-// random point (a context cancelled at a random event, a throttle or a 5xx
-// at a random turn, the server closed during a tool round, the store dying
-// at a random save; a tool panics in some), then requires every state ever
-// saved to load, restore and make a request bedrocktest accepts, and the
-// last one to resume, in a fresh Conversation of a fresh Store against a
-// fresh server, to the final answer, with each call run at most once:
-// exactly once unless it was denied, or cut off by the cancellation or the
-// crash, and then answered with an error result the model saw.
+// TestSurvivalProperty runs many seeded random conversations. They have random
+// rounds and calls per round, some calls needing approval, approved, denied or
+// paused by an in-process approver. Each runs with a filestore.Store and with
+// a dynamostore.Store on dynalite (skipped without it). Each is stopped at a
+// random point. A context is cancelled at a random event, or a throttle or a
+// 5xx comes at a random turn. Or the server is closed during a tool round, or
+// the store dies at a random save. A tool panics in some. Every state ever
+// saved must then load, restore and make a request bedrocktest accepts. The
+// last one must resume to the final answer, in a fresh Conversation of a fresh
+// Store against a fresh server. Each call runs at most once. It runs exactly
+// once unless it was denied, or cut off by the cancellation or the crash, and
+// then it is answered with an error result the model saw.
 func TestSurvivalProperty(t *testing.T) {
 	seeds := 60
 	if testing.Short() {
@@ -364,9 +364,9 @@ resuming:
 	checkRuns(t, p, rc.History(), runs.snapshot())
 }
 
-// checkRuns requires each planned call to be answered once in history and
-// to have run at most once: exactly once unless denied, or cut off by a
-// cancellation or a crash, and then answered with an error.
+// checkRuns requires each planned call to be answered once in history and to
+// have run at most once. It must have run exactly once unless denied, or cut
+// off by a cancellation or a crash, and then answered with an error.
 func checkRuns(t *testing.T, p survivalPlan, history []types.Message, runs map[string]int) {
 	t.Helper()
 	results := map[string][]string{}

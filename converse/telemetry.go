@@ -89,10 +89,10 @@ var (
 	clientSpan   = trace.WithSpanKind(trace.SpanKindClient)
 )
 
-// startOptions are the options a span starts with: its kind and the
-// attributes the conventions want "at span creation time", so that a
-// sampler sees them (operation, provider and model; the ids of every span
-// of the conversation).
+// startOptions are the options a span starts with: its kind and the attributes
+// the conventions want "at span creation time", so that a sampler sees them.
+// Those are operation, provider and model, and the ids of every span of the
+// conversation.
 func startOptions(kind trace.SpanStartOption, kv ...attribute.KeyValue) []trace.SpanStartOption {
 	return []trace.SpanStartOption{kind, trace.WithAttributes(kv...)}
 }
@@ -170,9 +170,9 @@ type instruments struct {
 
 // lastInstruments are those of the last providers a conversation was made
 // with. A program makes its conversations with the same providers, and
-// instruments are safe for concurrent use: made for each conversation,
-// they were, with the prices looked up at each model call, 1% of a
-// loopback conversation's instructions (BENCHMARKS.md).
+// instruments are safe for concurrent use. Made for each conversation, with
+// the prices looked up at each model call, they were 1% of a loopback
+// conversation's instructions (BENCHMARKS.md).
 var lastInstruments atomic.Pointer[instruments]
 
 // instrumentsOf returns the instruments of tp and mp, made once for as long
@@ -258,9 +258,9 @@ func (s sendSpan) end(res *Result, err error) {
 	s.span.End()
 }
 
-// description is the status description of a failed Send: its error's
-// text, but for an answer that does not match the schema, whose reason
-// quotes the model's answer, which is content: recorded with
+// description is the status description of a failed Send: its error's text.
+// The error of an answer that does not match the schema quotes the model's
+// answer, which is content. Its text is recorded with
 // Options.Telemetry.RecordContent only.
 func (s sendSpan) description(err error) string {
 	if !s.content && errors.Is(err, ErrInvalidAnswer) {
@@ -311,10 +311,10 @@ func inputTokens(u Usage) int {
 	return u.InputTokens + u.CacheReadInputTokens + u.CacheWriteInputTokens
 }
 
-// fail marks a recording span as failed. The description is an error's
-// text, which for a Send or a model call is ours or the SDK's, never a
-// tool's, redacted: an AWS error body can echo the signed request, session
-// token included.
+// fail marks a recording span as failed. The description is an error's text,
+// redacted. For a Send or a model call it is ours or the SDK's, never a
+// tool's. An AWS error body can echo the signed request, session token
+// included.
 func fail(span trace.Span, errType, description string) {
 	span.SetAttributes(keyErrorType.String(errType))
 	span.SetStatus(codes.Error, redact.String(description))

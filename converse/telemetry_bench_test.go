@@ -17,10 +17,10 @@ import (
 )
 
 // BenchmarkConversationTelemetry is BenchmarkConversation's 3-turn tool
-// conversation (Converse, loopback) with the telemetry of each kind:
-// global (no provider set: the global no-op ones, what a program that did
-// not set up OpenTelemetry gets), noop (explicit no-op providers) and sdk
-// (the SDK, recording every span in memory and aggregating every metric).
+// conversation (Converse, loopback) with the telemetry of each kind. global
+// sets no provider: it gets the global no-op ones, as a program that did not
+// set up OpenTelemetry does. noop has explicit no-op providers. sdk has the
+// SDK, recording every span in memory and aggregating every metric.
 func BenchmarkConversationTelemetry(b *testing.B) {
 	srv := bedrocktest.NewServer(benchModel(2))
 	defer srv.Close()

@@ -87,9 +87,9 @@ func decimal(f float32) float64 {
 }
 
 // options are the SDK options of the call: a middleware that records the
-// endpoint the SDK resolved as server.address and server.port, which is
-// where the request really goes (a region's endpoint, a FIPS or VPC
-// endpoint, BaseEndpoint). None when nothing would use them.
+// endpoint the SDK resolved as server.address and server.port. That is where
+// the request really goes: a region's endpoint, a FIPS or VPC endpoint,
+// BaseEndpoint. None when nothing would use them.
 func (s *chatSpan) options() []func(*bedrockruntime.Options) {
 	if !s.span.IsRecording() && !s.t.duration.Enabled(context.Background()) {
 		return nil

@@ -10,11 +10,12 @@ import (
 	"github.com/tooluse/bedrock/converse/internal/redact"
 )
 
-// The content of a chat span, recorded only with Options.Telemetry.RecordContent, in
-// the JSON forms the GenAI conventions define for gen_ai.input.messages,
-// gen_ai.output.messages and gen_ai.system_instructions: messages of role
-// and parts, each part a text, a tool_call, a tool_call_response, a
-// reasoning or, for other blocks (images, documents...), just its type.
+// The content of a chat span, recorded only with
+// Options.Telemetry.RecordContent. It takes the JSON forms the GenAI
+// conventions define for gen_ai.input.messages, gen_ai.output.messages and
+// gen_ai.system_instructions. These are messages of role and parts. Each part
+// is a text, a tool_call, a tool_call_response, a reasoning or, for other
+// blocks (images, documents...), just its type.
 
 type contentMessage struct {
 	Role         string        `json:"role"`

@@ -51,9 +51,9 @@ func spanTexts(s sdktrace.ReadOnlySpan) []string {
 }
 
 // TestTelemetryRedactsSecrets: an AWS error that echoes the signed request
-// fails the chat and invoke_agent spans with a description that still says
-// what failed but holds no token or signature; with RecordContent, a tool
-// result holding them is recorded redacted.
+// fails the chat and invoke_agent spans. Their description still says what
+// failed but holds no token or signature. With RecordContent, a tool result
+// holding them is recorded redacted.
 func TestTelemetryRedactsSecrets(t *testing.T) {
 	echo, err := tools.New("echo", "Echoes an AWS error.", func(ctx context.Context, _ struct{}) (string, error) {
 		return signedRequestEcho, nil

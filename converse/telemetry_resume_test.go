@@ -57,10 +57,10 @@ func TestTelemetryDeniedInProcess(t *testing.T) {
 	assert.Equal(t, "Error: the call was denied by the user: too risky", a["gen_ai.tool.call.result"].AsString())
 }
 
-// TestTelemetryPausedThenDenied: a Send that pauses and the Resume that
-// denies the pending call are two invoke_agent spans; the call that ran
-// before the pause is under the first, the denied call and the model call
-// answering it under the second.
+// TestTelemetryPausedThenDenied: a Send that pauses and the Resume that denies
+// the pending call are two invoke_agent spans. The call that ran before the
+// pause is under the first. The denied call and the model call answering it
+// are under the second.
 func TestTelemetryPausedThenDenied(t *testing.T) {
 	tr := newTraced(t)
 	var runs runCounter
@@ -120,8 +120,8 @@ func TestTelemetryDeniedDuplicate(t *testing.T) {
 }
 
 // TestTelemetryInterruptedOnResume resumes a conversation that stopped while
-// its call ran (a crash, as saved by a Store): the call is answered as
-// interrupted, never run, and traced so under the Resume's span, with the
+// its call ran (a crash, as saved by a Store). The call is answered as
+// interrupted, never run. It is traced so under the Resume's span, with the
 // model call that follows.
 func TestTelemetryInterruptedOnResume(t *testing.T) {
 	tr := newTraced(t)

@@ -571,10 +571,10 @@ func (panicking) Converse(context.Context, *bedrockruntime.ConverseInput, ...fun
 	panic("the client's bug")
 }
 
-// TestTelemetryPanicEndsTheSpans: a panic of the caller's code passing
-// through a Send (its OnEvent at a call's start, its Client) still ends
-// every span it started, as aborted, so that they are exported; the panic
-// goes on to the caller.
+// TestTelemetryPanicEndsTheSpans: a panic of the caller's code passing through
+// a Send (its OnEvent at a call's start, its Client) still ends every span it
+// started, as aborted, so that they are exported. The panic goes on to the
+// caller.
 func TestTelemetryPanicEndsTheSpans(t *testing.T) {
 	tests := []struct {
 		name   string

@@ -14,11 +14,11 @@ import (
 	"github.com/tooluse/bedrock/tools"
 )
 
-// The error.type of a failed tool call, a small fixed vocabulary. The
-// last four name calls the conversation answers without running them: a
-// repeat of a toolUseId in the turn, a call an approver denied, one cut
-// off by a crash (or a failed save) and answered on Resume, and one of a
-// stopped task.
+// The error.type of a failed tool call, a small fixed vocabulary. The last
+// four name calls the conversation answers without running them. They are a
+// repeat of a toolUseId in the turn, a call an approver denied, one cut off by
+// a crash (or a failed save) and answered on Resume, and one of a stopped
+// task.
 const (
 	toolErrUnknown     = "unknown_tool"
 	toolErrInput       = "invalid_input"

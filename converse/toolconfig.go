@@ -17,14 +17,14 @@ import (
 	"github.com/tooluse/bedrock/tools"
 )
 
-// ToolConfig describes the tools of reg to the model: one tool spec per
-// tool, in registration order, with its input schema as a JSON document.
-// choice may be nil (the model decides), or one of &types.ToolChoiceMemberAuto,
+// ToolConfig describes the tools of reg to the model: one tool spec per tool,
+// in registration order, with its input schema as a JSON document. choice may
+// be nil (the model decides), or one of &types.ToolChoiceMemberAuto,
 // &types.ToolChoiceMemberAny and &types.ToolChoiceMemberTool (a named tool).
 // An empty or nil registry gives nil: Bedrock rejects a toolConfig with no
-// tools. The configuration is the caller's, but each tool's spec in it is
-// made once for as long as the tool lives, shared by every configuration
-// and request offering the tool: replace a spec, do not change it.
+// tools. The configuration is the caller's. But each tool's spec in it is made
+// once for as long as the tool lives, shared by every configuration and
+// request offering the tool. Replace a spec, do not change it.
 func ToolConfig(reg *tools.Registry, choice types.ToolChoice) (*types.ToolConfiguration, error) {
 	if reg == nil || reg.Len() == 0 {
 		return nil, nil
@@ -46,10 +46,10 @@ func ToolConfig(reg *tools.Registry, choice types.ToolChoice) (*types.ToolConfig
 	return cfg, nil
 }
 
-// specs holds each tool's spec (a Tool is immutable) for as long as the
-// tool lives, so that conversations offering the same tools describe them
-// once, as a program writing its tool configuration by hand does; a spec
-// is shared, never changed.
+// specs holds each tool's spec (a Tool is immutable) for as long as the tool
+// lives. Conversations offering the same tools then describe them once, as a
+// program writing its tool configuration by hand does. A spec is shared, never
+// changed.
 var specs sync.Map // weak.Pointer[tools.Tool] -> types.Tool
 
 // toolSpec describes t to the model (see newToolSpec), made once a tool.
@@ -68,11 +68,10 @@ func toolSpec(t *tools.Tool) (types.Tool, error) {
 	return spec, nil
 }
 
-// newToolSpec describes t to the model; a strict tool
-// (tools.Options.Strict) says so, with its input schema as Bedrock takes
-// one of a strict tool (models.StrictSchema); the others leave the field
-// out and their schema as it is. Calls are validated against the tool's
-// whole schema.
+// newToolSpec describes t to the model. A strict tool (tools.Options.Strict)
+// says so, with its input schema as Bedrock takes one of a strict tool
+// (models.StrictSchema). The others leave the field out and their schema as it
+// is. Calls are validated against the tool's whole schema.
 func newToolSpec(t *tools.Tool) (types.Tool, error) {
 	var schema map[string]any
 	if err := json.Unmarshal(t.InputSchema(), &schema); err != nil {
@@ -116,16 +115,15 @@ func withSystemTools(cfg *types.ToolConfiguration, choice types.ToolChoice, name
 const withdrawnDescription = "No longer offered: do not call it. It appears only because earlier messages call it."
 
 // coverHistory returns cfg, or, when cfg is nil and history holds toolUse
-// blocks, a configuration describing the tools they call as withdrawn,
-// with an empty object schema. Bedrock requires a toolConfig on every
-// request whose history holds tool blocks, and a kept history may call
-// tools no longer offered: the final tool of a structured Send (whose
-// rejected calls stay, answered), or the tools of a conversation restored
-// without them. Bedrock asks only that a toolConfig be there, not that it
-// name every tool the history calls (a call of an unknown tool is answered
-// and sent back with the other tools), so an offered configuration is left
-// as it is. A call of a withdrawn tool is answered as one of an unknown
-// tool.
+// blocks, a configuration describing the tools they call as withdrawn, with an
+// empty object schema. Bedrock requires a toolConfig on every request whose
+// history holds tool blocks. A kept history may call tools no longer offered:
+// the final tool of a structured Send (whose rejected calls stay, answered),
+// or the tools of a conversation restored without them. Bedrock asks only that
+// a toolConfig be there, not that it name every tool the history calls. A call
+// of an unknown tool is answered and sent back with the other tools. So an
+// offered configuration is left as it is. A call of a withdrawn tool is
+// answered as one of an unknown tool.
 func coverHistory(cfg *types.ToolConfiguration, history []types.Message) *types.ToolConfiguration {
 	if cfg != nil {
 		return cfg

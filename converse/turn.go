@@ -104,9 +104,9 @@ func copyShared(conv *bedrockruntime.ConverseInput, stream *bedrockruntime.Conve
 }
 
 // streamFields pairs each exported field of ConverseStreamInput with the
-// ConverseInput field of the same name and type, so that a field the SDK
-// adds to both reaches ConverseStream with no code of ours; the guardrail,
-// of another type, is converted by streamRequest.
+// ConverseInput field of the same name and type. A field the SDK adds to both
+// then reaches ConverseStream with no code of ours. The guardrail, of another
+// type, is converted by streamRequest.
 var streamFields = sync.OnceValue(func() []struct{ converse, stream int } {
 	var pairs []struct{ converse, stream int }
 	ct, st := reflect.TypeFor[bedrockruntime.ConverseInput](), reflect.TypeFor[bedrockruntime.ConverseStreamInput]()
@@ -148,9 +148,9 @@ func (t *turnResult) earlyCalls() map[string]*earlyCall {
 	return t.started
 }
 
-// caller makes a conversation's model calls, as Send makes them: through
-// its client, in chat spans, the text of a reply reported as it arrives,
-// with Options.ModelCalls' deadlines, retries and hedging, and with
+// caller makes a conversation's model calls, as Send makes them. It calls
+// through its client, in chat spans, the text of a reply reported as it
+// arrives. It applies Options.ModelCalls' deadlines, retries and hedging, and
 // Options.Stream's EarlyToolStart, calls started while a turn streams.
 type caller struct {
 	client Client
@@ -271,11 +271,11 @@ func (c *Conversation) Converse(ctx context.Context, in *bedrockruntime.Converse
 }
 
 // CallModel makes a model call with Converse as Send makes it, without a
-// Conversation: through client, in a chat span with its metrics, by the
-// Options.Telemetry optFns set, within the FirstToken deadline of the
-// Options.ModelCalls they set (which fails it with ErrStalled). An engine driving the steps
-// makes a ModelCall's call with it where the client is, such as a Temporal
-// activity. The error is the client's.
+// Conversation. It calls through client, in a chat span with its metrics, by
+// the Options.Telemetry optFns set. It keeps within the FirstToken deadline of
+// the Options.ModelCalls they set (which fails it with ErrStalled). An engine
+// driving the steps makes a ModelCall's call with it where the client is, such
+// as a Temporal activity. The error is the client's.
 func CallModel(ctx context.Context, client Client, in *bedrockruntime.ConverseInput, optFns ...func(*Options)) (*bedrockruntime.ConverseOutput, error) {
 	var o Options
 	for _, fn := range optFns {
@@ -340,9 +340,9 @@ func (m *caller) streamTurn(ctx context.Context, req *ModelCall, first func() bo
 	return a
 }
 
-// streamCall makes the ConverseStream call of in, whose Converse form ci
-// the chat span describes, and reads its events into t with h (h.event
-// is the span's), with a decoder of the call's own, under the deadlines of
+// streamCall makes the ConverseStream call of in, whose Converse form ci the
+// chat span describes. It reads its events into t with h (h.event is the
+// span's), with a decoder of the call's own, under the deadlines of
 // Options.ModelCalls. On an error, t's early calls are discarded.
 func (m *caller) streamCall(ctx context.Context, in *bedrockruntime.ConverseStreamInput, ci *bedrockruntime.ConverseInput, t *turnResult, h streamHooks) (err error) {
 	chatCtx, chat := m.tel.startChat(ctx, true, ci)
@@ -373,9 +373,10 @@ func (m *caller) streamCall(ctx context.Context, in *bedrockruntime.ConverseStre
 }
 
 // streamHooks are what readStream calls as a stream's events arrive, each
-// optional: event for every event (content false for messageStart), first
-// at the first content (false ends the stream with errHedgeLost), text for
-// every text delta, call for every client call whose block is complete.
+// optional. event is called for every event (content false for messageStart).
+// first is called at the first content (false ends the stream with
+// errHedgeLost). text is called for every text delta, call for every client
+// call whose block is complete.
 type streamHooks struct {
 	event func(content bool)
 	first func() bool
@@ -442,14 +443,14 @@ func readStream(ctx context.Context, stream *bedrockruntime.ConverseStreamEventS
 	return nil
 }
 
-// AssembleStream reads the events of a ConverseStream call to their end
-// and returns what Converse would have returned: the message assembled
+// AssembleStream reads the events of a ConverseStream call to their end and
+// returns what Converse would have returned. That is the message assembled
 // from its blocks (text, tool input, reasoning, citations, a server tool's
-// blocks), the stop reason, usage, metrics, trace and the additional model
-// response fields. It is for an engine driving the steps (see Step) that
-// makes a ModelCall's stream call (ModelCall.StreamInput) with a client of its
-// own; its output goes to HandleResponse. A stream that ends before
-// messageStop is ErrStreamTruncated, and an exception event the SDK's
+// blocks). With it come the stop reason, usage, metrics, trace and the
+// additional model response fields. It is for an engine driving the steps (see
+// Step) that makes a ModelCall's stream call (ModelCall.StreamInput) with a
+// client of its own; its output goes to HandleResponse. A stream that ends
+// before messageStop is ErrStreamTruncated, and an exception event the SDK's
 // typed error (see Classify). It closes the stream.
 //
 // A client shared by concurrent streams shares their event decoder (see
@@ -478,13 +479,12 @@ func (t *turnResult) output() *bedrockruntime.ConverseOutput {
 	}
 }
 
-// ConverseStream makes a model call with ConverseStream as Send makes it,
-// and returns the Converse output its events assemble into (see
-// AssembleStream): through the conversation's client, with a
-// decoder of the call's own, in a chat span with its metrics, as Converse
-// is. An engine driving the steps
-// makes with it a ModelCall whose Stream reports true, from its StreamInput;
-// its output goes to HandleResponse.
+// ConverseStream makes a model call with ConverseStream as Send makes it, and
+// returns the Converse output its events assemble into (see AssembleStream).
+// It calls through the conversation's client, with a decoder of the call's
+// own, in a chat span with its metrics, as Converse is. An engine driving the
+// steps makes with it a ModelCall whose Stream reports true, from its
+// StreamInput; its output goes to HandleResponse.
 func (c *Conversation) ConverseStream(ctx context.Context, in *bedrockruntime.ConverseStreamInput) (*bedrockruntime.ConverseOutput, error) {
 	if c.client == nil {
 		return nil, errNoClient

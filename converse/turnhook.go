@@ -70,10 +70,10 @@ func (o *Options) prepareTurn(ctx context.Context, modelID string, turn int, cfg
 }
 
 // offered is the configuration of a turn whose hook chose t.Offered and
-// t.ToolChoice: cfg without the registry's tools not chosen (system tools
-// stay; a structured Send's final tool is added after it, for the model the
-// hook picked), with the tools the history calls described, and t's
-// choice. The registry's tools are those exec runs.
+// t.ToolChoice. It is cfg without the registry's tools not chosen, with the
+// tools the history calls described, and t's choice. System tools stay. A
+// structured Send's final tool is added after it, for the model the hook
+// picked. The registry's tools are those exec runs.
 func offered(exec *Executor, t *TurnPlan, cfg *types.ToolConfiguration, history []types.Message) (*types.ToolConfiguration, error) {
 	if t.Offered != nil {
 		for _, name := range t.Offered {
@@ -115,11 +115,11 @@ func offered(exec *Executor, t *TurnPlan, cfg *types.ToolConfiguration, history 
 	return cfg, nil
 }
 
-// reencode is history as the model to takes it, written by a conversation
-// with the model from: the status field left out of tool results where to
-// rejects it, the reasoning blocks of another provider dropped, and the
-// media of tool results that to takes none of replaced by text. Messages
-// that change are copies; the others are history's.
+// reencode is history as the model to takes it, written by a conversation with
+// the model from. The status field is left out of tool results where to
+// rejects it. The reasoning blocks of another provider are dropped. The media
+// of tool results that to takes none of are replaced by text. Messages that
+// change are copies; the others are history's.
 func reencode(history []types.Message, from, to models.Model, toID string) []types.Message {
 	status, reasoning, media := !to.SupportsToolStatus(), from.Provider != to.Provider, to.ToolResultMedia()
 	out, copied := history, false

@@ -32,10 +32,10 @@ func byModel(down string, fail *bedrocktest.Error, h bedrocktest.Handler) bedroc
 }
 
 // TestFallback: a turn whose call fails with throttling, a model not ready,
-// the service unavailable or a model timeout is made again with the
-// fallback model (of another family: the status field goes, which the
-// validating server checks), and the Result, the events and the requests
-// say which model answered; a validation error is not fallen back on.
+// the service unavailable or a model timeout is made again with the fallback
+// model. That model is of another family: the status field goes, which the
+// validating server checks. The Result, the events and the requests say which
+// model answered. A validation error is not fallen back on.
 func TestFallback(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -174,10 +174,10 @@ func toolNames(req *bedrocktest.Request) []string {
 	return names
 }
 
-// TestPrepareTurn: a turn hook changes the model, the tools, the tool
-// choice, the system prompt and the inference settings of one call; the
-// requests Bedrock gets are valid (the tool the history calls stays
-// described as withdrawn, cache points placed for the model called).
+// TestPrepareTurn: a turn hook changes the model, the tools, the tool choice,
+// the system prompt and the inference settings of one call. The requests
+// Bedrock gets are valid: the tool the history calls stays described as
+// withdrawn, and cache points are placed for the model called.
 func TestPrepareTurn(t *testing.T) {
 	srv, client := serve(t, bedrocktest.Script(
 		bedrocktest.ToolUse("", bedrocktest.Call{ID: "c1", Name: "lookup_1", Input: map[string]any{"query": "harbour"}}),
@@ -248,11 +248,11 @@ func TestPrepareTurnRefusesWhatBedrockWould(t *testing.T) {
 	}
 }
 
-// TestStopAfterTool: a hook that stops once a given tool was answered ends
-// the Send after that turn, with its text and no error; the conversation
-// ends with the results, stopped, in its State too: the next Send's prompt
-// is the next request's last message, after the results, and Resume
-// instead makes the call that was stopped.
+// TestStopAfterTool: a hook that stops once a given tool was answered ends the
+// Send after that turn, with its text and no error. The conversation ends with
+// the results, stopped, in its State too. The next Send's prompt is the next
+// request's last message, after the results. Resume instead makes the call
+// that was stopped.
 func TestStopAfterTool(t *testing.T) {
 	srv, client := serve(t, bedrocktest.Script(
 		bedrocktest.ToolUse("Saving it.", bedrocktest.Call{ID: "c1", Name: "lookup_0", Input: map[string]any{"query": "x"}}),
@@ -346,9 +346,9 @@ func TestRepairCall(t *testing.T) {
 }
 
 // TestFallbackIsPricedAtItsModel: the turns a fallback model answers are
-// priced at its prices, not at the conversation's model's, in the Result
-// and in what a cost limit counts; a fallback without known prices makes
-// the cost unknown.
+// priced at its prices, not at the conversation's model's, in the Result and
+// in what a cost limit counts. A fallback without known prices makes the cost
+// unknown.
 func TestFallbackIsPricedAtItsModel(t *testing.T) {
 	for _, tt := range []struct {
 		name, fallback string

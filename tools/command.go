@@ -31,32 +31,32 @@ const (
 // is the program (looked up in PATH if it has no slash) and argv[1:] its
 // arguments, passed exactly as given: no shell is involved, and the model's
 // input never reaches the arguments or the environment. The program runs in
-// the working directory of the current process, with a minimal environment:
-// PATH, HOME, USER, LOGNAME, LANG, LC_ALL, LC_CTYPE, TZ and TMPDIR (and on
-// Windows SYSTEMROOT, TEMP, TMP, USERPROFILE and PATHEXT) from the current
-// process, if set, and nothing else: no AWS_* credentials, no tokens.
+// the working directory of the current process. Its environment is minimal:
+// PATH, HOME, USER, LOGNAME, LANG, LC_ALL, LC_CTYPE, TZ and TMPDIR from the
+// current process, if set (on Windows also SYSTEMROOT, TEMP, TMP, USERPROFILE
+// and PATHEXT). Nothing else passes: no AWS_* credentials, no tokens.
 // [Options].InheritEnv passes more variables through by name and
 // [Options].Env sets variables; either wins over the defaults, whatever the name.
 //
 // The input, a JSON object validated against schema (see [NewRaw]), is
 // written to the program's standard input, followed by a newline. If the
-// program exits with status 0, its standard output is the result: a
-// [json.RawMessage] if it is valid JSON, otherwise the text as a string, both
-// trimmed of surrounding white space; a media envelope (see the package doc)
-// is a [Result] with images or documents. A non-zero exit is an [*ExitError]. If
+// program exits with status 0, its standard output is the result. Valid JSON
+// becomes a [json.RawMessage], other text a string, both trimmed of
+// surrounding white space. A media envelope (see the package doc) becomes a
+// [Result] with images or documents. A non-zero exit is an [*ExitError]. If
 // standard output exceeds 1 MiB (or [Options].MaxOutput, if larger), the
 // program is killed and the error wraps [ErrOutputTooLarge].
 //
-// Each call has a timeout, 30 seconds unless [Options].Timeout sets another. When it
-// expires or ctx ends, the program is killed (on Unix, with every process in
-// its process group) and the error wraps ctx.Err() or
+// Each call has a timeout, 30 seconds unless [Options].Timeout sets another.
+// When it expires or ctx ends, the program is killed (on Unix, with every
+// process in its process group) and the error wraps ctx.Err() or
 // [context.DeadlineExceeded]. On Unix a call leaves nothing running: when the
-// program has exited, the processes it started that are still in its
-// process group are killed too, so a program that must leave a process
-// behind has to start it in a session of its own (setsid). On Linux the program is also killed
-// (SIGKILL) when the process that called the tool dies, even by SIGKILL,
-// though the processes it started are not; on other systems it outlives a
-// process killed that way.
+// program has exited, the processes it started that are still in its process
+// group are killed too. A program that must leave a process behind has to
+// start it in a session of its own (setsid). On Linux the program is also
+// killed (SIGKILL) when the process that called the tool dies, even by
+// SIGKILL, though the processes it started are not. On other systems it
+// outlives a process killed that way.
 func Command(name, description string, schema json.RawMessage, argv []string, opts ...func(*Options)) (*Tool, error) {
 	if len(argv) == 0 || argv[0] == "" {
 		return nil, invalid(name, "empty command")
@@ -147,9 +147,9 @@ func (c *command) notRun(err error) error {
 	return modelerr.Errorf(err, "the program %q could not be run", c.argv[0])
 }
 
-// commandResult returns a media envelope as a [Result], other valid JSON as
-// it is, so that a program can return structured results, and anything else
-// as text; bytes that are not UTF-8 become U+FFFD, as standard error's do.
+// commandResult returns a media envelope as a [Result], other valid JSON as it
+// is, so that a program can return structured results, and anything else as
+// text. Bytes that are not UTF-8 become U+FFFD, as standard error's do.
 func commandResult(stdout []byte) (any, error) {
 	out := bytes.TrimSpace(stdout)
 	if !utf8.Valid(out) {

@@ -8,9 +8,9 @@ import (
 )
 
 // defaultEnv names the variables a [Command] program gets from the current
-// process, if they are set: what programs need to find other programs, files,
-// the locale and the time zone, and nothing that grants access to anything.
-// The Windows names are what programs there need to start at all.
+// process, if they are set. They are what programs need to find other
+// programs, files, the locale and the time zone. None grants access to
+// anything. The Windows names are what programs there need to start at all.
 var defaultEnv = []string{
 	"PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR",
 	"SYSTEMROOT", "TEMP", "TMP", "USERPROFILE", "PATHEXT",

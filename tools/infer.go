@@ -112,10 +112,10 @@ func deref(t reflect.Type) reflect.Type {
 }
 
 // specialSchema returns the schema of a type that encoding/json does not
-// decode by its kind, or nil: the standard library types jsonschema-go knows,
-// a json.Unmarshaler such as json.RawMessage (its UnmarshalJSON decides what
-// it takes), an encoding.TextUnmarshaler (from a string) and a byte slice
-// (from base64 text).
+// decode by its kind, or nil. Such types are the standard library types
+// jsonschema-go knows and a json.Unmarshaler such as json.RawMessage (its
+// UnmarshalJSON decides what it takes). So are an encoding.TextUnmarshaler
+// (from a string) and a byte slice (from base64 text).
 func specialSchema(t reflect.Type) *jsonschema.Schema {
 	implements := func(u reflect.Type) bool { return t.Implements(u) || reflect.PointerTo(t).Implements(u) }
 	switch {

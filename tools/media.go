@@ -19,7 +19,7 @@ type Media struct {
 
 // Result is a tool's output with media. A function returns it (as the Out of
 // a [New] tool, or from a [NewRaw] tool's function) to send Media beside or
-// instead of Output, which is encoded as JSON as any other output is; a nil
+// instead of Output. Output is encoded as JSON as any other output is. A nil
 // Output means media only.
 type Result struct {
 	// Output is the tool's output, encoded as JSON; nil for none.

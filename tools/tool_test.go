@@ -113,10 +113,10 @@ func TestCallRejectsBadInput(t *testing.T) {
 }
 
 // TestRawToolGetsWhatWasValidated: the JSON a NewRaw tool (or a Command's
-// program) reads is the JSON the schema checked: a name given twice, which
-// encoding/json reads as its last value and another reader as its first, is
-// refused, and bytes that are not UTF-8 reach it as U+FFFD, as the
-// validator saw them.
+// program) reads is the JSON the schema checked. A name given twice is
+// refused: encoding/json reads it as its last value, another reader as its
+// first. Bytes that are not UTF-8 reach it as U+FFFD, as the validator saw
+// them.
 func TestRawToolGetsWhatWasValidated(t *testing.T) {
 	schema := json.RawMessage(`{"type":"object","properties":{"path":{"type":"string","pattern":"^[a-z\ufffd]+$"}},"additionalProperties":false}`)
 	var got []string

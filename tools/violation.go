@@ -105,10 +105,10 @@ func (t *Tool) named(v violation, instance map[string]any, err error) violation 
 }
 
 // culprit finds the property of the object at path in instance that err,
-// instance's first violation, is about: of the object's properties that
-// its schema does not declare, the one whose leaving out, after those
-// before it in order, changes the first violation. It gives up on an
-// object of more than maxCulpritSearch properties.
+// instance's first violation, is about. It tries the object's properties
+// that its schema does not declare, in order. The culprit is the one whose
+// leaving out, after those before it, changes the first violation. It gives
+// up on an object of more than maxCulpritSearch properties.
 func (t *Tool) culprit(instance map[string]any, path []string, err error) (string, bool) {
 	schema := t.resolved.Schema()
 	trial := maps.Clone(instance)

@@ -84,10 +84,10 @@ func newBackend(ctx context.Context, s *settings, rec *recording.Recording) (*ba
 	return b, nil
 }
 
-// authenticate picks how the requests of cfg are authenticated, and says
-// how for -v: with a Bedrock API key if there is one, else with SigV4
-// credentials, which must be found, but for a local endpoint, which gets
-// unsigned requests unless credentials are asked for by name.
+// authenticate picks how the requests of cfg are authenticated, and says how
+// for -v. It uses a Bedrock API key if there is one, else SigV4 credentials,
+// which must be found. A local endpoint is the exception: it gets unsigned
+// requests unless credentials are asked for by name.
 func authenticate(ctx context.Context, s *settings, cfg *aws.Config) (string, error) {
 	const none = "none: the requests to the local endpoint are unsigned"
 	if os.Getenv(bearerTokenVariable) != "" {
@@ -117,9 +117,9 @@ func authenticate(ctx context.Context, s *settings, cfg *aws.Config) (string, er
 	return "AWS credentials (SigV4) from " + source, nil
 }
 
-// bedrockEndpoint is the endpoint the Bedrock client of s and cfg calls,
-// "" for Bedrock's own, and its name for a message: -endpoint, else one
-// the configuration names, which the SDK reads as it builds the client.
+// bedrockEndpoint is the endpoint the Bedrock client of s and cfg calls, ""
+// for Bedrock's own, and its name for a message. It is -endpoint, else one the
+// configuration names, which the SDK reads as it builds the client.
 func bedrockEndpoint(s *settings, cfg aws.Config) (endpoint, named string) {
 	if s.endpoint != "" {
 		return s.endpoint, "-endpoint " + s.endpoint

@@ -22,11 +22,11 @@ func withTokens(r *bedrocktest.Reply, in, out int32) *bedrocktest.Reply {
 	return r
 }
 
-// TestBudgetFlagsWithSession: with -session, a -max-tokens-total or
-// -max-cost limit reached ends the run with exit status 1 before the model
-// call that would pass it, saying which limit and what was spent; the run
-// again with a raised limit and no prompt resumes the session and
-// finishes, each tool call run once.
+// TestBudgetFlagsWithSession: with -session, a -max-tokens-total or -max-cost
+// limit reached ends the run with exit status 1 before the model call that
+// would pass it. It says which limit and what was spent. The run again with a
+// raised limit and no prompt resumes the session and finishes, each tool call
+// run once.
 func TestBudgetFlagsWithSession(t *testing.T) {
 	t.Parallel()
 	// The first model call uses 2,000 tokens in and 100 out: $0.0055 at the

@@ -68,10 +68,10 @@ func TestTrimByDefault(t *testing.T) {
 	mustContain(t, "stderr", out.stderr, "Input is too long for requested model.", "outgrew the context window", "leave out -no-trim")
 }
 
-// TestTrimBeforeOverflow: with the context window known (-context-tokens
-// here; the model's table by default), the history is trimmed before a
-// request would outgrow it, so no request overflows, where without it
-// every trim costs a rejected request.
+// TestTrimBeforeOverflow: with the context window known (-context-tokens here;
+// the model's table by default), the history is trimmed before a request would
+// outgrow it. So no request overflows, where without it every trim costs a
+// rejected request.
 func TestTrimBeforeOverflow(t *testing.T) {
 	const window = 1500
 	srv := bedrocktest.NewServer(calculations(20), func(o *bedrocktest.Options) { o.MaxInputTokens, o.Accounting = window, true })

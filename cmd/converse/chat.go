@@ -29,13 +29,13 @@ word, Ctrl-U the line; Up and Down go through the history; a pasted block
 of lines is one message, sent with Enter. Ctrl-C during a turn cancels it.
 `
 
-// chat reads messages at the terminal in, the line editor's output going
-// to tty, and sends each in turn in the same conversation. A failed
-// message is reported and the chat goes on; a Ctrl-C during a turn cancels
-// that turn only (the model call or the running tools, whose programs are
-// ended before the prompt returns) and the chat goes on with every
-// completed exchange kept. Ctrl-D, /exit or Ctrl-C twice at the prompt
-// leave; an interruption from outside (SIGTERM) ends the chat.
+// chat reads messages at the terminal in, the line editor's output going to
+// tty, and sends each in turn in the same conversation. A failed message is
+// reported and the chat goes on. A Ctrl-C during a turn cancels that turn
+// only: the model call or the running tools, whose programs are ended before
+// the prompt returns. The chat then goes on with every completed exchange
+// kept. Ctrl-D, /exit or Ctrl-C twice at the prompt leave; an interruption
+// from outside (SIGTERM) ends the chat.
 func (ss *session) chat(ctx context.Context, in io.Reader, tty io.Writer) error {
 	stderr := ss.print.stderr
 	fmt.Fprintf(stderr, "Chatting with %s: Ctrl-C cancels a turn, Ctrl-D leaves; /help lists the commands.\n", trace.Printable(ss.model))

@@ -51,10 +51,10 @@ func replies(n int) bedrocktest.Handler {
 	return bedrocktest.Script(rs...)
 }
 
-// TestChatLineEditing: the chat's lines are edited as typed (Left,
-// Backspace, Home, End, Ctrl-W), Up brings back the line before, from this
-// run or, through the history file, the one before; a pasted block of
-// lines is one message; the history file is its owner's only.
+// TestChatLineEditing: the chat's lines are edited as typed (Left, Backspace,
+// Home, End, Ctrl-W). Up brings back the line before, from this run or,
+// through the history file, the one before. A pasted block of lines is one
+// message. The history file is its owner's only.
 func TestChatLineEditing(t *testing.T) {
 	historyFile := filepath.Join(t.TempDir(), "converse", "history")
 	t.Setenv("CONVERSE_HISTORY", historyFile)
@@ -84,10 +84,10 @@ func TestChatLineEditing(t *testing.T) {
 	assert.Equal(t, []string{"new"}, userTexts(none), "no history")
 }
 
-// TestChatHomeEndKeys: Home and End work as other terminals send them
-// (tmux, screen and the Linux console ESC[1~ and ESC[4~, rxvt ESC[7~ and
-// ESC[8~, application mode ESC O H and ESC O F), none inserting a letter,
-// also when each byte comes on its own.
+// TestChatHomeEndKeys: Home and End work as other terminals send them: tmux,
+// screen and the Linux console ESC[1~ and ESC[4~, rxvt ESC[7~ and ESC[8~,
+// application mode ESC O H and ESC O F. None inserts a letter, also when each
+// byte comes on its own.
 func TestChatHomeEndKeys(t *testing.T) {
 	keys := []struct{ name, home, end string }{
 		{"xterm", home, end},
@@ -199,12 +199,11 @@ func TestChatCtrlCAtThePrompt(t *testing.T) {
 	assert.Equal(t, []string{"Hi"}, userTexts(srv), "the line cancelled by Ctrl-C is not sent")
 }
 
-// TestChatCtrlCMidTool runs the binary on its controlling terminal: a
-// Ctrl-C while a tool runs stops the task, not the chat: the tool's
-// program is gone before the prompt returns, and the next message is the
-// next request's last message, beside the stopped call's result, which
-// says in plain words that the user stopped it. No tool round of the old
-// task runs first.
+// TestChatCtrlCMidTool runs the binary on its controlling terminal. A Ctrl-C
+// while a tool runs stops the task, not the chat. The tool's program is gone
+// before the prompt returns. The next message is the next request's last
+// message, beside the stopped call's result, which says in plain words that
+// the user stopped it. No tool round of the old task runs first.
 func TestChatCtrlCMidTool(t *testing.T) {
 	t.Parallel()
 	tty, keyboard := openTerminal(t)

@@ -134,12 +134,12 @@ func TestDynamoSessionLarge(t *testing.T) {
 	assert.Contains(t, out.stderr, "give -session-bucket BUCKET[/PREFIX] to keep it in S3")
 }
 
-// TestDynamoSessionKilledBetweenWrites: a converse process killed after
-// its step (a 600 KB reply) reached S3 and before the item pointing at it
-// was written (the S3 endpoint kills it as the object is stored) leaves the
-// session at its previous step, its prompt, which loads; the next process
-// fails while the killed one's lease lasts, and continues the session once
-// it ended.
+// TestDynamoSessionKilledBetweenWrites: a converse process is killed
+// after its step (a 600 KB reply) reached S3 and before the item pointing
+// at it was written (the S3 endpoint kills it as the object is stored). It
+// leaves the session at its previous step, its prompt, which loads. The
+// next process fails while the killed one's lease lasts, and continues the
+// session once it ended.
 func TestDynamoSessionKilledBetweenWrites(t *testing.T) {
 	t.Parallel()
 	fake, err := url.Parse(dynamotest.S3(t))

@@ -24,9 +24,9 @@ const (
 	evalModel     = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
 )
 
-// arithmeticModel stands in for the model of the agent and of the judge
-// of the dataset of converse help eval: it asks the calculator what the
-// prompt asks, answers with its result, and grades every trajectory a pass.
+// arithmeticModel stands in for the model of the agent and of the judge of the
+// dataset of converse help eval. It asks the calculator what the prompt asks,
+// answers with its result, and grades every trajectory a pass.
 var arithmeticModel = bedrocktest.HandlerFunc(func(_ context.Context, req *bedrocktest.Request) (*bedrocktest.Reply, error) {
 	if len(req.System) > 0 {
 		return bedrocktest.Text(`{"verdict":"pass","score":0.9,"reason":"The calculator was used and the answer states its result."}`), nil

@@ -229,9 +229,9 @@ func TestNoCredentials(t *testing.T) {
 }
 
 // TestBedrockAPIKey: a Bedrock API key in AWS_BEARER_TOKEN_BEDROCK is
-// credentials enough, which the client sends as a bearer token, over HTTPS
-// only, whether -endpoint or the configuration names the endpoint; a plain
-// http one on this machine gets no key. (TestLoopbackCredentials sends it.)
+// credentials enough. The client sends it as a bearer token, over HTTPS only,
+// whether -endpoint or the configuration names the endpoint. A plain http one
+// on this machine gets no key. (TestLoopbackCredentials sends it.)
 func TestBedrockAPIKey(t *testing.T) {
 	setTestEnv(t)
 	for _, name := range []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"} {

@@ -11,10 +11,10 @@ import (
 	"github.com/tooluse/bedrock/converse/trace"
 )
 
-// TestListTools: converse tools (and -list-tools) lists the tools a run
-// with the same flags would offer, the built-ins, a manifest's program and
-// Lambda function, an MCP server's, with their origin and approval, and
-// exits without a model call; -json gives them to machines.
+// TestListTools: converse tools (and -list-tools) lists the tools a run with
+// the same flags would offer, with their origin and approval. They are the
+// built-ins, a manifest's program and Lambda function, and an MCP server's. It
+// exits without a model call. -json gives them to machines.
 func TestListTools(t *testing.T) {
 	dir := t.TempDir()
 	manifest := filepath.Join(dir, "tools.json")

@@ -18,11 +18,11 @@ import (
 	"github.com/tooluse/bedrock/converse/bedrocktest"
 )
 
-// TestLoopbackCredentials: with -endpoint on loopback, the requests are
-// signed only when credentials are asked for by name (AWS_ACCESS_KEY_ID,
+// TestLoopbackCredentials: with -endpoint on loopback, the requests are signed
+// only when credentials are asked for by name. Those are AWS_ACCESS_KEY_ID,
 // AWS_PROFILE, -profile, or a Bedrock API key in AWS_BEARER_TOKEN_BEDROCK,
-// sent as a bearer token over HTTPS only), -v says which, and the EC2
-// metadata service is never asked, even where nothing disables it.
+// sent as a bearer token over HTTPS only. -v says which. The EC2 metadata
+// service is never asked, even where nothing disables it.
 func TestLoopbackCredentials(t *testing.T) {
 	t.Parallel()
 	var imdsCalls atomic.Int32

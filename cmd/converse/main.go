@@ -26,10 +26,10 @@ const (
 	exitInterrupted = 130 // converse.OutcomeStopped: 128 + SIGINT, as shells report a command killed by Ctrl-C
 )
 
-// main runs converse with the process's signals: an interrupt during a
-// chat's turn cancels that turn only; otherwise the first interrupt (or
-// SIGTERM) cancels the conversation, and run returns once the programs of
-// running tools are killed and reaped; a second one exits at once.
+// main runs converse with the process's signals. An interrupt during a chat's
+// turn cancels that turn only. Otherwise the first interrupt (or SIGTERM)
+// cancels the conversation, and run returns once the programs of running tools
+// are killed and reaped. A second one exits at once.
 func main() {
 	ctx, cancel := context.WithCancel(context.Background())
 	chat := &turns{}

@@ -297,10 +297,10 @@ func mustContain(t *testing.T, what, s string, wants ...string) {
 	}
 }
 
-// pidPipe makes a named pipe in a directory of the test's own, for a
-// helper tool ("mark-hang", "spawn") to write its pid to, and opens it for
-// reading and writing: the pipe then waits for no writer, and a read waits
-// for the tool's line. The pipe is closed at the test's end.
+// pidPipe makes a named pipe in a directory of the test's own, for a helper
+// tool ("mark-hang", "spawn") to write its pid to. It opens it for reading and
+// writing, so the pipe waits for no writer, and a read waits for the tool's
+// line. The pipe is closed at the test's end.
 func pidPipe(t *testing.T) (path string, pipe *os.File) {
 	t.Helper()
 	path = filepath.Join(t.TempDir(), "pid")

@@ -57,14 +57,14 @@ type mcpServer struct {
 	Auth *mcpAuth `json:"auth"`
 }
 
-// mcpAuth is a url server's "auth": {"type": "sigv4", "service": ...,
+// mcpAuth is a url server's "auth". {"type": "sigv4", "service": ...,
 // "region": ..., "profile": ...} signs each request with AWS credentials
-// (of the default chain, or the profile), {"type": "bearer", "tokenEnv":
-// "VAR"} sends the token in $VAR as "Authorization: Bearer TOKEN",
+// (of the default chain, or the profile). {"type": "bearer", "tokenEnv":
+// "VAR"} sends the token in $VAR as "Authorization: Bearer TOKEN".
 // {"type": "oauth"} runs OAuth's authorization code flow with PKCE (as a
-// url server without "auth" does), {"type": "clientCredentials",
-// "clientId": ..., "clientSecretEnv": "VAR"} its client credentials grant;
-// see mcpoauth.go.
+// url server without "auth" does). {"type": "clientCredentials",
+// "clientId": ..., "clientSecretEnv": "VAR"} runs its client credentials
+// grant. See mcpoauth.go.
 type mcpAuth struct {
 	Type            string `json:"type"`
 	Service         string `json:"service"`
@@ -168,9 +168,9 @@ func startMCP(ctx context.Context, s *settings, reg *tools.Registry, stderr io.W
 	return b, func() { _ = b.Close() }, nil
 }
 
-// fromServer is the text of an error of mcptools, which can quote what a
-// server sent (its error message, a tool's name), made printable as the
-// rest of what reaches standard error is, whether or not it is a terminal.
+// fromServer is the text of an error of mcptools, made printable as the rest
+// of what reaches standard error is, whether or not it is a terminal. Such an
+// error can quote what a server sent (its error message, a tool's name).
 func fromServer(err error) string {
 	return trace.Printable(strings.TrimPrefix(err.Error(), "mcptools: "))
 }
@@ -325,9 +325,9 @@ func (ms mcpServer) server(name, dir string) (mcptools.Server, error) {
 	return srv, nil
 }
 
-// cannotStart is a server whose program is not there: the configuration
-// is right, but the server cannot start, which is a failure (exit status
-// 1) like a server that exits at once, not a usage error.
+// cannotStart is a server whose program is not there. The configuration is
+// right, but the server cannot start. That is a failure (exit status 1) like a
+// server that exits at once, not a usage error.
 type cannotStart struct {
 	name string
 	err  error
@@ -340,9 +340,9 @@ func (e *cannotStart) Error() string {
 func (e *cannotStart) Unwrap() error { return e.err }
 
 // approval reads "approve": true asks for every call of the server's tools,
-// "destructive" for those of tools the server does not declare read-only or
-// non-destructive (which, unless "trustAnnotations" is true, are all of
-// them: see mcptools.Server.TrustAnnotations), false or nothing for none.
+// false or nothing for none. "destructive" asks for those of tools the server
+// does not declare read-only or non-destructive. Unless "trustAnnotations" is
+// true, those are all of them: see mcptools.Server.TrustAnnotations.
 func approval(raw json.RawMessage) (func(string, mcptools.Annotations) bool, error) {
 	var b bool
 	var s string

@@ -183,10 +183,10 @@ func TestMCPApproveDestructiveTrust(t *testing.T) {
 	}
 }
 
-// FuzzParseMCP: what parseMCP accepts, mcptools.Connect accepts too (it
-// fails only because its context is cancelled), and what it refuses it
-// says in words: a server description that only Connect refused ended in
-// "converse: -mcp FILE: %!w(<nil>)", exit status 1.
+// FuzzParseMCP: what parseMCP accepts, mcptools.Connect accepts too (it fails
+// only because its context is cancelled). What it refuses it says in words. A
+// server description that only Connect refused ended in "converse: -mcp FILE:
+// %!w(<nil>)", exit status 1.
 func FuzzParseMCP(f *testing.F) {
 	for _, seed := range []string{
 		`{"mcpServers":{"":{"url":"http://"}}}`,
@@ -219,9 +219,9 @@ func FuzzParseMCP(f *testing.F) {
 	})
 }
 
-// TestMCPServerThatFailsToStart: a server that exits at once, or whose
-// program is not there, is a failure naming it (exit status 1); a -mcp
-// file that cannot be used is a usage error (exit status 2).
+// TestMCPServerThatFailsToStart: a server that exits at once, or whose program
+// is not there, is a failure naming it (exit status 1). A -mcp file that
+// cannot be used is a usage error (exit status 2).
 func TestMCPServerThatFailsToStart(t *testing.T) {
 	tests := []struct {
 		name, config, want string
@@ -253,10 +253,10 @@ func TestMCPServerThatFailsToStart(t *testing.T) {
 	})
 }
 
-// TestMCPErrorTextIsPrintable: a server whose tools/list fails with an
-// error message holding an escape sequence and control characters is a
-// failure naming it, and what reaches standard error (a file here, not a
-// terminal) holds none of them; no model call is made.
+// TestMCPErrorTextIsPrintable: a server whose tools/list fails with an error
+// message holding an escape sequence and control characters is a failure
+// naming it. What reaches standard error (a file here, not a terminal) holds
+// none of them. No model call is made.
 func TestMCPErrorTextIsPrintable(t *testing.T) {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "hostile", Version: "1"}, nil)
 	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {

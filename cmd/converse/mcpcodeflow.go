@@ -16,14 +16,13 @@ import (
 	"golang.org/x/oauth2"
 )
 
-// codeFlow authorizes a url server's requests with the go-sdk's
-// authorization code flow with PKCE: on a 401 asking for OAuth it
-// discovers the authorization server (RFC 9728, RFC 8414), registers
-// converse (RFC 7591) unless a client id is given, prints the URL for the
-// user to open, and takes the code at a loopback redirect. Its tokens are
-// kept in the user's token file, by the server's URL, and refreshed; a
-// token the server refuses is refreshed once before the user is asked
-// again.
+// codeFlow authorizes a url server's requests with the go-sdk's authorization
+// code flow with PKCE. On a 401 asking for OAuth it discovers the
+// authorization server (RFC 9728, RFC 8414). It registers converse (RFC 7591)
+// unless a client id is given. It prints the URL for the user to open, and
+// takes the code at a loopback redirect. Its tokens are kept in the user's
+// token file, by the server's URL, and refreshed; a token the server refuses
+// is refreshed once before the user is asked again.
 type codeFlow struct {
 	name, url              string // the server's
 	clientID, clientSecret string // given in the file, or none

@@ -102,10 +102,10 @@ func authClient() *http.Client {
 }
 
 // detachedAuth is an OAuth handler whose Authorize keeps working after the
-// request that called it: extauth's client credentials handler makes its
-// token source with Authorize's context and uses it for every later token,
-// which would fail once that request's context ended. authClient's timeout
-// bounds it instead. It also serializes the handler, which has no lock.
+// request that called it. extauth's client credentials handler makes its token
+// source with Authorize's context and uses it for every later token. Those
+// would fail once that request's context ended. authClient's timeout bounds it
+// instead. It also serializes the handler, which has no lock.
 type detachedAuth struct {
 	mu      sync.Mutex
 	handler auth.OAuthHandler

@@ -82,14 +82,14 @@ func tracedGreeter(traceparents chan<- string) *mcp.Server {
 	return srv
 }
 
-// TestMCPOAuthAuthorizationCode: a url server without an Authorization
-// header that answers 401 gets the authorization code flow with PKCE:
-// converse registers itself, prints the URL, takes the code at its
-// loopback redirect and keeps the tokens in a 0600 file of the user's.
-// The next run uses them; a token the server refuses is refreshed, without
-// asking the user again. No token, code or secret is in standard error
-// (under -v), standard output (-json), the recording or the spans; each
-// call's _meta carries the traceparent of its execute_tool span.
+// TestMCPOAuthAuthorizationCode: a url server without an Authorization header
+// that answers 401 gets the authorization code flow with PKCE. converse
+// registers itself, prints the URL, takes the code at its loopback redirect
+// and keeps the tokens in a 0600 file of the user's. The next run uses them; a
+// token the server refuses is refreshed, without asking the user again. No
+// token, code or secret is in standard error (under -v), standard output
+// (-json), the recording or the spans; each call's _meta carries the
+// traceparent of its execute_tool span.
 func TestMCPOAuthAuthorizationCode(t *testing.T) {
 	t.Parallel()
 	traceparents := make(chan string, 4)

@@ -12,10 +12,10 @@ import (
 	"github.com/tooluse/bedrock/converse/bedrocktest"
 )
 
-// TestTraceShowsMedia: a command tool answers with a media envelope (the
-// echo helper writes back the input the model sent, here an envelope); the
-// image reaches the model inside the toolResult, and the -v trace shows it
-// as its type and size, never its bytes.
+// TestTraceShowsMedia: a command tool answers with a media envelope (the echo
+// helper writes back the input the model sent, here an envelope). The image
+// reaches the model inside the toolResult. The -v trace shows it as its type
+// and size, never its bytes.
 func TestTraceShowsMedia(t *testing.T) {
 	manifest := writeManifest(t, `{"tools": [{"name": "echo", "description": "Echo.",
 		"command": [`+quote(os.Args[0])+`, "helper-tool", "echo"]}]}`)

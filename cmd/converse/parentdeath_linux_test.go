@@ -17,9 +17,9 @@ import (
 )
 
 // TestProgramsDieWithConverse kills converse with SIGKILL, which it cannot
-// catch, while a command tool's program runs, and while an MCP server that
-// ignores the end of its standard input and SIGTERM starts: either program
-// is killed with it, by its parent-death signal.
+// catch, while a command tool's program runs. It does so again while an MCP
+// server that ignores the end of its standard input and SIGTERM starts. Either
+// program is killed with it, by its parent-death signal.
 func TestProgramsDieWithConverse(t *testing.T) {
 	t.Parallel()
 	self := quote(os.Args[0])

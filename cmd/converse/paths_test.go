@@ -12,9 +12,9 @@ import (
 )
 
 // TestFilePathErrors: a -session or -record file whose directory does not
-// exist is a usage error found before the first model call, and the
-// directory is not made; the errors about these files name them once, as
-// the user gave them, in one line.
+// exist is a usage error found before the first model call. The directory is
+// not made. The errors about these files name them once, as the user gave
+// them, in one line.
 func TestFilePathErrors(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "no-such-dir")
 	bad := filepath.Join(t.TempDir(), "bad.json")

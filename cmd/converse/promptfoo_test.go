@@ -19,9 +19,9 @@ import (
 	"github.com/tooluse/bedrock/converse/bedrocktest"
 )
 
-// promptfooConfig is a promptfoo eval of converse: its provider runs the
+// promptfooConfig is a promptfoo eval of converse. Its provider runs the
 // binary on the prompt in the trace promptfoo gives it (TRACEPARENT),
-// exporting the spans to promptfoo's OTLP receiver on loopback, and a
+// exporting the spans to promptfoo's OTLP receiver on loopback. A
 // trajectory:tool-sequence assertion reads the tools called from them.
 const promptfooConfig = `description: converse's spans for promptfoo's trajectory assertions
 tracing:

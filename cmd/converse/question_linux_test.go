@@ -57,9 +57,9 @@ func deployModel(t *testing.T) *bedrocktest.Server {
 }
 
 // runAtTerminal runs converse with a pseudo-terminal as its controlling
-// terminal (/dev/tty, where it asks), typed, and standard input empty
-// (no chat), and returns what it printed there, once it has printed want
-// n times, and its standard error.
+// terminal (/dev/tty, where it asks), typed, and standard input empty (no
+// chat). Once converse has printed want n times, it returns what converse
+// printed there and its standard error.
 func runAtTerminal(t *testing.T, typed, want string, n int, args ...string) (term, stderr string) {
 	t.Helper()
 	tty, keyboard := openTerminal(t)

@@ -52,13 +52,13 @@ func TestReadmeSnippets(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "example")
 	out, err = exec.CommandContext(ctx, "go", "build", "-o", bin, "./"+filepath.Join(dir, "program")).CombinedOutput()
 	require.NoError(t, err, "%s", out)
-	// The example's plain SDK client meets the SDK's loopback trap (see
-	// converse/internal/httpbody: the SDK closes a request body the
-	// transport may still be copying, and the stream's connection drops,
-	// "use of closed network connection"), which a remote endpoint, slower
-	// to answer, does not set. Answered at once, 7% of the runs failed so
-	// on a busy machine; answered after 5 ms, none of 400. That failure,
-	// and only that, is still tried once more on a fresh server.
+	// The example's plain SDK client meets the SDK's loopback trap, which a
+	// remote endpoint, slower to answer, does not set. The SDK closes a
+	// request body the transport may still be copying, and the stream's
+	// connection drops: "use of closed network connection" (see
+	// converse/internal/httpbody). Answered at once, 7% of the runs failed so
+	// on a busy machine; answered after 5 ms, none of 400. That failure, and
+	// only that, is still tried once more on a fresh server.
 	var stdout []byte
 	var stderr strings.Builder
 	for attempt := 1; ; attempt++ {

@@ -52,10 +52,10 @@ func TestRedactedOutput(t *testing.T) {
 	}
 }
 
-// TestSDKLogRedacted: with -v the AWS SDK's own warnings go through
-// converse's standard error, redacted (and made visible on a terminal),
-// not straight to the process's: here the SDK quotes a Date header that
-// holds an access key ID. The SDK logs no request, response or signature.
+// TestSDKLogRedacted: with -v the AWS SDK's own warnings go through converse's
+// standard error, redacted (and made visible on a terminal), not straight to
+// the process's. Here the SDK quotes a Date header that holds an access key
+// ID. The SDK logs no request, response or signature.
 func TestSDKLogRedacted(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t, bedrocktest.Script(bedrocktest.Text("Hi.")))

@@ -82,9 +82,9 @@ func (s *settings) checkSessions() error {
 
 // serve is converse serve: the conversations of the flags' model and tools
 // served over Amazon Bedrock AgentCore Runtime's HTTP protocol contract
-// (package agentcore) on -addr, until ctx ends: then it takes no more
-// invocations, lets those running finish within -shutdown-timeout, cuts off
-// the rest (which answer 503) and returns once they have answered.
+// (package agentcore) on -addr, until ctx ends. Then it takes no more
+// invocations and lets those running finish within -shutdown-timeout. It cuts
+// off the rest (which answer 503) and returns once they have answered.
 func serve(ctx context.Context, inv *invocation) error {
 	s := inv.s
 	return withTools(ctx, inv, nil, func(tb *toolbox) error {
@@ -176,10 +176,10 @@ func drain(srv *http.Server, h *agentcore.Handler, grace time.Duration) error {
 	return err
 }
 
-// newHTTPServer is the server of h, with the bounds that package
-// agentcore's doc recommends: a caller that sends its headers slowly, or
-// keeps an idle connection, or sends headers of more than 128 KiB (the
-// runtime passes on up to 20 headers of 4 KB), is cut off.
+// newHTTPServer is the server of h, with the bounds that package agentcore's
+// doc recommends. It cuts off a caller that sends its headers slowly, keeps an
+// idle connection, or sends headers of more than 128 KiB. The runtime passes
+// on up to 20 headers of 4 KB.
 func newHTTPServer(h http.Handler) *http.Server {
 	return &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 128 << 10}
 }

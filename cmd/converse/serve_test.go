@@ -179,11 +179,11 @@ func TestServeVerbose(t *testing.T) {
 	}
 }
 
-// TestServeDynamoSessions: with -sessions dynamodb://TABLE each session is
-// the table's item of its runtime session id: a second invocation
-// continues it, a restarted server does too, a session past 400 KB goes to
-// -session-bucket, and the library's store reads what was saved; serve -h
-// says how.
+// TestServeDynamoSessions: with -sessions dynamodb://TABLE each session is the
+// table's item of its runtime session id. A second invocation continues it,
+// and a restarted server does too. A session past 400 KB goes to
+// -session-bucket. The library's store reads what was saved. serve -h says
+// how.
 func TestServeDynamoSessions(t *testing.T) {
 	setTestEnv(t)
 	db := dynamotest.DynamoDB(t)

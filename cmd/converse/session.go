@@ -190,9 +190,9 @@ type restated struct {
 func (e *restated) Error() string { return e.msg }
 func (e *restated) Unwrap() error { return e.err }
 
-// approver decides the calls of the manifest tools marked "approve": -yes
-// approves them all; otherwise the user is asked on the terminal, and with
-// no terminal the call is denied, so that the model hears why and the
+// approver decides the calls of the manifest tools marked "approve". -yes
+// approves them all. Otherwise the user is asked on the terminal. With no
+// terminal the call is denied, so that the model hears why and the
 // conversation ends normally. It answers a call's question too (see
 // answerQuestion).
 func (ss *session) approver(stdin io.Reader) func(context.Context, converse.Call) (converse.Decision, error) {
@@ -222,9 +222,9 @@ func (ss *session) approver(stdin io.Reader) func(context.Context, converse.Call
 	}
 }
 
-// approvalInput is the input of a call as the approval question shows it:
-// all of it, as the user approves all of it (the trace's cut at 300
-// characters could hide what matters), in compact JSON, which keeps the
+// approvalInput is the input of a call as the approval question shows it. It
+// shows all of it, as the user approves all of it (the trace's cut at 300
+// characters could hide what matters). It is compact JSON, which keeps the
 // strings as they are, and quoted if a character of it does not print.
 func approvalInput(in json.RawMessage) string {
 	var b bytes.Buffer

@@ -74,9 +74,9 @@ func TestApprovalWithoutTerminal(t *testing.T) {
 }
 
 // TestChatApprovalOnTerminal chats on a terminal that is also converse's
-// controlling terminal (/dev/tty), where the approval prompt asks: the line
-// typed after the message answers the prompt, though the chat reads the
-// same terminal for its next message.
+// controlling terminal (/dev/tty), where the approval prompt asks. The line
+// typed after the message answers the prompt, though the chat reads the same
+// terminal for its next message.
 func TestChatApprovalOnTerminal(t *testing.T) {
 	t.Parallel()
 	tty, keyboard := openTerminal(t)
@@ -200,11 +200,10 @@ func TestSessionWithoutPrompt(t *testing.T) {
 	assert.Empty(t, srv.Requests())
 }
 
-// TestSessionTwoProcesses runs converse on a session while another
-// converse holds it (its tool hangs): the second fails at once (exit 1),
-// naming the session and the first's process, runs no tool and asks no
-// model; after the first is killed the session resumes, each call having
-// run once.
+// TestSessionTwoProcesses runs converse on a session while another converse
+// holds it (its tool hangs). The second fails at once (exit 1), naming the
+// session and the first's process, and runs no tool and asks no model. After
+// the first is killed the session resumes, each call having run once.
 func TestSessionTwoProcesses(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -269,8 +268,8 @@ func startHang(t *testing.T, env []string, pipe *os.File, args ...string) (cmd *
 }
 
 // TestSessionRemovedDuringTheRun: a session file removed while a tool runs
-// fails the run's next save, exit 7 as for a conflict, saying the session
-// was removed rather than that another process wrote it; nothing is
+// fails the run's next save, exit 7 as for a conflict. The error says the
+// session was removed rather than that another process wrote it. Nothing is
 // written again.
 func TestSessionRemovedDuringTheRun(t *testing.T) {
 	t.Parallel()

@@ -21,9 +21,9 @@ import (
 // erase is how the status line is taken off the terminal's line.
 const erase = "\r\x1b[K"
 
-// awaitManifest writes a manifest of the tool "wait", which reads a line
-// from the named pipe gate and answers it: opening gate for writing
-// returns once the tool runs, and the line lets it answer.
+// awaitManifest writes a manifest of the tool "wait", which reads a line from
+// the named pipe gate and answers it. Opening gate for writing returns once
+// the tool runs, and the line lets it answer.
 func awaitManifest(t *testing.T) (manifest, gate string) {
 	t.Helper()
 	gate = filepath.Join(t.TempDir(), "gate")
@@ -32,10 +32,10 @@ func awaitManifest(t *testing.T) (manifest, gate string) {
 		"command": [`+quote(os.Args[0])+`, "helper-tool", "await", `+quote(gate)+`]}]}`), gate
 }
 
-// TestStatusLine runs the binary with standard output and error on a
-// terminal, as a user does: while the tool wait runs (held on a gate the
-// test opens once it has seen the line), the status line names it, and it
-// is erased before the answer prints.
+// TestStatusLine runs the binary with standard output and error on a terminal,
+// as a user does. While the tool wait runs, the status line names it. A gate
+// holds the tool until the test has seen the line. The line is erased before
+// the answer prints.
 func TestStatusLine(t *testing.T) {
 	t.Parallel()
 	tty, keyboard := openTerminal(t)

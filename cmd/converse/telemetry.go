@@ -32,16 +32,17 @@ const exitTimeout = 2 * time.Second
 
 // setupTelemetry installs OTLP exporters as the global OpenTelemetry
 // providers, which the converse library uses by default, when the standard
-// variables ask for them: traces and metrics when OTEL_EXPORTER_OTLP_ENDPOINT
-// is set, traces when OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is, metrics when
-// OTEL_EXPORTER_OTLP_METRICS_ENDPOINT is, over http/protobuf unless
-// OTEL_EXPORTER_OTLP_PROTOCOL (or its _TRACES_ or _METRICS_ form) says
-// grpc. OTEL_TRACES_EXPORTER or OTEL_METRICS_EXPORTER none turns that
-// signal off, OTEL_SDK_DISABLED=true all of it. The exporters read the
-// endpoints, OTEL_EXPORTER_OTLP_HEADERS and the other OTLP variables
-// themselves, and the resource OTEL_SERVICE_NAME and
-// OTEL_RESOURCE_ATTRIBUTES (service.name is "converse" otherwise). Without
-// these variables nothing is installed and nothing is exported.
+// variables ask for them. It installs traces and metrics when
+// OTEL_EXPORTER_OTLP_ENDPOINT is set, traces when
+// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is, metrics when
+// OTEL_EXPORTER_OTLP_METRICS_ENDPOINT is. They export over http/protobuf
+// unless OTEL_EXPORTER_OTLP_PROTOCOL (or its _TRACES_ or _METRICS_ form) says
+// grpc. OTEL_TRACES_EXPORTER or OTEL_METRICS_EXPORTER none turns that signal
+// off, OTEL_SDK_DISABLED=true all of it. The exporters read the endpoints,
+// OTEL_EXPORTER_OTLP_HEADERS and the other OTLP variables themselves, and the
+// resource OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES (service.name is
+// "converse" otherwise). Without these variables nothing is installed and
+// nothing is exported.
 //
 // With traces, the global propagator is W3C trace context and baggage, the
 // default of OTEL_PROPAGATORS, so that Lambda tools get the call's
@@ -194,13 +195,13 @@ type shutdown struct {
 	timeout  time.Duration
 }
 
-// flush exports what is left and shuts the providers down, all at once,
-// each within its timeout; a failure is a line on stderr. ctx is the
-// command's: if it was cancelled before (an interrupted conversation,
-// whose spans matter most), the export goes on to its timeout, and a
-// second interrupt exits (see main); if it is cancelled during the export
-// (a first Ctrl-C once the conversation has ended), the export stops and
-// flush returns an error wrapping context.Canceled, for exit status 130.
+// flush exports what is left and shuts the providers down, all at once, each
+// within its timeout; a failure is a line on stderr. ctx is the command's. If
+// it was cancelled before (an interrupted conversation, whose spans matter
+// most), the export goes on to its timeout, and a second interrupt exits (see
+// main). If it is cancelled during the export (a first Ctrl-C once the
+// conversation has ended), the export stops. flush then returns an error
+// wrapping context.Canceled, for exit status 130.
 func (e *exporters) flush(ctx context.Context) error {
 	interrupted := ctx.Err() != nil
 	if interrupted {

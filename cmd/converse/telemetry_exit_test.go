@@ -47,11 +47,10 @@ func TestExportTimeout(t *testing.T) {
 	}
 }
 
-// TestFlushBounded runs the exit export against collectors that never
-// answer, in virtual time: it ends at the longest of the providers'
-// bounds (they export at once, not one after the other), at a Ctrl-C
-// during it, and goes on to its bound after an interrupt of the
-// conversation.
+// TestFlushBounded runs the exit export against collectors that never answer,
+// in virtual time. The export ends at the longest of the providers' bounds
+// (they export at once, not one after the other), or at a Ctrl-C during it.
+// After an interrupt of the conversation it goes on to its bound.
 func TestFlushBounded(t *testing.T) {
 	blackHole := func(ctx context.Context) error {
 		<-ctx.Done()
@@ -139,9 +138,9 @@ func TestTelemetryInterruptDuringExport(t *testing.T) {
 }
 
 // TestTelemetrySDKErrorsRedacted: an export the collector rejects while
-// converse runs is reported by the OpenTelemetry SDK's error handler, whose
-// line goes through converse's redacting standard error: the collector's
-// answer, echoing a session token, reaches it redacted.
+// converse runs is reported by the OpenTelemetry SDK's error handler. Its line
+// goes through converse's redacting standard error. The collector's answer,
+// echoing a session token, reaches it redacted.
 func TestTelemetrySDKErrorsRedacted(t *testing.T) {
 	t.Parallel()
 	const token = "IQoJb3JpZ2luX2VjEAAaCXVzLWVhc3QtMSJHMEUCIQDcollectorTestTokenXYZ0123456789"

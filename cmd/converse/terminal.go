@@ -7,17 +7,16 @@ import (
 	"unicode/utf8"
 )
 
-// resetLine starts the approval prompt: it resets the terminal's
-// attributes (text the model concealed with ESC[8m, or coloured, ends
-// there), goes back to the start of the line and clears it, so that
-// nothing shown before can stand beside or hide the question.
+// resetLine starts the approval prompt. It resets the terminal's attributes:
+// text the model concealed with ESC[8m, or coloured, ends there. It goes back
+// to the start of the line and clears it, so that nothing shown before can
+// stand beside or hide the question.
 const resetLine = "\x1b[0m\r\x1b[K"
 
-// onTerminal returns w as converse writes to it: when w is a terminal,
-// every Write is made visible (see visible), since what goes there (the
-// model's text, tools' output, MCP servers' messages and standard error,
-// the -v trace) is not converse's to trust; a file or pipe gets the bytes
-// as they are.
+// onTerminal returns w as converse writes to it. When w is a terminal, every
+// Write is made visible (see visible). What goes there (the model's text,
+// tools' output, MCP servers' messages and standard error, the -v trace) is
+// not converse's to trust. A file or pipe gets the bytes as they are.
 func onTerminal(w io.Writer) io.Writer {
 	if isTerminal(w) {
 		return visibleWriter{w}
@@ -35,14 +34,14 @@ func (v visibleWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// visible returns s with every character a terminal would act on instead
-// of showing made visible, so that untrusted text cannot move the cursor,
-// clear the screen, conceal or recolour what follows, set the window title
-// or the clipboard (OSC 0, OSC 52) or reorder a line: C0 controls and DEL
-// in caret notation (ESC is "^[", CR "^M", DEL "^?"), except newline and
-// tab; C1 controls (U+0080 to U+009F, CSI among them) and the bidirectional
-// formatting characters as \u escapes; bytes that are not UTF-8 as \x
-// escapes. Text with none of them is returned as it is.
+// visible returns s with every character a terminal would act on instead of
+// showing made visible. Untrusted text then cannot move the cursor, clear the
+// screen, conceal or recolour what follows, set the window title or the
+// clipboard (OSC 0, OSC 52) or reorder a line. C0 controls and DEL are shown
+// in caret notation (ESC is "^[", CR "^M", DEL "^?"), except newline and tab.
+// C1 controls (U+0080 to U+009F, CSI among them) and the bidirectional
+// formatting characters are shown as \u escapes. Bytes that are not UTF-8 are
+// shown as \x escapes. Text with none of them is returned as it is.
 func visible(s string) string {
 	if utf8.ValidString(s) && !strings.ContainsFunc(s, isControl) {
 		return s

@@ -50,12 +50,12 @@ func TestOutputToPipeUnchanged(t *testing.T) {
 }
 
 // TestApprovalPromptCannotBeForged runs the binary on a terminal, standard
-// output and error included, as a user does. The model's text conceals
-// what follows (ESC[8m), clears the screen, sets the title and the
-// clipboard and writes a fake prompt for a harmless tool before calling
-// danger: the terminal shows its escape sequences as text, and the real
-// question starts on a reset, cleared line and names danger, quoted. The
-// -v trace shares the terminal and its escaping.
+// output and error included, as a user does. The model's text conceals what
+// follows (ESC[8m), clears the screen, sets the title and the clipboard and
+// writes a fake prompt for a harmless tool before calling danger. The terminal
+// shows its escape sequences as text. The real question starts on a reset,
+// cleared line and names danger, quoted. The -v trace shares the terminal and
+// its escaping.
 func TestApprovalPromptCannotBeForged(t *testing.T) {
 	t.Parallel()
 	forged := "\x1b[2J\x1b]0;calculator\x07\x1b]52;c;eQ==\x07Sure.\nRun calculator {\"a\":1}? [y/N] \x1b[8m"
@@ -82,10 +82,9 @@ func TestApprovalPromptShowsTheWholeInput(t *testing.T) {
 }
 
 // askOnTerminal runs the binary on a terminal, standard output and error
-// included, as a user does, with -v, against a model that writes text and
-// calls danger, a tool that needs approval, with input; "n" is typed ahead
-// as the answer. It returns what the terminal showed and the file of
-// danger's runs.
+// included, as a user does, with -v. The model writes text and calls danger, a
+// tool that needs approval, with input. "n" is typed ahead as the answer. It
+// returns what the terminal showed and the file of danger's runs.
 func askOnTerminal(t *testing.T, text string, input map[string]any) (screen, marks string) {
 	t.Helper()
 	marks = filepath.Join(t.TempDir(), "marks")

@@ -12,10 +12,10 @@ import (
 	"github.com/tooluse/bedrock/converse/bedrocktest"
 )
 
-// TestTraceSaysEachThingOnce: what the events show, the library's log
-// records do not repeat: a streaming fallback is one line a turn, and a
-// call answered at its timeout one line, its answer's, without "keeps its
-// concurrency slot" (a command's process group is killed at the timeout).
+// TestTraceSaysEachThingOnce: what the events show, the library's log records
+// do not repeat. A streaming fallback is one line a turn. A call answered at
+// its timeout is one line, its answer's, without "keeps its concurrency slot"
+// (a command's process group is killed at the timeout).
 func TestTraceSaysEachThingOnce(t *testing.T) {
 	t.Run("fallback", func(t *testing.T) {
 		srv := newServer(t, bedrocktest.Script(

@@ -264,10 +264,9 @@ func (pr promptRecord) view() *viewPrompt {
 	return v
 }
 
-// axis is the page's one time scale: a bar's left edge is its start's
-// distance from the conversation's start, and its width its duration, both
-// in % of the conversation's whole time, so that bars of different rounds
-// compare.
+// axis is the page's one time scale, so that bars of different rounds compare.
+// A bar's left edge is its start's distance from the conversation's start, and
+// its width its duration. Both are in % of the conversation's whole time.
 type axis struct {
 	start time.Time
 	whole time.Duration

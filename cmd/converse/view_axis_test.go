@@ -22,10 +22,10 @@ import (
 	"github.com/tooluse/bedrock/converse/filestore"
 )
 
-// axisSession writes a session whose times are known to the second, from
-// its start: turn 1's model call 0-1 s, its calls 1-3 s (search) and
-// 1.5-2 s (a long name, approved, timed out); turn 2's model call 3-4 s,
-// its call 4-6 s (truncated); turn 3's model call 6-7 s.
+// axisSession writes a session whose times are known to the second, from its
+// start. Turn 1's model call is at 0-1 s, its calls at 1-3 s (search) and
+// 1.5-2 s (a long name, approved, timed out). Turn 2's model call is at 3-4 s,
+// its call at 4-6 s (truncated). Turn 3's model call is at 6-7 s.
 func axisSession(t *testing.T) string {
 	t0 := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
@@ -60,9 +60,9 @@ func axisSession(t *testing.T) string {
 	return filepath.Join(dir, "axis")
 }
 
-// measureJS is the test's script, run after the page's own: it records
-// where every track and every turn's bars are, in pixels, then clicks
-// "expand all" and "collapse all", counting the open details after each.
+// measureJS is the test's script, run after the page's own. It records where
+// every track and every turn's bars are, in pixels. Then it clicks "expand
+// all" and "collapse all", counting the open details after each.
 const measureJS = `(function () {
   function box(e) { var r = e.getBoundingClientRect(); return {left: r.left, right: r.right}; }
   var out = {tracks: [], bars: {}, details: document.querySelectorAll('details').length};
@@ -110,11 +110,10 @@ func measurePage(t *testing.T, page string) measure {
 	return m
 }
 
-// TestViewOneTimeAxis: in Chromium, every bar of the page is drawn on one
-// time axis: every track has the same left edge and width, whatever the
-// tool's name and marks beside it, and each bar sits where its times put
-// it from the conversation's start, so round 2's bars start right of
-// round 1's ends.
+// TestViewOneTimeAxis: in Chromium, every bar of the page is drawn on one time
+// axis. Every track has the same left edge and width, whatever the tool's name
+// and marks beside it. Each bar sits where its times put it from the
+// conversation's start, so round 2's bars start right of round 1's ends.
 func TestViewOneTimeAxis(t *testing.T) {
 	m := measurePage(t, renderView(t, axisSession(t)))
 	require.Len(t, m.Tracks, 6, "3 model calls and 3 tool calls")

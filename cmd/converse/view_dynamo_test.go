@@ -15,10 +15,10 @@ import (
 	"github.com/tooluse/bedrock/converse/dynamostore/dynamotest"
 )
 
-// TestViewOfDynamoSession: converse view dynamodb://TABLE/ID draws the
-// session that -session dynamodb://TABLE/ID kept in dynalite, in its item
-// or, past DynamoDB's item limit, in the S3 object the item names, and
-// leaves the item as it was: no lease taken, nothing written. A session
+// TestViewOfDynamoSession: converse view dynamodb://TABLE/ID draws the session
+// that -session dynamodb://TABLE/ID kept in dynalite. The session is in its
+// item or, past DynamoDB's item limit, in the S3 object the item names. The
+// view leaves the item as it was: no lease taken, nothing written. A session
 // or table that is not there is a usage error naming it.
 func TestViewOfDynamoSession(t *testing.T) {
 	db := dynamotest.DynamoDB(t)

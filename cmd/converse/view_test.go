@@ -72,9 +72,9 @@ func TestViewRendersEveryRecording(t *testing.T) {
 }
 
 // knownSession runs a conversation with a filestore.Store against bedrocktest,
-// in three turns: two calls run in parallel (each waits until the other
-// started), one returning the malicious output and the other an image;
-// then a denied call, a timed-out one and a truncated one; then the
+// in three turns. First two calls run in parallel (each waits until the other
+// started), one returning the malicious output and the other an image. Then
+// come a denied call, a timed-out one and a truncated one. Then comes the
 // answer. It returns the session file.
 func knownSession(t *testing.T) string {
 	var both sync.WaitGroup
@@ -131,10 +131,10 @@ func knownSession(t *testing.T) string {
 	return filepath.Join(dir, "session")
 }
 
-// TestViewOfASession: the page of a known session holds its turns, their
-// stop reasons, the calls with their marks and times (the parallel ones
-// overlapping), the image as a data: URI, and the malicious output as
-// text; no element or attribute of it made it into the page.
+// TestViewOfASession: the page of a known session holds its turns, their stop
+// reasons, the calls with their marks and times (the parallel ones
+// overlapping), the image as a data: URI, and the malicious output as text. No
+// element or attribute of that output made it into the page.
 func TestViewOfASession(t *testing.T) {
 	page := renderView(t, knownSession(t)) // the cost from the price table
 	raw, err := os.ReadFile(page)
@@ -205,12 +205,12 @@ func TestViewCost(t *testing.T) {
 }
 
 // TestViewInBrowser opens the page of the known session in headless
-// Chromium, with the browser's own flags rather than a CDP library:
-// --dump-dom gives the DOM after the page's scripts ran (with
-// --virtual-time-budget letting any timer or image error handler run, in
-// virtual time), which is all the checks need, and --screenshot the
-// picture; expanding a call needs no clicking, as the page's script opens
-// the call the URL's fragment names. The page's own script ran (it marks
+// Chromium, with the browser's own flags rather than a CDP library.
+// --dump-dom gives the DOM after the page's scripts ran, which is all the
+// checks need. --virtual-time-budget lets any timer or image error handler
+// run first, in virtual time. --screenshot gives the picture. Expanding a
+// call needs no clicking, as the page's script opens the call the URL's
+// fragment names. The page's own script ran (it marks
 // the document ready and opened the call), no script of the malicious
 // output did, and the call shows its output. With -update the screenshot
 // is kept as the module's testdata/view.png, which README shows.
@@ -261,10 +261,10 @@ func TestViewLargeSession(t *testing.T) {
 	assert.Empty(t, open, "everything collapsed")
 }
 
-// BenchmarkViewInChromium measures how long headless Chromium takes to
-// load and lay out the page of a 500-turn session with 5 MB of tool output
-// (--dump-dom returns after the load event), against a 2-turn page, the
-// browser's start-up cost (see BENCHMARKS.md).
+// BenchmarkViewInChromium measures how long headless Chromium takes to load
+// and lay out the page of a 500-turn session with 5 MB of tool output
+// (--dump-dom returns after the load event). It compares it with a 2-turn
+// page, the browser's start-up cost (see BENCHMARKS.md).
 func BenchmarkViewInChromium(b *testing.B) {
 	browser := chromium(b)
 	for _, size := range []struct {
@@ -386,14 +386,14 @@ func text(n *html.Node) string {
 	return b.String()
 }
 
-// TestViewOfJSONOutput: the output of converse -json over three prompts of
-// one -session (a calculation in two model calls, a greeting in one, and a
-// prompt that fails at -max-turns, its reply kept in its history) is drawn
-// from the last object's history. Each prompt shows what its object holds: its model calls,
-// tokens, cost, stop reason and error. A turn shows the stop reason of
-// its prompt's last call, and the tokens of a prompt of one call. No
-// object holds a time, nor the tokens of one call of several, so those
-// stay unknown.
+// TestViewOfJSONOutput: the output of converse -json over three prompts of one
+// -session is drawn from the last object's history. The prompts are a
+// calculation in two model calls, a greeting in one, and a prompt that fails
+// at -max-turns, its reply kept in its history. Each prompt shows what its
+// object holds: its model calls, tokens, cost, stop reason and error. A turn
+// shows the stop reason of its prompt's last call, and the tokens of a prompt
+// of one call. No object holds a time, nor the tokens of one call of several,
+// so those stay unknown.
 func TestViewOfJSONOutput(t *testing.T) {
 	session := filepath.Join(t.TempDir(), "session")
 	var jsonOut strings.Builder
@@ -507,10 +507,9 @@ func TestViewShowsBidiControls(t *testing.T) {
 	assert.Contains(t, string(raw), "unicode-bidi:isolate")
 }
 
-// TestViewUsageErrors: a bad flag is reported once, as for the main
-// command; an input that is not there or not a transcript is a usage
-// error (exit 2), as help exit says; -h prints the usage on standard
-// output.
+// TestViewUsageErrors: a bad flag is reported once, as for the main command.
+// An input that is not there or not a transcript is a usage error (exit 2), as
+// help exit says. -h prints the usage on standard output.
 func TestViewUsageErrors(t *testing.T) {
 	notJSON := filepath.Join(t.TempDir(), "notes.txt")
 	require.NoError(t, os.WriteFile(notJSON, []byte("hello"), 0o600))

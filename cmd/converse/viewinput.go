@@ -222,9 +222,9 @@ func (t *transcript) notePrompt(n, start int, r jsonObject) {
 // and Bedrock's latency.
 func recordingTranscript(rec *recording.Recording) (*transcript, error) {
 	t := &transcript{kind: "recording", turns: map[int]turnRecord{}, bedrock: true}
-	// A recording holds no clock times: its model calls are laid out back
-	// to back on the page's axis, each ending at the sum of the latencies
-	// so far (from the Unix epoch, as a zero time means unknown).
+	// A recording holds no clock times. So its model calls are laid out back
+	// to back on the page's axis, each ending at the sum of the latencies so
+	// far. The sum counts from the Unix epoch, as a zero time means unknown.
 	clock := time.Unix(0, 0)
 	for i, ex := range rec.Exchanges {
 		var req struct {

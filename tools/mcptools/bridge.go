@@ -44,11 +44,11 @@ type remote struct {
 	tool string
 }
 
-// Connect starts or reaches every server, at once, lists their tools and
-// adds them to reg, if not nil (see [Bridge.Tools] otherwise). A server that
-// cannot be started or listed within its startup timeout, or a server
-// description that is not valid, is an error naming it, and Connect then
-// stops the others: every server is needed or none.
+// Connect starts or reaches every server, at once, lists their tools and adds
+// them to reg, if not nil (see [Bridge.Tools] otherwise). A server that cannot
+// be started or listed within its startup timeout, or a server description
+// that is not valid, is an error naming it. Connect then stops the others:
+// every server is needed or none.
 //
 // ctx bounds the start only; the bridge keeps the servers until
 // [Bridge.Close].

@@ -343,9 +343,9 @@ func (c *conn) ended(ctx context.Context, while string) error {
 	return modelerr.Errorf(ctx.Err(), "the call to the MCP server %q was cancelled%s", c.cfg.Name, while)
 }
 
-// hearing is a command server's transport that notes what the server sent,
-// to tell a server that exited before it answered the handshake from one
-// whose answer could not be read (which then exits as its input is closed).
+// hearing is a command server's transport that notes what the server sent. It
+// tells a server that exited before it answered the handshake from one whose
+// answer could not be read. The latter then exits as its input is closed.
 type hearing struct {
 	*commandTransport
 	answered   atomic.Bool

@@ -62,20 +62,20 @@
 // Server.HTTPClient.
 //
 // A server behind OAuth 2.1, as the MCP authorization specification has
-// it, gets its tokens from Server.OAuth, an OAuth handler of the SDK: its
-// auth.AuthorizationCodeHandler (PKCE, with discovery of the protected
-// resource's metadata and of its authorization server's, and dynamic
-// client registration or a client ID metadata document) or extauth's
-// client credentials handler. Every request carries the handler's current
+// it, gets its tokens from Server.OAuth, an OAuth handler of the SDK. One
+// is its auth.AuthorizationCodeHandler. It does PKCE, discovers the
+// protected resource's metadata and its authorization server's, and uses
+// dynamic client registration or a client ID metadata document. Another
+// is extauth's client credentials handler. Every request carries the handler's current
 // access token; a 401 asks the handler once for a new one, and the request
 // is sent once more. An authorization that fails fails the request, saying
 // why ("its authorization failed (...)"). The tokens, like the headers, go
 // to the server's origin only. Package mcpauthtest runs a server behind an
 // authorization server on loopback, for tests.
 //
-// The body of each HTTP response is bounded by the server's MaxResponse (8
-// MiB unless set): a longer result fails its call, wrapping [ErrToolFailed],
-// as soon as the limit is passed, before it is decoded or held in memory.
+// The body of each HTTP response is bounded by the server's MaxResponse (8 MiB
+// unless set). A longer result fails its call, wrapping [ErrToolFailed], as
+// soon as the limit is passed, before it is decoded or held in memory.
 //
 // A server may ask the user a question in the middle of a call (MCP's
 // elicitation, in form mode). The call then returns a
@@ -105,7 +105,7 @@
 //
 // The listing of the tools and each call carry, in their _meta, the W3C
 // trace context (traceparent, and tracestate if there is one) of the span
-// of their context, if it has one, so that the server's spans join the
+// of their context, if it has one. The server's spans then join the
 // caller's trace.
 //
 // # Results
@@ -133,14 +133,14 @@
 //
 // # Annotations
 //
-// [Bridge.Annotations] gives a tool's hints (read-only, destructive, ...)
-// with the protocol's defaults applied, for an approval policy;
+// [Bridge.Annotations] gives a tool's hints (read-only, destructive, ...) with
+// the protocol's defaults applied, for an approval policy;
 // [Server].ApprovalPolicy marks tools as needing approval
-// ([tools.Options].RequireApproval) when they are listed. As the MCP specification
-// asks, the hints are believed only from a server set as trusted
-// ([Server].TrustAnnotations); any other server's tools get the most
-// cautious hints, so that one calling its deleting tool read-only does not
-// get it run unasked.
+// ([tools.Options].RequireApproval) when they are listed. As the MCP
+// specification asks, the hints are believed only from a server set as trusted
+// ([Server].TrustAnnotations). Any other server's tools get the most cautious
+// hints. So a server calling its deleting tool read-only does not get it run
+// unasked.
 //
 // # Processes
 //

@@ -11,11 +11,11 @@ import (
 	"sync"
 )
 
-// httpTransport adds the server's headers to every request, bounds the
-// body of every response to a POST (the answers to our requests) and notes,
-// in the exchange of the request's context, what went wrong on the wire:
-// the SDK keeps only a status's text and turns a body's read error into a
-// message of its own. It sends nothing to an origin other than the
+// httpTransport adds the server's headers to every request. It bounds the
+// body of every response to a POST (the answers to our requests). It notes
+// what went wrong on the wire in the exchange of the request's context,
+// because the SDK keeps only a status's text and turns a body's read error
+// into a message of its own. It sends nothing to an origin other than the
 // server's: the headers, and the signature of a SigV4 in next, are the
 // server's credentials.
 type httpTransport struct {

@@ -17,7 +17,7 @@ func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { retu
 
 // The transport that adds the server's headers, above a SigV4, sends a
 // request only to the server's origin (scheme, host and port), however it
-// is spelled: a request elsewhere, however it was made, leaves with
+// is spelled. A request elsewhere, however it was made, leaves with
 // neither the headers nor a signature.
 func TestCredentialsGoOnlyToTheServersOrigin(t *testing.T) {
 	u, err := url.Parse("https://mcp.example.com/mcp")

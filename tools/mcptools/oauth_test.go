@@ -55,7 +55,7 @@ func codeHandler(t *testing.T, fetch auth.AuthorizationCodeFetcher) *auth.Author
 
 // TestOAuthAuthorizationCode: the SDK's handler discovers the
 // authorization server from the 401, registers, gets a code with PKCE and
-// exchanges it; an expired token is refreshed before it is sent; a token
+// exchanges it. An expired token is refreshed before it is sent. A token
 // the server refuses (a 401) is replaced by a new authorization, and the
 // call made again.
 func TestOAuthAuthorizationCode(t *testing.T) {

@@ -33,9 +33,9 @@ func (t *commandTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 }
 
 // exitedEarly is the exit status of the server, such as "exit status 1",
-// if it exited of its own accord while the connection was made, as a
-// server does that fails at once; it is empty if it is still running or
-// was killed (as Close kills one that does not answer).
+// if it exited of its own accord while the connection was made. A server
+// that fails at once does that. It is empty if the server is still running
+// or was killed (as Close kills one that does not answer).
 func (t *commandTransport) exitedEarly() string {
 	if ps := t.Command.ProcessState; ps != nil && ps.Exited() {
 		return ps.String()

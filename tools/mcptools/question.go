@@ -13,11 +13,12 @@ import (
 	"github.com/tooluse/bedrock/tools/internal/modelerr"
 )
 
-// retry is what a question keeps to retry the call with the answer: for
-// an input-required result, the input request's key and the request state
-// the server asked to get back; for an elicitation/create request, that
-// the answer goes to the request the call makes again (Request), after
-// the answers to the requests the call made before it (Earlier).
+// retry is what a question keeps to retry the call with the answer. For
+// an input-required result, it is the input request's key and the request
+// state the server asked to get back. For an elicitation/create request,
+// it says that the answer goes to the request the call makes again
+// (Request), after the answers to the requests the call made before it
+// (Earlier).
 type retry struct {
 	Key     string  `json:"key,omitempty"`
 	State   string  `json:"requestState,omitempty"`
@@ -31,9 +32,9 @@ type given struct {
 	Result  *mcp.ElicitResult `json:"result"`
 }
 
-// asking is a call in flight, as the elicitation/create requests of its
-// server find it: the answers to give, in order, if the call is a retry,
-// those given, and the question it asked, to pause it.
+// asking is a call in flight, as the elicitation/create requests of its server
+// find it. It holds the answers to give, in order, if the call is a retry, and
+// those given. It holds the question it asked, to pause it.
 type asking struct {
 	mu       sync.Mutex
 	answers  []given
@@ -78,9 +79,9 @@ func (as *askings) only() *asking {
 
 // elicited answers a server's elicitation/create request (the protocols
 // before 2026-07-28, and a stateful HTTP session) for the one call in
-// flight: with the next answer its retry carries, if it is to the same
-// message, or else by taking the question down, to pause the call, and
-// refusing the request, which fails the call at the server. The retry
+// flight. If the next answer its retry carries is to the same message, it
+// answers with that. Otherwise it takes the question down, to pause the
+// call, and refuses the request, which fails the call at the server. The retry
 // asks the server again, and the requests it makes again get the
 // answers: the server's tool runs again up to its next question.
 func (c *conn) elicited(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
@@ -159,9 +160,9 @@ func asked(server string, res *mcp.CallToolResult) error {
 	return nil // not reached: the map holds one request
 }
 
-// answered sets the call of params, a, up to go on with the user's
-// answer ans: with the input responses of a retry, or, for a question
-// asked with a request, the answers for the requests made again.
+// answered sets the call of params, a, up to go on with the user's answer ans.
+// It sets the input responses of a retry. For a question asked with a request,
+// it sets the answers for the requests made again.
 func answered(params *mcp.CallToolParams, a *asking, ans tools.Answer) error {
 	var r retry
 	if err := json.Unmarshal(ans.Question.Retry, &r); err != nil || r.Key == "" && !r.Request {

@@ -83,10 +83,10 @@ func TestServerQuestionsThatCannotBeAsked(t *testing.T) {
 }
 
 // Over a stateful HTTP session the go-sdk server speaks a protocol before
-// 2026-07-28 and asks with an elicitation/create request, for a tool that
-// answers with an input-required result (which the SDK turns into the
-// request) and for one that makes the request itself: the call pauses,
-// and its retry gives the request made again the answer.
+// 2026-07-28 and asks with an elicitation/create request. It does so for a
+// tool that answers with an input-required result (which the SDK turns
+// into the request) and for one that makes the request itself. The call
+// pauses, and its retry gives the request made again the answer.
 func TestServerQuestionByRequest(t *testing.T) {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "asking", Version: "1"}, nil)
 	var runs atomic.Int32

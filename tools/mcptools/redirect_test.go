@@ -19,9 +19,9 @@ import (
 )
 
 // TestRedirectsAreRefused: a server that answers 307 to another host, or
-// from https to http, gets no request sent there, so neither its bearer
+// from https to http, gets no request sent there. So neither its bearer
 // token nor a SigV4 signature made for that host (access key id, session
-// token) leaves for it; the connection fails, saying why. The caller's
+// token) leaves for it. The connection fails, saying why. The caller's
 // client, which has no CheckRedirect, is left as it was.
 func TestRedirectsAreRefused(t *testing.T) {
 	var seen, leaked atomic.Int32

@@ -85,12 +85,12 @@ type Server struct {
 	ApprovalPolicy func(tool string, a Annotations) bool
 	// TrustAnnotations says that the server is trusted to describe its
 	// tools. The MCP specification has clients treat a server's tool
-	// annotations as untrusted unless the server is: without
+	// annotations as untrusted unless the server is. Without
 	// TrustAnnotations, ApprovalPolicy and Bridge.Annotations get only the
 	// protocol's most cautious hints (destructive, open-world, neither
 	// read-only nor idempotent) and the title, whatever the server
-	// declares, so that a server calling its deleting tool read-only does
-	// not get it run unasked.
+	// declares. A server calling its deleting tool read-only then does not
+	// get it run unasked.
 	TrustAnnotations bool
 
 	// Timeout bounds each call; zero means DefaultTimeout.

@@ -14,21 +14,21 @@ import (
 )
 
 // SigV4 is an http.RoundTripper that signs each request with AWS Signature
-// Version 4, the SDK's v4 signer, before Next sends it: for an MCP server
-// behind an Amazon Bedrock AgentCore Gateway with IAM authorization
+// Version 4, the SDK's v4 signer, before Next sends it. It serves an MCP
+// server behind an Amazon Bedrock AgentCore Gateway with IAM authorization
 // (Service "bedrock-agentcore"), or any endpoint that takes SigV4. Set it
 // as the Transport of Server.HTTPClient:
 //
 //	srv := mcptools.Server{Name: "gateway", URL: gatewayURL, HTTPClient: &http.Client{
 //		Transport: &mcptools.SigV4{Credentials: cfg.Credentials, Service: "bedrock-agentcore", Region: "us-east-1"}}}
 //
-// Every request, each retry and reconnection included, is signed afresh,
-// at the time it is sent, over a hash of its body, with the credentials
-// Credentials gives then (an aws.Config's are cached and refreshed before
-// they expire). Server.Headers are set before the signing, so they are
-// signed too. Nothing of the credentials or the signature is logged.
-// Under a Server, SigV4 signs requests to the origin of Server.URL only:
-// a redirect, or any request elsewhere, is refused before it is signed.
+// Every request, each retry and reconnection included, is signed afresh, at
+// the time it is sent, over a hash of its body. It is signed with the
+// credentials Credentials gives then (an aws.Config's are cached and refreshed
+// before they expire). Server.Headers are set before the signing, so they are
+// signed too. Nothing of the credentials or the signature is logged. Under a
+// Server, SigV4 signs requests to the origin of Server.URL only: a redirect,
+// or any request elsewhere, is refused before it is signed.
 type SigV4 struct {
 	Credentials aws.CredentialsProvider
 	Service     string

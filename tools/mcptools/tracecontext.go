@@ -8,9 +8,9 @@ import (
 )
 
 // traceMeta is the W3C trace context of ctx's span ("traceparent", and
-// "tracestate" when it has one) for a request's _meta, so that the
-// server's spans join the caller's trace; nil when ctx has no valid span.
-// It is W3C's format whatever the global propagator, as the keys say.
+// "tracestate" when it has one) for a request's _meta, so that the server's
+// spans join the caller's trace. It is nil when ctx has no valid span. It is
+// W3C's format whatever the global propagator, as the keys say.
 func traceMeta(ctx context.Context) mcp.Meta {
 	carrier := propagation.MapCarrier{}
 	propagation.TraceContext{}.Inject(ctx, carrier)

@@ -109,10 +109,10 @@ func TestStreamableHTTP(t *testing.T) {
 	assert.Equal(t, requests.Load(), authorized.Load(), "every request has the header")
 }
 
-// faulty serves srv over streamable HTTP, answering tools/call as fault
-// says instead: "500", "cut" (the connection closed before an answer),
-// "cut body" (closed in the middle of one), "400 with a JSON-RPC error" or
-// "" (srv answers).
+// faulty serves srv over streamable HTTP, answering tools/call as fault says
+// instead. fault is "500", "cut" (the connection closed before an answer),
+// "cut body" (closed in the middle of one), "400 with a JSON-RPC error" or ""
+// (srv answers).
 func faulty(t *testing.T, srv *mcp.Server, jsonResponse bool, fault *string) *httptest.Server {
 	t.Helper()
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{JSONResponse: jsonResponse})

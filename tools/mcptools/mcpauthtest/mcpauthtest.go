@@ -5,10 +5,10 @@
 // The MCP endpoint is protected by the go-sdk's auth.RequireBearerToken: a
 // request without a valid token gets a 401 whose WWW-Authenticate names the
 // protected resource metadata (RFC 9728). The authorization server, on
-// another origin, serves its metadata (RFC 8414), dynamic client
-// registration (RFC 7591), an authorization endpoint that redirects at
-// once, without a login, and checks the PKCE challenge (S256 only), and a
-// token endpoint for the authorization_code (with the PKCE verifier),
+// another origin, serves its metadata (RFC 8414) and dynamic client
+// registration (RFC 7591). Its authorization endpoint redirects at once,
+// without a login, and checks the PKCE challenge (S256 only). Its token
+// endpoint takes the authorization_code (with the PKCE verifier),
 // refresh_token and client_credentials grants.
 package mcpauthtest
 
