@@ -91,11 +91,11 @@ func (t *Tool) inputError(format string, args ...any) *InputError {
 }
 
 // repeatsName reports whether an object of data, valid JSON, has a name
-// twice; decoded is data as encoding/json decodes it. Each name of the text
-// is followed by the only colons outside strings. A decoded object keeps a
-// repeated name once, so fewer names were decoded than written.
-// It allocates nothing: duplicateName's token stream cost about 30
-// allocations a tool call (BENCHMARKS.md, section 1).
+// twice; decoded is data as encoding/json decodes it. Outside strings,
+// valid JSON has one colon a name. A decoded object keeps a repeated name
+// once, so it has fewer names than the text. It allocates nothing, where
+// duplicateName's tokens cost about 30 allocations a tool call
+// (BENCHMARKS.md, section 1).
 func repeatsName(data []byte, decoded any) bool {
 	colons := 0
 	inString, escaped := false, false
