@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/google/jsonschema-go/jsonschema"
+
 	"github.com/tooluse/bedrock/tools"
 )
 
@@ -17,9 +19,18 @@ func benchAdd(_ context.Context, in benchArgs) (int, error) { return in.A + in.B
 
 // BenchmarkCall measures what a typed tool does with the model's input
 // before its function runs (check, defaults, validation, decoding), next to
-// a bare json.Unmarshal into the arguments (impl=naive).
+// a bare json.Unmarshal into the arguments (impl=naive), and next to that
+// unmarshal after jsonschema-go's check of the input (impl=validated).
 func BenchmarkCall(b *testing.B) {
 	tool, err := tools.New("add", "Adds a and b.", benchAdd)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var schema jsonschema.Schema
+	if err := json.Unmarshal(tool.InputSchema(), &schema); err != nil {
+		b.Fatal(err)
+	}
+	resolved, err := schema.Resolve(nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -27,6 +38,24 @@ func BenchmarkCall(b *testing.B) {
 	ctx := context.Background()
 	b.Run("impl=naive", func(b *testing.B) {
 		for b.Loop() {
+			var in benchArgs
+			if err := json.Unmarshal(input, &in); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := benchAdd(ctx, in); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("impl=validated", func(b *testing.B) {
+		for b.Loop() {
+			var v any
+			if err := json.Unmarshal(input, &v); err != nil {
+				b.Fatal(err)
+			}
+			if err := resolved.Validate(v); err != nil {
+				b.Fatal(err)
+			}
 			var in benchArgs
 			if err := json.Unmarshal(input, &in); err != nil {
 				b.Fatal(err)

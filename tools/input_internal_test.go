@@ -41,16 +41,20 @@ func TestDuplicateName(t *testing.T) {
 		name, ok := duplicateName([]byte(tt.json))
 		assert.Equal(t, tt.name != "", ok, tt.json)
 		assert.Equal(t, tt.name, name, tt.json)
+		var decoded any
+		if json.Unmarshal([]byte(tt.json), &decoded) == nil { // prepare rejects 1e400 before it asks
+			assert.Equal(t, ok, repeatsName([]byte(tt.json), decoded), "repeatsName: %s", tt.json)
+		}
 	}
 	name, ok := duplicateName([]byte(`{"":1,"":2}`))
 	assert.True(t, ok, "the empty name twice")
 	assert.Empty(t, name)
 }
 
-// FuzzDuplicateName checks duplicateName against encoding/json's own
-// reading of the names of each object.
+// FuzzDuplicateName checks duplicateName, and repeatsName, against
+// encoding/json's own reading of the names of each object.
 func FuzzDuplicateName(f *testing.F) {
-	for _, s := range []string{`{"a":1,"a":2}`, `{"a":{"b":[{"c":1,"c":2}]}}`, `{"\u0061":1,"a":2}`, `{"a":[1,{"b":2}],"c":"}"}`} {
+	for _, s := range []string{`{"a":1,"a":2}`, `{"a":{"b":[{"c":1,"c":2}]}}`, `{"\u0061":1,"a":2}`, `{"a":[1,{"b":2}],"c":"}"}`, `{"a:\\":"\":","a:\\":1}`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -60,8 +64,13 @@ func FuzzDuplicateName(f *testing.F) {
 		}
 		_, got := duplicateName([]byte(s))
 		dec := json.NewDecoder(strings.NewReader(s))
-		if want := hasDuplicate(dec); got != want {
+		want := hasDuplicate(dec)
+		if got != want {
 			t.Fatalf("duplicateName(%q) = %v, want %v", s, got, want)
+		}
+		var decoded any
+		if json.Unmarshal([]byte(s), &decoded) == nil && repeatsName([]byte(s), decoded) != want {
+			t.Fatalf("repeatsName(%q) = %v, want %v", s, !want, want)
 		}
 	})
 }
