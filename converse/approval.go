@@ -92,7 +92,7 @@ func Deny(id, by, reason string) Decision {
 // ErrPaused means tool calls await a decision or an answer: a Send or
 // Resume that paused returns a *PausedError, which matches it, and so does
 // a Send on a paused conversation.
-var ErrPaused = errors.New("tool calls await approval")
+var ErrPaused = errors.New("tool calls await a decision")
 
 // ErrDecision means the decisions given to Resume do not fit the pending
 // calls: one is missing, names no pending call, is given twice, has no
@@ -121,7 +121,7 @@ func (e *PausedError) Error() string {
 			names[i] += fmt.Sprintf(" asks %q", c.Question.Message)
 		}
 	}
-	return fmt.Sprintf("converse: %d tool calls await approval: %s", len(e.Pending), strings.Join(names, ", "))
+	return fmt.Sprintf("converse: %d tool calls await a decision: %s", len(e.Pending), strings.Join(names, ", "))
 }
 
 // Is makes a *PausedError match ErrPaused.
