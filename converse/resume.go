@@ -203,10 +203,10 @@ func (t *openTurn) clone() *openTurn {
 //
 // On a stopped one it goes on with the stopped task, calling the model on
 // the stopped calls' results (after a raised limit, say). A new prompt is
-// a Send. Resume on an empty or finished conversation returns
-// ErrNothingToResume and records no span.
+// a Send.
 //
-// Otherwise it behaves as SendMessage, errors included. Its turns are
+// Resume on an empty or finished conversation returns ErrNothingToResume
+// and records no span. Otherwise it behaves as SendMessage, errors included. Its turns are
 // numbered from 1. The events of the calls it finishes for an earlier turn
 // (ApprovalDecided, ToolStart, ToolEnd, StateSaved) carry the number that
 // turn had in its Send, restored ones too.
