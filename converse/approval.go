@@ -95,9 +95,10 @@ func Deny(id, by, reason string) Decision {
 var ErrPaused = errors.New("tool calls await a decision")
 
 // ErrDecision means the decisions given to Resume do not fit the pending
-// calls: one is missing, names no pending call, is given twice, has no
-// verdict, or does not fit its call (an approval for a question, an
-// answer for an approval, an answer that breaks the question's schema).
+// calls: one is missing, names no pending call, is given twice, or has no
+// verdict. It also means one does not fit its call: an approval for a
+// question, an answer for an approval, an answer that breaks the
+// question's schema.
 var ErrDecision = errors.New("bad decisions")
 
 // PausedError is returned by Send and Resume when calls need approval, or

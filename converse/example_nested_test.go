@@ -45,10 +45,10 @@ func ExampleReportUsage() {
 	// input tokens: 120 output tokens: 60
 }
 
-// A tool that runs a conversation of its own passes its pause up: the
-// caller pauses with the nested call, named by its path, and the caller's
-// Resume hands the tool the decisions for it (package agenttool does this
-// for an agent, its conversation kept in a Store).
+// A tool that runs a conversation of its own passes its pause up. The
+// caller pauses with the nested call, named by its path. The caller's
+// Resume hands the tool the decisions for it. Package agenttool does this
+// for an agent, its conversation kept in a Store.
 func ExampleNestedDecisions() {
 	const model = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
 	srv := bedrocktest.NewServer(bedrocktest.Script(

@@ -104,8 +104,8 @@ func ExampleAssembleStream() {
 }
 
 // An engine running a Step's calls itself hands AnswerCalls what
-// Executor.Run returned: a call whose tool asks the user a question
-// becomes pending with it, and Decide's answer hands it out again with
+// Executor.Run returned. A call whose tool asks the user a question
+// becomes pending with it. Decide's answer hands the call out again with
 // its Answer, which the tool reads when it runs again.
 func ExampleConversation_AnswerCalls() {
 	srv := bedrocktest.NewServer(bedrocktest.Script(

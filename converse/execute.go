@@ -24,10 +24,11 @@ import (
 // tools every call is answered as an unknown tool. An Executor must not be
 // copied after first use.
 //
-// Every failure of a call (unknown tool, input that is not an object or fails
-// the tool's schema, the tool's own error, a panic, a timeout, cancellation,
-// output that cannot be encoded as JSON) becomes an error result for that
-// call only; the other calls still run. Failures are data for the model, not
+// Every failure of a call becomes an error result for that call only, and
+// the other calls still run. Failures include an unknown tool, input that
+// is not an object or fails the tool's schema, the tool's own error, a
+// panic, a timeout, cancellation, and output that cannot be encoded as
+// JSON. Failures are data for the model, not
 // Go errors. What a tool returns is untrusted: a panic of its error's Error
 // method or of its output's MarshalJSON is recovered like a panic of the tool.
 type Executor struct {

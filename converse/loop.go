@@ -5,11 +5,11 @@ import (
 	"slices"
 )
 
-// loop drives a Send or Resume from its first step to its end (see Step):
-// it saves each step's state, makes each model call a step asks for, asks
-// Options.Approver to decide the calls that need it, and runs the tool
-// calls, until a step holds the Result, an error ends the run, or calls
-// stay pending (a pause).
+// loop drives a Send or Resume from its first step to its end (see Step).
+// It saves each step's state and makes each model call a step asks for.
+// It asks Options.Approver to decide the calls that need it, and runs the
+// tool calls. It ends when a step holds the Result, an error ends the run,
+// or calls stay pending (a pause).
 func (c *Conversation) loop(ctx context.Context, step *Step, err error) (*Result, error) {
 	if c.run == nil { // refused before the run began
 		return nil, err

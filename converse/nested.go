@@ -66,9 +66,9 @@ func CallerSession(ctx context.Context) *Session {
 }
 
 // CallerApprover is the Options.Approver of the conversation whose tool
-// round ctx was given for, or nil, as the Approver of a nested
-// conversation that the call ctx was given for runs: it asks the caller's
-// Approver with the call's ID made a path, the ID of the caller's call,
+// round ctx was given for, or nil. It is for the Approver of a nested
+// conversation, which the call ctx was given for runs. It asks the caller's
+// Approver with the call's ID made a path: the ID of the caller's call,
 // "/", then its own (see PausedError). The round's calls ask it one at a
 // time, as the caller does.
 func CallerApprover(ctx context.Context) func(context.Context, Call) (Decision, error) {
@@ -98,10 +98,10 @@ func NestedDecisions(ctx context.Context) []Decision {
 }
 
 // BudgetLeft is what the Budget of the conversation whose tool round ctx
-// was given for has left, less the usage the round's calls reported, as a
-// Budget for a nested conversation: its Send limits are the least of the
-// caller's Send and Conversation limits left, its WallTime what is left
-// of the caller's. Tool calls are not limited: the nested conversation's
+// was given for has left, less the usage the round's calls reported. It
+// is a Budget for a nested conversation. Its Send limits are the least of
+// the caller's Send and Conversation limits left. Its WallTime is what is
+// left of the caller's. Tool calls are not limited: the nested conversation's
 // are its own. BudgetLeft returns nil without a Budget, and a
 // *BudgetError when a limit has nothing left.
 func BudgetLeft(ctx context.Context) (*Budget, error) {

@@ -15,8 +15,8 @@ import (
 )
 
 // ErrInterrupted means a Send was refused because the conversation was
-// interrupted after a completed tool exchange: a failed Send or Resume left
-// it ending with tool results, or with tool calls not all answered, or a
+// interrupted after a completed tool exchange. A failed Send or Resume left
+// it ending with tool results, or with tool calls not all answered. Or a
 // Send's final answer after a tool round had no content and was not kept.
 // Resume it first, or Stop it to send a new prompt. (A prompt left
 // unanswered is replaced by the next Send.)
@@ -189,24 +189,27 @@ func (t *openTurn) clone() *openTurn {
 // interrupted, or that calls for approval paused, without adding a user
 // message; see the package doc for the states.
 //
-// On an interrupted conversation it takes no decisions: it runs the calls
-// of the last turn that never started, answers any that were cut off (as
-// restored from a Store after a crash) with an error result saying so,
-// never running them again (but those of a tools.Options.Resumable tool,
-// which it runs again to go on), and calls the model. On a paused one it takes
-// exactly one Decision, Approve or Deny, per pending call, runs the
-// approved calls and any others of the turn not yet run, answers the
-// denied ones with an error result saying who denied them and why, and
-// calls the model; a missing, unknown, repeated or empty decision is an
-// error (ErrDecision) and changes nothing. On a stopped one it goes on
-// with the stopped task, calling the model on the stopped calls' results
-// (after a raised limit, say); a new prompt is a Send. Resume on an empty
-// or finished conversation returns ErrNothingToResume and records no
-// span. Otherwise it behaves as
-// SendMessage, errors included; its turns are numbered from 1, and the
-// events of the calls it finishes for an earlier turn (ApprovalDecided,
-// ToolStart, ToolEnd, StateSaved) carry the number that turn had in its
-// Send, restored ones too.
+// On an interrupted conversation it takes no decisions. It runs the calls
+// of the last turn that never started. It answers any that were cut off
+// (as restored from a Store after a crash) with an error result saying so,
+// and never runs them again. The exception is a tools.Options.Resumable
+// tool's calls, which it runs again to go on. Then it calls the model.
+//
+// On a paused one it takes exactly one Decision, Approve or Deny, per
+// pending call. It runs the approved calls and any others of the turn not
+// yet run. It answers the denied ones with an error result saying who
+// denied them and why, and calls the model. A missing, unknown, repeated
+// or empty decision is an error (ErrDecision) and changes nothing.
+//
+// On a stopped one it goes on with the stopped task, calling the model on
+// the stopped calls' results (after a raised limit, say). A new prompt is
+// a Send.
+//
+// Resume on an empty or finished conversation returns ErrNothingToResume
+// and records no span. Otherwise it behaves as SendMessage, errors included. Its turns are
+// numbered from 1. The events of the calls it finishes for an earlier turn
+// (ApprovalDecided, ToolStart, ToolEnd, StateSaved) carry the number that
+// turn had in its Send, restored ones too.
 func (c *Conversation) Resume(ctx context.Context, decisions ...Decision) (*Result, error) {
 	return holding(ctx, c, func() (*Result, error) {
 		if history, tail := c.open(); !resumable(history, tail) {

@@ -53,10 +53,10 @@ const StateVersion = 1
 //	}
 //
 // "turns", "toolCalls", "stopped" and a pending call's "question" (see
-// tools.Question; "retry" is the tool's own, to go on with the call) were
-// added to version 1 without a new version:
-// readers of before ignore them, as they ignore every field they do not
-// know, and states saved before have none. So was a pending call's path
+// tools.Question) were added to version 1 without a new version. A
+// question's "retry" is the tool's own, to go on with the call. Readers of
+// before ignore these fields, as they ignore every field they do not know,
+// and states saved before have none. So was a pending call's path
 // (see PausedError), which readers of before reject as no call of the
 // last message.
 //
@@ -92,9 +92,9 @@ type State struct {
 	// It is the Store's, not part of the state's JSON form.
 	Revision int64
 	// StoreData is what the Store knows of the session as it loaded or
-	// last saved the state (a filestore.Store's: its file, to append the
-	// next step to), which Restore and Conversation.State carry to the next
-	// Save and Hold; nil for a state no Store holds. Only the Store reads
+	// last saved the state. A filestore.Store's is its file, to append the
+	// next step to. Restore and Conversation.State carry it to the next
+	// Save and Hold. It is nil for a state no Store holds. Only the Store reads
 	// it, and it is not part of the state's JSON form.
 	StoreData any
 	// Stopped says the user or a limit ended the task (see

@@ -110,9 +110,9 @@ func (r *ModelCall) StreamInput() *bedrockruntime.ConverseStreamInput {
 }
 
 // ErrStaleStep means an answer to the step API that is not to the last
-// Step: a response to a ModelCall that is not the one awaited (given twice,
-// say, by an engine that delivers at least once), or a result for a call
-// that is not awaiting one. It changes nothing, so an engine may drop the
+// Step. It may be a response to a ModelCall that is not the one awaited
+// (given twice, say, by an engine that delivers at least once). It may be
+// a result for a call that is not awaiting one. It changes nothing, so an engine may drop the
 // answer.
 var ErrStaleStep = errors.New("not an answer to the last step")
 
@@ -361,9 +361,9 @@ func (c *Conversation) open() ([]types.Message, *openTurn) {
 }
 
 // endStep ends a step: history, and the open turn of its last message if
-// any, become the conversation's, then ev, if not nil, is reported (so
-// that History holds what it reports), and the state is left for the
-// driver to save (see save). It is the one place a step boundary is made;
+// any, become the conversation's. Then ev, if not nil, is reported, so
+// that History holds what it reports. The state is left for the driver to
+// save (see save). It is the one place a step boundary is made;
 // history is one Bedrock accepts as the start of a request.
 func (c *Conversation) endStep(history []types.Message, tail *openTurn, ev Event) {
 	c.keep(history, tail)
@@ -932,14 +932,14 @@ func (c *Conversation) closeRound(ctx context.Context, history []types.Message, 
 }
 
 // keepable is what a history ending with a final answer keeps, and what
-// the Result shows: the client's toolUse blocks of a final answer (a turn
-// that did not end in tool_use) are dropped, as nothing answers them (a
-// server tool's blocks stay, answered in the message). A final answer left
-// with no content, or reasoning alone, is not kept, as Bedrock rejects
-// empty messages (and newer Claude models an assistant message of
-// reasoning alone, as a prefill), and
-// neither is the prompt it answered, so that the caller can send another;
-// after tool results the conversation stays interrupted.
+// the Result shows. The client's toolUse blocks of a final answer (a turn
+// that did not end in tool_use) are dropped, as nothing answers them. A
+// server tool's blocks stay, answered in the message. A final answer left
+// with no content, or reasoning alone, is not kept. Bedrock rejects empty
+// messages, and newer Claude models reject an assistant message of
+// reasoning alone, as a prefill. The prompt it answered is not kept
+// either, so that the caller can send another. After tool results the
+// conversation stays interrupted.
 func keepable(history []types.Message) (kept, final []types.Message) {
 	last := &history[len(history)-1]
 	if message.HasToolUse(*last) {
@@ -1032,10 +1032,10 @@ func (r CallResult) cost() dollars {
 }
 
 // Run runs one call, as Execute runs the calls of a message, for an engine
-// that runs each call of a Step on its own: it returns the call's
+// that runs each call of a Step on its own. It returns the call's
 // toolResult block, or the Question its tool asked (a
-// *tools.InputRequiredError), with the usage its tool reported (see
-// ReportUsage). A call's Answer reaches its tool through tools.AnswerOf.
+// *tools.InputRequiredError). Either comes with the usage its tool
+// reported (see ReportUsage). A call's Answer reaches its tool through tools.AnswerOf.
 // In Run, BudgetLeft is nil and CallerSession nil.
 func (e *Executor) Run(ctx context.Context, call Call) CallResult {
 	tc := toolCall{id: call.ID, name: call.Tool, input: call.Input, answer: call.Answer}

@@ -13,8 +13,8 @@ import (
 
 // toolRound runs the calls of the open turn that can run now (not
 // answered, not pending), with those started early while the turn
-// streamed, and answers them: the results are kept, and once every call
-// of the turn is answered they go to the model in one user message.
+// streamed, and answers them. The results are kept. Once every call of
+// the turn is answered, they go to the model in one user message.
 func (c *Conversation) toolRound(ctx context.Context, early map[string]*earlyCall) (*Step, error) {
 	history, tail := c.open()
 	var run []int

@@ -31,9 +31,9 @@ type Options struct {
 	// approval cannot be Speculative.
 	RequireApproval bool
 	// Resumable marks a tool that keeps the progress of each call by its
-	// ID (see CallID): a call cut off by a crash is run again, with the
-	// same ID, when its conversation is resumed, instead of being answered
-	// as cut off. The tool must go on with its work, not start it over.
+	// ID (see CallID). A call cut off by a crash is run again, with the
+	// same ID, when its conversation is resumed. It is not answered as cut
+	// off. The tool must go on with its work, not start it over.
 	Resumable bool
 	// MaxOutput is the bytes of output a call may send to the model: the
 	// executor truncates a longer result, with a marker saying so. Zero
@@ -54,10 +54,10 @@ type Options struct {
 	// constructors reject it.
 	Env map[string]string
 	// InheritEnv names variables passed from the current process to a
-	// Command tool's program, if they are set when it starts, in addition to
-	// the few it gets by default (PATH, HOME, USER, LOGNAME, LANG, LC_ALL,
-	// LC_CTYPE, TZ, TMPDIR, and on Windows SYSTEMROOT, TEMP, TMP,
-	// USERPROFILE, PATHEXT). A variable named here is passed whatever its
+	// Command tool's program, if they are set when it starts. They come in
+	// addition to the few it gets by default: PATH, HOME, USER, LOGNAME,
+	// LANG, LC_ALL, LC_CTYPE, TZ, TMPDIR, and on Windows SYSTEMROOT, TEMP,
+	// TMP, USERPROFILE, PATHEXT. A variable named here is passed whatever its
 	// name, AWS_* included: an explicit choice wins. Other constructors
 	// reject it.
 	InheritEnv []string

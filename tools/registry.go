@@ -26,10 +26,11 @@ func NewRegistry(ts ...*Tool) (*Registry, error) {
 	return r, nil
 }
 
-// Add registers ts, all or none: if any tool is invalid (nil, not made by a
-// constructor, or with a bad name, description or schema; see
-// [ErrInvalidTool]) or has the name of a registered tool or of another tool
-// in ts ([ErrDuplicate]), Add registers nothing and returns an error.
+// Add registers ts, all or none. A tool may be invalid: nil, not made by a
+// constructor, or with a bad name, description or schema (see
+// [ErrInvalidTool]). It may have the name of a registered tool or of
+// another tool in ts ([ErrDuplicate]). If any tool is either, Add
+// registers nothing and returns an error.
 func (r *Registry) Add(ts ...*Tool) error {
 	if r == nil {
 		return errors.New("tools: Add to a nil *Registry")

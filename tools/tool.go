@@ -61,10 +61,10 @@ type Tool struct {
 // beyond their fields.
 //
 // The schema accepts what encoding/json decodes into In. Struct fields follow
-// its rules: a tagged embedded struct is one property, a shallower or tagged
-// field hides others of its name, and fields in conflict, embedded pointers
-// to unexported structs and the fields they promote (which encoding/json
-// cannot allocate) are left out. A []byte is a base64 string; a ",string"
+// its rules. A tagged embedded struct is one property, and a shallower or
+// tagged field hides others of its name. Fields in conflict are left out.
+// So are embedded pointers to unexported structs and the fields they
+// promote, which encoding/json cannot allocate. A []byte is a base64 string; a ",string"
 // field, an [encoding.TextUnmarshaler] and [time.Time] are strings; a
 // [math/big.Int] is an integer and a [json.Number] a number; a
 // [json.Unmarshaler], such as
@@ -285,11 +285,12 @@ func (t *Tool) Resumable() bool { return t.resumable }
 func (t *Tool) Strict() bool { return t.strict }
 
 // Call runs the tool with the model's input. The input must be a JSON object
-// that gives no name twice in an object (encoding/json would read the last,
-// another reader the first); an empty input counts as {}, since a model
-// streaming a call without arguments may send no input at all. Call fills in the defaults the schema
-// declares and validates the input before it runs the function, which is not
-// called if the input fails. Input errors are [*InputError] values (wrapping
+// that gives no name twice in an object. For a repeated name,
+// encoding/json would read the last, another reader the first. An empty
+// input counts as {}, since a model streaming a call without arguments may
+// send no input at all. Call fills in the defaults the schema declares and
+// validates the input before it runs the function, which is not called if
+// the input fails. Input errors are [*InputError] values (wrapping
 // [ErrInvalidInput]); other errors come from the function or, for [Command]
 // tools, from running the program.
 //

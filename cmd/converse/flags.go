@@ -301,9 +301,10 @@ func (s *settings) checkStopAfterTool(reg *tools.Registry) error {
 }
 
 // inputLimit is the most input tokens a request to model may hold before
-// the history is trimmed: -context-tokens, else the model's known context
-// window less the room of the answer (-max-tokens, else an eighth of the
-// window), else 0, which trims only when Bedrock reports an overflow.
+// the history is trimmed. It is -context-tokens if set. Else it is the
+// model's known context window less the room of the answer, which is
+// -max-tokens, else an eighth of the window. Without a known window it is
+// 0, which trims only when Bedrock reports an overflow.
 func (s *settings) inputLimit(model string) int {
 	if s.contextTokens > 0 {
 		return s.contextTokens
@@ -317,8 +318,8 @@ func (s *settings) inputLimit(model string) int {
 }
 
 // flagAfterPrompt rejects a word of the prompt that is one of converse's
-// flags, such as the -v of converse "hello" -v: the flag package stops at
-// the first word that is not a flag, and the flag would be sent to the
+// flags, such as the -v of converse "hello" -v. The flag package stops at
+// the first word that is not a flag. The flag would then be sent to the
 // model as text. After --, every word is the prompt's.
 func flagAfterPrompt(fs *flag.FlagSet, args []string) error {
 	rest := fs.Args()

@@ -30,8 +30,8 @@ var errCtrlC = errors.New("ctrl-c")
 
 // lineReader reads the chat's lines at the terminal with golang.org/x/term's
 // line editor (arrow keys, Home/End, Alt-Left/Right, Ctrl-W, Ctrl-U, Up and
-// Down through the history), the terminal in raw mode only while a line is
-// read, so that a Ctrl-C during a turn is the interrupt the chat takes. A
+// Down through the history). The terminal is in raw mode only while a line
+// is read, so that a Ctrl-C during a turn is the interrupt the chat takes. A
 // pasted block of lines (bracketed paste) is one message. The chat and the
 // approval prompt share it: a second reader of the terminal would take
 // lines typed for the other.
@@ -107,9 +107,9 @@ func terminalSize(fd int) (width, height int, ok bool) {
 
 // readLine shows prompt and returns the line typed, or a pasted block of
 // lines whole, which the history keeps as one entry. It returns io.EOF for
-// a Ctrl-D on an empty line or the end of the input, errCtrlC for a
-// Ctrl-C, and ctx's error if ctx ends first; the read then goes on, and
-// the next readLine (or readAnswer) gets its line.
+// a Ctrl-D on an empty line or the end of the input, and errCtrlC for a
+// Ctrl-C. It returns ctx's error if ctx ends first. The read then goes on,
+// and the next readLine (or readAnswer) gets its line.
 func (r *lineReader) readLine(ctx context.Context, prompt string) (string, error) {
 	line, err := r.readEntry(ctx, prompt)
 	if err == nil {
@@ -213,10 +213,11 @@ func (r *lineReader) read(prompt string) lineResult {
 	}
 }
 
-// keys is the terminal's input as the line editor reads it: each read ends
-// at a Ctrl-C or a Ctrl-D (a typed-ahead one too), which the editor takes
-// for the end of the input and drops what follows in the read, so that the
-// chat can tell which it was and no key typed after it is lost.
+// keys is the terminal's input as the line editor reads it. Each read ends
+// at a Ctrl-C or a Ctrl-D (a typed-ahead one too). The editor takes either
+// for the end of the input and drops what follows in the read. Ending the
+// read there lets the chat tell which it was, and no key typed after it is
+// lost.
 type keys struct {
 	r    *bufio.Reader
 	last byte // the last byte read
@@ -261,9 +262,9 @@ func (k *keys) Read(p []byte) (int, error) {
 
 // homeEnd are the keys other terminals send for what the line editor
 // knows as ESC[H (Home) and ESC[F (End), and the cursor keys of
-// application mode (ESC O A ...): tmux, screen and the Linux console send
-// ESC[1~ and ESC[4~, rxvt ESC[7~ and ESC[8~. Unknown to the editor, they
-// would do nothing, or insert a letter.
+// application mode (ESC O A ...). Tmux, screen and the Linux console send
+// ESC[1~ and ESC[4~ for Home and End, rxvt ESC[7~ and ESC[8~. Unknown to
+// the editor, they would do nothing, or insert a letter.
 var homeEnd = []struct{ from, to string }{
 	{"\x1b[1~", "\x1b[H"}, {"\x1b[7~", "\x1b[H"}, {"\x1bOH", "\x1b[H"},
 	{"\x1b[4~", "\x1b[F"}, {"\x1b[8~", "\x1b[F"}, {"\x1bOF", "\x1b[F"},
@@ -314,16 +315,16 @@ func unfinishedKey(b []byte) int {
 	return -1
 }
 
-// typedAheadEOF is what a Ctrl-D typed before the editor put the terminal
-// in raw mode (during a turn, say) becomes: the line discipline took it
-// for the end of a line and left a NUL in its place (Linux's
-// __DISABLED_CHAR), which the editor reads as a NUL key.
+// typedAheadEOF is what a Ctrl-D becomes when typed before the editor put
+// the terminal in raw mode (during a turn, say). The line discipline took
+// it for the end of a line and left a NUL in its place (Linux's
+// __DISABLED_CHAR). The editor reads that NUL as a key.
 const typedAheadEOF = 0
 
-// history is the line editor's history, kept across runs in a file (one
-// line an entry, appended as each message is read; an entry of several
-// lines, or starting with a double quote, is written as a Go quoted
-// string), or in memory only when path is "".
+// history is the line editor's history, kept across runs in a file, or in
+// memory only when path is "". The file holds one line an entry, appended
+// as each message is read. An entry of several lines, or one starting with
+// a double quote, is written as a Go quoted string.
 type history struct {
 	path    string
 	entries []string // the oldest first

@@ -259,70 +259,106 @@ func unknownField(data []byte, err error) error {
 	return err
 }
 
-// server makes the mcptools.Server of one entry.
+// server makes the mcptools.Server of one entry: it checks the entry, then
+// sets its authorization, its program and its limits.
 func (ms mcpServer) server(name, dir string) (mcptools.Server, error) {
 	srv := mcptools.Server{Name: name, Env: ms.Env, Headers: ms.Headers, URL: ms.URL,
 		Include: ms.Include, Exclude: ms.Exclude, Concurrency: ms.Concurrency,
 		TrustAnnotations: ms.TrustAnnotations}
+	if err := ms.check(name); err != nil {
+		return srv, err
+	}
+	if err := ms.authorize(&srv); err != nil {
+		return srv, err
+	}
+	if err := ms.program(&srv, name, dir); err != nil {
+		return srv, err
+	}
+	if err := ms.limits(&srv); err != nil {
+		return srv, err
+	}
+	return srv, nil
+}
+
+// check reports the first field of the entry that is wrong on its own or
+// with the others.
+func (ms mcpServer) check(name string) error {
 	if strings.TrimSpace(name) == "" {
-		return srv, errors.New("a server without a name")
+		return errors.New("a server without a name")
 	}
 	for n, v := range ms.Env {
 		if n == "" || strings.ContainsAny(n, "=\x00") || strings.ContainsRune(v, 0) {
-			return srv, fmt.Errorf(`"env" %q: a name must be non-empty, without '=' or NUL, a value without NUL`, n)
+			return fmt.Errorf(`"env" %q: a name must be non-empty, without '=' or NUL, a value without NUL`, n)
 		}
 	}
 	switch {
 	case ms.Command != "" && ms.URL != "":
-		return srv, errors.New(`both "command" and "url": want one`)
+		return errors.New(`both "command" and "url": want one`)
 	case ms.Command == "" && ms.URL == "":
-		return srv, errors.New(`want "command" (a program run over stdio) or "url" (a streamable HTTP endpoint)`)
+		return errors.New(`want "command" (a program run over stdio) or "url" (a streamable HTTP endpoint)`)
 	case ms.Type == "sse":
-		return srv, errors.New(`"type": "sse" is not supported: converse speaks streamable HTTP`)
+		return errors.New(`"type": "sse" is not supported: converse speaks streamable HTTP`)
 	case !slices.Contains([]string{"", "stdio", "http", "streamable-http", "streamableHttp"}, ms.Type):
-		return srv, fmt.Errorf(`"type" %q: want "stdio" or "http"`, ms.Type)
+		return fmt.Errorf(`"type" %q: want "stdio" or "http"`, ms.Type)
 	case ms.URL != "" && len(ms.Env) > 0:
-		return srv, errors.New(`"env" is for a "command"`)
+		return errors.New(`"env" is for a "command"`)
 	case ms.Command != "" && len(ms.Headers) > 0:
-		return srv, errors.New(`"headers" are for a "url"`)
+		return errors.New(`"headers" are for a "url"`)
 	case ms.Concurrency < 0:
-		return srv, fmt.Errorf(`"maxConcurrency" %d: want a positive number`, ms.Concurrency)
+		return fmt.Errorf(`"maxConcurrency" %d: want a positive number`, ms.Concurrency)
 	}
 	if ms.URL != "" {
 		if u, err := url.Parse(ms.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return srv, fmt.Errorf(`"url" %q: want an http or https URL with a host`, ms.URL)
+			return fmt.Errorf(`"url" %q: want an http or https URL with a host`, ms.URL)
 		}
 	}
-	if ms.Auth != nil {
-		if ms.URL == "" {
-			return srv, errors.New(`"auth" is for a "url"`)
-		}
-		if err := ms.Auth.apply(&srv); err != nil {
-			return srv, fmt.Errorf(`"auth": %w`, err)
-		}
-	} else {
-		defaultOAuth(&srv)
+	return nil
+}
+
+// authorize applies the entry's "auth", or the default OAuth without one.
+func (ms mcpServer) authorize(srv *mcptools.Server) error {
+	if ms.Auth == nil {
+		defaultOAuth(srv)
+		return nil
 	}
-	if ms.Command != "" {
-		program, err := findProgram(ms.Command, dir)
-		if err != nil {
-			return srv, &cannotStart{name, err}
-		}
-		srv.Command = append([]string{program}, ms.Args...)
+	if ms.URL == "" {
+		return errors.New(`"auth" is for a "url"`)
 	}
+	if err := ms.Auth.apply(srv); err != nil {
+		return fmt.Errorf(`"auth": %w`, err)
+	}
+	return nil
+}
+
+// program finds the entry's "command" from dir. A program that is not there
+// is a cannotStart, not a usage error.
+func (ms mcpServer) program(srv *mcptools.Server, name, dir string) error {
+	if ms.Command == "" {
+		return nil
+	}
+	program, err := findProgram(ms.Command, dir)
+	if err != nil {
+		return &cannotStart{name, err}
+	}
+	srv.Command = append([]string{program}, ms.Args...)
+	return nil
+}
+
+// limits sets the entry's "timeout" and its approval policy.
+func (ms mcpServer) limits(srv *mcptools.Server) error {
 	if ms.Timeout != "" {
 		d, err := time.ParseDuration(ms.Timeout)
 		if err != nil || d <= 0 {
-			return srv, fmt.Errorf(`"timeout" %q: want a positive Go duration such as 30s or 2m`, ms.Timeout)
+			return fmt.Errorf(`"timeout" %q: want a positive Go duration such as 30s or 2m`, ms.Timeout)
 		}
 		srv.Timeout = d
 	}
 	approve, err := approval(ms.Approve)
 	if err != nil {
-		return srv, err
+		return err
 	}
 	srv.ApprovalPolicy = approve
-	return srv, nil
+	return nil
 }
 
 // cannotStart is a server whose program is not there. The configuration is

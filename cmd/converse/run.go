@@ -343,10 +343,10 @@ func newSession(ctx context.Context, s *settings, rec *recording.Recording, reg 
 	return ss, nil
 }
 
-// announce says what the session talks to: on stderr, a warning for a
-// model of no family converse knows; in the -v trace, the model, where
-// it is reached and how, what the flags do not do for it, and a loaded
-// -session.
+// announce says what the session talks to. On stderr, it warns of a
+// model of no family converse knows. In the -v trace, it names the model,
+// where it is reached and how, what the flags do not do for it, and a
+// loaded -session.
 func (ss *session) announce(stderr io.Writer) {
 	s := ss.s
 	if !modelinfo.KnownFamily(ss.model) {

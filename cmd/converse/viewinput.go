@@ -293,88 +293,119 @@ func exchangeReply(ex recording.Exchange) (*wireMessage, converse.TurnRecord, er
 // assemble builds the message a stream's events carry, as Converse would
 // have returned it, and reads its stop reason, usage and latency into r.
 func assemble(events []recording.Event, r *replyJSON) (*wireMessage, error) {
-	msg := &wireMessage{Role: "assistant"}
-	type part struct {
-		text, reasoning strings.Builder
-		tool            map[string]any
-		input           strings.Builder
-	}
-	var parts []*part
-	at := func(i int) *part {
-		if i < 0 || i > len(events) { // no stream has more blocks than events
-			return &part{}
-		}
-		for len(parts) <= i {
-			parts = append(parts, &part{})
-		}
-		return parts[i]
-	}
+	s := streamBlocks{limit: len(events)}
 	for k, ev := range events {
-		var p struct {
-			Index int `json:"contentBlockIndex"`
-			Start struct {
-				ToolUse *struct {
-					ToolUseID string `json:"toolUseId"`
-					Name      string `json:"name"`
-				} `json:"toolUse"`
-			} `json:"start"`
-			Delta struct {
-				Text             *string                 `json:"text"`
-				ToolUse          *struct{ Input string } `json:"toolUse"`
-				ReasoningContent *struct{ Text string }  `json:"reasoningContent"`
-			} `json:"delta"`
-			replyJSON
-		}
+		var p streamEvent
 		if err := json.Unmarshal(ev.Payload, &p); err != nil {
 			return nil, fmt.Errorf("event %d (%s): %w", k+1, ev.Type, err)
 		}
-		switch ev.Type {
-		case "contentBlockStart":
-			if tu := p.Start.ToolUse; tu != nil {
-				at(p.Index).tool = map[string]any{"toolUseId": tu.ToolUseID, "name": tu.Name}
-			}
-		case "contentBlockDelta":
-			b := at(p.Index)
-			switch d := p.Delta; {
-			case d.Text != nil:
-				b.text.WriteString(*d.Text)
-			case d.ToolUse != nil:
-				b.input.WriteString(d.ToolUse.Input)
-			case d.ReasoningContent != nil:
-				b.reasoning.WriteString(d.ReasoningContent.Text)
-			}
-		case "messageStop":
-			r.StopReason = p.StopReason
-		case "metadata":
-			r.Usage, r.Metrics = p.Usage, p.Metrics
-		}
+		s.apply(ev.Type, &p, r)
 	}
-	for _, b := range parts {
-		var block map[string]any
-		switch {
-		case b.tool != nil:
-			input := json.RawMessage(b.input.String())
-			if !json.Valid(input) {
-				input, _ = json.Marshal(b.input.String()) // shown as the text it was
-			}
-			b.tool["input"] = input
-			block = map[string]any{"toolUse": b.tool}
-		case b.reasoning.Len() > 0:
-			block = map[string]any{"reasoningContent": map[string]any{"reasoningText": map[string]any{"text": b.reasoning.String()}}}
-		case b.text.Len() > 0:
-			block = map[string]any{"text": b.text.String()}
-		default:
-			continue
-		}
-		raw, err := json.Marshal(block)
+	msg := &wireMessage{Role: "assistant"}
+	for _, b := range s.blocks {
+		m, err := b.content()
 		if err != nil {
 			return nil, err
 		}
-		var m map[string]json.RawMessage
-		if err := json.Unmarshal(raw, &m); err != nil {
-			return nil, err
+		if m != nil {
+			msg.Content = append(msg.Content, m)
 		}
-		msg.Content = append(msg.Content, m)
 	}
 	return msg, nil
+}
+
+// streamEvent holds the fields of the stream events that assemble reads.
+type streamEvent struct {
+	Index int `json:"contentBlockIndex"`
+	Start struct {
+		ToolUse *struct {
+			ToolUseID string `json:"toolUseId"`
+			Name      string `json:"name"`
+		} `json:"toolUse"`
+	} `json:"start"`
+	Delta struct {
+		Text             *string                 `json:"text"`
+		ToolUse          *struct{ Input string } `json:"toolUse"`
+		ReasoningContent *struct{ Text string }  `json:"reasoningContent"`
+	} `json:"delta"`
+	replyJSON
+}
+
+// streamBlocks are the content blocks of a stream, by index.
+type streamBlocks struct {
+	blocks []*streamBlock
+	limit  int // no stream has more blocks than events
+}
+
+// streamBlock is one content block, built up from its deltas.
+type streamBlock struct {
+	text, reasoning strings.Builder
+	tool            map[string]any
+	input           strings.Builder
+}
+
+// at returns the block at index i. An index out of range gets a block that
+// is thrown away, so a wrong index cannot make a huge slice.
+func (s *streamBlocks) at(i int) *streamBlock {
+	if i < 0 || i > s.limit {
+		return &streamBlock{}
+	}
+	for len(s.blocks) <= i {
+		s.blocks = append(s.blocks, &streamBlock{})
+	}
+	return s.blocks[i]
+}
+
+// apply adds one event of type typ to its block, or its reply fields to r.
+func (s *streamBlocks) apply(typ string, p *streamEvent, r *replyJSON) {
+	switch typ {
+	case "contentBlockStart":
+		if tu := p.Start.ToolUse; tu != nil {
+			s.at(p.Index).tool = map[string]any{"toolUseId": tu.ToolUseID, "name": tu.Name}
+		}
+	case "contentBlockDelta":
+		b := s.at(p.Index)
+		switch d := p.Delta; {
+		case d.Text != nil:
+			b.text.WriteString(*d.Text)
+		case d.ToolUse != nil:
+			b.input.WriteString(d.ToolUse.Input)
+		case d.ReasoningContent != nil:
+			b.reasoning.WriteString(d.ReasoningContent.Text)
+		}
+	case "messageStop":
+		r.StopReason = p.StopReason
+	case "metadata":
+		r.Usage, r.Metrics = p.Usage, p.Metrics
+	}
+}
+
+// content returns the block as a Converse content block, or nil for an
+// empty one.
+func (b *streamBlock) content() (map[string]json.RawMessage, error) {
+	var block map[string]any
+	switch {
+	case b.tool != nil:
+		input := json.RawMessage(b.input.String())
+		if !json.Valid(input) {
+			input, _ = json.Marshal(b.input.String()) // shown as the text it was
+		}
+		b.tool["input"] = input
+		block = map[string]any{"toolUse": b.tool}
+	case b.reasoning.Len() > 0:
+		block = map[string]any{"reasoningContent": map[string]any{"reasoningText": map[string]any{"text": b.reasoning.String()}}}
+	case b.text.Len() > 0:
+		block = map[string]any{"text": b.text.String()}
+	default:
+		return nil, nil
+	}
+	raw, err := json.Marshal(block)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, err
+	}
+	return m, nil
 }

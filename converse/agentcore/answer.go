@@ -227,9 +227,10 @@ func (a *answer) fail(status int, err error) {
 }
 
 // publicError is what an answer with the HTTP status says of err: its
-// message, but for a 500, whose message may hold the server's paths (a
-// filestore.Store's) and other things that are not the caller's, a
-// sentence that sends the reader to the server's log, which has it.
+// message. A 500 is the exception. Its message may hold the server's
+// paths (a filestore.Store's) and other things that are not the caller's.
+// It says instead a sentence that sends the reader to the server's log,
+// which has the message.
 func publicError(status int, err error) string {
 	if status != http.StatusInternalServerError {
 		return err.Error()

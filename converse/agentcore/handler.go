@@ -52,11 +52,11 @@ type Options struct {
 	// Conversation configures the conversation of each session, as an
 	// option function of converse.New does: its request template,
 	// MaxTurns, Approver, Stream and so on. It is called with Session
-	// already set to Store and the invocation's session id (the runtime's,
-	// even where the Store's key is its hash), so that it can
-	// tell the sessions apart (to label their logs, say); the Handler sets
-	// Session again after it, and for a stream sets Stream and adds its
-	// own OnEvent after the one set here.
+	// already set to Store and the invocation's session id. That id is the
+	// runtime's, even where the Store's key is its hash. It lets the
+	// function tell the sessions apart (to label their logs, say). The
+	// Handler sets Session again after it. For a stream, the Handler sets
+	// Stream and adds its own OnEvent after the one set here.
 	Conversation func(*converse.Options)
 	// MaxBody bounds the body of an invocation, in bytes; 0 means
 	// DefaultMaxBody. InvokeAgentRuntime takes payloads of up to 100 MB.

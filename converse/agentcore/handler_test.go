@@ -370,11 +370,11 @@ func gated(t *testing.T, started chan<- struct{}, gate <-chan struct{}, cancelle
 	return slow
 }
 
-// TestPingDuringASlowTool is the runtime's view: pings every few hundred
-// milliseconds while a tool runs answer HealthyBusy (without waiting on
-// the conversation, whose tool waits on the test), a second invocation of
-// the session is refused, and once the answer is in, ping says Healthy
-// with a later time_of_last_update.
+// TestPingDuringASlowTool is the runtime's view. Pings every few hundred
+// milliseconds while a tool runs answer HealthyBusy. They do not wait on
+// the conversation, whose tool waits on the test. A second invocation of
+// the session is refused. Once the answer is in, ping says Healthy with a
+// later time_of_last_update.
 func TestPingDuringASlowTool(t *testing.T) {
 	bed := bedrocktest.NewServer(bedrocktest.Script(
 		bedrocktest.ToolUse("", bedrocktest.Call{ID: "t1", Name: "slow", Input: map[string]any{}}),

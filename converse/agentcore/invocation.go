@@ -54,9 +54,10 @@ var bodyTypes = map[string]bool{
 }
 
 // readInvocation reads and checks the body. Its errors say what is wrong
-// with it, with the status to answer: 415 for a Content-Type other than
-// those of bodyTypes (or none), 413 for a body over maxBody bytes, 400 for
-// the rest, a body that could not be read included. ignored are the body's fields that the Handler does not know.
+// with it, with the status to answer. The status is 415 for a Content-Type
+// other than those of bodyTypes (or none), and 413 for a body over maxBody
+// bytes. It is 400 for the rest, a body that could not be read included.
+// ignored are the body's fields that the Handler does not know.
 func readInvocation(w http.ResponseWriter, r *http.Request, maxBody int64) (inv *invocation, ignored []string, status int, err error) {
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		if mt, _, err := mime.ParseMediaType(ct); err != nil || !bodyTypes[mt] {

@@ -14,9 +14,9 @@ import (
 )
 
 // TestInnerApprovalOverTheContract: a call of an agent used as a tool that
-// needs approval pauses the invocation, which answers with the call named
-// by its path; the next invocation's decision for the path runs it, then
-// the agent and the coordinator go on.
+// needs approval pauses the invocation. The invocation answers with the
+// call named by its path. The next invocation's decision for the path runs
+// it, then the agent and the coordinator go on.
 func TestInnerApprovalOverTheContract(t *testing.T) {
 	var runs atomic.Int32
 	inner := bedrocktest.NewServer(bedrocktest.Script(

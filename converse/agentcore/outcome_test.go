@@ -114,9 +114,9 @@ func TestOutcomesOverTheContract(t *testing.T) {
 }
 
 // TestSessionGoesOnAfterALimit: after an invocation that ended at a limit
-// (200, "limit", with the text and usage so far), the task is stopped: the
+// (200, "limit", with the text and usage so far), the task is stopped. The
 // next invocation's prompt is the next request's last message, beside the
-// stopped task's results, with nothing resumed first. A call the limit
+// stopped task's results. Nothing is resumed first. A call the limit
 // stopped is never run.
 func TestSessionGoesOnAfterALimit(t *testing.T) {
 	for _, tc := range []struct {

@@ -53,11 +53,11 @@ type Agent struct {
 	// Keep makes each caller keep one conversation with the agent, which
 	// its calls continue, one at a time: the agent remembers the caller's
 	// earlier tasks and its answers. A call that ends with an answer makes
-	// its conversation the kept one: in the Store as the session
+	// its conversation the kept one. It is kept in the Store as the session
 	// "<caller's session ID>.<Name>" (Name alone without a caller's
-	// session), or in the tool's memory without a Store, by the caller's
-	// session ID (shared by the callers without one). A call that fails
-	// leaves the kept one as it was.
+	// session). Without a Store, it is kept in the tool's memory by the
+	// caller's session ID, which the callers without one share. A call that
+	// fails leaves the kept one as it was.
 	Keep bool
 	// Options configure each call's conversation, applied before the
 	// agent's own settings: the system prompt, Telemetry.AgentName, Budget
@@ -73,9 +73,9 @@ type Input struct {
 // New makes a tool of a: each call runs a conversation of a's with the
 // call's task and answers with its final text. A failure of the agent's
 // conversation (a Bedrock error, cancellation, its turn limit) is the
-// call's error result, which the calling model sees; a Budget that stops
-// it is not: the call is answered with the agent's text so far and a note
-// that it was stopped. New fails with ErrInvalidAgent when a lacks a
+// call's error result, which the calling model sees. A Budget that stops
+// the conversation is not a failure. The call is then answered with the
+// agent's text so far and a note that it was stopped. New fails with ErrInvalidAgent when a lacks a
 // Name, a Client or a Model.
 func New(a Agent) (*tools.Tool, error) {
 	g := &agent{Agent: a}

@@ -250,8 +250,8 @@ func attr(s sdktrace.ReadOnlySpan, key string) string {
 }
 
 // TestAgentResumesAfterCrash: the call is cut off while the agent's second
-// tool runs; run again with the same toolUseId, as an engine retries a
-// call, it resumes the agent's conversation from its store: no call runs
+// tool runs. Run again with the same toolUseId, as an engine retries a
+// call, it resumes the agent's conversation from its store. No call runs
 // twice, and the agent's model is not asked again what it answered.
 func TestAgentResumesAfterCrash(t *testing.T) {
 	var lookups, slows atomic.Int32

@@ -46,9 +46,9 @@
 // # Approvals and questions
 //
 // The agent's calls that need a decision (an approval, or an answer to a
-// question its tool asks) pass up to the caller, each named by its path:
-// the caller's call ID, "/", the agent's call ID ("o1/t2"; an agent's
-// agent's, "o1/b1/t2").
+// question its tool asks) pass up to the caller. Each is named by its
+// path: the caller's call ID, "/", the agent's call ID ("o1/t2"; an
+// agent's agent's, "o1/b1/t2").
 //
 //   - In process: the agent's Approver, unless Agent.Options sets one, is
 //     the caller's (converse.CallerApprover), asked with the path as the
@@ -79,7 +79,7 @@
 // waits in the child, holding no worker, for days if need be. The parent
 // routes a decision signal to the child by the path's first ID. Running
 // the agent's steps as activities of the parent instead would interleave
-// two loops in one event history, which then grows toward Temporal's
-// limit with every nested step; a single long activity would hold a worker
-// slot and a heartbeat through a pause.
+// two loops in one event history. That history would then grow toward
+// Temporal's limit with every nested step. A single long activity would
+// hold a worker slot and a heartbeat through a pause.
 package agenttool

@@ -70,10 +70,11 @@ func TestInnerApprovalAskedInProcess(t *testing.T) {
 }
 
 // TestInnerApprovalPausesAcrossProcesses: an agent's call that needs
-// approval, at one or two levels down, pauses the coordinator, whose State
-// names it by its path; another process restores the coordinator from
-// that State, saved as JSON, and its Resume with a decision for the path
-// continues the agents, then the coordinator. No call runs twice.
+// approval, at one or two levels down, pauses the coordinator. The
+// coordinator's State names the call by its path. Another process restores
+// the coordinator from that State, saved as JSON. Its Resume with a
+// decision for the path continues the agents, then the coordinator. No
+// call runs twice.
 func TestInnerApprovalPausesAcrossProcesses(t *testing.T) {
 	for _, levels := range []int{1, 2} {
 		t.Run(strings.Repeat("agent", levels), func(t *testing.T) {

@@ -21,8 +21,8 @@ import (
 )
 
 // TestQuestionOnTheServer runs, on the real server, a workflow whose tool
-// asks the user where to deploy: Status lists the question, a Decide
-// signal answers it, the call runs again with the answer, and the model
+// asks the user where to deploy. Status lists the question, and a Decide
+// signal answers it. The call runs again with the answer, and the model
 // reads what came of it, a decline included. The history then replays.
 func TestQuestionOnTheServer(t *testing.T) {
 	ts := newServer(t)
