@@ -156,6 +156,7 @@ type (
 		Error      string
 	}
 	viewTurn struct {
+		Anchor     string
 		N          int
 		Took       string
 		Bar        *viewBar // the model call's, nil when its time is not known
@@ -175,6 +176,16 @@ type (
 		Marks            []viewMark
 		Bar              *viewBar
 		Took             string
+		Nested           *viewNested // the agent's conversation the call ran
+	}
+	// viewNested is an agent's conversation, drawn under the call that ran
+	// it, on the page's time axis.
+	viewNested struct {
+		Anchor, ID, Model string
+		Error             string // why it could not be read
+		Turns, Calls      int
+		Usage             converse.Usage
+		Items             []viewItem
 	}
 	// viewBar places a bar on the page's one time axis, in %.
 	viewBar  struct{ Left, Width string }
@@ -199,41 +210,69 @@ func (t *transcript) page(source string, price *modelinfo.Prices) *viewPage {
 	source = bidiVisible(source)
 	p := &viewPage{Title: "converse view: " + source, Kind: t.kind, Model: bidiVisible(t.model), Source: source, Usage: t.usage, Cost: t.cost(price)}
 	p.Timing, p.ModelTime = t.timing()
-	ax := newAxis(t.turns)
+	if t.nestCut {
+		p.Timing += fmt.Sprintf("; agents' conversations were looked up for the first %d calls only", nestReads)
+	}
+	ax := newAxis(t)
 	p.Timed = ax.whole > 0
+	p.Items, p.Turns, p.Calls, p.Failed = t.items("", ax)
+	sum := sha256.Sum256([]byte(viewJS))
+	p.CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
+	p.Script = template.JS(viewJS) // the page's own script, never input
+	return p
+}
+
+// items are the prompts, user messages and turns of t, and how many turns,
+// calls and failed calls it has. The anchors of a nested conversation's
+// turns and calls start with anchor, so that they are the page's only.
+func (t *transcript) items(anchor string, ax axis) (items []viewItem, turns, calls, failed int) {
 	prompts := t.prompts // those not yet placed, each before its first message
 	placePrompts := func(i int) {
 		for ; len(prompts) > 0 && prompts[0].at <= i; prompts = prompts[1:] {
-			p.Items = append(p.Items, viewItem{Prompt: prompts[0].view()})
+			items = append(items, viewItem{Prompt: prompts[0].view()})
 		}
 	}
 	for i, m := range t.history {
 		placePrompts(i)
 		if m.Role != "assistant" {
 			if blocks := userBlocks(m); len(blocks) > 0 {
-				p.Items = append(p.Items, viewItem{User: blocks})
+				items = append(items, viewItem{User: blocks})
 			}
 			continue
 		}
-		p.Turns++
+		turns++
 		var answers wireMessage
 		if i+1 < len(t.history) {
 			answers = t.history[i+1]
 		}
-		turn := t.turn(p.Turns, m, answers, t.turns[i], ax)
-		p.Calls += len(turn.Calls)
+		turn := t.turn(anchor, turns, m, answers, t.turns[i], ax)
+		calls += len(turn.Calls)
 		for _, c := range turn.Calls {
 			if c.Failed {
-				p.Failed++
+				failed++
 			}
 		}
-		p.Items = append(p.Items, viewItem{Turn: turn})
+		items = append(items, viewItem{Turn: turn})
 	}
 	placePrompts(len(t.history)) // a prompt that added no message
-	sum := sha256.Sum256([]byte(viewJS))
-	p.CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
-	p.Script = template.JS(viewJS) // the page's own script, never input
-	return p
+	return items, turns, calls, failed
+}
+
+// nestedView is the agent's conversation that the call id ran, nil when
+// it ran none; its anchors start with anchor.
+func (t *transcript) nestedView(id, anchor string, ax axis) *viewNested {
+	n := t.nested[id]
+	if n == nil {
+		return nil
+	}
+	v := &viewNested{Anchor: anchor, ID: bidiVisible(n.id)}
+	if n.err != nil {
+		v.Error = bidiVisible(n.err.Error())
+		return v
+	}
+	v.Model, v.Usage = bidiVisible(n.t.model), n.t.usage
+	v.Items, v.Turns, v.Calls, _ = n.t.items(anchor+"-", ax)
+	return v
 }
 
 // timing says where the durations come from, and the model calls' total.
@@ -272,8 +311,9 @@ type axis struct {
 	whole time.Duration
 }
 
-// newAxis spans every model call and tool call whose times turns know.
-func newAxis(turns map[int]turnRecord) axis {
+// newAxis spans every model call and tool call whose times t knows, the
+// agents' conversations' with them: their times are clock times too.
+func newAxis(t *transcript) axis {
 	var first, last time.Time
 	see := func(start, end time.Time) {
 		if first.IsZero() || start.Before(first) {
@@ -281,16 +321,25 @@ func newAxis(turns map[int]turnRecord) axis {
 		}
 		last = later(last, end)
 	}
-	for _, rec := range turns {
-		if start, ok := modelStart(rec.TurnRecord); ok {
-			see(start, rec.End)
+	var span func(t *transcript)
+	span = func(t *transcript) {
+		for _, rec := range t.turns {
+			if start, ok := modelStart(rec.TurnRecord); ok {
+				see(start, rec.End)
+			}
+			for _, cr := range rec.Calls {
+				if timed(cr) {
+					see(cr.Start, cr.End)
+				}
+			}
 		}
-		for _, cr := range rec.Calls {
-			if timed(cr) {
-				see(cr.Start, cr.End)
+		for _, n := range t.nested {
+			if n.err == nil {
+				span(n.t)
 			}
 		}
 	}
+	span(t)
 	return axis{first, last.Sub(first)}
 }
 
@@ -311,8 +360,21 @@ func modelStart(rec converse.TurnRecord) (time.Time, bool) {
 // timed reports whether a call's start and end are known.
 func timed(cr converse.CallRecord) bool { return !cr.Start.IsZero() && !cr.End.IsZero() }
 
-func (t *transcript) turn(n int, m, answers wireMessage, rec turnRecord, ax axis) *viewTurn {
-	vt := &viewTurn{N: n, Took: "unknown", Usage: rec.Usage, UsageKnown: rec.usageKnown, StopReason: bidiVisible(string(rec.StopReason))}
+// wireToolUse is a toolUse block of the wire JSON.
+type wireToolUse struct {
+	ToolUseID string          `json:"toolUseId"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
+}
+
+func parseToolUse(raw json.RawMessage) (wireToolUse, error) {
+	var tu wireToolUse
+	return tu, json.Unmarshal(raw, &tu)
+}
+
+// turn is turn n, the reply m; its anchors start with anchor.
+func (t *transcript) turn(anchor string, n int, m, answers wireMessage, rec turnRecord, ax axis) *viewTurn {
+	vt := &viewTurn{Anchor: fmt.Sprintf("%sturn-%d", anchor, n), N: n, Took: "unknown", Usage: rec.Usage, UsageKnown: rec.usageKnown, StopReason: bidiVisible(string(rec.StopReason))}
 	if vt.StopReason == "" {
 		vt.StopReason = "unknown"
 	}
@@ -330,21 +392,18 @@ func (t *transcript) turn(n int, m, answers wireMessage, rec turnRecord, ax axis
 			vt.Blocks = append(vt.Blocks, contentBlocks(b)...)
 			continue
 		}
-		var tu struct {
-			ToolUseID string          `json:"toolUseId"`
-			Name      string          `json:"name"`
-			Input     json.RawMessage `json:"input"`
-		}
-		if json.Unmarshal(raw, &tu) != nil {
+		tu, err := parseToolUse(raw)
+		if err != nil {
 			vt.Blocks = append(vt.Blocks, viewBlock{Kind: "note", Text: "a toolUse block that is not JSON of a toolUse"})
 			continue
 		}
 		cr := rec.Calls[tu.ToolUseID]
-		c := viewCall{Anchor: fmt.Sprintf("call-%d-%d", n, len(vt.Calls)+1), ID: bidiVisible(tu.ToolUseID), Name: bidiVisible(tu.Name), Input: jsonBlock(tu.Input)}
+		c := viewCall{Anchor: fmt.Sprintf("%scall-%d-%d", anchor, n, len(vt.Calls)+1), ID: bidiVisible(tu.ToolUseID), Name: bidiVisible(tu.Name), Input: jsonBlock(tu.Input)}
 		c.Output, c.Failed, c.Marks = result(results[tu.ToolUseID], cr)
 		if timed(cr) {
 			c.Took, c.Bar = duration(cr.End.Sub(cr.Start)), ax.bar(cr.Start, cr.End)
 		}
+		c.Nested = t.nestedView(tu.ToolUseID, c.Anchor, ax)
 		vt.Calls, records = append(vt.Calls, c), append(records, cr)
 	}
 	vt.Round, vt.Parallel = round(records)

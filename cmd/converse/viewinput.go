@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -33,8 +34,10 @@ type transcript struct {
 	turns   map[int]turnRecord
 	bedrock bool // the durations are Bedrock's latencyMs (a recording), not the conversation's
 	usage   converse.Usage
-	costUSD *float64       // -json output: the sum of its costUSD, when each prompt had one
-	prompts []promptRecord // -json output's, in order
+	costUSD *float64                  // -json output: the sum of its costUSD, when each prompt had one
+	prompts []promptRecord            // -json output's, in order
+	nested  map[string]*nestedSession // a session's: the agents' conversations its calls ran, by toolUseId
+	nestCut bool                      // whether readNested stopped at nestReads
 }
 
 // turnRecord is what the input holds of one reply. -json output holds the
@@ -89,11 +92,12 @@ func readTranscript(ctx context.Context, path string) (*transcript, error) {
 	case probe["history"] != nil:
 		return jsonTranscript(b)
 	case probe["messages"] != nil && probe["version"] != nil:
-		st, err := filestore.Store{Dir: filepath.Dir(path)}.Load(ctx, filepath.Base(path))
+		store, id := filestore.Store{Dir: filepath.Dir(path)}, filepath.Base(path)
+		st, err := store.Load(ctx, id)
 		if err != nil {
 			return nil, err
 		}
-		return sessionTranscript(st)
+		return withNested(ctx, st, store.Load, id)
 	}
 	return nil, fmt.Errorf("%s: not a session file (no \"version\" and \"messages\"), a recording (no \"exchanges\") or -json output (no \"history\")", path)
 }
@@ -120,7 +124,84 @@ func dynamoTranscript(ctx context.Context, url, table, id string) (*transcript, 
 	case err != nil:
 		return nil, err
 	}
-	return sessionTranscript(st)
+	return withNested(ctx, st, store.Load, id)
+}
+
+// nestedSession is the conversation of an agent that a call ran, which
+// converse/agenttool saves as the session "<caller's ID>.<toolUseId>".
+type nestedSession struct {
+	id  string
+	t   *transcript // nil when it could not be read
+	err error
+}
+
+const (
+	nestDepth = 4   // levels of agents' conversations drawn under their calls
+	nestReads = 200 // sessions read, at most, to find them
+)
+
+// toolUseID is the form of Bedrock's toolUseId. Only such an id is looked
+// up: another could name a file elsewhere, and no agent was saved under it.
+var toolUseID = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+
+// withNested is the transcript of the session id, whose state is st, with
+// the agents' conversations its calls ran, found by load.
+func withNested(ctx context.Context, st *converse.State, load func(context.Context, string) (*converse.State, error), id string) (*transcript, error) {
+	t, err := sessionTranscript(st)
+	if err != nil {
+		return nil, err
+	}
+	var b nestBudget
+	t.readNested(ctx, load, id, 0, &b)
+	t.nestCut = b.cut
+	return t, nil
+}
+
+// nestBudget counts the sessions readNested looked up, and whether it
+// stopped at nestReads.
+type nestBudget struct {
+	reads int
+	cut   bool
+}
+
+// readNested reads the agents' conversations that the calls of t ran,
+// found by load as the sessions "<id>.<toolUseId>", and theirs in turn.
+// A call without one ran no agent, or ran it without a Store: that is no
+// error. Reading stops after depth nestDepth, or nestReads sessions
+// looked up in all.
+func (t *transcript) readNested(ctx context.Context, load func(context.Context, string) (*converse.State, error), id string, depth int, b *nestBudget) {
+	if depth >= nestDepth {
+		return
+	}
+	for _, m := range t.history {
+		for _, block := range m.Content {
+			tu, err := parseToolUse(block["toolUse"])
+			if m.Role != "assistant" || err != nil || !toolUseID.MatchString(tu.ToolUseID) {
+				continue
+			}
+			if b.reads >= nestReads {
+				b.cut = true
+				return
+			}
+			b.reads++
+			child := id + "." + tu.ToolUseID
+			st, err := load(ctx, child)
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			n := &nestedSession{id: child, err: err}
+			if err == nil {
+				n.t, n.err = sessionTranscript(st)
+			}
+			if n.err == nil {
+				n.t.readNested(ctx, load, child, depth+1, b)
+			}
+			if t.nested == nil {
+				t.nested = map[string]*nestedSession{}
+			}
+			t.nested[tu.ToolUseID] = n
+		}
+	}
 }
 
 func sessionTranscript(st *converse.State) (*transcript, error) {
