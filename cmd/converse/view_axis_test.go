@@ -87,17 +87,26 @@ type measure struct {
 }
 
 // measurePage opens page in headless Chromium with measureJS added after
-// the page's own script, and allowed by the page's Content-Security-Policy
-// beside it, and returns what measureJS found.
+// the page's own script, and returns what measureJS found.
 func measurePage(t *testing.T, page string) measure {
+	t.Helper()
+	var m measure
+	require.NoError(t, json.Unmarshal([]byte(runOnPage(t, page, measureJS)), &m), "the test's script ran")
+	return m
+}
+
+// runOnPage opens page in headless Chromium with script added after the
+// page's own, and allowed by the page's Content-Security-Policy beside it.
+// It returns the data-measure attribute the script set on the document.
+func runOnPage(t *testing.T, page, script string) string {
 	t.Helper()
 	browser := chromium(t)
 	raw, err := os.ReadFile(page)
 	require.NoError(t, err)
-	sum := sha256.Sum256([]byte(measureJS))
+	sum := sha256.Sum256([]byte(script))
 	hash := "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
 	s := strings.Replace(string(raw), "script-src ", "script-src "+hash+" ", 1)
-	s = strings.Replace(s, "</body>", "<script>"+measureJS+"</script></body>", 1)
+	s = strings.Replace(s, "</body>", "<script>"+script+"</script></body>", 1)
 	measured := filepath.Join(t.TempDir(), "measured.html")
 	require.NoError(t, os.WriteFile(measured, []byte(s), 0o600))
 	dom := browse(t, browser, "--window-size=1100,900", "--dump-dom", "file://"+measured)
@@ -105,9 +114,7 @@ func measurePage(t *testing.T, page string) measure {
 	require.NoError(t, err)
 	root := findAll(doc, func(n *html.Node) bool { return n.Data == "html" })[0]
 	require.Equal(t, "1", attr(root, "data-view-ready"), "the page's own script ran")
-	var m measure
-	require.NoError(t, json.Unmarshal([]byte(attr(root, "data-measure")), &m), "the test's script ran")
-	return m
+	return attr(root, "data-measure")
 }
 
 // TestViewOneTimeAxis: in Chromium, every bar of the page is drawn on one time

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -129,4 +130,44 @@ func findByID(doc *html.Node, id string) *html.Node {
 		return nil
 	}
 	return found[0]
+}
+
+// nestJS is the test's script for TestViewNestedInBrowser: it clicks
+// "expand all", then records where every track is, and every call's own
+// bar, by the call's id, in pixels.
+const nestJS = `(function () {
+  function box(e) { var r = e.getBoundingClientRect(); return {left: r.left, right: r.right}; }
+  document.getElementById('expand').click();
+  var out = {tracks: [], bars: {}};
+  document.querySelectorAll('.track').forEach(function (t) { out.tracks.push(box(t)); });
+  document.querySelectorAll('.call').forEach(function (c) {
+    var b = c.querySelector(':scope > summary .bar');
+    if (b) out.bars[c.id] = box(b);
+  });
+  document.documentElement.setAttribute('data-measure', JSON.stringify(out));
+})();`
+
+// TestViewNestedInBrowser: in Chromium, "expand all" opens the agents'
+// conversations, whose tracks are the page's: the same left edge and
+// width as the caller's. Each agent's call sits within the bar of the
+// call that ran the agent, as its times are the caller's clock's.
+func TestViewNestedInBrowser(t *testing.T) {
+	var m struct {
+		Tracks []span
+		Bars   map[string]span
+	}
+	require.NoError(t, json.Unmarshal([]byte(runOnPage(t, renderView(t, agentsSession(t)), nestJS)), &m))
+	require.Len(t, m.Tracks, 9, "each of the three conversations' two model calls and one tool call")
+	for i, tr := range m.Tracks {
+		assert.InDelta(t, m.Tracks[0].Left, tr.Left, 0.5, "track %d's left edge", i)
+		assert.InDelta(t, m.Tracks[0].Right, tr.Right, 0.5, "track %d's right edge", i)
+	}
+	require.Greater(t, m.Tracks[0].Right-m.Tracks[0].Left, 300.0)
+	outer := "call-1-1"
+	for _, inner := range []string{"call-1-1-call-1-1", "call-1-1-call-1-1-call-1-1"} {
+		require.Contains(t, m.Bars, inner)
+		assert.GreaterOrEqual(t, m.Bars[inner].Left, m.Bars[outer].Left-0.5, "%s starts within %s", inner, outer)
+		assert.LessOrEqual(t, m.Bars[inner].Right, m.Bars[outer].Right+0.5, "%s ends within %s", inner, outer)
+		outer = inner
+	}
 }
