@@ -211,7 +211,7 @@ func (t *transcript) page(source string, price *modelinfo.Prices) *viewPage {
 	p := &viewPage{Title: "converse view: " + source, Kind: t.kind, Model: bidiVisible(t.model), Source: source, Usage: t.usage, Cost: t.cost(price)}
 	p.Timing, p.ModelTime = t.timing()
 	if t.nestCut {
-		p.Timing += fmt.Sprintf("; agents' conversations were looked up for the first %d calls only", nestReads)
+		p.Timing += fmt.Sprintf("; agents' conversations were looked up for %d calls only, the first ones", nestReads)
 	}
 	ax := newAxis(t)
 	p.Timed = ax.whole > 0

@@ -77,3 +77,29 @@ func TestViewOfDynamoSession(t *testing.T) {
 		assert.Contains(t, out.stderr, tt.stderr)
 	}
 }
+
+// TestViewNestedDynamoSession: a call that a manifest's agent entry ran
+// with -session dynamodb://TABLE/ID has the agent's conversation, the
+// item ID.TOOLUSEID, under it.
+func TestViewNestedDynamoSession(t *testing.T) {
+	db := dynamotest.DynamoDB(t)
+	table := dynamotest.Table(t, db, "id", "")
+	setTestEnv(t)
+	t.Setenv("AWS_ENDPOINT_URL_DYNAMODB", dynamotest.DynamoEndpoint(t))
+	manifest := writeManifest(t, `{"tools": [{"name": "researcher", "description": "Researches.", "model": "`+agentModel+`"}]}`)
+	srv := newServer(t, &byModel{
+		coordinator: bedrocktest.Script(
+			bedrocktest.ToolUse("", bedrocktest.Call{ID: "t1", Name: "researcher", Input: map[string]any{"task": "find n"}}),
+			bedrocktest.Text("done"),
+		),
+		agent: bedrocktest.Script(bedrocktest.Text("n is 1")),
+	})
+	session := "dynamodb://" + table + "/coord"
+	out := runInProcess(t, nil, "-endpoint", srv.URL, "-tools", manifest, "-session", session, "go")
+	require.Equal(t, 0, out.code, out.stderr)
+
+	doc := parseHTML(t, renderView(t, session))
+	agent := byID(t, doc, "call-1-1-agent")
+	mustContain(t, "the agent's conversation", text(agent), "session coord.t1", agentModel, "1 turn, 0 calls", "n is 1")
+	assert.Contains(t, text(byID(t, doc, "call-1-1-turn-1")), "stop end_turn")
+}

@@ -3,11 +3,14 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/net/html"
@@ -170,4 +173,57 @@ func TestViewNestedInBrowser(t *testing.T) {
 		assert.LessOrEqual(t, m.Bars[inner].Right, m.Bars[outer].Right+0.5, "%s ends within %s", inner, outer)
 		outer = inner
 	}
+}
+
+// callSession saves, as session id of dir, a conversation whose one reply
+// calls tool "agent" with each of ids, each call answered.
+func callSession(t *testing.T, dir, id string, ids ...string) {
+	var uses, answers []types.ContentBlock
+	for _, c := range ids {
+		uses = append(uses, &types.ContentBlockMemberToolUse{Value: types.ToolUseBlock{ToolUseId: aws.String(c), Name: aws.String("agent"), Input: document.NewLazyDocument(map[string]any{})}})
+		answers = append(answers, &types.ContentBlockMemberToolResult{Value: types.ToolResultBlock{ToolUseId: aws.String(c),
+			Content: []types.ToolResultContentBlock{&types.ToolResultContentBlockMemberText{Value: "ok"}}}})
+	}
+	st := &converse.State{ModelID: viewModel, Messages: []types.Message{
+		{Role: types.ConversationRoleUser, Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: "Go."}}},
+		{Role: types.ConversationRoleAssistant, Content: uses},
+		{Role: types.ConversationRoleUser, Content: answers},
+	}}
+	require.NoError(t, filestore.Store{Dir: dir}.Save(context.Background(), id, st))
+}
+
+// TestViewNestedBounds: agents' conversations are drawn 4 levels deep at
+// most, and looked up for the first nestReads calls only, which the
+// header says.
+func TestViewNestedBounds(t *testing.T) {
+	dir := t.TempDir()
+	id := "s"
+	for range 6 { // s calls x, which s.x is the agent of, which calls x, ...
+		callSession(t, dir, id, "x")
+		id += ".x"
+	}
+	doc := parseHTML(t, renderView(t, filepath.Join(dir, "s")))
+	anchor := "call-1-1"
+	for level := 1; level <= 5; level++ {
+		agent := findByID(doc, anchor+"-agent")
+		if level <= nestDepth {
+			assert.NotNil(t, agent, "level %d", level)
+		} else {
+			assert.Nil(t, agent, "level %d is past the depth", level)
+		}
+		anchor += "-call-1-1"
+	}
+
+	ids := make([]string, nestReads+1)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("c%d", i+1)
+	}
+	callSession(t, dir, "many", ids...)
+	callSession(t, dir, "many.c1", "y")
+	callSession(t, dir, fmt.Sprintf("many.c%d", nestReads+1), "y")
+	doc = parseHTML(t, renderView(t, filepath.Join(dir, "many")))
+	assert.NotNil(t, findByID(doc, "call-1-1-agent"))
+	assert.Nil(t, findByID(doc, fmt.Sprintf("call-1-%d-agent", nestReads+1)), "not looked up")
+	assert.Contains(t, text(findAll(doc, func(n *html.Node) bool { return n.Data == "header" })[0]),
+		fmt.Sprintf("agents' conversations were looked up for %d calls only, the first ones", nestReads))
 }
