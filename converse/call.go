@@ -12,12 +12,11 @@ import (
 )
 
 // report is what a call's goroutine, or the end of its context, tells
-// collect.
+// collect: which call, and how. The goroutine leaves the outcome in the
+// call's running, so that the channel's buffer stays small.
 type report struct {
-	i        int
-	out      outcome
-	finished time.Time // when the tool returned
-	ended    bool      // the call's context ended before the call did
+	i     int
+	ended bool // the call's context ended before the call did
 }
 
 // running is a call collect has started.
@@ -31,6 +30,10 @@ type running struct {
 	timeout time.Duration
 	decided bool
 	span    toolSpan // zero for a call answered by its early start
+	// out and finished (when the tool returned) are written by the
+	// call's goroutine before it reports, and read only after.
+	out      outcome
+	finished time.Time
 }
 
 // elapsed is the call's duration so far, for its ToolEnd event.
@@ -84,18 +87,21 @@ func (e *Executor) prepare(ctx context.Context, turn int, c toolCall, st *runnin
 // does the end of its context, whichever comes first.
 func (e *Executor) spawn(i int, c toolCall, st *running, reports chan<- report) {
 	st.stop = context.AfterFunc(st.ctx, func() { reports <- report{i: i, ended: true} })
-	ctx, tool, sl := st.ctx, st.tool, st.slot
-	go func() { reports <- e.runReporting(ctx, i, c, tool, sl) }()
+	go func() {
+		e.run(c, st)
+		reports <- report{i: i}
+	}()
 }
 
-// runReporting calls the tool, notes when it returned and gives its slot back.
-func (e *Executor) runReporting(ctx context.Context, i int, c toolCall, tool *tools.Tool, sl *slot) report {
-	r := report{i: i, out: e.invoke(ctx, tool, c)}
-	r.finished = time.Now()
+// run calls the tool, notes its outcome and when it returned in st, and
+// gives its slot back. Of st it writes only out and finished.
+func (e *Executor) run(c toolCall, st *running) {
+	ctx, tool, sl := st.ctx, st.tool, st.slot
+	st.out = e.invoke(ctx, tool, c)
+	st.finished = time.Now()
 	if e.slots.give(sl) {
 		e.logger().Info("converse: an abandoned tool call returned", "tool", c.name, "toolUseId", c.id)
 	}
-	return r
 }
 
 // settle makes a call's outcome from its report. A call whose context ended
@@ -103,9 +109,12 @@ func (e *Executor) runReporting(ctx context.Context, i int, c toolCall, tool *to
 // context was cancelled, is answered in our words: timed out or cancelled.
 func (e *Executor) settle(c toolCall, st *running, r report) outcome {
 	if st.cancel == nil {
-		return r.out // started early: its own collect settled it
+		return st.out // started early: its own collect settled it
 	}
-	out := r.out
+	var out outcome
+	if !r.ended {
+		out = st.out
+	}
 	if err := st.endErr(r); err != nil {
 		out = ended(c, st, err, "")
 	}
@@ -127,10 +136,10 @@ func (st *running) endErr(r report) error {
 	if r.ended {
 		return err
 	}
-	if d, ok := st.ctx.Deadline(); ok && !r.finished.Before(d) {
+	if d, ok := st.ctx.Deadline(); ok && !st.finished.Before(d) {
 		return context.DeadlineExceeded
 	}
-	if r.out.err != nil && errors.Is(err, context.Canceled) {
+	if st.out.err != nil && errors.Is(err, context.Canceled) {
 		return err
 	}
 	return nil

@@ -236,7 +236,8 @@ func (b *batch) startMore() (freed <-chan struct{}) {
 				i := b.next
 				go func() {
 					<-p.done
-					b.reports <- report{i: i, out: p.out}
+					b.state[i].out = p.out
+					b.reports <- report{i: i}
 				}()
 				b.inFlight++
 				continue
