@@ -15,15 +15,19 @@ import (
 // collect: which call, and how. The goroutine leaves the outcome in the
 // call's running, so that the channel's buffer stays small.
 type report struct {
-	i     int
+	i     int  // the call, or allCalls
 	ended bool // the call's context ended before the call did
 }
+
+// allCalls is the call of the report of the end of collect's context,
+// which ends the context of every call.
+const allCalls = -1
 
 // running is a call collect has started.
 type running struct {
 	ctx     context.Context
 	cancel  context.CancelFunc
-	stop    func() bool // stops the context.AfterFunc that reports the context's end; nil until spawned
+	stop    func() bool // stops the timer that reports the call's deadline; nil until spawned
 	tool    *tools.Tool // nil until prepared
 	slot    *slot       // nil until it has one
 	begin   time.Time   // zero unless e.OnEvent is set
@@ -84,9 +88,12 @@ func (e *Executor) prepare(ctx context.Context, turn int, c toolCall, st *runnin
 }
 
 // spawn runs the call on its own goroutine, which reports its outcome, as
-// does the end of its context, whichever comes first.
+// does a timer at the call's deadline, whichever comes first. The end of
+// the batch's context, the other end of the call's, is reported by collect's
+// watch.
 func (e *Executor) spawn(i int, c toolCall, st *running, reports chan<- report) {
-	st.stop = context.AfterFunc(st.ctx, func() { reports <- report{i: i, ended: true} })
+	deadline, _ := st.ctx.Deadline()
+	st.stop = time.AfterFunc(time.Until(deadline), func() { reports <- report{i: i, ended: true} }).Stop
 	go func() {
 		e.run(c, st)
 		reports <- report{i: i}
@@ -132,10 +139,13 @@ func (e *Executor) settle(c toolCall, st *running, r report) outcome {
 // runs both late). A success before the deadline stands, even if the context
 // was cancelled meanwhile.
 func (st *running) endErr(r report) error {
-	err := st.ctx.Err()
 	if r.ended {
-		return err
+		// The context ends with the batch's or at the deadline: its own
+		// timer is due, if it has not fired yet.
+		<-st.ctx.Done()
+		return st.ctx.Err()
 	}
+	err := st.ctx.Err()
 	if d, ok := st.ctx.Deadline(); ok && !st.finished.Before(d) {
 		return context.DeadlineExceeded
 	}
