@@ -91,7 +91,7 @@ func (e *Executor) prepare(ctx context.Context, turn int, c toolCall, st *runnin
 // does a timer at the call's deadline, whichever comes first. The end of
 // the batch's context, the other end of the call's, is reported by collect's
 // watch.
-func (e *Executor) spawn(i int, c toolCall, st *running, reports chan<- report) {
+func (e *Executor) spawn(i int, c *toolCall, st *running, reports chan<- report) {
 	deadline, _ := st.ctx.Deadline()
 	st.stop = time.AfterFunc(time.Until(deadline), func() { reports <- report{i: i, ended: true} }).Stop
 	go func() {
@@ -102,7 +102,7 @@ func (e *Executor) spawn(i int, c toolCall, st *running, reports chan<- report) 
 
 // run calls the tool, notes its outcome and when it returned in st, and
 // gives its slot back. Of st it writes only out and finished.
-func (e *Executor) run(c toolCall, st *running) {
+func (e *Executor) run(c *toolCall, st *running) {
 	ctx, tool, sl := st.ctx, st.tool, st.slot
 	st.out = e.invoke(ctx, tool, c)
 	st.finished = time.Now()
@@ -185,7 +185,7 @@ func (st *running) close(out outcome) outcome {
 // invoke calls the tool, through ToolOptions.Middleware if set, and
 // encodes its output, recovering a panic of the tool, of the middleware, of
 // its error's Error method and of its output's MarshalJSON.
-func (e *Executor) invoke(ctx context.Context, tool *tools.Tool, c toolCall) (out outcome) {
+func (e *Executor) invoke(ctx context.Context, tool *tools.Tool, c *toolCall) (out outcome) {
 	limit := tool.MaxOutput()
 	while := "" // what of the tool's was running, if not the tool
 	defer func() {

@@ -168,6 +168,7 @@ func (p *earlyCall) answers(c toolCall) bool {
 // waiting for one until its deadline. A call that outlives its timeout, or
 // ctx, is answered as timed out or cancelled and left behind, holding its
 // slot: its goroutine's report, when it comes, finds no one waiting for it.
+// The goroutines read their calls in place, so calls must not change after.
 func (e *Executor) collect(ctx context.Context, turn int, calls []toolCall, started map[string]*earlyCall, decided func(int, outcome)) {
 	b := &batch{e: e, ctx: ctx, turn: turn, calls: calls, started: started, decided: decided,
 		// Every call reports at most twice (its outcome, its deadline),
@@ -255,7 +256,7 @@ func (b *batch) startMore() (freed <-chan struct{}) {
 		if st.slot, freed = b.e.slots.take(b.limit, c); freed != nil {
 			return freed
 		}
-		b.e.spawn(b.next, c, st, b.reports)
+		b.e.spawn(b.next, &b.calls[b.next], st, b.reports)
 		b.inFlight++
 	}
 	return nil
