@@ -12,25 +12,32 @@ import (
 )
 
 // report is what a call's goroutine, or the end of its context, tells
-// collect.
+// collect: which call, and how. The goroutine leaves the outcome in the
+// call's running, so that the channel's buffer stays small.
 type report struct {
-	i        int
-	out      outcome
-	finished time.Time // when the tool returned
-	ended    bool      // the call's context ended before the call did
+	i     int  // the call, or allCalls
+	ended bool // the call's context ended before the call did
 }
+
+// allCalls is the call of the report of the end of collect's context,
+// which ends the context of every call.
+const allCalls = -1
 
 // running is a call collect has started.
 type running struct {
 	ctx     context.Context
 	cancel  context.CancelFunc
-	stop    func() bool // stops the context.AfterFunc that reports the context's end; nil until spawned
+	stop    func() bool // stops the timer that reports the call's deadline; nil until spawned
 	tool    *tools.Tool // nil until prepared
 	slot    *slot       // nil until it has one
 	begin   time.Time   // zero unless e.OnEvent is set
 	timeout time.Duration
 	decided bool
 	span    toolSpan // zero for a call answered by its early start
+	// out and finished (when the tool returned) are written by the
+	// call's goroutine before it reports, and read only after.
+	out      outcome
+	finished time.Time
 }
 
 // elapsed is the call's duration so far, for its ToolEnd event.
@@ -81,21 +88,27 @@ func (e *Executor) prepare(ctx context.Context, turn int, c toolCall, st *runnin
 }
 
 // spawn runs the call on its own goroutine, which reports its outcome, as
-// does the end of its context, whichever comes first.
-func (e *Executor) spawn(i int, c toolCall, st *running, reports chan<- report) {
-	st.stop = context.AfterFunc(st.ctx, func() { reports <- report{i: i, ended: true} })
-	ctx, tool, sl := st.ctx, st.tool, st.slot
-	go func() { reports <- e.runReporting(ctx, i, c, tool, sl) }()
+// does a timer at the call's deadline, whichever comes first. The end of
+// the batch's context, the other end of the call's, is reported by collect's
+// watch.
+func (e *Executor) spawn(i int, c *toolCall, st *running, reports chan<- report) {
+	deadline, _ := st.ctx.Deadline()
+	st.stop = time.AfterFunc(time.Until(deadline), func() { reports <- report{i: i, ended: true} }).Stop
+	go func() {
+		e.run(c, st)
+		reports <- report{i: i}
+	}()
 }
 
-// runReporting calls the tool, notes when it returned and gives its slot back.
-func (e *Executor) runReporting(ctx context.Context, i int, c toolCall, tool *tools.Tool, sl *slot) report {
-	r := report{i: i, out: e.invoke(ctx, tool, c)}
-	r.finished = time.Now()
+// run calls the tool, notes its outcome and when it returned in st, and
+// gives its slot back. Of st it writes only out and finished.
+func (e *Executor) run(c *toolCall, st *running) {
+	ctx, tool, sl := st.ctx, st.tool, st.slot
+	st.out = e.invoke(ctx, tool, c)
+	st.finished = time.Now()
 	if e.slots.give(sl) {
 		e.logger().Info("converse: an abandoned tool call returned", "tool", c.name, "toolUseId", c.id)
 	}
-	return r
 }
 
 // settle makes a call's outcome from its report. A call whose context ended
@@ -103,9 +116,12 @@ func (e *Executor) runReporting(ctx context.Context, i int, c toolCall, tool *to
 // context was cancelled, is answered in our words: timed out or cancelled.
 func (e *Executor) settle(c toolCall, st *running, r report) outcome {
 	if st.cancel == nil {
-		return r.out // started early: its own collect settled it
+		return st.out // started early: its own collect settled it
 	}
-	out := r.out
+	var out outcome
+	if !r.ended {
+		out = st.out
+	}
 	if err := st.endErr(r); err != nil {
 		out = ended(c, st, err, "")
 	}
@@ -123,14 +139,17 @@ func (e *Executor) settle(c toolCall, st *running, r report) outcome {
 // runs both late). A success before the deadline stands, even if the context
 // was cancelled meanwhile.
 func (st *running) endErr(r report) error {
-	err := st.ctx.Err()
 	if r.ended {
-		return err
+		// The context ends with the batch's or at the deadline: its own
+		// timer is due, if it has not fired yet.
+		<-st.ctx.Done()
+		return st.ctx.Err()
 	}
-	if d, ok := st.ctx.Deadline(); ok && !r.finished.Before(d) {
+	err := st.ctx.Err()
+	if d, ok := st.ctx.Deadline(); ok && !st.finished.Before(d) {
 		return context.DeadlineExceeded
 	}
-	if r.out.err != nil && errors.Is(err, context.Canceled) {
+	if st.out.err != nil && errors.Is(err, context.Canceled) {
 		return err
 	}
 	return nil
@@ -166,7 +185,7 @@ func (st *running) close(out outcome) outcome {
 // invoke calls the tool, through ToolOptions.Middleware if set, and
 // encodes its output, recovering a panic of the tool, of the middleware, of
 // its error's Error method and of its output's MarshalJSON.
-func (e *Executor) invoke(ctx context.Context, tool *tools.Tool, c toolCall) (out outcome) {
+func (e *Executor) invoke(ctx context.Context, tool *tools.Tool, c *toolCall) (out outcome) {
 	limit := tool.MaxOutput()
 	while := "" // what of the tool's was running, if not the tool
 	defer func() {

@@ -40,8 +40,8 @@ func TestSettleByTheClock(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			e := &Executor{}
 			c := toolCall{id: "h", name: "stubborn"}
-			st := &running{ctx: stalled{context.Background(), deadline}, cancel: func() {}, timeout: 50 * time.Millisecond}
-			out := e.settle(c, st, report{out: tt.out, finished: tt.finished})
+			st := &running{ctx: stalled{context.Background(), deadline}, cancel: func() {}, timeout: 50 * time.Millisecond, out: tt.out, finished: tt.finished}
+			out := e.settle(c, st, report{})
 			got := string(out.output)
 			if out.err != nil {
 				got = errorText(out.err)

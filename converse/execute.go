@@ -168,14 +168,18 @@ func (p *earlyCall) answers(c toolCall) bool {
 // waiting for one until its deadline. A call that outlives its timeout, or
 // ctx, is answered as timed out or cancelled and left behind, holding its
 // slot: its goroutine's report, when it comes, finds no one waiting for it.
+// The goroutines read their calls in place, so calls must not change after.
 func (e *Executor) collect(ctx context.Context, turn int, calls []toolCall, started map[string]*earlyCall, decided func(int, outcome)) {
 	b := &batch{e: e, ctx: ctx, turn: turn, calls: calls, started: started, decided: decided,
-		// Every call reports at most twice (its outcome, its context's
-		// end), so no goroutine ever blocks on reports, even after
-		// collect returns.
-		reports: make(chan report, 2*len(calls)), state: make([]running, len(calls)),
+		// Every call reports at most twice (its outcome, its deadline),
+		// and ctx's end once, so no goroutine ever blocks on reports,
+		// even after collect returns.
+		reports: make(chan report, 2*len(calls)+1), state: make([]running, len(calls)),
 		repeated: repeatedIDs(calls), limit: e.concurrency()}
 	defer b.abortUndecided()
+	// One watch of ctx for all the calls: a context.AfterFunc of each
+	// call's context cost 0.5 KB a call.
+	defer context.AfterFunc(ctx, func() { b.reports <- report{i: allCalls, ended: true} })()
 	for b.next < len(calls) || b.inFlight > 0 {
 		freed := b.startMore()
 		if freed == nil && b.inFlight == 0 {
@@ -236,7 +240,8 @@ func (b *batch) startMore() (freed <-chan struct{}) {
 				i := b.next
 				go func() {
 					<-p.done
-					b.reports <- report{i: i, out: p.out}
+					b.state[i].out = p.out
+					b.reports <- report{i: i}
 				}()
 				b.inFlight++
 				continue
@@ -251,7 +256,7 @@ func (b *batch) startMore() (freed <-chan struct{}) {
 		if st.slot, freed = b.e.slots.take(b.limit, c); freed != nil {
 			return freed
 		}
-		b.e.spawn(b.next, c, st, b.reports)
+		b.e.spawn(b.next, &b.calls[b.next], st, b.reports)
 		b.inFlight++
 	}
 	return nil
@@ -267,6 +272,8 @@ func (b *batch) receive(freed <-chan struct{}) {
 	}
 	r, ok := wait(b.reports, freed, waiting)
 	switch {
+	case ok && r.i == allCalls:
+		b.endRunning()
 	case ok && b.state[r.i].decided:
 		// the late outcome of a call answered at its context's end
 	case ok:
@@ -275,6 +282,18 @@ func (b *batch) receive(freed <-chan struct{}) {
 	case waiting != nil && waiting.Err() != nil:
 		b.decide(b.next, b.e.noSlot(b.calls[b.next], &b.state[b.next]))
 		b.next++
+	}
+}
+
+// endRunning answers the running calls as cancelled or timed out when
+// ctx, and so each call's context, has ended. Calls started early are
+// answered by their own collect.
+func (b *batch) endRunning() {
+	for i := range b.next {
+		if st := &b.state[i]; !st.decided && st.cancel != nil {
+			b.inFlight--
+			b.decide(i, b.e.settle(b.calls[i], st, report{i: i, ended: true}))
+		}
 	}
 }
 

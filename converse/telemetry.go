@@ -133,17 +133,31 @@ func newTelemetry(model string, o *Options) *telemetry {
 	if mp == nil {
 		mp = otel.GetMeterProvider()
 	}
-	t := &telemetry{instruments: instrumentsOf(tp, mp), model: model, chatName: opChat + " " + model, content: content, agentName: agentName}
+	t := &telemetry{instruments: instrumentsOf(tp, mp), model: model, content: content, agentName: agentName}
 	if conversationID != "" {
 		t.ids = append(t.ids, keyConversationID.String(conversationID))
 	}
 	if agentName != "" {
 		t.ids = append(t.ids, keyAgentName.String(agentName))
 	}
+	if last := lastStarts.Load(); t.ids == nil && last != nil && last.instruments == t.instruments && last.model == model {
+		t.chatName, t.sendStart, t.chatStart = last.chatName, last.sendStart, last.chatStart
+		return t
+	}
+	t.chatName = opChat + " " + model
 	t.sendStart = startOptions(internalSpan, t.attributes(opInvokeAgent, keyRequestModel.String(model))...)
 	t.chatStart = t.chatOptions(model)
+	if t.ids == nil {
+		lastStarts.Store(t)
+	}
 	return t
 }
+
+// lastStarts is the last telemetry made without ids, whose start options
+// the next one with the same instruments and model shares. Made for each
+// conversation, they were 1 KB of its 200 (BENCHMARKS.md). They are never
+// changed.
+var lastStarts atomic.Pointer[telemetry]
 
 // attributes are those every span of operation op starts with: its
 // operation, the provider, extra, and the conversation's ids.
