@@ -63,12 +63,11 @@
 //
 // The paused agent is kept in its Store, under the call's session (see
 // Crashes above), so that another process can resume it; serve
-// (package agentcore) does so between invocations. We chose this over
-// copying the agent's State into the caller's: a store is there already
-// for the caller's session, and the caller's State stays small and of one
-// format. Without a Store, the tool keeps the paused agent in memory, by
-// toolUseId: the caller's Resume must then run in the same process, with
-// the same tool.
+// (package agentcore) does so between invocations. Without a Store, the
+// caller's State carries the paused agent's State (see
+// converse.NestedState): the caller's State, saved as JSON and restored
+// in another process, resumes the agent, then the caller. An agent's
+// agent's State is inside its caller's, and so on up.
 //
 // In a Temporal workflow (module converse/temporal) an agent's call is,
 // for now, one tool activity: the agent's conversation runs inside it, and
