@@ -54,7 +54,12 @@ import (
 // request over Options.PayloadLimit fails it with a non-retryable
 // ApplicationError of type PayloadTooLargeType instead, before the call.
 func (a *Agent) Workflow(ctx workflow.Context, in Input) (*Result, error) {
-	o := a.conversationOptions()
+	_, optsOf, err := a.conversationOf(in.Agent)
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), errorType(converse.OutcomeCaller), nil)
+	}
+	var o converse.Options
+	optsOf(&o)
 	maxTurns := o.MaxTurns
 	if maxTurns <= 0 {
 		maxTurns = converse.DefaultMaxTurns
@@ -66,7 +71,13 @@ func (a *Agent) Workflow(ctx workflow.Context, in Input) (*Result, error) {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), errorType(converse.OutcomeCaller), nil)
 	}
 	modelID := conv.State().ModelID // in's, or its State's
-	if err := workflow.SetQueryHandler(ctx, StatusQueryName, func() (Status, error) { return status, nil }); err != nil {
+	p := &pauses{children: map[string]string{}, inner: map[string][]converse.Call{}}
+	query := func() (Status, error) {
+		s := status
+		s.Pending = p.pending()
+		return s, nil
+	}
+	if err := workflow.SetQueryHandler(ctx, StatusQueryName, query); err != nil {
 		return nil, err
 	}
 	perRun := a.opts.TurnsPerRun
@@ -82,7 +93,7 @@ func (a *Agent) Workflow(ctx workflow.Context, in Input) (*Result, error) {
 		step, err = conv.BeginResume(bg, in.Decisions...)
 	}
 	for err == nil && step.Result == nil {
-		status.Pending = step.Pending
+		p.own = step.Pending
 		switch {
 		case step.ModelCall != nil:
 			req := step.ModelCall
@@ -91,25 +102,27 @@ func (a *Agent) Workflow(ctx workflow.Context, in Input) (*Result, error) {
 				return nil, workflow.NewContinueAsNewError(ctx, WorkflowName, next)
 			}
 			status.Turn = in.Turns + req.Turn
-			out, callErr := a.callModel(ctx, req)
+			out, callErr := a.callModel(ctx, req, in.Agent)
 			if errors.As(callErr, new(*payloadError)) { // a workflow task retried would fail as this one
 				return nil, temporal.NewNonRetryableApplicationError(callErr.Error(), PayloadTooLargeType, nil)
 			}
 			step, err = conv.HandleResponse(bg, req, out, callErr)
 		case len(step.Calls) > 0:
-			ran := a.runCalls(ctx, modelID, status.Turn, o.Tools.Concurrency, step.Calls, asked)
+			ran := a.runCalls(ctx, p, calls{in.Agent, modelID, status.Turn, o.Tools.Concurrency}, step.Calls, asked)
 			for _, r := range ran {
 				count(r.Usage) // what the tools reported, as the conversation counts it
 			}
 			step, err = conv.AnswerCalls(bg, ran...)
 		default:
+			p.report(ctx) // to the parent, if an agent's call started this workflow
 			step, err = decide(ctx, conv, step)
+			p.own = nil
+			p.report(ctx)
 		}
 	}
 	if err != nil {
 		return nil, failure(err, conv.State())
 	}
-	status.Pending = nil
 	res := step.Result
 	return &Result{Text: res.Text, StopReason: res.StopReason, Model: res.Model, Turns: in.Turns + res.Turns, Usage: status.Usage, State: conv.State()}, nil
 }
@@ -123,8 +136,12 @@ func (a *Agent) Workflow(ctx workflow.Context, in Input) (*Result, error) {
 // the runs before left. Its model is in.ModelID, or, if that is empty,
 // in.State's; an input with neither is rejected.
 func (a *Agent) workflowConversation(ctx workflow.Context, in Input, turnsLeft int, count func(converse.Usage)) (*converse.Conversation, error) {
+	reg, optsOf, err := a.conversationOf(in.Agent)
+	if err != nil {
+		return nil, err
+	}
 	opts := func(o *converse.Options) {
-		*o = a.conversationOptions()
+		optsOf(o)
 		o.Clock = func() time.Time { return workflow.Now(ctx) }
 		o.Approver, o.Logger = nil, nil
 		o.OnEvent = func(ev converse.Event) {
@@ -143,7 +160,7 @@ func (a *Agent) workflowConversation(ctx workflow.Context, in Input, turnsLeft i
 		if in.ModelID == "" {
 			return nil, errors.New("temporal: the input has no ModelID, and no State to take the model from")
 		}
-		return converse.New(nil, in.ModelID, a.reg, opts), nil
+		return converse.New(nil, in.ModelID, reg, opts), nil
 	}
 	if in.State.ModelID == "" {
 		return nil, errors.New("temporal: the input's State has no ModelID")
@@ -151,19 +168,19 @@ func (a *Agent) workflowConversation(ctx workflow.Context, in Input, turnsLeft i
 	if in.ModelID != "" && in.ModelID != in.State.ModelID {
 		return nil, fmt.Errorf("temporal: the input's model %q is not its state's, %q", in.ModelID, in.State.ModelID)
 	}
-	return converse.Restore(nil, a.reg, in.State, opts)
+	return converse.Restore(nil, reg, in.State, opts)
 }
 
 // callModel makes req's model call as an activity, to the model of the
 // request (the turn's, PrepareTurn's or a fallback model), which the body
 // leaves out. A request over the payload limit is a *payloadError, and no
 // activity is scheduled.
-func (a *Agent) callModel(ctx workflow.Context, req *converse.ModelCall) (*bedrockruntime.ConverseOutput, error) {
+func (a *Agent) callModel(ctx workflow.Context, req *converse.ModelCall, agent string) (*bedrockruntime.ConverseOutput, error) {
 	body, err := wirejson.MarshalRequest(req.Input)
 	if err != nil {
 		return nil, err
 	}
-	call := ModelCall{ModelID: aws.ToString(req.Input.ModelId), Request: body}
+	call := ModelCall{ModelID: aws.ToString(req.Input.ModelId), Request: body, Agent: agent}
 	if err := a.tooLarge(fmt.Sprintf("model request of turn %d", req.Turn), call); err != nil {
 		return nil, err
 	}
@@ -175,22 +192,33 @@ func (a *Agent) callModel(ctx workflow.Context, req *converse.ModelCall) (*bedro
 	return wirejson.UnmarshalResponse(reply.Response)
 }
 
-// runCalls runs the calls of a step as activities, at most limit at once
-// (0 means 8, as converse.ToolOptions.Concurrency), and returns what came
-// of them in order. modelID is the conversation's model, whose rules the
-// results follow, as the Executor of Send's: the request re-encodes them
-// for another model it calls. A call whose activity failed for good is
-// answered with an error result. asked counts the questions of each call,
-// by its activity's first ID: a call run again with an answer needs an ID
-// of its own.
-func (a *Agent) runCalls(ctx workflow.Context, modelID string, turn, limit int, calls []converse.Call, asked map[string]int) []converse.CallResult {
+// calls is what runCalls needs of the conversation: its agent (empty for
+// the worker's), its model, whose rules the results follow, the turn, and
+// how many calls may run at once (0 means 8, as
+// converse.ToolOptions.Concurrency).
+type calls struct {
+	agent, modelID string
+	turn, limit    int
+}
+
+// runCalls runs the calls of a step as activities, at most c.limit at
+// once, and returns what came of them in order. The results follow the
+// rules of c.modelID, as the Executor of Send's: the request re-encodes
+// them for another model it calls. A call whose activity failed for good
+// is answered with an error result. A call of an agent of Options.Agents
+// runs as a child workflow, whose pauses p passes up and whose decisions
+// p passes down. asked counts the questions of each call, by its
+// activity's first ID: a call run again with an answer needs an ID of its
+// own.
+func (a *Agent) runCalls(ctx workflow.Context, p *pauses, c calls, step []converse.Call, asked map[string]int) []converse.CallResult {
+	limit := c.limit
 	if limit <= 0 {
 		limit = 8
 	}
-	results := make([]converse.CallResult, len(calls))
+	results := make([]converse.CallResult, len(step))
 	sem := workflow.NewSemaphore(ctx, int64(limit))
 	wg := workflow.NewWaitGroup(ctx)
-	for i, call := range calls {
+	for i, call := range step {
 		wg.Add(1)
 		workflow.Go(ctx, func(ctx workflow.Context) {
 			defer wg.Done()
@@ -199,28 +227,39 @@ func (a *Agent) runCalls(ctx workflow.Context, modelID string, turn, limit int, 
 				return
 			}
 			defer sem.Release(1)
-			ao, timeout := a.toolOptions(call.Tool)
-			id := fmt.Sprintf("tool/%d/%s", turn, call.ID)
-			ao.ActivityID = id
-			if n := asked[id]; n > 0 {
-				ao.ActivityID = fmt.Sprintf("%s/%d", id, n+1)
+			if def, ok := a.agents[call.Tool]; ok {
+				results[i] = a.runAgent(ctx, p, def, call)
+				return
 			}
-			actx := workflow.WithActivityOptions(ctx, ao)
-			var reply ToolReply
-			err := workflow.ExecuteActivity(actx, ToolActivityName, ToolCall{ModelID: modelID, Call: call, Timeout: timeout}).Get(actx, &reply)
-			if err == nil {
-				results[i], err = resultOf(call, &reply)
-			}
-			if err != nil {
-				results[i] = failedResult(call, err)
-			}
-			if results[i].Question != nil {
-				asked[id]++
-			}
+			results[i] = a.runTool(ctx, c, call, asked)
 		})
 	}
-	wg.Wait(ctx)
+	p.waitCalls(ctx, wg)
 	return results
+}
+
+// runTool runs call as a tool activity (see runCalls).
+func (a *Agent) runTool(ctx workflow.Context, c calls, call converse.Call, asked map[string]int) converse.CallResult {
+	ao, timeout := a.toolOptions(call.Tool)
+	id := fmt.Sprintf("tool/%d/%s", c.turn, call.ID)
+	ao.ActivityID = id
+	if n := asked[id]; n > 0 {
+		ao.ActivityID = fmt.Sprintf("%s/%d", id, n+1)
+	}
+	actx := workflow.WithActivityOptions(ctx, ao)
+	var reply ToolReply
+	var ran converse.CallResult
+	err := workflow.ExecuteActivity(actx, ToolActivityName, ToolCall{ModelID: c.modelID, Call: call, Timeout: timeout, Agent: c.agent}).Get(actx, &reply)
+	if err == nil {
+		ran, err = resultOf(call, &reply)
+	}
+	if err != nil {
+		return failedResult(call, err)
+	}
+	if ran.Question != nil {
+		asked[id]++
+	}
+	return ran
 }
 
 // decide waits for the decisions on the pending calls of step, approvals
