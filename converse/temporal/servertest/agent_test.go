@@ -2,10 +2,14 @@ package servertest_test
 
 import (
 	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
@@ -92,4 +96,89 @@ func mustRegistry(t *testing.T, ts ...*tools.Tool) *tools.Registry {
 	reg, err := tools.NewRegistry(ts...)
 	require.NoError(t, err)
 	return reg
+}
+
+// stepperAgent makes an agent, "stepper", of the tools of reg: it returns
+// the registry of the conversation that calls it, and the options of the
+// worker that runs it.
+func stepperAgent(client converse.Client, reg *tools.Registry) (*tools.Registry, func(*ctemporal.Options)) {
+	def := agenttool.Agent{Name: "stepper", Description: "Does steps.", Client: client, Model: claude, Tools: reg}
+	tl, err := agenttool.New(def)
+	if err != nil {
+		panic(err)
+	}
+	outer, err := tools.NewRegistry(tl)
+	if err != nil {
+		panic(err)
+	}
+	return outer, func(o *ctemporal.Options) {
+		agentOptions(o)
+		o.Agents = []agenttool.Agent{def}
+	}
+}
+
+// agentHandler answers the coordinator, which delegates the steps to
+// stepper, and stepper, which runs a quick step and one that hangs.
+func agentHandler() bedrocktest.Handler {
+	return bedrocktest.HandlerFunc(func(_ context.Context, req *bedrocktest.Request) (*bedrocktest.Reply, error) {
+		inner := req.Messages[0].Content[0].(*types.ContentBlockMemberText).Value == "both steps"
+		switch {
+		case inner && len(req.Messages) == 1:
+			return bedrocktest.ToolUse("", stepCall("q1", "quick"), stepCall("h1", "hang")), nil
+		case inner:
+			return bedrocktest.Text("Both done."), nil
+		case len(req.Messages) == 1:
+			return bedrocktest.ToolUse("", bedrocktest.Call{ID: "s1", Name: "stepper", Input: map[string]any{"task": "both steps"}}), nil
+		}
+		return bedrocktest.Text("The agent did both."), nil
+	})
+}
+
+// TestWorkerKilledDuringAnAgent kills a worker process with SIGKILL while
+// an agent's tool call runs in its child workflow, after the agent's other
+// call completed. A new worker finishes the agent's conversation, then the
+// coordinator's: the completed call is not run again, the interrupted one
+// is.
+func TestWorkerKilledDuringAnAgent(t *testing.T) {
+	ts := newServer(t)
+	srv := bedrocktest.NewServer(agentHandler())
+	defer srv.Close()
+	ledgerFile := filepath.Join(t.TempDir(), "ledger")
+	queue := "killed-agent"
+
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), envWorker+"="+ts.GetFrontendHostPort(), envNS+"="+ts.GetDefaultNamespace(),
+		envQueue+"="+queue, envModel+"="+srv.URL, envLedger+"="+ledgerFile, envAgent+"=1")
+	cmd.Stderr = os.Stderr
+	require.NoError(t, cmd.Start())
+	killed := false
+	defer func() {
+		if !killed {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	}()
+
+	c := ts.GetDefaultClient()
+	ctx := context.Background()
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: queue, TaskQueue: queue}, ctemporal.WorkflowName,
+		ctemporal.Input{ModelID: claude, Prompt: "Have the agent do both steps."})
+	require.NoError(t, err)
+
+	// Gates: q1's completion is in the agent's history, and h1 runs.
+	agent := c.GetWorkflow(ctx, queue+"/s1", "")
+	require.Eventually(t, func() bool {
+		return readLedger(t, ledgerFile)["start h1"] == 1 && activityCompleted(t, c, agent, "tool/1/q1")
+	}, time.Minute, 20*time.Millisecond)
+	require.NoError(t, cmd.Process.Kill()) // SIGKILL: no graceful stop
+	_ = cmd.Wait()
+	killed = true
+
+	reg, opts := stepperAgent(srv.Client(), mustRegistry(t, stepTool(ledgerFile, false)))
+	ts.NewWorker(queue, ctemporal.New(srv.Client(), reg, opts).Register)
+	var res ctemporal.Result
+	require.NoError(t, run.Get(ctx, &res))
+	assert.Equal(t, "The agent did both.", res.Text)
+	assert.Equal(t, map[string]int{"start q1": 1, "end q1": 1, "start h1": 2, "end h1": 1}, readLedger(t, ledgerFile))
+	assert.Equal(t, 40, res.Usage.InputTokens, "the agent's two model calls and the coordinator's")
 }
