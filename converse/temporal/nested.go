@@ -148,7 +148,8 @@ func (a *Agent) runAgent(ctx workflow.Context, p *pauses, def agenttool.Agent, c
 			p.report(ctx)
 		}
 	}()
-	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{WorkflowID: id})
+	// Cancelled with its parent, the child ends before its call is answered.
+	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{WorkflowID: id, WaitForCancellation: true})
 	var res Result
 	err := workflow.ExecuteChildWorkflow(cctx, WorkflowName, Input{ModelID: def.Model, Prompt: in.Task, Agent: def.Name}).Get(cctx, &res)
 	if err != nil {

@@ -120,6 +120,10 @@ func (a *Agent) Workflow(ctx workflow.Context, in Input) (*Result, error) {
 			p.report(ctx)
 		}
 	}
+	if ctx.Err() != nil {
+		// Cancelled: by its client, or with its parent (an agent's call).
+		return nil, temporal.NewCanceledError(conv.State())
+	}
 	if err != nil {
 		return nil, failure(err, conv.State())
 	}
@@ -281,13 +285,20 @@ func decide(ctx workflow.Context, conv *converse.Conversation, step *converse.St
 }
 
 // awaitDecisions waits for a decision on each pending call, from one or
-// more signals; a decision on another call is logged and ignored.
+// more signals; a decision on another call is logged and ignored. It
+// returns the context's error once the workflow is cancelled.
 func awaitDecisions(ctx workflow.Context, pending []converse.Call) ([]converse.Decision, error) {
 	ch := workflow.GetSignalChannel(ctx, DecideSignalName)
 	byID := map[string]converse.Decision{}
 	for len(byID) < len(pending) {
 		var ds []converse.Decision
-		ch.Receive(ctx, &ds)
+		sel := workflow.NewSelector(ctx)
+		sel.AddReceive(ch, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, &ds) })
+		sel.AddReceive(ctx.Done(), func(workflow.ReceiveChannel, bool) {})
+		sel.Select(ctx)
+		if err := ctx.Err(); err != nil { // the workflow, or its parent, was cancelled
+			return nil, err
+		}
 		for _, d := range ds {
 			if !isPending(pending, d.ID) {
 				workflow.GetLogger(ctx).Warn("temporal: a decision on a call that is not pending is ignored", "toolUseId", d.ID)

@@ -12,9 +12,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
+	"go.temporal.io/server/temporaltest"
 
 	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/agenttool"
@@ -23,14 +26,11 @@ import (
 	"github.com/tooluse/bedrock/tools"
 )
 
-// TestAgentApprovalOnTheServer runs, on the real server, a coordinator
-// whose agent delegates to an agent whose call needs approval. Each agent's
-// call is a child workflow. The coordinator's Status lists the call by its
-// path, and a Decide signal to the coordinator approves it. The send runs
-// once, the agents and the coordinator finish, and the usage of the three
-// conversations is summed. The history then replays.
-func TestAgentApprovalOnTheServer(t *testing.T) {
-	ts := newServer(t)
+// agentsOnTheServer starts, on ts's server, a coordinator whose agent,
+// boss, delegates to an agent, mailer, whose send call needs approval,
+// under the workflow ID id. It returns the run, its agents, and the count
+// of send's runs, once Status lists the send call, paused.
+func agentsOnTheServer(t *testing.T, ts *temporaltest.TestServer, id string) (client.WorkflowRun, *tools.Registry, func(*ctemporal.Options), *atomic.Int32) {
 	serve := func(replies ...*bedrocktest.Reply) *bedrocktest.Server {
 		srv := bedrocktest.NewServer(bedrocktest.Script(replies...))
 		t.Cleanup(srv.Close)
@@ -42,7 +42,7 @@ func TestAgentApprovalOnTheServer(t *testing.T) {
 	outer := serve(delegate("o1", "boss"), bedrocktest.Text("Done."))
 	boss := serve(delegate("b1", "mailer"), bedrocktest.Text("Delegated."))
 	mailer := serve(bedrocktest.ToolUse("", bedrocktest.Call{ID: "i1", Name: "send", Input: map[string]any{}}), bedrocktest.Text("Mailed."))
-	var sends atomic.Int32
+	sends := &atomic.Int32{}
 	send, err := tools.New("send", "Sends mail.", func(context.Context, struct{}) (string, error) {
 		sends.Add(1)
 		return "sent", nil
@@ -52,12 +52,11 @@ func TestAgentApprovalOnTheServer(t *testing.T) {
 	bossDef := agenttool.Agent{Name: "boss", Description: "Delegates.", Client: boss.Client(), Model: claude, Tools: mustRegistry(t, agentTool(t, mailerDef))}
 	reg := mustRegistry(t, agentTool(t, bossDef))
 	agents := func(o *ctemporal.Options) { o.Agents = []agenttool.Agent{bossDef, mailerDef} }
-	queue := "agents"
-	ts.NewWorker(queue, ctemporal.New(outer.Client(), reg, agents).Register)
+	ts.NewWorker(id, ctemporal.New(outer.Client(), reg, agents).Register)
 
 	c := ts.GetDefaultClient()
 	ctx := context.Background()
-	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "coordinator", TaskQueue: queue}, ctemporal.WorkflowName,
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: id}, ctemporal.WorkflowName,
 		ctemporal.Input{ModelID: claude, Prompt: "Mail ops."})
 	require.NoError(t, err)
 	var st ctemporal.Status
@@ -67,6 +66,19 @@ func TestAgentApprovalOnTheServer(t *testing.T) {
 	}, time.Minute, 50*time.Millisecond)
 	assert.Equal(t, "o1/b1/i1", st.Pending[0].ID)
 	assert.Equal(t, int32(0), sends.Load())
+	return run, reg, agents, sends
+}
+
+// TestAgentApprovalOnTheServer runs, on the real server, a coordinator
+// whose agent delegates to an agent whose call needs approval. Each agent's
+// call is a child workflow. The coordinator's Status lists the call by its
+// path, and a Decide signal to the coordinator approves it. The send runs
+// once, the agents and the coordinator finish, and the usage of the three
+// conversations is summed. The history then replays.
+func TestAgentApprovalOnTheServer(t *testing.T) {
+	ts := newServer(t)
+	run, reg, agents, sends := agentsOnTheServer(t, ts, "coordinator")
+	c, ctx := ts.GetDefaultClient(), context.Background()
 	require.NoError(t, c.SignalWorkflow(ctx, run.GetID(), run.GetRunID(), ctemporal.DecideSignalName, []converse.Decision{converse.Approve("o1/b1/i1")}))
 	var res ctemporal.Result
 	require.NoError(t, run.Get(ctx, &res))
@@ -82,6 +94,23 @@ func TestAgentApprovalOnTheServer(t *testing.T) {
 	// The children's IDs are made of the coordinator's: the replay runs as it.
 	require.NoError(t, replayer.ReplayWorkflowHistoryWithOptions(nil, history(t, c, run), worker.ReplayWorkflowHistoryOptions{
 		OriginalExecution: workflow.Execution{ID: run.GetID(), RunID: run.GetRunID()}}))
+}
+
+// TestAgentCancelledOnTheServer: cancelling the coordinator while an
+// agent's agent waits for approval cancels both agents' workflows.
+func TestAgentCancelledOnTheServer(t *testing.T) {
+	ts := newServer(t)
+	run, _, _, sends := agentsOnTheServer(t, ts, "cancelled")
+	c, ctx := ts.GetDefaultClient(), context.Background()
+	require.NoError(t, c.CancelWorkflow(ctx, run.GetID(), run.GetRunID()))
+	require.ErrorAs(t, run.Get(ctx, nil), new(*temporal.CanceledError))
+	for _, id := range []string{"cancelled/o1", "cancelled/o1/b1"} {
+		require.Eventually(t, func() bool {
+			d, err := c.DescribeWorkflowExecution(ctx, id, "")
+			return err == nil && d.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED
+		}, time.Minute, 50*time.Millisecond, "the workflow %s was cancelled", id)
+	}
+	assert.Equal(t, int32(0), sends.Load())
 }
 
 func agentTool(t *testing.T, a agenttool.Agent) *tools.Tool {
