@@ -192,8 +192,8 @@ func TestInnerApprovalPausedByCallerApprover(t *testing.T) {
 	}
 }
 
-// TestInnerPauseWithoutStore: without a Store, the tool keeps the paused
-// agent in memory, for the coordinator's Resume in the same process.
+// TestInnerPauseWithoutStore: without a Store, the coordinator's State
+// carries the paused agent, which its Resume continues with a denial.
 func TestInnerPauseWithoutStore(t *testing.T) {
 	var sends atomic.Int32
 	inner := server(t, send("i1"), bedrocktest.Text("Mailed."))
