@@ -53,6 +53,16 @@ func (p *pauses) pending() []converse.Call {
 	return calls
 }
 
+// query answers the StatusQueryName query: status, with the calls
+// awaiting a decision.
+func (p *pauses) query(status *Status) func() (Status, error) {
+	return func() (Status, error) {
+		s := *status
+		s.Pending = p.pending()
+		return s, nil
+	}
+}
+
 // report tells the parent workflow, if any, the calls awaiting a decision.
 func (p *pauses) report(ctx workflow.Context) {
 	info := workflow.GetInfo(ctx)

@@ -1,6 +1,7 @@
 package temporal
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/wirejson"
+	"github.com/tooluse/bedrock/tools"
 )
 
 // Workflow runs a conversation, registered as WorkflowName: the prompt of
@@ -32,7 +34,9 @@ import (
 // []converse.Decision; several signals may decide the pending calls one by
 // one. StatusQueryName answers a Status. After Options.TurnsPerRun model
 // calls, or when Temporal suggests it, the run continues as new from the
-// conversation's State, before a model call.
+// conversation's State, before a model call. A call of an agent of
+// Options.Agents runs as a child workflow of this one (see the package
+// doc, Agents as child workflows).
 //
 // The model activity sends the step's ModelCall as it is, model included.
 // The model may be one Options.PrepareTurn chose, or one of
@@ -53,37 +57,22 @@ import (
 // resume from, and Bedrock's error code, if it is Bedrock's error. A model
 // request over Options.PayloadLimit fails it with a non-retryable
 // ApplicationError of type PayloadTooLargeType instead, before the call.
+// A workflow cancelled (or whose parent was) ends cancelled, with the
+// conversation's State in its CanceledError's details; it cancels its
+// agents' child workflows and waits for them to end.
 func (a *Agent) Workflow(ctx workflow.Context, in Input) (*Result, error) {
-	_, optsOf, err := a.conversationOf(in.Agent)
-	if err != nil {
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), errorType(converse.OutcomeCaller), nil)
-	}
-	var o converse.Options
-	optsOf(&o)
-	maxTurns := o.MaxTurns
-	if maxTurns <= 0 {
-		maxTurns = converse.DefaultMaxTurns
-	}
 	status := Status{Turn: in.Turns, Usage: in.Usage}
 	count := func(u converse.Usage) { status.Usage = status.Usage.Add(u) }
-	conv, err := a.workflowConversation(ctx, in, maxTurns-in.Turns, count)
+	conv, limit, err := a.workflowConversation(ctx, in, count)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), errorType(converse.OutcomeCaller), nil)
 	}
 	modelID := conv.State().ModelID // in's, or its State's
 	p := &pauses{children: map[string]string{}, inner: map[string][]converse.Call{}}
-	query := func() (Status, error) {
-		s := status
-		s.Pending = p.pending()
-		return s, nil
-	}
-	if err := workflow.SetQueryHandler(ctx, StatusQueryName, query); err != nil {
+	if err := workflow.SetQueryHandler(ctx, StatusQueryName, p.query(&status)); err != nil {
 		return nil, err
 	}
-	perRun := a.opts.TurnsPerRun
-	if perRun <= 0 {
-		perRun = DefaultTurnsPerRun
-	}
+	perRun := cmp.Or(max(a.opts.TurnsPerRun, 0), DefaultTurnsPerRun)
 	bg := context.Background() // the step API does no I/O here: it has no client and no session
 	asked := map[string]int{}  // the questions of each call's activity, by its first ID
 	var step *converse.Step
@@ -108,7 +97,7 @@ func (a *Agent) Workflow(ctx workflow.Context, in Input) (*Result, error) {
 			}
 			step, err = conv.HandleResponse(bg, req, out, callErr)
 		case len(step.Calls) > 0:
-			ran := a.runCalls(ctx, p, calls{in.Agent, modelID, status.Turn, o.Tools.Concurrency}, step.Calls, asked)
+			ran := a.runCalls(ctx, p, round{in.Agent, modelID, status.Turn, limit}, step.Calls, asked)
 			for _, r := range ran {
 				count(r.Usage) // what the tools reported, as the conversation counts it
 			}
@@ -131,7 +120,8 @@ func (a *Agent) Workflow(ctx workflow.Context, in Input) (*Result, error) {
 	return &Result{Text: res.Text, StopReason: res.StopReason, Model: res.Model, Turns: in.Turns + res.Turns, Usage: status.Usage, State: conv.State()}, nil
 }
 
-// workflowConversation builds the workflow's conversation. It has no
+// workflowConversation builds the workflow's conversation, of in.Agent's
+// agent if set, and returns it with its Tools.Concurrency. It has no
 // client: the activities call the model, and the steps save nothing, as
 // Temporal keeps the state. It has no spans or metrics: the activities
 // emit them, and a replay would emit them again. It has no events but
@@ -139,10 +129,16 @@ func (a *Agent) Workflow(ctx workflow.Context, in Input) (*Result, error) {
 // replay decides a Budget's wall time as the run did. Its MaxTurns is what
 // the runs before left. Its model is in.ModelID, or, if that is empty,
 // in.State's; an input with neither is rejected.
-func (a *Agent) workflowConversation(ctx workflow.Context, in Input, turnsLeft int, count func(converse.Usage)) (*converse.Conversation, error) {
+func (a *Agent) workflowConversation(ctx workflow.Context, in Input, count func(converse.Usage)) (*converse.Conversation, int, error) {
 	reg, optsOf, err := a.conversationOf(in.Agent)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
+	}
+	var base converse.Options
+	optsOf(&base)
+	maxTurns := base.MaxTurns
+	if maxTurns <= 0 {
+		maxTurns = converse.DefaultMaxTurns
 	}
 	opts := func(o *converse.Options) {
 		optsOf(o)
@@ -155,8 +151,14 @@ func (a *Agent) workflowConversation(ctx workflow.Context, in Input, turnsLeft i
 		}
 		o.Stream = nil
 		o.Telemetry.TracerProvider, o.Telemetry.MeterProvider = tracenoop.NewTracerProvider(), metricnoop.NewMeterProvider()
-		o.MaxTurns = max(turnsLeft, 1)
+		o.MaxTurns = max(maxTurns-in.Turns, 1)
 	}
+	conv, err := restoreOrNew(in, reg, opts)
+	return conv, base.Tools.Concurrency, err
+}
+
+// restoreOrNew is in's conversation: its State restored, or a new one.
+func restoreOrNew(in Input, reg *tools.Registry, opts func(*converse.Options)) (*converse.Conversation, error) {
 	if in.State == nil {
 		if in.Prompt == "" {
 			return nil, errors.New("temporal: the input has neither a prompt nor a state")
@@ -196,11 +198,11 @@ func (a *Agent) callModel(ctx workflow.Context, req *converse.ModelCall, agent s
 	return wirejson.UnmarshalResponse(reply.Response)
 }
 
-// calls is what runCalls needs of the conversation: its agent (empty for
+// round is what runCalls needs of the conversation: its agent (empty for
 // the worker's), its model, whose rules the results follow, the turn, and
 // how many calls may run at once (0 means 8, as
 // converse.ToolOptions.Concurrency).
-type calls struct {
+type round struct {
 	agent, modelID string
 	turn, limit    int
 }
@@ -214,15 +216,15 @@ type calls struct {
 // p passes down. asked counts the questions of each call, by its
 // activity's first ID: a call run again with an answer needs an ID of its
 // own.
-func (a *Agent) runCalls(ctx workflow.Context, p *pauses, c calls, step []converse.Call, asked map[string]int) []converse.CallResult {
+func (a *Agent) runCalls(ctx workflow.Context, p *pauses, c round, batch []converse.Call, asked map[string]int) []converse.CallResult {
 	limit := c.limit
 	if limit <= 0 {
 		limit = 8
 	}
-	results := make([]converse.CallResult, len(step))
+	results := make([]converse.CallResult, len(batch))
 	sem := workflow.NewSemaphore(ctx, int64(limit))
 	wg := workflow.NewWaitGroup(ctx)
-	for i, call := range step {
+	for i, call := range batch {
 		wg.Add(1)
 		workflow.Go(ctx, func(ctx workflow.Context) {
 			defer wg.Done()
@@ -243,7 +245,7 @@ func (a *Agent) runCalls(ctx workflow.Context, p *pauses, c calls, step []conver
 }
 
 // runTool runs call as a tool activity (see runCalls).
-func (a *Agent) runTool(ctx workflow.Context, c calls, call converse.Call, asked map[string]int) converse.CallResult {
+func (a *Agent) runTool(ctx workflow.Context, c round, call converse.Call, asked map[string]int) converse.CallResult {
 	ao, timeout := a.toolOptions(call.Tool)
 	id := fmt.Sprintf("tool/%d/%s", c.turn, call.ID)
 	ao.ActivityID = id
