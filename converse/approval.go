@@ -112,6 +112,11 @@ var ErrDecision = errors.New("bad decisions")
 // the package doc).
 type PausedError struct {
 	Pending []Call
+	// State is the paused conversation's state, or nil. A tool that runs
+	// a conversation of its own and keeps it nowhere else sets it: the
+	// caller's State then carries it, and NestedState gives it back to
+	// the call's next run.
+	State *State
 }
 
 func (e *PausedError) Error() string {

@@ -26,6 +26,8 @@ type nestedRound struct {
 
 	mu       sync.Mutex
 	reported []pricedUsage
+
+	states map[string]*State // the paused nested conversations the calls resume, by toolUseId (see NestedState)
 }
 
 // pricedUsage is usage and what it cost.
@@ -95,6 +97,32 @@ type decisionsKey struct{}
 func NestedDecisions(ctx context.Context) []Decision {
 	ds, _ := ctx.Value(decisionsKey{}).([]Decision)
 	return ds
+}
+
+// NestedState returns the state of the nested conversation that paused
+// the call ctx was given for, as its tool handed it up in the
+// PausedError's State, or nil. The caller's State carries it, across
+// processes too, until the caller's Resume runs the call again. The tool
+// then restores that conversation from it and resumes it with
+// NestedDecisions. It is the caller's: the tool must not change it.
+func NestedState(ctx context.Context) *State {
+	n, ok := ctx.Value(nestedKey{}).(*nestedRound)
+	if !ok {
+		return nil
+	}
+	return n.states[tools.CallID(ctx)]
+}
+
+// resumeNested hands st, the paused nested conversation of the call id,
+// to the call's run (see NestedState).
+func (n *nestedRound) resumeNested(id string, st *State) {
+	if st == nil {
+		return
+	}
+	if n.states == nil {
+		n.states = map[string]*State{}
+	}
+	n.states[id] = st
 }
 
 // BudgetLeft is what the Budget of the conversation whose tool round ctx

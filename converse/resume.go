@@ -41,6 +41,7 @@ type openTurn struct {
 	answers   []*tools.Answer      // by call: the answer its next run gets (not saved)
 	inner     [][]Call             // by call: the pending calls of the nested conversation a pending call paused (see PausedError)
 	decided   [][]Decision         // by call: the decisions for its inner calls its next run gets (not saved; see NestedDecisions)
+	nested    []*State             // by call: the state of the nested conversation that paused it, if its tool handed it up (see NestedState)
 	started   bool                 // calls were started: the unanswered ones were cut off
 	handed    []bool               // by call: in a Step's Calls of this run (not saved; nil before the first)
 	turn      int                  // the turn that asked for the calls; 0 when restored (see turnOf)
@@ -65,7 +66,7 @@ func unanswered(t *openTurn) int {
 func newOpenTurn(exec *Executor, policy func(Call) bool, calls []toolCall) *openTurn {
 	t := &openTurn{calls: calls, results: make([]types.ContentBlock, len(calls)), pending: make([]bool, len(calls)),
 		questions: make([]*tools.Question, len(calls)), answers: make([]*tools.Answer, len(calls)),
-		inner: make([][]Call, len(calls)), decided: make([][]Decision, len(calls)), status: exec.Status != StatusNever}
+		inner: make([][]Call, len(calls)), decided: make([][]Decision, len(calls)), nested: make([]*State, len(calls)), status: exec.Status != StatusNever}
 	needs := map[string]bool{}
 	for _, tc := range calls {
 		needs[tc.id] = needs[tc.id] || exec.needsApproval(tc, policy)
@@ -85,7 +86,7 @@ func (t *openTurn) answer(ctx context.Context, exec *Executor, i int, errType, t
 	if slices.ContainsFunc(t.calls[:i], func(p toolCall) bool { return p.id == tc.id }) {
 		errType, text = toolErrDuplicate, errorText(duplicateID(tc.id))
 	}
-	t.pending[i], t.questions[i], t.inner[i] = false, nil, nil
+	t.pending[i], t.questions[i], t.inner[i], t.nested[i] = false, nil, nil, nil
 	t.results[i] = errorResult(tc.id, text, t.status)
 	exec.traceUnrun(ctx, tc, errType, text)
 }
@@ -180,7 +181,7 @@ func (t *openTurn) clone() *openTurn {
 	cp.results = append([]types.ContentBlock(nil), t.results...)
 	cp.pending = append([]bool(nil), t.pending...)
 	cp.questions, cp.answers = slices.Clone(t.questions), slices.Clone(t.answers)
-	cp.inner, cp.decided = slices.Clone(t.inner), slices.Clone(t.decided)
+	cp.inner, cp.decided, cp.nested = slices.Clone(t.inner), slices.Clone(t.decided), slices.Clone(t.nested)
 	cp.handed = slices.Clone(t.handed)
 	return &cp
 }
@@ -255,4 +256,19 @@ func baseOf(h []types.Message) []types.Message {
 		return slices.Clip(h[:n-1])
 	}
 	return h
+}
+
+// nestedStates are the states of the nested conversations that paused
+// the calls of t, by toolUseId; nil if none.
+func (t *openTurn) nestedStates() map[string]*State {
+	var m map[string]*State
+	for i, st := range t.nested {
+		if st != nil && t.pending[i] {
+			if m == nil {
+				m = map[string]*State{}
+			}
+			m[t.calls[i].id] = st
+		}
+	}
+	return m
 }

@@ -38,7 +38,8 @@ const StateVersion = 1
 //	                 "question": {"message": "Deploy to production?", // optional: the tool asks the user
 //	                              "schema": {...}, "retry": {...}}},
 //	                {"toolUseId": "t4/n1", "name": "send_email", "input": {...}}], // a nested conversation's, by path
-//	    "started": true     // the calls neither answered nor pending were started: they were cut off
+//	    "started": true,    // the calls neither answered nor pending were started: they were cut off
+//	    "nested": {"t4": {"version": 1, ...}} // optional: the paused nested conversation of a pending call, by toolUseId
 //	  },
 //	  "usage": {"inputTokens": 20, "outputTokens": 10, "totalTokens": 30,
 //	            "cacheReadInputTokens": 0, "cacheWriteInputTokens": 0},
@@ -58,7 +59,11 @@ const StateVersion = 1
 // before ignore these fields, as they ignore every field they do not know,
 // and states saved before have none. So was a pending call's path
 // (see PausedError), which readers of before reject as no call of the
-// last message.
+// last message. So was "nested": the State, in this form, of a nested
+// conversation that paused the call and was kept nowhere else (see
+// NestedState and testdata of package agenttool, state-v1-nested.json).
+// A reader of before drops it. Its Resume then runs the call again
+// without it, and an agent tool starts its task over.
 //
 // The model ID is kept because the form of the history depends on it (the
 // status field of tool results, reasoning signatures); the system prompt,
@@ -104,6 +109,7 @@ type State struct {
 
 	results []types.ContentBlock // by client call of the last message; nil while unanswered
 	started bool
+	nested  map[string]*State // by toolUseId: the paused nested conversation of a pending call (see NestedState)
 }
 
 // State returns a snapshot of the conversation. It never waits for a model
@@ -118,6 +124,7 @@ func (c *Conversation) State() *State {
 		st.Pending = t.pendingCalls()
 		st.results = slices.Clone(t.results)
 		st.started = t.started
+		st.nested = t.nestedStates()
 	}
 	return st
 }
@@ -190,7 +197,7 @@ func openTurnOf(st *State, exec *Executor, policy func(Call) bool) (*openTurn, e
 		case k >= 0:
 			t.questions[i] = st.Pending[k].Question
 		default:
-			t.inner[i] = inner
+			t.inner[i], t.nested[i] = inner, st.nested[t.calls[i].id]
 		}
 	}
 	for _, p := range st.Pending {
@@ -251,10 +258,11 @@ type stateJSON struct {
 }
 
 type openTurnJSON struct {
-	Results  json.RawMessage `json:"results"`
-	Answered []int           `json:"answered"`
-	Pending  []Call          `json:"pending"`
-	Started  bool            `json:"started"`
+	Results  json.RawMessage   `json:"results"`
+	Answered []int             `json:"answered"`
+	Pending  []Call            `json:"pending"`
+	Started  bool              `json:"started"`
+	Nested   map[string]*State `json:"nested,omitempty"`
 }
 
 type usageJSON struct {
@@ -276,7 +284,7 @@ func (st *State) MarshalJSON() ([]byte, error) {
 	}
 	j := stateJSON{Version: StateVersion, ModelID: st.ModelID, Messages: msgs, Usage: usageJSON(st.Usage), ToolCalls: st.ToolCalls, Stopped: st.Stopped, Turns: turnsForm(st.Turns)}
 	if st.results != nil || len(st.Pending) > 0 {
-		ot := &openTurnJSON{Answered: []int{}, Pending: st.Pending, Started: st.started}
+		ot := &openTurnJSON{Answered: []int{}, Pending: st.Pending, Started: st.started, Nested: st.nested}
 		var blocks []types.ContentBlock
 		for i, r := range st.results {
 			if r != nil {
@@ -354,7 +362,7 @@ func (st *State) set(modelID string, msgs []types.Message, ot *openTurnJSON, usa
 		}
 		st.results[i] = blocks[k]
 	}
-	st.Pending, st.started = ot.Pending, ot.Started
+	st.Pending, st.started, st.nested = ot.Pending, ot.Started, ot.Nested
 	return nil
 }
 

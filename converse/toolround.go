@@ -17,18 +17,20 @@ import (
 // the turn is answered, they go to the model in one user message.
 func (c *Conversation) toolRound(ctx context.Context, early map[string]*earlyCall) (*Step, error) {
 	history, tail := c.open()
+	// The calls may run conversations of their own: their usage is the
+	// run's too (see ReportUsage).
+	n := c.nested()
 	var run []int
 	var calls []toolCall
 	for i, tc := range tail.calls {
 		if tail.results[i] == nil && !tail.pending[i] {
 			tc.answer, tail.answers[i] = tail.answers[i], nil
 			tc.decided, tail.decided[i] = tail.decided[i], nil
+			n.resumeNested(tc.id, tail.nested[i])
+			tail.nested[i] = nil
 			run, calls = append(run, i), append(calls, tc)
 		}
 	}
-	// The calls may run conversations of their own: their usage is the
-	// run's too (see ReportUsage).
-	n := c.nested()
 	results, pauses := c.exec.executeAsking(context.WithValue(ctx, nestedKey{}, n), c.run.turn, calls, early)
 	n.countInto(c.run)
 	for k, err := range pauses {
@@ -57,7 +59,7 @@ func (c *Conversation) ask(tail *openTurn, i int, pause error) types.ContentBloc
 	var inner *PausedError
 	if errors.As(pause, &inner) {
 		// Its nested conversation asked its own Approver already.
-		tail.pending[i], tail.inner[i] = true, slices.Clone(inner.Pending)
+		tail.pending[i], tail.inner[i], tail.nested[i] = true, slices.Clone(inner.Pending), inner.State
 		tail.handed[i] = false
 		return nil
 	}

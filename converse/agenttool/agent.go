@@ -128,9 +128,6 @@ type agent struct {
 	Agent
 	mu     sync.Mutex                 // held by a call of a kept conversation
 	memory map[string]*converse.State // the kept conversations without a Store, by caller
-
-	pausedMu sync.Mutex
-	paused   map[string]*converse.State // the paused conversations without a Store, by toolUseId
 }
 
 // newTool checks g and makes its tool, which calls fn.
@@ -177,8 +174,7 @@ func (g *agent) run(ctx context.Context, start func(context.Context, *converse.C
 	}
 	switch {
 	case errors.As(err, new(*converse.PausedError)): // the caller pauses with its calls
-		g.pause(ctx, conv)
-		return "", fmt.Errorf("agenttool: %s: %w", g.Name, err)
+		return "", fmt.Errorf("agenttool: %s: %w", g.Name, g.pause(ctx, conv, err))
 	case errors.Is(err, converse.ErrNothingToResume): // it had finished before the crash
 		return lastText(conv.History()), g.keep(ctx, conv)
 	case errors.Is(err, converse.ErrBudget):
@@ -212,7 +208,7 @@ func (g *agent) conversation(ctx context.Context, left *converse.Budget) (*conve
 			return nil, false, fmt.Errorf("agenttool: %s: load %s: %w", g.Name, sess.ID, err)
 		}
 	}
-	if st := g.unpause(ctx); st != nil {
+	if st := converse.NestedState(ctx); st != nil {
 		conv, err := converse.Restore(g.Client, g.Tools, st, opts...)
 		if err != nil {
 			return nil, false, fmt.Errorf("agenttool: %s: restore the paused conversation: %w", g.Name, err)

@@ -63,23 +63,22 @@
 //
 // The paused agent is kept in its Store, under the call's session (see
 // Crashes above), so that another process can resume it; serve
-// (package agentcore) does so between invocations. We chose this over
-// copying the agent's State into the caller's: a store is there already
-// for the caller's session, and the caller's State stays small and of one
-// format. Without a Store, the tool keeps the paused agent in memory, by
-// toolUseId: the caller's Resume must then run in the same process, with
-// the same tool.
+// (package agentcore) does so between invocations. Without a Store, the
+// caller's State carries the paused agent's State (see
+// converse.NestedState): the caller's State, saved as JSON and restored
+// in another process, resumes the agent, then the caller. An agent's
+// agent's State is inside its caller's, and so on up.
 //
-// In a Temporal workflow (module converse/temporal) an agent's call is,
-// for now, one tool activity: the agent's conversation runs inside it, and
-// a pause there is the call's error result, as the step API cannot pause
-// a call. The design for it is a child workflow per agent call, with the
-// workflow ID "<parent's ID>/<toolUseId>". The child's steps are
-// activities of its own, retried and recorded one by one, and a pause
-// waits in the child, holding no worker, for days if need be. The parent
-// routes a decision signal to the child by the path's first ID. Running
-// the agent's steps as activities of the parent instead would interleave
-// two loops in one event history. That history would then grow toward
-// Temporal's limit with every nested step. A single long activity would
-// hold a worker slot and a heartbeat through a pause.
+// In a Temporal workflow (module converse/temporal), an agent that the
+// worker lists in its Options.Agents runs each call as a child workflow,
+// with the workflow ID "<parent's ID>/<toolUseId>". The child's steps are
+// activities of its own, retried and recorded one by one, so a worker
+// that dies mid-agent does not run the agent's completed calls again. A
+// pause waits in the child, holding no worker, for days if need be. The
+// parent's Status lists the child's pending calls by path, and routes a
+// decision signal to the child by the path's first ID. Running the agent's
+// steps as activities of the parent instead would interleave two loops in
+// one event history. That history would then grow toward Temporal's limit
+// with every nested step. An agent not listed there runs in one tool
+// activity, as any tool: a pause there is the call's error result.
 package agenttool

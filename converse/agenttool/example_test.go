@@ -2,6 +2,7 @@ package agenttool_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/tooluse/bedrock/converse"
@@ -87,5 +88,62 @@ func ExampleNew_approver() {
 	fmt.Println(res.Text)
 	// Output:
 	// approve? t1/m1 send
+	// The team was mailed.
+}
+
+// Without an Approver, an agent's call that needs approval pauses the
+// coordinator. Its State, saved as JSON, carries the paused agent's
+// (converse.NestedState), so another process restores it, with no Store,
+// and resumes the agent, then the coordinator.
+func ExampleNew_pausedAcrossProcesses() {
+	const model = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
+	mailerBedrock := bedrocktest.NewServer(bedrocktest.Script(
+		bedrocktest.ToolUse("", bedrocktest.Call{ID: "m1", Name: "send"}),
+		bedrocktest.Text("Mailed."),
+	))
+	defer mailerBedrock.Close()
+	coordinatorBedrock := bedrocktest.NewServer(bedrocktest.Script(
+		bedrocktest.ToolUse("", bedrocktest.Call{ID: "t1", Name: "mailer", Input: map[string]any{"task": "Mail the team."}}),
+		bedrocktest.Text("The team was mailed."),
+	))
+	defer coordinatorBedrock.Close()
+	// process makes the coordinator's tools, as each process does.
+	process := func() *tools.Registry {
+		send, _ := tools.New("send", "Sends mail.", func(context.Context, struct{}) (string, error) {
+			fmt.Println("sending")
+			return "sent", nil
+		}, func(o *tools.Options) { o.RequireApproval = true })
+		mailerTools, _ := tools.NewRegistry(send)
+		mailer, _ := agenttool.New(agenttool.Agent{Name: "mailer", Description: "Sends mail.",
+			Client: mailerBedrock.Client(), Model: model, Tools: mailerTools})
+		reg, _ := tools.NewRegistry(mailer)
+		return reg
+	}
+
+	conv := converse.New(coordinatorBedrock.Client(), model, process())
+	_, err := conv.Send(context.Background(), "Tell the team.")
+	fmt.Println(err)
+	saved, _ := json.Marshal(conv.State())
+
+	// Another process.
+	var st converse.State
+	if err := json.Unmarshal(saved, &st); err != nil {
+		fmt.Println(err)
+		return
+	}
+	conv, err = converse.Restore(coordinatorBedrock.Client(), process(), &st)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	res, err := conv.Resume(context.Background(), converse.Approve("t1/m1"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(res.Text)
+	// Output:
+	// converse: 1 tool calls await a decision: send (t1/m1)
+	// sending
 	// The team was mailed.
 }

@@ -2,33 +2,19 @@ package agenttool
 
 import (
 	"context"
+	"errors"
 
 	"github.com/tooluse/bedrock/converse"
-	"github.com/tooluse/bedrock/tools"
 )
 
-// pause keeps conv, which paused, for the call's next run, which resumes
-// it with the caller's decisions. A Store holds it already, under the
-// call's session; without one the tool keeps it in memory, by toolUseId,
-// for a Resume of the caller in the same process.
-func (g *agent) pause(ctx context.Context, conv *converse.Conversation) {
-	if g.session(ctx) != nil {
-		return
+// pause returns the pause of conv, err, for the caller. A Store holds the
+// paused conversation already, under the call's session. Without one,
+// the pause carries its State up to the caller's, which hands it back to
+// the call's next run (converse.NestedState), in whatever process.
+func (g *agent) pause(ctx context.Context, conv *converse.Conversation, err error) error {
+	var p *converse.PausedError
+	if g.session(ctx) != nil || !errors.As(err, &p) {
+		return err
 	}
-	g.pausedMu.Lock()
-	defer g.pausedMu.Unlock()
-	if g.paused == nil {
-		g.paused = map[string]*converse.State{}
-	}
-	g.paused[tools.CallID(ctx)] = conv.State()
-}
-
-// unpause takes the conversation that the call paused in memory, if any.
-func (g *agent) unpause(ctx context.Context) *converse.State {
-	g.pausedMu.Lock()
-	defer g.pausedMu.Unlock()
-	id := tools.CallID(ctx)
-	st := g.paused[id]
-	delete(g.paused, id)
-	return st
+	return &converse.PausedError{Pending: p.Pending, State: conv.State()}
 }

@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
+	"fmt"
+	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -74,10 +77,15 @@ func TestInnerApprovalAskedInProcess(t *testing.T) {
 // coordinator's State names the call by its path. Another process restores
 // the coordinator from that State, saved as JSON. Its Resume with a
 // decision for the path continues the agents, then the coordinator. No
-// call runs twice.
+// call runs twice. With a Store, the paused agents are in it; without one,
+// the coordinator's State carries them.
 func TestInnerApprovalPausesAcrossProcesses(t *testing.T) {
-	for _, levels := range []int{1, 2} {
-		t.Run(strings.Repeat("agent", levels), func(t *testing.T) {
+	for _, tt := range []struct {
+		levels int
+		store  bool
+	}{{1, true}, {2, true}, {1, false}, {2, false}} {
+		levels := tt.levels
+		t.Run(fmt.Sprintf("%s/store=%v", strings.Repeat("agent", levels), tt.store), func(t *testing.T) {
 			var lookups, sends atomic.Int32
 			store := &filestore.Store{Dir: t.TempDir()}
 			mailer := server(t, lookup("i1"), send("i2"), bedrocktest.Text("Mailed."))
@@ -94,8 +102,13 @@ func TestInnerApprovalPausesAcrossProcesses(t *testing.T) {
 				}
 				return registry(t, agent(t, "top", boss, registry(t, agent(t, "mailer", mailer, reg))))
 			}
-			session := func(o *converse.Options) { o.Session = &converse.Session{Store: store, ID: "coordinator"} }
-			_, err := converse.New(outer.Client(), model, process(), session).Send(context.Background(), "Mail it.")
+			session := func(o *converse.Options) {
+				if tt.store {
+					o.Session = &converse.Session{Store: store, ID: "coordinator"}
+				}
+			}
+			first := converse.New(outer.Client(), model, process(), session)
+			_, err := first.Send(context.Background(), "Mail it.")
 			var paused *converse.PausedError
 			if !errors.As(err, &paused) {
 				t.Fatalf("err = %v, want a *PausedError", err)
@@ -105,9 +118,11 @@ func TestInnerApprovalPausesAcrossProcesses(t *testing.T) {
 				t.Fatalf("Pending = %+v, want the call %s of send", paused.Pending, path)
 			}
 
-			st, err := store.Load(context.Background(), "coordinator") // read back from its JSON file
-			if err != nil {
-				t.Fatal(err)
+			st := reread(t, first.State())
+			if tt.store {
+				if st, err = store.Load(context.Background(), "coordinator"); err != nil { // read back from its JSON file
+					t.Fatal(err)
+				}
 			}
 			conv, err := converse.Restore(outer.Client(), process(), st, session)
 			if err != nil {
@@ -131,6 +146,20 @@ func TestInnerApprovalPausesAcrossProcesses(t *testing.T) {
 			}
 		})
 	}
+}
+
+// reread is st written as JSON and read back, as another process reads it.
+func reread(t *testing.T, st *converse.State) *converse.State {
+	t.Helper()
+	b, err := json.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back converse.State
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	return &back
 }
 
 // TestInnerApprovalPausedByCallerApprover: a caller's Approver that pauses
@@ -163,8 +192,8 @@ func TestInnerApprovalPausedByCallerApprover(t *testing.T) {
 	}
 }
 
-// TestInnerPauseWithoutStore: without a Store, the tool keeps the paused
-// agent in memory, for the coordinator's Resume in the same process.
+// TestInnerPauseWithoutStore: without a Store, the coordinator's State
+// carries the paused agent, which its Resume continues with a denial.
 func TestInnerPauseWithoutStore(t *testing.T) {
 	var sends atomic.Int32
 	inner := server(t, send("i1"), bedrocktest.Text("Mailed."))
@@ -212,5 +241,57 @@ func TestInnerQuestionPassesUp(t *testing.T) {
 	}
 	if got := lastResult(t, inner); !strings.Contains(got, "staging") {
 		t.Errorf("the tool answered %q, want the answer's content", got)
+	}
+}
+
+var update = flag.Bool("update", false, "write the golden files in testdata/ anew")
+
+// TestNestedStateForm: the JSON form of a coordinator paused by an agent's
+// agent, with no Store (testdata/state-v1-nested.json; -update writes it
+// again). The open turn's "nested" holds each paused agent's State by the
+// call's toolUseId, one inside the other. The form read back resumes.
+func TestNestedStateForm(t *testing.T) {
+	var sends atomic.Int32
+	mailer := server(t, send("i1"), bedrocktest.Text("Mailed."))
+	boss := server(t, delegate("b1", "mailer"), bedrocktest.Text("Delegated."))
+	outer := server(t, delegate("o1", "top"), bedrocktest.Text("Done."))
+	process := func() *tools.Registry {
+		return registry(t, agent(t, "top", boss, registry(t, agent(t, "mailer", mailer, registry(t, guarded(t, &sends))))))
+	}
+	first := converse.New(outer.Client(), model, process())
+	if _, err := first.Send(context.Background(), "Mail it."); !errors.Is(err, converse.ErrPaused) {
+		t.Fatalf("err = %v, want ErrPaused", err)
+	}
+	saved, err := json.MarshalIndent(first.State(), "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const golden = "testdata/state-v1-nested.json"
+	if *update {
+		if err := os.WriteFile(golden, append(saved, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st converse.State
+	if err := json.Unmarshal(want, &st); err != nil {
+		t.Fatal(err)
+	}
+	if back, _ := json.MarshalIndent(&st, "", "  "); string(back) != string(saved) {
+		t.Errorf("the state's form is not %s's:\n%s", golden, saved)
+	}
+	conv, err := converse.Restore(outer.Client(), process(), &st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := conv.Resume(context.Background(), converse.Approve("o1/b1/i1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Text != "Done." || sends.Load() != 1 {
+		t.Errorf("the coordinator said %q, send ran %d times", res.Text, sends.Load())
 	}
 }

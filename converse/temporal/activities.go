@@ -28,6 +28,9 @@ type ModelCall struct {
 	// Request is the request's body in Bedrock's wire JSON
 	// (wirejson.MarshalRequest).
 	Request json.RawMessage
+	// Agent is the Name of the agent of Options.Agents that makes the
+	// call, whose Client makes it; empty for the worker's conversation.
+	Agent string `json:",omitempty"`
 }
 
 // ModelReply is the output of the model activity.
@@ -49,6 +52,9 @@ type ToolCall struct {
 	// seconds) less, so that it ends before the activity's. A tool's own
 	// timeout still bounds the call.
 	Timeout time.Duration
+	// Agent is the Name of the agent of Options.Agents whose tool is
+	// called; empty for the worker's registry.
+	Agent string `json:",omitempty"`
 }
 
 // ToolReply is the output of the tool activity.
@@ -88,7 +94,7 @@ func (a *Agent) Model(ctx context.Context, call ModelCall) (*ModelReply, error) 
 	}
 	in.ModelId = aws.String(call.ModelID)
 	defer heartbeat(ctx)()
-	out, err := converse.CallModel(ctx, noRetries{a.client}, in, a.activityOptions)
+	out, err := converse.CallModel(ctx, noRetries{a.clientOf(call.Agent)}, in, a.activityOptions)
 	if err != nil {
 		return nil, modelFailure(err)
 	}
@@ -163,7 +169,12 @@ func (a *Agent) Tool(ctx context.Context, call ToolCall) (*ToolReply, error) {
 	// An Executor of its own per call: the per-workflow bound is the
 	// workflow's, the per-worker bound the worker's
 	// (MaxConcurrentActivityExecutionSize).
-	exec := converse.NewExecutor(call.ModelID, a.reg, a.activityOptions, func(o *converse.Options) {
+	reg, opts, err := a.conversationOf(call.Agent)
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), "converse.ToolCall", nil)
+	}
+	exec := converse.NewExecutor(call.ModelID, reg, opts, func(o *converse.Options) {
+		o.Session = nil // the workflow's state is Temporal's
 		if call.Timeout > 0 {
 			o.Tools.Timeout = call.Timeout - min(call.Timeout/10, 10*time.Second)
 		}

@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/tooluse/bedrock/converse"
+	"github.com/tooluse/bedrock/converse/agenttool"
 	"github.com/tooluse/bedrock/tools"
 )
 
@@ -103,6 +104,13 @@ type Options struct {
 	// large payloads elsewhere. Temporal's docs call it the Claim Check
 	// pattern. Payloads then reach Temporal as keys.
 	PayloadLimit int
+	// Agents are the agents (package agenttool) whose calls run as child
+	// workflows, by Name: the worker reads their Model, System, Tools,
+	// Limits, Options and Client (the worker's client if nil). Each is
+	// also a tool of the registry that calls it, made with agenttool.New,
+	// which gives its calling model the tool's schema. A call of an agent
+	// not listed here runs in one tool activity (see the package doc).
+	Agents []agenttool.Agent
 }
 
 // Agent runs conversations as Temporal workflows on the workers that
@@ -114,6 +122,7 @@ type Agent struct {
 	client converse.Client
 	reg    *tools.Registry
 	opts   Options
+	agents map[string]agenttool.Agent // Options.Agents by Name
 }
 
 // New returns an Agent calling the model through client (a
@@ -125,6 +134,10 @@ func New(client converse.Client, reg *tools.Registry, optFns ...func(*Options)) 
 	a := &Agent{client: client, reg: reg}
 	for _, fn := range optFns {
 		fn(&a.opts)
+	}
+	a.agents = map[string]agenttool.Agent{}
+	for _, def := range a.opts.Agents {
+		a.agents[def.Name] = def
 	}
 	return a
 }
@@ -158,6 +171,10 @@ type Input struct {
 	// workflow continues as new; zero otherwise.
 	Turns int
 	Usage converse.Usage
+	// Agent is the Name of the agent of Options.Agents whose conversation
+	// this is, which a parent workflow sets for its child; empty for the
+	// worker's own conversation.
+	Agent string `json:",omitempty"`
 }
 
 // Result is the outcome of a workflow, a converse.Result in Temporal's
@@ -183,7 +200,8 @@ type Status struct {
 	// Turn is the number of the last model call, counted over all runs.
 	Turn int
 	// Pending are the calls waiting for a decision (DecideSignalName):
-	// an approval, or the answer to their Question.
+	// an approval, or the answer to their Question. Those of an agent's
+	// child workflow are named by their path ("o1/t2").
 	Pending []converse.Call
 	// Usage sums the tokens of the turns so far, and those the tools
 	// reported (converse.ReportUsage), as Result.Usage.

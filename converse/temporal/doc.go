@@ -131,6 +131,38 @@
 // its reply, and the workflow counts it in the conversation's usage, its
 // Budget and the Result, as a Send does.
 //
+// # Agents as child workflows
+//
+// An agent of Options.Agents (an agenttool.Agent, also a tool of the
+// registry that calls it) runs each call as a child workflow of the same
+// WorkflowName. Its ID is the caller's workflow ID, "/", the call's
+// toolUseId ("coordinator/o1"). Its Input names the agent, whose Model,
+// System, Tools, Limits and Options (over Options.Conversation) its
+// conversation has; its model calls go through the agent's Client. Its
+// steps are activities of the child. A worker that dies mid-agent thus
+// runs none of the agent's completed calls again
+// (servertest/TestWorkerKilledDuringAnAgent). The child's final text
+// answers the call, and its Result's usage counts in the caller's, as a
+// tool's reported usage does.
+//
+// A call of the agent that needs a decision pauses the child, which holds
+// no worker while it waits. The child tells its parent with a
+// [NestedSignalName] signal. The parent's Status lists the call by its
+// path ("o1/t2"; an agent's agent's, "o1/b1/t2"). A Decide signal to the
+// top workflow goes down by the path's first ID, to the child running that
+// call (TestWorkflowAgentApproval, servertest/TestAgentApprovalOnTheServer).
+// Cancelling the parent cancels its children, as Temporal's child
+// workflows are by default.
+//
+// We chose a child workflow over running the agent's steps as activities
+// of the parent. Those would interleave two loops in one event history,
+// which would grow toward Temporal's limit with every nested step. A child
+// has its own history, continues as new on its own, and replays alone.
+// The agent's Budget is its Limits only: the caller's Budget does not bound
+// it, and its cost is not reported, as Result has no cost. A structured
+// agent (agenttool.NewStructured) is not run so: its call runs in one tool
+// activity, where a pause is the call's error result.
+//
 // # Payload and history limits
 //
 // Temporal limits a payload to 2 MiB (its server's limit.blobSize.error)

@@ -1,6 +1,7 @@
 package temporal
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/wirejson"
+	"github.com/tooluse/bedrock/tools"
 )
 
 // Workflow runs a conversation, registered as WorkflowName: the prompt of
@@ -32,7 +34,9 @@ import (
 // []converse.Decision; several signals may decide the pending calls one by
 // one. StatusQueryName answers a Status. After Options.TurnsPerRun model
 // calls, or when Temporal suggests it, the run continues as new from the
-// conversation's State, before a model call.
+// conversation's State, before a model call. A call of an agent of
+// Options.Agents runs as a child workflow of this one (see the package
+// doc, Agents as child workflows).
 //
 // The model activity sends the step's ModelCall as it is, model included.
 // The model may be one Options.PrepareTurn chose, or one of
@@ -53,26 +57,22 @@ import (
 // resume from, and Bedrock's error code, if it is Bedrock's error. A model
 // request over Options.PayloadLimit fails it with a non-retryable
 // ApplicationError of type PayloadTooLargeType instead, before the call.
+// A workflow cancelled (or whose parent was) ends cancelled, with the
+// conversation's State in its CanceledError's details; it cancels its
+// agents' child workflows and waits for them to end.
 func (a *Agent) Workflow(ctx workflow.Context, in Input) (*Result, error) {
-	o := a.conversationOptions()
-	maxTurns := o.MaxTurns
-	if maxTurns <= 0 {
-		maxTurns = converse.DefaultMaxTurns
-	}
 	status := Status{Turn: in.Turns, Usage: in.Usage}
 	count := func(u converse.Usage) { status.Usage = status.Usage.Add(u) }
-	conv, err := a.workflowConversation(ctx, in, maxTurns-in.Turns, count)
+	conv, limit, err := a.workflowConversation(ctx, in, count)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), errorType(converse.OutcomeCaller), nil)
 	}
 	modelID := conv.State().ModelID // in's, or its State's
-	if err := workflow.SetQueryHandler(ctx, StatusQueryName, func() (Status, error) { return status, nil }); err != nil {
+	p := &pauses{children: map[string]string{}, inner: map[string][]converse.Call{}}
+	if err := workflow.SetQueryHandler(ctx, StatusQueryName, p.query(&status)); err != nil {
 		return nil, err
 	}
-	perRun := a.opts.TurnsPerRun
-	if perRun <= 0 {
-		perRun = DefaultTurnsPerRun
-	}
+	perRun := cmp.Or(max(a.opts.TurnsPerRun, 0), DefaultTurnsPerRun)
 	bg := context.Background() // the step API does no I/O here: it has no client and no session
 	asked := map[string]int{}  // the questions of each call's activity, by its first ID
 	var step *converse.Step
@@ -82,7 +82,7 @@ func (a *Agent) Workflow(ctx workflow.Context, in Input) (*Result, error) {
 		step, err = conv.BeginResume(bg, in.Decisions...)
 	}
 	for err == nil && step.Result == nil {
-		status.Pending = step.Pending
+		p.own = step.Pending
 		switch {
 		case step.ModelCall != nil:
 			req := step.ModelCall
@@ -91,30 +91,37 @@ func (a *Agent) Workflow(ctx workflow.Context, in Input) (*Result, error) {
 				return nil, workflow.NewContinueAsNewError(ctx, WorkflowName, next)
 			}
 			status.Turn = in.Turns + req.Turn
-			out, callErr := a.callModel(ctx, req)
+			out, callErr := a.callModel(ctx, req, in.Agent)
 			if errors.As(callErr, new(*payloadError)) { // a workflow task retried would fail as this one
 				return nil, temporal.NewNonRetryableApplicationError(callErr.Error(), PayloadTooLargeType, nil)
 			}
 			step, err = conv.HandleResponse(bg, req, out, callErr)
 		case len(step.Calls) > 0:
-			ran := a.runCalls(ctx, modelID, status.Turn, o.Tools.Concurrency, step.Calls, asked)
+			ran := a.runCalls(ctx, p, round{in.Agent, modelID, status.Turn, limit}, step.Calls, asked)
 			for _, r := range ran {
 				count(r.Usage) // what the tools reported, as the conversation counts it
 			}
 			step, err = conv.AnswerCalls(bg, ran...)
 		default:
+			p.report(ctx) // to the parent, if an agent's call started this workflow
 			step, err = decide(ctx, conv, step)
+			p.own = nil
+			p.report(ctx)
 		}
+	}
+	if ctx.Err() != nil {
+		// Cancelled: by its client, or with its parent (an agent's call).
+		return nil, temporal.NewCanceledError(conv.State())
 	}
 	if err != nil {
 		return nil, failure(err, conv.State())
 	}
-	status.Pending = nil
 	res := step.Result
 	return &Result{Text: res.Text, StopReason: res.StopReason, Model: res.Model, Turns: in.Turns + res.Turns, Usage: status.Usage, State: conv.State()}, nil
 }
 
-// workflowConversation builds the workflow's conversation. It has no
+// workflowConversation builds the workflow's conversation, of in.Agent's
+// agent if set, and returns it with its Tools.Concurrency. It has no
 // client: the activities call the model, and the steps save nothing, as
 // Temporal keeps the state. It has no spans or metrics: the activities
 // emit them, and a replay would emit them again. It has no events but
@@ -122,9 +129,19 @@ func (a *Agent) Workflow(ctx workflow.Context, in Input) (*Result, error) {
 // replay decides a Budget's wall time as the run did. Its MaxTurns is what
 // the runs before left. Its model is in.ModelID, or, if that is empty,
 // in.State's; an input with neither is rejected.
-func (a *Agent) workflowConversation(ctx workflow.Context, in Input, turnsLeft int, count func(converse.Usage)) (*converse.Conversation, error) {
+func (a *Agent) workflowConversation(ctx workflow.Context, in Input, count func(converse.Usage)) (*converse.Conversation, int, error) {
+	reg, optsOf, err := a.conversationOf(in.Agent)
+	if err != nil {
+		return nil, 0, err
+	}
+	var base converse.Options
+	optsOf(&base)
+	maxTurns := base.MaxTurns
+	if maxTurns <= 0 {
+		maxTurns = converse.DefaultMaxTurns
+	}
 	opts := func(o *converse.Options) {
-		*o = a.conversationOptions()
+		optsOf(o)
 		o.Clock = func() time.Time { return workflow.Now(ctx) }
 		o.Approver, o.Logger = nil, nil
 		o.OnEvent = func(ev converse.Event) {
@@ -134,8 +151,14 @@ func (a *Agent) workflowConversation(ctx workflow.Context, in Input, turnsLeft i
 		}
 		o.Stream = nil
 		o.Telemetry.TracerProvider, o.Telemetry.MeterProvider = tracenoop.NewTracerProvider(), metricnoop.NewMeterProvider()
-		o.MaxTurns = max(turnsLeft, 1)
+		o.MaxTurns = max(maxTurns-in.Turns, 1)
 	}
+	conv, err := restoreOrNew(in, reg, opts)
+	return conv, base.Tools.Concurrency, err
+}
+
+// restoreOrNew is in's conversation: its State restored, or a new one.
+func restoreOrNew(in Input, reg *tools.Registry, opts func(*converse.Options)) (*converse.Conversation, error) {
 	if in.State == nil {
 		if in.Prompt == "" {
 			return nil, errors.New("temporal: the input has neither a prompt nor a state")
@@ -143,7 +166,7 @@ func (a *Agent) workflowConversation(ctx workflow.Context, in Input, turnsLeft i
 		if in.ModelID == "" {
 			return nil, errors.New("temporal: the input has no ModelID, and no State to take the model from")
 		}
-		return converse.New(nil, in.ModelID, a.reg, opts), nil
+		return converse.New(nil, in.ModelID, reg, opts), nil
 	}
 	if in.State.ModelID == "" {
 		return nil, errors.New("temporal: the input's State has no ModelID")
@@ -151,19 +174,19 @@ func (a *Agent) workflowConversation(ctx workflow.Context, in Input, turnsLeft i
 	if in.ModelID != "" && in.ModelID != in.State.ModelID {
 		return nil, fmt.Errorf("temporal: the input's model %q is not its state's, %q", in.ModelID, in.State.ModelID)
 	}
-	return converse.Restore(nil, a.reg, in.State, opts)
+	return converse.Restore(nil, reg, in.State, opts)
 }
 
 // callModel makes req's model call as an activity, to the model of the
 // request (the turn's, PrepareTurn's or a fallback model), which the body
 // leaves out. A request over the payload limit is a *payloadError, and no
 // activity is scheduled.
-func (a *Agent) callModel(ctx workflow.Context, req *converse.ModelCall) (*bedrockruntime.ConverseOutput, error) {
+func (a *Agent) callModel(ctx workflow.Context, req *converse.ModelCall, agent string) (*bedrockruntime.ConverseOutput, error) {
 	body, err := wirejson.MarshalRequest(req.Input)
 	if err != nil {
 		return nil, err
 	}
-	call := ModelCall{ModelID: aws.ToString(req.Input.ModelId), Request: body}
+	call := ModelCall{ModelID: aws.ToString(req.Input.ModelId), Request: body, Agent: agent}
 	if err := a.tooLarge(fmt.Sprintf("model request of turn %d", req.Turn), call); err != nil {
 		return nil, err
 	}
@@ -175,22 +198,33 @@ func (a *Agent) callModel(ctx workflow.Context, req *converse.ModelCall) (*bedro
 	return wirejson.UnmarshalResponse(reply.Response)
 }
 
-// runCalls runs the calls of a step as activities, at most limit at once
-// (0 means 8, as converse.ToolOptions.Concurrency), and returns what came
-// of them in order. modelID is the conversation's model, whose rules the
-// results follow, as the Executor of Send's: the request re-encodes them
-// for another model it calls. A call whose activity failed for good is
-// answered with an error result. asked counts the questions of each call,
-// by its activity's first ID: a call run again with an answer needs an ID
-// of its own.
-func (a *Agent) runCalls(ctx workflow.Context, modelID string, turn, limit int, calls []converse.Call, asked map[string]int) []converse.CallResult {
+// round is what runCalls needs of the conversation: its agent (empty for
+// the worker's), its model, whose rules the results follow, the turn, and
+// how many calls may run at once (0 means 8, as
+// converse.ToolOptions.Concurrency).
+type round struct {
+	agent, modelID string
+	turn, limit    int
+}
+
+// runCalls runs the calls of a step as activities, at most c.limit at
+// once, and returns what came of them in order. The results follow the
+// rules of c.modelID, as the Executor of Send's: the request re-encodes
+// them for another model it calls. A call whose activity failed for good
+// is answered with an error result. A call of an agent of Options.Agents
+// runs as a child workflow, whose pauses p passes up and whose decisions
+// p passes down. asked counts the questions of each call, by its
+// activity's first ID: a call run again with an answer needs an ID of its
+// own.
+func (a *Agent) runCalls(ctx workflow.Context, p *pauses, c round, batch []converse.Call, asked map[string]int) []converse.CallResult {
+	limit := c.limit
 	if limit <= 0 {
 		limit = 8
 	}
-	results := make([]converse.CallResult, len(calls))
+	results := make([]converse.CallResult, len(batch))
 	sem := workflow.NewSemaphore(ctx, int64(limit))
 	wg := workflow.NewWaitGroup(ctx)
-	for i, call := range calls {
+	for i, call := range batch {
 		wg.Add(1)
 		workflow.Go(ctx, func(ctx workflow.Context) {
 			defer wg.Done()
@@ -199,28 +233,39 @@ func (a *Agent) runCalls(ctx workflow.Context, modelID string, turn, limit int, 
 				return
 			}
 			defer sem.Release(1)
-			ao, timeout := a.toolOptions(call.Tool)
-			id := fmt.Sprintf("tool/%d/%s", turn, call.ID)
-			ao.ActivityID = id
-			if n := asked[id]; n > 0 {
-				ao.ActivityID = fmt.Sprintf("%s/%d", id, n+1)
+			if def, ok := a.agents[call.Tool]; ok {
+				results[i] = a.runAgent(ctx, p, def, call)
+				return
 			}
-			actx := workflow.WithActivityOptions(ctx, ao)
-			var reply ToolReply
-			err := workflow.ExecuteActivity(actx, ToolActivityName, ToolCall{ModelID: modelID, Call: call, Timeout: timeout}).Get(actx, &reply)
-			if err == nil {
-				results[i], err = resultOf(call, &reply)
-			}
-			if err != nil {
-				results[i] = failedResult(call, err)
-			}
-			if results[i].Question != nil {
-				asked[id]++
-			}
+			results[i] = a.runTool(ctx, c, call, asked)
 		})
 	}
-	wg.Wait(ctx)
+	p.waitCalls(ctx, wg)
 	return results
+}
+
+// runTool runs call as a tool activity (see runCalls).
+func (a *Agent) runTool(ctx workflow.Context, c round, call converse.Call, asked map[string]int) converse.CallResult {
+	ao, timeout := a.toolOptions(call.Tool)
+	id := fmt.Sprintf("tool/%d/%s", c.turn, call.ID)
+	ao.ActivityID = id
+	if n := asked[id]; n > 0 {
+		ao.ActivityID = fmt.Sprintf("%s/%d", id, n+1)
+	}
+	actx := workflow.WithActivityOptions(ctx, ao)
+	var reply ToolReply
+	var ran converse.CallResult
+	err := workflow.ExecuteActivity(actx, ToolActivityName, ToolCall{ModelID: c.modelID, Call: call, Timeout: timeout, Agent: c.agent}).Get(actx, &reply)
+	if err == nil {
+		ran, err = resultOf(call, &reply)
+	}
+	if err != nil {
+		return failedResult(call, err)
+	}
+	if ran.Question != nil {
+		asked[id]++
+	}
+	return ran
 }
 
 // decide waits for the decisions on the pending calls of step, approvals
@@ -242,13 +287,20 @@ func decide(ctx workflow.Context, conv *converse.Conversation, step *converse.St
 }
 
 // awaitDecisions waits for a decision on each pending call, from one or
-// more signals; a decision on another call is logged and ignored.
+// more signals; a decision on another call is logged and ignored. It
+// returns the context's error once the workflow is cancelled.
 func awaitDecisions(ctx workflow.Context, pending []converse.Call) ([]converse.Decision, error) {
 	ch := workflow.GetSignalChannel(ctx, DecideSignalName)
 	byID := map[string]converse.Decision{}
 	for len(byID) < len(pending) {
 		var ds []converse.Decision
-		ch.Receive(ctx, &ds)
+		sel := workflow.NewSelector(ctx)
+		sel.AddReceive(ch, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, &ds) })
+		sel.AddReceive(ctx.Done(), func(workflow.ReceiveChannel, bool) {})
+		sel.Select(ctx)
+		if err := ctx.Err(); err != nil { // the workflow, or its parent, was cancelled
+			return nil, err
+		}
 		for _, d := range ds {
 			if !isPending(pending, d.ID) {
 				workflow.GetLogger(ctx).Warn("temporal: a decision on a call that is not pending is ignored", "toolUseId", d.ID)

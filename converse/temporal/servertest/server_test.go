@@ -43,6 +43,7 @@ const (
 	envQueue  = "CONVERSE_TEMPORAL_QUEUE"
 	envModel  = "CONVERSE_TEMPORAL_BEDROCK" // the bedrocktest server's URL
 	envLedger = "CONVERSE_TEMPORAL_LEDGER"  // the file the tools log their runs in
+	envAgent  = "CONVERSE_TEMPORAL_AGENT"   // if set, step is the tool of an agent, "stepper", which the worker's conversation calls
 )
 
 func TestMain(m *testing.M) {
@@ -122,8 +123,12 @@ func runWorkerProcess() {
 	if err != nil {
 		panic(err)
 	}
+	opts := agentOptions
+	if os.Getenv(envAgent) != "" {
+		reg, opts = stepperAgent(bedrock, reg)
+	}
 	w := worker.New(c, os.Getenv(envQueue), worker.Options{})
-	ctemporal.New(bedrock, reg, agentOptions).Register(w)
+	ctemporal.New(bedrock, reg, opts).Register(w)
 	if err := w.Start(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
