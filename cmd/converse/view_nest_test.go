@@ -69,10 +69,10 @@ func agentsSession(t *testing.T) string {
 	return filepath.Join(dir, "session")
 }
 
-// TestViewNestedAgents: the page of a session whose call ran an agent,
-// whose call ran another, draws each agent's conversation under the call
-// that ran it, collapsed, with its own turns, calls and times on the
-// page's axis; its text is escaped as the caller's is.
+// TestViewNestedAgents: a session's call ran an agent, whose call ran
+// another. The page draws each agent's conversation under the call that
+// ran it, collapsed, with its own turns, calls and times on the page's
+// axis. Its text is escaped as the caller's is.
 func TestViewNestedAgents(t *testing.T) {
 	session := agentsSession(t)
 	require.FileExists(t, session+".c1.r1", "agenttool saved the agent's agent")
