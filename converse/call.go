@@ -192,10 +192,9 @@ func (st *running) close(out outcome) outcome {
 // invoke calls the tool, through ToolOptions.Middleware if set, and
 // encodes its output into *out, recovering a panic of the tool, of the
 // middleware, of its error's Error method and of its output's MarshalJSON.
-// It writes through out, rather than return an outcome, and leaves the
-// middleware and the encoding to other functions: their frames would sit
-// under the tool's, whose stack then grows in the input's decoding
-// (BENCHMARKS.md, section 1).
+// A returned outcome, or the locals of the middleware's call and of the
+// encoding, would widen the frames under the tool's. The tool's stack would
+// then grow, a copy a call, in the input's decoding (BENCHMARKS.md, section 1).
 func (e *Executor) invoke(ctx context.Context, tool *tools.Tool, c *toolCall, out *outcome) {
 	*out = outcome{limit: tool.MaxOutput()}
 	while := "" // what of the tool's was running, if not the tool
