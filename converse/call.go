@@ -104,8 +104,15 @@ func (e *Executor) spawn(i int, c *toolCall, st *running, reports chan<- report)
 // gives its slot back. Of st it writes only out and finished.
 func (e *Executor) run(c *toolCall, st *running) {
 	ctx, tool, sl := st.ctx, st.tool, st.slot
-	st.out = e.invoke(ctx, tool, c)
+	e.invoke(ctx, tool, c, &st.out)
 	st.finished = time.Now()
+	e.giveBack(sl, c)
+}
+
+// giveBack gives a call's slot back, and logs the return of a call that was
+// abandoned. It keeps the log's arguments off the stack of run, which holds
+// the tool's own frames (BENCHMARKS.md, section 1).
+func (e *Executor) giveBack(sl *slot, c *toolCall) {
 	if e.slots.give(sl) {
 		e.logger().Info("converse: an abandoned tool call returned", "tool", c.name, "toolUseId", c.id)
 	}
@@ -183,16 +190,19 @@ func (st *running) close(out outcome) outcome {
 }
 
 // invoke calls the tool, through ToolOptions.Middleware if set, and
-// encodes its output, recovering a panic of the tool, of the middleware, of
-// its error's Error method and of its output's MarshalJSON.
-func (e *Executor) invoke(ctx context.Context, tool *tools.Tool, c *toolCall) (out outcome) {
-	limit := tool.MaxOutput()
+// encodes its output into *out, recovering a panic of the tool, of the
+// middleware, of its error's Error method and of its output's MarshalJSON.
+// A returned outcome, or the locals of the middleware's call and of the
+// encoding, would widen the frames under the tool's. The tool's stack would
+// then grow, a copy a call, in the input's decoding (BENCHMARKS.md, section 1).
+func (e *Executor) invoke(ctx context.Context, tool *tools.Tool, c *toolCall, out *outcome) {
+	*out = outcome{limit: tool.MaxOutput()}
 	while := "" // what of the tool's was running, if not the tool
 	defer func() {
 		if v := recover(); v != nil {
 			msg := describe(v)
 			e.logger().Error("converse: tool panicked", "tool", tool.Name(), "while", while, "panic", msg, "stack", string(debug.Stack()))
-			out = outcome{err: fmt.Errorf("%w: tool %q%s: %s", ErrToolPanic, tool.Name(), while, msg), limit: limit}
+			*out = outcome{err: fmt.Errorf("%w: tool %q%s: %s", ErrToolPanic, tool.Name(), while, msg), limit: out.limit}
 		}
 	}()
 	var v any
@@ -200,20 +210,33 @@ func (e *Executor) invoke(ctx context.Context, tool *tools.Tool, c *toolCall) (o
 	if len(e.Middleware) == 0 {
 		v, err = tool.Call(ctx, c.input)
 	} else {
-		v, err = e.handler(tool, &while)(ctx, Call{ID: c.id, Tool: c.name, Input: c.input})
+		v, err = e.callThrough(ctx, tool, c, &while)
 	}
+	out.fill(tool, v, err, &while)
+}
+
+// callThrough calls the tool through ToolOptions.Middleware.
+func (e *Executor) callThrough(ctx context.Context, tool *tools.Tool, c *toolCall, while *string) (any, error) {
+	return e.handler(tool, while)(ctx, Call{ID: c.id, Tool: c.name, Input: c.input})
+}
+
+// fill sets out from what a call's tool returned, encoding the output. It
+// notes in while what of the tool's it runs, for invoke's recover.
+func (out *outcome) fill(tool *tools.Tool, v any, err error, while *string) {
 	if err != nil {
-		while = " while its error was read"
-		return outcome{err: err, text: errorText(err), limit: limit}
+		*while = " while its error was read"
+		out.err, out.text = err, errorText(err)
+		return
 	}
-	while = " while its output was encoded"
+	*while = " while its output was encoded"
 	v, media, encode := resultParts(v)
-	if !encode {
-		return outcome{media: media, limit: limit}
+	if encode {
+		b, err := json.Marshal(v)
+		if err != nil {
+			out.err = fmt.Errorf("%w: tool %q: %s", ErrToolOutput, tool.Name(), outputProblem(err))
+			return
+		}
+		out.output = b
 	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return outcome{err: fmt.Errorf("%w: tool %q: %s", ErrToolOutput, tool.Name(), outputProblem(err)), limit: limit}
-	}
-	return outcome{output: b, media: media, limit: limit}
+	out.media = media
 }

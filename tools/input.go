@@ -18,6 +18,11 @@ import (
 // With defaults, the input is decoded twice. Validation needs float64 numbers
 // (jsonschema-go takes a json.Number for a string), while the copy handed on
 // keeps each number as written, so that an int64 larger than 2^53 survives.
+//
+// The defaults and the wording of errors have functions of their own. Their
+// locals would widen prepare's frame, which sits under the decoder's on the
+// tool's goroutine: its stack would then grow, a copy a call (BENCHMARKS.md,
+// section 1).
 func (t *Tool) prepare(input json.RawMessage) (json.RawMessage, error) {
 	data := bytes.TrimSpace(input)
 	if len(data) == 0 {
@@ -31,14 +36,7 @@ func (t *Tool) prepare(input json.RawMessage) (json.RawMessage, error) {
 	err := json.Unmarshal(data, &decoded)
 	check, _ := decoded.(map[string]any)
 	if err != nil || check == nil {
-		var te *json.UnmarshalTypeError
-		switch {
-		case !json.Valid(data):
-			return nil, t.inputError("malformed JSON: %v", err)
-		case data[0] == '{' && errors.As(err, &te):
-			return nil, t.inputError("%s", decodeReason(err))
-		}
-		return nil, t.inputError("not a JSON object")
+		return nil, t.notAnObject(data, err)
 	}
 	if repeatsName(data, decoded) {
 		// The schema saw the last value, as encoding/json keeps it; a
@@ -53,6 +51,13 @@ func (t *Tool) prepare(input json.RawMessage) (json.RawMessage, error) {
 		}
 		return data, nil
 	}
+	return t.withDefaults(data, check)
+}
+
+// withDefaults fills in the schema's defaults in check, the input decoded
+// for validation, and in a copy of data that keeps numbers as written. It
+// validates the first and returns the second as JSON.
+func (t *Tool) withDefaults(data []byte, check map[string]any) (json.RawMessage, error) {
 	var keep map[string]any
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
@@ -84,6 +89,19 @@ func (t *Tool) validate(instance map[string]any) error {
 		return newInputError(t.name, t.explain(instance, err))
 	}
 	return nil
+}
+
+// notAnObject words why data, which did not decode into an object with err,
+// is not an input.
+func (t *Tool) notAnObject(data []byte, err error) *InputError {
+	var te *json.UnmarshalTypeError
+	switch {
+	case !json.Valid(data):
+		return t.inputError("malformed JSON: %v", err)
+	case data[0] == '{' && errors.As(err, &te):
+		return t.inputError("%s", decodeReason(err))
+	}
+	return t.inputError("not a JSON object")
 }
 
 func (t *Tool) inputError(format string, args ...any) *InputError {
