@@ -111,7 +111,7 @@ func ExampleCallPolicy() {
 	defer srv.Close()
 	conv := converse.New(srv.Client(), "us.anthropic.claude-sonnet-4-5-20250929-v1:0", nil, func(o *converse.Options) {
 		o.Stream = &converse.StreamPolicy{}
-		o.ModelCalls = &converse.CallPolicy{FirstToken: 50 * time.Millisecond, Idle: time.Second, Backoff: 10 * time.Millisecond}
+		o.ModelCalls = &converse.CallPolicy{FirstToken: time.Second, Idle: time.Second, Backoff: 10 * time.Millisecond}
 		o.OnEvent = func(ev converse.Event) {
 			if r, ok := ev.(converse.ModelRetry); ok {
 				fmt.Println("retry", r.Retry, "of turn", r.Turn, "after:", r.Err, "- stalled:", errors.Is(r.Err, converse.ErrStalled))
@@ -125,6 +125,6 @@ func ExampleCallPolicy() {
 	}
 	fmt.Println(res.Text)
 	// Output:
-	// retry 1 of turn 1 after: model call stalled: no first token for 50ms - stalled: true
+	// retry 1 of turn 1 after: model call stalled: no first token for 1s - stalled: true
 	// Hello.
 }

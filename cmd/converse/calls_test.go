@@ -115,18 +115,19 @@ func TestStallRetryLine(t *testing.T) {
 }
 
 // TestStallRetryBinary: the binary, in real time, against a model whose
-// first answer comes after 5s: with -first-token 300ms the call is made
+// first answer comes after a minute: with -first-token 3s the call is made
 // again, with its line, and the retry answers. Only the outcome and the
-// lines are checked, not the times.
+// lines are checked, not the times. The deadline leaves the retry's
+// answer seconds to arrive, so a loaded machine does not stall it too.
 func TestStallRetryBinary(t *testing.T) {
 	t.Parallel()
 	slow := bedrocktest.Text("late")
-	slow.Latency = 5 * time.Second
+	slow.Latency = time.Minute
 	srv := newServer(t, bedrocktest.Script(slow, bedrocktest.Text("6 × 7 = 42.")))
-	out := runBinary(t, testEnv(t), nil, "-endpoint", srv.URL, "-first-token", "300ms", "What is 6 times 7?")
+	out := runBinary(t, testEnv(t), nil, "-endpoint", srv.URL, "-first-token", "3s", "What is 6 times 7?")
 	require.Equal(t, 0, out.code, out.stderr)
 	assert.Equal(t, "6 × 7 = 42.\n", out.stdout)
-	assert.Regexp(t, `^converse: turn 1: model stalled \(no answer for 300ms\); retry 1 in \d+ms\n$`, out.stderr)
+	assert.Regexp(t, `^converse: turn 1: model stalled \(no answer for 3s\); retry 1 in \d+ms\n$`, out.stderr)
 }
 
 // TestCallLine: the lines of a hedged call and of a stream cut; what the
