@@ -114,7 +114,7 @@ type PausedError struct {
 	Pending []Call
 	// State is the paused conversation's state, or nil. A tool that runs
 	// a conversation of its own and keeps it nowhere else sets it: the
-	// caller's State then carries it, and NestedState gives it back to
+	// caller's State then carries it, and Caller.State gives it back to
 	// the call's next run.
 	State *State
 }

@@ -166,11 +166,11 @@
 //     the caller's call ID, "/", the nested call's ID ("o1/t2"; two levels
 //     down, "o1/b1/t2"). Resume takes a decision per path. The call then
 //     runs again, and its tool resumes its conversation with the
-//     decisions, which [NestedDecisions] gives it. A tool that keeps the
+//     decisions, which [Caller.Decisions] gives it. A tool that keeps the
 //     paused conversation nowhere else sets the PausedError's State: the
 //     caller's State carries it, as JSON too, and the call's next run gets
-//     it back from [NestedState]. In process, a nested conversation asks
-//     the caller's Approver ([CallerApprover]), with the call's path as
+//     it back from [Caller.State]. In process, a nested conversation asks
+//     the caller's Approver ([Caller.Approver]), with the call's path as
 //     its ID.
 //
 // [Conversation.State] snapshots a conversation as a [State]. It marshals

@@ -13,21 +13,22 @@ import (
 // A tool that calls a model of its own reports what that cost, and reads
 // what its caller's Budget leaves it (package agenttool does both for a
 // whole nested conversation).
-func ExampleReportUsage() {
+func ExampleCaller_ReportUsage() {
 	srv := bedrocktest.NewServer(bedrocktest.Script(
 		bedrocktest.ToolUse("", bedrocktest.Call{ID: "t1", Name: "summarize"}),
 		bedrocktest.Text("Done."),
 	))
 	defer srv.Close()
 	summarize, _ := tools.New("summarize", "Summarizes the notes.", func(ctx context.Context, _ struct{}) (string, error) {
-		left, err := converse.BudgetLeft(ctx)
+		caller := converse.CallerOf(ctx) // nil outside a tool round; its methods allow it
+		left, err := caller.Budget()
 		if err != nil {
 			return "", err
 		}
 		fmt.Println("output tokens left for the nested call:", left.Send.OutputTokens)
 		// ... a model call of the tool's own, which used:
 		cost := 0.001
-		converse.ReportUsage(ctx, converse.Usage{InputTokens: 100, OutputTokens: 50, TotalTokens: 150}, &cost)
+		caller.ReportUsage(converse.Usage{InputTokens: 100, OutputTokens: 50, TotalTokens: 150}, &cost)
 		return "a summary", nil
 	})
 	reg, _ := tools.NewRegistry(summarize)
@@ -49,7 +50,7 @@ func ExampleReportUsage() {
 // caller pauses with the nested call, named by its path. The caller's
 // Resume hands the tool the decisions for it. Package agenttool does this
 // for an agent, its conversation kept in a Store.
-func ExampleNestedDecisions() {
+func ExampleCaller_Decisions() {
 	const model = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
 	srv := bedrocktest.NewServer(bedrocktest.Script(
 		bedrocktest.ToolUse("", bedrocktest.Call{ID: "o1", Name: "mailer"}), // the caller's model
@@ -70,7 +71,7 @@ func ExampleNestedDecisions() {
 			nested = converse.New(srv.Client(), model, inner)
 			res, err = nested.Send(ctx, "Mail it.")
 		} else {
-			res, err = nested.Resume(ctx, converse.NestedDecisions(ctx)...)
+			res, err = nested.Resume(ctx, converse.CallerOf(ctx).Decisions()...)
 		}
 		if err != nil {
 			return "", err // a *converse.PausedError pauses the caller too

@@ -79,7 +79,7 @@ type toolCall struct {
 	input    json.RawMessage
 	inputErr error         // the input document could not be read
 	answer   *tools.Answer // the answer to the question an earlier run asked
-	decided  []Decision    // the decisions for the calls its nested conversation paused (see NestedDecisions)
+	decided  []Decision    // the decisions for the calls its nested conversation paused (see Caller.Decisions)
 }
 
 // outcome is what running a call produced.

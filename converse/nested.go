@@ -8,7 +8,7 @@ import (
 	"github.com/tooluse/bedrock/tools"
 )
 
-// nestedKey is the context key of a tool round's calls: see ReportUsage.
+// nestedKey is the context key of a tool round's calls: see CallerOf.
 type nestedKey struct{}
 
 // nestedRound is what the calls of a tool round learn of the conversation
@@ -27,7 +27,7 @@ type nestedRound struct {
 	mu       sync.Mutex
 	reported []pricedUsage
 
-	states map[string]*State // the paused nested conversations the calls resume, by toolUseId (see NestedState)
+	states map[string]*State // the paused nested conversations the calls resume, by toolUseId (see Caller.State)
 }
 
 // pricedUsage is usage and what it cost.
@@ -36,49 +36,67 @@ type pricedUsage struct {
 	cost  dollars
 }
 
-// ReportUsage counts u, the usage of model calls made for the tool call
-// that ctx was given for (a nested conversation's Result.Usage, say), and
-// costUSD, what they cost (nil if unknown). The conversation that runs the
-// call counts them, once the call's round ends, in its Result's Usage and
-// CostUSD, its State's Usage and its Budget. In Executor.Run, the usage
-// goes back with the call's CallResult, which AnswerCalls counts alike.
-// A context of no tool round (Executor.Execute's) counts nothing.
-func ReportUsage(ctx context.Context, u Usage, costUSD *float64) {
-	n, ok := ctx.Value(nestedKey{}).(*nestedRound)
-	if !ok {
+// Caller is what a tool call learns of the conversation whose tool round
+// runs it: where it is saved, what its Budget has left, its Approver, and,
+// for a call that a nested conversation paused, that conversation's state
+// and the decisions for it. A tool that runs a conversation of its own (see
+// package agenttool) nests it so. A nil *Caller, of a context of no tool
+// round, knows nothing and counts nothing.
+type Caller struct {
+	n         *nestedRound // nil for a call run with no round (Executor.Execute)
+	id        string       // the call's toolUseId
+	decisions []Decision
+}
+
+// CallerOf returns the Caller of the tool call that ctx was given for, or
+// nil outside a tool round.
+func CallerOf(ctx context.Context) *Caller {
+	n, _ := ctx.Value(nestedKey{}).(*nestedRound)
+	ds, _ := ctx.Value(decisionsKey{}).([]Decision)
+	if n == nil && ds == nil {
+		return nil
+	}
+	return &Caller{n: n, id: tools.CallID(ctx), decisions: ds}
+}
+
+// ReportUsage counts u, the usage of model calls made for the call (a
+// nested conversation's Result.Usage, say), and costUSD, what they cost
+// (nil if unknown). The caller counts them, once the call's round ends, in
+// its Result's Usage and CostUSD, its State's Usage and its Budget. In
+// Executor.Run, the usage goes back with the call's CallResult, which
+// AnswerCalls counts alike.
+func (c *Caller) ReportUsage(u Usage, costUSD *float64) {
+	if c == nil || c.n == nil {
 		return
 	}
 	d := dollars{unknown: true}
 	if costUSD != nil {
 		d = dollars{usd: *costUSD}
 	}
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	n.reported = append(n.reported, pricedUsage{u, d})
+	c.n.mu.Lock()
+	defer c.n.mu.Unlock()
+	c.n.reported = append(c.n.reported, pricedUsage{u, d})
 }
 
-// CallerSession is the Options.Session of the conversation whose tool
-// round ctx was given for, or nil: a nested conversation may save its
-// state beside the caller's. In Executor.Run it is nil.
-func CallerSession(ctx context.Context) *Session {
-	if n, ok := ctx.Value(nestedKey{}).(*nestedRound); ok {
-		return n.session
-	}
-	return nil
-}
-
-// CallerApprover is the Options.Approver of the conversation whose tool
-// round ctx was given for, or nil. It is for the Approver of a nested
-// conversation, which the call ctx was given for runs. It asks the caller's
-// Approver with the call's ID made a path: the ID of the caller's call,
-// "/", then its own (see PausedError). The round's calls ask it one at a
-// time, as the caller does.
-func CallerApprover(ctx context.Context) func(context.Context, Call) (Decision, error) {
-	n, ok := ctx.Value(nestedKey{}).(*nestedRound)
-	if !ok || n.approver == nil {
+// Session is the caller's Options.Session, or nil: a nested conversation
+// may save its state beside the caller's. In Executor.Run it is nil.
+func (c *Caller) Session() *Session {
+	if c == nil || c.n == nil {
 		return nil
 	}
-	id := tools.CallID(ctx)
+	return c.n.session
+}
+
+// Approver is the caller's Options.Approver, or nil, for the Approver of a
+// nested conversation that the call runs. It asks the caller's Approver
+// with the call's ID made a path: the ID of the caller's call, "/", then
+// its own (see PausedError). The round's calls ask it one at a time, as the
+// caller does.
+func (c *Caller) Approver() func(context.Context, Call) (Decision, error) {
+	if c == nil || c.n == nil || c.n.approver == nil {
+		return nil
+	}
+	n, id := c.n, c.id
 	return func(ctx context.Context, call Call) (Decision, error) {
 		n.asking.Lock()
 		defer n.asking.Unlock()
@@ -87,34 +105,35 @@ func CallerApprover(ctx context.Context) func(context.Context, Call) (Decision, 
 	}
 }
 
-// decisionsKey is the context key of NestedDecisions.
+// decisionsKey is the context key of Caller.Decisions.
 type decisionsKey struct{}
 
-// NestedDecisions returns the decisions that the caller's Resume gave for
-// the calls of the nested conversation that paused the call ctx was given
-// for, their IDs relative to it: the tool resumes that conversation with
-// them (see PausedError). It returns nil for a call that did not pause so.
-func NestedDecisions(ctx context.Context) []Decision {
-	ds, _ := ctx.Value(decisionsKey{}).([]Decision)
-	return ds
-}
-
-// NestedState returns the state of the nested conversation that paused
-// the call ctx was given for, as its tool handed it up in the
-// PausedError's State, or nil. The caller's State carries it, across
-// processes too, until the caller's Resume runs the call again. The tool
-// then restores that conversation from it and resumes it with
-// NestedDecisions. It is the caller's: the tool must not change it.
-func NestedState(ctx context.Context) *State {
-	n, ok := ctx.Value(nestedKey{}).(*nestedRound)
-	if !ok {
+// Decisions are those the caller's Resume gave for the calls of the nested
+// conversation that paused the call, their IDs relative to it: the tool
+// resumes that conversation with them (see PausedError). They are nil for
+// a call that did not pause so.
+func (c *Caller) Decisions() []Decision {
+	if c == nil {
 		return nil
 	}
-	return n.states[tools.CallID(ctx)]
+	return c.decisions
+}
+
+// State is the state of the nested conversation that paused the call, as
+// its tool handed it up in the PausedError's State, or nil. The caller's
+// State carries it, across processes too, until the caller's Resume runs
+// the call again. The tool then restores that conversation from it and
+// resumes it with Decisions. It is the caller's: the tool must not change
+// it.
+func (c *Caller) State() *State {
+	if c == nil || c.n == nil {
+		return nil
+	}
+	return c.n.states[c.id]
 }
 
 // resumeNested hands st, the paused nested conversation of the call id,
-// to the call's run (see NestedState).
+// to the call's run (see Caller.State).
 func (n *nestedRound) resumeNested(id string, st *State) {
 	if st == nil {
 		return
@@ -125,18 +144,17 @@ func (n *nestedRound) resumeNested(id string, st *State) {
 	n.states[id] = st
 }
 
-// BudgetLeft is what the Budget of the conversation whose tool round ctx
-// was given for has left, less the usage the round's calls reported. It
-// is a Budget for a nested conversation. Its Send limits are the least of
-// the caller's Send and Conversation limits left. Its WallTime is what is
-// left of the caller's. Tool calls are not limited: the nested conversation's
-// are its own. BudgetLeft returns nil without a Budget, and a
-// *BudgetError when a limit has nothing left.
-func BudgetLeft(ctx context.Context) (*Budget, error) {
-	n, ok := ctx.Value(nestedKey{}).(*nestedRound)
-	if !ok || n.a.budget == nil {
+// Budget is what the caller's Budget has left, less the usage the round's
+// calls reported: a Budget for a nested conversation. Its Send limits are
+// the least of the caller's Send and Conversation limits left. Its
+// WallTime is what is left of the caller's. Tool calls are not limited:
+// the nested conversation's are its own. Budget returns nil without a
+// Budget, and a *BudgetError when a limit has nothing left.
+func (c *Caller) Budget() (*Budget, error) {
+	if c == nil || c.n == nil || c.n.a.budget == nil {
 		return nil, nil
 	}
+	n := c.n
 	used, cost := n.usage()
 	b := n.a.budget
 	out := &Budget{}

@@ -48,10 +48,10 @@ func TestResumeRunsResumableCallAgain(t *testing.T) {
 	assert.Equal(t, map[string]types.ToolResultStatus{"a1": types.ToolResultStatusSuccess, "p1": types.ToolResultStatusError}, got)
 }
 
-// TestBudgetLeft: a tool call's nested budget is the least of what the
+// TestCallerBudget: a tool call's nested budget is the least of what the
 // caller's Send and Conversation limits leave, less what the round's calls
 // reported; a limit with nothing left is a *BudgetError.
-func TestBudgetLeft(t *testing.T) {
+func TestCallerBudget(t *testing.T) {
 	tests := []struct {
 		name   string
 		budget converse.Budget
@@ -68,13 +68,13 @@ func TestBudgetLeft(t *testing.T) {
 			var gotErr error
 			tool, err := tools.New("nested", "Calls a model.", func(ctx context.Context, _ struct{}) (string, error) {
 				for range 2 {
-					left, err := converse.BudgetLeft(ctx)
+					left, err := converse.CallerOf(ctx).Budget()
 					if err != nil {
 						gotErr = err
 						return "", err
 					}
 					got = append(got, left.Send.OutputTokens)
-					converse.ReportUsage(ctx, converse.Usage{OutputTokens: 3}, nil)
+					converse.CallerOf(ctx).ReportUsage(converse.Usage{OutputTokens: 3}, nil)
 				}
 				return "ok", nil
 			})
@@ -96,13 +96,13 @@ func TestBudgetLeft(t *testing.T) {
 	}
 }
 
-// TestBudgetLeftOutsideRound: outside a conversation's tool round there is
+// TestCallerBudgetOutsideRound: outside a conversation's tool round there is
 // no caller: no budget, no session, and a report counts nowhere.
-func TestBudgetLeftOutsideRound(t *testing.T) {
+func TestCallerBudgetOutsideRound(t *testing.T) {
 	ctx := context.Background()
-	converse.ReportUsage(ctx, converse.Usage{InputTokens: 1}, nil)
-	b, err := converse.BudgetLeft(ctx)
+	converse.CallerOf(ctx).ReportUsage(converse.Usage{InputTokens: 1}, nil)
+	b, err := converse.CallerOf(ctx).Budget()
 	assert.Nil(t, b)
 	assert.NoError(t, err)
-	assert.Nil(t, converse.CallerSession(ctx))
+	assert.Nil(t, converse.CallerOf(ctx).Session())
 }

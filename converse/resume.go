@@ -40,8 +40,8 @@ type openTurn struct {
 	questions []*tools.Question    // by call: the question a pending call asks; nil for an approval
 	answers   []*tools.Answer      // by call: the answer its next run gets (not saved)
 	inner     [][]Call             // by call: the pending calls of the nested conversation a pending call paused (see PausedError)
-	decided   [][]Decision         // by call: the decisions for its inner calls its next run gets (not saved; see NestedDecisions)
-	nested    []*State             // by call: the state of the nested conversation that paused it, if its tool handed it up (see NestedState)
+	decided   [][]Decision         // by call: the decisions for its inner calls its next run gets (not saved; see Caller.Decisions)
+	nested    []*State             // by call: the state of the nested conversation that paused it, if its tool handed it up (see Caller.State)
 	started   bool                 // calls were started: the unanswered ones were cut off
 	handed    []bool               // by call: in a Step's Calls of this run (not saved; nil before the first)
 	turn      int                  // the turn that asked for the calls; 0 when restored (see turnOf)

@@ -61,7 +61,7 @@ const StateVersion = 1
 // (see PausedError), which readers of before reject as no call of the
 // last message. So was "nested": the State, in this form, of a nested
 // conversation that paused the call and was kept nowhere else (see
-// NestedState and testdata of package agenttool, state-v1-nested.json).
+// Caller.State and testdata of package agenttool, state-v1-nested.json).
 // A reader of before drops it. Its Resume then runs the call again
 // without it, and an agent tool starts its task over.
 //
@@ -109,7 +109,7 @@ type State struct {
 
 	results []types.ContentBlock // by client call of the last message; nil while unanswered
 	started bool
-	nested  map[string]*State // by toolUseId: the paused nested conversation of a pending call (see NestedState)
+	nested  map[string]*State // by toolUseId: the paused nested conversation of a pending call (see Caller.State)
 }
 
 // State returns a snapshot of the conversation. It never waits for a model

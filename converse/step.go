@@ -218,7 +218,7 @@ func (c *Conversation) HandleResponse(ctx context.Context, req *ModelCall, out *
 // tool asked a Question instead becomes pending with it, as in a Send: a
 // later step lists it in Pending, and Decide's answer hands it out again
 // in Calls, with its Answer. The usage a CallResult carries is counted as
-// ReportUsage's is in a Send. A CallResult for no started call awaiting
+// Caller.ReportUsage's is in a Send. A CallResult for no started call awaiting
 // one is ErrStaleStep (a result or a question given twice, say); one
 // Bedrock would reject (no content, blank text) is an error too, and
 // neither is kept.
@@ -1012,7 +1012,7 @@ type CallResult struct {
 	// tools.InputRequiredError): the call waits for the answer, and then
 	// runs again with it.
 	Question *tools.Question
-	// Usage is what the call's tool reported with ReportUsage (a nested
+	// Usage is what the call's tool reported with Caller.ReportUsage (a nested
 	// conversation's usage, say), summed.
 	Usage Usage
 	// CostUSD is what Usage cost; nil when a report's cost is unknown, or
@@ -1035,8 +1035,8 @@ func (r CallResult) cost() dollars {
 // that runs each call of a Step on its own. It returns the call's
 // toolResult block, or the Question its tool asked (a
 // *tools.InputRequiredError). Either comes with the usage its tool
-// reported (see ReportUsage). A call's Answer reaches its tool through tools.AnswerOf.
-// In Run, BudgetLeft is nil and CallerSession nil.
+// reported (see Caller.ReportUsage). A call's Answer reaches its tool through tools.AnswerOf.
+// In Run, the Caller has no Budget and no Session.
 func (e *Executor) Run(ctx context.Context, call Call) CallResult {
 	tc := toolCall{id: call.ID, name: call.Tool, input: call.Input, answer: call.Answer}
 	if len(tc.input) == 0 {

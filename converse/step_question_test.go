@@ -37,7 +37,7 @@ func askingTools(t *testing.T) *tools.Registry {
 		})
 	require.NoError(t, err)
 	delegate, err := tools.New("delegate", "Asks another agent.", func(ctx context.Context, _ struct{}) (string, error) {
-		converse.ReportUsage(ctx, nestedUsage, aws.Float64(0.25))
+		converse.CallerOf(ctx).ReportUsage(nestedUsage, aws.Float64(0.25))
 		return "the agent agrees", nil
 	})
 	require.NoError(t, err)

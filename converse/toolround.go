@@ -18,7 +18,7 @@ import (
 func (c *Conversation) toolRound(ctx context.Context, early map[string]*earlyCall) (*Step, error) {
 	history, tail := c.open()
 	// The calls may run conversations of their own: their usage is the
-	// run's too (see ReportUsage).
+	// run's too (see Caller.ReportUsage).
 	n := c.nested()
 	var run []int
 	var calls []toolCall
@@ -88,7 +88,7 @@ func (c *Conversation) approve(ctx context.Context) (*Step, error) {
 	for i, tc := range tail.calls {
 		if !tail.pending[i] || tail.inner[i] != nil {
 			// A nested conversation's calls were put to its Approver,
-			// by default this one (see CallerApprover).
+			// by default this one (see Caller.Approver).
 			continue
 		}
 		call := tail.pendingCall(i)

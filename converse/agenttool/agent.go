@@ -151,7 +151,8 @@ func newTool[In, Out any](g *agent, fn func(context.Context, In) (Out, error)) (
 // one resumed, or a new one that start starts. A Budget that stops it
 // returns its text so far with the *converse.BudgetError.
 func (g *agent) run(ctx context.Context, start func(context.Context, *converse.Conversation) (*converse.Result, error)) (string, error) {
-	left, err := converse.BudgetLeft(ctx)
+	caller := converse.CallerOf(ctx)
+	left, err := caller.Budget()
 	if err != nil {
 		return "", fmt.Errorf("agenttool: %s was not started: %w", g.Name, err)
 	}
@@ -165,12 +166,12 @@ func (g *agent) run(ctx context.Context, start func(context.Context, *converse.C
 	}
 	var res *converse.Result
 	if resumed {
-		res, err = conv.Resume(ctx, converse.NestedDecisions(ctx)...)
+		res, err = conv.Resume(ctx, caller.Decisions()...)
 	} else {
 		res, err = start(ctx, conv)
 	}
 	if res != nil {
-		converse.ReportUsage(ctx, res.Usage, res.CostUSD)
+		caller.ReportUsage(res.Usage, res.CostUSD)
 	}
 	switch {
 	case errors.As(err, new(*converse.PausedError)): // the caller pauses with its calls
@@ -208,7 +209,7 @@ func (g *agent) conversation(ctx context.Context, left *converse.Budget) (*conve
 			return nil, false, fmt.Errorf("agenttool: %s: load %s: %w", g.Name, sess.ID, err)
 		}
 	}
-	if st := converse.NestedState(ctx); st != nil {
+	if st := converse.CallerOf(ctx).State(); st != nil {
 		conv, err := converse.Restore(g.Client, g.Tools, st, opts...)
 		if err != nil {
 			return nil, false, fmt.Errorf("agenttool: %s: restore the paused conversation: %w", g.Name, err)
@@ -231,7 +232,7 @@ func (g *agent) conversation(ctx context.Context, left *converse.Budget) (*conve
 // one), in Agent.Store or the caller's Store.
 func (a *Agent) session(ctx context.Context) *converse.Session {
 	id := tools.CallID(ctx)
-	caller := converse.CallerSession(ctx)
+	caller := converse.CallerOf(ctx).Session()
 	store, prefix := a.Store, a.Name
 	if caller != nil {
 		prefix = caller.ID
@@ -268,7 +269,7 @@ func (a *Agent) configure(ctx context.Context, o *converse.Options, left *conver
 	if o.Approver == nil {
 		// The caller's Approver, or its caller's, decides the agent's
 		// calls; none pauses the agent and so the caller.
-		o.Approver = converse.CallerApprover(ctx)
+		o.Approver = converse.CallerOf(ctx).Approver()
 	}
 }
 

@@ -20,9 +20,9 @@
 // the agent), which the caller's conversation sees through:
 //
 //   - Usage: the agent's usage and cost join the caller's Result.Usage,
-//     Result.CostUSD, State.Usage and Budget (see converse.ReportUsage).
+//     Result.CostUSD, State.Usage and Budget (see converse.Caller.ReportUsage).
 //   - Budget: the agent's conversation gets what the caller's Budget has
-//     left (converse.BudgetLeft), so a limit stops it at its next step
+//     left (converse.Caller.Budget), so a limit stops it at its next step
 //     boundary; the call is then answered with what the agent had, and
 //     that it was stopped.
 //   - Traces: the agent's invoke_agent span, named for Agent.Name, is a
@@ -51,21 +51,21 @@
 // agent's agent's, "o1/b1/t2").
 //
 //   - In process: the agent's Approver, unless Agent.Options sets one, is
-//     the caller's (converse.CallerApprover), asked with the path as the
+//     the caller's (converse.Caller.Approver), asked with the path as the
 //     call's ID. The calls of one round ask it one at a time.
 //   - Across processes: without an Approver, or when it pauses, the agent
 //     pauses, and so does the caller. Its Send or Resume returns a
 //     *converse.PausedError listing the agent's pending calls by path, as
 //     its State's Pending does. The caller's Resume, with a decision for
 //     each path, runs the call again. The call resumes the agent's
-//     conversation with those decisions (converse.NestedDecisions), then
+//     conversation with those decisions (converse.Caller.Decisions), then
 //     the caller's goes on. Nothing the agent had run runs again.
 //
 // The paused agent is kept in its Store, under the call's session (see
 // Crashes above), so that another process can resume it; serve
 // (package agentcore) does so between invocations. Without a Store, the
 // caller's State carries the paused agent's State (see
-// converse.NestedState): the caller's State, saved as JSON and restored
+// converse.Caller.State): the caller's State, saved as JSON and restored
 // in another process, resumes the agent, then the caller. An agent's
 // agent's State is inside its caller's, and so on up.
 //

@@ -93,7 +93,7 @@ func ExampleNew_approver() {
 
 // Without an Approver, an agent's call that needs approval pauses the
 // coordinator. Its State, saved as JSON, carries the paused agent's
-// (converse.NestedState), so another process restores it, with no Store,
+// (converse.Caller.State), so another process restores it, with no Store,
 // and resumes the agent, then the coordinator.
 func ExampleNew_pausedAcrossProcesses() {
 	const model = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"

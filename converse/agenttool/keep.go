@@ -13,7 +13,7 @@ import (
 // (Agent.Keep): the agent's name beside the caller's session ID, or the
 // name alone without one.
 func (g *agent) keptID(ctx context.Context) string {
-	if caller := converse.CallerSession(ctx); caller != nil {
+	if caller := converse.CallerOf(ctx).Session(); caller != nil {
 		return caller.ID + "." + g.Name
 	}
 	return g.Name
@@ -25,7 +25,7 @@ func (g *agent) store(ctx context.Context) converse.Store {
 	if g.Store != nil {
 		return g.Store
 	}
-	if caller := converse.CallerSession(ctx); caller != nil {
+	if caller := converse.CallerOf(ctx).Session(); caller != nil {
 		return caller.Store
 	}
 	return nil

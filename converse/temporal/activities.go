@@ -68,7 +68,7 @@ type ToolReply struct {
 	// answer, and runs again with it.
 	Question *tools.Question `json:",omitempty"`
 	// Usage and CostUSD are what the tool reported with
-	// converse.ReportUsage (an agent's, say), as converse.CallResult
+	// converse.Caller.ReportUsage (an agent's, say), as converse.CallResult
 	// carries them.
 	Usage   converse.Usage
 	CostUSD *float64 `json:",omitempty"`
@@ -160,7 +160,7 @@ func bedrockError(err error) error {
 // the activity. A tool that asks the user a question (a
 // *tools.InputRequiredError) replies with the question; the call's Answer,
 // once the user gave one, reaches the tool through tools.AnswerOf. The usage
-// the tool reports with converse.ReportUsage is in the reply. An activity
+// the tool reports with converse.Caller.ReportUsage is in the reply. An activity
 // runs at least once: if its worker dies before Temporal records the
 // result, the call runs again on another worker. So a tool with side
 // effects should use tools.CallID as its idempotency key.

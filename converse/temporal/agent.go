@@ -186,7 +186,7 @@ type Result struct {
 	StopReason types.StopReason
 	Turns      int
 	// Usage sums the usage of the turns of all runs (their TurnEnd
-	// events), and what the tools reported (converse.ReportUsage), as
+	// events), and what the tools reported (converse.Caller.ReportUsage), as
 	// converse.Result.Usage does a Send's.
 	Usage converse.Usage
 	State *converse.State
@@ -204,7 +204,7 @@ type Status struct {
 	// child workflow are named by their path ("o1/t2").
 	Pending []converse.Call
 	// Usage sums the tokens of the turns so far, and those the tools
-	// reported (converse.ReportUsage), as Result.Usage.
+	// reported (converse.Caller.ReportUsage), as Result.Usage.
 	Usage converse.Usage
 }
 

@@ -127,7 +127,7 @@
 // new ones (TestWorkflowQuestion, TestQuestionOnTheServer).
 //
 // A tool that runs an agent of its own (package agenttool) reports that
-// agent's usage with converse.ReportUsage. The tool activity carries it in
+// agent's usage with converse.Caller.ReportUsage. The tool activity carries it in
 // its reply, and the workflow counts it in the conversation's usage, its
 // Budget and the Result, as a Send does.
 //

@@ -55,7 +55,7 @@ func askingRegistry(t *testing.T, seen *answers) *tools.Registry {
 		})
 	require.NoError(t, err)
 	delegate, err := tools.New("delegate", "Asks another agent.", func(ctx context.Context, _ struct{}) (string, error) {
-		converse.ReportUsage(ctx, converse.Usage{InputTokens: 100, OutputTokens: 20, TotalTokens: 120}, aws.Float64(0.25))
+		converse.CallerOf(ctx).ReportUsage(converse.Usage{InputTokens: 100, OutputTokens: 20, TotalTokens: 120}, aws.Float64(0.25))
 		return "the agent agrees", nil
 	})
 	require.NoError(t, err)
