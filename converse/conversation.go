@@ -265,12 +265,12 @@ func NewExecutor(modelID string, reg *tools.Registry, optFns ...func(*Options)) 
 }
 
 // executorFor makes the Executor of a conversation with model (modelID
-// parsed), reg, o and tel, but for its OnEvent; StatusAuto is decided by
-// the model family.
+// parsed), reg, o and tel, but for its OnEvent; an unset Status is decided
+// by the model family.
 func executorFor(modelID string, model models.Model, reg *tools.Registry, o *Options, tel *telemetry) *Executor {
 	e := &Executor{Registry: reg, ToolOptions: o.Tools, Logger: o.Logger, tel: tel}
-	if e.Status == StatusAuto && !model.SupportsToolStatus() {
-		e.Status = StatusNever
+	if e.Status == nil && !model.SupportsToolStatus() {
+		e.Status = new(bool)
 	}
 	e.media = &media.Rules{ModelID: modelID, Kinds: model.ToolResultMedia()}
 	return e

@@ -269,16 +269,16 @@ func TestThrottledCallSucceedsAfterRetries(t *testing.T) {
 func TestToolStatusByModelFamily(t *testing.T) {
 	tests := []struct {
 		model      string
-		mode       converse.StatusMode
+		mode       *bool
 		wantStatus bool
 	}{
-		{claude, converse.StatusAuto, true},
-		{"arn:aws:bedrock:us-east-1::foundation-model/anthropic.claude-3-haiku-20240307-v1:0", converse.StatusAuto, true},
-		{"eu.amazon.nova-pro-v1:0", converse.StatusAuto, true},
-		{"meta.llama3-1-70b-instruct-v1:0", converse.StatusAuto, false},
-		{"mistral.mistral-large-2407-v1:0", converse.StatusAuto, false},
-		{"cohere.command-r-plus-v1:0", converse.StatusAuto, false},
-		{claude, converse.StatusNever, false},
+		{claude, nil, true},
+		{"arn:aws:bedrock:us-east-1::foundation-model/anthropic.claude-3-haiku-20240307-v1:0", nil, true},
+		{"eu.amazon.nova-pro-v1:0", nil, true},
+		{"meta.llama3-1-70b-instruct-v1:0", nil, false},
+		{"mistral.mistral-large-2407-v1:0", nil, false},
+		{"cohere.command-r-plus-v1:0", nil, false},
+		{claude, aws.Bool(false), false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.model, func(t *testing.T) {

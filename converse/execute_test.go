@@ -325,8 +325,8 @@ func testExecuteCancelled(t *testing.T) {
 	assert.Zero(t, calls.Load())
 }
 
-func TestExecuteStatusNever(t *testing.T) {
-	e := &converse.Executor{Registry: testTools(t, nil), ToolOptions: converse.ToolOptions{Status: converse.StatusNever}}
+func TestExecuteWithoutStatus(t *testing.T) {
+	e := &converse.Executor{Registry: testTools(t, nil), ToolOptions: converse.ToolOptions{Status: aws.Bool(false)}}
 	got := results(t, e.Execute(context.Background(), []types.ContentBlock{
 		toolUse("a", "add", map[string]any{"a": 1, "b": 2}), toolUse("f", "fail", map[string]any{})}))
 	assert.Equal(t, []result{{"a", "3", ""}, {"f", "Error: boom: the disk is full", ""}}, got)

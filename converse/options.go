@@ -46,9 +46,13 @@ type ToolOptions struct {
 	// text (Amazon Nova takes a result of a single JSON, or of text and
 	// images).
 	JSONContent bool
-	// Status says whether results carry the status field; see StatusMode.
-	// Error results start with "Error: " either way.
-	Status StatusMode
+	// Status, if set, says whether results carry the status field. Unset,
+	// a Conversation sends it to the model families documented to accept it
+	// (Anthropic Claude 3 and later, Amazon Nova), as read from the model ID,
+	// inference profile or ARN, and leaves it out for the others, some of
+	// which reject it; an Executor alone knows no model and sends it. Error
+	// results start with "Error: " either way.
+	Status *bool
 	// Middleware wraps every call, of every kind of tool (typed, Command,
 	// MCP, Lambda), the first outermost; see ToolMiddleware.
 	Middleware []ToolMiddleware
@@ -68,28 +72,15 @@ func (o ToolOptions) maxOutput() int {
 	return o.MaxOutput
 }
 
+// sendsStatus reports whether results carry the status field.
+func (o ToolOptions) sendsStatus() bool { return o.Status == nil || *o.Status }
+
 func (o ToolOptions) timeout() time.Duration {
 	if o.Timeout <= 0 {
 		return defaultToolTimeout
 	}
 	return o.Timeout
 }
-
-// StatusMode says whether tool results carry the status field.
-type StatusMode int
-
-const (
-	// StatusAuto, in a Conversation, sends status to the model families
-	// documented to accept it (Anthropic Claude 3 and later, Amazon Nova). The
-	// family is read from the model ID, inference profile or ARN. It leaves
-	// status out for the others, some of which reject it. An Executor knows no
-	// model: there StatusAuto sends status, as StatusAlways does.
-	StatusAuto StatusMode = iota
-	// StatusAlways always sends status.
-	StatusAlways
-	// StatusNever never sends status; error results still start with "Error:".
-	StatusNever
-)
 
 // Options configure a Conversation. The zero value is usable.
 type Options struct {
@@ -148,8 +139,7 @@ type Options struct {
 	// DefaultMaxTurns.
 	MaxTurns int
 	// Tools configures the execution of tool calls, as for an Executor. Its
-	// Status, when StatusAuto, is decided by the model family (see
-	// StatusAuto). Calls abandoned at their timeout count against
+	// Status, unset, is decided by the model family. Calls abandoned at their timeout count against
 	// Concurrency until their tools return, across Sends.
 	Tools ToolOptions
 	// Stream, if set, uses ConverseStream, so text reaches OnEvent as it

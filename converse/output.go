@@ -124,7 +124,7 @@ func (e *Executor) finish(turn int, c toolCall, out outcome) types.ContentBlock 
 			Err: out.err, Status: status, Duration: out.duration, Truncated: truncated, Abandoned: out.abandoned})
 	}
 	block := types.ToolResultBlock{ToolUseId: aws.String(c.id), Content: blocks}
-	if e.Status != StatusNever {
+	if e.sendsStatus() {
 		block.Status = status
 	}
 	return &types.ContentBlockMemberToolResult{Value: block}

@@ -66,7 +66,7 @@ func unanswered(t *openTurn) int {
 func newOpenTurn(exec *Executor, policy func(Call) bool, calls []toolCall) *openTurn {
 	t := &openTurn{calls: calls, results: make([]types.ContentBlock, len(calls)), pending: make([]bool, len(calls)),
 		questions: make([]*tools.Question, len(calls)), answers: make([]*tools.Answer, len(calls)),
-		inner: make([][]Call, len(calls)), decided: make([][]Decision, len(calls)), nested: make([]*State, len(calls)), status: exec.Status != StatusNever}
+		inner: make([][]Call, len(calls)), decided: make([][]Decision, len(calls)), nested: make([]*State, len(calls)), status: exec.sendsStatus()}
 	needs := map[string]bool{}
 	for _, tc := range calls {
 		needs[tc.id] = needs[tc.id] || exec.needsApproval(tc, policy)

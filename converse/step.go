@@ -984,7 +984,7 @@ func replyOf(out *bedrockruntime.ConverseOutput) (*turnResult, error) {
 // withStatus returns results with the status field as the executor sends
 // it: an engine may have run the calls with other settings.
 func (e *Executor) withStatus(results []types.ContentBlock) []types.ContentBlock {
-	if e.Status != StatusNever {
+	if e.sendsStatus() {
 		return results
 	}
 	out := make([]types.ContentBlock, len(results))

@@ -13,7 +13,7 @@
 //   - Reasoning blocks are echoed unchanged, except to DeepSeek, which
 //     rejects them. Its replies' reasoning is not kept.
 //   - The status field is sent only to model families documented to
-//     accept it (converse.StatusMode).
+//     accept it (converse.ToolOptions.Status).
 //   - A forcing Options.ToolChoice (any, or a named tool) that Bedrock
 //     would reject is converse.ErrToolChoice before any model call. Only
 //     Claude 3 and later and Amazon Nova take both; Mistral Large takes
