@@ -68,25 +68,25 @@ type Decision struct {
 	Answer  json.RawMessage `json:",omitempty"`
 }
 
-// Accept returns a Decision answering the Question of the call id with
-// answer, a JSON object that fits the question's schema.
-func Accept(id string, answer json.RawMessage) Decision {
-	return Decision{ID: id, Verdict: Accepted, Answer: answer}
+// Accept returns the Decision answering the call's Question with answer,
+// a JSON object that fits the question's schema.
+func (c Call) Accept(answer json.RawMessage) Decision {
+	return Decision{ID: c.ID, Verdict: Accepted, Answer: answer}
 }
 
-// Decline returns a Decision declining the Question of the call id.
-func Decline(id string) Decision { return Decision{ID: id, Verdict: Declined} }
+// Decline returns the Decision declining the call's Question.
+func (c Call) Decline() Decision { return Decision{ID: c.ID, Verdict: Declined} }
 
-// Dismiss returns a Decision cancelling the Question of the call id.
-func Dismiss(id string) Decision { return Decision{ID: id, Verdict: Cancelled} }
+// Dismiss returns the Decision cancelling the call's Question.
+func (c Call) Dismiss() Decision { return Decision{ID: c.ID, Verdict: Cancelled} }
 
-// Approve returns a Decision approving the call id.
-func Approve(id string) Decision { return Decision{ID: id, Verdict: Approved} }
+// Approve returns the Decision approving the call.
+func (c Call) Approve() Decision { return Decision{ID: c.ID, Verdict: Approved} }
 
-// Deny returns a Decision denying the call id; by says who (such as "the
+// Deny returns the Decision denying the call; by says who (such as "the
 // user") and reason why.
-func Deny(id, by, reason string) Decision {
-	return Decision{ID: id, Verdict: Denied, By: by, Reason: reason}
+func (c Call) Deny(by, reason string) Decision {
+	return Decision{ID: c.ID, Verdict: Denied, By: by, Reason: reason}
 }
 
 // ErrPaused means tool calls await a decision or an answer: a Send or

@@ -33,8 +33,8 @@ func TestApproveInProcess(t *testing.T) {
 		wantRuns map[string]int
 		wantText string // in the second request
 	}{
-		{"approved", converse.Approve(""), map[string]int{"s1": 1, "m1": 1}, `\"sent\"`},
-		{"denied", converse.Deny("", "the user", "too risky"), map[string]int{"s1": 1}, "Error: the call was denied by the user: too risky"},
+		{"approved", converse.Call{}.Approve(), map[string]int{"s1": 1, "m1": 1}, `\"sent\"`},
+		{"denied", converse.Call{}.Deny("the user", "too risky"), map[string]int{"s1": 1}, "Error: the call was denied by the user: too risky"},
 		{"denied without words", converse.Decision{Verdict: converse.Denied}, map[string]int{"s1": 1}, "Error: the call was denied by the approver: no reason given"},
 	}
 	for _, tt := range tests {
@@ -75,7 +75,7 @@ func TestApproverErrorLeavesCallsPending(t *testing.T) {
 	_, err := c.Send(context.Background(), "send it")
 	require.ErrorIs(t, err, boom)
 	assert.Empty(t, runs.snapshot(), "nothing ran")
-	res, err := c.Resume(context.Background(), converse.Approve("m1"))
+	res, err := c.Resume(context.Background(), converse.Call{ID: "m1"}.Approve())
 	require.NoError(t, err)
 	assert.Equal(t, "done", res.Text)
 	assert.Equal(t, map[string]int{"s1": 1, "m1": 1}, runs.snapshot())
@@ -116,9 +116,9 @@ func TestPauseAndResumeInAnotherProcess(t *testing.T) {
 
 			for _, bad := range [][]converse.Decision{
 				nil,
-				{converse.Approve("s1")},
-				{converse.Approve("m1"), converse.Approve("zz")},
-				{converse.Approve("m1"), converse.Deny("m1", "", "")},
+				{converse.Call{ID: "s1"}.Approve()},
+				{converse.Call{ID: "m1"}.Approve(), converse.Call{ID: "zz"}.Approve()},
+				{converse.Call{ID: "m1"}.Approve(), converse.Call{ID: "m1"}.Deny("", "")},
 				{{ID: "m1"}},
 				{{ID: "m1", Verdict: converse.Paused}},
 			} {
@@ -127,9 +127,9 @@ func TestPauseAndResumeInAnotherProcess(t *testing.T) {
 			}
 			assert.Equal(t, map[string]int{"s1": 1}, runs.snapshot(), "no bad decision ran anything")
 
-			decision := converse.Deny("m1", "the reviewer", "not today")
+			decision := converse.Call{ID: "m1"}.Deny("the reviewer", "not today")
 			if approve {
-				decision = converse.Approve("m1")
+				decision = converse.Call{ID: "m1"}.Approve()
 			}
 			res, err = fresh.Resume(context.Background(), decision)
 			require.NoError(t, err)
@@ -197,7 +197,7 @@ func TestStateGolden(t *testing.T) {
 	srv, client := serve(t, bedrocktest.Script(bedrocktest.Text("done")))
 	c, err := converse.Restore(client, reg, &st)
 	require.NoError(t, err)
-	res, err := c.Resume(context.Background(), converse.Approve("m1"))
+	res, err := c.Resume(context.Background(), converse.Call{ID: "m1"}.Approve())
 	require.NoError(t, err)
 	assert.Equal(t, "done", res.Text)
 	assert.Equal(t, map[string]int{"m1": 1}, runs.snapshot(), "only the approved call runs: the other's result was saved")

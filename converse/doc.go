@@ -139,7 +139,7 @@
 //     An Approver that fails pauses the conversation as well, with the
 //     calls it did not decide pending. Send then returns its error, and
 //     nothing of the turn has run yet. Only Resume with one [Decision] per
-//     pending call ([Approve] or [Deny]) goes on. It runs the approved calls
+//     pending call ([Call.Approve] or [Call.Deny]) goes on. It runs the approved calls
 //     and any others of the turn not yet run. A missing, unknown or
 //     repeated decision is [ErrDecision]. Send is [ErrPaused] until Stop
 //     answers the pending calls as not run. A denied call is answered
@@ -148,8 +148,8 @@
 //     while it runs: it returns a *tools.InputRequiredError, as package
 //     mcptools does for an MCP server's elicitation. The call is pending
 //     with its [Call].Question, untrusted text. Options.Approver answers
-//     it in process, Resume across processes: [Accept] with an answer that
-//     fits the question's schema, [Decline] or [Dismiss]. An answer that
+//     it in process, Resume across processes: [Call.Accept] with an answer that
+//     fits the question's schema, [Call.Decline] or [Call.Dismiss]. An answer that
 //     breaks the schema is [ErrDecision], and the tool never sees it. The
 //     call then runs again with the answer (tools.AnswerOf), and the
 //     model sees its result. A call asks at most ten questions in a Send

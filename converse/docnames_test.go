@@ -113,7 +113,7 @@ func TestResumeDocumentNamesUnique(t *testing.T) {
 	})
 	_, err := c.Send(context.Background(), "Look.")
 	require.ErrorIs(t, err, converse.ErrPaused)
-	res, err := c.Resume(context.Background(), converse.Approve("t2"))
+	res, err := c.Resume(context.Background(), converse.Call{ID: "t2"}.Approve())
 	require.NoError(t, err, "no request holds a document name twice")
 	assert.Equal(t, "Seen.", res.Text)
 	reqs := srv.Requests()

@@ -70,9 +70,9 @@ func TestElicitationAnsweredInProcess(t *testing.T) {
 		decision converse.Decision
 		want     string // what the model sees, in the second request
 	}{
-		{"accept", converse.Accept("", json.RawMessage(`{"env":"staging"}`)), "deployed to staging"},
-		{"decline", converse.Decline(""), "the user chose decline"},
-		{"cancel", converse.Dismiss(""), "the user chose cancel"},
+		{"accept", converse.Call{}.Accept(json.RawMessage(`{"env":"staging"}`)), "deployed to staging"},
+		{"decline", converse.Call{}.Decline(), "the user chose decline"},
+		{"cancel", converse.Call{}.Dismiss(), "the user chose cancel"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -117,7 +117,7 @@ func TestElicitationAnswerBreakingTheSchemaIsRefused(t *testing.T) {
 	_, client := serve(t, deployScript())
 	c := converse.New(client, claude, deployTools(t, deployServer(&calls)), func(o *converse.Options) {
 		o.Approver = func(context.Context, converse.Call) (converse.Decision, error) {
-			return converse.Accept("", json.RawMessage(`{"env":"moon"}`)), nil
+			return converse.Call{}.Accept(json.RawMessage(`{"env":"moon"}`)), nil
 		}
 	})
 	_, err := c.Send(context.Background(), "deploy it")
@@ -159,15 +159,15 @@ func TestElicitationPausesAndResumesInAnotherProcess(t *testing.T) {
 	r, err := converse.Restore(client2, deployTools(t, server), &st)
 	require.NoError(t, err)
 	for _, bad := range [][]converse.Decision{
-		{converse.Approve("d1")},
-		{converse.Accept("d1", json.RawMessage(`{"env":"moon"}`))},
-		{converse.Accept("d1", json.RawMessage(`"staging"`))},
+		{converse.Call{ID: "d1"}.Approve()},
+		{converse.Call{ID: "d1"}.Accept(json.RawMessage(`{"env":"moon"}`))},
+		{converse.Call{ID: "d1"}.Accept(json.RawMessage(`"staging"`))},
 	} {
 		_, err = r.Resume(context.Background(), bad...)
 		require.ErrorIs(t, err, converse.ErrDecision, "%v", bad)
 	}
 	assert.Equal(t, int32(1), calls.Load(), "no bad answer was sent")
-	res, err := r.Resume(context.Background(), converse.Accept("d1", json.RawMessage(`{"env":"production"}`)))
+	res, err := r.Resume(context.Background(), converse.Call{ID: "d1"}.Accept(json.RawMessage(`{"env":"production"}`)))
 	require.NoError(t, err)
 	assert.Equal(t, "done", res.Text)
 	assert.Contains(t, string(srv2.Requests()[0].Body), "deployed to production")
@@ -187,7 +187,7 @@ func TestElicitationQuestionsAreBounded(t *testing.T) {
 	srv, client := serve(t, bedrocktest.Script(bedrocktest.ToolUse("", bedrocktest.Call{ID: "p1", Name: "pester", Input: map[string]any{}}), bedrocktest.Text("done")))
 	c := converse.New(client, claude, reg, func(o *converse.Options) {
 		o.Approver = func(_ context.Context, call converse.Call) (converse.Decision, error) {
-			return converse.Accept(call.ID, json.RawMessage(`{}`)), nil
+			return call.Accept(json.RawMessage(`{}`)), nil
 		}
 	})
 	res, err := c.Send(context.Background(), "go")

@@ -87,7 +87,7 @@ func ExampleCaller_Decisions() {
 		return
 	}
 	fmt.Println("pending:", paused.Pending[0].ID, paused.Pending[0].Tool)
-	res, err := conv.Resume(context.Background(), converse.Approve(paused.Pending[0].ID))
+	res, err := conv.Resume(context.Background(), paused.Pending[0].Approve())
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -42,9 +42,9 @@ func ExampleAccept() {
 	call := paused.Pending[0]
 	fmt.Println("the tool asks:", call.Question.Message)
 
-	_, err = conv.Resume(context.Background(), converse.Accept(call.ID, json.RawMessage(`{"env":"mars"}`)))
+	_, err = conv.Resume(context.Background(), call.Accept(json.RawMessage(`{"env":"mars"}`)))
 	fmt.Println(errors.Is(err, converse.ErrDecision))
-	res, err := conv.Resume(context.Background(), converse.Accept(call.ID, json.RawMessage(`{"env":"staging"}`)))
+	res, err := conv.Resume(context.Background(), call.Accept(json.RawMessage(`{"env":"staging"}`)))
 	if err != nil {
 		fmt.Println(err)
 		return

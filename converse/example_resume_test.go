@@ -58,7 +58,7 @@ func ExampleConversation_Resume() {
 		fmt.Println(err)
 		return
 	}
-	res, err := later.Resume(context.Background(), converse.Approve(paused.Pending[0].ID))
+	res, err := later.Resume(context.Background(), paused.Pending[0].Approve())
 	if err != nil {
 		fmt.Println(err)
 		return

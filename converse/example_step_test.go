@@ -54,7 +54,7 @@ func ExampleConversation_Begin() {
 		default: // approvals here; a call's Question would take an answer (Accept)
 			var decisions []converse.Decision
 			for _, call := range step.Pending {
-				decisions = append(decisions, converse.Approve(call.ID))
+				decisions = append(decisions, call.Approve())
 			}
 			step, err = conv.Decide(ctx, decisions...)
 		}
@@ -140,7 +140,7 @@ func ExampleConversation_AnswerCalls() {
 		default:
 			call := step.Pending[0]
 			fmt.Println("the tool asks:", call.Question.Message)
-			if step, err = conv.Decide(ctx, converse.Accept(call.ID, json.RawMessage(`{"env":"staging"}`))); err == nil {
+			if step, err = conv.Decide(ctx, call.Accept(json.RawMessage(`{"env":"staging"}`))); err == nil {
 				fmt.Printf("run again with: %s\n", step.Calls[0].Answer.Content)
 			}
 		}

@@ -165,11 +165,11 @@ type Options struct {
 	// StreamPolicy.EarlyToolStart starts nothing.
 	ApprovalPolicy func(Call) bool
 	// Approver, if set, decides the calls that need approval, one at a time,
-	// before they run. Approver(id) lets it run. Deny answers it with an error
+	// before they run. Call.Approve lets it run. Call.Deny answers it with an error
 	// result the model sees. Decision{Verdict: Paused} leaves it pending, so
 	// that the Send ends with a *PausedError. Without Approver every such call
 	// pauses. An error of Approver ends the Send with it, the calls not
-	// decided pending. It answers a call's Question too (see Accept): an
+	// decided pending. It answers a call's Question too (see Call.Accept): an
 	// answer that does not fit is an error.
 	Approver func(ctx context.Context, call Call) (Decision, error)
 	// Session, if set, is where Send, Resume and Stop save the conversation's

@@ -40,7 +40,7 @@ func TestSessionKeepsTimes(t *testing.T) {
 	opts := func(o *converse.Options) {
 		o.Session, o.Tools.MaxOutput = &converse.Session{Store: store, ID: "s"}, 10
 		o.Approver = func(_ context.Context, call converse.Call) (converse.Decision, error) {
-			return converse.Deny(call.ID, "the test", "no"), nil
+			return call.Deny("the test", "no"), nil
 		}
 	}
 	c := converse.New(client, claude, reg, opts)

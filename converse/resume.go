@@ -196,7 +196,7 @@ func (t *openTurn) clone() *openTurn {
 // and never runs them again. The exception is a tools.Options.Resumable
 // tool's calls, which it runs again to go on. Then it calls the model.
 //
-// On a paused one it takes exactly one Decision, Approve or Deny, per
+// On a paused one it takes exactly one Decision, Call.Approve or Call.Deny, per
 // pending call. It runs the approved calls and any others of the turn not
 // yet run. It answers the denied ones with an error result saying who
 // denied them and why, and calls the model. A missing, unknown, repeated

@@ -230,7 +230,7 @@ func TestResumeWithNothingToResume(t *testing.T) {
 	require.ErrorIs(t, err, converse.ErrNothingToResume)
 	_, err = c.Send(context.Background(), "hello")
 	require.NoError(t, err)
-	_, err = c.Resume(context.Background(), converse.Approve("x"))
+	_, err = c.Resume(context.Background(), converse.Call{ID: "x"}.Approve())
 	require.ErrorIs(t, err, converse.ErrNothingToResume)
 }
 
@@ -270,7 +270,7 @@ func TestResumeEventsInOrder(t *testing.T) {
 		var events eventLog
 		fresh, err := converse.Restore(client, reg, c.State(), events.options)
 		require.NoError(t, err)
-		_, err = fresh.Resume(context.Background(), converse.Approve("m1"))
+		_, err = fresh.Resume(context.Background(), converse.Call{ID: "m1"}.Approve())
 		require.NoError(t, err)
 		assert.Equal(t, eventLog{"resumed 2 1", "decided m1 approved", "end m1 success <nil>"}, events)
 	})
@@ -313,7 +313,7 @@ func TestResumeDecisionErrorNamesEveryProblem(t *testing.T) {
 	c := converse.New(client, claude, countingTools(t, &runs, ""))
 	_, err := c.Send(context.Background(), "send it")
 	require.ErrorIs(t, err, converse.ErrPaused)
-	_, err = c.Resume(context.Background(), converse.Approve("nope"), converse.Approve("s1"))
+	_, err = c.Resume(context.Background(), converse.Call{ID: "nope"}.Approve(), converse.Call{ID: "s1"}.Approve())
 	require.ErrorIs(t, err, converse.ErrDecision)
 	assert.EqualError(t, err, `converse: Resume: bad decisions: no decision for the pending call "m1" (tool send); "nope" is not a pending call; "s1" is not a pending call`)
 }
@@ -392,7 +392,7 @@ func TestPauseSavesOnceAndRestoredTurnsKeepTheirNumbers(t *testing.T) {
 				c, err = converse.Restore(client, reg, st, session)
 				require.NoError(t, err)
 			}
-			res, err := c.Resume(context.Background(), converse.Approve("m1"))
+			res, err := c.Resume(context.Background(), converse.Call{ID: "m1"}.Approve())
 			require.NoError(t, err)
 			assert.Equal(t, "done", res.Text)
 			assert.Equal(t, []string{

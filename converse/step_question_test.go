@@ -61,7 +61,7 @@ func askingScript() bedrocktest.Handler {
 // answering the same.
 func TestStepQuestion(t *testing.T) {
 	ctx := context.Background()
-	answer := converse.Accept("d1", json.RawMessage(`{"env":"staging"}`))
+	answer := converse.Call{ID: "d1"}.Accept(json.RawMessage(`{"env":"staging"}`))
 	sendSrv, sendClient := serve(t, askingScript())
 	c := converse.New(sendClient, claude, askingTools(t), func(o *converse.Options) {
 		o.Approver = func(context.Context, converse.Call) (converse.Decision, error) { return answer, nil }
@@ -104,7 +104,7 @@ func TestStepQuestion(t *testing.T) {
 	require.ErrorIs(t, err, converse.ErrStaleStep, "the result again: its usage is not counted twice")
 	assert.Equal(t, before, conv.State())
 
-	_, err = conv.Decide(ctx, converse.Approve("d1"))
+	_, err = conv.Decide(ctx, converse.Call{ID: "d1"}.Approve())
 	require.ErrorIs(t, err, converse.ErrDecision, "a question takes an answer")
 	step, err = conv.Decide(ctx, answer)
 	require.NoError(t, err)

@@ -123,7 +123,7 @@ func driveFrom(ctx context.Context, c *converse.Conversation, call modelCall, st
 		default:
 			var ds []converse.Decision
 			for _, p := range step.Pending {
-				ds = append(ds, converse.Approve(p.ID))
+				ds = append(ds, p.Approve())
 			}
 			step, err = c.Decide(ctx, ds...)
 		}
@@ -159,7 +159,7 @@ func testStepsSendWhatSendSends(t *testing.T, stream bool, way string) {
 	var trims int
 	byHand := converse.New(sendClient, claude, reg, opts, streams, func(o *converse.Options) {
 		o.Approver = func(_ context.Context, call converse.Call) (converse.Decision, error) {
-			return converse.Approve(call.ID), nil
+			return call.Approve(), nil
 		}
 		o.OnEvent = func(ev converse.Event) {
 			if _, ok := ev.(converse.Trimmed); ok {
@@ -318,10 +318,10 @@ func TestStepsTakeOnlyTheAnswerAwaited(t *testing.T) {
 	calls = byID(step)
 
 	// The decision comes while tooluse_3 runs: only the approved call is new.
-	step, err = c.Decide(ctx, converse.Approve("tooluse_4"))
+	step, err = c.Decide(ctx, converse.Call{ID: "tooluse_4"}.Approve())
 	require.NoError(t, err)
 	assert.Equal(t, []string{"tooluse_4"}, list(step))
-	_, err = c.Decide(ctx, converse.Approve("tooluse_4"))
+	_, err = c.Decide(ctx, converse.Call{ID: "tooluse_4"}.Approve())
 	require.ErrorIs(t, err, converse.ErrStaleStep, "a decision given twice")
 	for id, call := range byID(step) {
 		calls[id] = call

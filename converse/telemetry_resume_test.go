@@ -40,7 +40,7 @@ func TestTelemetryDeniedInProcess(t *testing.T) {
 		func(o *converse.Options) {
 			o.Telemetry.RecordContent = true
 			o.Approver = func(context.Context, converse.Call) (converse.Decision, error) {
-				return converse.Deny("", "the user", "too risky"), nil
+				return converse.Call{}.Deny("the user", "too risky"), nil
 			}
 		})
 	require.NoError(t, err)
@@ -68,7 +68,7 @@ func TestTelemetryPausedThenDenied(t *testing.T) {
 	c := converse.New(client, claude, countingTools(t, &runs, ""), tr.options)
 	_, err := c.Send(context.Background(), "send it")
 	require.ErrorIs(t, err, converse.ErrPaused)
-	res, err := c.Resume(context.Background(), converse.Deny("m1", "the reviewer", "not today"))
+	res, err := c.Resume(context.Background(), converse.Call{ID: "m1"}.Deny("the reviewer", "not today"))
 	require.NoError(t, err)
 	assert.Equal(t, "done", res.Text)
 	assert.Contains(t, string(srv.Requests()[1].Body), "Error: the call was denied by the reviewer: not today")
@@ -104,7 +104,7 @@ func TestTelemetryDeniedDuplicate(t *testing.T) {
 	c := converse.New(client, claude, countingTools(t, &runs, ""), tr.options)
 	_, err := c.Send(context.Background(), "send it")
 	require.ErrorIs(t, err, converse.ErrPaused)
-	_, err = c.Resume(context.Background(), converse.Deny("m1", "", ""))
+	_, err = c.Resume(context.Background(), converse.Call{ID: "m1"}.Deny("", ""))
 	require.NoError(t, err)
 	assert.Empty(t, runs.snapshot())
 	body := string(srv.Requests()[1].Body)

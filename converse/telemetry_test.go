@@ -504,7 +504,7 @@ func TestSummaryCallIsTraced(t *testing.T) {
 		o.Request.GuardrailConfig = &types.GuardrailConfiguration{GuardrailIdentifier: aws.String("gr-1"), GuardrailVersion: aws.String("1")}
 		o.Request.RequestMetadata = map[string]string{"team": "archive"}
 		o.Approver = func(_ context.Context, call converse.Call) (converse.Decision, error) {
-			return converse.Approve(call.ID), nil
+			return call.Approve(), nil
 		}
 	})
 	require.NoError(t, err)

@@ -80,7 +80,7 @@ func (c *Conversation) ask(tail *openTurn, i int, pause error) types.ContentBloc
 // approve asks Options.Approver to decide the pending calls of the open
 // turn, one at a time, and returns the calls to run: those that need no
 // approval and those approved. A call it pauses stays pending. An error
-// of Approve ends the run with it, the calls it did not decide pending.
+// of Approver ends the run with it, the calls it did not decide pending.
 func (c *Conversation) approve(ctx context.Context) (*Step, error) {
 	r := c.run
 	r.asked = true

@@ -35,18 +35,18 @@ func (ss *session) answerQuestion(ctx context.Context, stdin io.Reader, call con
 		case !asked && ss.s.session != "":
 			return converse.Decision{ID: call.ID, Verdict: converse.Paused}
 		case !asked, !ok:
-			return converse.Dismiss(call.ID)
+			return call.Dismiss()
 		}
 		switch strings.ToLower(strings.TrimSpace(choice)) {
 		case "d", "decline":
-			return converse.Decline(call.ID)
+			return call.Decline()
 		case "c", "cancel":
-			return converse.Dismiss(call.ID)
+			return call.Dismiss()
 		case "a", "answer":
 			if answer, ok := ss.fillForm(ctx, stdin, q); ok {
-				return converse.Accept(call.ID, answer)
+				return call.Accept(answer)
 			}
-			return converse.Dismiss(call.ID)
+			return call.Dismiss()
 		}
 	}
 }

@@ -131,7 +131,7 @@ func (s *settings) handlerOptions(model string, stderr io.Writer, store converse
 					if call.Question != nil { // -yes answers no question: the caller does
 						return converse.Decision{ID: call.ID, Verdict: converse.Paused}, nil
 					}
-					return converse.Approve(call.ID), nil
+					return call.Approve(), nil
 				}
 			} // else a call that needs approval pauses, and the caller decides
 		}

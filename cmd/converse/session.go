@@ -201,7 +201,7 @@ func (ss *session) approver(stdin io.Reader) func(context.Context, converse.Call
 			return ss.answerQuestion(ctx, stdin, call), nil
 		}
 		if ss.s.yes {
-			return converse.Approve(call.ID), nil
+			return call.Approve(), nil
 		}
 		ss.print.EndText()
 		// The question starts afresh and quotes the tool's name, so that
@@ -210,15 +210,15 @@ func (ss *session) approver(stdin io.Reader) func(context.Context, converse.Call
 		answer, asked, ok := ss.ask(ctx, stdin, question)
 		switch {
 		case !asked:
-			return converse.Deny(call.ID, "converse", "there is no terminal to ask for approval (run with -yes to approve the calls)"), nil
+			return call.Deny("converse", "there is no terminal to ask for approval (run with -yes to approve the calls)"), nil
 		case !ok:
-			return converse.Deny(call.ID, "the user", "no answer at the terminal"), nil
+			return call.Deny("the user", "no answer at the terminal"), nil
 		}
 		switch strings.ToLower(strings.TrimSpace(answer)) {
 		case "y", "yes":
-			return converse.Approve(call.ID), nil
+			return call.Approve(), nil
 		}
-		return converse.Deny(call.ID, "the user", "not approved at the terminal"), nil
+		return call.Deny("the user", "not approved at the terminal"), nil
 	}
 }
 

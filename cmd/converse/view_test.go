@@ -123,7 +123,7 @@ func knownSession(t *testing.T) string {
 	c := converse.New(srv.Client(), viewModel, reg, func(o *converse.Options) {
 		o.Session, o.Tools.MaxOutput = &converse.Session{Store: filestore.Store{Dir: dir}, ID: "session"}, 1000
 		o.Approver = func(_ context.Context, call converse.Call) (converse.Decision, error) {
-			return converse.Deny(call.ID, "the test", "not today"), nil
+			return call.Deny("the test", "not today"), nil
 		}
 	})
 	_, err = c.Send(context.Background(), "Look it up and send it.")

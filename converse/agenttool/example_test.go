@@ -77,7 +77,7 @@ func ExampleNew_approver() {
 	conv := converse.New(coordinatorBedrock.Client(), model, reg, func(o *converse.Options) {
 		o.Approver = func(_ context.Context, call converse.Call) (converse.Decision, error) {
 			fmt.Println("approve?", call.ID, call.Tool)
-			return converse.Approve(call.ID), nil
+			return call.Approve(), nil
 		}
 	})
 	res, err := conv.Send(context.Background(), "Tell the team.")
@@ -136,7 +136,7 @@ func ExampleNew_pausedAcrossProcesses() {
 		fmt.Println(err)
 		return
 	}
-	res, err := conv.Resume(context.Background(), converse.Approve("t1/m1"))
+	res, err := conv.Resume(context.Background(), converse.Call{ID: "t1/m1"}.Approve())
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -43,8 +43,8 @@ func TestInnerApprovalAskedInProcess(t *testing.T) {
 		runs     int32
 		inner    string // what the agent's model sees of the call
 	}{
-		{"approve", converse.Approve(""), 1, "sent"},
-		{"deny", converse.Deny("", "the user", "no mail today"), 0, "no mail today"},
+		{"approve", converse.Call{}.Approve(), 1, "sent"},
+		{"deny", converse.Call{}.Deny("the user", "no mail today"), 0, "no mail today"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var sends atomic.Int32
@@ -131,10 +131,10 @@ func TestInnerApprovalPausesAcrossProcesses(t *testing.T) {
 			if got := conv.State().Pending; len(got) != 1 || got[0].ID != path {
 				t.Fatalf("the restored State's Pending = %+v, want %s", got, path)
 			}
-			if _, err := conv.Resume(context.Background(), converse.Approve("o1/i9")); !errors.Is(err, converse.ErrDecision) {
+			if _, err := conv.Resume(context.Background(), converse.Call{ID: "o1/i9"}.Approve()); !errors.Is(err, converse.ErrDecision) {
 				t.Errorf("a decision for no pending path: err = %v, want ErrDecision", err)
 			}
-			res, err := conv.Resume(context.Background(), converse.Approve(path))
+			res, err := conv.Resume(context.Background(), converse.Call{ID: path}.Approve())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -183,7 +183,7 @@ func TestInnerApprovalPausedByCallerApprover(t *testing.T) {
 	if asked != 1 {
 		t.Errorf("the Approver was asked %d times, want once", asked)
 	}
-	res, err := conv.Resume(context.Background(), converse.Approve("o1/i1"))
+	res, err := conv.Resume(context.Background(), converse.Call{ID: "o1/i1"}.Approve())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +202,7 @@ func TestInnerPauseWithoutStore(t *testing.T) {
 	if _, err := conv.Send(context.Background(), "Mail it."); !errors.Is(err, converse.ErrPaused) {
 		t.Fatalf("err = %v, want ErrPaused", err)
 	}
-	res, err := conv.Resume(context.Background(), converse.Deny("o1/i1", "the user", "not now"))
+	res, err := conv.Resume(context.Background(), converse.Call{ID: "o1/i1"}.Deny("the user", "not now"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,10 +233,10 @@ func TestInnerQuestionPassesUp(t *testing.T) {
 	if !errors.As(err, &paused) || len(paused.Pending) != 1 || paused.Pending[0].ID != "o1/i1" || paused.Pending[0].Question == nil {
 		t.Fatalf("err = %v, want the question of o1/i1", err)
 	}
-	if _, err := conv.Resume(context.Background(), converse.Approve("o1/i1")); !errors.Is(err, converse.ErrDecision) {
+	if _, err := conv.Resume(context.Background(), converse.Call{ID: "o1/i1"}.Approve()); !errors.Is(err, converse.ErrDecision) {
 		t.Errorf("an approval for a question: err = %v, want ErrDecision", err)
 	}
-	if _, err := conv.Resume(context.Background(), converse.Accept("o1/i1", json.RawMessage(`{"env":"staging"}`))); err != nil {
+	if _, err := conv.Resume(context.Background(), converse.Call{ID: "o1/i1"}.Accept(json.RawMessage(`{"env":"staging"}`))); err != nil {
 		t.Fatal(err)
 	}
 	if got := lastResult(t, inner); !strings.Contains(got, "staging") {
@@ -287,7 +287,7 @@ func TestNestedStateForm(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := conv.Resume(context.Background(), converse.Approve("o1/b1/i1"))
+	res, err := conv.Resume(context.Background(), converse.Call{ID: "o1/b1/i1"}.Approve())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,7 +33,7 @@
 //	run, _ := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: "agents"},
 //		temporal.WorkflowName, temporal.Input{ModelID: modelID, Prompt: "Mail ops the weather in Paris."})
 //	// A call that needs approval waits, for days if need be, for its decision:
-//	_ = c.SignalWorkflow(ctx, run.GetID(), "", temporal.DecideSignalName, []converse.Decision{converse.Approve("tooluse_1")})
+//	_ = c.SignalWorkflow(ctx, run.GetID(), "", temporal.DecideSignalName, []converse.Decision{converse.Call{ID: "tooluse_1"}.Approve()})
 //	var res temporal.Result // Text, StopReason, Turns, Usage summed, the Model that answered, and the State to go on from
 //	err := run.Get(ctx, &res)
 //

@@ -51,7 +51,7 @@ func Example_agents() {
 		var st ctemporal.Status
 		_ = v.Get(&st)
 		fmt.Println("pending:", st.Pending[0].ID, st.Pending[0].Tool)
-		env.SignalWorkflow(ctemporal.DecideSignalName, []converse.Decision{converse.Approve("t1/m1")})
+		env.SignalWorkflow(ctemporal.DecideSignalName, []converse.Decision{converse.Call{ID: "t1/m1"}.Approve()})
 	}, time.Hour)
 	env.ExecuteWorkflow(ctemporal.WorkflowName, ctemporal.Input{ModelID: model, Prompt: "Tell the team."})
 	var res ctemporal.Result

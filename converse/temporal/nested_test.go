@@ -82,7 +82,7 @@ func TestWorkflowAgentApproval(t *testing.T) {
 			path := map[int]string{1: "o1/i1", 2: "o1/b1/i1"}[levels]
 			sendRun := newAgents(t, levels)
 			want, err := converse.New(sendRun.outer.Client(), claude, sendRun.reg, func(o *converse.Options) {
-				o.Approver = func(context.Context, converse.Call) (converse.Decision, error) { return converse.Approve(""), nil }
+				o.Approver = func(context.Context, converse.Call) (converse.Decision, error) { return converse.Call{}.Approve(), nil }
 			}).Send(context.Background(), "Mail ops.")
 			require.NoError(t, err)
 
@@ -93,7 +93,7 @@ func TestWorkflowAgentApproval(t *testing.T) {
 				v, err := env.QueryWorkflow(ctemporal.StatusQueryName)
 				require.NoError(t, err)
 				require.NoError(t, v.Get(&paused))
-				env.SignalWorkflow(ctemporal.DecideSignalName, []converse.Decision{converse.Approve("o1/x9"), converse.Approve(path)})
+				env.SignalWorkflow(ctemporal.DecideSignalName, []converse.Decision{converse.Call{ID: "o1/x9"}.Approve(), converse.Call{ID: path}.Approve()})
 			}, time.Hour)
 			env.ExecuteWorkflow(ctemporal.WorkflowName, ctemporal.Input{ModelID: claude, Prompt: "Mail ops."})
 			res := result(t, env)

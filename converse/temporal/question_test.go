@@ -85,9 +85,9 @@ func TestWorkflowQuestion(t *testing.T) {
 		ran      string            // the answer the retried call saw
 		want     string            // the result the model reads
 	}{
-		{"accept", [][]converse.Decision{{converse.Accept("d1", json.RawMessage(`{"env":"mars"}`))}, {converse.Accept("d1", json.RawMessage(`{"env":"staging"}`))}},
-			converse.Accept("", json.RawMessage(`{"env":"staging"}`)), `accept {"env":"staging"}`, `"deployed to {\"env\":\"staging\"}"`},
-		{"decline", [][]converse.Decision{{converse.Decline("d1")}}, converse.Decline(""), "decline ", `"the user chose decline"`},
+		{"accept", [][]converse.Decision{{converse.Call{ID: "d1"}.Accept(json.RawMessage(`{"env":"mars"}`))}, {converse.Call{ID: "d1"}.Accept(json.RawMessage(`{"env":"staging"}`))}},
+			converse.Call{}.Accept(json.RawMessage(`{"env":"staging"}`)), `accept {"env":"staging"}`, `"deployed to {\"env\":\"staging\"}"`},
+		{"decline", [][]converse.Decision{{converse.Call{ID: "d1"}.Decline()}}, converse.Call{}.Decline(), "decline ", `"the user chose decline"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sendSrv := bedrocktest.NewServer(askingScript())

@@ -240,7 +240,7 @@ func TestWorkflowApprovalAfterADay(t *testing.T) {
 		v, err := env.QueryWorkflow(ctemporal.StatusQueryName)
 		require.NoError(t, err)
 		require.NoError(t, v.Get(&before))
-		env.SignalWorkflow(ctemporal.DecideSignalName, []converse.Decision{converse.Approve("e1")})
+		env.SignalWorkflow(ctemporal.DecideSignalName, []converse.Decision{converse.Call{ID: "e1"}.Approve()})
 	}, 24*time.Hour)
 	start := env.Now()
 	env.ExecuteWorkflow(ctemporal.WorkflowName, ctemporal.Input{ModelID: claude, Prompt: "Weather in Paris, then mail ops."})
@@ -263,8 +263,8 @@ func TestWorkflowDenial(t *testing.T) {
 	defer srv.Close()
 	env := testEnv(t, srv, weatherRegistry(t, &l))
 	env.RegisterDelayedCallback(func() {
-		env.SignalWorkflow(ctemporal.DecideSignalName, []converse.Decision{converse.Approve("nope")})
-		env.SignalWorkflow(ctemporal.DecideSignalName, []converse.Decision{converse.Deny("e1", "the user", "not now")})
+		env.SignalWorkflow(ctemporal.DecideSignalName, []converse.Decision{converse.Call{ID: "nope"}.Approve()})
+		env.SignalWorkflow(ctemporal.DecideSignalName, []converse.Decision{converse.Call{ID: "e1"}.Deny("the user", "not now")})
 	}, time.Hour)
 	env.ExecuteWorkflow(ctemporal.WorkflowName, ctemporal.Input{ModelID: claude, Prompt: "Mail ops."})
 	assert.Equal(t, "I did not send it.", result(t, env).Text)
@@ -344,7 +344,7 @@ func TestWorkflowSendsWhatSendSends(t *testing.T) {
 	defer sendSrv.Close()
 	c := converse.New(sendSrv.Client(), claude, weatherRegistry(t, &l1), opts, func(o *converse.Options) {
 		o.Approver = func(_ context.Context, call converse.Call) (converse.Decision, error) {
-			return converse.Approve(call.ID), nil
+			return call.Approve(), nil
 		}
 	})
 	want, err := c.Send(context.Background(), prompt)
@@ -355,7 +355,7 @@ func TestWorkflowSendsWhatSendSends(t *testing.T) {
 	defer wfSrv.Close()
 	env := testEnv(t, wfSrv, weatherRegistry(t, &l2), func(o *ctemporal.Options) { o.Conversation = opts })
 	env.RegisterDelayedCallback(func() {
-		env.SignalWorkflow(ctemporal.DecideSignalName, []converse.Decision{converse.Approve("e1")})
+		env.SignalWorkflow(ctemporal.DecideSignalName, []converse.Decision{converse.Call{ID: "e1"}.Approve()})
 	}, time.Minute)
 	env.ExecuteWorkflow(ctemporal.WorkflowName, ctemporal.Input{ModelID: claude, Prompt: prompt})
 	got := result(t, env)
@@ -517,7 +517,7 @@ func TestWorkflowResumesWithTheStatesModel(t *testing.T) {
 	srv := bedrocktest.NewServer(bedrocktest.Script(bedrocktest.Text("Mailed.")))
 	defer srv.Close()
 	env := testEnv(t, srv, weatherRegistry(t, &l))
-	env.ExecuteWorkflow(ctemporal.WorkflowName, ctemporal.Input{State: st, Decisions: []converse.Decision{converse.Approve("e1")}})
+	env.ExecuteWorkflow(ctemporal.WorkflowName, ctemporal.Input{State: st, Decisions: []converse.Decision{converse.Call{ID: "e1"}.Approve()}})
 	res := result(t, env)
 	assert.Equal(t, "Mailed.", res.Text)
 	assert.Equal(t, claude, res.Model)

@@ -28,13 +28,13 @@ func TestTraceLines(t *testing.T) {
 		want string
 	}{
 		{"approved", func(tr *Trace) {
-			tr.Event(converse.ApprovalDecided{Call: call, Decision: converse.Approve("c3")})
+			tr.Event(converse.ApprovalDecided{Call: call, Decision: converse.Call{ID: "c3"}.Approve()})
 		}, "· risky c3 approved\n"},
 		{"denied", func(tr *Trace) {
-			tr.Event(converse.ApprovalDecided{Call: call, Decision: converse.Deny("c3", "converse", "there is no terminal")})
+			tr.Event(converse.ApprovalDecided{Call: call, Decision: converse.Call{ID: "c3"}.Deny("converse", "there is no terminal")})
 		}, "· risky c3 denied by converse: there is no terminal\n"},
 		{"denied without a reason", func(tr *Trace) {
-			tr.Event(converse.ApprovalDecided{Call: call, Decision: converse.Deny("c3", "the user", "")})
+			tr.Event(converse.ApprovalDecided{Call: call, Decision: converse.Call{ID: "c3"}.Deny("the user", "")})
 		}, "· risky c3 denied by the user\n"},
 		{"abandoned", func(tr *Trace) {
 			tr.Event(converse.ToolEnd{ID: "c3", Name: "risky", Err: errors.New("Error: the call timed out"), Status: types.ToolResultStatusError, Abandoned: true})

@@ -79,7 +79,7 @@ func TestAgentApprovalOnTheServer(t *testing.T) {
 	ts := newServer(t)
 	run, reg, agents, sends := agentsOnTheServer(t, ts, "coordinator")
 	c, ctx := ts.GetDefaultClient(), context.Background()
-	require.NoError(t, c.SignalWorkflow(ctx, run.GetID(), run.GetRunID(), ctemporal.DecideSignalName, []converse.Decision{converse.Approve("o1/b1/i1")}))
+	require.NoError(t, c.SignalWorkflow(ctx, run.GetID(), run.GetRunID(), ctemporal.DecideSignalName, []converse.Decision{converse.Call{ID: "o1/b1/i1"}.Approve()}))
 	var res ctemporal.Result
 	require.NoError(t, run.Get(ctx, &res))
 

@@ -32,8 +32,8 @@ func TestQuestionOnTheServer(t *testing.T) {
 		ran      string // the answer the retried call saw
 		want     string // the result the model reads
 	}{
-		{"accept", converse.Accept("d1", json.RawMessage(`{"env":"staging"}`)), `accept {"env":"staging"}`, `"deployed to staging"`},
-		{"decline", converse.Decline("d1"), "decline ", `"the user chose decline"`},
+		{"accept", converse.Call{ID: "d1"}.Accept(json.RawMessage(`{"env":"staging"}`)), `accept {"env":"staging"}`, `"deployed to staging"`},
+		{"decline", converse.Call{ID: "d1"}.Decline(), "decline ", `"the user chose decline"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := bedrocktest.NewServer(bedrocktest.Script(

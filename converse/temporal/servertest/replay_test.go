@@ -62,7 +62,7 @@ func TestReplayDecidesAsTheRun(t *testing.T) {
 				ctemporal.Input{ModelID: claude, Prompt: "Take your time."})
 			require.NoError(t, err)
 			if tc.decide {
-				require.NoError(t, c.SignalWorkflow(ctx, run.GetID(), run.GetRunID(), ctemporal.DecideSignalName, []converse.Decision{converse.Approve("s1")}))
+				require.NoError(t, c.SignalWorkflow(ctx, run.GetID(), run.GetRunID(), ctemporal.DecideSignalName, []converse.Decision{converse.Call{ID: "s1"}.Approve()}))
 			}
 			_ = run.Get(ctx, nil) // the run's outcome is other tests'; its history is this one's
 
