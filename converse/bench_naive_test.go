@@ -358,7 +358,7 @@ func TestBenchBaselinesAgree(t *testing.T) {
 	defer srv.Close()
 	chat := newNaiveChat(t, "naive", srv.Client(), reg)
 	require.NoError(t, chat.Send(ctx, "Add things."))
-	res, err := converse.Run(ctx, srv.Client(), benchModelID, reg, "Add things.")
+	res, err := converse.New(srv.Client(), benchModelID, reg).Send(ctx, "Add things.")
 	require.NoError(t, err)
 	naive, err := wirejson.MarshalMessages(chat.history)
 	require.NoError(t, err)
@@ -375,7 +375,7 @@ func TestBenchBaselinesAgree(t *testing.T) {
 
 	streamed := newBenchChatStreamed(t, "naive", true, srv.Client(), reg).(*naiveStreamChat)
 	require.NoError(t, streamed.Send(ctx, "Add things."))
-	res, err = converse.Run(ctx, srv.Client(), benchModelID, reg, "Add things.", func(o *converse.Options) { o.Stream = &converse.StreamPolicy{} })
+	res, err = converse.New(srv.Client(), benchModelID, reg, func(o *converse.Options) { o.Stream = &converse.StreamPolicy{} }).Send(ctx, "Add things.")
 	require.NoError(t, err)
 	naive, err = wirejson.MarshalMessages(streamed.history)
 	require.NoError(t, err)

@@ -430,7 +430,7 @@ type benchStubClient struct {
 
 func newBenchStubClient(b *testing.B, real *bedrockruntime.Client, reg *tools.Registry) *benchStubClient {
 	b.Helper()
-	cfg, err := converse.ToolConfig(reg, nil)
+	cfg, err := (&converse.Executor{Registry: reg}).ToolConfig(nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -541,14 +541,15 @@ func benchStreamEvents(deltas int, piece string) []recording.Event {
 // text delta.
 func benchStream(ctx context.Context, impl string, client converse.Client, onText func(string)) error {
 	if impl == "library" {
-		_, err := converse.Run(ctx, client, benchModelID, nil, "Talk.", func(o *converse.Options) {
+		_, err := converse.New(client, benchModelID, nil, func(o *converse.Options) {
 			o.Stream = &converse.StreamPolicy{}
 			o.OnEvent = func(ev converse.Event) {
 				if t, ok := ev.(converse.Text); ok {
 					onText(t.Text)
 				}
 			}
-		})
+		}).Send(ctx, "Talk.")
+
 		return err
 	}
 	out, err := client.ConverseStream(ctx, &bedrockruntime.ConverseStreamInput{

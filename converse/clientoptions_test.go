@@ -47,7 +47,7 @@ func TestClientOptions(t *testing.T) {
 			cfg := aws.Config{Region: "us-east-1", HTTPClient: capture, Retryer: func() aws.Retryer { return aws.NopRetryer{} },
 				Credentials: credentials.NewStaticCredentialsProvider("AKIDEXAMPLE", "secret", "")}
 			client := bedrockruntime.NewFromConfig(cfg, tc.opts...)
-			_, err := converse.Run(context.Background(), client, claude, nil, "hi")
+			_, err := converse.New(client, claude, nil).Send(context.Background(), "hi")
 			require.ErrorIs(t, err, errSent)
 			assert.Equal(t, tc.writerTo, writerTo)
 		})
@@ -61,8 +61,9 @@ func ExampleClientOptions() {
 	srv := bedrocktest.NewServer(bedrocktest.Script(bedrocktest.Text("Hello from a stream.")))
 	defer srv.Close()
 	client := bedrockruntime.NewFromConfig(srv.Config(), converse.ClientOptions)
-	res, err := converse.Run(context.Background(), client, "us.anthropic.claude-sonnet-4-5-20250929-v1:0", nil, "Hi.",
-		func(o *converse.Options) { o.Stream = &converse.StreamPolicy{} })
+	res, err := converse.New(client, "us.anthropic.claude-sonnet-4-5-20250929-v1:0", nil,
+		func(o *converse.Options) { o.Stream = &converse.StreamPolicy{} }).Send(context.Background(), "Hi.")
+
 	if err != nil {
 		fmt.Println(err)
 		return

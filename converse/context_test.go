@@ -189,7 +189,7 @@ func TestOverflowInALaterSend(t *testing.T) {
 // TestOverflowWithoutPolicyFails shows what the policy prevents.
 func TestOverflowWithoutPolicyFails(t *testing.T) {
 	_, client := serve(t, bedrocktest.Script(fetchLoop(12)...), func(o *bedrocktest.Options) { o.MaxInputTokens = 4000 })
-	_, err := converse.Run(context.Background(), client, claude, fetchTool(t, 250), "Read pages 1 to 12.", func(o *converse.Options) { o.MaxTurns = 20 })
+	_, err := converse.New(client, claude, fetchTool(t, 250), func(o *converse.Options) { o.MaxTurns = 20 }).Send(context.Background(), "Read pages 1 to 12.")
 	var ve *types.ValidationException
 	require.ErrorAs(t, err, &ve)
 	assert.Equal(t, "Input is too long for requested model.", ve.ErrorMessage())
@@ -203,14 +203,15 @@ func TestContextWindowStopIsRetried(t *testing.T) {
 	replies = append(replies[:3:3], bedrocktest.ContextWindowExceeded(), replies[3])
 	srv, client := serve(t, bedrocktest.Script(replies...))
 	var trims []converse.Trimmed
-	res, err := converse.Run(context.Background(), client, claude, fetchTool(t, 250), "Read pages 1 to 3.", func(o *converse.Options) {
+	res, err := converse.New(client, claude, fetchTool(t, 250), func(o *converse.Options) {
 		o.Context = &converse.ContextPolicy{}
 		o.OnEvent = func(ev converse.Event) {
 			if tr, ok := ev.(converse.Trimmed); ok {
 				trims = append(trims, tr)
 			}
 		}
-	})
+	}).Send(context.Background(), "Read pages 1 to 3.")
+
 	require.NoError(t, err)
 	assert.Equal(t, "I read them all.", res.Text)
 	require.Len(t, trims, 1)
@@ -266,9 +267,10 @@ func TestSummaryCallCarriesToolConfig(t *testing.T) {
 // Bedrock's error at once, without a retry of the same request.
 func TestOverflowWithNothingToTrim(t *testing.T) {
 	srv, client := serve(t, bedrocktest.Script(bedrocktest.Text("unreached")), func(o *bedrocktest.Options) { o.MaxInputTokens = 100 })
-	_, err := converse.Run(context.Background(), client, claude, nil, strings.Repeat("a long prompt ", 100), func(o *converse.Options) {
+	_, err := converse.New(client, claude, nil, func(o *converse.Options) {
 		o.Context = &converse.ContextPolicy{}
-	})
+	}).Send(context.Background(), strings.Repeat("a long prompt ", 100))
+
 	var ve *types.ValidationException
 	require.ErrorAs(t, err, &ve)
 	assert.Equal(t, "Input is too long for requested model.", ve.ErrorMessage())

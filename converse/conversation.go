@@ -79,7 +79,7 @@ type Conversation struct {
 	accounts *accounts     // prices the calls, holds the runs to Options.Budget; what was spent, under its own lock
 
 	sendMu sync.Mutex               // held for a whole Send, and for each step of the step API
-	cfg    *types.ToolConfiguration // ToolConfig of the first cfgLen tools; under sendMu
+	cfg    *types.ToolConfiguration // the tool configuration of the first cfgLen tools; under sendMu
 	cfgLen int                      // -1 until cfg is built
 	run    *run                     // the Send or Resume in progress; under sendMu
 	sticky stickyFallback           // the fallback model turns keep to for a while; under sendMu
@@ -113,11 +113,6 @@ func New(client Client, modelID string, reg *tools.Registry, optFns ...func(*Opt
 	c.input = newInputCounter(client, modelID, &c.opts)
 	c.accounts = newAccounts(modelID, &c.opts)
 	return c
-}
-
-// Run is a one-shot conversation: New, then Send of prompt.
-func Run(ctx context.Context, client Client, modelID string, reg *tools.Registry, prompt string, optFns ...func(*Options)) (*Result, error) {
-	return New(client, modelID, reg, optFns...).Send(ctx, prompt)
 }
 
 // History returns a copy of the conversation so far, in one of the states of

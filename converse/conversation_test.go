@@ -57,7 +57,7 @@ func assertValid(t *testing.T, c *converse.Conversation, model string) {
 	}
 	srv, client := serve(t, bedrocktest.Script(bedrocktest.Text("ok")))
 	reg := calculator(t)
-	cfg, err := converse.ToolConfig(reg, nil)
+	cfg, err := (&converse.Executor{Registry: reg}).ToolConfig(nil)
 	require.NoError(t, err)
 	_, err = client.Converse(context.Background(), &bedrockruntime.ConverseInput{ModelId: aws.String(model), Messages: h, ToolConfig: cfg})
 	require.NoError(t, err, "history is not a valid Bedrock conversation")
@@ -66,7 +66,7 @@ func assertValid(t *testing.T, c *converse.Conversation, model string) {
 
 func TestRunWithoutTools(t *testing.T) {
 	srv, client := serve(t, bedrocktest.Script(bedrocktest.Text("Hello!")))
-	res, err := converse.Run(context.Background(), client, claude, nil, "Hi")
+	res, err := converse.New(client, claude, nil).Send(context.Background(), "Hi")
 	require.NoError(t, err)
 	assert.Equal(t, "Hello!", res.Text)
 	assert.Equal(t, types.StopReasonEndTurn, res.StopReason)
@@ -260,7 +260,7 @@ func TestAPIErrorsAreWrappedAndTyped(t *testing.T) {
 
 func TestThrottledCallSucceedsAfterRetries(t *testing.T) {
 	srv, client := serve(t, bedrocktest.Throttle(2, bedrocktest.Script(bedrocktest.Text("made it"))))
-	res, err := converse.Run(context.Background(), client, claude, nil, "hi")
+	res, err := converse.New(client, claude, nil).Send(context.Background(), "hi")
 	require.NoError(t, err)
 	assert.Equal(t, "made it", res.Text)
 	assert.Len(t, srv.Requests(), 3, "two throttled attempts, then success")
@@ -286,8 +286,9 @@ func TestToolStatusByModelFamily(t *testing.T) {
 				bedrocktest.ToolUse("Adding.", bedrocktest.Call{ID: "functions.calculator:0", Name: "calculator", Input: map[string]any{"a": 1, "b": 0, "operation": "divide"}}),
 				bedrocktest.Text("Cannot divide by zero."),
 			))
-			res, err := converse.Run(context.Background(), client, tt.model, calculator(t), "1/0?",
-				func(o *converse.Options) { o.Tools.Status = tt.mode })
+			res, err := converse.New(client, tt.model, calculator(t),
+				func(o *converse.Options) { o.Tools.Status = tt.mode }).Send(context.Background(), "1/0?")
+
 			require.NoError(t, err, "the server enforces Bedrock's rules for this family")
 			assert.Equal(t, "Cannot divide by zero.", res.Text)
 			r := resultsOf(t, srv.Requests()[1].Messages[2])[0]
@@ -309,7 +310,7 @@ func TestEvents(t *testing.T) {
 	))
 	var mu sync.Mutex
 	var got []string
-	_, err := converse.Run(context.Background(), client, claude, calculator(t), "1+2?", func(o *converse.Options) {
+	_, err := converse.New(client, claude, calculator(t), func(o *converse.Options) {
 		o.OnEvent = func(ev converse.Event) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -326,7 +327,8 @@ func TestEvents(t *testing.T) {
 				assert.Equal(t, 15, ev.Usage.TotalTokens)
 			}
 		}
-	})
+	}).Send(context.Background(), "1+2?")
+
 	require.NoError(t, err)
 	assert.Equal(t, []string{
 		"text Adding.", "turn tool_use",
@@ -340,9 +342,10 @@ func TestForcedToolChoiceOnlyOnFirstTurn(t *testing.T) {
 		bedrocktest.ToolUse("", bedrocktest.Call{ID: "t1", Name: "calculator", Input: map[string]any{"a": 1, "b": 2}}),
 		bedrocktest.Text("3."),
 	))
-	_, err := converse.Run(context.Background(), client, claude, calculator(t), "1+2?", func(o *converse.Options) {
+	_, err := converse.New(client, claude, calculator(t), func(o *converse.Options) {
 		o.ToolChoice = &types.ToolChoiceMemberAny{}
-	})
+	}).Send(context.Background(), "1+2?")
+
 	require.NoError(t, err)
 	reqs := srv.Requests()
 	assert.IsType(t, &types.ToolChoiceMemberAny{}, reqs[0].ToolConfig.ToolChoice)
@@ -355,7 +358,7 @@ func TestJSONResults(t *testing.T) {
 		bedrocktest.ToolUse("", bedrocktest.Call{ID: "t1", Name: "calculator", Input: map[string]any{"a": 1, "b": 2}}),
 		bedrocktest.Text("3."),
 	))
-	_, err := converse.Run(context.Background(), client, claude, calculator(t), "1+2?", func(o *converse.Options) { o.Tools.JSONContent = true })
+	_, err := converse.New(client, claude, calculator(t), func(o *converse.Options) { o.Tools.JSONContent = true }).Send(context.Background(), "1+2?")
 	require.NoError(t, err)
 	tr := srv.Requests()[1].Messages[2].Content[0].(*types.ContentBlockMemberToolResult)
 	j, ok := tr.Value.Content[0].(*types.ToolResultContentBlockMemberJson)
@@ -383,7 +386,7 @@ func TestToolCannotChangeTheHistory(t *testing.T) {
 		bedrocktest.ToolUse("", bedrocktest.Call{ID: "t2", Name: "scribble", Input: map[string]any{"b": 2}}),
 		bedrocktest.Text("Done."),
 	))
-	_, err = converse.Run(context.Background(), client, claude, reg, "Scribble.")
+	_, err = converse.New(client, claude, reg).Send(context.Background(), "Scribble.")
 	require.NoError(t, err)
 	last := string(srv.Requests()[2].Body)
 	assert.Contains(t, last, `"input":{"a":1}`)
@@ -413,7 +416,7 @@ func TestTextIsNeverMixedWithToolResults(t *testing.T) {
 		bedrocktest.ToolUse("Let me compute.", bedrocktest.Call{ID: "a1", Name: "calculator", Input: map[string]any{"a": 1, "b": 2}}),
 		bedrocktest.Text("3."),
 	))
-	res, err := converse.Run(context.Background(), client, "mistral.mistral-large-2407-v1:0", calculator(t), "1+2?")
+	res, err := converse.New(client, "mistral.mistral-large-2407-v1:0", calculator(t)).Send(context.Background(), "1+2?")
 	require.NoError(t, err)
 	assert.Equal(t, "3.", res.Text)
 }
@@ -696,13 +699,14 @@ func TestToolOutputIsCapped(t *testing.T) {
 	require.NoError(t, err)
 	srv, client := serve(t, bedrocktest.Script(bedrocktest.ToolUse("", bedrocktest.Call{ID: "h", Name: "huge"}), bedrocktest.Text("big")))
 	var truncated bool
-	_, err = converse.Run(context.Background(), client, claude, reg, "go", func(o *converse.Options) {
+	_, err = converse.New(client, claude, reg, func(o *converse.Options) {
 		o.OnEvent = func(ev converse.Event) {
 			if end, ok := ev.(converse.ToolEnd); ok {
 				truncated = end.Truncated
 			}
 		}
-	})
+	}).Send(context.Background(), "go")
+
 	require.NoError(t, err)
 	reqs := srv.Requests()
 	require.Len(t, reqs, 2)

@@ -88,8 +88,9 @@ func TestCostOfOneHourCacheWrites(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, client := serve(t, bedrocktest.Script(reply))
-			res, err := converse.Run(context.Background(), client, "global.anthropic.claude-sonnet-4-5-20250929-v1:0", nil, "go",
-				func(o *converse.Options) { o.Prices = tc.prices })
+			res, err := converse.New(client, "global.anthropic.claude-sonnet-4-5-20250929-v1:0", nil,
+				func(o *converse.Options) { o.Prices = tc.prices }).Send(context.Background(), "go")
+
 			require.NoError(t, err)
 			assert.Equal(t, 2000, res.Usage.CacheWrite1hInputTokens)
 			require.NotNil(t, res.CostUSD)

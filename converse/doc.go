@@ -13,12 +13,11 @@
 //	cfg, _ := config.LoadDefaultConfig(ctx)
 //	client := bedrockruntime.NewFromConfig(cfg, converse.ClientOptions)
 //	reg, _ := tools.NewRegistry(tools.Builtins()...)
-//	res, err := converse.Run(ctx, client, "us.anthropic.claude-sonnet-4-20250514-v1:0", reg,
-//		"What time is it?")
+//	conv := converse.New(client, "us.anthropic.claude-sonnet-4-20250514-v1:0", reg)
+//	res, err := conv.Send(ctx, "What time is it?")
 //
-// [Run] is one prompt; [New] makes a Conversation whose [Conversation.Send]
-// continues it prompt after prompt. Both use Converse, or ConverseStream
-// with Options.Stream. A Conversation keeps a history that is always a valid
+// Each [Conversation.Send] continues the conversation with a prompt. It
+// uses Converse, or ConverseStream with Options.Stream. A Conversation keeps a history that is always a valid
 // Bedrock conversation and sums token usage over turns.
 //
 // The client is used as it is, however it authenticates. It may use the

@@ -73,7 +73,7 @@ func TestDocumentNamesUniqueInRequest(t *testing.T) {
 				replies = append(replies, bedrocktest.ToolUse("", calls...))
 			}
 			srv, client := serve(t, bedrocktest.Script(append(replies, bedrocktest.Text("Seen."))...))
-			res, err := converse.Run(context.Background(), client, claude, registry(t, ts...), "Look.")
+			res, err := converse.New(client, claude, registry(t, ts...)).Send(context.Background(), "Look.")
 			require.NoError(t, err, "no request holds a document name twice")
 			assert.Equal(t, "Seen.", res.Text)
 			reqs := srv.Requests()

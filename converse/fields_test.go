@@ -44,7 +44,7 @@ func TestEveryRequestFieldReachesTheWire(t *testing.T) {
 	for _, stream := range []bool{false, true} {
 		t.Run(map[bool]string{false: "Converse", true: "ConverseStream"}[stream], func(t *testing.T) {
 			srv, client := serve(t, bedrocktest.Script(bedrocktest.Text("ok")))
-			_, err := converse.Run(context.Background(), client, claude, nil, "hi", everyField, func(o *converse.Options) { o.Stream = asyncGuardrail(stream) })
+			_, err := converse.New(client, claude, nil, everyField, func(o *converse.Options) { o.Stream = asyncGuardrail(stream) }).Send(context.Background(), "hi")
 			require.NoError(t, err)
 			reqs := srv.Requests()
 			require.Len(t, reqs, 1)

@@ -82,7 +82,7 @@ func sendMedia(t *testing.T, model string, reg *tools.Registry, optFns ...func(*
 			}
 		}
 	}}, optFns...)
-	res, err := converse.Run(context.Background(), client, model, reg, "Look.", opts...)
+	res, err := converse.New(client, model, reg, opts...).Send(context.Background(), "Look.")
 	require.NoError(t, err, "the request breaks none of Bedrock's rules")
 	assert.Equal(t, "Seen.", res.Text)
 	return srv, ends

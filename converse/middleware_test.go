@@ -150,9 +150,10 @@ func TestMiddlewarePanics(t *testing.T) {
 	boom := func(next converse.ToolHandler) converse.ToolHandler {
 		return func(context.Context, converse.Call) (any, error) { panic("boom") }
 	}
-	res, err := converse.Run(context.Background(), client, claude, calculator(t), "add", func(o *converse.Options) {
+	res, err := converse.New(client, claude, calculator(t), func(o *converse.Options) {
 		o.Tools.Middleware = []converse.ToolMiddleware{boom}
-	})
+	}).Send(context.Background(), "add")
+
 	require.NoError(t, err)
 	assert.Equal(t, "the middleware failed", res.Text)
 	reqs := srv.Requests()

@@ -131,7 +131,7 @@ func checkState(t *testing.T, st *converse.State, reg *tools.Registry) {
 		}
 		msgs = append(msgs, answer)
 	}
-	cfg, err := converse.ToolConfig(reg, nil)
+	cfg, err := (&converse.Executor{Registry: reg}).ToolConfig(nil)
 	require.NoError(t, err)
 	if e := bedrocktest.Validate(&bedrocktest.Request{Operation: "Converse", ConverseInput: bedrockruntime.ConverseInput{ModelId: aws.String(back.ModelID), Messages: msgs, ToolConfig: cfg}}); e != nil {
 		t.Fatalf("saved state is not a valid request: %v\n%s", e, b)

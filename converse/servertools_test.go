@@ -168,9 +168,10 @@ func TestToolUseTurnWithOnlyServerCalls(t *testing.T) {
 
 func TestSystemToolsAlone(t *testing.T) {
 	srv, client := serve(t, bedrocktest.Script(bedrocktest.Output(types.StopReasonEndTurn, append(grounding("srv_1"), text("Sunny."))...)))
-	res, err := converse.Run(context.Background(), client, nova, nil, "Weather?", func(o *converse.Options) {
+	res, err := converse.New(client, nova, nil, func(o *converse.Options) {
 		o.SystemTools = []string{"nova_grounding", "nova_code_interpreter"}
-	})
+	}).Send(context.Background(), "Weather?")
+
 	require.NoError(t, err)
 	assert.Equal(t, "Sunny.", res.Text)
 	cfg := srv.Requests()[0].ToolConfig

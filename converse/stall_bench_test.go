@@ -112,8 +112,9 @@ func stallRun(b *testing.B, p *converse.CallPolicy) (times []time.Duration, requ
 		wg.Go(func() {
 			defer func() { <-sem }()
 			start := time.Now()
-			_, err := converse.Run(context.Background(), client, benchModelID, reg, "Add 2 and 3.", streaming,
-				func(o *converse.Options) { o.ModelCalls = p })
+			_, err := converse.New(client, benchModelID, reg, streaming,
+				func(o *converse.Options) { o.ModelCalls = p }).Send(context.Background(), "Add 2 and 3.")
+
 			times[i] = time.Since(start)
 			if err != nil {
 				failures.Add(1)

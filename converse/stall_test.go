@@ -81,13 +81,14 @@ func TestFirstTokenDeadline(t *testing.T) {
 				defer srv.Close()
 				var ev events
 				start := time.Now()
-				res, err := converse.Run(context.Background(), client, claude, nil, "Hi", ev.options,
+				res, err := converse.New(client, claude, nil, ev.options,
 					policy(&converse.CallPolicy{FirstToken: 5 * time.Second, Backoff: time.Second}),
 					func(o *converse.Options) {
 						if stream {
 							streaming(o)
 						}
-					})
+					}).Send(context.Background(), "Hi")
+
 				require.NoError(t, err)
 				assert.Equal(t, "On time.", res.Text)
 				retries := of[converse.ModelRetry](&ev)
@@ -110,7 +111,7 @@ func TestNoPolicyWaitsForTheModel(t *testing.T) {
 		srv, client := inProcess(bedrocktest.Script(slow("Late.", time.Minute)))
 		defer srv.Close()
 		start := time.Now()
-		res, err := converse.Run(context.Background(), client, claude, nil, "Hi", streaming)
+		res, err := converse.New(client, claude, nil, streaming).Send(context.Background(), "Hi")
 		require.NoError(t, err)
 		assert.Equal(t, "Late.", res.Text)
 		assert.Equal(t, time.Minute, time.Since(start))
@@ -129,8 +130,9 @@ func TestIdleDeadline(t *testing.T) {
 		defer srv.Close()
 		var ev events
 		start := time.Now()
-		res, err := converse.Run(context.Background(), client, claude, nil, "Hi", streaming, ev.options,
-			policy(&converse.CallPolicy{FirstToken: time.Minute, Idle: 10 * time.Second}))
+		res, err := converse.New(client, claude, nil, streaming, ev.options,
+			policy(&converse.CallPolicy{FirstToken: time.Minute, Idle: 10 * time.Second})).Send(context.Background(), "Hi")
+
 		require.NoError(t, err)
 		assert.Equal(t, "Hello again.", res.Text)
 		retries := of[converse.ModelRetry](&ev)
@@ -153,7 +155,7 @@ func TestCutStreamIsRetried(t *testing.T) {
 				cut.CutAfter = 3
 				srv, client := inProcess(bedrocktest.Script(cut, bedrocktest.Text("Whole.")))
 				defer srv.Close()
-				res, err := converse.Run(context.Background(), client, claude, nil, "Hi", streaming, policy(p))
+				res, err := converse.New(client, claude, nil, streaming, policy(p)).Send(context.Background(), "Hi")
 				if p == nil {
 					require.ErrorIs(t, err, converse.ErrStreamTruncated)
 					return
@@ -181,8 +183,9 @@ func TestRetriesAreBoundedThenFallBack(t *testing.T) {
 				srv, client := inProcess(stalled)
 				defer srv.Close()
 				var ev events
-				res, err := converse.Run(context.Background(), client, claude, nil, "Hi", streaming, ev.options,
-					policy(&converse.CallPolicy{FirstToken: time.Second, Retries: 3, Fallback: fallback}))
+				res, err := converse.New(client, claude, nil, streaming, ev.options,
+					policy(&converse.CallPolicy{FirstToken: time.Second, Retries: 3, Fallback: fallback})).Send(context.Background(), "Hi")
+
 				assert.Len(t, of[converse.ModelRetry](&ev), 3)
 				if fallback == nil {
 					require.ErrorIs(t, err, converse.ErrStalled)
@@ -254,12 +257,12 @@ func TestHedgeCancelsTheLoser(t *testing.T) {
 		defer srv.Close()
 		p := &converse.CallPolicy{Hedge: 0.9}
 		for range 20 {
-			_, err := converse.Run(context.Background(), client, claude, nil, "Hi", streaming, policy(p))
+			_, err := converse.New(client, claude, nil, streaming, policy(p)).Send(context.Background(), "Hi")
 			require.NoError(t, err)
 		}
 		var ev events
 		start := time.Now()
-		res, err := converse.Run(context.Background(), client, claude, nil, "Hi", streaming, ev.options, policy(p))
+		res, err := converse.New(client, claude, nil, streaming, ev.options, policy(p)).Send(context.Background(), "Hi")
 		require.NoError(t, err)
 		assert.Equal(t, "The hedge.", res.Text)
 		hedged := of[converse.Hedged](&ev)
@@ -278,8 +281,9 @@ func TestStallErrorType(t *testing.T) {
 		srv, client := inProcess(bedrocktest.Script(slow("Late.", time.Minute)))
 		defer srv.Close()
 		tr := newTraced(t)
-		_, err := converse.Run(context.Background(), client, claude, nil, "Hi", streaming, tr.options,
-			policy(&converse.CallPolicy{FirstToken: time.Second, Retries: -1}))
+		_, err := converse.New(client, claude, nil, streaming, tr.options,
+			policy(&converse.CallPolicy{FirstToken: time.Second, Retries: -1})).Send(context.Background(), "Hi")
+
 		require.True(t, errors.Is(err, converse.ErrStalled), "%v", err)
 		chat := tr.named("chat " + claude)
 		require.Len(t, chat, 1)
@@ -311,7 +315,7 @@ func TestHedgeWinnerKeepsItsEarlyCalls(t *testing.T) {
 		defer srv.Close()
 		p := &converse.CallPolicy{Hedge: 0.9}
 		for range 20 {
-			_, err := converse.Run(context.Background(), client, claude, nil, "Hi", streaming, policy(p))
+			_, err := converse.New(client, claude, nil, streaming, policy(p)).Send(context.Background(), "Hi")
 			require.NoError(t, err)
 		}
 		slowTool, err := tools.New("slow", "Takes ten seconds.", func(ctx context.Context, _ struct{}) (string, error) {
@@ -322,8 +326,9 @@ func TestHedgeWinnerKeepsItsEarlyCalls(t *testing.T) {
 		reg, err := tools.NewRegistry(slowTool)
 		require.NoError(t, err)
 		var ev events
-		res, err := converse.Run(context.Background(), client, claude, reg, "Go", ev.options, policy(p),
-			func(o *converse.Options) { o.Stream = &converse.StreamPolicy{EarlyToolStart: true} })
+		res, err := converse.New(client, claude, reg, ev.options, policy(p),
+			func(o *converse.Options) { o.Stream = &converse.StreamPolicy{EarlyToolStart: true} }).Send(context.Background(), "Go")
+
 		require.NoError(t, err)
 		assert.Equal(t, "Done.", res.Text)
 		require.Len(t, of[converse.Hedged](&ev), 1)

@@ -449,7 +449,7 @@ func (c *Conversation) checkConfig() error {
 	if n == c.cfgLen {
 		return nil
 	}
-	cfg, err := ToolConfig(c.tools, c.opts.ToolChoice)
+	cfg, err := toolConfig(c.tools, c.opts.ToolChoice)
 	if err != nil {
 		return err
 	}

@@ -56,7 +56,7 @@ func TestStreamAssemblesWhatConverseReturns(t *testing.T) {
 		first := reasoningReply()
 		first.Chunk = 3
 		srv, client := serve(t, bedrocktest.Script(first, bedrocktest.Text("Both are done: 20 and 60.")))
-		res, err := converse.Run(context.Background(), client, claude, calculator(t), "10+10 and 30+30?", opt)
+		res, err := converse.New(client, claude, calculator(t), opt).Send(context.Background(), "10+10 and 30+30?")
 		require.NoError(t, err)
 		assert.Equal(t, "Both are done: 20 and 60.", res.Text)
 		assert.Equal(t, 2, res.Turns)
@@ -94,7 +94,7 @@ func TestStreamAssemblesAGeneratedImage(t *testing.T) {
 			&types.ContentBlockMemberImage{Value: types.ImageBlock{Format: types.ImageFormatJpeg,
 				Error: &types.ErrorBlock{Message: aws.String("the second image could not be made")}}},
 		)))
-		res, err := converse.Run(context.Background(), client, claude, calculator(t), "Draw it.", opt)
+		res, err := converse.New(client, claude, calculator(t), opt).Send(context.Background(), "Draw it.")
 		require.NoError(t, err)
 		assert.Equal(t, "Here it is.", res.Text)
 		assert.Len(t, srv.Requests(), 1)
@@ -119,13 +119,14 @@ func TestStreamTextDeltasArriveAsGenerated(t *testing.T) {
 	reply.Chunk = 8
 	_, client := serve(t, bedrocktest.Script(reply))
 	var deltas []string
-	res, err := converse.Run(context.Background(), client, claude, nil, "Hi", streaming, func(o *converse.Options) {
+	res, err := converse.New(client, claude, nil, streaming, func(o *converse.Options) {
 		o.OnEvent = func(ev converse.Event) {
 			if tx, ok := ev.(converse.Text); ok {
 				deltas = append(deltas, tx.Text)
 			}
 		}
-	})
+	}).Send(context.Background(), "Hi")
+
 	require.NoError(t, err)
 	assert.Greater(t, len(deltas), 5)
 	assert.Equal(t, res.Text, fmt.Sprint(joined(deltas)))
@@ -141,7 +142,7 @@ func TestStreamTextDeltasArriveAsGenerated(t *testing.T) {
 	first := make(chan string, 1)
 	done := make(chan error, 1)
 	go func() {
-		_, err := converse.Run(ctx, client, claude, nil, "Hi", streaming, func(o *converse.Options) {
+		_, err := converse.New(client, claude, nil, streaming, func(o *converse.Options) {
 			o.OnEvent = func(ev converse.Event) {
 				if tx, ok := ev.(converse.Text); ok {
 					select {
@@ -150,7 +151,8 @@ func TestStreamTextDeltasArriveAsGenerated(t *testing.T) {
 					}
 				}
 			}
-		})
+		}).Send(ctx, "Hi")
+
 		done <- err
 	}()
 	select {
@@ -226,7 +228,7 @@ func TestStreamExceptionsAreTyped(t *testing.T) {
 			reply.Exception = &bedrocktest.Exception{Type: tt.exception, Message: "boom"}
 			reply.ExceptionAfter = 3
 			_, client := serve(t, bedrocktest.Script(reply))
-			_, err := converse.Run(context.Background(), client, claude, nil, "Hi", streaming)
+			_, err := converse.New(client, claude, nil, streaming).Send(context.Background(), "Hi")
 			require.Error(t, err)
 			assert.True(t, errors.As(err, tt.target), "%v", err)
 			assert.Contains(t, err.Error(), "converse: turn 1: ")
@@ -243,13 +245,14 @@ func TestStreamCancellationClosesPromptly(t *testing.T) {
 	var once sync.Once
 	done := make(chan error, 1)
 	go func() {
-		_, err := converse.Run(ctx, client, claude, nil, "Hi", streaming, func(o *converse.Options) {
+		_, err := converse.New(client, claude, nil, streaming, func(o *converse.Options) {
 			o.OnEvent = func(ev converse.Event) {
 				if _, ok := ev.(converse.Text); ok {
 					once.Do(cancel)
 				}
 			}
-		})
+		}).Send(ctx, "Hi")
+
 		done <- err
 	}()
 	select {
@@ -266,14 +269,15 @@ func TestStreamFallsBackForModelsWithoutStreamingTools(t *testing.T) {
 		bedrocktest.Text("3."),
 	))
 	var fallbacks []converse.StreamFallback
-	res, err := converse.Run(context.Background(), client, "us.meta.llama3-1-70b-instruct-v1:0", calculator(t), "1+2?", streaming,
+	res, err := converse.New(client, "us.meta.llama3-1-70b-instruct-v1:0", calculator(t), streaming,
 		func(o *converse.Options) {
 			o.OnEvent = func(ev converse.Event) {
 				if f, ok := ev.(converse.StreamFallback); ok {
 					fallbacks = append(fallbacks, f)
 				}
 			}
-		})
+		}).Send(context.Background(), "1+2?")
+
 	require.NoError(t, err)
 	assert.Equal(t, "3.", res.Text)
 	require.Len(t, fallbacks, 2)
@@ -325,7 +329,7 @@ func TestStreamToolInput(t *testing.T) {
 				bedrocktest.Text("ok"),
 			))
 			var ran atomic.Int32
-			_, err := converse.Run(context.Background(), client, claude, countingCalculator(t, &ran), "1+2?", streaming)
+			_, err := converse.New(client, claude, countingCalculator(t, &ran), streaming).Send(context.Background(), "1+2?")
 			require.NoError(t, err)
 			assert.Equal(t, tt.wantRan, ran.Load() == 1)
 			r := resultsOf(t, srv.Requests()[1].Messages[2])[0]
@@ -343,7 +347,7 @@ func TestStreamEmptyInputIsAnEmptyObject(t *testing.T) {
 	require.NoError(t, err)
 	reg, err := tools.NewRegistry(noArgs)
 	require.NoError(t, err)
-	_, err = converse.Run(context.Background(), client, claude, reg, "ping", streaming)
+	_, err = converse.New(client, claude, reg, streaming).Send(context.Background(), "ping")
 	require.NoError(t, err)
 	assert.Equal(t, `"pong"`, resultsOf(t, srv.Requests()[1].Messages[2])[0].Text)
 	echoed := srv.Requests()[1].Messages[1].Content[0].(*types.ContentBlockMemberToolUse)
@@ -379,14 +383,15 @@ func TestEarlyToolStartOverlapsTheStream(t *testing.T) {
 	var turnEnded atomic.Int32
 	done := make(chan error, 1)
 	go func() {
-		_, err := converse.Run(ctx, client, claude, reg, "go", streaming, func(o *converse.Options) {
+		_, err := converse.New(client, claude, reg, streaming, func(o *converse.Options) {
 			o.Stream.EarlyToolStart = true
 			o.OnEvent = func(ev converse.Event) {
 				if _, ok := ev.(converse.TurnEnd); ok {
 					turnEnded.Add(1)
 				}
 			}
-		})
+		}).Send(ctx, "go")
+
 		done <- err
 	}()
 	select {
@@ -434,7 +439,7 @@ func TestEarlyStartSkipsToolsNotMarkedSpeculative(t *testing.T) {
 	first := bedrocktest.ToolUse("", bedrocktest.Call{ID: "t1", Name: "add", Input: map[string]any{"a": 1, "b": 2}})
 	_, client := serve(t, bedrocktest.Script(first, bedrocktest.Text("3")))
 	var starts []int
-	_, err := converse.Run(context.Background(), client, claude, testTools(t, nil), "1+2", streaming, func(o *converse.Options) {
+	_, err := converse.New(client, claude, testTools(t, nil), streaming, func(o *converse.Options) {
 		o.Stream.EarlyToolStart = true
 		o.OnEvent = func(ev converse.Event) {
 			switch ev := ev.(type) {
@@ -444,7 +449,8 @@ func TestEarlyStartSkipsToolsNotMarkedSpeculative(t *testing.T) {
 				starts = append(starts, ev.Turn)
 			}
 		}
-	})
+	}).Send(context.Background(), "1+2")
+
 	require.NoError(t, err)
 	assert.Equal(t, []int{1, 0, 2}, starts, "a non-speculative tool starts after its turn ends")
 }
@@ -459,13 +465,14 @@ func TestStreamToolInputKeepsNumbersExact(t *testing.T) {
 		bedrocktest.Text("ok"),
 	))
 	var inputs []string
-	_, err := converse.Run(context.Background(), client, claude, calculator(t), "big", streaming, func(o *converse.Options) {
+	_, err := converse.New(client, claude, calculator(t), streaming, func(o *converse.Options) {
 		o.OnEvent = func(ev converse.Event) {
 			if s, ok := ev.(converse.ToolStart); ok {
 				inputs = append(inputs, string(s.Input))
 			}
 		}
-	})
+	}).Send(context.Background(), "big")
+
 	require.NoError(t, err)
 	assert.Equal(t, []string{`{"a":9007199254740993,"b":0.1}`}, inputs)
 	assert.Contains(t, string(srv.Requests()[1].Body), `9007199254740993`)
@@ -495,7 +502,7 @@ func TestEarlyStartRepeatedIDAcrossTools(t *testing.T) {
 				bedrocktest.Text("done")))
 			ends := map[string]converse.ToolEnd{}
 			var mu sync.Mutex
-			_, _ = converse.Run(context.Background(), client, claude, reg, "go", streaming, func(o *converse.Options) {
+			_, _ = converse.New(client, claude, reg, streaming, func(o *converse.Options) {
 				o.Stream.EarlyToolStart = true
 				o.OnEvent = func(ev converse.Event) {
 					if end, ok := ev.(converse.ToolEnd); ok {
@@ -504,7 +511,8 @@ func TestEarlyStartRepeatedIDAcrossTools(t *testing.T) {
 						mu.Unlock()
 					}
 				}
-			})
+			}).Send(context.Background(), "go")
+
 			outputs := map[string]string{"side": `"side effect done"`, "peek": `"peeked"`}
 			first, repeat := ends[order[0]], ends[order[1]]
 			assert.Equal(t, outputs[order[0]], string(first.Output))
@@ -543,7 +551,7 @@ func TestConcurrentStreamsOneClient(t *testing.T) {
 		wg.Go(func() {
 			for i := range each {
 				prompt := fmt.Sprintf("question %d.%d", g, i)
-				res, err := converse.Run(context.Background(), client, claude, nil, prompt, streaming)
+				res, err := converse.New(client, claude, nil, streaming).Send(context.Background(), prompt)
 				if assert.NoError(t, err, prompt) {
 					assert.Equal(t, "the answer to "+prompt+", long enough to come in several deltas", res.Text)
 				}

@@ -298,7 +298,7 @@ func TestStrictReachesTheWire(t *testing.T) {
 	for _, m := range modes {
 		t.Run(m.name, func(t *testing.T) {
 			srv, client := serve(t, bedrocktest.Script(bedrocktest.Text("ok")))
-			_, err := converse.Run(context.Background(), client, claude, reg, "hi", m.opt)
+			_, err := converse.New(client, claude, reg, m.opt).Send(context.Background(), "hi")
 			require.NoError(t, err)
 			r := srv.Requests()[0]
 			specs := r.ToolConfig.Tools
@@ -404,7 +404,7 @@ func TestStructuredClosesObjects(t *testing.T) {
 		reg, err := tools.NewRegistry(tool)
 		require.NoError(t, err)
 		srv, client := serve(t, bedrocktest.Script(bedrocktest.Text("ok")))
-		_, err = converse.Run(ctx, client, claude, reg, "hi")
+		_, err = converse.New(client, claude, reg).Send(ctx, "hi")
 		require.NoError(t, err)
 		spec := srv.Requests()[0].ToolConfig.Tools[0].(*types.ToolMemberToolSpec)
 		schema, err := spec.Value.InputSchema.(*types.ToolInputSchemaMemberJson).Value.MarshalSmithyDocument()
@@ -425,7 +425,7 @@ func TestStructuredClosesObjects(t *testing.T) {
 		reg, err := tools.NewRegistry(tool)
 		require.NoError(t, err)
 		srv, client := serve(t, bedrocktest.Script(bedrocktest.Text("ok")))
-		_, err = converse.Run(ctx, client, claude, reg, "hi")
+		_, err = converse.New(client, claude, reg).Send(ctx, "hi")
 		require.ErrorContains(t, err, `converse: strict tool "tag": input schema: the object schema at /properties/tags sets additionalProperties`)
 		assert.Empty(t, srv.Requests())
 	})
@@ -457,7 +457,7 @@ func TestStructuredSaysUnsupportedConstraints(t *testing.T) {
 			func(o *tools.Options) { o.Strict = true })
 		require.NoError(t, err)
 		srv, client := serve(t, bedrocktest.Script(bedrocktest.Text("ok")))
-		_, err = converse.Run(ctx, client, claude, registry(t, tool), "hi")
+		_, err = converse.New(client, claude, registry(t, tool)).Send(ctx, "hi")
 		require.NoError(t, err)
 		spec := srv.Requests()[0].ToolConfig.Tools[0].(*types.ToolMemberToolSpec)
 		sent, err := spec.Value.InputSchema.(*types.ToolInputSchemaMemberJson).Value.MarshalSmithyDocument()

@@ -72,8 +72,9 @@ func TestTelemetryRedactsSecrets(t *testing.T) {
 	srv := bedrocktest.NewServer(h)
 	t.Cleanup(srv.Close)
 	client := srv.Client(func(o *bedrockruntime.Options) { o.Retryer = aws.NopRetryer{} })
-	_, err = converse.Run(context.Background(), client, claude, reg, "Hi", tr.options,
-		func(o *converse.Options) { o.Telemetry.RecordContent = true })
+	_, err = converse.New(client, claude, reg, tr.options,
+		func(o *converse.Options) { o.Telemetry.RecordContent = true }).Send(context.Background(), "Hi")
+
 	require.ErrorContains(t, err, spanToken, "the error itself is the caller's, unredacted")
 
 	failed := []sdktrace.ReadOnlySpan{tr.named("chat " + claude)[1], tr.one(t, "invoke_agent")}

@@ -36,13 +36,14 @@ func TestTelemetryDeniedInProcess(t *testing.T) {
 	tr := newTraced(t)
 	var runs runCounter
 	_, client := serve(t, bedrocktest.Script(stepAndSend()...))
-	_, err := converse.Run(context.Background(), client, claude, countingTools(t, &runs, ""), "send it", tr.options,
+	_, err := converse.New(client, claude, countingTools(t, &runs, ""), tr.options,
 		func(o *converse.Options) {
 			o.Telemetry.RecordContent = true
 			o.Approver = func(context.Context, converse.Call) (converse.Decision, error) {
 				return converse.Call{}.Deny("the user", "too risky"), nil
 			}
-		})
+		}).Send(context.Background(), "send it")
+
 	require.NoError(t, err)
 	assert.Equal(t, map[string]int{"s1": 1}, runs.snapshot())
 

@@ -102,11 +102,12 @@ func TestTelemetryConversation(t *testing.T) {
 	))
 	const model = "us.anthropic.claude-sonnet-4-20250514-v1:0" // which takes temperature and topP together
 	ctx, caller := tr.tp.Tracer("test").Start(context.Background(), "caller")
-	_, err := converse.Run(ctx, client, model, calculator(t), "Add", tr.options, func(o *converse.Options) {
+	_, err := converse.New(client, model, calculator(t), tr.options, func(o *converse.Options) {
 		o.Request.InferenceConfig = &types.InferenceConfiguration{MaxTokens: aws.Int32(512), Temperature: aws.Float32(0.7),
 			TopP: aws.Float32(0.9), StopSequences: []string{"STOP"}}
 		o.Request.GuardrailConfig = &types.GuardrailConfiguration{GuardrailIdentifier: aws.String("gr-1"), GuardrailVersion: aws.String("1")}
-	})
+	}).Send(ctx, "Add")
+
 	require.NoError(t, err)
 	caller.End()
 
@@ -191,7 +192,7 @@ func TestTelemetryConcurrentCallsAreSiblings(t *testing.T) {
 		bedrocktest.ToolUse("", bedrocktest.Call{ID: "a", Name: "barrier"}, bedrocktest.Call{ID: "b", Name: "barrier"}),
 		bedrocktest.Text("done"),
 	))
-	_, err = converse.Run(context.Background(), client, claude, reg, "go", tr.options)
+	_, err = converse.New(client, claude, reg, tr.options).Send(context.Background(), "go")
 	require.NoError(t, err)
 	send := tr.one(t, "invoke_agent")
 	calls := tr.named("execute_tool barrier")
@@ -217,8 +218,9 @@ func TestTelemetryStream(t *testing.T) {
 				bedrocktest.ToolUse("Looking.", bedrocktest.Call{ID: "l1", Name: "lookup"}),
 				bedrocktest.Text("Found it."),
 			))
-			_, err = converse.Run(context.Background(), client, claude, reg, "find", tr.options, streaming,
-				func(o *converse.Options) { o.Stream.EarlyToolStart = early })
+			_, err = converse.New(client, claude, reg, tr.options, streaming,
+				func(o *converse.Options) { o.Stream.EarlyToolStart = early }).Send(context.Background(), "find")
+
 			require.NoError(t, err)
 			send := tr.one(t, "invoke_agent")
 			chats := tr.named("chat " + claude)
@@ -254,8 +256,9 @@ func TestTelemetryChatErrors(t *testing.T) {
 			srv := bedrocktest.NewServer(tc.h)
 			t.Cleanup(srv.Close)
 			client := srv.Client(func(o *bedrockruntime.Options) { o.Retryer = aws.NopRetryer{} })
-			_, err := converse.Run(context.Background(), client, claude, nil, "Hi", tr.options,
-				func(o *converse.Options) { o.Stream = streamIf(tc.stream) })
+			_, err := converse.New(client, claude, nil, tr.options,
+				func(o *converse.Options) { o.Stream = streamIf(tc.stream) }).Send(context.Background(), "Hi")
+
 			require.Error(t, err)
 			for _, s := range []sdktrace.ReadOnlySpan{tr.one(t, "chat "+claude), tr.one(t, "invoke_agent")} {
 				assert.Equal(t, codes.Error, s.Status().Code, s.Name())
@@ -304,7 +307,7 @@ func TestTelemetryToolErrors(t *testing.T) {
 			srv := bedrocktest.NewServer(bedrocktest.Script(bedrocktest.ToolUse("", tc.calls...), bedrocktest.Text("ok")),
 				func(o *bedrocktest.Options) { o.Lenient = true })
 			t.Cleanup(srv.Close)
-			_, err := converse.Run(context.Background(), srv.Client(), claude, reg, "go", tr.options)
+			_, err := converse.New(srv.Client(), claude, reg, tr.options).Send(context.Background(), "go")
 			require.NoError(t, err, "a failed call is data for the model")
 			var got []string
 			for _, s := range tr.spans.Ended() {
@@ -337,7 +340,7 @@ func TestTelemetryCancelledCall(t *testing.T) {
 	reg, err := tools.NewRegistry(waiting)
 	require.NoError(t, err)
 	_, client := serve(t, bedrocktest.Script(bedrocktest.ToolUse("", bedrocktest.Call{ID: "w", Name: "waiting"}), bedrocktest.Text("ok")))
-	_, err = converse.Run(ctx, client, claude, reg, "go", tr.options)
+	_, err = converse.New(client, claude, reg, tr.options).Send(ctx, "go")
 	require.ErrorIs(t, err, context.Canceled)
 	call := tr.one(t, "execute_tool waiting")
 	assert.Equal(t, "cancelled", attrs(call)["error.type"].AsString())
@@ -351,10 +354,11 @@ func TestTelemetryRecordContent(t *testing.T) {
 		bedrocktest.ToolUse("Adding.", bedrocktest.Call{ID: "c1", Name: "calculator", Input: map[string]any{"a": 2, "b": 3}}),
 		bedrocktest.Text("5."),
 	))
-	_, err := converse.Run(context.Background(), client, claude, calculator(t), "Add 2 and 3", tr.options, func(o *converse.Options) {
+	_, err := converse.New(client, claude, calculator(t), tr.options, func(o *converse.Options) {
 		o.Telemetry.RecordContent = true
 		o.Request.System = []types.SystemContentBlock{&types.SystemContentBlockMemberText{Value: "Be brief."}}
-	})
+	}).Send(context.Background(), "Add 2 and 3")
+
 	require.NoError(t, err)
 	chats := tr.named("chat " + claude)
 	require.Len(t, chats, 2)
@@ -401,9 +405,10 @@ func TestTelemetrySamplerSeesTheOperation(t *testing.T) {
 		bedrocktest.ToolUse("", bedrocktest.Call{ID: "c1", Name: "calculator", Input: map[string]any{"a": 2, "b": 3}}),
 		bedrocktest.Text("5."),
 	))
-	_, err := converse.Run(context.Background(), client, claude, calculator(t), "Add", func(o *converse.Options) {
+	_, err := converse.New(client, claude, calculator(t), func(o *converse.Options) {
 		o.Telemetry.TracerProvider, o.Telemetry.AgentName, o.Telemetry.ConversationID = tp, "adder", "conv-1"
-	})
+	}).Send(context.Background(), "Add")
+
 	require.NoError(t, err)
 	want := map[string]map[attribute.Key]string{
 		"invoke_agent adder":      {"gen_ai.operation.name": "invoke_agent", "gen_ai.provider.name": "aws.bedrock", "gen_ai.request.model": claude},
@@ -429,9 +434,10 @@ func TestTelemetryMetrics(t *testing.T) {
 		bedrocktest.ToolUse("", bedrocktest.Call{ID: "c1", Name: "calculator", Input: map[string]any{"a": 2, "b": 3}}),
 		reply,
 	))
-	_, err := converse.Run(context.Background(), client, claude, calculator(t), "Add", tr.options, streaming, func(o *converse.Options) {
+	_, err := converse.New(client, claude, calculator(t), tr.options, streaming, func(o *converse.Options) {
 		o.Telemetry.AgentName = "adder"
-	})
+	}).Send(context.Background(), "Add")
+
 	require.NoError(t, err)
 	var rm metricdata.ResourceMetrics
 	require.NoError(t, tr.reader.Collect(context.Background(), &rm))
@@ -500,13 +506,14 @@ func TestSummaryCallIsTraced(t *testing.T) {
 	tr := newTraced(t)
 	h, reg, opts := stepScenario(t)
 	srv, client := serve(t, h, func(o *bedrocktest.Options) { o.Accounting = true })
-	_, err := converse.Run(context.Background(), client, claude, reg, "Read the archive and tell ops.", opts, tr.options, func(o *converse.Options) {
+	_, err := converse.New(client, claude, reg, opts, tr.options, func(o *converse.Options) {
 		o.Request.GuardrailConfig = &types.GuardrailConfiguration{GuardrailIdentifier: aws.String("gr-1"), GuardrailVersion: aws.String("1")}
 		o.Request.RequestMetadata = map[string]string{"team": "archive"}
 		o.Approver = func(_ context.Context, call converse.Call) (converse.Decision, error) {
 			return call.Approve(), nil
 		}
-	})
+	}).Send(context.Background(), "Read the archive and tell ops.")
+
 	require.NoError(t, err)
 	var summaries int
 	for _, req := range srv.Requests() {
@@ -544,12 +551,13 @@ func TestTelemetryConversationID(t *testing.T) {
 			_, client := serve(t, bedrocktest.Script(
 				bedrocktest.ToolUse("", bedrocktest.Call{ID: "c1", Name: "calculator", Input: map[string]any{"a": 1, "b": 2}}),
 				bedrocktest.Text("3.")))
-			_, err := converse.Run(context.Background(), client, claude, calculator(t), "Add", tr.options, func(o *converse.Options) {
+			_, err := converse.New(client, claude, calculator(t), tr.options, func(o *converse.Options) {
 				o.Telemetry.ConversationID, o.Telemetry.AgentName = tt.id, tt.agent
 				if tt.session {
 					o.Session = &converse.Session{Store: filestore.Store{Dir: t.TempDir()}, ID: "s1"}
 				}
-			})
+			}).Send(context.Background(), "Add")
+
 			require.NoError(t, err)
 			spans := tr.spans.Ended()
 			require.Len(t, spans, 4, "invoke_agent, two chats, one tool call")
@@ -598,7 +606,7 @@ func TestTelemetryPanicEndsTheSpans(t *testing.T) {
 				bedrocktest.ToolUse("", bedrocktest.Call{ID: "c1", Name: "calculator", Input: map[string]any{"a": 1, "b": 2}}),
 				bedrocktest.Text("3.")))
 			assert.Panics(t, func() {
-				_, _ = converse.Run(context.Background(), tt.client(client), claude, calculator(t), "Add", tr.options, tt.opts)
+				_, _ = converse.New(tt.client(client), claude, calculator(t), tr.options, tt.opts).Send(context.Background(), "Add")
 			})
 			assert.Len(t, tr.spans.Started(), tt.spans)
 			require.Len(t, tr.spans.Ended(), len(tr.spans.Started()), "every span started is ended")

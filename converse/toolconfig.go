@@ -17,15 +17,21 @@ import (
 	"github.com/tooluse/bedrock/tools"
 )
 
-// ToolConfig describes the tools of reg to the model: one tool spec per tool,
-// in registration order, with its input schema as a JSON document. choice may
+// ToolConfig describes the Executor's tools to the model, for a Converse
+// request made by hand: one tool spec per tool of its Registry, in
+// registration order, with its input schema as a JSON document. choice may
 // be nil (the model decides), or one of &types.ToolChoiceMemberAuto,
 // &types.ToolChoiceMemberAny and &types.ToolChoiceMemberTool (a named tool).
 // An empty or nil registry gives nil: Bedrock rejects a toolConfig with no
 // tools. The configuration is the caller's. But each tool's spec in it is made
 // once for as long as the tool lives, shared by every configuration and
 // request offering the tool. Replace a spec, do not change it.
-func ToolConfig(reg *tools.Registry, choice types.ToolChoice) (*types.ToolConfiguration, error) {
+func (e *Executor) ToolConfig(choice types.ToolChoice) (*types.ToolConfiguration, error) {
+	return toolConfig(e.Registry, choice)
+}
+
+// toolConfig is Executor.ToolConfig for the tools of reg.
+func toolConfig(reg *tools.Registry, choice types.ToolChoice) (*types.ToolConfiguration, error) {
 	if reg == nil || reg.Len() == 0 {
 		return nil, nil
 	}

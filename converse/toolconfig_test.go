@@ -17,7 +17,7 @@ func TestToolConfig(t *testing.T) {
 	reg, err := tools.NewRegistry(tools.Builtins()...)
 	require.NoError(t, err)
 
-	cfg, err := converse.ToolConfig(reg, nil)
+	cfg, err := (&converse.Executor{Registry: reg}).ToolConfig(nil)
 	require.NoError(t, err)
 	require.Len(t, cfg.Tools, 2)
 	assert.Nil(t, cfg.ToolChoice)
@@ -40,18 +40,18 @@ func TestToolConfig(t *testing.T) {
 		&types.ToolChoiceMemberAuto{}, &types.ToolChoiceMemberAny{},
 		&types.ToolChoiceMemberTool{Value: types.SpecificToolChoice{Name: aws.String("calculator")}},
 	} {
-		cfg, err := converse.ToolConfig(reg, choice)
+		cfg, err := (&converse.Executor{Registry: reg}).ToolConfig(choice)
 		require.NoError(t, err)
 		assert.Equal(t, choice, cfg.ToolChoice)
 	}
 
-	_, err = converse.ToolConfig(reg, &types.ToolChoiceMemberTool{Value: types.SpecificToolChoice{Name: aws.String("weather")}})
+	_, err = (&converse.Executor{Registry: reg}).ToolConfig(&types.ToolChoiceMemberTool{Value: types.SpecificToolChoice{Name: aws.String("weather")}})
 	assert.ErrorContains(t, err, `"weather", which is not in the registry`)
 
-	cfg, err = converse.ToolConfig(nil, nil)
+	cfg, err = (&converse.Executor{Registry: nil}).ToolConfig(nil)
 	assert.NoError(t, err)
 	assert.Nil(t, cfg, "no tools, no toolConfig")
-	cfg, err = converse.ToolConfig(&tools.Registry{}, nil)
+	cfg, err = (&converse.Executor{Registry: &tools.Registry{}}).ToolConfig(nil)
 	assert.NoError(t, err)
 	assert.Nil(t, cfg)
 }

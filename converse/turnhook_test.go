@@ -312,7 +312,7 @@ func TestRepairCall(t *testing.T) {
 		bedrocktest.Text("done"),
 	))
 	var problems []string
-	_, err := converse.Run(context.Background(), client, claude, calculator(t), "sums", func(o *converse.Options) {
+	_, err := converse.New(client, claude, calculator(t), func(o *converse.Options) {
 		o.RepairCall = func(_ context.Context, call converse.Call, problem error) (converse.Call, bool) {
 			problems = append(problems, call.ID)
 			switch {
@@ -325,7 +325,8 @@ func TestRepairCall(t *testing.T) {
 			}
 			return call, true
 		}
-	})
+	}).Send(context.Background(), "sums")
+
 	require.NoError(t, err)
 	assert.Equal(t, []string{"c1", "c2", "c3"}, problems)
 	reqs := srv.Requests()
@@ -357,9 +358,10 @@ func TestFallbackIsPricedAtItsModel(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := bedrocktest.NewServer(byModel(claude, bedrocktest.Throttling(), bedrocktest.Script(bedrocktest.Text("3"))))
 			t.Cleanup(srv.Close)
-			res, err := converse.Run(context.Background(), srv.Client(noRetries), claude, nil, "1+2?", func(o *converse.Options) {
+			res, err := converse.New(srv.Client(noRetries), claude, nil, func(o *converse.Options) {
 				o.ModelCalls = &converse.CallPolicy{Fallback: []string{tt.fallback}}
-			})
+			}).Send(context.Background(), "1+2?")
+
 			require.NoError(t, err)
 			require.Equal(t, tt.fallback, res.Model)
 			if !tt.priced {

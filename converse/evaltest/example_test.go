@@ -19,7 +19,7 @@ func Example() {
 	))
 	defer srv.Close()
 	reg, _ := tools.NewRegistry(tools.Builtins()...)
-	res, err := converse.Run(context.Background(), srv.Client(), model, reg, "What is 6 times 7?")
+	res, err := converse.New(srv.Client(), model, reg).Send(context.Background(), "What is 6 times 7?")
 	if err != nil {
 		fmt.Println(err)
 		return

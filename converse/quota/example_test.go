@@ -16,8 +16,10 @@ func ExampleLimiter_Client() {
 	defer srv.Close()
 
 	lim := quota.NewLimiter(400, 200000) // shared by every conversation of this model and region
-	res, err := converse.Run(context.Background(), lim.Client(srv.Client()),
-		"anthropic.claude-3-haiku-20240307-v1:0", nil, "Hi")
+	res, err := converse.New(lim.Client(srv.Client()),
+		"anthropic.claude-3-haiku-20240307-v1:0", nil).Send(context.Background(),
+		"Hi")
+
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -201,11 +201,11 @@ func TestLimiterWaitEndsWithTheContext(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		lim := quota.NewLimiter(1, 0) // one request, then one a minute and more
 		client := lim.Client(inmemory.Client(srv))
-		_, err := converse.Run(context.Background(), client, "anthropic.claude-3-haiku-20240307-v1:0", nil, "first")
+		_, err := converse.New(client, "anthropic.claude-3-haiku-20240307-v1:0", nil).Send(context.Background(), "first")
 		require.NoError(t, err)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		_, err = converse.Run(ctx, client, "anthropic.claude-3-haiku-20240307-v1:0", nil, "second")
+		_, err = converse.New(client, "anthropic.claude-3-haiku-20240307-v1:0", nil).Send(ctx, "second")
 		require.ErrorIs(t, err, context.DeadlineExceeded)
 		assert.Len(t, srv.Requests(), 1, "the second call was never made")
 	})

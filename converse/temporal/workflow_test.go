@@ -288,7 +288,7 @@ func TestWorkflowContinuesAsNew(t *testing.T) {
 	prompt := "Weather in Paris, Oslo and Rome, one by one."
 	sendSrv := bedrocktest.NewServer(script())
 	defer sendSrv.Close()
-	want, err := converse.Run(context.Background(), sendSrv.Client(), claude, weatherRegistry(t, &ledger{}), prompt)
+	want, err := converse.New(sendSrv.Client(), claude, weatherRegistry(t, &ledger{})).Send(context.Background(), prompt)
 	require.NoError(t, err)
 
 	var l ledger
