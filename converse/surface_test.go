@@ -1,0 +1,50 @@
+package converse_test
+
+import (
+	"go/ast"
+	"go/doc"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestSurface keeps the package small enough for a newcomer to change: at
+// most 100 exported names (each constant, variable, function and type, as
+// go doc -all lists them), 20 fields of Options and 50 methods of
+// *Conversation. A capability that does not fit lives in a package of its
+// own, adding at most one settings field to Options.
+func TestSurface(t *testing.T) {
+	fset := token.NewFileSet()
+	pkgs, err := parser.ParseDir(fset, ".", func(fi fs.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, parser.ParseComments)
+	require.NoError(t, err)
+	p := doc.New(pkgs["converse"], "github.com/tooluse/bedrock/converse", 0)
+	names := len(p.Funcs) + values(p.Consts) + values(p.Vars)
+	methods := map[string]int{}
+	fields := map[string]int{}
+	for _, ty := range p.Types {
+		names += 1 + len(ty.Funcs) + values(ty.Consts) + values(ty.Vars)
+		methods[ty.Name] = len(ty.Methods)
+		if st, ok := ty.Decl.Specs[0].(*ast.TypeSpec).Type.(*ast.StructType); ok {
+			for _, f := range st.Fields.List {
+				fields[ty.Name] += max(len(f.Names), 1)
+			}
+		}
+	}
+	assert.LessOrEqual(t, names, 100, "exported names")
+	assert.LessOrEqual(t, fields["Options"], 20, "fields of Options")
+	assert.LessOrEqual(t, methods["Conversation"], 50, "methods of *Conversation")
+}
+
+// values counts the names a group of constants or variables declares.
+func values(vs []*doc.Value) int {
+	n := 0
+	for _, v := range vs {
+		n += len(v.Names)
+	}
+	return n
+}
