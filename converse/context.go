@@ -3,7 +3,6 @@ package converse
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
@@ -311,9 +310,10 @@ func (c *Conversation) summarized(ctx context.Context, model string, t *turnResu
 		c.accounts.count(&r.spent, model, t.usage)
 		pt.ev.Usage = t.usage
 	}
-	if err != nil {
-		c.opts.logger().Info("converse: the summary of the trimmed messages failed; dropping them", "error", fmt.Errorf("summary call: %w", err))
-	} else if summary := strings.TrimSpace(message.Text(t.message)); summary != "" {
+	if err != nil { // the driver that made the call has its error: the messages go without a summary
+		return c.trimmed(ctx, pt)
+	}
+	if summary := strings.TrimSpace(message.Text(t.message)); summary != "" {
 		pt.tr.AddSummary(summary)
 		pt.ev.Summarized = true
 	}

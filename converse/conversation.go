@@ -93,7 +93,10 @@ type Conversation struct {
 	revision  int64     // State.Revision of the last save or of the restored state
 	storeData any       // State.StoreData of the last save or of the restored state
 	records   records   // with a Session only
-	eventMu   sync.Mutex
+
+	events  []Event // the events of the step in progress, for its driver (see emit); under sendMu
+	collect bool    // emit keeps events: for a Step, or for OnEvent; under sendMu
+	eventMu sync.Mutex
 }
 
 // New starts a conversation with the model modelID (a model ID, inference
@@ -107,9 +110,9 @@ func New(client Client, modelID string, reg *tools.Registry, optFns ...func(*Opt
 	c.tel = newTelemetry(modelID, &c.opts)
 	c.exec = executorFor(modelID, c.model, reg, &c.opts, c.tel)
 	if c.opts.OnEvent != nil || c.opts.Session != nil {
-		c.exec.OnEvent = c.emit
+		c.exec.OnEvent = c.observe
 	}
-	c.caller = newCaller(client, c.tel, &c.opts, c.exec, c.emit)
+	c.caller = newCaller(client, c.tel, &c.opts, c.exec, c.observe)
 	c.input = newInputCounter(client, modelID, &c.opts)
 	c.accounts = newAccounts(modelID, &c.opts)
 	return c
@@ -271,21 +274,54 @@ func executorFor(modelID string, model models.Model, reg *tools.Registry, o *Opt
 	return e
 }
 
-// emit records ev in the state when it is saved (see TurnRecord) and
-// hands it to OnEvent, one call at a time.
+// A step returns its events with the Step (Step.Events), and its driver
+// reports them; the performers of a step's effects (the model call, the
+// tool calls) report theirs as they happen. emit is the steps', observe the
+// performers' and the drivers' own. Both record ev in the state when it is
+// saved (see TurnRecord), by Options.Clock.
+
+// emit keeps ev, an event of the step in progress, for the Step it returns.
 func (c *Conversation) emit(ev Event) {
+	c.note(ev)
+	if c.collect {
+		c.events = append(c.events, ev)
+	}
+}
+
+// observe reports ev to OnEvent at once.
+func (c *Conversation) observe(ev Event) {
+	c.note(ev)
+	c.report(ev)
+}
+
+// note records ev in the state when it is saved.
+func (c *Conversation) note(ev Event) {
 	if c.opts.Session != nil {
 		now := c.opts.now()
 		c.mu.Lock()
 		c.records.note(c.history, ev, now)
 		c.mu.Unlock()
 	}
-	if c.opts.OnEvent == nil {
+}
+
+// report hands evs to OnEvent, one call at a time.
+func (c *Conversation) report(evs ...Event) {
+	if c.opts.OnEvent == nil || len(evs) == 0 {
 		return
 	}
 	c.eventMu.Lock()
 	defer c.eventMu.Unlock()
-	c.opts.OnEvent(ev)
+	for _, ev := range evs {
+		c.opts.OnEvent(ev)
+	}
+}
+
+// flush reports the events the steps kept since the last flush: Send's,
+// Resume's and Stop's drivers do, after each step.
+func (c *Conversation) flush() {
+	c.report(c.events...)
+	clear(c.events)
+	c.events = c.events[:0]
 }
 
 // ClientOptions sets up a bedrockruntime client for conversations, as an

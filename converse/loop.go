@@ -2,6 +2,7 @@ package converse
 
 import (
 	"context"
+	"fmt"
 	"slices"
 )
 
@@ -19,19 +20,32 @@ func (c *Conversation) loop(ctx context.Context, step *Step, err error) (*Result
 	var turn *turnResult // the last model call, whose early calls may still run
 	defer func() { turn.discard() }()
 	for {
-		// A step's state is saved before its model call or calls are made.
+		// A step's events are reported, and its state saved, before its
+		// model call or calls are made.
+		c.flush()
 		if serr := c.save(ctx); serr != nil && err == nil {
 			res.History, err = slices.Clone(c.kept()), serr
 		}
-		if err != nil || step.Result != nil {
+		if err != nil {
+			break
+		}
+		if step.Result != nil {
+			if step.unrun {
+				c.opts.logger().Warn("converse: the final answer asks for tool calls, which are not run: its stop reason is not tool_use",
+					"turn", c.run.turn, "stopReason", res.StopReason, "model", res.Model)
+			}
 			break
 		}
 		switch {
 		case step.ModelCall != nil:
 			turn.discard()
 			var callErr error
-			turn, callErr = c.caller.call(ctx, step.ModelCall)
-			step, err = c.handleResponse(ctx, step.ModelCall, turn, callErr)
+			req := step.ModelCall
+			turn, callErr = c.caller.call(ctx, req)
+			if req.Summary && callErr != nil {
+				c.opts.logger().Info("converse: the summary of the trimmed messages failed; dropping them", "error", fmt.Errorf("summary call: %w", callErr))
+			}
+			step, err = c.handleResponse(ctx, req, turn, callErr)
 		case len(step.Pending) > 0 && c.opts.Approver != nil && !c.run.asked:
 			step, err = c.approve(ctx)
 		case len(step.Calls) > 0:

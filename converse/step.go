@@ -80,6 +80,18 @@ type Step struct {
 	Pending []Call
 	// Result, if not nil, ends the Send: a final answer.
 	Result *Result
+	// Events are what the step did, in order, for its driver to report
+	// (Send hands them to Options.OnEvent): TurnEnd, Trimmed, ModelFallback,
+	// AnswerRejected, Resumed, ApprovalDecided for Decide's decisions,
+	// ToolEnd for calls answered without running, Text of a reply given to
+	// HandleResponse. The events of the effects are their performers':
+	// Conversation.Converse reports Text and ModelRetry, and the Executor
+	// ToolStart and ToolEnd, to OnEvent as they happen. A step that fails
+	// returns, with its error, a Step holding only its Events, if it has
+	// any (the TurnEnd of a reply that ends the run, say).
+	Events []Event
+
+	unrun bool // the final answer asks for tool calls its stop reason leaves unrun, which Send logs
 }
 
 // ModelCall is a model call a conversation wants made.
@@ -203,7 +215,7 @@ func (c *Conversation) HandleResponse(ctx context.Context, req *ModelCall, out *
 		var t *turnResult
 		if callErr == nil {
 			if t, callErr = replyOf(out); callErr == nil && !req.Summary {
-				c.caller.emitText(req.Turn, t.message)
+				textEvents(req.Turn, t.message, c.emit)
 			}
 		}
 		return c.handleResponse(ctx, req, t, callErr)
@@ -313,11 +325,13 @@ func (c *Conversation) Decide(ctx context.Context, decisions ...Decision) (*Step
 }
 
 // holding runs fn, a driver's (Send, Resume, Stop), with the Send lock and
-// the session held (see prepare), then saves what fn's steps left unsaved
-// (see save): the error of a failed save is fn's unless fn failed.
+// the session held (see prepare), then reports the events its steps kept
+// (see flush) and saves what they left unsaved (see save): the error of a
+// failed save is fn's unless fn failed.
 func holding[T any](ctx context.Context, c *Conversation, fn func() (T, error)) (T, error) {
 	c.sendMu.Lock()
 	defer c.sendMu.Unlock()
+	c.collect = c.opts.OnEvent != nil
 	var zero T
 	if err := c.checkConfig(); err != nil {
 		return zero, err
@@ -328,6 +342,7 @@ func holding[T any](ctx context.Context, c *Conversation, fn func() (T, error)) 
 	}
 	defer release()
 	v, err := fn()
+	c.flush()
 	if serr := c.save(ctx); serr != nil && err == nil {
 		return v, serr
 	}
@@ -336,7 +351,7 @@ func holding[T any](ctx context.Context, c *Conversation, fn func() (T, error)) 
 
 // stepping runs fn, a step of the step API, with the Send lock held; a
 // step of a run (cont), only within one begun before. A step saves
-// nothing: its driver does.
+// nothing and reports nothing: its driver does, with the Step's Events.
 func stepping(c *Conversation, cont bool, fn func() (*Step, error)) (*Step, error) {
 	c.sendMu.Lock()
 	defer c.sendMu.Unlock()
@@ -346,7 +361,15 @@ func stepping(c *Conversation, cont bool, fn func() (*Step, error)) (*Step, erro
 	if err := c.checkConfig(); err != nil {
 		return nil, err
 	}
-	return fn()
+	c.collect, c.events = true, nil
+	step, err := fn()
+	if len(c.events) > 0 {
+		if step == nil {
+			step = &Step{}
+		}
+		step.Events, c.events = c.events, nil
+	}
+	return step, err
 }
 
 // open returns the history and a copy of its open turn, which the steps
@@ -394,7 +417,7 @@ func (c *Conversation) save(ctx context.Context) error {
 	c.revision, c.storeData = st.Revision, st.StoreData
 	c.mu.Unlock()
 	c.unsaved = false
-	c.emit(StateSaved{SessionID: s.ID, Turn: c.savedTurn, Messages: len(st.Messages), Pending: len(st.Pending)})
+	c.observe(StateSaved{SessionID: s.ID, Turn: c.savedTurn, Messages: len(st.Messages), Pending: len(st.Pending)})
 	return nil
 }
 
@@ -806,10 +829,7 @@ func (a *accepted) classify(r *run, maxTurns int) replyKind {
 // before TurnEnd (see History).
 func (c *Conversation) finalAnswer(ctx context.Context, a *accepted) (*Step, error) {
 	r := c.run
-	if !a.answered && a.t.stop != types.StopReasonToolUse && message.HasToolUse(a.reply) {
-		c.opts.logger().Warn("converse: the final answer asks for tool calls, which are not run: its stop reason is not tool_use",
-			"turn", r.turn, "stopReason", a.t.stop, "model", a.turnEnd.Model)
-	}
+	step := &Step{Result: r.res, unrun: !a.answered && a.t.stop != types.StopReasonToolUse && message.HasToolUse(a.reply)}
 	kept, final := keepable(a.attempted)
 	r.res.History = final
 	if r.shape != nil {
@@ -819,7 +839,7 @@ func (c *Conversation) finalAnswer(ctx context.Context, a *accepted) (*Step, err
 	if a.answered { // the final tool's call is reported after its turn
 		r.shape.traceAnswer(ctx, c.exec, c.emit, r.turn)
 	}
-	return &Step{Result: r.res}, nil
+	return step, nil
 }
 
 // overTurns ends the run at the turn limit: the reply is not kept, and

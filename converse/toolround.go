@@ -92,7 +92,7 @@ func (c *Conversation) approve(ctx context.Context) (*Step, error) {
 			continue
 		}
 		call := tail.pendingCall(i)
-		c.emit(ApprovalRequested{Turn: r.turn, Call: call})
+		c.observe(ApprovalRequested{Turn: r.turn, Call: call})
 		d, err := c.opts.Approver(ctx, call)
 		if err == nil {
 			d.ID = tc.id
@@ -105,7 +105,7 @@ func (c *Conversation) approve(ctx context.Context) (*Step, error) {
 			c.endStep(history, tail, nil)
 			return c.run.fail(history, fmt.Errorf("approve %s (%s): %w", tc.name, tc.id, err))
 		}
-		c.emit(ApprovalDecided{Turn: r.turn, Call: call, Decision: d})
+		c.observe(ApprovalDecided{Turn: r.turn, Call: call, Decision: d})
 		tail.decide(ctx, c.exec, i, d)
 	}
 	return c.startCalls(ctx, history, tail, nil)

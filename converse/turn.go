@@ -193,8 +193,8 @@ func (m *caller) call(ctx context.Context, req *ModelCall) (t *turnResult, err e
 	for n := 0; ; n++ {
 		a := m.hedged(ctx, req)
 		if a.err == nil {
-			if !req.stream && !req.Summary {
-				m.emitText(req.Turn, a.t.message)
+			if m.text && !req.stream && !req.Summary {
+				textEvents(req.Turn, a.t.message, m.emit)
 			}
 			return a.t, nil
 		}
@@ -300,14 +300,11 @@ func (t *telemetry) converse(ctx context.Context, client Client, in *bedrockrunt
 	return out, err
 }
 
-// emitText reports the text of a reply that did not stream.
-func (m *caller) emitText(turn int, msg types.Message) {
-	if !m.text {
-		return
-	}
+// textEvents reports the text of a reply that did not stream to emit.
+func textEvents(turn int, msg types.Message, emit func(Event)) {
 	for _, b := range msg.Content {
 		if t, ok := message.BlockText(b); ok {
-			m.emit(Text{Turn: turn, Text: t})
+			emit(Text{Turn: turn, Text: t})
 		}
 	}
 }
