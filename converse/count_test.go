@@ -77,7 +77,9 @@ func TestStepsCountAsSendCounts(t *testing.T) {
 	var trims int
 	_, reg, _ := stepScenario(t)
 	bySend := converse.New(sendClient, claude, reg, append(opts, func(o *converse.Options) {
-		o.Approver = func(_ context.Context, call converse.Call) (converse.Decision, error) { return converse.Approve(call.ID), nil }
+		o.Approver = func(_ context.Context, call converse.Call) (converse.Decision, error) {
+			return converse.Approve(call.ID), nil
+		}
 		o.OnEvent = func(ev converse.Event) {
 			if _, ok := ev.(converse.Trimmed); ok {
 				trims++
@@ -213,7 +215,9 @@ func archiveRun(t *testing.T, opts func(*converse.Options), run func(ctx context
 func TestFailedCountEstimates(t *testing.T) {
 	const prompt = "Read pages 1 to 12 of the archive."
 	policy := func(count bool) func(*converse.Options) {
-		return func(o *converse.Options) { o.Context = &converse.ContextPolicy{MaxInputTokens: 3500, CountTokens: count} }
+		return func(o *converse.Options) {
+			o.Context = &converse.ContextPolicy{MaxInputTokens: 3500, CountTokens: count}
+		}
 	}
 	send := func(wrap func(converse.Client) converse.Client) func(context.Context, *bedrockruntime.Client, func(*converse.Options)) error {
 		return func(ctx context.Context, client *bedrockruntime.Client, opts func(*converse.Options)) error {
@@ -223,7 +227,9 @@ func TestFailedCountEstimates(t *testing.T) {
 	}
 	steps := func(out *bedrockruntime.CountTokensOutput, err error) func(context.Context, *bedrockruntime.Client, func(*converse.Options)) error {
 		return func(ctx context.Context, client *bedrockruntime.Client, opts func(*converse.Options)) error {
-			failing := func(context.Context, *bedrockruntime.CountTokensInput) (*bedrockruntime.CountTokensOutput, error) { return out, err }
+			failing := func(context.Context, *bedrockruntime.CountTokensInput) (*bedrockruntime.CountTokensOutput, error) {
+				return out, err
+			}
 			_, err := driveCounting(ctx, converse.New(nil, claude, fetchTool(t, 250), opts), client, failing, prompt)
 			return err
 		}
