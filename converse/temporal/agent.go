@@ -22,6 +22,7 @@ const (
 	StatusQueryName   = "converse.status"
 	ModelActivityName = "converse.model"
 	ToolActivityName  = "converse.tool"
+	CountActivityName = "converse.count"
 )
 
 // DefaultTurnsPerRun is the number of model calls after which a workflow
@@ -148,6 +149,7 @@ func (a *Agent) Register(r worker.Registry) {
 	r.RegisterWorkflowWithOptions(a.Workflow, workflow.RegisterOptions{Name: WorkflowName})
 	r.RegisterActivityWithOptions(a.Model, activity.RegisterOptions{Name: ModelActivityName})
 	r.RegisterActivityWithOptions(a.Tool, activity.RegisterOptions{Name: ToolActivityName})
+	r.RegisterActivityWithOptions(a.CountTokens, activity.RegisterOptions{Name: CountActivityName})
 }
 
 // Input starts a workflow: a conversation with a new prompt, or one to

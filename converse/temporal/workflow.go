@@ -24,7 +24,8 @@ import (
 // Workflow runs a conversation, registered as WorkflowName: the prompt of
 // in (or the resumption of its State) to the model's final answer. It
 // drives the conversation's step API. Each model call is a
-// ModelActivityName activity. Each tool call is a ToolActivityName
+// ModelActivityName activity, and each token count (with
+// converse.ContextPolicy.CountTokens) a CountActivityName activity. Each tool call is a ToolActivityName
 // activity whose ID is made of the turn and the call's toolUseId. The
 // calls of a turn run in parallel up to the conversation's
 // Tools.Concurrency. A call that needs approval waits, for as long as it
@@ -75,12 +76,7 @@ func (a *Agent) Workflow(ctx workflow.Context, in Input) (*Result, error) {
 	perRun := cmp.Or(max(a.opts.TurnsPerRun, 0), DefaultTurnsPerRun)
 	bg := context.Background() // the step API does no I/O here: it has no client and no session
 	asked := map[string]int{}  // the questions of each call's activity, by its first ID
-	var step *converse.Step
-	if in.Prompt != "" {
-		step, err = conv.Begin(bg, types.Message{Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: in.Prompt}}})
-	} else {
-		step, err = conv.BeginResume(bg, in.Decisions...)
-	}
+	step, err := begin(bg, conv, in)
 	for err == nil && step.Result == nil {
 		p.own = step.Pending
 		switch {
@@ -96,6 +92,8 @@ func (a *Agent) Workflow(ctx workflow.Context, in Input) (*Result, error) {
 				return nil, temporal.NewNonRetryableApplicationError(callErr.Error(), PayloadTooLargeType, nil)
 			}
 			step, err = conv.HandleResponse(bg, req, out, callErr)
+		case step.CountTokens != nil:
+			step, err = a.countTokens(ctx, conv, step.CountTokens, in.Agent)
 		case len(step.Calls) > 0:
 			ran := a.runCalls(ctx, p, round{in.Agent, modelID, status.Turn, limit}, step.Calls, asked)
 			for _, r := range ran {
@@ -157,6 +155,15 @@ func (a *Agent) workflowConversation(ctx workflow.Context, in Input, count func(
 	return conv, base.Tools.Concurrency, err
 }
 
+// begin starts the run of in on conv: its prompt, or the resumption of its
+// State with its decisions.
+func begin(ctx context.Context, conv *converse.Conversation, in Input) (*converse.Step, error) {
+	if in.Prompt != "" {
+		return conv.Begin(ctx, types.Message{Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: in.Prompt}}})
+	}
+	return conv.BeginResume(ctx, in.Decisions...)
+}
+
 // restoreOrNew is in's conversation: its State restored, or a new one.
 func restoreOrNew(in Input, reg *tools.Registry, opts func(*converse.Options)) (*converse.Conversation, error) {
 	if in.State == nil {
@@ -196,6 +203,48 @@ func (a *Agent) callModel(ctx workflow.Context, req *converse.ModelCall, agent s
 		return nil, bedrockError(err)
 	}
 	return wirejson.UnmarshalResponse(reply.Response)
+}
+
+// countTokens makes req's token count (see converse.ContextPolicy) as a
+// CountActivityName activity, with the model activity's options, and hands
+// conv its answer. A failed count is logged and handed over too, as Send's
+// is: the step then estimates. A request over the payload limit is such a
+// failure, and no activity is scheduled.
+func (a *Agent) countTokens(ctx workflow.Context, conv *converse.Conversation, req *bedrockruntime.CountTokensInput, agent string) (*converse.Step, error) {
+	var out *bedrockruntime.CountTokensOutput
+	call, err := countCall(req, agent)
+	if err == nil {
+		err = a.tooLarge("token count", call)
+	}
+	if err == nil {
+		var tokens int32
+		actx := workflow.WithActivityOptions(ctx, a.modelOptions())
+		if err = workflow.ExecuteActivity(actx, CountActivityName, call).Get(actx, &tokens); err == nil {
+			out = &bedrockruntime.CountTokensOutput{InputTokens: &tokens}
+		}
+	}
+	if err != nil {
+		workflow.GetLogger(ctx).Info("temporal: CountTokens failed; estimating", "error", err.Error())
+	}
+	return conv.HandleCount(context.Background(), req, out, err)
+}
+
+// countCall is the count activity's input for req: its Converse request
+// in the body, as the model activity's.
+func countCall(req *bedrockruntime.CountTokensInput, agent string) (ModelCall, error) {
+	in, ok := req.Input.(*types.CountTokensInputMemberConverse)
+	if !ok {
+		return ModelCall{}, fmt.Errorf("temporal: count tokens: %T is no Converse request", req.Input)
+	}
+	v := in.Value
+	body, err := wirejson.MarshalRequest(&bedrockruntime.ConverseInput{
+		ModelId: req.ModelId, Messages: v.Messages, System: v.System, ToolConfig: v.ToolConfig,
+		AdditionalModelRequestFields: v.AdditionalModelRequestFields,
+	})
+	if err != nil {
+		return ModelCall{}, fmt.Errorf("temporal: count tokens: %w", err)
+	}
+	return ModelCall{ModelID: aws.ToString(req.ModelId), Request: body, Agent: agent}, nil
 }
 
 // round is what runCalls needs of the conversation: its agent (empty for
