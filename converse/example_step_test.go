@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
@@ -31,18 +30,14 @@ func ExampleConversation_Begin() {
 	ctx := context.Background()
 
 	// No client: the engine makes the calls.
-	conv := converse.New(nil, "us.anthropic.claude-sonnet-4-5-20250929-v1:0", reg, func(o *converse.Options) {
-		o.Context = &converse.ContextPolicy{MaxInputTokens: 150000, CountTokens: true}
-	})
+	policy := &converse.ContextPolicy{MaxInputTokens: 150000, CountTokens: true}
+	conv := converse.New(nil, "us.anthropic.claude-sonnet-4-5-20250929-v1:0", reg, func(o *converse.Options) { o.Context = policy })
 	step, err := conv.Begin(ctx, types.Message{Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: "What is 6 times 7?"}}})
 	for err == nil && step.Result == nil {
 		switch {
-		case step.CountTokens != nil:
-			// A failed count is handed over too: the step then estimates.
+		case step.CountTokens != nil: // a failed count goes back too: the step then estimates
+			fmt.Println("count tokens")
 			out, countErr := client.CountTokens(ctx, step.CountTokens)
-			if countErr == nil {
-				fmt.Printf("count tokens: %d\n", aws.ToInt32(out.InputTokens))
-			}
 			step, err = conv.HandleCount(ctx, step.CountTokens, out, countErr)
 		case step.ModelCall != nil:
 			fmt.Printf("model call %d\n", step.ModelCall.Turn)
@@ -76,10 +71,10 @@ func ExampleConversation_Begin() {
 	}
 	fmt.Println(step.Result.Text)
 	// Output:
-	// count tokens: 143
+	// count tokens
 	// model call 1
 	// run calculator {"a":6,"b":7,"operation":"multiply"}: success
-	// count tokens: 202
+	// count tokens
 	// model call 2
 	// 6 times 7 is 42.
 }
