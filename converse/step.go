@@ -34,8 +34,8 @@ import (
 //		case step.ModelCall != nil:
 //			out, callErr := conv.Converse(ctx, step.ModelCall.Input) // or a client's, elsewhere
 //			step, err = conv.HandleResponse(ctx, step.ModelCall, out, callErr)
-//		case step.CountTokens != nil: // ContextPolicy.CountTokens
-//			out, countErr := client.CountTokens(ctx, step.CountTokens)
+//		case step.CountTokens != nil: // with ContextPolicy.CountTokens
+//			out, countErr := client.CountTokens(ctx, step.CountTokens) // a *bedrockruntime.Client's
 //			step, err = conv.HandleCount(ctx, step.CountTokens, out, countErr)
 //		case len(step.Calls) > 0:
 //			step, err = conv.AnswerCalls(ctx, runEach(step.Calls)...) // Executor.Run's CallResults
