@@ -43,7 +43,7 @@ func driveCounting(ctx context.Context, c *converse.Conversation, client *bedroc
 		default:
 			var ds []converse.Decision
 			for _, p := range step.Pending {
-				ds = append(ds, converse.Approve(p.ID))
+				ds = append(ds, converse.Decision{ID: p.ID, Verdict: converse.Approved})
 			}
 			step, err = c.Decide(ctx, ds...)
 		}
@@ -78,7 +78,7 @@ func TestStepsCountAsSendCounts(t *testing.T) {
 	_, reg, _ := stepScenario(t)
 	bySend := converse.New(sendClient, claude, reg, append(opts, func(o *converse.Options) {
 		o.Approver = func(_ context.Context, call converse.Call) (converse.Decision, error) {
-			return converse.Approve(call.ID), nil
+			return converse.Decision{ID: call.ID, Verdict: converse.Approved}, nil
 		}
 		o.OnEvent = func(ev converse.Event) {
 			if _, ok := ev.(converse.Trimmed); ok {
