@@ -3,7 +3,6 @@ package converse
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"slices"
 	"strings"
 
@@ -45,8 +44,8 @@ import (
 // is the one the Conversation keeps (and saves in its Store). A Trimmed event
 // reports each trim. Tokens are estimated from the last turn's usage and the
 // JSON of what came after it: a token per four bytes, an image by its size, a
-// PDF by its pages. With CountTokens they are counted by Bedrock's CountTokens
-// API.
+// PDF by its pages. With CountTokens the request to size is counted by
+// Bedrock's CountTokens API.
 type ContextPolicy struct {
 	// MaxInputTokens is the most input tokens a request may hold: the
 	// model's context window less the room its answer needs. 0 trims only
@@ -58,10 +57,15 @@ type ContextPolicy struct {
 	ToolResultBytes int
 	// Summarize summarises the dropped messages with a model call.
 	Summarize bool
-	// CountTokens counts the tokens of each request with Bedrock's CountTokens
-	// API before the call. It does so when the Client has a CountTokens method
-	// (a *bedrockruntime.Client has) and the model supports it. An error of
-	// CountTokens falls back to the estimate.
+	// CountTokens counts the tokens of a turn's request with Bedrock's
+	// CountTokens API, where it is sized: before the call, against
+	// MaxInputTokens, and before a request Bedrock found too long is
+	// trimmed. The count is a request of the step (Step.CountTokens) that
+	// its driver makes, once for each history. Send makes it when the Client
+	// has a CountTokens method (a *bedrockruntime.Client has) and the model
+	// supports it. A failed count, or none, falls back to the estimate. The
+	// other sizes are estimated: the trimmed request's (Trimmed.TokensAfter)
+	// and that of the last request Bedrock accepted.
 	CountTokens bool
 }
 
@@ -77,7 +81,8 @@ func (p *ContextPolicy) toolResultBytes() int {
 // the input too long. ShortenedResults tool results were shortened and
 // DroppedMessages messages dropped (Summarized: into a summary, whose
 // model call used Usage, counted in the Conversation's usage but not in a
-// Result's). The tokens are the estimates of the request before and after.
+// Result's). TokensBefore is the request's count (ContextPolicy.CountTokens)
+// or estimate, TokensAfter the trimmed request's estimate.
 type Trimmed struct {
 	Turn             int
 	Overflow         bool
@@ -91,11 +96,6 @@ type Trimmed struct {
 
 func (Trimmed) event() {}
 
-// tokenCounter is the CountTokens method of *bedrockruntime.Client.
-type tokenCounter interface {
-	CountTokens(ctx context.Context, params *bedrockruntime.CountTokensInput, optFns ...func(*bedrockruntime.Options)) (*bedrockruntime.CountTokensOutput, error)
-}
-
 // window follows a Send's requests for its ContextPolicy: the size of the
 // last one, by its usage.
 type window struct {
@@ -108,40 +108,31 @@ func (w *window) record(history []types.Message, u Usage) {
 	w.sent, w.tokens = len(history), u.InputTokens+u.CacheReadInputTokens+u.CacheWriteInputTokens
 }
 
-// inputCounter counts the input tokens of a conversation's requests for
-// its ContextPolicy: by Bedrock's CountTokens API when the policy asks
-// for it and the client has it, by estimate otherwise.
+// inputCounter estimates the input tokens of a conversation's requests for
+// its ContextPolicy, and builds the requests that count them.
 type inputCounter struct {
-	counter tokenCounter // the client, with ContextPolicy.CountTokens; nil otherwise
 	modelID string
 	system  []types.SystemContentBlock // Options.Request's
-	log     *slog.Logger
 }
 
-// newInputCounter is the inputCounter of a conversation with client, the
-// model modelID and the options o.
-func newInputCounter(client Client, modelID string, o *Options) *inputCounter {
-	n := &inputCounter{modelID: modelID, system: o.Request.System, log: o.logger()}
-	if p := o.Context; p != nil && p.CountTokens {
-		n.counter, _ = client.(tokenCounter)
-	}
-	return n
+// newInputCounter is the inputCounter of a conversation with the model
+// modelID and the options o.
+func newInputCounter(modelID string, o *Options) *inputCounter {
+	return &inputCounter{modelID: modelID, system: o.Request.System}
 }
 
-// estimate counts the input tokens of a request of history.
-func (n *inputCounter) estimate(ctx context.Context, w *window, history []types.Message, cfg *types.ToolConfiguration) int {
-	if n.counter != nil {
-		out, err := n.counter.CountTokens(ctx, &bedrockruntime.CountTokensInput{
-			ModelId: aws.String(n.modelID),
-			Input: &types.CountTokensInputMemberConverse{Value: types.ConverseTokensRequest{
-				Messages: history, System: n.system, ToolConfig: cfg,
-			}},
-		})
-		if err == nil && out.InputTokens != nil {
-			return int(*out.InputTokens)
-		}
-		n.log.Info("converse: CountTokens failed; estimating", "error", err)
+// request is the CountTokens request of a request of history.
+func (n *inputCounter) request(history []types.Message, cfg *types.ToolConfiguration) *bedrockruntime.CountTokensInput {
+	return &bedrockruntime.CountTokensInput{
+		ModelId: aws.String(n.modelID),
+		Input: &types.CountTokensInputMemberConverse{Value: types.ConverseTokensRequest{
+			Messages: history, System: n.system, ToolConfig: cfg,
+		}},
 	}
+}
+
+// estimate estimates the input tokens of a request of history.
+func (n *inputCounter) estimate(w *window, history []types.Message, cfg *types.ToolConfiguration) int {
 	if w.tokens > 0 && w.sent <= len(history) {
 		return w.tokens + wire.EstimateTokens(&bedrockruntime.ConverseInput{Messages: history[w.sent:]})
 	}
@@ -187,16 +178,17 @@ func overflowed(err error, t *turnResult) bool {
 }
 
 // overflowLimit is what a history must be trimmed below after Bedrock reported
-// it too long. It is the least of its estimate, the last request Bedrock
-// accepted and the policy's MaxInputTokens, maxInput. The window holds at
-// least the last request accepted, where the request that overflowed may have
-// grown past it by any amount.
-func (n *inputCounter) overflowLimit(ctx context.Context, w *window, history []types.Message, cfg *types.ToolConfiguration, maxInput int) int {
-	limit := n.estimate(ctx, w, history, cfg)
-	if ok := n.admitted(ctx, w, history, cfg); ok > 0 {
+// it too long. It is the least of its size (see tokens), the last request
+// Bedrock accepted and the policy's MaxInputTokens. The window holds at least
+// the last request accepted, where the request that overflowed may have grown
+// past it by any amount.
+func (c *Conversation) overflowLimit(history []types.Message) int {
+	r := c.run
+	limit := c.tokens(history)
+	if ok := c.input.admitted(&r.win, history, r.cfg); ok > 0 {
 		limit = min(limit, ok)
 	}
-	if maxInput > 0 {
+	if maxInput := c.opts.Context.MaxInputTokens; maxInput > 0 {
 		limit = min(limit, maxInput)
 	}
 	return limit
@@ -207,7 +199,7 @@ func (n *inputCounter) overflowLimit(ctx context.Context, w *window, history []t
 // this Send's last request. The window holds at least that much, so a
 // history trimmed below it fits after an overflow, where one trimmed below
 // the request that overflowed may not. It is 0 without an answer.
-func (n *inputCounter) admitted(ctx context.Context, w *window, history []types.Message, cfg *types.ToolConfiguration) int {
+func (n *inputCounter) admitted(w *window, history []types.Message, cfg *types.ToolConfiguration) int {
 	for i := len(history) - 1; i > 0; i-- {
 		if history[i].Role != types.ConversationRoleAssistant {
 			continue
@@ -215,7 +207,7 @@ func (n *inputCounter) admitted(ctx context.Context, w *window, history []types.
 		if w.tokens > 0 && w.sent == i {
 			return w.tokens
 		}
-		return n.estimate(ctx, w, history[:i], cfg)
+		return n.estimate(w, history[:i], cfg)
 	}
 	return 0
 }
@@ -229,7 +221,7 @@ func (n *inputCounter) admitted(ctx context.Context, w *window, history []types.
 // the model itself.
 func (c *Conversation) fit(ctx context.Context, history []types.Message, limit int, overflow bool) (*Step, bool, error) {
 	r := c.run
-	before := c.input.estimate(ctx, &r.win, history, r.cfg)
+	before := c.tokens(history)
 	if before <= limit && !overflow {
 		return nil, false, nil
 	}
@@ -271,7 +263,7 @@ func (c *Conversation) trimmed(ctx context.Context, pt *pendingTrim) (*Step, err
 	r := c.run
 	history := pt.tr.Messages()
 	r.win = window{} // the trimmed history has no usage yet
-	pt.ev.TokensAfter = c.input.estimate(ctx, &r.win, history, r.cfg)
+	pt.ev.TokensAfter = c.input.estimate(&r.win, history, r.cfg)
 	c.endStep(history, nil, nil)
 	c.emit(pt.ev)
 	return c.turnStep(ctx)

@@ -113,7 +113,7 @@ func New(client Client, modelID string, reg *tools.Registry, optFns ...func(*Opt
 		c.exec.OnEvent = c.observe
 	}
 	c.caller = newCaller(client, c.tel, &c.opts, c.exec, c.observe)
-	c.input = newInputCounter(client, modelID, &c.opts)
+	c.input = newInputCounter(modelID, &c.opts)
 	c.accounts = newAccounts(modelID, &c.opts)
 	return c
 }

@@ -471,7 +471,9 @@
 // to their head and tail (ToolResultBytes). Then the oldest exchanges are
 // dropped whole (a toolUse turn with its results), optionally summarised
 // by a model call (Summarize). Tokens come from the last usage, from
-// Bedrock's CountTokens (CountTokens), or from an estimate. The trimmed
+// Bedrock's CountTokens (CountTokens), or from an estimate. A count is a
+// step's request, Step.CountTokens, which the driver makes (Send with its
+// client) and hands to HandleCount; the step itself calls nothing. The trimmed
 // history is kept, and a [Trimmed] event reports each trim. Without a
 // policy an overflow is Bedrock's error, or [ErrContextWindowExceeded] for
 // the stop reason.

@@ -16,8 +16,9 @@ import (
 
 // An engine that owns retries and persistence drives a conversation one step
 // at a time. It makes each model call itself and runs each tool call where it
-// likes (here, in place), handing back what came of it. The requests are the
-// ones Send would make.
+// likes (here, in place), handing back what came of it. It counts the
+// tokens of each turn's request when its ContextPolicy asks for it. The
+// requests are the ones Send would make.
 func ExampleConversation_Begin() {
 	srv := bedrocktest.NewServer(bedrocktest.Script(
 		bedrocktest.ToolUse("", bedrocktest.Call{ID: "t1", Name: "calculator", Input: map[string]any{"a": 6, "b": 7, "operation": "multiply"}}),
@@ -29,10 +30,15 @@ func ExampleConversation_Begin() {
 	ctx := context.Background()
 
 	// No client: the engine makes the calls.
-	conv := converse.New(nil, "us.anthropic.claude-sonnet-4-5-20250929-v1:0", reg)
+	policy := &converse.ContextPolicy{MaxInputTokens: 150000, CountTokens: true}
+	conv := converse.New(nil, "us.anthropic.claude-sonnet-4-5-20250929-v1:0", reg, func(o *converse.Options) { o.Context = policy })
 	step, err := conv.Begin(ctx, types.Message{Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: "What is 6 times 7?"}}})
 	for err == nil && step.Result == nil {
 		switch {
+		case step.CountTokens != nil: // a failed count goes back too: the step then estimates
+			fmt.Println("count tokens")
+			out, countErr := client.CountTokens(ctx, step.CountTokens)
+			step, err = conv.HandleCount(ctx, step.CountTokens, out, countErr)
 		case step.ModelCall != nil:
 			fmt.Printf("model call %d\n", step.ModelCall.Turn)
 			out, callErr := client.Converse(ctx, step.ModelCall.Input)
@@ -65,8 +71,10 @@ func ExampleConversation_Begin() {
 	}
 	fmt.Println(step.Result.Text)
 	// Output:
+	// count tokens
 	// model call 1
 	// run calculator {"a":6,"b":7,"operation":"multiply"}: success
+	// count tokens
 	// model call 2
 	// 6 times 7 is 42.
 }

@@ -7,8 +7,8 @@ import (
 )
 
 // loop drives a Send or Resume from its first step to its end (see Step).
-// It saves each step's state and makes each model call a step asks for.
-// It asks Options.Approver to decide the calls that need it, and runs the
+// It reports each step's events, saves its state, and makes each model
+// call and token count a step asks for. It asks Options.Approver to decide the calls that need it, and runs the
 // tool calls. It ends when a step holds the Result, an error ends the run,
 // or calls stay pending (a pause).
 func (c *Conversation) loop(ctx context.Context, step *Step, err error) (*Result, error) {
@@ -46,6 +46,9 @@ func (c *Conversation) loop(ctx context.Context, step *Step, err error) (*Result
 				c.opts.logger().Info("converse: the summary of the trimmed messages failed; dropping them", "error", fmt.Errorf("summary call: %w", callErr))
 			}
 			step, err = c.handleResponse(ctx, req, turn, callErr)
+		case step.CountTokens != nil:
+			out, countErr := c.countTokens(ctx, step.CountTokens)
+			step, err = c.handleCount(ctx, step.CountTokens, out, countErr)
 		case len(step.Pending) > 0 && c.opts.Approver != nil && !c.run.asked:
 			step, err = c.approve(ctx)
 		case len(step.Calls) > 0:

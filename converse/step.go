@@ -22,9 +22,9 @@ import (
 )
 
 // Step is what a conversation driven one step at a time wants next: a
-// model call (ModelCall), tool calls to run (Calls), decisions (Pending),
-// the results of calls handed out before (Waiting), or nothing more
-// (Result). A step is never empty. Send and Resume are such a driver; an engine that
+// model call (ModelCall), a token count (CountTokens), tool calls to run
+// (Calls), decisions (Pending), the results of calls handed out before
+// (Waiting), or nothing more (Result). A step is never empty. Send and Resume are such a driver; an engine that
 // owns retries and persistence (a Temporal workflow, a queue worker) is
 // another, making the model calls and running the tools where it likes:
 //
@@ -34,6 +34,9 @@ import (
 //		case step.ModelCall != nil:
 //			out, callErr := conv.Converse(ctx, step.ModelCall.Input) // or a client's, elsewhere
 //			step, err = conv.HandleResponse(ctx, step.ModelCall, out, callErr)
+//		case step.CountTokens != nil: // with ContextPolicy.CountTokens
+//			out, countErr := client.CountTokens(ctx, step.CountTokens) // a *bedrockruntime.Client's
+//			step, err = conv.HandleCount(ctx, step.CountTokens, out, countErr)
 //		case len(step.Calls) > 0:
 //			step, err = conv.AnswerCalls(ctx, runEach(step.Calls)...) // Executor.Run's CallResults
 //		default: // step.Pending: wait for the decisions, or the answers to their questions
@@ -57,6 +60,10 @@ type Step struct {
 	// ModelCall, if not nil, is the model call to make next; its answer goes
 	// to HandleResponse.
 	ModelCall *ModelCall
+	// CountTokens, if not nil, is a count of a request's input tokens to
+	// obtain with Bedrock's CountTokens API (see ContextPolicy.CountTokens);
+	// its answer, or the error of the call, goes to HandleCount.
+	CountTokens *bedrockruntime.CountTokensInput
 	// Calls are the tool calls to run now, already marked started in the
 	// conversation's state: a crash from here on answers an unanswered one
 	// as interrupted on Resume, never running it again. Run each, keyed by
@@ -139,6 +146,7 @@ type run struct {
 	retried   bool                     // the turn's request was trimmed after an overflow
 	wasted    Usage                    // of the call that overflowed, counted, for the retry's TurnEnd
 	trim      *pendingTrim             // a trim awaiting its summary
+	counted   *tokenCount              // the count of the turn's request, asked for or answered
 	asked     bool                     // Options.Approver decided the open turn's calls
 	questions map[string]int           // the questions each call asked in this run, by toolUseId
 	resumed   bool                     // turn numbers the resumed turn's calls, until the first model call
@@ -544,7 +552,7 @@ func (c *Conversation) nextTurn(ctx context.Context) (*Step, error) {
 		r.turn, r.resumed = 0, false
 	}
 	r.turn++
-	r.retried, r.wasted, r.asked, r.plan, r.tried = false, Usage{}, false, nil, 0
+	r.retried, r.wasted, r.asked, r.plan, r.tried, r.counted = false, Usage{}, false, nil, 0, nil
 	history := c.kept()
 	// A forced tool choice holds only for the first turn answering a
 	// prompt: after the tool results, the model may answer. A structured
@@ -573,13 +581,7 @@ func (c *Conversation) nextTurn(ctx context.Context) (*Step, error) {
 			return c.run.fail(history, err)
 		}
 	}
-	if p := c.opts.Context; p != nil && p.MaxInputTokens > 0 {
-		step, _, err := c.fit(ctx, history, p.MaxInputTokens, false)
-		if step != nil || err != nil {
-			return step, err
-		}
-	}
-	return c.turnStep(ctx)
+	return c.sizeTurn(ctx)
 }
 
 // kept is the conversation's history.
@@ -716,6 +718,10 @@ func (c *Conversation) rescue(ctx context.Context, req *ModelCall, t *turnResult
 	r := c.run
 	history := c.kept()
 	if c.opts.Context != nil && !r.retried && overflowed(err, t) {
+		again := func(ctx context.Context) (*Step, error) { return c.handleResponse(ctx, req, t, err) }
+		if step := c.countFirst(history, again); step != nil {
+			return step, true, nil
+		}
 		r.retried = true
 		if t != nil {
 			// The call that overflowed was billed: counted now, for the
@@ -724,7 +730,7 @@ func (c *Conversation) rescue(ctx context.Context, req *ModelCall, t *turnResult
 			r.count(c.accounts, aws.ToString(req.Input.ModelId), t.usage)
 			r.wasted = t.usage
 		}
-		if step, cut, ferr := c.fit(ctx, history, c.input.overflowLimit(ctx, &r.win, history, r.cfg, c.opts.Context.MaxInputTokens), true); ferr != nil || cut {
+		if step, cut, ferr := c.fit(ctx, history, c.overflowLimit(history), true); ferr != nil || cut {
 			return step, true, ferr
 		}
 	}

@@ -105,6 +105,47 @@ func (a *Agent) Model(ctx context.Context, call ModelCall) (*ModelReply, error) 
 	return &ModelReply{Response: body}, nil
 }
 
+// errorTypeCount is the type of a token count's failure that is not a
+// Bedrock error.
+const errorTypeCount = "converse.CountTokensFailed"
+
+// tokenCounter is the CountTokens method of *bedrockruntime.Client.
+type tokenCounter interface {
+	CountTokens(ctx context.Context, params *bedrockruntime.CountTokensInput, optFns ...func(*bedrockruntime.Options)) (*bedrockruntime.CountTokensOutput, error)
+}
+
+// CountTokens is the count activity: it counts the input tokens of the
+// Converse request of call with Bedrock's CountTokens API, through the
+// agent's client, with the SDK's retries off. It answers the count. A
+// client without a CountTokens method fails it, non-retryable; the
+// workflow then estimates, as Send does. A Bedrock error fails it as the
+// model activity's does.
+func (a *Agent) CountTokens(ctx context.Context, call ModelCall) (int32, error) {
+	in, err := wirejson.UnmarshalRequest(call.Request)
+	if err != nil {
+		return 0, temporal.NewNonRetryableApplicationError("temporal: count tokens: "+err.Error(), errorTypeCount, nil)
+	}
+	counter, ok := a.clientOf(call.Agent).(tokenCounter)
+	if !ok {
+		return 0, temporal.NewNonRetryableApplicationError("temporal: count tokens: the client has no CountTokens method", errorTypeCount, nil)
+	}
+	defer heartbeat(ctx)()
+	out, err := counter.CountTokens(ctx, &bedrockruntime.CountTokensInput{
+		ModelId: aws.String(call.ModelID),
+		Input: &types.CountTokensInputMemberConverse{Value: types.ConverseTokensRequest{
+			Messages: in.Messages, System: in.System, ToolConfig: in.ToolConfig,
+			AdditionalModelRequestFields: in.AdditionalModelRequestFields,
+		}},
+	}, sdkOnce)
+	if err != nil {
+		return 0, modelFailure(err)
+	}
+	if out.InputTokens == nil {
+		return 0, temporal.NewNonRetryableApplicationError("temporal: count tokens: no inputTokens in the answer", errorTypeCount, nil)
+	}
+	return *out.InputTokens, nil
+}
+
 // modelFailure is err, a model call's, as an ApplicationError that keeps
 // what the workflow needs to rebuild it.
 func modelFailure(err error) error {
@@ -288,6 +329,8 @@ func heartbeat(ctx context.Context) (stop func()) {
 type noRetries struct{ converse.Client }
 
 func (n noRetries) Converse(ctx context.Context, in *bedrockruntime.ConverseInput, optFns ...func(*bedrockruntime.Options)) (*bedrockruntime.ConverseOutput, error) {
-	once := func(o *bedrockruntime.Options) { o.Retryer = aws.NopRetryer{} }
-	return n.Client.Converse(ctx, in, append([]func(*bedrockruntime.Options){once}, optFns...)...)
+	return n.Client.Converse(ctx, in, append([]func(*bedrockruntime.Options){sdkOnce}, optFns...)...)
 }
+
+// sdkOnce has the SDK make a call once: Temporal owns the retries.
+func sdkOnce(o *bedrockruntime.Options) { o.Retryer = aws.NopRetryer{} }

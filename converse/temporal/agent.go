@@ -22,6 +22,7 @@ const (
 	StatusQueryName   = "converse.status"
 	ModelActivityName = "converse.model"
 	ToolActivityName  = "converse.tool"
+	CountActivityName = "converse.count"
 )
 
 // DefaultTurnsPerRun is the number of model calls after which a workflow
@@ -35,10 +36,9 @@ type Options struct {
 	// Conversation configures the conversations, as for converse.New: in
 	// the workflow (tool configuration, request template, ApprovalPolicy,
 	// Context, Cache, MaxTurns, Tools.Concurrency) and in the
-	// activities (Tools, telemetry, OnEvent, Logger). The workflow sets
-	// its own Approver, Stream and telemetry: state is Temporal's,
-	// decisions come by signal, and spans and metrics come from the
-	// activities only. ApprovalPolicy, PrepareTurn and RepairCall run in
+	// activities (Tools, telemetry, OnEvent, Logger). The workflow's steps
+	// do no I/O, so it switches nothing off. It sets no Approver, as
+	// decisions come by signal. ApprovalPolicy, PrepareTurn and RepairCall run in
 	// the workflow and must be deterministic: functions of their input
 	// alone. The workflow sets Clock to workflow.Now, so a Budget's
 	// WallTime replays as it ran.
@@ -148,6 +148,7 @@ func (a *Agent) Register(r worker.Registry) {
 	r.RegisterWorkflowWithOptions(a.Workflow, workflow.RegisterOptions{Name: WorkflowName})
 	r.RegisterActivityWithOptions(a.Model, activity.RegisterOptions{Name: ModelActivityName})
 	r.RegisterActivityWithOptions(a.Tool, activity.RegisterOptions{Name: ToolActivityName})
+	r.RegisterActivityWithOptions(a.CountTokens, activity.RegisterOptions{Name: CountActivityName})
 }
 
 // Input starts a workflow: a conversation with a new prompt, or one to

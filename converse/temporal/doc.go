@@ -13,7 +13,7 @@
 //
 // A worker holds an [Agent]: the Bedrock client and the tool registry, MCP
 // and Lambda tools included. Agent.Register registers the workflow
-// ([WorkflowName]) and its two activities:
+// ([WorkflowName]) and its three activities:
 //
 //	reg, _ := tools.NewRegistry(tools.Builtins()...)
 //	agent := temporal.New(bedrockruntime.NewFromConfig(cfg), reg, func(o *temporal.Options) {
@@ -60,6 +60,12 @@
 // tried once the activity's retry policy is spent, where Send falls back
 // after the SDK's retries (TestWorkflowFallsBackAsSendDoes). The requests
 // are those Send sends (TestWorkflowSendsWhatSendSends).
+//
+// With converse.ContextPolicy.CountTokens, a step's token count is an
+// activity too ([Agent.CountTokens]), with the model activity's options,
+// calling CountTokens through the agent's client. A count that fails, or
+// a client without CountTokens, leaves the step to its estimate, as in a
+// Send (TestWorkflowCountsAsSendCounts).
 //
 // Each tool call is an activity ([Agent.Tool]) whose ID is
 // "tool/TURN/TOOLUSEID", the calls of a turn in parallel up to the

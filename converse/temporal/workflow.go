@@ -11,8 +11,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 	"github.com/aws/smithy-go"
-	metricnoop "go.opentelemetry.io/otel/metric/noop"
-	tracenoop "go.opentelemetry.io/otel/trace/noop"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
@@ -24,7 +22,8 @@ import (
 // Workflow runs a conversation, registered as WorkflowName: the prompt of
 // in (or the resumption of its State) to the model's final answer. It
 // drives the conversation's step API. Each model call is a
-// ModelActivityName activity. Each tool call is a ToolActivityName
+// ModelActivityName activity, and each token count (with
+// converse.ContextPolicy.CountTokens) a CountActivityName activity. Each tool call is a ToolActivityName
 // activity whose ID is made of the turn and the call's toolUseId. The
 // calls of a turn run in parallel up to the conversation's
 // Tools.Concurrency. A call that needs approval waits, for as long as it
@@ -62,8 +61,7 @@ import (
 // agents' child workflows and waits for them to end.
 func (a *Agent) Workflow(ctx workflow.Context, in Input) (*Result, error) {
 	status := Status{Turn: in.Turns, Usage: in.Usage}
-	count := func(u converse.Usage) { status.Usage = status.Usage.Add(u) }
-	conv, limit, err := a.workflowConversation(ctx, in, count)
+	conv, limit, err := a.workflowConversation(ctx, in)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), errorType(converse.OutcomeCaller), nil)
 	}
@@ -75,12 +73,7 @@ func (a *Agent) Workflow(ctx workflow.Context, in Input) (*Result, error) {
 	perRun := cmp.Or(max(a.opts.TurnsPerRun, 0), DefaultTurnsPerRun)
 	bg := context.Background() // the step API does no I/O here: it has no client and no session
 	asked := map[string]int{}  // the questions of each call's activity, by its first ID
-	var step *converse.Step
-	if in.Prompt != "" {
-		step, err = conv.Begin(bg, types.Message{Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: in.Prompt}}})
-	} else {
-		step, err = conv.BeginResume(bg, in.Decisions...)
-	}
+	step, err := begin(bg, conv, in)
 	for err == nil && step.Result == nil {
 		p.own = step.Pending
 		switch {
@@ -96,10 +89,12 @@ func (a *Agent) Workflow(ctx workflow.Context, in Input) (*Result, error) {
 				return nil, temporal.NewNonRetryableApplicationError(callErr.Error(), PayloadTooLargeType, nil)
 			}
 			step, err = conv.HandleResponse(bg, req, out, callErr)
+		case step.CountTokens != nil:
+			step, err = a.countTokens(ctx, conv, step.CountTokens, in.Agent)
 		case len(step.Calls) > 0:
 			ran := a.runCalls(ctx, p, round{in.Agent, modelID, status.Turn, limit}, step.Calls, asked)
 			for _, r := range ran {
-				count(r.Usage) // what the tools reported, as the conversation counts it
+				status.Usage = status.Usage.Add(r.Usage) // what the tools reported, as the conversation counts it
 			}
 			step, err = conv.AnswerCalls(bg, ran...)
 		default:
@@ -108,6 +103,7 @@ func (a *Agent) Workflow(ctx workflow.Context, in Input) (*Result, error) {
 			p.own = nil
 			p.report(ctx)
 		}
+		status.Usage = status.Usage.Add(turnsUsage(step))
 	}
 	if ctx.Err() != nil {
 		// Cancelled: by its client, or with its parent (an agent's call).
@@ -121,15 +117,15 @@ func (a *Agent) Workflow(ctx workflow.Context, in Input) (*Result, error) {
 }
 
 // workflowConversation builds the workflow's conversation, of in.Agent's
-// agent if set, and returns it with its Tools.Concurrency. It has no
-// client: the activities call the model, and the steps save nothing, as
-// Temporal keeps the state. It has no spans or metrics: the activities
-// emit them, and a replay would emit them again. It has no events but
-// each turn's usage, handed to count. It has the workflow's clock, so a
-// replay decides a Budget's wall time as the run did. Its MaxTurns is what
-// the runs before left. Its model is in.ModelID, or, if that is empty,
-// in.State's; an input with neither is rejected.
-func (a *Agent) workflowConversation(ctx workflow.Context, in Input, count func(converse.Usage)) (*converse.Conversation, int, error) {
+// agent if set, and returns it with its Tools.Concurrency. Its steps do no
+// I/O: the workflow makes their model calls and token counts and runs their
+// calls as activities, and Temporal keeps the state. It has the workflow's
+// clock, so a replay decides a Budget's wall time as the run did. It has no
+// Approver: the workflow decides by signal, and runs the calls that need no
+// decision meanwhile. Its MaxTurns is what the runs before left. Its model
+// is in.ModelID, or, if that is empty, in.State's; an input with neither is
+// rejected.
+func (a *Agent) workflowConversation(ctx workflow.Context, in Input) (*converse.Conversation, int, error) {
 	reg, optsOf, err := a.conversationOf(in.Agent)
 	if err != nil {
 		return nil, 0, err
@@ -143,18 +139,35 @@ func (a *Agent) workflowConversation(ctx workflow.Context, in Input, count func(
 	opts := func(o *converse.Options) {
 		optsOf(o)
 		o.Clock = func() time.Time { return workflow.Now(ctx) }
-		o.Approver, o.Logger = nil, nil
-		o.OnEvent = func(ev converse.Event) {
-			if end, ok := ev.(converse.TurnEnd); ok {
-				count(end.Usage)
-			}
-		}
-		o.Stream = nil
-		o.Telemetry.TracerProvider, o.Telemetry.MeterProvider = tracenoop.NewTracerProvider(), metricnoop.NewMeterProvider()
+		o.Approver = nil
 		o.MaxTurns = max(maxTurns-in.Turns, 1)
 	}
 	conv, err := restoreOrNew(in, reg, opts)
 	return conv, base.Tools.Concurrency, err
+}
+
+// turnsUsage sums the usage of the model calls that step reports ended
+// (its TurnEnd events), as the conversation counts them.
+func turnsUsage(step *converse.Step) converse.Usage {
+	var u converse.Usage
+	if step == nil {
+		return u
+	}
+	for _, ev := range step.Events {
+		if end, ok := ev.(converse.TurnEnd); ok {
+			u = u.Add(end.Usage)
+		}
+	}
+	return u
+}
+
+// begin starts the run of in on conv: its prompt, or the resumption of its
+// State with its decisions.
+func begin(ctx context.Context, conv *converse.Conversation, in Input) (*converse.Step, error) {
+	if in.Prompt != "" {
+		return conv.Begin(ctx, types.Message{Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: in.Prompt}}})
+	}
+	return conv.BeginResume(ctx, in.Decisions...)
 }
 
 // restoreOrNew is in's conversation: its State restored, or a new one.
@@ -196,6 +209,48 @@ func (a *Agent) callModel(ctx workflow.Context, req *converse.ModelCall, agent s
 		return nil, bedrockError(err)
 	}
 	return wirejson.UnmarshalResponse(reply.Response)
+}
+
+// countTokens makes req's token count (see converse.ContextPolicy) as a
+// CountActivityName activity, with the model activity's options, and hands
+// conv its answer. A failed count is logged and handed over too, as Send's
+// is: the step then estimates. A request over the payload limit is such a
+// failure, and no activity is scheduled.
+func (a *Agent) countTokens(ctx workflow.Context, conv *converse.Conversation, req *bedrockruntime.CountTokensInput, agent string) (*converse.Step, error) {
+	var out *bedrockruntime.CountTokensOutput
+	call, err := countCall(req, agent)
+	if err == nil {
+		err = a.tooLarge("token count", call)
+	}
+	if err == nil {
+		var tokens int32
+		actx := workflow.WithActivityOptions(ctx, a.modelOptions())
+		if err = workflow.ExecuteActivity(actx, CountActivityName, call).Get(actx, &tokens); err == nil {
+			out = &bedrockruntime.CountTokensOutput{InputTokens: &tokens}
+		}
+	}
+	if err != nil {
+		workflow.GetLogger(ctx).Info("temporal: CountTokens failed; estimating", "error", err.Error())
+	}
+	return conv.HandleCount(context.Background(), req, out, err)
+}
+
+// countCall is the count activity's input for req: its Converse request
+// in the body, as the model activity's.
+func countCall(req *bedrockruntime.CountTokensInput, agent string) (ModelCall, error) {
+	in, ok := req.Input.(*types.CountTokensInputMemberConverse)
+	if !ok {
+		return ModelCall{}, fmt.Errorf("temporal: count tokens: %T is no Converse request", req.Input)
+	}
+	v := in.Value
+	body, err := wirejson.MarshalRequest(&bedrockruntime.ConverseInput{
+		ModelId: req.ModelId, Messages: v.Messages, System: v.System, ToolConfig: v.ToolConfig,
+		AdditionalModelRequestFields: v.AdditionalModelRequestFields,
+	})
+	if err != nil {
+		return ModelCall{}, fmt.Errorf("temporal: count tokens: %w", err)
+	}
+	return ModelCall{ModelID: aws.ToString(req.ModelId), Request: body, Agent: agent}, nil
 }
 
 // round is what runCalls needs of the conversation: its agent (empty for

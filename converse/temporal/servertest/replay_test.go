@@ -2,6 +2,7 @@ package servertest_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -24,19 +25,24 @@ import (
 // runs cover what a step decides from outside its input. One is a
 // Budget's wall time that fires after a slow tool, decided by the
 // workflow's clock, not the process's. One is a call paused for approval
-// and decided by signal. One is a task that PrepareTurn stops.
+// and decided by signal. One is a task that PrepareTurn stops. One counts
+// each turn's tokens, in an activity the history records.
 func TestReplayDecidesAsTheRun(t *testing.T) {
 	ts := newServer(t)
 	cases := []struct {
 		name   string
 		conv   func(*converse.Options)
-		decide bool // signal an approval of call s1
+		decide bool   // signal an approval of call s1
+		holds  string // an activity type the history must hold, if set
 	}{
-		{"a wall time that fires", func(o *converse.Options) { o.Budget = &converse.Budget{WallTime: 500 * time.Millisecond} }, false},
-		{"an approval", func(o *converse.Options) { o.ApprovalPolicy = func(converse.Call) bool { return true } }, true},
+		{"a wall time that fires", func(o *converse.Options) { o.Budget = &converse.Budget{WallTime: 500 * time.Millisecond} }, false, ""},
+		{"an approval", func(o *converse.Options) { o.ApprovalPolicy = func(converse.Call) bool { return true } }, true, ""},
 		{"a stop", func(o *converse.Options) {
 			o.PrepareTurn = func(_ context.Context, t *converse.TurnPlan) error { t.Stop = len(t.Answered) > 0; return nil }
-		}, false},
+		}, false, ""},
+		{"a token count", func(o *converse.Options) {
+			o.Context = &converse.ContextPolicy{MaxInputTokens: 100000, CountTokens: true}
+		}, false, ctemporal.CountActivityName},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -66,9 +72,16 @@ func TestReplayDecidesAsTheRun(t *testing.T) {
 			}
 			_ = run.Get(ctx, nil) // the run's outcome is other tests'; its history is this one's
 
+			h := history(t, c, run)
+			if tc.holds != "" {
+				require.True(t, slices.ContainsFunc(h.Events, func(ev *historypb.HistoryEvent) bool {
+					a := ev.GetActivityTaskScheduledEventAttributes()
+					return a != nil && a.GetActivityType().GetName() == tc.holds
+				}), "the history holds a %s activity", tc.holds)
+			}
 			replayer := worker.NewWorkflowReplayer()
 			replayer.RegisterWorkflowWithOptions(ctemporal.New(nil, reg, opts).Workflow, workflow.RegisterOptions{Name: ctemporal.WorkflowName})
-			require.NoError(t, replayer.ReplayWorkflowHistory(nil, history(t, c, run)))
+			require.NoError(t, replayer.ReplayWorkflowHistory(nil, h))
 		})
 	}
 }
