@@ -24,12 +24,15 @@ import (
 // Step is what a conversation driven one step at a time wants next: a
 // model call (ModelCall), a token count (CountTokens), tool calls to run
 // (Calls), decisions (Pending), the results of calls handed out before
-// (Waiting), or nothing more (Result). A step is never empty. Send and Resume are such a driver; an engine that
-// owns retries and persistence (a Temporal workflow, a queue worker) is
-// another, making the model calls and running the tools where it likes:
+// (Waiting), or nothing more (Result): a small union, one of them set
+// (Calls may come with Pending). A step is never empty. Send and Resume are
+// such a driver; an engine that owns retries and persistence (a Temporal
+// workflow, a queue worker) is another, making the model calls and running
+// the tools where it likes:
 //
 //	step, err := conv.Begin(ctx, prompt)
 //	for err == nil && step.Result == nil {
+//		report(step.Events...) // to the engine's log or UI, as Send does to OnEvent
 //		switch {
 //		case step.ModelCall != nil:
 //			out, callErr := conv.Converse(ctx, step.ModelCall.Input) // or a client's, elsewhere
@@ -46,10 +49,16 @@ import (
 //
 // Every method of the step API ends a step as Send does: the history is
 // kept before it returns, so the conversation's State between any two
-// steps is valid and resumable. A step does no I/O of its own: it saves
-// nothing (Options.Session is Send's), so an engine that keeps the state
-// saves State before it makes a step's model call or runs its calls, as
-// Send does. The requests are those Send would send, every rule applied.
+// steps is valid and resumable. A step does no I/O of its own: its effects
+// are in the Step it returns, for its driver to perform. It saves nothing
+// (Options.Session is Send's), so an engine that keeps the state saves
+// State before it makes a step's model call or runs its calls, as Send
+// does. It calls no Bedrock API, takes no lock of a Store, writes no log
+// and calls no OnEvent (its events are the Step's Events); it reads the
+// time from Options.Clock. The hooks it calls (ApprovalPolicy, PrepareTurn,
+// RepairCall) must be deterministic for a driver that replays, as a
+// Temporal workflow does. The requests are those Send would send, every
+// rule applied.
 // Conversation.Converse makes a ModelCall's call as Send does (its span
 // and metrics), and Conversation.ConverseStream a ModelCall
 // whose Stream reports true; a client of the engine's own makes it bare
