@@ -123,8 +123,8 @@
 // server's elicitation. The tool activity then replies with the question
 // ([ToolReply].Question), and the call waits as an approval does. Status
 // lists it with its converse.Call.Question, untrusted text. The answer
-// comes in the same signal: converse.Accept with a JSON object that fits
-// the question's schema, converse.Decline or converse.Dismiss. The call
+// comes in the same signal: converse.Call.Accept with a JSON object that
+// fits the question's schema, converse.Call.Decline or Dismiss. The call
 // then runs again, an activity "tool/TURN/TOOLUSEID/2" (3 after a second
 // question), and its tool reads the answer with tools.AnswerOf. The model
 // sees what came of it, a decline included. A set of decisions that

@@ -28,7 +28,7 @@ import (
 // calls of a turn run in parallel up to the conversation's
 // Tools.Concurrency. A call that needs approval waits, for as long as it
 // takes, for its Decision in a DecideSignalName signal. So does a call
-// whose tool asked the user a question, for the answer (converse.Accept,
+// whose tool asked the user a question, for the answer (converse.Call.Accept,
 // Decline or Dismiss), and then runs again with it. The signal holds a
 // []converse.Decision; several signals may decide the pending calls one by
 // one. StatusQueryName answers a Status. After Options.TurnsPerRun model

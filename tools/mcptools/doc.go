@@ -80,7 +80,7 @@
 // A server may ask the user a question in the middle of a call (MCP's
 // elicitation, in form mode). The call then returns a
 // *tools.InputRequiredError holding the question, untrusted text, which a
-// converse.Conversation turns into a pause (see converse.Accept). The
+// converse.Conversation turns into a pause (see converse.Call.Accept). The
 // call made again with the answer (tools.WithAnswer) goes on. A question
 // of an input-required result (the 2026-07-28 protocol) is answered in
 // the call's retry, with the request state the server gave. One of an
