@@ -21,47 +21,6 @@ import (
 // counter makes a step's token count for an engine.
 type counter func(ctx context.Context, in *bedrockruntime.CountTokensInput) (*bedrockruntime.CountTokensOutput, error)
 
-// driveCounting is the hand-written step loop of an engine with a client
-// of its own: each model call made with client, each token count with
-// count, each tool call run on its own, each pending call approved, each
-// step's events handed to report (if not nil).
-func driveCounting(ctx context.Context, c *converse.Conversation, client *bedrockruntime.Client, count counter, prompt string, report func(converse.Event)) (*converse.Result, error) {
-	step, err := c.Begin(ctx, types.Message{Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: prompt}}})
-	for {
-		if step != nil && report != nil {
-			for _, ev := range step.Events {
-				report(ev)
-			}
-		}
-		if err != nil {
-			return nil, err
-		}
-		if step.Result != nil {
-			return step.Result, nil
-		}
-		switch {
-		case step.ModelCall != nil:
-			out, callErr := client.Converse(ctx, step.ModelCall.Input)
-			step, err = c.HandleResponse(ctx, step.ModelCall, out, callErr)
-		case step.CountTokens != nil:
-			out, countErr := count(ctx, step.CountTokens)
-			step, err = c.HandleCount(ctx, step.CountTokens, out, countErr)
-		case len(step.Calls) > 0:
-			var results []converse.CallResult
-			for _, call := range step.Calls {
-				results = append(results, c.Executor().Run(ctx, call))
-			}
-			step, err = c.AnswerCalls(ctx, results...)
-		default:
-			var ds []converse.Decision
-			for _, p := range step.Pending {
-				ds = append(ds, p.Approve())
-			}
-			step, err = c.Decide(ctx, ds...)
-		}
-	}
-}
-
 // countingScenario is stepScenario with its ContextPolicy counting tokens.
 func countingScenario(t *testing.T) (bedrocktest.Handler, []func(*converse.Options)) {
 	h, _, opts := stepScenario(t)
@@ -102,9 +61,9 @@ func TestStepsCountAsSendCounts(t *testing.T) {
 	stepSrv, stepClient := serve(t, h, func(o *bedrocktest.Options) { o.Accounting = true })
 	_, reg, _ = stepScenario(t)
 	byHand := converse.New(nil, claude, reg, opts...)
-	got, err := driveCounting(ctx, byHand, stepClient, func(ctx context.Context, in *bedrockruntime.CountTokensInput) (*bedrockruntime.CountTokensOutput, error) {
+	got, err := driveSteps(ctx, byHand, engine{call: converseWith(stepClient), count: func(ctx context.Context, in *bedrockruntime.CountTokensInput) (*bedrockruntime.CountTokensOutput, error) {
 		return stepClient.CountTokens(ctx, in)
-	}, prompt, nil)
+	}}, prompt)
 	require.NoError(t, err)
 
 	assert.Equal(t, want.Text, got.Text)
@@ -240,7 +199,7 @@ func TestFailedCountEstimates(t *testing.T) {
 			}
 			var o converse.Options // the driver reports the steps' events where OnEvent would
 			opts(&o)
-			_, err := driveCounting(ctx, converse.New(nil, claude, fetchTool(t, 250), opts), client, failing, prompt, o.OnEvent)
+			_, err := driveSteps(ctx, converse.New(nil, claude, fetchTool(t, 250), opts), engine{call: converseWith(client), count: failing, report: o.OnEvent}, prompt)
 			return err
 		}
 	}

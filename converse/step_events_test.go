@@ -36,25 +36,8 @@ func TestStepsReturnTheirEvents(t *testing.T) {
 		o.OnEvent = func(ev converse.Event) { heard = append(heard, ev) }
 	})
 	var returned []converse.Event
-	step, err := c.Begin(ctx, types.Message{Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: "Read the archive and tell ops."}}})
-	for err == nil && step.Result == nil {
-		returned = append(returned, step.Events...)
-		switch {
-		case step.ModelCall != nil:
-			out, callErr := client.Converse(ctx, step.ModelCall.Input)
-			step, err = c.HandleResponse(ctx, step.ModelCall, out, callErr)
-		case len(step.Calls) > 0:
-			var results []converse.CallResult
-			for _, call := range step.Calls {
-				results = append(results, c.Executor().Run(ctx, call))
-			}
-			step, err = c.AnswerCalls(ctx, results...)
-		default:
-			step, err = c.Decide(ctx, step.Pending[0].Approve())
-		}
-	}
+	_, err = driveSteps(ctx, c, engine{call: converseWith(client), report: func(ev converse.Event) { returned = append(returned, ev) }}, "Read the archive and tell ops.")
 	require.NoError(t, err)
-	returned = append(returned, step.Events...)
 
 	assert.Equal(t, turnsAndTrims(sent), turnsAndTrims(returned), "the steps' events are Send's")
 	assert.NotEmpty(t, heard, "the Executor reports its calls")

@@ -3,6 +3,7 @@ package converse_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -99,39 +100,65 @@ func engineCalls(client *bedrockruntime.Client, c *converse.Conversation) map[st
 	}
 }
 
+// engine is what a hand-written step loop performs a step's effects with.
+type engine struct {
+	call   modelCall
+	count  counter              // nil: a count fails, and the step estimates
+	report func(converse.Event) // nil: the steps' events are dropped
+}
+
 // driveSteps is the hand-driven loop of an engine: each model call made by
-// call, each tool call run on its own, each pending call approved.
-func driveSteps(ctx context.Context, c *converse.Conversation, call modelCall, prompt string) (*converse.Result, error) {
+// e.call, each token count by e.count, each tool call run on its own, each
+// pending call approved, each step's events handed to e.report.
+func driveSteps(ctx context.Context, c *converse.Conversation, e engine, prompt string) (*converse.Result, error) {
 	step, err := c.Begin(ctx, types.Message{Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: prompt}}})
-	return driveFrom(ctx, c, call, step, err)
+	return driveFrom(ctx, c, e, step, err)
 }
 
 // driveFrom is driveSteps from a step that Begin or BeginStructured
 // returned, with its error.
-func driveFrom(ctx context.Context, c *converse.Conversation, call modelCall, step *converse.Step, err error) (*converse.Result, error) {
-	for err == nil && step.Result == nil {
-		switch {
-		case step.ModelCall != nil:
-			out, callErr := call(ctx, step.ModelCall)
-			step, err = c.HandleResponse(ctx, step.ModelCall, out, callErr)
-		case len(step.Calls) > 0:
-			var results []converse.CallResult
-			for _, call := range step.Calls {
-				results = append(results, c.Executor().Run(ctx, call))
+func driveFrom(ctx context.Context, c *converse.Conversation, e engine, step *converse.Step, err error) (*converse.Result, error) {
+	for {
+		if step != nil && e.report != nil {
+			for _, ev := range step.Events {
+				e.report(ev)
 			}
-			step, err = c.AnswerCalls(ctx, results...)
-		default:
-			var ds []converse.Decision
-			for _, p := range step.Pending {
-				ds = append(ds, p.Approve())
-			}
-			step, err = c.Decide(ctx, ds...)
 		}
+		if err != nil {
+			return nil, err
+		}
+		if step.Result != nil {
+			return step.Result, nil
+		}
+		step, err = e.perform(ctx, c, step)
 	}
-	if err != nil {
-		return nil, err
+}
+
+// perform makes the effects of step and hands their outcome to c.
+func (e engine) perform(ctx context.Context, c *converse.Conversation, step *converse.Step) (*converse.Step, error) {
+	switch {
+	case step.ModelCall != nil:
+		out, callErr := e.call(ctx, step.ModelCall)
+		return c.HandleResponse(ctx, step.ModelCall, out, callErr)
+	case step.CountTokens != nil:
+		var out *bedrockruntime.CountTokensOutput
+		countErr := errors.New("this engine counts no tokens")
+		if e.count != nil {
+			out, countErr = e.count(ctx, step.CountTokens)
+		}
+		return c.HandleCount(ctx, step.CountTokens, out, countErr)
+	case len(step.Calls) > 0:
+		var results []converse.CallResult
+		for _, call := range step.Calls {
+			results = append(results, c.Executor().Run(ctx, call))
+		}
+		return c.AnswerCalls(ctx, results...)
 	}
-	return step.Result, nil
+	var ds []converse.Decision
+	for _, p := range step.Pending {
+		ds = append(ds, p.Approve())
+	}
+	return c.Decide(ctx, ds...)
 }
 
 // TestStepsSendWhatSendSends: the same conversation driven by Send and by hand
@@ -179,7 +206,7 @@ func testStepsSendWhatSendSends(t *testing.T, stream bool, way string) {
 	} else {
 		c = converse.New(nil, claude, reg, opts, streams)
 	}
-	got, err := driveSteps(ctx, c, engineCalls(stepClient, c)[way], "Read the archive and tell ops.")
+	got, err := driveSteps(ctx, c, engine{call: engineCalls(stepClient, c)[way]}, "Read the archive and tell ops.")
 	require.NoError(t, err)
 
 	assert.Equal(t, want.Text, got.Text)

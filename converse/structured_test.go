@@ -507,7 +507,7 @@ func TestBeginStructured(t *testing.T) {
 			stepSrv, stepClient := serve(t, script())
 			c := converse.New(nil, p.model, nil)
 			step, err := c.BeginStructured(ctx, types.Message{Content: []types.ContentBlock{text("Weather in Oslo?")}}, schema)
-			res, err := driveFrom(ctx, c, converseWith(stepClient), step, err)
+			res, err := driveFrom(ctx, c, engine{call: converseWith(stepClient)}, step, err)
 			require.NoError(t, err)
 			assert.JSONEq(t, string(want), res.Text)
 			assert.Equal(t, wantRes.StopReason, res.StopReason)

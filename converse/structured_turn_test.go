@@ -273,7 +273,7 @@ func TestStructuredStepsSendWhatSendSendsOnFallback(t *testing.T) {
 	stepClient := stepSrv.Client(noRetries)
 	c := converse.New(nil, claude, nil, opts)
 	step, err := c.BeginStructured(ctx, types.Message{Content: []types.ContentBlock{text("Weather in Oslo?")}}, schema)
-	res, err := driveFrom(ctx, c, converseWith(stepClient), step, err)
+	res, err := driveFrom(ctx, c, engine{call: converseWith(stepClient)}, step, err)
 	require.NoError(t, err)
 	assert.JSONEq(t, string(want), res.Text)
 	sent, driven := sendSrv.Requests(), stepSrv.Requests()
