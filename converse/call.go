@@ -27,10 +27,11 @@ const allCalls = -1
 type running struct {
 	ctx     context.Context
 	cancel  context.CancelFunc
-	stop    func() bool // stops the timer that reports the call's deadline; nil until spawned
-	tool    *tools.Tool // nil until prepared
-	slot    *slot       // nil until it has one
-	begin   time.Time   // zero unless e.OnEvent is set
+	stop    func() bool   // stops the timer that reports the call's deadline; nil until spawned
+	tool    *tools.Tool   // nil until prepared
+	input   tools.Checked // the input, checked when prepared; zero with ToolOptions.Middleware, which sees it first
+	slot    *slot         // nil until it has one
+	begin   time.Time     // zero unless e.OnEvent is set
 	timeout time.Duration
 	decided bool
 	span    toolSpan // zero for a call answered by its early start
@@ -72,6 +73,11 @@ func (e *Executor) prepare(ctx context.Context, turn int, c toolCall, st *runnin
 	if err != nil {
 		return nil, outcome{err: err, duration: st.elapsed()}, false
 	}
+	if len(e.Middleware) == 0 {
+		if st.input, err = checkInput(tool, c.input); err != nil {
+			return nil, outcome{err: err, duration: st.elapsed()}, false
+		}
+	}
 	st.timeout = tool.Timeout()
 	if st.timeout <= 0 {
 		st.timeout = e.timeout()
@@ -85,6 +91,19 @@ func (e *Executor) prepare(ctx context.Context, turn int, c toolCall, st *runnin
 	}
 	st.ctx, st.cancel = context.WithTimeout(ctx, st.timeout)
 	return tool, outcome{}, true
+}
+
+// checkInput checks a call's input for its tool here, on the goroutine
+// that starts the calls, not on the call's own: that one would grow its
+// stack for the check, a copy a call (BENCHMARKS.md, section 1). A panic of
+// the check is the call's error, as one of the tool is.
+func checkInput(tool *tools.Tool, input json.RawMessage) (in tools.Checked, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("%w: tool %q while its input was checked: %s", ErrToolPanic, tool.Name(), describe(v))
+		}
+	}()
+	return tool.CheckInput(input)
 }
 
 // spawn runs the call on its own goroutine, which reports its outcome, as
@@ -103,8 +122,8 @@ func (e *Executor) spawn(i int, c *toolCall, st *running, reports chan<- report)
 // run calls the tool, notes its outcome and when it returned in st, and
 // gives its slot back. Of st it writes only out and finished.
 func (e *Executor) run(c *toolCall, st *running) {
-	ctx, tool, sl := st.ctx, st.tool, st.slot
-	e.invoke(ctx, tool, c, &st.out)
+	ctx, in, sl := st.ctx, st.input, st.slot
+	e.invoke(ctx, st.tool, in, c, &st.out)
 	st.finished = time.Now()
 	e.giveBack(sl, c)
 }
@@ -195,7 +214,7 @@ func (st *running) close(out outcome) outcome {
 // A returned outcome, or the locals of the middleware's call and of the
 // encoding, would widen the frames under the tool's. The tool's stack would
 // then grow, a copy a call, in the input's decoding (BENCHMARKS.md, section 1).
-func (e *Executor) invoke(ctx context.Context, tool *tools.Tool, c *toolCall, out *outcome) {
+func (e *Executor) invoke(ctx context.Context, tool *tools.Tool, in tools.Checked, c *toolCall, out *outcome) {
 	*out = outcome{limit: tool.MaxOutput()}
 	while := "" // what of the tool's was running, if not the tool
 	defer func() {
@@ -208,7 +227,7 @@ func (e *Executor) invoke(ctx context.Context, tool *tools.Tool, c *toolCall, ou
 	var v any
 	var err error
 	if len(e.Middleware) == 0 {
-		v, err = tool.Call(ctx, c.input)
+		v, err = in.Call(ctx)
 	} else {
 		v, err = e.callThrough(ctx, tool, c, &while)
 	}

@@ -122,3 +122,31 @@ func ExampleQuestion_Check() {
 	// <nil>
 	// true
 }
+
+// A host checks a call's input before it spends anything on the call (an
+// approval, a goroutine), then runs it without a second check.
+func ExampleTool_CheckInput() {
+	schema := json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"},"units":{"type":"string","default":"metric"}},"required":["city"]}`)
+	weather, err := tools.NewRaw("weather", "Gets the weather.", schema, func(_ context.Context, in json.RawMessage) (any, error) {
+		return "sunny, with " + string(in), nil
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	if _, err := weather.CheckInput(json.RawMessage(`{"units":"imperial"}`)); err != nil {
+		fmt.Println("not run:", err)
+	}
+	in, err := weather.CheckInput(json.RawMessage(`{"city":"Oslo"}`))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(string(in.Input()))
+	out, err := in.Call(context.Background())
+	fmt.Println(out, err)
+	// Output:
+	// not run: invalid input: missing required property "city"
+	// {"city":"Oslo","units":"metric"}
+	// sunny, with {"city":"Oslo","units":"metric"} <nil>
+}

@@ -297,23 +297,47 @@ func (t *Tool) Strict() bool { return t.strict }
 // Call does not recover panics in the function, and applies no timeout except
 // the one a [Command] tool applies itself.
 func (t *Tool) Call(ctx context.Context, input json.RawMessage) (any, error) {
-	obj, err := t.CheckInput(input)
+	in, err := t.CheckInput(input)
 	if err != nil {
 		return nil, err
 	}
-	return t.run(ctx, obj)
+	return in.Call(ctx)
 }
 
-// CheckInput checks input as Call does before it runs the function, and
-// returns it with the schema's defaults filled in, or the error Call would
-// return: an [*InputError] for input that is not an object or fails the
-// schema.
-func (t *Tool) CheckInput(input json.RawMessage) (json.RawMessage, error) {
+// CheckInput checks input as Call does before it runs the function. It
+// returns the input, the schema's defaults filled in, ready to run, or the
+// error Call would return: an [*InputError] for input that is not an object
+// or fails the schema. A host may check a call before it spends anything on
+// it (an approval, a goroutine), then run it without a second check.
+func (t *Tool) CheckInput(input json.RawMessage) (Checked, error) {
 	if t == nil || t.run == nil {
 		if t != nil && t.err != nil {
-			return nil, t.err
+			return Checked{}, t.err
 		}
-		return nil, errors.New("tools: call of a tool not made by New, NewRaw or Command")
+		return Checked{}, errors.New("tools: call of a tool not made by New, NewRaw or Command")
 	}
-	return t.prepare(input)
+	obj, err := t.prepare(input)
+	if err != nil {
+		return Checked{}, err
+	}
+	return Checked{tool: t, input: obj}, nil
+}
+
+// Checked is a call's input that its tool accepted (see Tool.CheckInput).
+type Checked struct {
+	tool  *Tool
+	input json.RawMessage
+}
+
+// Input is the input as the function gets it, the schema's defaults filled
+// in.
+func (c Checked) Input() json.RawMessage { return c.input }
+
+// Call runs the tool's function with the input, as Tool.Call does once it
+// checked it. The zero Checked, of no tool, fails.
+func (c Checked) Call(ctx context.Context) (any, error) {
+	if c.tool == nil {
+		return nil, errors.New("tools: call of an input no tool checked")
+	}
+	return c.tool.run(ctx, c.input)
 }

@@ -345,3 +345,13 @@ func TestConcurrentCalls(t *testing.T) {
 	wg.Wait()
 	assert.Equal(t, int32(25), calls.Load())
 }
+
+// TestCheckedOfNoTool: the zero Checked, which no tool checked, runs
+// nothing.
+func TestCheckedOfNoTool(t *testing.T) {
+	_, err := tools.Checked{}.Call(context.Background())
+	require.ErrorContains(t, err, "no tool checked")
+	var nilTool *tools.Tool
+	_, err = nilTool.CheckInput(json.RawMessage(`{}`))
+	require.Error(t, err)
+}
