@@ -151,10 +151,18 @@ func (n *nestedRound) resumeNested(id string, st *State) {
 // the nested conversation's are its own. Budget returns nil without a
 // Budget, and a *BudgetError when a limit has nothing left.
 func (c *Caller) Budget() (*Budget, error) {
-	if c == nil || c.n == nil || c.n.a.budget == nil {
+	if c == nil || c.n == nil {
 		return nil, nil
 	}
-	n := c.n
+	return c.n.left()
+}
+
+// left is what the Budget has left for the round's calls (see
+// Caller.Budget); nil without a Budget.
+func (n *nestedRound) left() (*Budget, error) {
+	if n.a.budget == nil {
+		return nil, nil
+	}
 	used, cost := n.usage()
 	b := n.a.budget
 	out := &Budget{}

@@ -107,7 +107,20 @@ type Step struct {
 	// any (the TurnEnd of a reply that ends the run, say).
 	Events []Event
 
-	unrun bool // the final answer asks for tool calls its stop reason leaves unrun, which Send logs
+	unrun bool         // the final answer asks for tool calls its stop reason leaves unrun, which Send logs
+	round *nestedRound // what Options.Budget had spent when the Calls were handed out; nil without one
+}
+
+// BudgetLeft is what Options.Budget leaves the step's Calls, as Caller.Budget
+// says of the calls of a Send: a Budget for a nested conversation that one of
+// them runs (a child workflow, say), or nil without a Budget or Calls. It is
+// a *BudgetError when a limit has nothing left: such a conversation should
+// not start.
+func (s *Step) BudgetLeft() (*Budget, error) {
+	if s.round == nil {
+		return nil, nil
+	}
+	return s.round.left()
 }
 
 // ModelCall is a model call a conversation wants made.
@@ -929,6 +942,9 @@ func (c *Conversation) startCalls(ctx context.Context, history []types.Message, 
 	}
 	c.endStep(history, tail, ev)
 	step := &Step{Calls: calls, Waiting: waiting}
+	if len(calls) > 0 && c.opts.Budget != nil {
+		step.round = c.nested()
+	}
 	if tail.paused() {
 		step.Pending = tail.pendingCalls()
 	}

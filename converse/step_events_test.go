@@ -88,3 +88,49 @@ func TestFailedStepReturnsItsEvents(t *testing.T) {
 	assert.Equal(t, types.StopReasonMaxTokens, end.StopReason)
 	assert.Positive(t, end.Usage.TotalTokens)
 }
+
+// TestStepBudgetLeft: a step's Calls carry what the Budget leaves them, as
+// Caller.Budget tells the calls of a Send, for a nested conversation their
+// driver starts elsewhere; with nothing left it is a *BudgetError.
+func TestStepBudgetLeft(t *testing.T) {
+	ctx := context.Background()
+	for _, tt := range []struct {
+		name   string
+		limits converse.Limits
+		left   int // output tokens; -1: nothing left
+	}{
+		{"room", converse.Limits{OutputTokens: 1000}, 995},
+		{"spent", converse.Limits{OutputTokens: 5}, -1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, client := serve(t, bedrocktest.Script(bedrocktest.ToolUse("", bedrocktest.Call{ID: "t1", Name: "calculator", Input: map[string]any{"a": 1, "b": 2, "operation": "add"}})))
+			c := converse.New(nil, claude, calculator(t), func(o *converse.Options) {
+				o.Budget = &converse.Budget{Send: tt.limits}
+			})
+			step, err := c.Begin(ctx, types.Message{Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: "1+2?"}}})
+			require.NoError(t, err)
+			left, err := step.BudgetLeft()
+			require.NoError(t, err)
+			assert.Nil(t, left, "no calls")
+			out, callErr := client.Converse(ctx, step.ModelCall.Input)
+			step, err = c.HandleResponse(ctx, step.ModelCall, out, callErr)
+			require.NoError(t, err)
+			require.Len(t, step.Calls, 1)
+			left, err = step.BudgetLeft()
+			if tt.left < 0 {
+				var be *converse.BudgetError
+				require.ErrorAs(t, err, &be)
+				assert.Equal(t, "output tokens", be.Limit)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.left, left.Send.OutputTokens)
+		})
+	}
+	c := converse.New(nil, claude, calculator(t))
+	step, err := c.Begin(ctx, types.Message{Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: "1+2?"}}})
+	require.NoError(t, err)
+	left, err := step.BudgetLeft()
+	assert.Nil(t, left)
+	assert.NoError(t, err)
+}

@@ -246,6 +246,22 @@ func (a *Agent) session(ctx context.Context) *converse.Session {
 	return &converse.Session{Store: store, ID: prefix + "." + id}
 }
 
+// Budget is the Budget of the agent's conversation for a call that its
+// caller's Budget leaves left (nil: no Budget): its Send limits and
+// WallTime are what is left, its Conversation limits the agent's Limits,
+// whose scope is the call. It is nil when neither limits anything. A host
+// that runs the agent elsewhere (a Temporal child workflow) sets it so.
+func (a *Agent) Budget(left *converse.Budget) *converse.Budget {
+	if left == nil && a.Limits == (converse.Limits{}) {
+		return nil
+	}
+	b := &converse.Budget{Conversation: a.Limits}
+	if left != nil {
+		b.Send, b.WallTime = left.Send, left.WallTime
+	}
+	return b
+}
+
 // configure sets the agent's own settings on o, after Agent.Options.
 func (a *Agent) configure(ctx context.Context, o *converse.Options, left *converse.Budget, sess *converse.Session) {
 	if a.System != "" {
@@ -257,14 +273,7 @@ func (a *Agent) configure(ctx context.Context, o *converse.Options, left *conver
 	if span := trace.SpanFromContext(ctx); o.Telemetry.TracerProvider == nil && span.SpanContext().IsValid() {
 		o.Telemetry.TracerProvider = span.TracerProvider()
 	}
-	o.Budget = nil
-	if left != nil || a.Limits != (converse.Limits{}) {
-		// A fresh conversation per call: its Conversation scope is the call.
-		o.Budget = &converse.Budget{Conversation: a.Limits}
-		if left != nil {
-			o.Budget.Send, o.Budget.WallTime = left.Send, left.WallTime
-		}
-	}
+	o.Budget = a.Budget(left)
 	o.Session = sess
 	if o.Approver == nil {
 		// The caller's Approver, or its caller's, decides the agent's

@@ -176,6 +176,10 @@ type Input struct {
 	// this is, which a parent workflow sets for its child; empty for the
 	// worker's own conversation.
 	Agent string `json:",omitempty"`
+	// Budget, if not nil, is the Budget of the conversation instead of
+	// Options.Conversation's: a parent sets its child's to what its own
+	// Budget left the call, over the agent's Limits (agenttool.Agent.Budget).
+	Budget *converse.Budget `json:",omitempty"`
 }
 
 // Result is the outcome of a workflow, a converse.Result in Temporal's

@@ -142,12 +142,16 @@ func (p *pauses) waitCalls(ctx workflow.Context, wg workflow.WaitGroup) {
 
 // runAgent runs call, of the agent def, as a child workflow whose ID is
 // the run's, "/", the call's toolUseId, and answers it with the agent's
-// final text and usage. A child that fails answers it with an error
-// result.
-func (a *Agent) runAgent(ctx workflow.Context, p *pauses, def agenttool.Agent, call converse.Call) converse.CallResult {
+// final text and usage. The child's Budget is what c's step left, as
+// agenttool's is in a Send. A child that fails, or that the Budget leaves
+// nothing, answers it with an error result.
+func (a *Agent) runAgent(ctx workflow.Context, p *pauses, def agenttool.Agent, c round, call converse.Call) converse.CallResult {
 	var in agenttool.Input
 	if err := json.Unmarshal(call.Input, &in); err != nil {
 		return failedResult(call, fmt.Errorf("the agent's input: %w", err))
+	}
+	if c.leftErr != nil {
+		return failedResult(call, fmt.Errorf("%s was not started: %w", def.Name, c.leftErr))
 	}
 	id := workflow.GetInfo(ctx).WorkflowExecution.ID + "/" + call.ID
 	p.children[call.ID] = id
@@ -161,7 +165,7 @@ func (a *Agent) runAgent(ctx workflow.Context, p *pauses, def agenttool.Agent, c
 	// Cancelled with its parent, the child ends before its call is answered.
 	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{WorkflowID: id, WaitForCancellation: true})
 	var res Result
-	err := workflow.ExecuteChildWorkflow(cctx, WorkflowName, Input{ModelID: def.Model, Prompt: in.Task, Agent: def.Name}).Get(cctx, &res)
+	err := workflow.ExecuteChildWorkflow(cctx, WorkflowName, Input{ModelID: def.Model, Prompt: in.Task, Agent: def.Name, Budget: def.Budget(c.left)}).Get(cctx, &res)
 	if err != nil {
 		return failedResult(call, err)
 	}
@@ -191,9 +195,7 @@ func (a *Agent) conversationOf(name string) (*tools.Registry, func(*converse.Opt
 			o.Request.System = []types.SystemContentBlock{&types.SystemContentBlockMemberText{Value: def.System}}
 		}
 		o.Telemetry.AgentName = def.Name
-		if def.Limits != (converse.Limits{}) {
-			o.Budget = &converse.Budget{Conversation: def.Limits}
-		}
+		o.Budget = def.Budget(nil)
 	}, nil
 }
 

@@ -2,12 +2,15 @@ package temporal_test
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/agenttool"
@@ -107,6 +110,65 @@ func TestWorkflowAgentApproval(t *testing.T) {
 			assert.Equal(t, want.Usage, res.Usage, "the agents' usage counted, as in Send")
 			assert.Contains(t, string(g.outer.Requests()[1].Body), map[int]string{1: "Mailed.", 2: "Delegated."}[levels])
 			assert.Contains(t, string(g.mailer.Requests()[0].Body), "You mail.", "the agent's system prompt")
+		})
+	}
+}
+
+// TestWorkflowAgentWithinCallerBudget: an agent's child workflow gets what
+// the coordinator's Budget left its call, as agenttool's conversation does
+// in a Send: its requests are capped alike. With nothing left the agent is
+// not started, and the call says so, as in a Send.
+func TestWorkflowAgentWithinCallerBudget(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		output  int // the coordinator's Send limit of output tokens
+		started bool
+	}{
+		{"room", 1000, true},
+		{"spent", 5, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			budget := func(o *converse.Options) { o.Budget = &converse.Budget{Send: converse.Limits{OutputTokens: tt.output}} }
+			sendRun := newAgents(t, 1)
+			_, err := converse.New(sendRun.outer.Client(), claude, sendRun.reg, budget, func(o *converse.Options) {
+				o.Approver = func(context.Context, converse.Call) (converse.Decision, error) { return converse.Call{}.Approve(), nil }
+			}).Send(context.Background(), "Mail ops.")
+			var be *converse.BudgetError
+			if !errors.As(err, &be) {
+				require.NoError(t, err)
+			}
+
+			g := newAgents(t, 1)
+			env := testEnv(t, g.outer, g.reg, func(o *ctemporal.Options) {
+				o.Agents = g.defs
+				o.Conversation = budget
+			})
+			env.RegisterDelayedCallback(func() {
+				env.SignalWorkflow(ctemporal.DecideSignalName, []converse.Decision{converse.Call{ID: "o1/i1"}.Approve()})
+			}, time.Hour)
+			env.ExecuteWorkflow(ctemporal.WorkflowName, ctemporal.Input{ModelID: claude, Prompt: "Mail ops."})
+			require.True(t, env.IsWorkflowCompleted())
+
+			if !tt.started {
+				assert.Empty(t, g.mailer.Requests(), "the agent was not started")
+				assert.Empty(t, sendRun.mailer.Requests(), "as in a Send")
+				var app *temporal.ApplicationError
+				require.ErrorAs(t, env.GetWorkflowError(), &app)
+				assert.Equal(t, "converse.limit", app.Type(), "the coordinator's next turn is over the Budget")
+				var st converse.State
+				var code string
+				require.NoError(t, app.Details(&st, &code))
+				last, err := json.Marshal(st.Messages[len(st.Messages)-1])
+				require.NoError(t, err)
+				assert.Contains(t, string(last), "top was not started", "the call says why")
+				return
+			}
+			require.NotEmpty(t, g.mailer.Requests())
+			got, want := g.mailer.Requests()[0].InferenceConfig, sendRun.mailer.Requests()[0].InferenceConfig
+			require.NotNil(t, want)
+			require.NotNil(t, got)
+			assert.Equal(t, *want.MaxTokens, *got.MaxTokens, "capped to what the caller's Budget left, as in a Send")
+			assert.Equal(t, int32(995), *got.MaxTokens)
 		})
 	}
 }

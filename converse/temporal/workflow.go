@@ -80,7 +80,7 @@ func (a *Agent) Workflow(ctx workflow.Context, in Input) (*Result, error) {
 		case step.ModelCall != nil:
 			req := step.ModelCall
 			if !req.Summary && (req.Turn > perRun || workflow.GetInfo(ctx).GetContinueAsNewSuggested() && req.Turn > 1) {
-				next := Input{ModelID: modelID, State: conv.State(), Turns: in.Turns + req.Turn - 1, Usage: status.Usage}
+				next := Input{ModelID: modelID, State: conv.State(), Turns: in.Turns + req.Turn - 1, Usage: status.Usage, Agent: in.Agent, Budget: in.Budget}
 				return nil, workflow.NewContinueAsNewError(ctx, WorkflowName, next)
 			}
 			status.Turn = in.Turns + req.Turn
@@ -92,7 +92,8 @@ func (a *Agent) Workflow(ctx workflow.Context, in Input) (*Result, error) {
 		case step.CountTokens != nil:
 			step, err = a.countTokens(ctx, conv, step.CountTokens, in.Agent)
 		case len(step.Calls) > 0:
-			ran := a.runCalls(ctx, p, round{in.Agent, modelID, status.Turn, limit}, step.Calls, asked)
+			left, leftErr := step.BudgetLeft()
+			ran := a.runCalls(ctx, p, round{in.Agent, modelID, status.Turn, limit, left, leftErr}, step.Calls, asked)
 			for _, r := range ran {
 				status.Usage = status.Usage.Add(r.Usage) // what the tools reported, as the conversation counts it
 			}
@@ -141,6 +142,9 @@ func (a *Agent) workflowConversation(ctx workflow.Context, in Input) (*converse.
 		o.Clock = func() time.Time { return workflow.Now(ctx) }
 		o.Approver = nil
 		o.MaxTurns = max(maxTurns-in.Turns, 1)
+		if in.Budget != nil { // a parent's call's: what its Budget left, over the agent's Limits
+			o.Budget = in.Budget
+		}
 	}
 	conv, err := restoreOrNew(in, reg, opts)
 	return conv, base.Tools.Concurrency, err
@@ -260,6 +264,8 @@ func countCall(req *bedrockruntime.CountTokensInput, agent string) (ModelCall, e
 type round struct {
 	agent, modelID string
 	turn, limit    int
+	left           *converse.Budget // what the Budget leaves the calls (converse.Step.BudgetLeft)
+	leftErr        error            // a limit with nothing left
 }
 
 // runCalls runs the calls of a step as activities, at most c.limit at
@@ -289,7 +295,7 @@ func (a *Agent) runCalls(ctx workflow.Context, p *pauses, c round, batch []conve
 			}
 			defer sem.Release(1)
 			if def, ok := a.agents[call.Tool]; ok {
-				results[i] = a.runAgent(ctx, p, def, call)
+				results[i] = a.runAgent(ctx, p, def, c, call)
 				return
 			}
 			results[i] = a.runTool(ctx, c, call, asked)
