@@ -37,9 +37,9 @@ type pricedUsage struct {
 }
 
 // Caller is what a tool call learns of the conversation whose tool round
-// runs it: where it is saved, what its Budget has left, its Approver, and,
-// for a call that a nested conversation paused, that conversation's state
-// and the decisions for it. A tool that runs a conversation of its own (see
+// runs it: where it is saved, what its Budget has left, and its Approver.
+// For a call that a nested conversation paused, it holds that
+// conversation's state and the decisions for it. A tool that runs a conversation of its own (see
 // package agenttool) nests it so. A nil *Caller, of a context of no tool
 // round, knows nothing and counts nothing.
 type Caller struct {

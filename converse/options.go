@@ -48,9 +48,9 @@ type ToolOptions struct {
 	JSONContent bool
 	// Status, if set, says whether results carry the status field. Unset,
 	// a Conversation sends it to the model families documented to accept it
-	// (Anthropic Claude 3 and later, Amazon Nova), as read from the model ID,
-	// inference profile or ARN, and leaves it out for the others, some of
-	// which reject it; an Executor alone knows no model and sends it. Error
+	// (Anthropic Claude 3 and later, Amazon Nova), read from the model ID,
+	// inference profile or ARN. It leaves it out for the others, some of
+	// which reject it. An Executor alone knows no model and sends it. Error
 	// results start with "Error: " either way.
 	Status *bool
 	// Middleware wraps every call, of every kind of tool (typed, Command,

@@ -24,11 +24,11 @@ import (
 // Step is what a conversation driven one step at a time wants next: a
 // model call (ModelCall), a token count (CountTokens), tool calls to run
 // (Calls), decisions (Pending), the results of calls handed out before
-// (Waiting), or nothing more (Result): a small union, one of them set
-// (Calls may come with Pending). A step is never empty. Send and Resume are
-// such a driver; an engine that owns retries and persistence (a Temporal
-// workflow, a queue worker) is another, making the model calls and running
-// the tools where it likes:
+// (Waiting), or nothing more (Result). It is a small union: one of them is
+// set, and Calls may come with Pending. A step is never empty. Send and
+// Resume are such a driver. An engine that owns retries and persistence (a
+// Temporal workflow, a queue worker) is another, making the model calls and
+// running the tools where it likes:
 //
 //	step, err := conv.Begin(ctx, prompt)
 //	for err == nil && step.Result == nil {
@@ -355,8 +355,8 @@ func (c *Conversation) Decide(ctx context.Context, decisions ...Decision) (*Step
 }
 
 // holding runs fn, a driver's (Send, Resume, Stop), with the Send lock and
-// the session held (see prepare), then reports the events its steps kept
-// (see flush) and saves what they left unsaved (see save): the error of a
+// the session held (see prepare). Then it reports the events its steps kept
+// (see flush) and saves what they left unsaved (see save). The error of a
 // failed save is fn's unless fn failed.
 func holding[T any](ctx context.Context, c *Conversation, fn func() (T, error)) (T, error) {
 	c.sendMu.Lock()

@@ -164,10 +164,10 @@
 // of the parent. Those would interleave two loops in one event history,
 // which would grow toward Temporal's limit with every nested step. A child
 // has its own history, continues as new on its own, and replays alone.
-// The agent's Budget is as agenttool's in a Send: its Send limits and wall
-// time are what the caller's Budget left its call when the step handed it
-// out (converse.Step.BudgetLeft; calls of one step in parallel do not see
-// each other's usage), over its own Limits. With nothing left the agent is
+// The agent's Budget is as agenttool's in a Send, over its own Limits: its
+// Send limits and wall time are what the caller's Budget left its call
+// when the step handed it out (converse.Step.BudgetLeft). Calls of one step
+// in parallel do not see each other's usage. With nothing left the agent is
 // not started. Its cost is not reported, as Result has no cost. A structured
 // agent (agenttool.NewStructured) is not run so: its call runs in one tool
 // activity, where a pause is the call's error result.
