@@ -265,7 +265,7 @@ func (c *Conversation) trimmed(ctx context.Context, pt *pendingTrim) (*Step, err
 	r.win = window{} // the trimmed history has no usage yet
 	pt.ev.TokensAfter = c.input.estimate(&r.win, history, r.cfg)
 	c.endStep(history, nil, nil)
-	c.emit(pt.ev)
+	c.events.emit(pt.ev)
 	return c.turnStep(ctx)
 }
 

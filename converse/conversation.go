@@ -93,10 +93,7 @@ type Conversation struct {
 	revision  int64     // State.Revision of the last save or of the restored state
 	storeData any       // State.StoreData of the last save or of the restored state
 	records   records   // with a Session only
-
-	events  []Event // the events of the step in progress, for its driver (see emit); under sendMu
-	collect bool    // emit keeps events: for a Step, or for OnEvent; under sendMu
-	eventMu sync.Mutex
+	events    events
 }
 
 // New starts a conversation with the model modelID (a model ID, inference
@@ -109,10 +106,19 @@ func New(client Client, modelID string, reg *tools.Registry, optFns ...func(*Opt
 	}
 	c.tel = newTelemetry(modelID, &c.opts)
 	c.exec = executorFor(modelID, c.model, reg, &c.opts, c.tel)
-	if c.opts.OnEvent != nil || c.opts.Session != nil {
-		c.exec.OnEvent = c.observe
+	c.events.onEvent = c.opts.OnEvent
+	if c.opts.Session != nil {
+		c.events.note = func(ev Event) {
+			now := c.opts.now()
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			c.records.note(c.history, ev, now)
+		}
 	}
-	c.caller = newCaller(client, c.tel, &c.opts, c.exec, c.observe)
+	if c.opts.OnEvent != nil || c.opts.Session != nil {
+		c.exec.OnEvent = c.events.observe
+	}
+	c.caller = newCaller(client, c.tel, &c.opts, c.exec, c.events.observe)
 	c.input = newInputCounter(modelID, &c.opts)
 	c.accounts = newAccounts(modelID, &c.opts)
 	return c
@@ -169,15 +175,15 @@ func (c *Conversation) Send(ctx context.Context, text string) (*Result, error) {
 func (c *Conversation) SendMessage(ctx context.Context, msg types.Message) (*Result, error) {
 	ctx, span := c.tel.startSend(ctx)
 	defer span.abort()
-	res, err := c.send(ctx, msg, nil)
+	res, err := sender{c}.send(ctx, msg, nil)
 	span.end(res, err)
 	return res, err
 }
 
 // send is SendMessage; sh, if not nil, is the shape a structured Send's
 // answer must take.
-func (c *Conversation) send(ctx context.Context, msg types.Message, sh *shape) (*Result, error) {
-	return holding(ctx, c, func() (*Result, error) {
+func (c sender) send(ctx context.Context, msg types.Message, sh *shape) (*Result, error) {
+	return holding(ctx, c.Conversation, func() (*Result, error) {
 		step, err := c.begin(ctx, msg, sh)
 		return c.loop(ctx, step, err)
 	})
@@ -274,54 +280,62 @@ func executorFor(modelID string, model models.Model, reg *tools.Registry, o *Opt
 	return e
 }
 
-// A step returns its events with the Step (Step.Events), and its driver
-// reports them; the performers of a step's effects (the model call, the
-// tool calls) report theirs as they happen. emit is the steps', observe the
-// performers' and the drivers' own. Both record ev in the state when it is
-// saved (see TurnRecord), by Options.Clock.
+// events carries a conversation's events. A step returns its events with
+// the Step (Step.Events), and its driver reports them; the performers of a
+// step's effects (the model call, the tool calls) report theirs as they
+// happen. emit is the steps', observe the performers' and the drivers' own.
+// Both note ev in the state when it is saved (see TurnRecord).
+type events struct {
+	onEvent func(Event) // Options.OnEvent
+	note    func(Event) // records an event in the state, by Options.Clock; nil without a Session
+	mu      sync.Mutex  // held while onEvent runs: one call at a time
+	kept    []Event     // the events of the step in progress, for its driver; under sendMu
+	collect bool        // emit keeps events: for a Step, or for onEvent; under sendMu
+}
 
 // emit keeps ev, an event of the step in progress, for the Step it returns.
-func (c *Conversation) emit(ev Event) {
-	c.note(ev)
-	if c.collect {
-		c.events = append(c.events, ev)
+func (e *events) emit(ev Event) {
+	if e.note != nil {
+		e.note(ev)
+	}
+	if e.collect {
+		e.kept = append(e.kept, ev)
 	}
 }
 
-// observe reports ev to OnEvent at once.
-func (c *Conversation) observe(ev Event) {
-	c.note(ev)
-	c.report(ev)
-}
-
-// note records ev in the state when it is saved.
-func (c *Conversation) note(ev Event) {
-	if c.opts.Session != nil {
-		now := c.opts.now()
-		c.mu.Lock()
-		c.records.note(c.history, ev, now)
-		c.mu.Unlock()
+// observe reports ev to onEvent at once.
+func (e *events) observe(ev Event) {
+	if e.note != nil {
+		e.note(ev)
 	}
+	e.report(ev)
 }
 
-// report hands evs to OnEvent, one call at a time.
-func (c *Conversation) report(evs ...Event) {
-	if c.opts.OnEvent == nil || len(evs) == 0 {
+// report hands evs to onEvent, one call at a time.
+func (e *events) report(evs ...Event) {
+	if e.onEvent == nil || len(evs) == 0 {
 		return
 	}
-	c.eventMu.Lock()
-	defer c.eventMu.Unlock()
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	for _, ev := range evs {
-		c.opts.OnEvent(ev)
+		e.onEvent(ev)
 	}
 }
 
-// flush reports the events the steps kept since the last flush: Send's,
-// Resume's and Stop's drivers do, after each step.
-func (c *Conversation) flush() {
-	c.report(c.events...)
-	clear(c.events)
-	c.events = c.events[:0]
+// flush reports the events the steps kept since the last flush: Send's
+// driver does, after each step.
+func (e *events) flush() {
+	e.report(e.kept...)
+	clear(e.kept)
+	e.kept = e.kept[:0]
+}
+
+// take hands the kept events to the Step a step returns.
+func (e *events) take() []Event {
+	evs := e.kept
+	e.kept = nil
+	return evs
 }
 
 // ClientOptions sets up a bedrockruntime client for conversations, as an

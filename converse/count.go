@@ -102,7 +102,7 @@ var errNoCounter = errors.New("converse: the client has no CountTokens method")
 // countTokens makes a step's count, as Send's driver: with the client's
 // CountTokens, if it has one. A failed call is logged, as the step then
 // estimates; a client without the method is not, as it never counts.
-func (c *Conversation) countTokens(ctx context.Context, in *bedrockruntime.CountTokensInput) (*bedrockruntime.CountTokensOutput, error) {
+func (c sender) countTokens(ctx context.Context, in *bedrockruntime.CountTokensInput) (*bedrockruntime.CountTokensOutput, error) {
 	counter, ok := c.client.(tokenCounter)
 	if !ok {
 		return nil, errNoCounter

@@ -6,12 +6,19 @@ import (
 	"slices"
 )
 
+// sender is Send's driver of a Conversation's steps, which Send, Resume,
+// Stop and Structured use. It makes the model calls and token counts the
+// steps ask for, asks Options.Approver, runs the calls, reports the steps'
+// events and saves their state. Another engine drives the same steps
+// through the step API (see Step).
+type sender struct{ *Conversation }
+
 // loop drives a Send or Resume from its first step to its end (see Step).
 // It reports each step's events, saves its state, and makes each model
 // call and token count a step asks for. It asks Options.Approver to decide the calls that need it, and runs the
 // tool calls. It ends when a step holds the Result, an error ends the run,
 // or calls stay pending (a pause).
-func (c *Conversation) loop(ctx context.Context, step *Step, err error) (*Result, error) {
+func (c sender) loop(ctx context.Context, step *Step, err error) (*Result, error) {
 	if c.run == nil { // refused before the run began
 		return nil, err
 	}
@@ -22,7 +29,7 @@ func (c *Conversation) loop(ctx context.Context, step *Step, err error) (*Result
 	for {
 		// A step's events are reported, and its state saved, before its
 		// model call or calls are made.
-		c.flush()
+		c.events.flush()
 		if serr := c.save(ctx); serr != nil && err == nil {
 			res.History, err = slices.Clone(c.kept()), serr
 		}

@@ -188,11 +188,11 @@ func (n *nestedRound) left() (*Budget, error) {
 	return out, nil
 }
 
-// nested is the nestedRound of a tool round about to start.
-func (c *Conversation) nested() *nestedRound {
-	r := c.run
-	return &nestedRound{a: c.accounts, session: c.opts.Session, approver: c.opts.Approver, start: r.spent.start,
-		send: c.accounts.spent(&r.spent, false), conv: c.accounts.spent(&r.spent, true)}
+// nested is the nestedRound of a tool round of r about to start, in a
+// conversation with accounts a and options o.
+func (r *run) nested(a *accounts, o *Options) *nestedRound {
+	return &nestedRound{a: a, session: o.Session, approver: o.Approver, start: r.spent.start,
+		send: a.spent(&r.spent, false), conv: a.spent(&r.spent, true)}
 }
 
 // usage sums what the calls reported, and its cost.

@@ -221,7 +221,7 @@ func (c *Conversation) Resume(ctx context.Context, decisions ...Decision) (*Resu
 		ctx, span := c.tel.startSend(ctx)
 		defer span.abort()
 		step, err := c.beginResume(ctx, decisions)
-		res, err := c.loop(ctx, step, err)
+		res, err := sender{c}.loop(ctx, step, err)
 		span.end(res, err)
 		return res, err
 	})

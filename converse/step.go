@@ -245,7 +245,7 @@ func (c *Conversation) HandleResponse(ctx context.Context, req *ModelCall, out *
 		var t *turnResult
 		if callErr == nil {
 			if t, callErr = replyOf(out); callErr == nil && !req.Summary {
-				textEvents(req.Turn, t.message, c.emit)
+				textEvents(req.Turn, t.message, c.events.emit)
 			}
 		}
 		return c.handleResponse(ctx, req, t, callErr)
@@ -286,7 +286,7 @@ func (c *Conversation) AnswerCalls(ctx context.Context, results ...CallResult) (
 			}
 			b := r.Result
 			if r.Question != nil {
-				b = c.ask(tail, at[k], &tools.InputRequiredError{Question: *r.Question}) // nil once the call is pending
+				b = c.run.ask(tail, at[k], &tools.InputRequiredError{Question: *r.Question}) // nil once the call is pending
 			}
 			if b != nil {
 				run, blocks = append(run, at[k]), append(blocks, b)
@@ -349,7 +349,7 @@ func (c *Conversation) Decide(ctx context.Context, decisions ...Decision) (*Step
 		if err != nil {
 			return nil, fmt.Errorf("converse: Decide: %w", err)
 		}
-		tail.applyDecisions(ctx, c.exec, c.emit, c.run.turn, byID)
+		tail.applyDecisions(ctx, c.exec, c.events.emit, c.run.turn, byID)
 		return c.startCalls(ctx, history, tail, nil)
 	})
 }
@@ -361,7 +361,7 @@ func (c *Conversation) Decide(ctx context.Context, decisions ...Decision) (*Step
 func holding[T any](ctx context.Context, c *Conversation, fn func() (T, error)) (T, error) {
 	c.sendMu.Lock()
 	defer c.sendMu.Unlock()
-	c.collect = c.opts.OnEvent != nil
+	c.events.collect = c.opts.OnEvent != nil
 	var zero T
 	if err := c.checkConfig(); err != nil {
 		return zero, err
@@ -372,8 +372,8 @@ func holding[T any](ctx context.Context, c *Conversation, fn func() (T, error)) 
 	}
 	defer release()
 	v, err := fn()
-	c.flush()
-	if serr := c.save(ctx); serr != nil && err == nil {
+	c.events.flush()
+	if serr := (sender{c}).save(ctx); serr != nil && err == nil {
 		return v, serr
 	}
 	return v, err
@@ -391,13 +391,13 @@ func stepping(c *Conversation, cont bool, fn func() (*Step, error)) (*Step, erro
 	if err := c.checkConfig(); err != nil {
 		return nil, err
 	}
-	c.collect, c.events = true, nil
+	c.events.collect, c.events.kept = true, nil
 	step, err := fn()
-	if len(c.events) > 0 {
+	if len(c.events.kept) > 0 {
 		if step == nil {
 			step = &Step{}
 		}
-		step.Events, c.events = c.events, nil
+		step.Events = c.events.take()
 	}
 	return step, err
 }
@@ -421,7 +421,7 @@ func (c *Conversation) open() ([]types.Message, *openTurn) {
 func (c *Conversation) endStep(history []types.Message, tail *openTurn, ev Event) {
 	c.keep(history, tail)
 	if ev != nil {
-		c.emit(ev)
+		c.events.emit(ev)
 	}
 	c.unsaved = true
 	if c.run != nil {
@@ -434,7 +434,7 @@ func (c *Conversation) endStep(history []types.Message, tail *openTurn, ev Event
 // every step, before its model call or its tool calls are made, so a crash
 // loses at most the step in progress. Cancellation does not stop the save:
 // what happened must be kept.
-func (c *Conversation) save(ctx context.Context) error {
+func (c sender) save(ctx context.Context) error {
 	s := c.opts.Session
 	if s == nil || !c.unsaved {
 		return nil
@@ -447,7 +447,7 @@ func (c *Conversation) save(ctx context.Context) error {
 	c.revision, c.storeData = st.Revision, st.StoreData
 	c.mu.Unlock()
 	c.unsaved = false
-	c.observe(StateSaved{SessionID: s.ID, Turn: c.savedTurn, Messages: len(st.Messages), Pending: len(st.Pending)})
+	c.events.observe(StateSaved{SessionID: s.ID, Turn: c.savedTurn, Messages: len(st.Messages), Pending: len(st.Pending)})
 	return nil
 }
 
@@ -539,12 +539,12 @@ func (c *Conversation) beginResume(ctx context.Context, decisions []Decision) (*
 		// The events of the calls it finishes carry the number of the
 		// turn that asked for them; its own model calls count from 1.
 		c.run = &run{res: &Result{}, turn: tail.turn, resumed: true, spent: tally{start: c.opts.now()}}
-		c.emit(Resumed{Messages: len(history), Decisions: len(decisions)})
-		tail.applyDecisions(ctx, c.exec, c.emit, tail.turn, byID)
+		c.events.emit(Resumed{Messages: len(history), Decisions: len(decisions)})
+		tail.applyDecisions(ctx, c.exec, c.events.emit, tail.turn, byID)
 		for _, i := range cut {
 			tc := tail.calls[i]
 			tail.answer(ctx, c.exec, i, toolErrInterrupted, interruptedText)
-			c.emit(ToolEnd{Turn: tail.turn, ID: tc.id, Name: tc.name, Input: tc.input, Err: ErrCallInterrupted, Status: types.ToolResultStatusError})
+			c.events.emit(ToolEnd{Turn: tail.turn, ID: tc.id, Name: tc.name, Input: tc.input, Err: ErrCallInterrupted, Status: types.ToolResultStatusError})
 		}
 		step, err := c.startCalls(ctx, history, tail, nil)
 		if err != nil {
@@ -559,7 +559,7 @@ func (c *Conversation) beginResume(ctx context.Context, decisions []Decision) (*
 		c.mu.Lock()
 		c.stopped = false // the stopped task goes on
 		c.mu.Unlock()
-		c.emit(Resumed{Messages: len(history)})
+		c.events.emit(Resumed{Messages: len(history)})
 		return c.nextTurn(ctx)
 	}
 	return nil, fmt.Errorf("converse: %w", ErrNothingToResume)
@@ -684,7 +684,7 @@ func (c *Conversation) fallback(ctx context.Context, req *ModelCall, err error) 
 	}
 	r.tried++
 	from, to := aws.ToString(req.Input.ModelId), c.opts.ModelCalls.fallback()[r.tried-1]
-	c.emit(ModelFallback{Turn: r.turn, From: from, To: to, Err: err})
+	c.events.emit(ModelFallback{Turn: r.turn, From: from, To: to, Err: err})
 	return c.turnStep(ctx)
 }
 
@@ -720,7 +720,7 @@ func (c *Conversation) handleResponse(ctx context.Context, req *ModelCall, t *tu
 	a := c.accept(ctx, req, t)
 	switch a.classify(c.run, c.opts.maxTurns()) {
 	case replyFailed:
-		c.emit(a.turnEnd)
+		c.events.emit(a.turnEnd)
 		return c.run.fail(a.attempted, stopError(t.stop, a.reply))
 	case replyToCorrect:
 		return c.correct(ctx, a.attempted, t.stop, a.turnEnd)
@@ -865,7 +865,7 @@ func (c *Conversation) finalAnswer(ctx context.Context, a *accepted) (*Step, err
 	}
 	c.endStep(kept, nil, a.turnEnd)
 	if a.answered { // the final tool's call is reported after its turn
-		r.shape.traceAnswer(ctx, c.exec, c.emit, r.turn)
+		r.shape.traceAnswer(ctx, c.exec, c.events.emit, r.turn)
 	}
 	return step, nil
 }
@@ -873,7 +873,7 @@ func (c *Conversation) finalAnswer(ctx context.Context, a *accepted) (*Step, err
 // overTurns ends the run at the turn limit: the reply is not kept, and
 // the task is stopped.
 func (c *Conversation) overTurns(ctx context.Context, a *accepted) (*Step, error) {
-	c.emit(a.turnEnd)
+	c.events.emit(a.turnEnd)
 	history := a.attempted[:len(a.attempted)-1]
 	if sh := c.run.shape; sh != nil {
 		return c.run.fail(a.attempted, sh.failure(a.t.stop, true, c.opts.maxTurns()))
@@ -895,7 +895,7 @@ func (c *Conversation) openRound(ctx context.Context, a *accepted, calls []toolC
 	}
 	tail := newOpenTurn(c.exec, c.opts.ApprovalPolicy, calls)
 	tail.turn = r.turn
-	r.shape.answerFinal(ctx, c.exec, c.emit, r.turn, tail)
+	r.shape.answerFinal(ctx, c.exec, c.events.emit, r.turn, tail)
 	if tail.paused() && c.opts.Approver != nil {
 		// Nothing starts before Options.Approver decides: the approved
 		// calls then run with the others.
@@ -943,7 +943,7 @@ func (c *Conversation) startCalls(ctx context.Context, history []types.Message, 
 	c.endStep(history, tail, ev)
 	step := &Step{Calls: calls, Waiting: waiting}
 	if len(calls) > 0 && c.opts.Budget != nil {
-		step.round = c.nested()
+		step.round = c.run.nested(c.accounts, &c.opts)
 	}
 	if tail.paused() {
 		step.Pending = tail.pendingCalls()

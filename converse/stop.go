@@ -57,7 +57,7 @@ func (c *Conversation) stop(ctx context.Context, history []types.Message, tail *
 				text = "Error: the call was stopped while it ran: " + why + "; it may or may not have taken effect"
 			}
 			tail.answer(ctx, c.exec, i, toolErrStopped, text)
-			c.emit(ToolEnd{Turn: turn, ID: tc.id, Name: tc.name, Input: tc.input, Err: ErrStopped, Status: types.ToolResultStatusError})
+			c.events.emit(ToolEnd{Turn: turn, ID: tc.id, Name: tc.name, Input: tc.input, Err: ErrStopped, Status: types.ToolResultStatusError})
 		}
 		history = append(slices.Clip(history), tail.message(history))
 	}

@@ -87,7 +87,7 @@ func Structured[T any](ctx context.Context, conv *Conversation, prompt string) (
 	if err != nil {
 		return zero, nil, answerSchemaError(err)
 	}
-	v, res, err := conv.structured(ctx, prompt, tool)
+	v, res, err := sender{conv}.structured(ctx, prompt, tool)
 	if err != nil {
 		return zero, res, err
 	}
@@ -108,7 +108,7 @@ func StructuredJSON(ctx context.Context, conv *Conversation, prompt string, sche
 	if err != nil {
 		return nil, nil, err
 	}
-	v, res, err := conv.structured(ctx, prompt, tool)
+	v, res, err := sender{conv}.structured(ctx, prompt, tool)
 	if err != nil {
 		return nil, res, err
 	}
@@ -216,7 +216,7 @@ type shape struct {
 	reject []string        // why each final-tool call of the last reply was rejected, in order
 }
 
-func (c *Conversation) structured(ctx context.Context, prompt string, tool *tools.Tool) (any, *Result, error) {
+func (c sender) structured(ctx context.Context, prompt string, tool *tools.Tool) (any, *Result, error) {
 	sh, err := newShape(tool, c.model, c.tools, &c.opts, c.kept())
 	if err != nil {
 		return nil, nil, err
@@ -425,7 +425,7 @@ func (c *Conversation) correct(ctx context.Context, attempted []types.Message, s
 	}
 	c.endStep(kept, nil, turnEnd) // History holds the reply at its TurnEnd
 	c.endStep(history, nil, nil)
-	c.emit(AnswerRejected{Turn: r.turn, Answer: strings.TrimSpace(message.Text(reply)), Reason: sh.reason})
+	c.events.emit(AnswerRejected{Turn: r.turn, Answer: strings.TrimSpace(message.Text(reply)), Reason: sh.reason})
 	return c.nextTurn(ctx)
 }
 

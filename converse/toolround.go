@@ -15,11 +15,11 @@ import (
 // answered, not pending), with those started early while the turn
 // streamed, and answers them. The results are kept. Once every call of
 // the turn is answered, they go to the model in one user message.
-func (c *Conversation) toolRound(ctx context.Context, early map[string]*earlyCall) (*Step, error) {
+func (c sender) toolRound(ctx context.Context, early map[string]*earlyCall) (*Step, error) {
 	history, tail := c.open()
 	// The calls may run conversations of their own: their usage is the
 	// run's too (see Caller.ReportUsage).
-	n := c.nested()
+	n := c.run.nested(c.accounts, &c.opts)
 	var run []int
 	var calls []toolCall
 	for i, tc := range tail.calls {
@@ -35,7 +35,7 @@ func (c *Conversation) toolRound(ctx context.Context, early map[string]*earlyCal
 	n.countInto(c.run)
 	for k, err := range pauses {
 		if err != nil {
-			results[k] = c.ask(tail, run[k], err)
+			results[k] = c.run.ask(tail, run[k], err)
 		}
 	}
 	return c.keepResults(ctx, history, tail, run, results)
@@ -54,7 +54,7 @@ var tooManyQuestions = fmt.Sprintf("Error: the tool asked the user more than %d 
 // *tools.InputRequiredError), or with the pending calls of its nested
 // conversation (a *PausedError). Past maxQuestions it returns the call's
 // error result instead.
-func (c *Conversation) ask(tail *openTurn, i int, pause error) types.ContentBlock {
+func (r *run) ask(tail *openTurn, i int, pause error) types.ContentBlock {
 	id := tail.calls[i].id
 	var inner *PausedError
 	if errors.As(pause, &inner) {
@@ -65,15 +65,15 @@ func (c *Conversation) ask(tail *openTurn, i int, pause error) types.ContentBloc
 	}
 	var asks *tools.InputRequiredError
 	errors.As(pause, &asks)
-	if c.run.questions == nil {
-		c.run.questions = map[string]int{}
+	if r.questions == nil {
+		r.questions = map[string]int{}
 	}
-	if c.run.questions[id]++; c.run.questions[id] > maxQuestions {
+	if r.questions[id]++; r.questions[id] > maxQuestions {
 		return errorResult(id, tooManyQuestions, tail.status)
 	}
 	tail.pending[i], tail.questions[i] = true, &asks.Question
 	tail.handed[i] = false // handed again once answered
-	c.run.asked = false
+	r.asked = false
 	return nil
 }
 
@@ -81,7 +81,7 @@ func (c *Conversation) ask(tail *openTurn, i int, pause error) types.ContentBloc
 // turn, one at a time, and returns the calls to run: those that need no
 // approval and those approved. A call it pauses stays pending. An error
 // of Approver ends the run with it, the calls it did not decide pending.
-func (c *Conversation) approve(ctx context.Context) (*Step, error) {
+func (c sender) approve(ctx context.Context) (*Step, error) {
 	r := c.run
 	r.asked = true
 	history, tail := c.open()
@@ -92,7 +92,7 @@ func (c *Conversation) approve(ctx context.Context) (*Step, error) {
 			continue
 		}
 		call := tail.pendingCall(i)
-		c.observe(ApprovalRequested{Turn: r.turn, Call: call})
+		c.events.observe(ApprovalRequested{Turn: r.turn, Call: call})
 		d, err := c.opts.Approver(ctx, call)
 		if err == nil {
 			d.ID = tc.id
@@ -105,7 +105,7 @@ func (c *Conversation) approve(ctx context.Context) (*Step, error) {
 			c.endStep(history, tail, nil)
 			return c.run.fail(history, fmt.Errorf("approve %s (%s): %w", tc.name, tc.id, err))
 		}
-		c.observe(ApprovalDecided{Turn: r.turn, Call: call, Decision: d})
+		c.events.observe(ApprovalDecided{Turn: r.turn, Call: call, Decision: d})
 		tail.decide(ctx, c.exec, i, d)
 	}
 	return c.startCalls(ctx, history, tail, nil)
