@@ -15,9 +15,9 @@ type sender struct{ *Conversation }
 
 // loop drives a Send or Resume from its first step to its end (see Step).
 // It reports each step's events, saves its state, and makes each model
-// call and token count a step asks for. It asks Options.Approver to decide the calls that need it, and runs the
-// tool calls. It ends when a step holds the Result, an error ends the run,
-// or calls stay pending (a pause).
+// call and token count a step asks for. It asks Options.Approver to decide
+// the calls that need it, and runs the tool calls. It ends when a step
+// holds the Result, an error ends the run, or calls stay pending (a pause).
 func (c sender) loop(ctx context.Context, step *Step, err error) (*Result, error) {
 	if c.run == nil { // refused before the run began
 		return nil, err
