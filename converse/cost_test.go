@@ -52,18 +52,31 @@ func TestCostOfACachedConversation(t *testing.T) {
 			srv := bedrocktest.NewServer(script(), func(o *bedrocktest.Options) { o.Lenient = true })
 			defer srv.Close()
 			tr := newTraced(t)
-			c := converse.New(srv.Client(), tc.model, countingTools(t, &runCounter{}, ""), tr.options, func(o *converse.Options) { o.Prices = tc.prices })
+			var ends []converse.TurnEnd
+			c := converse.New(srv.Client(), tc.model, countingTools(t, &runCounter{}, ""), tr.options, func(o *converse.Options) {
+				o.Prices = tc.prices
+				o.OnEvent = func(ev converse.Event) {
+					if end, ok := ev.(converse.TurnEnd); ok {
+						ends = append(ends, end)
+					}
+				}
+			})
 			res, err := c.Send(context.Background(), "go")
 			require.NoError(t, err)
 			v, recorded := attrs(tr.one(t, "invoke_agent"))["tooluse.converse.cost_usd"]
+			require.Len(t, ends, 2)
 			if tc.want == nil {
 				assert.Nil(t, res.CostUSD)
 				assert.False(t, recorded)
+				assert.Nil(t, ends[0].CostUSD, "the turns' cost is unknown too")
 				return
 			}
 			require.NotNil(t, res.CostUSD)
 			assert.InDelta(t, *tc.want, *res.CostUSD, 1e-12)
 			assert.InDelta(t, *tc.want, v.AsFloat64(), 1e-12)
+			require.NotNil(t, ends[0].CostUSD)
+			require.NotNil(t, ends[1].CostUSD)
+			assert.InDelta(t, *tc.want, *ends[0].CostUSD+*ends[1].CostUSD, 1e-12, "the turns' costs sum to the Result's")
 		})
 	}
 }

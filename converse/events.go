@@ -56,6 +56,9 @@ type TurnEnd struct {
 	Model      string // the model that answered: New's, PrepareTurn's or a fallback
 	StopReason types.StopReason
 	Usage      Usage
+	// CostUSD is what Usage cost, at Options.Prices or the price table, as
+	// Result.CostUSD counts it; nil when the model's prices are unknown.
+	CostUSD *float64
 	// Duration is how long the model call took, the SDK's retries included,
 	// as the conversation measured it; zero for a reply given to
 	// HandleResponse. Response.Metrics holds Bedrock's own measure.

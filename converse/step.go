@@ -167,6 +167,7 @@ type run struct {
 	cfg       *types.ToolConfiguration // the configuration of the turn's request
 	retried   bool                     // the turn's request was trimmed after an overflow
 	wasted    Usage                    // of the call that overflowed, counted, for the retry's TurnEnd
+	wastedUSD dollars                  // what wasted cost
 	trim      *pendingTrim             // a trim awaiting its summary
 	counted   *tokenCount              // the count of the turn's request, asked for or answered
 	asked     bool                     // Options.Approver decided the open turn's calls
@@ -574,7 +575,7 @@ func (c *Conversation) nextTurn(ctx context.Context) (*Step, error) {
 		r.turn, r.resumed = 0, false
 	}
 	r.turn++
-	r.retried, r.wasted, r.asked, r.plan, r.tried, r.counted = false, Usage{}, false, nil, 0, nil
+	r.retried, r.wasted, r.wastedUSD, r.asked, r.plan, r.tried, r.counted = false, Usage{}, dollars{}, false, nil, 0, nil
 	history := c.kept()
 	// A forced tool choice holds only for the first turn answering a
 	// prompt: after the tool results, the model may answer. A structured
@@ -749,8 +750,8 @@ func (c *Conversation) rescue(ctx context.Context, req *ModelCall, t *turnResult
 			// The call that overflowed was billed: counted now, for the
 			// budget of the retry and in case it fails, and reported in the
 			// retry's TurnEnd.
-			r.count(c.accounts, aws.ToString(req.Input.ModelId), t.usage)
 			r.wasted = t.usage
+			r.wastedUSD = r.count(c.accounts, aws.ToString(req.Input.ModelId), t.usage)
 		}
 		if step, cut, ferr := c.fit(ctx, history, c.overflowLimit(history), true); ferr != nil || cut {
 			return step, true, ferr
@@ -809,15 +810,15 @@ func (c *Conversation) accept(ctx context.Context, req *ModelCall, t *turnResult
 	}
 	res.Message, res.Text, res.Citations, res.StopReason = a.reply, message.Text(said), citation.FromMessage(said), t.stop
 	res.Turns, res.Response, res.Model = r.turn, t.resp, model
-	r.count(c.accounts, model, t.usage)
+	cost := r.count(c.accounts, model, t.usage).plus(r.wastedUSD)
 	// A fallback that answered keeps the next turns until its cool-down;
 	// the turn's own model answering ends it.
 	c.sticky = stickyFallback{}
 	if r.tried > 0 {
 		c.sticky = stickyFallback{model: planned(r.plan, c.modelID), tried: r.tried, until: c.opts.now().Add(fallbackCooldown)}
 	}
-	a.turnEnd = TurnEnd{Turn: r.turn, Model: model, StopReason: t.stop, Usage: t.usage.Add(r.wasted), Duration: t.took, Response: t.resp}
-	r.wasted = Usage{}
+	a.turnEnd = TurnEnd{Turn: r.turn, Model: model, StopReason: t.stop, Usage: t.usage.Add(r.wasted), CostUSD: cost.value(), Duration: t.took, Response: t.resp}
+	r.wasted, r.wastedUSD = Usage{}, dollars{}
 	return a
 }
 
@@ -1126,9 +1127,11 @@ func (c *Conversation) keep(history []types.Message, tail *openTurn) {
 
 // count counts the usage of a turn's model call, by model: in the
 // Result's usage and cost, and in the run's and the conversation's
-// accounts.
-func (r *run) count(a *accounts, model string, u Usage) {
-	r.countPriced(a, u, a.add(dollars{}, model, u))
+// accounts, and returns what it cost.
+func (r *run) count(a *accounts, model string, u Usage) dollars {
+	d := a.add(dollars{}, model, u)
+	r.countPriced(a, u, d)
+	return d
 }
 
 // countPriced counts u, which cost d, as count does.
