@@ -168,10 +168,12 @@ type Input struct {
 	// Decisions decide the pending calls of a paused State: approvals, and
 	// answers to questions.
 	Decisions []converse.Decision
-	// Turns and Usage are what the runs before this one counted, when a
-	// workflow continues as new; zero otherwise.
-	Turns int
-	Usage converse.Usage
+	// Turns, Usage and CostUSD are what the runs before this one counted,
+	// when a workflow continues as new; zero otherwise. A nil CostUSD after
+	// a run is an unknown cost (a model without prices).
+	Turns   int
+	Usage   converse.Usage
+	CostUSD *float64 `json:",omitempty"`
 	// Agent is the Name of the agent of Options.Agents whose conversation
 	// this is, which a parent workflow sets for its child; empty for the
 	// worker's own conversation.
@@ -194,7 +196,10 @@ type Result struct {
 	// events), and what the tools reported (converse.Caller.ReportUsage), as
 	// converse.Result.Usage does a Send's.
 	Usage converse.Usage
-	State *converse.State
+	// CostUSD is what Usage cost, as converse.Result.CostUSD counts it;
+	// nil when a model's prices are unknown.
+	CostUSD *float64
+	State   *converse.State
 	// Model is the model that answered the last turn: the conversation's,
 	// PrepareTurn's, or a fallback model (converse.Result.Model).
 	Model string

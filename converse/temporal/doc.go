@@ -168,7 +168,7 @@
 // Send limits and wall time are what the caller's Budget left its call
 // when the step handed it out (converse.Step.BudgetLeft). Calls of one step
 // in parallel do not see each other's usage. With nothing left the agent is
-// not started. Its cost is not reported, as Result has no cost. A structured
+// not started. Its usage and cost count in its caller's Result. A structured
 // agent (agenttool.NewStructured) is not run so: its call runs in one tool
 // activity, where a pause is the call's error result.
 //

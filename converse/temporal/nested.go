@@ -169,7 +169,7 @@ func (a *Agent) runAgent(ctx workflow.Context, p *pauses, def agenttool.Agent, c
 	if err != nil {
 		return failedResult(call, err)
 	}
-	return converse.CallResult{ID: call.ID, Usage: res.Usage, Result: &types.ContentBlockMemberToolResult{Value: types.ToolResultBlock{
+	return converse.CallResult{ID: call.ID, Usage: res.Usage, CostUSD: res.CostUSD, Result: &types.ContentBlockMemberToolResult{Value: types.ToolResultBlock{
 		ToolUseId: aws.String(call.ID),
 		Content:   []types.ToolResultContentBlock{&types.ToolResultContentBlockMemberText{Value: res.Text}},
 	}}}

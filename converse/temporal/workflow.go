@@ -61,6 +61,7 @@ import (
 // agents' child workflows and waits for them to end.
 func (a *Agent) Workflow(ctx workflow.Context, in Input) (*Result, error) {
 	status := Status{Turn: in.Turns, Usage: in.Usage}
+	spent := spentBefore(in, &status)
 	conv, limit, err := a.workflowConversation(ctx, in)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), errorType(converse.OutcomeCaller), nil)
@@ -80,7 +81,7 @@ func (a *Agent) Workflow(ctx workflow.Context, in Input) (*Result, error) {
 		case step.ModelCall != nil:
 			req := step.ModelCall
 			if !req.Summary && (req.Turn > perRun || workflow.GetInfo(ctx).GetContinueAsNewSuggested() && req.Turn > 1) {
-				next := Input{ModelID: modelID, State: conv.State(), Turns: in.Turns + req.Turn - 1, Usage: status.Usage, Agent: in.Agent, Budget: in.Budget}
+				next := Input{ModelID: modelID, State: conv.State(), Turns: in.Turns + req.Turn - 1, Usage: status.Usage, CostUSD: spent.cost, Agent: in.Agent, Budget: in.Budget}
 				return nil, workflow.NewContinueAsNewError(ctx, WorkflowName, next)
 			}
 			status.Turn = in.Turns + req.Turn
@@ -94,9 +95,7 @@ func (a *Agent) Workflow(ctx workflow.Context, in Input) (*Result, error) {
 		case len(step.Calls) > 0:
 			left, leftErr := step.BudgetLeft()
 			ran := a.runCalls(ctx, p, round{in.Agent, modelID, status.Turn, limit, left, leftErr}, step.Calls, asked)
-			for _, r := range ran {
-				status.Usage = status.Usage.Add(r.Usage) // what the tools reported, as the conversation counts it
-			}
+			spent.calls(ran)
 			step, err = conv.AnswerCalls(bg, ran...)
 		default:
 			p.report(ctx) // to the parent, if an agent's call started this workflow
@@ -104,7 +103,7 @@ func (a *Agent) Workflow(ctx workflow.Context, in Input) (*Result, error) {
 			p.own = nil
 			p.report(ctx)
 		}
-		status.Usage = status.Usage.Add(turnsUsage(step))
+		spent.turns(step)
 	}
 	if ctx.Err() != nil {
 		// Cancelled: by its client, or with its parent (an agent's call).
@@ -114,7 +113,7 @@ func (a *Agent) Workflow(ctx workflow.Context, in Input) (*Result, error) {
 		return nil, failure(err, conv.State())
 	}
 	res := step.Result
-	return &Result{Text: res.Text, StopReason: res.StopReason, Model: res.Model, Turns: in.Turns + res.Turns, Usage: status.Usage, State: conv.State()}, nil
+	return &Result{Text: res.Text, StopReason: res.StopReason, Model: res.Model, Turns: in.Turns + res.Turns, Usage: status.Usage, CostUSD: spent.cost, State: conv.State()}, nil
 }
 
 // workflowConversation builds the workflow's conversation, of in.Agent's
@@ -150,19 +149,55 @@ func (a *Agent) workflowConversation(ctx workflow.Context, in Input) (*converse.
 	return conv, base.Tools.Concurrency, err
 }
 
-// turnsUsage sums the usage of the model calls that step reports ended
-// (its TurnEnd events), as the conversation counts them.
-func turnsUsage(step *converse.Step) converse.Usage {
-	var u converse.Usage
+// spent is what a workflow's runs spent: the usage its Status shows, and
+// what that cost, nil when a part of it is unknown.
+type spent struct {
+	status *Status
+	cost   *float64
+}
+
+// spentBefore is what the runs before in spent (see Input.CostUSD), the
+// usage in status.
+func spentBefore(in Input, status *Status) *spent {
+	s := &spent{status: status, cost: in.CostUSD}
+	if s.cost == nil && in.Turns == 0 {
+		s.cost = new(float64) // the first run: nothing spent
+	}
+	return s
+}
+
+// turns counts the model calls that step reports ended (its TurnEnd
+// events), as the conversation counts them.
+func (s *spent) turns(step *converse.Step) {
 	if step == nil {
-		return u
+		return
 	}
 	for _, ev := range step.Events {
 		if end, ok := ev.(converse.TurnEnd); ok {
-			u = u.Add(end.Usage)
+			s.add(end.Usage, end.CostUSD)
 		}
 	}
-	return u
+}
+
+// calls counts what the tools of ran reported (converse.Caller.ReportUsage),
+// as the conversation counts it.
+func (s *spent) calls(ran []converse.CallResult) {
+	for _, r := range ran {
+		if r.Usage != (converse.Usage{}) || r.CostUSD != nil {
+			s.add(r.Usage, r.CostUSD)
+		}
+	}
+}
+
+// add counts u, which cost usd (nil: unknown).
+func (s *spent) add(u converse.Usage, usd *float64) {
+	s.status.Usage = s.status.Usage.Add(u)
+	if s.cost == nil || usd == nil {
+		s.cost = nil
+		return
+	}
+	sum := *s.cost + *usd
+	s.cost = &sum
 }
 
 // begin starts the run of in on conv: its prompt, or the resumption of its

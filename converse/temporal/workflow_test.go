@@ -315,6 +315,9 @@ func TestWorkflowContinuesAsNew(t *testing.T) {
 		assert.Equal(t, 4, res.Turns, "turns summed over the runs")
 		assert.Positive(t, res.Usage.TotalTokens)
 		assert.Equal(t, want.Usage, res.Usage, "usage summed over the runs, as Send's")
+		require.NotNil(t, want.CostUSD)
+		require.NotNil(t, res.CostUSD, "the cost carried over the runs")
+		assert.InDelta(t, *want.CostUSD, *res.CostUSD, 1e-12, "cost summed over the runs, as Send's")
 		break
 	}
 	assert.Equal(t, 4, runs)
