@@ -67,3 +67,25 @@ func (c sender) loop(ctx context.Context, step *Step, err error) (*Result, error
 	}
 	return res, err
 }
+
+// save is the driver's: it saves the state that steps left unsaved in
+// Options.Session, if set, and reports it. Send, Resume and Stop save after
+// every step, before its model call or its tool calls are made, so a crash
+// loses at most the step in progress. Cancellation does not stop the save:
+// what happened must be kept.
+func (c sender) save(ctx context.Context) error {
+	s := c.opts.Session
+	if s == nil || !c.unsaved {
+		return nil
+	}
+	st := c.State()
+	if err := s.Store.Save(context.WithoutCancel(ctx), s.ID, st); err != nil {
+		return fmt.Errorf("converse: turn %d: save session %q: %w", c.savedTurn, s.ID, err)
+	}
+	c.mu.Lock()
+	c.revision, c.storeData = st.Revision, st.StoreData
+	c.mu.Unlock()
+	c.unsaved = false
+	c.events.observe(StateSaved{SessionID: s.ID, Turn: c.savedTurn, Messages: len(st.Messages), Pending: len(st.Pending)})
+	return nil
+}
