@@ -162,9 +162,9 @@ func reread(t *testing.T, st *converse.State) *converse.State {
 	return &back
 }
 
-// TestInnerApprovalPausedByCallerApprover: a caller's Approver that pauses
+// TestInnerApprovalPausedByTheCallersApprover: a caller's Approver that pauses
 // an agent's call pauses the caller, and is not asked again for it.
-func TestInnerApprovalPausedByCallerApprover(t *testing.T) {
+func TestInnerApprovalPausedByTheCallersApprover(t *testing.T) {
 	var sends atomic.Int32
 	inner := server(t, send("i1"), bedrocktest.Text("Mailed."))
 	outer := server(t, delegate("o1", "mailer"), bedrocktest.Text("Done."))
@@ -246,11 +246,11 @@ func TestInnerQuestionPassesUp(t *testing.T) {
 
 var update = flag.Bool("update", false, "write the golden files in testdata/ anew")
 
-// TestNestedStateForm: the JSON form of a coordinator paused by an agent's
+// TestPausedAgentStateForm: the JSON form of a coordinator paused by an agent's
 // agent, with no Store (testdata/state-v1-nested.json; -update writes it
 // again). The open turn's "nested" holds each paused agent's State by the
 // call's toolUseId, one inside the other. The form read back resumes.
-func TestNestedStateForm(t *testing.T) {
+func TestPausedAgentStateForm(t *testing.T) {
 	var sends atomic.Int32
 	mailer := server(t, send("i1"), bedrocktest.Text("Mailed."))
 	boss := server(t, delegate("b1", "mailer"), bedrocktest.Text("Delegated."))
