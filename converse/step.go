@@ -114,7 +114,7 @@ type Step struct {
 // a *BudgetError when a limit has nothing left: such a conversation should
 // not start.
 func (s *Step) BudgetLeft() (*Budget, error) {
-	if s.round == nil {
+	if s == nil || s.round == nil {
 		return nil, nil
 	}
 	return s.round.left()
