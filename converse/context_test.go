@@ -203,11 +203,17 @@ func TestContextWindowStopIsRetried(t *testing.T) {
 	replies = append(replies[:3:3], bedrocktest.ContextWindowExceeded(), replies[3])
 	srv, client := serve(t, bedrocktest.Script(replies...))
 	var trims []converse.Trimmed
+	var usage converse.Usage
+	var cost float64
 	res, err := converse.New(client, claude, fetchTool(t, 250), func(o *converse.Options) {
 		o.Context = &converse.ContextPolicy{}
 		o.OnEvent = func(ev converse.Event) {
-			if tr, ok := ev.(converse.Trimmed); ok {
-				trims = append(trims, tr)
+			switch ev := ev.(type) {
+			case converse.Trimmed:
+				trims = append(trims, ev)
+			case converse.TurnEnd:
+				require.NotNil(t, ev.CostUSD)
+				usage, cost = usage.Add(ev.Usage), cost+*ev.CostUSD
 			}
 		}
 	}).Send(context.Background(), "Read pages 1 to 3.")
@@ -217,6 +223,10 @@ func TestContextWindowStopIsRetried(t *testing.T) {
 	require.Len(t, trims, 1)
 	assert.True(t, trims[0].Overflow)
 	assert.Len(t, srv.Requests(), 5)
+	// The call that overflowed was billed: the retry's TurnEnd reports it.
+	assert.Equal(t, res.Usage, usage, "the turns' usage, the overflowed call's included")
+	require.NotNil(t, res.CostUSD)
+	assert.InDelta(t, *res.CostUSD, cost, 1e-12, "and their cost")
 }
 
 // TestSummaryCallCarriesToolConfig: the summary of dropped tool exchanges
