@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	smithydocument "github.com/aws/smithy-go/document"
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -259,6 +260,9 @@ func (c *naiveChat) Send(ctx context.Context, text string) error {
 // naiveStreamChat is naiveChat on ConverseStream: it assembles each turn's
 // message from the events (text deltas joined, a toolUse block's input
 // deltas joined and decoded into a document) before running the tools.
+// impl=guarded reads a stream with the guarantees the library's has: it
+// stops reading when ctx ends, a stream without messageStop is an error,
+// and the numbers of a tool's input are kept digit for digit.
 type naiveStreamChat struct{ *naiveChat }
 
 func (c *naiveStreamChat) Send(ctx context.Context, text string) error {
@@ -288,10 +292,15 @@ func (c *naiveStreamChat) turn(ctx context.Context) (types.Message, types.StopRe
 	}
 	stream := out.GetStream()
 	defer stream.Close()
+	guarded := c.impl == "guarded"
 	var stop types.StopReason
 	var tu *types.ToolUseBlock
 	var buf strings.Builder
-	for ev := range stream.Events() {
+	for {
+		ev, ok := naiveNext(ctx, stream.Events(), guarded)
+		if !ok {
+			break
+		}
 		switch ev := ev.(type) {
 		case *types.ConverseStreamOutputMemberContentBlockStart:
 			if start, ok := ev.Value.Start.(*types.ContentBlockStartMemberToolUse); ok {
@@ -308,11 +317,11 @@ func (c *naiveStreamChat) turn(ctx context.Context) (types.Message, types.StopRe
 			if tu == nil {
 				msg.Content = append(msg.Content, &types.ContentBlockMemberText{Value: buf.String()})
 			} else {
-				var input any
-				if err := json.Unmarshal([]byte(buf.String()), &input); err != nil {
+				input, err := naiveInput(buf.String(), guarded)
+				if err != nil {
 					return msg, "", err
 				}
-				tu.Input = document.NewLazyDocument(input)
+				tu.Input = input
 				msg.Content = append(msg.Content, &types.ContentBlockMemberToolUse{Value: *tu})
 				tu = nil
 			}
@@ -321,7 +330,69 @@ func (c *naiveStreamChat) turn(ctx context.Context) (types.Message, types.StopRe
 			stop = ev.Value.StopReason
 		}
 	}
-	return msg, stop, stream.Err()
+	if err := ctx.Err(); err != nil {
+		return msg, "", err
+	}
+	if err := stream.Err(); err != nil {
+		return msg, "", err
+	}
+	if guarded && stop == "" {
+		return msg, "", errNaiveTruncated
+	}
+	return msg, stop, nil
+}
+
+// errNaiveTruncated is the guarded stream's error for a stream that ended
+// before messageStop.
+var errNaiveTruncated = errors.New("stream ended before messageStop")
+
+// naiveNext is the next event of a stream; guarded, it stops waiting when
+// ctx ends.
+func naiveNext(ctx context.Context, events <-chan types.ConverseStreamOutput, guarded bool) (types.ConverseStreamOutput, bool) {
+	if !guarded {
+		ev, ok := <-events
+		return ev, ok
+	}
+	select {
+	case ev, ok := <-events:
+		return ev, ok
+	case <-ctx.Done():
+		return nil, false
+	}
+}
+
+// naiveInput decodes a streamed tool input into a document. Guarded, its
+// numbers stay exact (json.Number, as the SDK's Converse decoder keeps them).
+func naiveInput(text string, guarded bool) (document.Interface, error) {
+	var input any
+	if !guarded {
+		err := json.Unmarshal([]byte(text), &input)
+		return document.NewLazyDocument(input), err
+	}
+	dec := json.NewDecoder(strings.NewReader(text))
+	dec.UseNumber()
+	if err := dec.Decode(&input); err != nil {
+		return nil, err
+	}
+	return document.NewLazyDocument(naiveExact(input)), nil
+}
+
+// naiveExact turns the json.Numbers of a decoded value into smithy document
+// numbers, which the SDK encodes digit for digit.
+func naiveExact(v any) any {
+	switch v := v.(type) {
+	case json.Number:
+		return smithydocument.Number(v)
+	case map[string]any:
+		for k, e := range v {
+			v[k] = naiveExact(e)
+		}
+	case []any:
+		for i, e := range v {
+			v[i] = naiveExact(e)
+		}
+	}
+	return v
 }
 
 // naiveEcho drops the "type" of toolUse blocks, which Bedrock returns and
@@ -414,4 +485,27 @@ func TestGuardedExecuteGuards(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestGuardedStreamGuards checks that the guarded stream reads as the
+// library does: a stream without messageStop is an error, and a tool's
+// input keeps its numbers digit for digit in the history.
+func TestGuardedStreamGuards(t *testing.T) {
+	truncated := bedrocktest.ToolUse("Adding.", bedrocktest.Call{ID: "t1", Name: "add", Input: map[string]any{"a": 1, "b": 2}})
+	truncated.DropMessageStop = true
+	exact := &bedrocktest.Reply{Events: streamEvents(t, types.StopReasonToolUse, `{"a": 9007199254740993, "b": 0.1}`)}
+	_, client := serve(t, bedrocktest.Script(truncated, exact))
+	chat := &naiveStreamChat{newNaiveChat(t, "guarded", client, benchRegistry(t))}
+	chat.history = []types.Message{benchUserText("Add things.")}
+
+	_, _, err := chat.turn(context.Background())
+	require.ErrorIs(t, err, errNaiveTruncated)
+
+	msg, stop, err := chat.turn(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, types.StopReasonToolUse, stop)
+	input, err := msg.Content[0].(*types.ContentBlockMemberToolUse).Value.Input.MarshalSmithyDocument()
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"a":9007199254740993,"b":0.1}`, string(input))
+	assert.Contains(t, string(input), "9007199254740993")
 }
