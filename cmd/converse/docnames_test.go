@@ -17,22 +17,28 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestDocNames: every Go name that README.md writes in backquotes exists in
-// the module's code, and so does every flag that README.md and the help
-// topics name. A renamed field or flag then fails here, not in a reader's
-// build.
+// TestDocNames: every Go name that README.md and BENCHMARKS.md write in
+// backquotes exists in the module's code (a benchmark or test among them),
+// and so does every flag that README.md and the help topics name.
+// BENCHMARKS.md's flags are go test's. A renamed field, flag or benchmark
+// then fails here, not in a reader's build.
 func TestDocNames(t *testing.T) {
 	t.Parallel()
 	api := loadAPI(t)
 	flags := cliFlags(t)
-	readme, err := os.ReadFile("../../README.md")
-	require.NoError(t, err)
-	for _, span := range backquoted(string(readme)) {
-		for _, ref := range goRefs(span) {
-			assert.True(t, api.resolves(ref), "README.md names `%s`, which the code does not have", strings.Join(ref, "."))
-		}
-		for _, f := range flagRefs(span) {
-			assert.True(t, flags[f], "README.md names the flag -%s, which converse does not have", f)
+	for _, doc := range []string{"README.md", "BENCHMARKS.md"} {
+		text, err := os.ReadFile("../../" + doc)
+		require.NoError(t, err)
+		for _, span := range backquoted(string(text)) {
+			for _, ref := range goRefs(span) {
+				assert.True(t, api.resolves(ref), "%s names `%s`, which the code does not have", doc, strings.Join(ref, "."))
+			}
+			if doc != "README.md" {
+				continue
+			}
+			for _, f := range flagRefs(span) {
+				assert.True(t, flags[f], "README.md names the flag -%s, which converse does not have", f)
+			}
 		}
 	}
 	for _, tp := range helpTopics {
