@@ -81,13 +81,23 @@ func (s tokenStore) load(key string) (storedGrant, bool) {
 }
 
 // save keeps g for key, beside the other servers' grants. The file is
-// written anew and renamed into place, so a reader never sees half of it.
+// written anew and renamed into place, so a reader never sees half of it,
+// under a lock that other converse processes take too (lockTokens), so
+// that none writes back a file read before another's save.
 func (s tokenStore) save(key string, g storedGrant) error {
 	if s.path == "" {
 		return nil
 	}
 	tokenFileMu.Lock()
 	defer tokenFileMu.Unlock()
+	if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
+		return err
+	}
+	unlock, err := lockTokens(s.path)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	f, err := s.read()
 	if err != nil {
 		f = tokenFile{} // an unreadable file is replaced
@@ -100,15 +110,18 @@ func (s tokenStore) save(key string, g storedGrant) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
-		return err
-	}
+	return s.replace(append(data, '\n'))
+}
+
+// replace writes data to a new file beside the token file, mode 0600, and
+// renames it into place.
+func (s tokenStore) replace(data []byte) error {
 	tmp, err := os.CreateTemp(filepath.Dir(s.path), ".mcp-tokens-*.json") // mode 0600
 	if err != nil {
 		return err
 	}
 	defer os.Remove(tmp.Name()) // after the rename, there is nothing to remove
-	if _, err := tmp.Write(append(data, '\n')); err != nil {
+	if _, err := tmp.Write(data); err != nil {
 		tmp.Close()
 		return err
 	}
