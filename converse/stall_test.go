@@ -21,6 +21,7 @@ import (
 
 	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/bedrocktest"
+	"github.com/tooluse/bedrock/converse/recording"
 	"github.com/tooluse/bedrock/tools"
 )
 
@@ -369,5 +370,36 @@ func TestEngineCallsKeepTheDeadlines(t *testing.T) {
 			assert.Equal(t, time.Second, time.Since(start), name)
 		}
 		assert.Len(t, srv.Requests(), 3, "one request each")
+	})
+}
+
+// TestRecordedStallReplays: a stream that stalled after its first event,
+// then was made again by the Idle deadline, is recorded as both attempts.
+// Replayed with the same ModelCalls, the first attempt's stream ends early
+// and is made again, so the replay gives the live answer and uses every
+// exchange; without ModelCalls it fails as truncated.
+func TestRecordedStallReplays(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := &converse.CallPolicy{Idle: 5 * time.Second}
+		stalled := slow("Stalls after its first event.", time.Second)
+		stalled.StallAfter = 1
+		srv := bedrocktest.NewInProcessServer(bedrocktest.Script(stalled, slow("Answered.", time.Second)))
+		defer srv.Close()
+		r := recording.NewRecorder(srv.HTTPClient())
+		res, err := converse.New(srv.Client(func(o *bedrockruntime.Options) { o.HTTPClient = r }), claude, nil, streaming, policy(p)).Send(context.Background(), "Hi")
+		require.NoError(t, err)
+		require.Equal(t, "Answered.", res.Text)
+		rec := r.Recording()
+		require.Len(t, rec.Exchanges, 2)
+		assert.Len(t, rec.Exchanges[0].Events, 1, "the stalled attempt, with the event read before it stalled")
+
+		replay := recording.NewReplayer(rec)
+		res, err = converse.New(replay.Client(), claude, nil, streaming, policy(p)).Send(context.Background(), "Hi")
+		require.NoError(t, err)
+		assert.Equal(t, "Answered.", res.Text)
+		assert.NoError(t, replay.Unused())
+
+		_, err = converse.New(recording.NewReplayer(rec).Client(), claude, nil, streaming).Send(context.Background(), "Hi")
+		assert.ErrorIs(t, err, converse.ErrStreamTruncated)
 	})
 }

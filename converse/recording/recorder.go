@@ -42,7 +42,11 @@ import (
 // events are recorded as the caller reads them. The exchange is complete when
 // the caller reads the body to its end or closes it, whichever comes first. A
 // stream closed early keeps the events read until then; one closed before its
-// first event is left out, as a replay would have nothing to serve for it. A
+// first event is left out, as a replay would have nothing to serve for it.
+// A call that converse.Options.ModelCalls gave up on and made again (a
+// stall, a hedge's loser) is such a stream. Its replay ends before
+// messageStop, so replay it with the same ModelCalls: their retries make the
+// call again, as they did live. A
 // stream whose bytes stop being an event stream is kept with the events
 // before and a DecodeError, even with none before, so that its replay fails
 // as the call did.
