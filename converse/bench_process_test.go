@@ -14,14 +14,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 
-	"github.com/tooluse/bedrock/converse"
 	"github.com/tooluse/bedrock/converse/bedrocktest"
 	"github.com/tooluse/bedrock/converse/recording"
 )
 
 // benchClientEnv, set in the environment of this test binary, makes it a
 // client process of BenchmarkConversationProcess instead of running tests:
-// "impl conversations url" (see TestMain).
+// "impl stream conversations url" (see TestMain).
 const benchClientEnv = "CONVERSE_BENCH_CLIENT"
 
 // benchProcessConversations is how many conversations a client process of
@@ -29,9 +28,9 @@ const benchClientEnv = "CONVERSE_BENCH_CLIENT"
 // its time.
 const benchProcessConversations = 500
 
-// BenchmarkConversationProcess is BenchmarkConversation's Converse
-// conversation with the client in a process of its own, as a service embedding
-// the library runs. Each op starts this test binary again as a client that has
+// BenchmarkConversationProcess is BenchmarkConversation with the client in
+// a process of its own, as a service embedding the library runs. Each op
+// starts this test binary again as a client that has
 // benchProcessConversations conversations, one after another. bedrocktest is
 // served by the benchmark's process. Its metrics are the client process's
 // alone, per conversation: wall-ns/conv and cpu-ns/conv (user and system time,
@@ -41,29 +40,31 @@ const benchProcessConversations = 500
 func BenchmarkConversationProcess(b *testing.B) {
 	srv := bedrocktest.NewServer(benchModel(2), func(o *bedrocktest.Options) { o.MaxRequests = 0 })
 	defer srv.Close()
-	for _, impl := range benchConversationImpls {
-		b.Run("turns=3/stream=false/impl="+impl, func(b *testing.B) {
-			var wall, cpu time.Duration
-			for b.Loop() {
-				cmd := exec.Command(os.Args[0], "-test.run=^$")
-				cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s %d %s", benchClientEnv, impl, benchProcessConversations, srv.URL))
-				began := time.Now()
-				if out, err := cmd.CombinedOutput(); err != nil {
-					b.Fatalf("client process: %v\n%s", err, out)
+	for _, stream := range []bool{false, true} {
+		for _, impl := range benchConversationImpls {
+			b.Run(fmt.Sprintf("turns=3/stream=%t/impl=%s", stream, impl), func(b *testing.B) {
+				var wall, cpu time.Duration
+				for b.Loop() {
+					cmd := exec.Command(os.Args[0], "-test.run=^$")
+					cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s %t %d %s", benchClientEnv, impl, stream, benchProcessConversations, srv.URL))
+					began := time.Now()
+					if out, err := cmd.CombinedOutput(); err != nil {
+						b.Fatalf("client process: %v\n%s", err, out)
+					}
+					wall += time.Since(began)
+					cpu += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 				}
-				wall += time.Since(began)
-				cpu += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
-			}
-			n := float64(b.N * benchProcessConversations)
-			b.ReportMetric(float64(wall.Nanoseconds())/n, "wall-ns/conv")
-			b.ReportMetric(float64(cpu.Nanoseconds())/n, "cpu-ns/conv")
-		})
+				n := float64(b.N * benchProcessConversations)
+				b.ReportMetric(float64(wall.Nanoseconds())/n, "wall-ns/conv")
+				b.ReportMetric(float64(cpu.Nanoseconds())/n, "cpu-ns/conv")
+			})
+		}
 	}
 }
 
 // benchClient is a client process of BenchmarkConversationProcess: it has
-// the conversations spec asks for ("impl conversations url") through a
-// client of its own, and returns the process's exit code.
+// the conversations spec asks for ("impl stream conversations url") through
+// a client of its own, and returns the process's exit code.
 func benchClient(spec string) int {
 	if err := runBenchClient(spec); err != nil {
 		fmt.Fprintln(os.Stderr, "bench client:", err)
@@ -74,11 +75,15 @@ func benchClient(spec string) int {
 
 func runBenchClient(spec string) error {
 	f := strings.Fields(spec)
-	if len(f) != 3 {
-		return fmt.Errorf("%s=%q: want impl, conversations and URL", benchClientEnv, spec)
+	if len(f) != 4 {
+		return fmt.Errorf("%s=%q: want impl, stream, conversations and URL", benchClientEnv, spec)
 	}
-	impl, url := f[0], f[2]
-	n, err := strconv.Atoi(f[1])
+	impl, url := f[0], f[3]
+	stream, err := strconv.ParseBool(f[1])
+	if err != nil {
+		return err
+	}
+	n, err := strconv.Atoi(f[2])
 	if err != nil {
 		return err
 	}
@@ -94,11 +99,9 @@ func runBenchClient(spec string) error {
 	}
 	ctx := context.Background()
 	for range n {
-		var chat benchChat = benchConversation{converse.New(client, benchModelID, reg)}
-		if impl != "library" {
-			if chat, err = naiveChatFor(impl, client, reg); err != nil {
-				return err
-			}
+		chat, err := benchChatFor(impl, stream, client, reg)
+		if err != nil {
+			return err
 		}
 		if err := chat.Send(ctx, "Add things."); err != nil {
 			return err

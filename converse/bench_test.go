@@ -253,22 +253,37 @@ type benchChat interface {
 }
 
 func newBenchChat(b testing.TB, impl string, client converse.Client, reg *tools.Registry) benchChat {
-	if impl != "library" {
-		return newNaiveChat(b, impl, client, reg)
-	}
-	return benchConversation{converse.New(client, benchModelID, reg)}
+	return newBenchChatStreamed(b, impl, false, client, reg)
 }
 
 // newBenchChatStreamed is newBenchChat, with ConverseStream if stream is
 // set.
 func newBenchChatStreamed(b testing.TB, impl string, stream bool, client converse.Client, reg *tools.Registry) benchChat {
-	switch {
-	case !stream:
-		return newBenchChat(b, impl, client, reg)
-	case impl != "library":
-		return &naiveStreamChat{newNaiveChat(b, impl, client, reg)}
+	chat, err := benchChatFor(impl, stream, client, reg)
+	if err != nil {
+		b.Fatal(err)
 	}
-	return benchConversation{converse.New(client, benchModelID, reg, func(o *converse.Options) { o.Stream = &converse.StreamPolicy{} })}
+	return chat
+}
+
+// benchChatFor is the conversation of impl, with ConverseStream if stream
+// is set, or why it could not start.
+func benchChatFor(impl string, stream bool, client converse.Client, reg *tools.Registry) (benchChat, error) {
+	if impl == "library" {
+		var opts []func(*converse.Options)
+		if stream {
+			opts = append(opts, func(o *converse.Options) { o.Stream = &converse.StreamPolicy{} })
+		}
+		return benchConversation{converse.New(client, benchModelID, reg, opts...)}, nil
+	}
+	chat, err := naiveChatFor(impl, client, reg)
+	switch {
+	case err != nil:
+		return nil, err
+	case stream:
+		return &naiveStreamChat{chat}, nil
+	}
+	return chat, nil
 }
 
 type benchConversation struct{ c *converse.Conversation }
