@@ -150,7 +150,8 @@ func (f *codeFlow) keep(ctx context.Context, cfg *oauth2.Config, tok *oauth2.Tok
 // kept is a source of tokens from tok on, refreshed by cfg with ctx's
 // client, each new one saved in the token file.
 func (f *codeFlow) kept(ctx context.Context, cfg *oauth2.Config, tok *oauth2.Token) oauth2.TokenSource {
-	return oauth2.ReuseTokenSource(tok, &savingSource{flow: f, cfg: cfg, next: cfg.TokenSource(ctx, tok)})
+	s := &savingSource{flow: f, ctx: ctx, cfg: cfg, refresh: tok.RefreshToken, next: cfg.TokenSource(ctx, tok)}
+	return oauth2.ReuseTokenSource(tok, s)
 }
 
 // refreshContext carries the client of refreshes; it does not end, as the
@@ -159,11 +160,17 @@ func (f *codeFlow) refreshContext() context.Context {
 	return context.WithValue(context.Background(), oauth2.HTTPClient, f.client)
 }
 
-// savingSource saves each token that its next source gets.
+// savingSource saves each token that its next source gets. Refresh tokens
+// rotate: another converse process may have refreshed first, spending the
+// refresh token this one holds. So when a refresh fails and the token file
+// holds another refresh token, that one is tried, once. Its caller, an
+// oauth2.ReuseTokenSource, never calls Token concurrently.
 type savingSource struct {
-	flow *codeFlow
-	cfg  *oauth2.Config
-	next oauth2.TokenSource
+	flow    *codeFlow
+	ctx     context.Context
+	cfg     *oauth2.Config
+	refresh string // the refresh token next holds
+	next    oauth2.TokenSource
 }
 
 // Token is a token of next; a new one is saved. A failure to save is not
@@ -171,7 +178,18 @@ type savingSource struct {
 func (s *savingSource) Token() (*oauth2.Token, error) {
 	tok, err := s.next.Token()
 	if err != nil {
-		return nil, err
+		g, ok := s.flow.store.load(s.flow.url)
+		if !ok || g.Token == nil || g.Token.RefreshToken == "" || g.Token.RefreshToken == s.refresh {
+			return nil, err
+		}
+		s.cfg, s.next = g.config(), g.config().TokenSource(s.ctx, g.Token)
+		s.refresh = g.Token.RefreshToken
+		if tok, err = s.next.Token(); err != nil {
+			return nil, err
+		}
+	}
+	if tok.RefreshToken != "" {
+		s.refresh = tok.RefreshToken
 	}
 	_ = s.flow.store.save(s.flow.url, grantOf(s.cfg, tok))
 	return tok, nil

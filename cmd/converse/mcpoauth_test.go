@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/oauth2"
 
 	"github.com/tooluse/bedrock/converse/bedrocktest"
 	"github.com/tooluse/bedrock/tools"
@@ -266,4 +268,55 @@ func TestMCPTokenFileVersion1(t *testing.T) {
 	assert.Equal(t, []string{"read"}, g.config().Scopes)
 	assert.Equal(t, "r", g.Token.RefreshToken)
 	assert.Equal(t, time.Date(2026, 12, 4, 22, 0, 0, 0, time.UTC), g.Token.Expiry.UTC())
+}
+
+// TestMCPRefreshAfterAnotherProcess: two converse processes hold the same
+// kept tokens of a server whose refresh tokens rotate. The first refreshes,
+// spending the refresh token; the second's refresh with it fails, so it
+// takes the one the first saved, and both keep working.
+func TestMCPRefreshAfterAnotherProcess(t *testing.T) {
+	as := mcpauthtest.NewServer(mcp.NewServer(&mcp.Implementation{Name: "web", Version: "1"}, nil), mcpauthtest.Options{ClientID: "app", ExpiresIn: 1})
+	t.Cleanup(as.Close)
+	store := tokenStore{path: filepath.Join(t.TempDir(), "mcp-tokens.json")}
+	cfg, tok := authorizeByHand(t, as)
+	require.NoError(t, store.save(as.URL, grantOf(cfg, tok)))
+
+	var sources []oauth2.TokenSource
+	for range 2 { // each a process's, loaded from the file
+		f := newCodeFlow("web", as.URL, "", "")
+		f.store, f.client = store, http.DefaultClient
+		src, err := f.TokenSource(t.Context())
+		require.NoError(t, err)
+		sources = append(sources, src)
+	}
+	for round := range 2 {
+		for i, src := range sources { // each token lives 1 s, under oauth2's 10 s margin: every Token refreshes
+			got, err := src.Token()
+			require.NoError(t, err, "round %d, process %d", round, i)
+			g, ok := store.load(as.URL)
+			require.True(t, ok)
+			assert.Equal(t, got.AccessToken, g.Token.AccessToken, "the new token is kept")
+		}
+	}
+	assert.Equal(t, 4, as.Count("refresh_token"))
+}
+
+// authorizeByHand runs the authorization code flow with PKCE against as for
+// its registered client, as a browser and converse would, and returns the
+// client's configuration and its tokens.
+func authorizeByHand(t *testing.T, as *mcpauthtest.Server) (*oauth2.Config, *oauth2.Token) {
+	t.Helper()
+	cfg := &oauth2.Config{ClientID: "app", RedirectURL: "http://127.0.0.1:1/callback",
+		Endpoint: oauth2.Endpoint{AuthURL: as.Issuer + "/authorize", TokenURL: as.Issuer + "/token", AuthStyle: oauth2.AuthStyleInParams}}
+	verifier := oauth2.GenerateVerifier()
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noRedirect.Get(cfg.AuthCodeURL("state", oauth2.S256ChallengeOption(verifier), oauth2.SetAuthURLParam("resource", as.URL)))
+	require.NoError(t, err)
+	resp.Body.Close()
+	to, err := url.Parse(resp.Header.Get("Location"))
+	require.NoError(t, err)
+	tok, err := cfg.Exchange(t.Context(), to.Query().Get("code"), oauth2.VerifierOption(verifier))
+	require.NoError(t, err)
+	require.NotEmpty(t, tok.RefreshToken)
+	return cfg, tok
 }
