@@ -77,11 +77,18 @@ func (f *codeFlow) Authorize(ctx context.Context, req *http.Request, resp *http.
 }
 
 // refreshed gets a new access token with the refresh token, for a refused
-// one, unless the refused one came from such a refresh already.
+// one, unless the refused one came from such a refresh already. It reads,
+// refreshes and saves under the token file's lock, so that another converse
+// refreshing at the same moment does not spend the refresh token first.
 func (f *codeFlow) refreshed(ctx context.Context, refused string) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	g, ok := f.store.load(f.url)
+	unlock, err := f.store.lock()
+	if err != nil {
+		return false
+	}
+	defer unlock()
+	g, ok := f.store.get(f.url)
 	if !ok || g.Token == nil || g.Token.RefreshToken == "" || (refused != "" && refused == f.forced) {
 		return false
 	}
@@ -95,7 +102,7 @@ func (f *codeFlow) refreshed(ctx context.Context, refused string) bool {
 	if err != nil {
 		return false
 	}
-	_ = f.store.save(f.url, grantOf(cfg, tok)) // as savingSource does: a failure leaves the token working
+	_ = f.store.put(f.url, grantOf(cfg, tok)) // as savingSource does: a failure leaves the token working
 	f.forced = tok.AccessToken
 	f.source = f.kept(f.refreshContext(), cfg, tok)
 	return true
@@ -161,10 +168,11 @@ func (f *codeFlow) refreshContext() context.Context {
 }
 
 // savingSource saves each token that its next source gets. Refresh tokens
-// rotate: another converse process may have refreshed first, spending the
-// refresh token this one holds. So when a refresh fails and the token file
-// holds another refresh token, that one is tried, once. Its caller, an
-// oauth2.ReuseTokenSource, never calls Token concurrently.
+// rotate, and another converse process may refresh too: so a token is got
+// under the token file's lock, and if the file holds a refresh token other
+// than this one's, another process refreshed since, and its tokens are
+// taken up. Its caller, an oauth2.ReuseTokenSource, never calls Token
+// concurrently.
 type savingSource struct {
 	flow    *codeFlow
 	ctx     context.Context
@@ -173,25 +181,29 @@ type savingSource struct {
 	next    oauth2.TokenSource
 }
 
-// Token is a token of next; a new one is saved. A failure to save is not
-// the request's: the token works, and is asked for again next time.
+// Token is a token of next; a new one is saved. A failure to take the lock
+// or to save is not the request's: the token works, and is asked for again
+// next time.
 func (s *savingSource) Token() (*oauth2.Token, error) {
+	store, url := s.flow.store, s.flow.url
+	unlock, lockErr := store.lock()
+	if lockErr == nil {
+		defer unlock()
+		if g, ok := store.get(url); ok && g.Token != nil && g.Token.RefreshToken != "" && g.Token.RefreshToken != s.refresh {
+			s.cfg = g.config()
+			s.next, s.refresh = s.cfg.TokenSource(s.ctx, g.Token), g.Token.RefreshToken
+		}
+	}
 	tok, err := s.next.Token()
 	if err != nil {
-		g, ok := s.flow.store.load(s.flow.url)
-		if !ok || g.Token == nil || g.Token.RefreshToken == "" || g.Token.RefreshToken == s.refresh {
-			return nil, err
-		}
-		s.cfg, s.next = g.config(), g.config().TokenSource(s.ctx, g.Token)
-		s.refresh = g.Token.RefreshToken
-		if tok, err = s.next.Token(); err != nil {
-			return nil, err
-		}
+		return nil, err
 	}
 	if tok.RefreshToken != "" {
 		s.refresh = tok.RefreshToken
 	}
-	_ = s.flow.store.save(s.flow.url, grantOf(s.cfg, tok))
+	if lockErr == nil {
+		_ = store.put(url, grantOf(s.cfg, tok))
+	}
 	return tok, nil
 }
 

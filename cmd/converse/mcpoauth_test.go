@@ -271,24 +271,11 @@ func TestMCPTokenFileVersion1(t *testing.T) {
 }
 
 // TestMCPRefreshAfterAnotherProcess: two converse processes hold the same
-// kept tokens of a server whose refresh tokens rotate. The first refreshes,
-// spending the refresh token; the second's refresh with it fails, so it
-// takes the one the first saved, and both keep working.
+// kept tokens of a server whose refresh tokens rotate. Each refresh goes on
+// from the refresh token the file holds, so neither spends one the other
+// has spent, and both keep working.
 func TestMCPRefreshAfterAnotherProcess(t *testing.T) {
-	as := mcpauthtest.NewServer(mcp.NewServer(&mcp.Implementation{Name: "web", Version: "1"}, nil), mcpauthtest.Options{ClientID: "app", ExpiresIn: 1})
-	t.Cleanup(as.Close)
-	store := tokenStore{path: filepath.Join(t.TempDir(), "mcp-tokens.json")}
-	cfg, tok := authorizeByHand(t, as)
-	require.NoError(t, store.save(as.URL, grantOf(cfg, tok)))
-
-	var sources []oauth2.TokenSource
-	for range 2 { // each a process's, loaded from the file
-		f := newCodeFlow("web", as.URL, "", "")
-		f.store, f.client = store, http.DefaultClient
-		src, err := f.TokenSource(t.Context())
-		require.NoError(t, err)
-		sources = append(sources, src)
-	}
+	as, store, _, sources := sharedTokens(t)
 	for round := range 2 {
 		for i, src := range sources { // each token lives 1 s, under oauth2's 10 s margin: every Token refreshes
 			got, err := src.Token()
@@ -299,6 +286,28 @@ func TestMCPRefreshAfterAnotherProcess(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 4, as.Count("refresh_token"))
+}
+
+// sharedTokens is an MCP server behind an authorization server whose
+// refresh tokens rotate and whose access tokens live 1 s, the token file
+// where converse keeps a grant of its, the grant's client, and two token
+// sources loaded from the file, as two converse processes would.
+func sharedTokens(t *testing.T) (*mcpauthtest.Server, tokenStore, *oauth2.Config, []oauth2.TokenSource) {
+	t.Helper()
+	as := mcpauthtest.NewServer(mcp.NewServer(&mcp.Implementation{Name: "web", Version: "1"}, nil), mcpauthtest.Options{ClientID: "app", ExpiresIn: 1})
+	t.Cleanup(as.Close)
+	store := tokenStore{path: filepath.Join(t.TempDir(), "mcp-tokens.json")}
+	cfg, tok := authorizeByHand(t, as)
+	require.NoError(t, store.save(as.URL, grantOf(cfg, tok)))
+	var sources []oauth2.TokenSource
+	for range 2 {
+		f := newCodeFlow("web", as.URL, "", "")
+		f.store, f.client = store, http.DefaultClient
+		src, err := f.TokenSource(t.Context())
+		require.NoError(t, err)
+		sources = append(sources, src)
+	}
+	return as, store, cfg, sources
 }
 
 // authorizeByHand runs the authorization code flow with PKCE against as for

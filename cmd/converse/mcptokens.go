@@ -72,6 +72,42 @@ func userTokenStore() tokenStore {
 func (s tokenStore) load(key string) (storedGrant, bool) {
 	tokenFileMu.Lock()
 	defer tokenFileMu.Unlock()
+	return s.get(key)
+}
+
+// save keeps g for key, beside the other servers' grants, under the lock.
+func (s tokenStore) save(key string, g storedGrant) error {
+	unlock, err := s.lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	return s.put(key, g)
+}
+
+// lock takes the token file for a read, a change and a write: from the
+// other servers of this process (tokenFileMu) and from other converse
+// processes (lockTokens), so that none writes back a file read before
+// another's save, nor refreshes with a refresh token another has spent.
+func (s tokenStore) lock() (unlock func(), err error) {
+	tokenFileMu.Lock()
+	if s.path == "" {
+		return tokenFileMu.Unlock, nil
+	}
+	var release func()
+	err = os.MkdirAll(filepath.Dir(s.path), 0o700)
+	if err == nil {
+		release, err = lockTokens(s.path)
+	}
+	if err != nil {
+		tokenFileMu.Unlock()
+		return nil, err
+	}
+	return func() { release(); tokenFileMu.Unlock() }, nil
+}
+
+// get is load for a holder of the lock.
+func (s tokenStore) get(key string) (storedGrant, bool) {
 	f, err := s.read()
 	if err != nil {
 		return storedGrant{}, false
@@ -80,24 +116,12 @@ func (s tokenStore) load(key string) (storedGrant, bool) {
 	return g, ok
 }
 
-// save keeps g for key, beside the other servers' grants. The file is
-// written anew and renamed into place, so a reader never sees half of it,
-// under a lock that other converse processes take too (lockTokens), so
-// that none writes back a file read before another's save.
-func (s tokenStore) save(key string, g storedGrant) error {
+// put is save for a holder of the lock. The file is written anew and
+// renamed into place, so a reader never sees half of it.
+func (s tokenStore) put(key string, g storedGrant) error {
 	if s.path == "" {
 		return nil
 	}
-	tokenFileMu.Lock()
-	defer tokenFileMu.Unlock()
-	if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
-		return err
-	}
-	unlock, err := lockTokens(s.path)
-	if err != nil {
-		return err
-	}
-	defer unlock()
 	f, err := s.read()
 	if err != nil {
 		f = tokenFile{} // an unreadable file is replaced

@@ -48,3 +48,27 @@ func TestMCPTokenSaveWaitsForAnotherProcess(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o600), info.Mode().Perm())
 }
+
+// TestMCPRefreshWaitsForAnotherProcess: a refresh while another converse
+// process holds the token file's lock waits for it, then goes on from the
+// tokens that process saved, not from the refresh token it spent.
+func TestMCPRefreshWaitsForAnotherProcess(t *testing.T) {
+	as, store, cfg, sources := sharedTokens(t)
+	unlock, err := lockTokens(store.path) // the other process, refreshing
+	require.NoError(t, err)
+	got := make(chan error, 1)
+	go func() { _, err := sources[0].Token(); got <- err }()
+	select {
+	case err := <-got:
+		unlock()
+		t.Fatalf("the refresh did not wait for the lock (err %v)", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	g, _ := store.get(as.URL)
+	theirs, err := cfg.TokenSource(t.Context(), &oauth2.Token{RefreshToken: g.Token.RefreshToken}).Token()
+	require.NoError(t, err)
+	require.NoError(t, store.put(as.URL, grantOf(cfg, theirs)))
+	unlock()
+	require.NoError(t, <-got, "the refresh went on from the other process's refresh token")
+	assert.Equal(t, 2, as.Count("refresh_token"))
+}
