@@ -374,32 +374,52 @@ func TestEngineCallsKeepTheDeadlines(t *testing.T) {
 }
 
 // TestRecordedStallReplays: a stream that stalled after its first event,
-// then was made again by the Idle deadline, is recorded as both attempts.
-// Replayed with the same ModelCalls, the first attempt's stream ends early
-// and is made again, so the replay gives the live answer and uses every
-// exchange; without ModelCalls it fails as truncated.
+// then was made again by the Idle deadline, or lost to a hedge, is recorded
+// with the attempt that answered. Replayed with the same ModelCalls, the
+// early-ended stream is made again, so the replay gives the live answer and
+// uses every exchange; without ModelCalls it fails as truncated.
 func TestRecordedStallReplays(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		p := &converse.CallPolicy{Idle: 5 * time.Second}
-		stalled := slow("Stalls after its first event.", time.Second)
-		stalled.StallAfter = 1
-		srv := bedrocktest.NewInProcessServer(bedrocktest.Script(stalled, slow("Answered.", time.Second)))
-		defer srv.Close()
-		r := recording.NewRecorder(srv.HTTPClient())
-		res, err := converse.New(srv.Client(func(o *bedrockruntime.Options) { o.HTTPClient = r }), claude, nil, streaming, policy(p)).Send(context.Background(), "Hi")
-		require.NoError(t, err)
-		require.Equal(t, "Answered.", res.Text)
-		rec := r.Recording()
-		require.Len(t, rec.Exchanges, 2)
-		assert.Len(t, rec.Exchanges[0].Events, 1, "the stalled attempt, with the event read before it stalled")
+	for name, p := range map[string]*converse.CallPolicy{
+		"idle":  {Idle: 5 * time.Second},
+		"hedge": {Hedge: 0.9},
+	} {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var calls atomic.Int32
+				warmUp := 0
+				if p.Hedge > 0 {
+					warmUp = 20 // first-token times for the hedge's quantile
+				}
+				srv := bedrocktest.NewInProcessServer(bedrocktest.HandlerFunc(func(context.Context, *bedrocktest.Request) (*bedrocktest.Reply, error) {
+					if int(calls.Add(1)) == warmUp+1 {
+						stalled := slow("Stalls after its first event.", time.Second)
+						stalled.StallAfter = 1
+						return stalled, nil
+					}
+					return slow("Answered.", time.Second), nil
+				}))
+				defer srv.Close()
+				for range warmUp {
+					_, err := converse.New(srv.Client(), claude, nil, streaming, policy(p)).Send(context.Background(), "Hi")
+					require.NoError(t, err)
+				}
+				r := recording.NewRecorder(srv.HTTPClient())
+				res, err := converse.New(srv.Client(func(o *bedrockruntime.Options) { o.HTTPClient = r }), claude, nil, streaming, policy(p)).Send(context.Background(), "Hi")
+				require.NoError(t, err)
+				require.Equal(t, "Answered.", res.Text)
+				rec := r.Recording()
+				require.Len(t, rec.Exchanges, 2)
+				assert.Len(t, rec.Exchanges[0].Events, 1, "the stalled attempt, with the event read before it stalled")
 
-		replay := recording.NewReplayer(rec)
-		res, err = converse.New(replay.Client(), claude, nil, streaming, policy(p)).Send(context.Background(), "Hi")
-		require.NoError(t, err)
-		assert.Equal(t, "Answered.", res.Text)
-		assert.NoError(t, replay.Unused())
+				replay := recording.NewReplayer(rec)
+				res, err = converse.New(replay.Client(), claude, nil, streaming, policy(p)).Send(context.Background(), "Hi")
+				require.NoError(t, err)
+				assert.Equal(t, "Answered.", res.Text)
+				assert.NoError(t, replay.Unused())
 
-		_, err = converse.New(recording.NewReplayer(rec).Client(), claude, nil, streaming).Send(context.Background(), "Hi")
-		assert.ErrorIs(t, err, converse.ErrStreamTruncated)
-	})
+				_, err = converse.New(recording.NewReplayer(rec).Client(), claude, nil, streaming).Send(context.Background(), "Hi")
+				assert.ErrorIs(t, err, converse.ErrStreamTruncated)
+			})
+		})
+	}
 }
