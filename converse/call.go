@@ -93,10 +93,9 @@ func (e *Executor) prepare(ctx context.Context, turn int, c toolCall, st *runnin
 	return tool, outcome{}, true
 }
 
-// checkInput checks a call's input for its tool here, on the goroutine
-// that starts the calls, not on the call's own: that one would grow its
-// stack for the check, a copy a call (BENCHMARKS.md, section 1). A panic of
-// the check is the call's error, as one of the tool is.
+// checkInput checks a call's input for its tool on the goroutine that
+// starts the calls, so a refused input costs no goroutine. A panic of the
+// check is the call's error, as one of the tool is.
 func checkInput(tool *tools.Tool, input json.RawMessage) (in tools.Checked, err error) {
 	defer func() {
 		if v := recover(); v != nil {
@@ -114,9 +113,29 @@ func (e *Executor) spawn(i int, c *toolCall, st *running, reports chan<- report)
 	deadline, _ := st.ctx.Deadline()
 	st.stop = time.AfterFunc(time.Until(deadline), func() { reports <- report{i: i, ended: true} }).Stop
 	go func() {
+		presize(i)
 		e.run(c, st)
 		reports <- report{i: i}
 	}()
+}
+
+// presizeFrame is presize's frame: with the two frames under it, it fits
+// in no stack smaller than 8 KiB.
+const presizeFrame = 4 << 10
+
+// presize grows the stack of a tool call's goroutine to 8 KiB before the
+// tool runs. A goroutine starts with 2 KiB, and decoding a typed tool's
+// input takes more. Grown there, the stack is copied with every frame
+// above it, one by one, which was a quarter of a call's overhead
+// (BenchmarkExecute, BENCHMARKS.md section 1); grown here, with two. It
+// returns a byte of its frame, which i picks, so the compiler keeps the
+// frame.
+//
+//go:noinline
+func presize(i int) byte {
+	var frame [presizeFrame]byte
+	frame[i%presizeFrame] = 1
+	return frame[(i+1)%presizeFrame]
 }
 
 // run calls the tool, notes its outcome and when it returned in st, and
