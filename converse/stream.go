@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
@@ -20,27 +19,18 @@ import (
 	"github.com/tooluse/bedrock/tools"
 )
 
-// ownProtocol gives a ConverseStream call p, a protocol and so an
-// event-stream codec of its own while it streams. A client's protocol is
-// made once, in bedrockruntime.New. Its one codec (a decoder and the buffer
-// events are decoded into) is shared by the reader goroutines of all the
-// client's streams, which race on it (smithy-go v1.28.9). A service that
-// shares one client between conversations, as it should, would see streams'
-// events mixed. A protocol the caller set on the client, of another type, is
-// left alone.
-func ownProtocol(p *restjson1.Protocol) func(*bedrockruntime.Options) {
-	return func(o *bedrockruntime.Options) {
-		if _, ok := o.Protocol.(*restjson1.Protocol); ok {
-			o.Protocol = p
-		}
+// ownProtocol gives a ConverseStream call a protocol, and so an event-stream
+// codec, of its own. A client's protocol is made once, in bedrockruntime.New.
+// Its one codec (a decoder and the buffer events are decoded into) is shared
+// by the reader goroutines of all the client's streams, which race on it
+// (smithy-go v1.28.9). A service that shares one client between conversations,
+// as it should, would see streams' events mixed. A protocol the caller set on
+// the client, of another type, is left alone.
+func ownProtocol(o *bedrockruntime.Options) {
+	if _, ok := o.Protocol.(*restjson1.Protocol); ok {
+		o.Protocol = restjson1.New(schemas.AmazonBedrockFrontendService)
 	}
 }
-
-// protocols holds the protocols of streams read to their end, whose reader
-// goroutines have returned. A stream call takes one warm, as a client's
-// calls take its own; making one a call cost about 2% of a streamed
-// conversation (BENCHMARKS.md, section 1).
-var protocols = sync.Pool{New: func() any { return restjson1.New(schemas.AmazonBedrockFrontendService) }}
 
 // earlyStarter starts speculative tool calls while the model still streams.
 type earlyStarter struct {

@@ -13,7 +13,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
-	"github.com/aws/smithy-go/transport/http/protocol/restjson1"
 
 	"github.com/tooluse/bedrock/converse/internal/cachepoint"
 	"github.com/tooluse/bedrock/converse/internal/media"
@@ -357,8 +356,7 @@ func (m *caller) streamCall(ctx context.Context, in *bedrockruntime.ConverseStre
 		}
 		chat.end(t, nil)
 	}()
-	proto := protocols.Get().(*restjson1.Protocol)
-	out, err := m.client.ConverseStream(streamCtx, in, append(chat.options(), ownProtocol(proto))...)
+	out, err := m.client.ConverseStream(streamCtx, in, append(chat.options(), ownProtocol)...)
 	if err != nil {
 		return err
 	}
@@ -368,12 +366,7 @@ func (m *caller) streamCall(ctx context.Context, in *bedrockruntime.ConverseStre
 		chat.chunked()
 		dog.event(content)
 	}
-	if err := readStream(streamCtx, stream, t, h); err != nil {
-		return err
-	}
-	// Read to its end: the stream's reader goroutine has returned.
-	protocols.Put(proto)
-	return nil
+	return readStream(streamCtx, stream, t, h)
 }
 
 // streamHooks are what readStream calls as a stream's events arrive, each
