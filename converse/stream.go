@@ -13,9 +13,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/schemas"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
-	smithydocument "github.com/aws/smithy-go/document"
 	"github.com/aws/smithy-go/transport/http/protocol/restjson1"
 
+	"github.com/tooluse/bedrock/converse/internal/wire"
 	"github.com/tooluse/bedrock/tools"
 )
 
@@ -276,31 +276,19 @@ func (a *assembler) message() (types.Message, []toolCall) {
 }
 
 // inputDocument makes the document of a tool input for the history,
-// keeping numbers exactly as the model wrote them.
+// keeping numbers exactly as the model wrote them. Input already in the SDK's
+// encoding, as a model's usually is, is kept as it is, not decoded.
 func inputDocument(raw json.RawMessage) document.Interface {
+	if len(raw) > 0 && raw[0] == '{' {
+		if d, ok := wire.EncodedJSON(raw); ok {
+			return d
+		}
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var v map[string]any
 	if err := dec.Decode(&v); err != nil || v == nil {
 		v = map[string]any{}
 	}
-	return document.NewLazyDocument(exactNumbers(v))
-}
-
-// exactNumbers turns the json.Numbers of a decoded value into smithy
-// document numbers, which the SDK encodes digit for digit.
-func exactNumbers(v any) any {
-	switch v := v.(type) {
-	case json.Number:
-		return smithydocument.Number(v)
-	case map[string]any:
-		for k, e := range v {
-			v[k] = exactNumbers(e)
-		}
-	case []any:
-		for i, e := range v {
-			v[i] = exactNumbers(e)
-		}
-	}
-	return v
+	return document.NewLazyDocument(wire.ExactNumbers(v))
 }

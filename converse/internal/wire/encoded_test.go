@@ -2,10 +2,12 @@ package wire
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -105,6 +107,72 @@ func TestEncoded(t *testing.T) {
 
 	failing := &countingDocument{Interface: d, err: errors.New("boom")}
 	assert.Same(t, failing, Encoded(failing), "a document that cannot be encoded fails where it would have")
+}
+
+// FuzzEncodedJSON holds EncodedJSON to the SDK: JSON it keeps as it is is
+// what the SDK's encoder writes for its value, and its document decodes as
+// the lazy document of that value does.
+func FuzzEncodedJSON(f *testing.F) {
+	for _, s := range []string{
+		`{"a":1,"b":7}`, `{"b":{"z":[1,2.50,-3e+07],"a":null},"a":true,"A":false}`, `[]`, `{}`, `"x"`, `null`,
+		`{"s":"","h":"<&>\u2028\u00e9\u0001\"\\/\t","u":"é日本"}`, `{"":1}`, `{"a":[{"":1}]}`,
+		`[{"k":[[],{}]},"",0,-0.0,1E400]`, `{"\u0000":1,"\u007f":2,"~":3}`,
+		`{"a":1,"a":2}`, `{"b":1,"a":2}`, `{"a": 1}`, "{\"a\":\"\u2028\"}", "{\"a\":\"\xff\"}",
+		`{"a":{"b":1},"c":[{"d":1,"e":2}]}`, `{"a":"x","b":7}`, `{"a":[1,{"b":2}],"b":-1.5e3}`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		dec := json.NewDecoder(strings.NewReader(s))
+		dec.UseNumber()
+		var v any
+		if dec.Decode(&v) != nil {
+			return
+		}
+		v = ExactNumbers(v)
+		lazy := document.NewLazyDocument(v)
+		want, err := lazy.MarshalSmithyDocument()
+		for _, c := range []string{s, string(want)} { // the SDK's own encoding too
+			d, ok := EncodedJSON([]byte(c))
+			if !ok {
+				continue
+			}
+			require.NoError(t, err, "EncodedJSON kept %s, which the SDK cannot encode", c)
+			require.Equal(t, string(want), c, "EncodedJSON kept %s, which the SDK writes otherwise", c)
+			got, err := d.MarshalSmithyDocument()
+			require.NoError(t, err)
+			assert.Equal(t, c, string(got))
+			var fromJSON, fromValue any
+			var intoJSON, intoValue struct {
+				A any `json:"a"`
+				B int `json:"b"`
+			}
+			assert.Equal(t, lazy.UnmarshalSmithyDocument(&fromValue), d.UnmarshalSmithyDocument(&fromJSON))
+			assert.Equal(t, fromValue, fromJSON)
+			assert.Equal(t, lazy.UnmarshalSmithyDocument(&intoValue) == nil, d.UnmarshalSmithyDocument(&intoJSON) == nil)
+			assert.Equal(t, intoValue, intoJSON)
+		}
+	})
+}
+
+// TestEncodedJSON: JSON in the SDK's encoding is kept as it is; any other is
+// left to the SDK's encoder.
+func TestEncodedJSON(t *testing.T) {
+	for s, kept := range map[string]bool{
+		`{"a":1,"b":7}`: true, `{"city":"Paris","days":[1,2.50],"opts":{"metric":true,"z":null}}`: true,
+		`{}`: true, `[]`: true, `"é日本<&>"`: true, `1E400`: true,
+		`{"b":7,"a":1}`: false, `{"a":1,"a":2}`: false, `{"":1}`: false, `{"a": 1}`: false, `{"a":"\n"}`: false,
+		`{"a":"\u0041"}`: false, "{\"a\":\"\u2028\"}": false, "{\"a\":\"\xff\"}": false, `{"a":1`: false,
+		strings.Repeat("[", 17) + strings.Repeat("]", 17): false, strings.Repeat("[", 16) + strings.Repeat("]", 16): true,
+	} {
+		d, ok := EncodedJSON([]byte(s))
+		assert.Equal(t, kept, ok, "%s", s)
+		if ok {
+			b, err := d.MarshalSmithyDocument()
+			require.NoError(t, err)
+			assert.Equal(t, s, string(b))
+		}
+	}
 }
 
 // TestDecodeMessagesEncodes: a restored history holds its calls' inputs and
