@@ -34,10 +34,10 @@ func Encoded(d document.Interface) document.Interface {
 // EncodedJSON returns the document of JSON b, as Encoded would make it, if b
 // is what the SDK's encoder writes for it: valid, without spaces, every
 // object's keys non-empty and in increasing order, and no string holding an
-// escape or a character the SDK escapes. A call's input, as the models in
-// testdata stream it, is once compacted. b is not decoded until the document
-// is (UnmarshalSmithyDocument, which decodes as a lazy document of b's value
-// does). ok is false for any other b.
+// escape or a character the SDK escapes. Once compacted, the call inputs
+// that models stream usually are (all those in testdata are). b is not
+// decoded until the document is: UnmarshalSmithyDocument decodes as a lazy
+// document of b's value does. ok is false for any other b.
 func EncodedJSON(b []byte) (d document.Interface, ok bool) {
 	if !json.Valid(b) || !canonical(b) {
 		return nil, false
