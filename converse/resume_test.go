@@ -408,3 +408,54 @@ func TestPauseSavesOnceAndRestoredTurnsKeepTheirNumbers(t *testing.T) {
 		})
 	}
 }
+
+// TestRestoredHistorySendsTheSameBytes: a history restored from its session
+// is sent byte for byte as it was before, streamed or not, even where its
+// strings hold characters that encoding/json escapes and the SDK's encoder
+// does not (a call's input and a tool's JSON result here).
+func TestRestoredHistorySendsTheSameBytes(t *testing.T) {
+	type echoIn struct {
+		Q string `json:"q"`
+	}
+	echo, err := tools.New("echo", "Echoes q; needs approval.", func(_ context.Context, in echoIn) (map[string]string, error) {
+		return map[string]string{"said": in.Q}, nil
+	}, func(o *tools.Options) { o.RequireApproval = true })
+	require.NoError(t, err)
+	reg, err := tools.NewRegistry(echo)
+	require.NoError(t, err)
+	var bodies []string
+	for _, stream := range []bool{false, true} {
+		for _, restore := range []bool{false, true} {
+			srv, client := serve(t, bedrocktest.Script(
+				bedrocktest.ToolUse("", bedrocktest.Call{ID: "e1", Name: "echo", Input: map[string]any{"q": "a<b & c>d\b\f"}}),
+				bedrocktest.Text("done"),
+			))
+			store := filestore.Store{Dir: t.TempDir()}
+			opts := func(o *converse.Options) {
+				o.Session = &converse.Session{Store: store, ID: "s"}
+				if stream {
+					o.Stream = &converse.StreamPolicy{}
+				}
+			}
+			c := converse.New(client, claude, reg, opts)
+			_, err := c.Send(context.Background(), "echo it")
+			require.ErrorIs(t, err, converse.ErrPaused)
+			if restore {
+				st, err := store.Load(context.Background(), "s")
+				require.NoError(t, err)
+				c, err = converse.Restore(client, reg, st, opts)
+				require.NoError(t, err)
+			}
+			res, err := c.Resume(context.Background(), converse.Call{ID: "e1"}.Approve())
+			require.NoError(t, err)
+			require.Equal(t, "done", res.Text)
+			reqs := srv.Requests()
+			require.Len(t, reqs, 2)
+			bodies = append(bodies, string(reqs[1].Body))
+		}
+	}
+	assert.Contains(t, bodies[0], `a<b & c>d`)
+	for i, b := range bodies[1:] {
+		assert.Equal(t, bodies[0], b, "run %d (stream %v, restored %v)", i+1, i+1 >= 2, (i+1)%2 == 1)
+	}
+}

@@ -3,6 +3,7 @@ package wire
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
@@ -13,8 +14,11 @@ import (
 // document again, by reflection, at every request that carries it. A
 // conversation carries the same ones at every turn: each tool's input
 // schema, and each call's input and each tool's result in the history.
-// Encoded's is encoded once, here, with the SDK's own encoder, so the
-// bytes a request carries do not change. Decoding it is d's
+// Encoded's is encoded once, here, so the bytes a request carries do not
+// change. They are the SDK's document encoder's, whatever wrote d: a
+// document the SDK decoded (a Converse reply's, a restored history's) is
+// written by encoding/json, which escapes <, >, & and writes \b and \f, and
+// a history's bytes would change when it is restored. Decoding it is d's
 // (UnmarshalSmithyDocument). A document that cannot be encoded is returned
 // as it is, to fail where it would have.
 func Encoded(d document.Interface) document.Interface {
@@ -28,7 +32,31 @@ func Encoded(d document.Interface) document.Interface {
 	if err != nil {
 		return d
 	}
-	return &encoded{Interface: d, json: b}
+	return &encoded{Interface: d, json: encoderForm(b)}
+}
+
+// encodingJSONEscapes are what encoding/json writes in a string and the
+// SDK's document encoder does not.
+var encodingJSONEscapes = [][]byte{[]byte(`\u003c`), []byte(`\u003e`), []byte(`\u0026`), []byte(`\b`), []byte(`\f`)}
+
+// encoderForm returns JSON b as the SDK's document encoder writes it. Both
+// encoders sort keys and keep numbers as decoded; only encoding/json's
+// escapes differ, so JSON without them is returned as it is.
+func encoderForm(b []byte) []byte {
+	if !slices.ContainsFunc(encodingJSONEscapes, func(e []byte) bool { return bytes.Contains(b, e) }) {
+		return b
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return b
+	}
+	out, err := document.NewLazyDocument(ExactNumbers(v)).MarshalSmithyDocument()
+	if err != nil {
+		return b
+	}
+	return out
 }
 
 // EncodedJSON returns the document of JSON b, as Encoded would make it, if b

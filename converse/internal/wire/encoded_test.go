@@ -155,6 +155,44 @@ func FuzzEncodedJSON(f *testing.F) {
 	})
 }
 
+// FuzzRestoredKeepsBytes: a call's input and a tool's JSON result are sent
+// with the same bytes before and after their history is restored, whichever
+// characters their strings hold (encoding/json, which writes the decoded
+// documents, escapes some that the SDK's encoder does not).
+func FuzzRestoredKeepsBytes(f *testing.F) {
+	for _, s := range []string{`{"q":"a<b&c>d"}`, `{"q":"\b\f\n\u0001\u2028"}`, `{"a":[1,2.50,{"b":"<"}],"c":null}`, `{"q":"\\u003c"}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		dec := json.NewDecoder(strings.NewReader(s))
+		dec.UseNumber()
+		var v map[string]any
+		if dec.Decode(&v) != nil || v == nil {
+			return
+		}
+		live := Encoded(document.NewLazyDocument(ExactNumbers(v)))
+		want, err := live.MarshalSmithyDocument()
+		if err != nil {
+			return // the SDK cannot send it
+		}
+		b, err := EncodeMessages([]types.Message{
+			{Role: types.ConversationRoleAssistant, Content: []types.ContentBlock{&types.ContentBlockMemberToolUse{Value: types.ToolUseBlock{
+				ToolUseId: aws.String("t1"), Name: aws.String("n"), Input: live}}}},
+			{Role: types.ConversationRoleUser, Content: []types.ContentBlock{&types.ContentBlockMemberToolResult{Value: types.ToolResultBlock{
+				ToolUseId: aws.String("t1"), Content: []types.ToolResultContentBlock{&types.ToolResultContentBlockMemberJson{Value: live}}}}}},
+		})
+		require.NoError(t, err)
+		msgs, err := DecodeMessages(b)
+		require.NoError(t, err)
+		input, err := msgs[0].Content[0].(*types.ContentBlockMemberToolUse).Value.Input.MarshalSmithyDocument()
+		require.NoError(t, err)
+		assert.Equal(t, string(want), string(input), "a call's input from %s", s)
+		result, err := msgs[1].Content[0].(*types.ContentBlockMemberToolResult).Value.Content[0].(*types.ToolResultContentBlockMemberJson).Value.MarshalSmithyDocument()
+		require.NoError(t, err)
+		assert.Equal(t, string(want), string(result), "a tool's result from %s", s)
+	})
+}
+
 // TestEncodedJSON: JSON in the SDK's encoding is kept as it is; any other is
 // left to the SDK's encoder.
 func TestEncodedJSON(t *testing.T) {
