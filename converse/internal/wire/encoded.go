@@ -46,17 +46,26 @@ func encoderForm(b []byte) []byte {
 	if !slices.ContainsFunc(encodingJSONEscapes, func(e []byte) bool { return bytes.Contains(b, e) }) {
 		return b
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var v any
-	if dec.Decode(&v) != nil {
+	d, err := lazyDocument(b)
+	if err != nil {
 		return b
 	}
-	out, err := document.NewLazyDocument(ExactNumbers(v)).MarshalSmithyDocument()
+	out, err := d.MarshalSmithyDocument()
 	if err != nil {
 		return b
 	}
 	return out
+}
+
+// lazyDocument is the lazy document of JSON b's value, its numbers exact.
+func lazyDocument(b []byte) (document.Interface, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	return document.NewLazyDocument(ExactNumbers(v)), nil
 }
 
 // EncodedJSON returns the document of JSON b, as Encoded would make it, if b
@@ -87,13 +96,11 @@ type jsonDocument struct {
 // UnmarshalSmithyDocument decodes the JSON into v as a lazy document of its
 // value does.
 func (d jsonDocument) UnmarshalSmithyDocument(v any) error {
-	dec := json.NewDecoder(bytes.NewReader(d.json))
-	dec.UseNumber()
-	var value any
-	if err := dec.Decode(&value); err != nil {
+	lazy, err := lazyDocument(d.json)
+	if err != nil {
 		return err
 	}
-	return document.NewLazyDocument(ExactNumbers(value)).UnmarshalSmithyDocument(v)
+	return lazy.UnmarshalSmithyDocument(v)
 }
 
 // MarshalSmithyDocument returns a copy of the JSON.
